@@ -1,0 +1,229 @@
+//! A thin, typed wrapper around the `git` command line.
+//!
+//! retrygate shells out to `git` rather than linking a git library: the
+//! user's git already understands their repository (worktrees, alternates,
+//! partial clones), and every failure comes back as git's own words, which we
+//! wrap with what to do next.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::ChangeSetError;
+
+/// A repository reached through the `git` binary.
+#[derive(Debug, Clone)]
+pub struct Git {
+    dir: PathBuf,
+}
+
+impl Git {
+    /// Opens `dir` as a git repository, or says why it is not one.
+    pub fn open(dir: &Path) -> Result<Git, ChangeSetError> {
+        if !dir.exists() {
+            return Err(ChangeSetError::NotARepository {
+                dir: dir.to_path_buf(),
+                detail: "the directory does not exist".into(),
+            });
+        }
+        let git = Git { dir: dir.to_path_buf() };
+        match git.run(&["rev-parse", "--git-dir"]) {
+            Ok(_) => Ok(git),
+            Err(ChangeSetError::Git { stderr, .. }) => {
+                Err(ChangeSetError::NotARepository { dir: dir.to_path_buf(), detail: stderr })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&self.dir);
+        // The caller's environment must not redirect us to another repository
+        // (these are set inside git hooks) or change what a diff means.
+        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_EXTERNAL_DIFF"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+        cmd
+    }
+
+    /// Runs git with `args` and returns its stdout as bytes.
+    pub fn run_bytes(&self, args: &[&str]) -> Result<Vec<u8>, ChangeSetError> {
+        let out = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| ChangeSetError::GitMissing { detail: e.to_string() })?;
+        if !out.status.success() {
+            return Err(ChangeSetError::Git {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        Ok(out.stdout)
+    }
+
+    /// Runs git with `args` and returns its stdout, trimmed.
+    pub fn run(&self, args: &[&str]) -> Result<String, ChangeSetError> {
+        let out = self.run_bytes(args)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// Resolves a revision to a full commit id, or names the revision that
+    /// does not exist.
+    pub fn resolve_commit(&self, rev: &str) -> Result<String, ChangeSetError> {
+        if rev.starts_with('-') {
+            return Err(ChangeSetError::UnknownRevision { rev: rev.to_string() });
+        }
+        let spec = format!("{rev}^{{commit}}");
+        match self.run(&["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]) {
+            Ok(sha) if !sha.is_empty() => Ok(sha),
+            Ok(_) | Err(ChangeSetError::Git { .. }) => {
+                Err(ChangeSetError::UnknownRevision { rev: rev.to_string() })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn is_shallow(&self) -> bool {
+        self.run(&["rev-parse", "--is-shallow-repository"]).map(|s| s == "true").unwrap_or(false)
+    }
+
+    /// The merge base of two commits; `None` when they share no history.
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, ChangeSetError> {
+        let out = self
+            .command()
+            .args(["merge-base", a, b])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| ChangeSetError::GitMissing { detail: e.to_string() })?;
+        // `git merge-base` exits 1 with no output when there is no common ancestor.
+        match out.status.code() {
+            Some(0) => Ok(Some(String::from_utf8_lossy(&out.stdout).trim().to_string())),
+            Some(1) if out.stderr.is_empty() => Ok(None),
+            _ => Err(ChangeSetError::Git {
+                args: format!("merge-base {a} {b}"),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            }),
+        }
+    }
+
+    /// Reads many objects with one `git cat-file` process. Objects larger than
+    /// `max_size` are not read: their entry is `Blob::TooLarge`.
+    pub fn read_blobs(&self, ids: &[String], max_size: u64) -> Result<Vec<Blob>, ChangeSetError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sizes = self.cat_file_batch(ids, true)?;
+        let mut to_read = Vec::new();
+        let mut result: Vec<Blob> = Vec::with_capacity(ids.len());
+        for (i, entry) in sizes.into_iter().enumerate() {
+            match entry {
+                CatEntry::Missing => result.push(Blob::Missing),
+                CatEntry::Meta(size) if size > max_size => result.push(Blob::TooLarge(size)),
+                CatEntry::Meta(_) => {
+                    to_read.push(i);
+                    result.push(Blob::Missing);
+                }
+                CatEntry::Content(_) => unreachable!("batch-check returns no content"),
+            }
+        }
+        if !to_read.is_empty() {
+            let wanted: Vec<String> = to_read.iter().map(|&i| ids[i].clone()).collect();
+            let contents = self.cat_file_batch(&wanted, false)?;
+            for (slot, entry) in to_read.into_iter().zip(contents) {
+                result[slot] = match entry {
+                    CatEntry::Content(bytes) => Blob::Bytes(bytes),
+                    _ => Blob::Missing,
+                };
+            }
+        }
+        Ok(result)
+    }
+
+    fn cat_file_batch(&self, ids: &[String], check_only: bool) -> Result<Vec<CatEntry>, ChangeSetError> {
+        let flag = if check_only { "--batch-check" } else { "--batch" };
+        let mut child = self
+            .command()
+            .args(["cat-file", flag])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| ChangeSetError::GitMissing { detail: e.to_string() })?;
+        let mut stdin = child.stdin.take().ok_or_else(|| ChangeSetError::Git {
+            args: format!("cat-file {flag}"),
+            stderr: "could not open stdin".into(),
+        })?;
+        let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        // Write from another thread: git starts answering before it has read
+        // all requests, and a full pipe on both sides would deadlock.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let stdout = child.stdout.take().ok_or_else(|| ChangeSetError::Git {
+            args: format!("cat-file {flag}"),
+            stderr: "could not open stdout".into(),
+        })?;
+        let mut reader = BufReader::with_capacity(1 << 16, stdout);
+        let mut entries = Vec::with_capacity(ids.len());
+        let io_err = |e: std::io::Error| ChangeSetError::Git {
+            args: format!("cat-file {flag}"),
+            stderr: e.to_string(),
+        };
+        for _ in ids {
+            let mut header = String::new();
+            reader.read_line(&mut header).map_err(io_err)?;
+            let header = header.trim_end();
+            if header.ends_with(" missing") || header.is_empty() {
+                entries.push(CatEntry::Missing);
+                continue;
+            }
+            let size: u64 = header.rsplit(' ').next().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                ChangeSetError::Git {
+                    args: format!("cat-file {flag}"),
+                    stderr: format!("unexpected answer {header:?}"),
+                }
+            })?;
+            if check_only {
+                entries.push(CatEntry::Meta(size));
+            } else {
+                let mut buf = vec![0u8; size as usize];
+                reader.read_exact(&mut buf).map_err(io_err)?;
+                let mut newline = [0u8; 1];
+                reader.read_exact(&mut newline).map_err(io_err)?;
+                entries.push(CatEntry::Content(buf));
+            }
+        }
+        let _ = writer.join();
+        let status = child.wait().map_err(io_err)?;
+        if !status.success() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return Err(ChangeSetError::Git { args: format!("cat-file {flag}"), stderr: err });
+        }
+        Ok(entries)
+    }
+}
+
+enum CatEntry {
+    Missing,
+    Meta(u64),
+    Content(Vec<u8>),
+}
+
+/// One object read from the object database.
+#[derive(Debug)]
+pub enum Blob {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+    Missing,
+}

@@ -1,0 +1,400 @@
+//! The change under review: which files a pull request changed, both versions
+//! of each, and which head lines it added.
+//!
+//! A [`ChangeSet`] is built from a local git repository exactly the way a
+//! pull request's "three-dot" diff is: from `merge-base(BASE, HEAD)` to
+//! `HEAD`. Every [`FileChange`] carries the whole base and head text, so
+//! analyzers compare whole files and use [`FileChange::added`] only to decide
+//! where a finding is reported.
+//!
+//! ```no_run
+//! let cs = retrygate::changeset::ChangeSet::from_git(
+//!     std::path::Path::new("."), "origin/main", "HEAD").unwrap();
+//! for f in &cs.files {
+//!     println!("{:?} {}", f.status, f.path);
+//! }
+//! ```
+
+pub mod git;
+
+use std::path::{Path, PathBuf};
+
+use crate::finding::Note;
+use git::Blob;
+pub use git::Git;
+
+/// Files larger than this are not read (DESIGN.md): they are skipped with a note.
+pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// git's own rule for "binary": a NUL byte in the first 8000 bytes.
+const BINARY_SNIFF_BYTES: usize = 8000;
+
+/// Why a change set could not be built. Every variant is a usage or
+/// environment problem (exit 2) and says what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeSetError {
+    #[error("{dir} is not a git repository ({detail}); run retrygate inside a clone, or pass --repo DIR")]
+    NotARepository { dir: PathBuf, detail: String },
+    #[error("unknown revision '{rev}': it is not a commit in this repository; check the name, or fetch it first (git fetch origin {rev})")]
+    UnknownRevision { rev: String },
+    #[error("no merge base between {base} and {head}: the clone is shallow; fetch full history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)")]
+    ShallowClone { base: String, head: String },
+    #[error("no merge base between {base} and {head}: they share no history; compare a branch with the branch it was made from")]
+    UnrelatedHistories { base: String, head: String },
+    #[error("could not run git ({detail}); install git and make sure it is on PATH")]
+    GitMissing { detail: String },
+    #[error("git {args} failed: {stderr}")]
+    Git { args: String, stderr: String },
+}
+
+/// How a file changed between the merge base and the head.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Added,
+    Modified,
+    Deleted,
+    /// Renamed (possibly with edits); the base side is the origin's content.
+    Renamed,
+}
+
+/// One side (base or head) of a changed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Side {
+    /// The file does not exist on this side.
+    Absent,
+    /// The text, decoded as UTF-8 (lossily, with a note, when it was not).
+    Text(String),
+    /// Binary, too large, or otherwise not analysable; the reason is in the
+    /// change set's notes.
+    Skipped,
+}
+
+impl Side {
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Side::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A changed file with both versions and the head lines the change added.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    /// Repository-relative path on the head side (the base path when deleted).
+    pub path: String,
+    /// The origin of a rename.
+    pub old_path: Option<String>,
+    pub status: Status,
+    pub base: Side,
+    pub head: Side,
+    /// Head line numbers (1-based) that the change added or replaced, as
+    /// sorted, non-overlapping inclusive ranges.
+    pub added: Vec<(u32, u32)>,
+}
+
+impl FileChange {
+    /// Builds a file change from two texts, computing the added lines. Used by
+    /// the git loader and by tests and rule-pack cases that have no repository.
+    pub fn from_texts(path: &str, base: Option<&str>, head: Option<&str>) -> FileChange {
+        let status = match (base, head) {
+            (None, _) => Status::Added,
+            (_, None) => Status::Deleted,
+            _ => Status::Modified,
+        };
+        let base_side = base.map_or(Side::Absent, |t| Side::Text(t.to_string()));
+        let head_side = head.map_or(Side::Absent, |t| Side::Text(t.to_string()));
+        let mut fc = FileChange {
+            path: path.to_string(),
+            old_path: None,
+            status,
+            base: base_side,
+            head: head_side,
+            added: Vec::new(),
+        };
+        fc.added = added_lines(base.unwrap_or(""), head.unwrap_or(""));
+        fc
+    }
+
+    /// Whether head line `line` was added or changed by this change.
+    pub fn is_added(&self, line: u32) -> bool {
+        self.added.iter().any(|&(a, b)| a <= line && line <= b)
+    }
+
+    /// Whether any head line in `start..=end` was added or changed.
+    pub fn touches(&self, start: u32, end: u32) -> bool {
+        self.added.iter().any(|&(a, b)| a <= end && start <= b)
+    }
+
+    /// The file's extension, lower-cased, without the dot.
+    pub fn extension(&self) -> Option<String> {
+        Path::new(&self.path).extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+    }
+}
+
+/// Head lines that differ from the base, as inclusive 1-based ranges.
+pub fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
+    use similar::{Algorithm, DiffOp};
+    let diff = similar::TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        // Pathological inputs must not stall the gate: past the deadline
+        // similar falls back to a coarser (still correct) diff.
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(base, head);
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for op in diff.ops() {
+        let (start, len) = match *op {
+            DiffOp::Insert { new_index, new_len, .. } => (new_index, new_len),
+            DiffOp::Replace { new_index, new_len, .. } => (new_index, new_len),
+            _ => continue,
+        };
+        if len == 0 {
+            continue;
+        }
+        let a = start as u32 + 1;
+        let b = (start + len) as u32;
+        match ranges.last_mut() {
+            Some(last) if last.1 + 1 >= a => last.1 = last.1.max(b),
+            _ => ranges.push((a, b)),
+        }
+    }
+    ranges
+}
+
+/// The whole change: resolved revisions, the changed files, and notes about
+/// anything that was skipped.
+#[derive(Debug, Clone)]
+pub struct ChangeSet {
+    pub repo: PathBuf,
+    /// The base revision as the user named it.
+    pub base_rev: String,
+    /// The merge base the diff starts from.
+    pub merge_base: String,
+    /// The head commit id.
+    pub head: String,
+    pub files: Vec<FileChange>,
+    pub notes: Vec<Note>,
+}
+
+impl ChangeSet {
+    /// Builds the change from `merge-base(base, head)` to `head` in `repo`.
+    pub fn from_git(repo: &Path, base: &str, head: &str) -> Result<ChangeSet, ChangeSetError> {
+        let git = Git::open(repo)?;
+        let base_sha = git.resolve_commit(base)?;
+        let head_sha = git.resolve_commit(head)?;
+        let merge_base = match git.merge_base(&base_sha, &head_sha)? {
+            Some(mb) => mb,
+            None if git.is_shallow() => {
+                return Err(ChangeSetError::ShallowClone { base: base.into(), head: head.into() })
+            }
+            None => return Err(ChangeSetError::UnrelatedHistories { base: base.into(), head: head.into() }),
+        };
+        let raw = git.run_bytes(&[
+            "diff",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--find-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            &merge_base,
+            &head_sha,
+            "--",
+        ])?;
+        let entries = parse_raw_diff(&raw)?;
+        let mut notes = Vec::new();
+        let mut blob_ids: Vec<String> = Vec::new();
+        for e in &entries {
+            for id in [&e.old_id, &e.new_id] {
+                if !is_null_id(id) {
+                    blob_ids.push(id.clone());
+                }
+            }
+        }
+        blob_ids.sort();
+        blob_ids.dedup();
+        let blobs = git.read_blobs(&blob_ids, MAX_FILE_BYTES)?;
+        let lookup = |id: &str| -> Option<&Blob> {
+            blob_ids.binary_search_by(|x| x.as_str().cmp(id)).ok().map(|i| &blobs[i])
+        };
+
+        let mut files = Vec::with_capacity(entries.len());
+        for e in entries {
+            if e.old_mode == "160000" || e.new_mode == "160000" {
+                notes.push(Note::info(Some(&e.path), "submodule change not analysed"));
+                continue;
+            }
+            if e.old_mode == "120000" || e.new_mode == "120000" {
+                notes.push(Note::info(Some(&e.path), "symbolic link not analysed"));
+                continue;
+            }
+            let status = match e.status {
+                'A' => Status::Added,
+                'D' => Status::Deleted,
+                'R' => Status::Renamed,
+                _ => Status::Modified,
+            };
+            let side = |id: &str, notes: &mut Vec<Note>| -> Side {
+                if is_null_id(id) {
+                    return Side::Absent;
+                }
+                decode_side(&e.path, lookup(id), notes)
+            };
+            let base = if status == Status::Added { Side::Absent } else { side(&e.old_id, &mut notes) };
+            let head = if status == Status::Deleted { Side::Absent } else { side(&e.new_id, &mut notes) };
+            let added = match (&base, &head) {
+                (_, Side::Text(h)) => added_lines(base.text().unwrap_or(""), h),
+                _ => Vec::new(),
+            };
+            files.push(FileChange { path: e.path, old_path: e.old_path, status, base, head, added });
+        }
+        notes.dedup();
+        Ok(ChangeSet {
+            repo: repo.to_path_buf(),
+            base_rev: base.to_string(),
+            merge_base,
+            head: head_sha,
+            files,
+            notes,
+        })
+    }
+
+    /// A change set built from in-memory files (tests, rule cases).
+    pub fn from_files(files: Vec<FileChange>) -> ChangeSet {
+        ChangeSet {
+            repo: PathBuf::from("."),
+            base_rev: "base".into(),
+            merge_base: "0".repeat(40),
+            head: "0".repeat(40),
+            files,
+            notes: Vec::new(),
+        }
+    }
+}
+
+fn is_null_id(id: &str) -> bool {
+    id.bytes().all(|b| b == b'0')
+}
+
+fn decode_side(path: &str, blob: Option<&Blob>, notes: &mut Vec<Note>) -> Side {
+    match blob {
+        None | Some(Blob::Missing) => {
+            notes.push(Note::blocking(
+                Some(path),
+                "an object of this file is missing from the repository (partial clone?); fetch it and scan again",
+            ));
+            Side::Skipped
+        }
+        Some(Blob::TooLarge(size)) => {
+            notes.push(Note::info(
+                Some(path),
+                format!("skipped: {} bytes is over the {} MiB limit", size, MAX_FILE_BYTES / (1024 * 1024)),
+            ));
+            Side::Skipped
+        }
+        Some(Blob::Bytes(bytes)) => {
+            let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+            if sniff.contains(&0) {
+                notes.push(Note::info(Some(path), "skipped: binary file"));
+                return Side::Skipped;
+            }
+            match std::str::from_utf8(bytes) {
+                Ok(s) => Side::Text(s.to_string()),
+                Err(e) => {
+                    notes.push(Note::info(
+                        Some(path),
+                        format!(
+                            "not valid UTF-8 (first bad byte at offset {}); analysed with replacement characters",
+                            e.valid_up_to()
+                        ),
+                    ));
+                    Side::Text(String::from_utf8_lossy(bytes).into_owned())
+                }
+            }
+        }
+    }
+}
+
+struct RawEntry {
+    old_mode: String,
+    new_mode: String,
+    old_id: String,
+    new_id: String,
+    status: char,
+    path: String,
+    old_path: Option<String>,
+}
+
+/// Parses `git diff --raw -z` output:
+/// `:OLDMODE NEWMODE OLDID NEWID STATUS\0PATH\0` (two paths for renames/copies).
+fn parse_raw_diff(raw: &[u8]) -> Result<Vec<RawEntry>, ChangeSetError> {
+    let bad = |what: &str| ChangeSetError::Git {
+        args: "diff --raw".into(),
+        stderr: format!("unexpected output: {what}"),
+    };
+    let mut fields = raw.split(|&b| b == 0).filter(|f| !f.is_empty());
+    let mut entries = Vec::new();
+    while let Some(meta) = fields.next() {
+        let meta = String::from_utf8_lossy(meta);
+        let meta = meta.strip_prefix(':').ok_or_else(|| bad(&meta))?;
+        let parts: Vec<&str> = meta.split(' ').collect();
+        if parts.len() != 5 {
+            return Err(bad(meta));
+        }
+        let status = parts[4].chars().next().ok_or_else(|| bad(meta))?;
+        let first = fields.next().ok_or_else(|| bad("missing path"))?;
+        let first = String::from_utf8_lossy(first).into_owned();
+        let (path, old_path) = if matches!(status, 'R' | 'C') {
+            let second = fields.next().ok_or_else(|| bad("missing rename target"))?;
+            (String::from_utf8_lossy(second).into_owned(), Some(first))
+        } else {
+            (first, None)
+        };
+        // A copy keeps its origin: compare the new file with it as a rename.
+        let status = if status == 'C' { 'R' } else { status };
+        entries.push(RawEntry {
+            old_mode: parts[0].to_string(),
+            new_mode: parts[1].to_string(),
+            old_id: parts[2].to_string(),
+            new_id: parts[3].to_string(),
+            status,
+            path,
+            old_path,
+        });
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_lines_reports_inserted_and_replaced_head_lines() {
+        let base = "a\nb\nc\n";
+        let head = "a\nB\nc\nd\ne\n";
+        assert_eq!(added_lines(base, head), vec![(2, 2), (4, 5)]);
+        assert_eq!(added_lines("", "x\ny\n"), vec![(1, 2)]);
+        assert!(added_lines("same\n", "same\n").is_empty());
+        assert!(added_lines("a\nb\n", "a\n").is_empty(), "a pure deletion adds no head line");
+    }
+
+    #[test]
+    fn raw_diff_parsing_handles_renames_and_odd_names() {
+        let raw = b":100644 100644 1111111111111111111111111111111111111111 2222222222222222222222222222222222222222 M\0src/a b.rs\0:100644 100644 3333333333333333333333333333333333333333 3333333333333333333333333333333333333333 R100\0old/x.rs\0new/x.rs\0";
+        let e = parse_raw_diff(raw).unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].path, "src/a b.rs");
+        assert_eq!(e[0].status, 'M');
+        assert_eq!(e[1].path, "new/x.rs");
+        assert_eq!(e[1].old_path.as_deref(), Some("old/x.rs"));
+        assert_eq!(e[1].status, 'R');
+    }
+
+    #[test]
+    fn raw_diff_parsing_rejects_garbage_with_a_message() {
+        let err = parse_raw_diff(b"not a raw line\0").err().unwrap();
+        assert!(err.to_string().contains("unexpected output"), "{err}");
+    }
+}

@@ -1,0 +1,3 @@
+//! Placeholder: the ledger module is being built (see the open issue).
+
+pub mod cli;

@@ -1,0 +1,24 @@
+//! retrygate: a merge gate for pull requests that make retry behaviour more
+//! dangerous.
+//!
+//! The crate is laid out as the pipeline it runs (DESIGN.md, "The pipeline"):
+//!
+//! - [`changeset`]: the pull request as base/head file pairs from local git;
+//! - [`analyze`]: the Rust analyzer (syn) and the YAML rule packs, which turn
+//!   a change set into [`finding::Finding`]s;
+//! - [`ledger`]: the agent's tool-call ledger, written and verified;
+//! - [`replay`]: the loopback 429 server and the judge that reads its journal;
+//! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
+//! - [`cli`]: the command line that ties them together.
+//!
+//! Every stage is a plain function of its inputs, so a laptop and the GitHub
+//! Action compute the same verdict.
+
+pub mod analyze;
+pub mod changeset;
+pub mod cli;
+pub mod demo;
+pub mod finding;
+pub mod ledger;
+pub mod replay;
+pub mod report;

@@ -1,0 +1,3 @@
+//! Placeholder: the replay module is being built (see the open issue).
+
+pub mod cli;

@@ -1,0 +1,11 @@
+//! The JSON rendering: DESIGN.md's stable interface,
+//! `{"verdict": .., "findings": [..], "notes": [..]}`.
+
+use std::io::{self, Write};
+
+use super::Report;
+
+pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, report)?;
+    writeln!(w)
+}
