@@ -34,6 +34,18 @@ pub trait Analyzer: Send + Sync {
     fn wants(&self, path: &str) -> bool;
     /// Compares the base and head versions of one file.
     fn analyze(&self, file: &FileChange) -> FileResult;
+    /// Analyses all wanted files of a change set together. The default runs
+    /// [`Analyzer::analyze`] per file in parallel; an analyzer that matches
+    /// code across files (a function moved to another module) overrides it.
+    fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
+        let per_file: Vec<FileResult> = files.par_iter().map(|f| self.analyze(f)).collect();
+        let mut out = FileResult::default();
+        for r in per_file {
+            out.findings.extend(r.findings);
+            out.notes.extend(r.notes);
+        }
+        out
+    }
 }
 
 /// Everything the analyzers found in a change set.
@@ -48,48 +60,46 @@ pub struct ScanOutcome {
 /// Runs every analyzer over every changed file of `cs`.
 pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
     let pool = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES).build();
-    let work =
-        || cs.files.par_iter().map(|file| analyze_file(file, analyzers)).collect::<Vec<(FileResult, bool)>>();
-    let per_file = match pool {
+    let work = || analyze_all(cs, analyzers);
+    let mut out = match pool {
         Ok(pool) => pool.install(work),
         // Without a pool of our own the global one still works; only the
         // larger stack is lost, and the depth guard still applies.
         Err(_) => work(),
     };
-    let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
-    for (res, analyzed) in per_file {
-        out.findings.extend(res.findings);
-        out.notes.extend(res.notes);
-        out.files_analyzed += usize::from(analyzed);
-    }
     out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.findings.dedup();
     out
 }
 
-fn analyze_file(file: &FileChange, analyzers: &[&dyn Analyzer]) -> (FileResult, bool) {
-    let mut res = FileResult::default();
-    let mut analyzed = false;
+fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
+    let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
+    let mut analyzed = vec![false; cs.files.len()];
     for a in analyzers {
-        if !a.wants(&file.path) {
-            continue;
+        let mut readable = Vec::new();
+        for (i, file) in cs.files.iter().enumerate() {
+            if !a.wants(&file.path) {
+                continue;
+            }
+            analyzed[i] = true;
+            if matches!(file.head, Side::Skipped) || matches!(file.base, Side::Skipped) {
+                // The reason (binary, too large, missing object) is already a
+                // note; this one says the gate is blind here, so it must not pass.
+                out.notes.push(Note::blocking(
+                    Some(&file.path),
+                    format!(
+                        "{} could not read this file (see the note above); review it by hand and sign off",
+                        a.name()
+                    ),
+                ));
+            } else {
+                readable.push(file);
+            }
         }
-        analyzed = true;
-        if matches!(file.head, Side::Skipped) || matches!(file.base, Side::Skipped) {
-            // The reason (binary, too large, missing object) is already a note;
-            // this one says the gate is blind here, so it must not pass.
-            res.notes.push(Note::blocking(
-                Some(&file.path),
-                format!(
-                    "{} could not analyse this file (see the note above); review it by hand and sign off",
-                    a.name()
-                ),
-            ));
-            continue;
-        }
-        let r = a.analyze(file);
-        res.findings.extend(r.findings);
-        res.notes.extend(r.notes);
+        let r = a.analyze_set(&readable);
+        out.findings.extend(r.findings);
+        out.notes.extend(r.notes);
     }
-    (res, analyzed)
+    out.files_analyzed = analyzed.iter().filter(|a| **a).count();
+    out
 }

@@ -1,0 +1,251 @@
+//! Constant evaluation: just enough to read `6`, `MAX_RETRIES`,
+//! `Duration::from_millis(TIMEOUT_MS)` or `2 * BASE` as a number.
+//!
+//! The environment holds the file's `const`/`static` items (at any depth) and
+//! the `let` bindings of the function being read. Anything else evaluates to
+//! `None`, which the analyzer treats as "unknown", never as zero.
+
+use std::collections::HashMap;
+
+use syn::{BinOp, Expr, Lit, UnOp};
+
+use super::syntax::{last_segments, line_of};
+
+/// Names a file or function binds to expressions.
+#[derive(Default, Clone)]
+pub struct Env<'a> {
+    /// File-level `const` and `static` items by name.
+    pub consts: HashMap<String, &'a Expr>,
+    /// `let name = expr;` in the current function, in source order.
+    pub lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+}
+
+/// How deep `eval` follows names before giving up (cycles, long chains).
+const MAX_DEPTH: u32 = 16;
+
+impl<'a> Env<'a> {
+    /// The expression a name stands for at `line`: the last `let` of that name
+    /// before the line, else a constant.
+    pub fn lookup(&self, name: &str, line: u32) -> Option<&'a Expr> {
+        if let Some(bindings) = self.lets.get(name) {
+            // Strictly earlier lines: in `let b = b.with_jitter();` the `b` on the
+            // right is the previous binding.
+            let best = bindings.iter().filter(|(l, _)| *l < line).max_by_key(|(l, _)| *l);
+            if let Some((_, e)) = best {
+                return Some(e);
+            }
+        }
+        self.consts.get(name).copied()
+    }
+
+    /// A plain number (integers, floats, arithmetic, casts, names).
+    pub fn number(&self, e: &Expr) -> Option<f64> {
+        self.number_at(e, 0)
+    }
+
+    fn number_at(&self, e: &Expr, depth: u32) -> Option<f64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => i.base10_parse::<u64>().ok().map(|v| v as f64),
+                Lit::Float(f) => f.base10_parse::<f64>().ok(),
+                Lit::Bool(b) => Some(if b.value { 1.0 } else { 0.0 }),
+                _ => None,
+            },
+            Expr::Paren(p) => self.number_at(&p.expr, depth + 1),
+            Expr::Group(g) => self.number_at(&g.expr, depth + 1),
+            Expr::Cast(c) => self.number_at(&c.expr, depth + 1),
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => self.number_at(&u.expr, depth + 1).map(|v| -v),
+            Expr::Binary(b) => {
+                let l = self.number_at(&b.left, depth + 1)?;
+                let r = self.number_at(&b.right, depth + 1)?;
+                match b.op {
+                    BinOp::Add(_) => Some(l + r),
+                    BinOp::Sub(_) => Some(l - r),
+                    BinOp::Mul(_) => Some(l * r),
+                    BinOp::Div(_) if r != 0.0 => Some(l / r),
+                    _ => None,
+                }
+            }
+            Expr::Path(p) if p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.to_string();
+                let target = self.lookup(&name, line_of(e))?;
+                self.number_at(target, depth + 1)
+            }
+            Expr::Path(p) => {
+                // `u32::MAX`, `usize::MAX`: effectively unbounded counts.
+                let segs = last_segments(&p.path, 2);
+                if segs.last().map(String::as_str) == Some("MAX") {
+                    return Some(f64::INFINITY);
+                }
+                let name = segs.last()?;
+                let target = self.consts.get(name.as_str())?;
+                self.number_at(target, depth + 1)
+            }
+            Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
+                self.number_at(&m.receiver, depth + 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// A duration in milliseconds: `Duration::from_secs(2)`, `from_millis(N)`,
+    /// `Duration::new(s, ns)`, `Some(d)`, a const bound to one, or `d * 2`.
+    pub fn millis(&self, e: &Expr) -> Option<f64> {
+        self.millis_at(e, 0)
+    }
+
+    fn millis_at(&self, e: &Expr, depth: u32) -> Option<f64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match e {
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else { return None };
+                let segs = last_segments(&p.path, 2);
+                let func = segs.last()?.as_str();
+                let arg = |i: usize| c.args.iter().nth(i).and_then(|a| self.number_at(a, depth + 1));
+                match func {
+                    "from_millis" => arg(0),
+                    "from_secs" | "from_secs_f64" | "from_secs_f32" => arg(0).map(|v| v * 1000.0),
+                    "from_micros" => arg(0).map(|v| v / 1000.0),
+                    "from_nanos" => arg(0).map(|v| v / 1_000_000.0),
+                    "from_mins" => arg(0).map(|v| v * 60_000.0),
+                    "new" if segs.first().map(String::as_str) == Some("Duration") => {
+                        Some(arg(0)? * 1000.0 + arg(1)? / 1_000_000.0)
+                    }
+                    "Some" => c.args.first().and_then(|a| self.millis_at(a, depth + 1)),
+                    _ => None,
+                }
+            }
+            Expr::Paren(p) => self.millis_at(&p.expr, depth + 1),
+            Expr::Group(g) => self.millis_at(&g.expr, depth + 1),
+            Expr::Reference(r) => self.millis_at(&r.expr, depth + 1),
+            Expr::Binary(b) => match b.op {
+                BinOp::Mul(_) => {
+                    if let Some(d) = self.millis_at(&b.left, depth + 1) {
+                        Some(d * self.number_at(&b.right, depth + 1)?)
+                    } else {
+                        Some(self.number_at(&b.left, depth + 1)? * self.millis_at(&b.right, depth + 1)?)
+                    }
+                }
+                BinOp::Div(_) => {
+                    let r = self.number_at(&b.right, depth + 1)?;
+                    (r != 0.0).then_some(self.millis_at(&b.left, depth + 1)? / r)
+                }
+                BinOp::Add(_) => {
+                    Some(self.millis_at(&b.left, depth + 1)? + self.millis_at(&b.right, depth + 1)?)
+                }
+                BinOp::Sub(_) => {
+                    Some(self.millis_at(&b.left, depth + 1)? - self.millis_at(&b.right, depth + 1)?)
+                }
+                _ => None,
+            },
+            Expr::Path(p) => {
+                let segs = last_segments(&p.path, 2);
+                match segs.last().map(String::as_str) {
+                    Some("ZERO") => return Some(0.0),
+                    Some("MAX") => return Some(f64::INFINITY),
+                    _ => {}
+                }
+                let name = segs.last()?;
+                let target = if p.path.segments.len() == 1 {
+                    self.lookup(name, line_of(e))?
+                } else {
+                    self.consts.get(name.as_str()).copied()?
+                };
+                self.millis_at(target, depth + 1)
+            }
+            Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
+                self.millis_at(&m.receiver, depth + 1)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `1500.0` -> `1.5 s`, `800.0` -> `800 ms`: durations as people write them.
+pub fn fmt_ms(ms: f64) -> String {
+    if ms.is_infinite() {
+        "unlimited".into()
+    } else if ms >= 1000.0 && (ms / 1000.0).fract() == 0.0 {
+        format!("{} s", ms / 1000.0)
+    } else if ms >= 1000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        format!("{} ms", trim_float(ms))
+    }
+}
+
+pub fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.2}").trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(s: &str) -> Expr {
+        syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn numbers_and_durations_evaluate() {
+        let env = Env::default();
+        assert_eq!(env.number(&expr("6")), Some(6.0));
+        assert_eq!(env.number(&expr("2 * 3 + 1")), Some(7.0));
+        assert_eq!(env.number(&expr("(5 as u32)")), Some(5.0));
+        assert_eq!(env.number(&expr("u32::MAX")), Some(f64::INFINITY));
+        assert_eq!(env.millis(&expr("Duration::from_secs(2)")), Some(2000.0));
+        assert_eq!(env.millis(&expr("std::time::Duration::from_millis(800)")), Some(800.0));
+        assert_eq!(env.millis(&expr("Duration::new(1, 500_000_000)")), Some(1500.0));
+        assert_eq!(env.millis(&expr("Some(Duration::from_secs_f64(0.5))")), Some(500.0));
+        assert_eq!(env.millis(&expr("Duration::from_millis(100) * 3")), Some(300.0));
+        assert_eq!(env.millis(&expr("cache_ttl()")), None);
+        assert_eq!(env.number(&expr("unknown_name")), None);
+    }
+
+    #[test]
+    fn names_resolve_through_consts_and_lets() {
+        let file: syn::File = syn::parse_str(
+            "const MAX_RETRIES: u32 = 6; const T: Duration = Duration::from_millis(TIMEOUT_MS); const TIMEOUT_MS: u64 = 800;",
+        )
+        .unwrap();
+        let mut env = Env::default();
+        for item in &file.items {
+            if let syn::Item::Const(c) = item {
+                env.consts.insert(c.ident.to_string(), &c.expr);
+            }
+        }
+        assert_eq!(env.number(&expr("MAX_RETRIES")), Some(6.0));
+        assert_eq!(env.number(&expr("MAX_RETRIES + 1")), Some(7.0));
+        assert_eq!(env.millis(&expr("T")), Some(800.0));
+        assert_eq!(env.millis(&expr("self::T")), Some(800.0));
+    }
+
+    #[test]
+    fn self_referential_names_do_not_loop() {
+        let file: syn::File = syn::parse_str("const A: u32 = B; const B: u32 = A;").unwrap();
+        let mut env = Env::default();
+        for item in &file.items {
+            if let syn::Item::Const(c) = item {
+                env.consts.insert(c.ident.to_string(), &c.expr);
+            }
+        }
+        assert_eq!(env.number(&expr("A")), None);
+    }
+
+    #[test]
+    fn durations_format_for_people() {
+        assert_eq!(fmt_ms(800.0), "800 ms");
+        assert_eq!(fmt_ms(2500.0), "2.5 s");
+        assert_eq!(fmt_ms(60_000.0), "60 s");
+        assert_eq!(fmt_ms(f64::INFINITY), "unlimited");
+    }
+}

@@ -1,0 +1,47 @@
+//! again 0.1: `RetryPolicy::exponential(d)` / `RetryPolicy::fixed(d)`.
+//! Default 5 retries, **no jitter unless `.with_jitter(true)`**, no
+//! Retry-After. Its call shape is reversed: `policy.retry(|| op())`.
+
+use super::{Root, Setter};
+use crate::analyze::rust::eval::Env;
+use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+pub const BY_VALUE_SETTERS: &[&str] =
+    &["with_max_retries", "with_jitter", "with_max_delay", "with_backoff_exponent"];
+
+pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
+    let Root::Call { ty, func, args } = root else { return None };
+    if ty != "RetryPolicy" || !matches!(func.as_str(), "exponential" | "fixed") {
+        return None;
+    }
+    let d = args.first().and_then(|a| env.millis(a));
+    let mut p = Policy::new(
+        Lib::Again,
+        Fact::new(Attempts::Total(6.0), "again's default of 5 retries"),
+        Fact::new(Some(false), "again does not jitter unless .with_jitter(true)"),
+    );
+    p.min_delay_ms = d;
+    if func == "fixed" {
+        p.max_delay_ms = d;
+    }
+    Some(p)
+}
+
+pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+    match s.name.as_str() {
+        "with_max_retries" => {
+            p.attempts = Fact::new(
+                Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))),
+                ".with_max_retries(..)",
+            )
+        }
+        "with_jitter" => {
+            let on = s.arg(0).and_then(|a| env.number(a)).map(|v| v != 0.0);
+            p.jitter = Fact::new(on, ".with_jitter(..)");
+        }
+        "with_max_delay" => p.max_delay_ms = s.arg(0).and_then(|a| env.millis(a)),
+        "with_backoff_exponent" => {}
+        _ => return false,
+    }
+    true
+}

@@ -1,0 +1,22 @@
+//! octocrab's retry layer: `RetryConfig::Simple(n)` retries 5xx, 429 and
+//! transport errors **immediately, with no backoff, for every method
+//! including POST**; `RetryConfig::None` turns it off.
+
+use super::Root;
+use crate::analyze::rust::eval::Env;
+use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
+    let Root::Call { ty, func, args } = root else { return None };
+    if ty != "RetryConfig" || func != "Simple" {
+        return None;
+    }
+    let mut p = Policy::new(
+        Lib::Octocrab,
+        Fact::new(Attempts::from_retries(args.first().and_then(|a| env.number(a))), "RetryConfig::Simple(n)"),
+        Fact::new(Some(false), "octocrab's Simple retry has no backoff and no jitter"),
+    );
+    p.client_wide = true;
+    p.methods.insert("UNKNOWN".into());
+    Some(p)
+}

@@ -1,0 +1,59 @@
+//! tokio-retry 0.3 / tokio-retry2: strategies are iterators of delays.
+//! `ExponentialBackoff::from_millis(b)`, `FixedInterval`, `FibonacciBackoff`;
+//! **unbounded unless `.take(n)`** (n retries), **no jitter unless
+//! `.map(jitter)`**. The sync `retry` crate has the same iterator shape, so its
+//! setters are read here too.
+
+use super::{Imports, Root, Setter};
+use crate::analyze::rust::eval::Env;
+use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+use crate::analyze::rust::syntax::body_facts;
+
+pub const BY_VALUE_SETTERS: &[&str] = &["take", "map", "factor", "max_delay"];
+
+pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+    let Root::Call { ty, func, args } = root else { return None };
+    let first_ms = || args.first().and_then(|a| env.number(a));
+    let (min, max) = match (ty.as_str(), func.as_str()) {
+        ("ExponentialBackoff", "from_millis") => {
+            if imports.has("retry") && !imports.has("tokio_retry") && !imports.has("tokio_retry2") {
+                return None;
+            }
+            (first_ms(), None)
+        }
+        ("FixedInterval", "from_millis") => (first_ms(), first_ms()),
+        ("FixedInterval", "new") => {
+            let d = args.first().and_then(|a| env.millis(a));
+            (d, d)
+        }
+        ("FibonacciBackoff", "from_millis") => (first_ms(), None),
+        _ => return None,
+    };
+    let mut p = Policy::new(
+        Lib::TokioRetry,
+        Fact::new(Attempts::Unbounded, "tokio-retry strategies are unbounded unless .take(n)"),
+        Fact::new(Some(false), "tokio-retry strategies do not jitter unless .map(jitter)"),
+    );
+    p.min_delay_ms = min;
+    p.max_delay_ms = max;
+    Some(p)
+}
+
+pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+    match s.name.as_str() {
+        "take" => {
+            p.attempts = Fact::new(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".take(..)")
+        }
+        "map" => {
+            let jitters = s.arg(0).is_some_and(|a| body_facts(a).uses_randomness);
+            if jitters {
+                p.jitter = Fact::new(Some(true), ".map(jitter)");
+            }
+        }
+        "max_delay" => p.max_delay_ms = s.arg(0).and_then(|a| env.millis(a)),
+        "max_delay_millis" => p.max_delay_ms = s.arg(0).and_then(|a| env.number(a)),
+        "factor" => {}
+        _ => return false,
+    }
+    true
+}

@@ -1,0 +1,183 @@
+//! The normalised retry policy every retry site is reduced to, whatever the
+//! library: total attempts, jitter, delays, timeouts, methods, Retry-After.
+//!
+//! Counts are always total attempts (first call included), so `backon`'s
+//! `with_max_times(2)` (retries) and aws' `with_max_attempts(3)` (attempts)
+//! compare as like with like.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::eval::{fmt_ms, trim_float};
+
+/// Which library (or hand-written code) a policy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lib {
+    Backon,
+    ReqwestRetry,
+    TokioRetry,
+    Backoff,
+    Tower,
+    TowerBudget,
+    Reqwest,
+    Aws,
+    Again,
+    RetryCrate,
+    ExponentialBackoff,
+    Octocrab,
+    HandRolled,
+}
+
+impl Lib {
+    /// The id used in rule names: `rust/<id>-<aspect>`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Lib::Backon => "backon",
+            Lib::ReqwestRetry => "reqwest-retry",
+            Lib::TokioRetry => "tokio-retry",
+            Lib::Backoff => "backoff",
+            Lib::Tower => "tower-retry",
+            Lib::TowerBudget => "tower-budget",
+            Lib::Reqwest => "reqwest",
+            Lib::Aws => "aws",
+            Lib::Again => "again",
+            Lib::RetryCrate => "retry",
+            Lib::ExponentialBackoff => "exponential-backoff",
+            Lib::Octocrab => "octocrab",
+            Lib::HandRolled => "loop",
+        }
+    }
+}
+
+/// How many times a policy may call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Attempts {
+    /// Total attempts, first call included.
+    Total(f64),
+    /// Bounded by elapsed time only (milliseconds), as `backoff` is.
+    TimeBounded(f64),
+    /// No bound at all.
+    Unbounded,
+    /// The analyzer cannot tell (a computed count).
+    Unknown,
+}
+
+impl Attempts {
+    /// From a retry count (extra calls after the first).
+    pub fn from_retries(n: Option<f64>) -> Attempts {
+        match n {
+            Some(v) if v.is_infinite() => Attempts::Unbounded,
+            Some(v) => Attempts::Total(v.max(0.0) + 1.0),
+            None => Attempts::Unknown,
+        }
+    }
+
+    /// From a total attempt count.
+    pub fn from_total(n: Option<f64>) -> Attempts {
+        match n {
+            Some(v) if v.is_infinite() => Attempts::Unbounded,
+            Some(v) => Attempts::Total(v.max(1.0)),
+            None => Attempts::Unknown,
+        }
+    }
+
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            Attempts::Total(n) => json!(n as u64),
+            Attempts::TimeBounded(ms) => json!(format!("until {} elapsed", fmt_ms(ms))),
+            Attempts::Unbounded => json!("unbounded"),
+            Attempts::Unknown => json!("unknown"),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Attempts::Total(n) => format!("{} attempts", trim_float(n)),
+            Attempts::TimeBounded(ms) => format!("attempts until {} elapsed", fmt_ms(ms)),
+            Attempts::Unbounded => "unbounded attempts".into(),
+            Attempts::Unknown => "an unknown number of attempts".into(),
+        }
+    }
+}
+
+/// A fact about a policy together with where it came from, for messages:
+/// `true` because "backoff's default randomization_factor is 0.5".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact<T> {
+    pub value: T,
+    pub why: String,
+}
+
+impl<T> Fact<T> {
+    pub fn new(value: T, why: impl Into<String>) -> Self {
+        Fact { value, why: why.into() }
+    }
+}
+
+/// One retry site's behaviour, normalised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub lib: Lib,
+    pub attempts: Fact<Attempts>,
+    /// `None`: the analyzer cannot tell.
+    pub jitter: Fact<Option<bool>>,
+    pub min_delay_ms: Option<f64>,
+    pub max_delay_ms: Option<f64>,
+    pub attempt_timeout_ms: Option<f64>,
+    pub total_timeout_ms: Option<f64>,
+    /// Whether Retry-After is honoured; `None` where it does not apply.
+    pub retry_after: Fact<Option<bool>>,
+    /// A retry budget as a share of requests (tower's TpsBudget, reqwest's
+    /// max_extra_load), in percent.
+    pub budget_percent: Option<f64>,
+    /// HTTP methods the retried operation sends (`UNKNOWN` when a request is
+    /// sent but its method cannot be told).
+    pub methods: BTreeSet<String>,
+    pub idempotency_key: bool,
+    /// The retry predicate checks `is_idempotent()`/`is_safe()`.
+    pub method_gated: bool,
+    /// The policy is installed on a client and covers every request it sends.
+    pub client_wide: bool,
+}
+
+impl Policy {
+    /// A policy with a library's defaults to be filled in by the library module.
+    pub fn new(lib: Lib, attempts: Fact<Attempts>, jitter: Fact<Option<bool>>) -> Policy {
+        Policy {
+            lib,
+            attempts,
+            jitter,
+            min_delay_ms: None,
+            max_delay_ms: None,
+            attempt_timeout_ms: None,
+            total_timeout_ms: None,
+            retry_after: Fact::new(Some(false), format!("{} does not read Retry-After", lib.id())),
+            budget_percent: None,
+            methods: BTreeSet::new(),
+            idempotency_key: false,
+            method_gated: false,
+            client_wide: false,
+        }
+    }
+
+    /// Non-idempotent methods this site retries without a key.
+    pub fn unsafe_methods(&self) -> Vec<&str> {
+        if self.idempotency_key || self.method_gated {
+            return Vec::new();
+        }
+        self.methods
+            .iter()
+            .map(String::as_str)
+            .filter(|m| matches!(*m, "POST" | "PATCH" | "UNKNOWN"))
+            .collect()
+    }
+
+    pub fn summary_json(&self) -> serde_json::Value {
+        json!({
+            "library": self.lib.id(),
+            "attempts": self.attempts.value.to_json(),
+            "jitter": self.jitter.value,
+        })
+    }
+}

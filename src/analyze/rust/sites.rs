@@ -1,0 +1,955 @@
+//! Finds the retry sites of one Rust file and reduces each to a [`Policy`].
+//!
+//! A site is a place where a retry happens or is configured: a retry call
+//! (`op.retry(b)`, `Retry::spawn(s, op)`, `backoff::future::retry(b, op)`,
+//! `RetryTransientMiddleware::new_with_policy(p)`, `client_builder.retry(..)`),
+//! a policy built but handed elsewhere (`fn policy() -> ExponentialBuilder`),
+//! a hand-rolled retry loop, or a tower `impl Policy`. Each site records the
+//! item it sits in (`mod::Type::fn`), so base and head can be matched by item
+//! and order rather than by line number.
+//!
+//! Alongside sites the file model keeps the timeouts set in the file and the
+//! builder setters whose result is dropped.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use syn::visit::Visit;
+use syn::{Expr, ExprMethodCall, Item, Pat, Stmt};
+
+use super::eval::Env;
+use super::libs::{self, Imports, Root, Setter};
+use super::policy::{Attempts, Fact, Lib, Policy};
+use super::syntax::{body_facts, chain_of, ident_of, last_segments, line_of, lines_of, BodyFacts, Chain};
+
+/// Methods and functions whose duration argument is a request or operation
+/// timeout.
+const TIMEOUT_METHODS: &[&str] = &[
+    "timeout",
+    "connect_timeout",
+    "read_timeout",
+    "operation_timeout",
+    "operation_attempt_timeout",
+    "timeout_global",
+    "timeout_per_call",
+    "timeout_connect",
+    "timeout_read",
+    "request_timeout",
+];
+
+/// How deep policy resolution follows variables and helper functions.
+const MAX_RESOLVE_DEPTH: u32 = 8;
+
+/// One retry site.
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Enclosing item path, e.g. `checkout::Client::submit`.
+    pub item: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub policy: Policy,
+}
+
+/// A timeout set somewhere in the file.
+#[derive(Debug, Clone)]
+pub struct TimeoutSite {
+    pub item: String,
+    /// The setter: `timeout`, `connect_timeout`, `operation_timeout`, ...
+    pub setter: String,
+    pub ms: f64,
+    pub line: u32,
+}
+
+/// A by-value builder setter called as a statement; its result is lost.
+#[derive(Debug, Clone)]
+pub struct Discarded {
+    pub item: String,
+    pub setter: String,
+    pub receiver: String,
+    pub lib: Option<Lib>,
+    pub line: u32,
+}
+
+/// Everything the analyzer reads from one version of one file.
+#[derive(Debug, Default, Clone)]
+pub struct FileModel {
+    pub sites: Vec<Site>,
+    pub timeouts: Vec<TimeoutSite>,
+    pub discarded: Vec<Discarded>,
+}
+
+/// Builds the model of a parsed file.
+pub fn model(file: &syn::File) -> FileModel {
+    let mut index = FileIndex::default();
+    index.collect(&file.items, &mut Vec::new());
+    let mut walker =
+        Walker { index: &index, out: FileModel::default(), consumed: HashSet::new(), standalone: Vec::new() };
+    walker.items(&file.items, &mut Vec::new());
+    walker.finish()
+}
+
+/// File-wide facts gathered before the walk: constants, helper functions,
+/// imported crates, and the HTTP methods the file sends at all.
+#[derive(Default)]
+struct FileIndex<'a> {
+    consts: HashMap<String, &'a Expr>,
+    /// Functions by name (last one wins for duplicates in different impls).
+    fns: HashMap<String, &'a syn::Block>,
+    imports: Imports,
+    file_facts: BodyFacts,
+}
+
+impl<'a> FileIndex<'a> {
+    fn collect(&mut self, items: &'a [Item], path: &mut Vec<String>) {
+        for item in items {
+            match item {
+                Item::Const(c) => {
+                    self.consts.insert(c.ident.to_string(), &c.expr);
+                }
+                Item::Static(s) => {
+                    self.consts.insert(s.ident.to_string(), &s.expr);
+                }
+                Item::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                Item::Impl(i) => {
+                    for ii in &i.items {
+                        match ii {
+                            syn::ImplItem::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                            syn::ImplItem::Const(c) => {
+                                self.consts.insert(c.ident.to_string(), &c.expr);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Item::Trait(t) => {
+                    for ti in &t.items {
+                        if let syn::TraitItem::Fn(f) = ti {
+                            if let Some(b) = &f.default {
+                                self.add_fn(f.sig.ident.to_string(), b);
+                            }
+                        }
+                    }
+                }
+                Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        path.push(m.ident.to_string());
+                        self.collect(inner, path);
+                        path.pop();
+                    }
+                }
+                Item::Use(u) => collect_use_roots(&u.tree, &mut self.imports),
+                _ => {}
+            }
+        }
+    }
+
+    fn add_fn(&mut self, name: String, block: &'a syn::Block) {
+        let facts = body_facts(block);
+        merge_facts(&mut self.file_facts, &facts);
+        for stmt in &block.stmts {
+            if let Stmt::Item(Item::Const(c)) = stmt {
+                self.consts.insert(c.ident.to_string(), &c.expr);
+            }
+        }
+        self.fns.insert(name, block);
+        // Paths like `tokio_retry::Retry::spawn` name their crate inline.
+        let mut v = PathRoots(&mut self.imports);
+        v.visit_block(block);
+    }
+}
+
+struct PathRoots<'i>(&'i mut Imports);
+
+impl<'ast> Visit<'ast> for PathRoots<'_> {
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if p.segments.len() >= 2 {
+            self.0.crates.insert(p.segments[0].ident.to_string());
+        }
+        syn::visit::visit_path(self, p);
+    }
+}
+
+fn collect_use_roots(tree: &syn::UseTree, imports: &mut Imports) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            imports.crates.insert(p.ident.to_string());
+            // `use crate::x` / `use self::x` say nothing; look one level further.
+            if matches!(p.ident.to_string().as_str(), "crate" | "self" | "super") {
+                collect_use_roots(&p.tree, imports);
+            }
+        }
+        syn::UseTree::Name(n) => {
+            imports.crates.insert(n.ident.to_string());
+        }
+        syn::UseTree::Rename(r) => {
+            imports.crates.insert(r.ident.to_string());
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use_roots(t, imports);
+            }
+        }
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
+pub fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
+    into.methods.extend(from.methods.iter().cloned());
+    into.idempotency_key |= from.idempotency_key;
+    into.reads_retry_after |= from.reads_retry_after;
+    into.uses_randomness |= from.uses_randomness;
+    into.method_gated |= from.method_gated;
+    into.sends_request |= from.sends_request;
+    into.has_continue |= from.has_continue;
+    into.sleeps += from.sleeps;
+}
+
+/// A policy chain not (yet) known to be handed to a retry call.
+struct Candidate {
+    key: (u32, u32),
+    site: Site,
+}
+
+struct Walker<'i, 'a> {
+    index: &'i FileIndex<'a>,
+    out: FileModel,
+    /// Root positions of chains that a retry call consumed.
+    consumed: HashSet<(u32, u32)>,
+    standalone: Vec<Candidate>,
+}
+
+fn root_key(e: &Expr) -> (u32, u32) {
+    let s = syn::spanned::Spanned::span(e).start();
+    (s.line as u32, s.column as u32)
+}
+
+impl<'i, 'a> Walker<'i, 'a> {
+    fn items(&mut self, items: &'a [Item], path: &mut Vec<String>) {
+        for item in items {
+            match item {
+                Item::Fn(f) => {
+                    path.push(f.sig.ident.to_string());
+                    self.function(&f.block, path);
+                    path.pop();
+                }
+                Item::Impl(i) => {
+                    let ty = type_name(&i.self_ty);
+                    path.push(ty);
+                    let is_tower_policy = i
+                        .trait_
+                        .as_ref()
+                        .and_then(|(_, p, _)| p.segments.last())
+                        .is_some_and(|s| s.ident == "Policy");
+                    for ii in &i.items {
+                        if let syn::ImplItem::Fn(f) = ii {
+                            path.push(f.sig.ident.to_string());
+                            if is_tower_policy && f.sig.ident == "retry" {
+                                self.tower_policy(i, f, path);
+                            }
+                            self.function(&f.block, path);
+                            path.pop();
+                        }
+                    }
+                    path.pop();
+                }
+                Item::Trait(t) => {
+                    path.push(t.ident.to_string());
+                    for ti in &t.items {
+                        if let syn::TraitItem::Fn(f) = ti {
+                            if let Some(b) = &f.default {
+                                path.push(f.sig.ident.to_string());
+                                self.function(b, path);
+                                path.pop();
+                            }
+                        }
+                    }
+                    path.pop();
+                }
+                Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        path.push(m.ident.to_string());
+                        self.items(inner, path);
+                        path.pop();
+                    }
+                }
+                Item::Const(c) => {
+                    path.push(c.ident.to_string());
+                    self.loose_expr(&c.expr, path);
+                    path.pop();
+                }
+                Item::Static(s) => {
+                    path.push(s.ident.to_string());
+                    self.loose_expr(&s.expr, path);
+                    path.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A constant initialised with a policy (`static P: .. = ..`).
+    fn loose_expr(&mut self, e: &'a Expr, path: &[String]) {
+        let env = Env { consts: self.index.consts.clone(), lets: HashMap::new() };
+        let mut fw = FnWalker { w: self, env, mutations: HashMap::new(), item: path.join("::") };
+        fw.visit_expr(e);
+    }
+
+    fn function(&mut self, block: &'a syn::Block, path: &[String]) {
+        let mut lets = LetCollector::default();
+        lets.visit_block(block);
+        let env = Env { consts: self.index.consts.clone(), lets: lets.lets };
+        let item = path.join("::");
+        let mut fw = FnWalker { w: self, env, mutations: lets.mutations, item };
+        fw.visit_block(block);
+        for (line, m) in lets.statements {
+            fw.discarded_setter(m, line);
+        }
+    }
+
+    /// tower: `impl Policy<Req, Res, E> for X { fn retry(..) }`.
+    fn tower_policy(&mut self, imp: &'a syn::ItemImpl, f: &'a syn::ImplItemFn, path: &[String]) {
+        let mut facts = BodyFacts::default();
+        for ii in &imp.items {
+            if let syn::ImplItem::Fn(g) = ii {
+                merge_facts(&mut facts, &body_facts(&g.block));
+            }
+        }
+        let mut p = Policy::new(
+            Lib::Tower,
+            Fact::new(Attempts::Unknown, "decided by the Policy impl"),
+            Fact::new(None, "decided by the Policy impl"),
+        );
+        p.method_gated = facts.method_gated;
+        p.client_wide = !facts.method_gated;
+        p.idempotency_key = facts.idempotency_key;
+        p.retry_after = Fact::new(Some(facts.reads_retry_after), "the Policy impl");
+        let (line, end_line) = lines_of(&f.sig);
+        self.out.sites.push(Site { item: path.join("::"), line, end_line, policy: p });
+    }
+
+    fn finish(mut self) -> FileModel {
+        for c in self.standalone {
+            if !self.consumed.contains(&c.key) {
+                self.out.sites.push(c.site);
+            }
+        }
+        let file_methods: BTreeSet<String> = self.index.file_facts.methods.clone();
+        for s in &mut self.out.sites {
+            if s.policy.client_wide && !s.policy.method_gated {
+                s.policy.methods.extend(file_methods.iter().cloned());
+                s.policy.idempotency_key |= self.index.file_facts.idempotency_key;
+            }
+        }
+        self.out.sites.sort_by(|a, b| (&a.item, a.line).cmp(&(&b.item, b.line)));
+        self.out
+    }
+}
+
+fn type_name(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        syn::Type::Reference(r) => type_name(&r.elem),
+        _ => "_".into(),
+    }
+}
+
+/// `let` bindings, `var.set_x(..);` mutations, and setter statements of one
+/// function body (closures included, nested items excluded).
+#[derive(Default)]
+struct LetCollector<'a> {
+    lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+    mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+    statements: Vec<(u32, &'a ExprMethodCall)>,
+}
+
+impl<'a> Visit<'a> for LetCollector<'a> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        if let (Some(name), Some(init)) = (pat_ident(&l.pat), &l.init) {
+            self.lets.entry(name).or_default().push((line_of(l), &init.expr));
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        if let Stmt::Expr(Expr::MethodCall(m), Some(_)) = s {
+            self.statements.push((line_of(m), m));
+            if let Some(var) = ident_of(&m.receiver) {
+                self.mutations.entry(var).or_default().push((line_of(m), m));
+            }
+        }
+        syn::visit::visit_stmt(self, s);
+    }
+
+    fn visit_item(&mut self, _: &'a Item) {}
+}
+
+fn pat_ident(p: &Pat) -> Option<String> {
+    match p {
+        Pat::Ident(i) => Some(i.ident.to_string()),
+        Pat::Type(t) => pat_ident(&t.pat),
+        _ => None,
+    }
+}
+
+/// Walks one function body.
+struct FnWalker<'w, 'i, 'a> {
+    w: &'w mut Walker<'i, 'a>,
+    env: Env<'a>,
+    mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+    item: String,
+}
+
+/// A policy found for an expression, with the root position of the chain
+/// that built it (to mark it consumed).
+struct Resolved {
+    policy: Policy,
+    keys: Vec<(u32, u32)>,
+}
+
+impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
+    /// Resolves an expression to a policy: a constructor chain, a variable
+    /// bound to one, or a helper function of this file returning one.
+    fn resolve(&self, e: &'a Expr, depth: u32) -> Option<Resolved> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return None;
+        }
+        let chain = chain_of(e);
+        let (mut resolved, skip) = self.resolve_root(&chain, depth)?;
+        for m in chain.calls.iter().skip(skip) {
+            let s = setter(m);
+            libs::apply(&mut resolved.policy, &s, &self.env);
+        }
+        Some(resolved)
+    }
+
+    /// The policy a chain's root stands for; `skip` says how many calls of
+    /// the chain the root consumed (`self.policy()` consumes one).
+    fn resolve_root(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
+        let key = root_key(chain.root);
+        if let Some(root) = as_root(chain.root) {
+            if let Some(policy) = libs::construct(&root, &self.env, &self.w.index.imports) {
+                return Some((Resolved { policy, keys: vec![key] }, 0));
+            }
+        }
+        match chain.root {
+            Expr::Path(p) if p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.to_string();
+                if name == "self" {
+                    return self.resolve_self_call(chain, depth);
+                }
+                let line = line_of(chain.root);
+                let init = self.env.lookup(&name, line)?;
+                let mut r = self.resolve(init, depth + 1)?;
+                // `let mut b = Backoff::new(..); b.set_jitter(0.0);`
+                if let Some(muts) = self.mutations.get(&name) {
+                    for (l, m) in muts {
+                        if *l <= line {
+                            let s = setter(m);
+                            if libs::exponential_backoff::MUTATING_SETTERS.contains(&s.name.as_str()) {
+                                libs::apply(&mut r.policy, &s, &self.env);
+                            }
+                        }
+                    }
+                }
+                Some((r, 0))
+            }
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else { return None };
+                if p.path.segments.len() != 1 {
+                    return None;
+                }
+                let block = self.w.index.fns.get(&p.path.segments[0].ident.to_string())?;
+                let tail = tail_expr(block)?;
+                Some((self.resolve(tail, depth + 1)?, 0))
+            }
+            Expr::Field(_) => None,
+            _ => None,
+        }
+    }
+
+    fn resolve_self_call(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
+        let first = chain.calls.first()?;
+        let block = self.w.index.fns.get(&first.method.to_string())?;
+        let tail = tail_expr(block)?;
+        Some((self.resolve(tail, depth + 1)?, 1))
+    }
+
+    /// Facts about a retried operation: a closure's body, or a function of
+    /// this file named by path or `self.name`; callees are followed once.
+    fn op_facts(&self, op: &'a Expr) -> BodyFacts {
+        let mut facts = body_facts(op);
+        let named = match op {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => Some(n.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut callees: Vec<String> = facts.callees.clone();
+        callees.extend(named);
+        for name in callees {
+            if let Some(block) = self.w.index.fns.get(&name) {
+                merge_facts(&mut facts, &body_facts(*block));
+            }
+        }
+        facts
+    }
+
+    fn push_site(&mut self, mut policy: Policy, op: Option<&'a Expr>, at: &'a Expr) {
+        if let Some(op) = op {
+            let f = self.op_facts(op);
+            policy.methods.extend(f.methods);
+            policy.idempotency_key |= f.idempotency_key;
+            if policy.lib == Lib::Backoff && f.reads_retry_after {
+                policy.retry_after = Fact::new(Some(true), "the operation returns Error::retry_after");
+            }
+        }
+        let (line, end_line) = lines_of(at);
+        self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy });
+    }
+
+    /// A whole method chain: policy setters, retry calls, timeouts.
+    fn chain(&mut self, whole: &'a Expr, chain: &Chain<'a>) {
+        for (i, m) in chain.calls.iter().enumerate() {
+            let name = m.method.to_string();
+            if TIMEOUT_METHODS.contains(&name.as_str()) {
+                if let Some(ms) = m.args.first().and_then(|a| self.env.millis(a)) {
+                    self.w.out.timeouts.push(TimeoutSite {
+                        item: self.item.clone(),
+                        setter: name.clone(),
+                        ms,
+                        line: line_of(m),
+                    });
+                }
+            }
+            if matches!(name.as_str(), "retry" | "retry_config") && m.args.len() == 1 {
+                self.retry_call(whole, chain, i);
+                return;
+            }
+        }
+        // A policy built here but not (visibly) retried yet.
+        if as_root(chain.root).is_some() {
+            if let Some(r) = self.resolve(whole, 0) {
+                let key = root_key(chain.root);
+                if !self.w.standalone.iter().any(|c| c.key == key) {
+                    let (line, end_line) = lines_of(whole);
+                    let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
+                    self.w.standalone.push(Candidate { key, site });
+                }
+            }
+        }
+    }
+
+    /// `op.retry(policy)` (backon), `policy.retry(op)` (again),
+    /// `builder.retry(policy)` (reqwest, tower ServiceBuilder),
+    /// `loader.retry_config(cfg)` (aws); then `.when/.adjust/.notify`.
+    fn retry_call(&mut self, whole: &'a Expr, chain: &Chain<'a>, i: usize) {
+        let m = chain.calls[i];
+        let arg = &m.args[0];
+        let receiver: &'a Expr = &m.receiver;
+        let (resolved, op) = match self.resolve(receiver, 0) {
+            // again: the receiver is the policy and the argument the operation.
+            Some(r) if r.policy.lib == Lib::Again => (Some(r), Some(arg)),
+            _ => match self.resolve(arg, 0) {
+                Some(r) => {
+                    let op = if matches!(r.policy.lib, Lib::Reqwest | Lib::Aws | Lib::Tower) {
+                        None
+                    } else {
+                        Some(receiver)
+                    };
+                    (Some(r), op)
+                }
+                None => (None, None),
+            },
+        };
+        let Some(mut r) = resolved else { return };
+        for k in &r.keys {
+            self.w.consumed.insert(*k);
+        }
+        for later in &chain.calls[i + 1..] {
+            let Some(a) = later.args.first() else { continue };
+            match later.method.to_string().as_str() {
+                "adjust" => {
+                    let reads = body_facts(a).reads_retry_after;
+                    r.policy.retry_after = Fact::new(
+                        Some(reads),
+                        if reads {
+                            ".adjust(..) reads Retry-After"
+                        } else {
+                            ".adjust(..) does not read Retry-After"
+                        },
+                    );
+                }
+                "when" => r.policy.method_gated |= body_facts(a).method_gated,
+                _ => {}
+            }
+        }
+        self.push_site(r.policy, op, whole);
+    }
+
+    /// Calls: `Retry::spawn`, `RetryIf::spawn`, `backoff::retry`,
+    /// `future::retry`, `retry_notify`, `retry(iter, op)`,
+    /// `RetryTransientMiddleware::new_with_policy`, `RetryLayer::new`,
+    /// `tokio::time::timeout(d, fut)`.
+    fn call(&mut self, whole: &'a Expr, c: &'a syn::ExprCall) {
+        let Expr::Path(p) = &*c.func else { return };
+        let segs = last_segments(&p.path, 2);
+        let (ty, func) = match segs.as_slice() {
+            [ty, func] => (ty.as_str(), func.as_str()),
+            [func] => ("", func.as_str()),
+            _ => return,
+        };
+        let args: Vec<&'a Expr> = c.args.iter().collect();
+        match (ty, func) {
+            ("Retry" | "RetryIf", "spawn" | "spawn_notify") if args.len() >= 2 => {
+                if let Some(mut r) = self.resolve(args[0], 0) {
+                    if let Some(cond) = args.get(2) {
+                        r.policy.method_gated |= body_facts(*cond).method_gated;
+                    }
+                    self.consume_and_push(r, Some(args[1]), whole);
+                }
+            }
+            (_, "retry" | "retry_notify") if args.len() >= 2 => {
+                if let Some(r) = self.resolve(args[0], 0) {
+                    self.consume_and_push(r, Some(args[1]), whole);
+                }
+            }
+            ("RetryTransientMiddleware", "new_with_policy" | "new_with_policy_and_strategy") => {
+                if let Some(arg) = args.first() {
+                    if let Some(mut r) = self.resolve(arg, 0) {
+                        r.policy.client_wide = true;
+                        self.consume_and_push(r, None, whole);
+                    }
+                }
+            }
+            ("RetryLayer", "new") => {
+                if let Some(r) = args.first().and_then(|a| self.resolve(a, 0)) {
+                    self.consume_and_push(r, None, whole);
+                }
+            }
+            (_, "timeout") if args.len() == 2 => {
+                if let Some(ms) = self.env.millis(args[0]) {
+                    self.w.out.timeouts.push(TimeoutSite {
+                        item: self.item.clone(),
+                        setter: "timeout".into(),
+                        ms,
+                        line: line_of(whole),
+                    });
+                }
+            }
+            _ => {
+                // A constructor with no setters (`ExponentialBuilder::default()`).
+                let chain = Chain { root: whole, calls: Vec::new() };
+                self.chain(whole, &chain);
+            }
+        }
+    }
+
+    fn consume_and_push(&mut self, r: Resolved, op: Option<&'a Expr>, whole: &'a Expr) {
+        for k in &r.keys {
+            self.w.consumed.insert(*k);
+        }
+        self.push_site(r.policy, op, whole);
+    }
+
+    /// Hand-rolled retry loops.
+    fn retry_loop(&mut self, whole: &'a Expr) {
+        let (body, attempts, label_hint) = match whole {
+            Expr::ForLoop(f) => {
+                let hint = pat_ident(&f.pat).unwrap_or_default();
+                (&f.body, self.range_len(&f.expr), hint)
+            }
+            Expr::While(w) => {
+                let hint = cond_ident(&w.cond).unwrap_or_default();
+                (&w.body, self.while_bound(&w.cond), hint)
+            }
+            Expr::Loop(l) => {
+                let bound = self.loop_bound(&l.body);
+                (&l.body, Some(bound.unwrap_or(Attempts::Unbounded)), String::new())
+            }
+            _ => return,
+        };
+        let facts = body_facts(body);
+        let exits = has_exit(body);
+        let named_like_retry = {
+            let h = label_hint.to_ascii_lowercase();
+            h.contains("attempt") || h.contains("retr") || h.contains("tries") || h.contains("try")
+        };
+        let is_retry = facts.sends_request
+            && (facts.sleeps > 0 || facts.has_continue)
+            && (exits || named_like_retry || matches!(whole, Expr::Loop(_)));
+        if !is_retry {
+            return;
+        }
+        let attempts = attempts.unwrap_or(Attempts::Unknown);
+        let mut p = Policy::new(
+            Lib::HandRolled,
+            Fact::new(attempts, "the loop bound"),
+            if facts.uses_randomness {
+                Fact::new(Some(true), "the loop's delay uses randomness")
+            } else {
+                Fact::new(Some(false), "the loop's delay uses no randomness")
+            },
+        );
+        let sleeps = SleepArgs::collect(body, &self.env);
+        p.min_delay_ms = sleeps.iter().copied().reduce(f64::min);
+        p.max_delay_ms = sleeps.iter().copied().reduce(f64::max);
+        p.retry_after = if facts.reads_retry_after {
+            Fact::new(Some(true), "the loop reads Retry-After")
+        } else {
+            Fact::new(Some(false), "the loop does not read Retry-After")
+        };
+        p.methods = facts.methods.clone();
+        p.idempotency_key = facts.idempotency_key;
+        p.method_gated = facts.method_gated;
+        let (line, end_line) = lines_of(whole);
+        // Follow helpers the loop calls for the request itself.
+        let mut merged = facts;
+        for name in &merged.callees.clone() {
+            if let Some(b) = self.w.index.fns.get(name) {
+                merge_facts(&mut merged, &body_facts(*b));
+            }
+        }
+        p.methods.extend(merged.methods);
+        p.idempotency_key |= merged.idempotency_key;
+        self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy: p });
+    }
+
+    fn range_len(&self, e: &Expr) -> Option<Attempts> {
+        let Expr::Range(r) = e else { return None };
+        let start = r.start.as_deref().map_or(Some(0.0), |s| self.env.number(s))?;
+        let end = self.env.number(r.end.as_deref()?)?;
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        Some(Attempts::from_total(Some(end - start + if inclusive { 1.0 } else { 0.0 })))
+    }
+
+    fn while_bound(&self, cond: &Expr) -> Option<Attempts> {
+        let Expr::Binary(b) = cond else { return None };
+        let n = self.env.number(&b.right)?;
+        match b.op {
+            syn::BinOp::Lt(_) => Some(Attempts::from_total(Some(n))),
+            syn::BinOp::Le(_) => Some(Attempts::from_total(Some(n + 1.0))),
+            _ => None,
+        }
+    }
+
+    /// `loop { .. if attempt >= N { break/return } .. }`.
+    fn loop_bound(&self, body: &syn::Block) -> Option<Attempts> {
+        let mut finder = BoundFinder { env: &self.env, found: None };
+        finder.visit_block(body);
+        finder.found
+    }
+
+    /// A by-value setter whose result is dropped: `b.with_jitter();`.
+    fn discarded_setter(&mut self, m: &'a ExprMethodCall, line: u32) {
+        let name = m.method.to_string();
+        let receiver = ident_of(&m.receiver);
+        let lib = self.resolve(&m.receiver, 0).map(|r| r.policy.lib);
+        let hit = match lib {
+            Some(l) => libs::by_value_setters(l).contains(&name.as_str()),
+            None => {
+                let looks_like_builder = receiver.as_deref().is_some_and(|r| {
+                    let r = r.to_ascii_lowercase();
+                    ["builder", "backoff", "policy", "strategy", "retry", "backon"]
+                        .iter()
+                        .any(|w| r.contains(w))
+                });
+                looks_like_builder && libs::any_by_value_setter(&name)
+            }
+        };
+        if hit {
+            self.w.out.discarded.push(Discarded {
+                item: self.item.clone(),
+                setter: name,
+                receiver: receiver.unwrap_or_else(|| "builder".into()),
+                lib,
+                line,
+            });
+        }
+    }
+}
+
+impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::MethodCall(_) => {
+                let chain = chain_of(e);
+                self.chain(e, &chain);
+                self.visit_expr(chain.root);
+                for m in &chain.calls {
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                }
+            }
+            Expr::Call(c) => {
+                self.call(e, c);
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::Struct(_) => {
+                let chain = Chain { root: e, calls: Vec::new() };
+                self.chain(e, &chain);
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.retry_loop(e);
+                syn::visit::visit_expr(self, e);
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        // `let mut b = Backoff::new(..); b.set_jitter(0.0);`: the policy the
+        // binding ends up with includes its in-place setters.
+        if let (Some(name), Some(init)) = (pat_ident(&l.pat), &l.init) {
+            let chain = chain_of(&init.expr);
+            if as_root(chain.root).is_some() {
+                if let Some(mut r) = self.resolve(&init.expr, 0) {
+                    for (_, m) in self.mutations.get(&name).into_iter().flatten() {
+                        let s = setter(m);
+                        if libs::exponential_backoff::MUTATING_SETTERS.contains(&s.name.as_str()) {
+                            libs::apply(&mut r.policy, &s, &self.env);
+                        }
+                    }
+                    let key = root_key(chain.root);
+                    if !self.w.standalone.iter().any(|c| c.key == key) {
+                        let (line, end_line) = lines_of(l);
+                        let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
+                        self.w.standalone.push(Candidate { key, site });
+                    }
+                }
+            }
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_item(&mut self, _: &'ast Item) {
+        // Nested items are walked as items of their own by `Walker::items`.
+    }
+}
+
+/// A chain root in the shape libraries construct policies from.
+fn as_root(e: &Expr) -> Option<Root<'_>> {
+    match e {
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            let segs = last_segments(&p.path, 2);
+            let (ty, func) = match segs.as_slice() {
+                [ty, func] => (ty.clone(), func.clone()),
+                [func] => (String::new(), func.clone()),
+                _ => return None,
+            };
+            Some(Root::Call { ty, func, args: c.args.iter().collect() })
+        }
+        Expr::Struct(s) => {
+            let ty = s.path.segments.last()?.ident.to_string();
+            let fields = s
+                .fields
+                .iter()
+                .filter_map(|f| match &f.member {
+                    syn::Member::Named(n) => Some((n.to_string(), &f.expr)),
+                    syn::Member::Unnamed(_) => None,
+                })
+                .collect();
+            Some(Root::Struct { ty, fields, has_rest: s.rest.is_some() })
+        }
+        Expr::Paren(p) => as_root(&p.expr),
+        _ => None,
+    }
+}
+
+fn setter(m: &ExprMethodCall) -> Setter<'_> {
+    Setter { name: m.method.to_string(), args: m.args.iter().collect() }
+}
+
+/// The value a function body evaluates to: its tail expression, or the
+/// argument of a final `return`.
+fn tail_expr(block: &syn::Block) -> Option<&Expr> {
+    match block.stmts.last()? {
+        Stmt::Expr(Expr::Return(r), _) => r.expr.as_deref(),
+        Stmt::Expr(e, None) => Some(e),
+        _ => None,
+    }
+}
+
+fn cond_ident(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Binary(b) => ident_of(&b.left),
+        _ => None,
+    }
+}
+
+fn has_exit(body: &syn::Block) -> bool {
+    struct Exit(bool);
+    impl<'ast> Visit<'ast> for Exit {
+        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+            self.0 = true;
+            syn::visit::visit_expr_try(self, t);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Exit(false);
+    v.visit_block(body);
+    v.0
+}
+
+struct BoundFinder<'e, 'a> {
+    env: &'e Env<'a>,
+    found: Option<Attempts>,
+}
+
+impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        if self.found.is_none() {
+            if let Expr::Binary(b) = &*i.cond {
+                if let Some(n) = self.env.number(&b.right) {
+                    let exits = has_exit(&i.then_branch);
+                    self.found = match b.op {
+                        syn::BinOp::Ge(_) | syn::BinOp::Eq(_) if exits => Some(Attempts::from_total(Some(n))),
+                        syn::BinOp::Gt(_) if exits => Some(Attempts::from_total(Some(n + 1.0))),
+                        _ => None,
+                    };
+                }
+            }
+        }
+        syn::visit::visit_expr_if(self, i);
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+/// Durations passed to `sleep(..)` inside a loop body.
+struct SleepArgs<'e, 'a> {
+    env: &'e Env<'a>,
+    found: Vec<f64>,
+}
+
+impl<'e, 'a> SleepArgs<'e, 'a> {
+    fn collect(body: &syn::Block, env: &'e Env<'a>) -> Vec<f64> {
+        let mut v = SleepArgs { env, found: Vec::new() };
+        v.visit_block(body);
+        v.found
+    }
+}
+
+impl<'ast> Visit<'ast> for SleepArgs<'_, '_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if p.path.segments.last().is_some_and(|s| s.ident == "sleep") {
+                if let Some(ms) = c.args.first().and_then(|a| self.env.millis(a)) {
+                    self.found.push(ms);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+    fn visit_item(&mut self, _: &'ast Item) {}
+}

@@ -1,0 +1,330 @@
+//! Small views over syn's tree that the rest of the analyzer speaks in:
+//! method-call chains, path tails, line numbers, and text searches inside an
+//! expression.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, ExprMethodCall, Lit};
+
+/// 1-based line where a node starts.
+pub fn line_of<T: Spanned>(node: &T) -> u32 {
+    span_lines(node.span()).0
+}
+
+/// 1-based first and last line of a node.
+pub fn lines_of<T: Spanned>(node: &T) -> (u32, u32) {
+    span_lines(node.span())
+}
+
+fn span_lines(span: Span) -> (u32, u32) {
+    let start = span.start().line as u32;
+    let end = span.end().line as u32;
+    (start.max(1), end.max(start).max(1))
+}
+
+/// The last `n` segments of a path, as strings: `backon::ExponentialBuilder::default`
+/// with n = 2 gives `["ExponentialBuilder", "default"]`.
+pub fn last_segments(path: &syn::Path, n: usize) -> Vec<String> {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let skip = segs.len().saturating_sub(n);
+    segs[skip..].to_vec()
+}
+
+/// A method-call chain read left to right: `root.a(..).b(..)` gives the root
+/// expression and the calls `[a, b]`.
+pub struct Chain<'a> {
+    pub root: &'a Expr,
+    pub calls: Vec<&'a ExprMethodCall>,
+}
+
+/// Unwraps `expr` into its chain. Transparent wrappers (`?`, `.await`,
+/// parentheses) between the calls are looked through.
+pub fn chain_of(expr: &Expr) -> Chain<'_> {
+    let mut calls = Vec::new();
+    let mut cur = expr;
+    loop {
+        match cur {
+            Expr::MethodCall(m) => {
+                calls.push(m);
+                cur = &m.receiver;
+            }
+            Expr::Await(a) => cur = &a.base,
+            Expr::Try(t) => cur = &t.expr,
+            Expr::Paren(p) => cur = &p.expr,
+            Expr::Group(g) => cur = &g.expr,
+            Expr::Reference(r) => cur = &r.expr,
+            _ => break,
+        }
+    }
+    calls.reverse();
+    Chain { root: cur, calls }
+}
+
+/// The chain that ends in method call `m`.
+pub fn chain_of_call(m: &ExprMethodCall) -> Chain<'_> {
+    let mut chain = chain_of(&m.receiver);
+    chain.calls.push(m);
+    chain
+}
+
+/// The single identifier an expression names (`b`, `self.b` gives `b`).
+pub fn ident_of(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Path(p) if p.path.segments.len() == 1 && p.qself.is_none() => {
+            Some(p.path.segments[0].ident.to_string())
+        }
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(i) => Some(i.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::Reference(r) => ident_of(&r.expr),
+        Expr::Paren(p) => ident_of(&p.expr),
+        Expr::MethodCall(m) if m.method == "clone" => ident_of(&m.receiver),
+        _ => None,
+    }
+}
+
+/// Facts about the code inside an expression or block that decide whether a
+/// retry is safe: which HTTP methods it sends, whether it sends an
+/// Idempotency-Key, whether it reads Retry-After, whether it jitters.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct BodyFacts {
+    /// Upper-case HTTP methods seen; `UNKNOWN` for a request whose method
+    /// cannot be told.
+    pub methods: std::collections::BTreeSet<String>,
+    pub idempotency_key: bool,
+    pub reads_retry_after: bool,
+    pub uses_randomness: bool,
+    /// `is_idempotent()` / `is_safe()` called: retries are gated on the method.
+    pub method_gated: bool,
+    /// A request is sent (`.send()`, `.execute(..)`, `request(..)`).
+    pub sends_request: bool,
+    /// Functions called by plain name or as `self.name(..)`, to follow once.
+    pub callees: Vec<String>,
+    /// `continue` appears.
+    pub has_continue: bool,
+    /// Sleeps: the duration expressions passed to `sleep(..)`.
+    pub sleeps: usize,
+}
+
+const HTTP_VERBS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
+
+/// Collects [`BodyFacts`] from any syntax node.
+pub fn body_facts<'a, T: FactsNode<'a>>(node: &'a T) -> BodyFacts {
+    let mut v = FactsVisitor { facts: BodyFacts::default() };
+    node.visit_with(&mut v);
+    v.facts
+}
+
+/// Nodes [`body_facts`] can read.
+pub trait FactsNode<'a> {
+    fn visit_with(&'a self, v: &mut FactsVisitor);
+}
+
+impl<'a> FactsNode<'a> for Expr {
+    fn visit_with(&'a self, v: &mut FactsVisitor) {
+        v.visit_expr(self);
+    }
+}
+
+impl<'a> FactsNode<'a> for syn::Block {
+    fn visit_with(&'a self, v: &mut FactsVisitor) {
+        v.visit_block(self);
+    }
+}
+
+pub struct FactsVisitor {
+    facts: BodyFacts,
+}
+
+impl FactsVisitor {
+    fn note_str(&mut self, s: &str) {
+        let lower = s.to_ascii_lowercase();
+        if lower == "idempotency-key" || lower == "x-idempotency-key" {
+            self.facts.idempotency_key = true;
+        }
+        if lower == "retry-after" {
+            self.facts.reads_retry_after = true;
+        }
+        let upper = s.to_ascii_uppercase();
+        if matches!(upper.as_str(), "POST" | "PATCH") && s.chars().all(|c| c.is_ascii_uppercase()) {
+            self.facts.methods.insert(upper);
+        }
+    }
+
+    fn note_ident(&mut self, ident: &str) {
+        let lower = ident.to_ascii_lowercase();
+        if lower.contains("idempotency") {
+            self.facts.idempotency_key = true;
+        }
+        if lower == "retry_after" || lower.contains("retry_after") {
+            self.facts.reads_retry_after = true;
+        }
+        if matches!(lower.as_str(), "rand" | "thread_rng" | "random" | "gen_range" | "fastrand" | "rng")
+            || lower.contains("jitter")
+        {
+            self.facts.uses_randomness = true;
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for FactsVisitor {
+    fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
+        let name = m.method.to_string();
+        self.note_ident(&name);
+        match name.as_str() {
+            "send" | "execute" if name == "execute" || m.args.is_empty() => {
+                // `tx.send(msg)` on a channel takes an argument; a request's `.send()` does not.
+                self.facts.sends_request = true;
+                let chain = chain_of_call(m);
+                let verb = chain.calls.iter().find_map(|c| {
+                    let n = c.method.to_string();
+                    HTTP_VERBS.contains(&n.as_str()).then(|| n.to_ascii_uppercase())
+                });
+                let explicit = chain.calls.iter().any(|c| c.method == "request" || c.method == "method");
+                match verb {
+                    Some(v) => {
+                        self.facts.methods.insert(v);
+                    }
+                    None if !explicit && name == "send" => {
+                        // `client.execute(req)` / a prebuilt request: method unknown
+                        // unless a Method path elsewhere in the body names it.
+                        self.facts.methods.insert("UNKNOWN".into());
+                    }
+                    None => {}
+                }
+            }
+            "post" | "patch" if !m.args.is_empty() => {
+                self.facts.methods.insert(name.to_ascii_uppercase());
+            }
+            "is_idempotent" | "is_safe" => self.facts.method_gated = true,
+            _ => {}
+        }
+        if let Expr::Path(p) = &*m.receiver {
+            if p.path.segments.len() == 1 && p.path.segments[0].ident == "self" {
+                self.facts.callees.push(name);
+            }
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if let Some(last) = p.path.segments.last() {
+                let name = last.ident.to_string();
+                self.note_ident(&name);
+                if name == "sleep" || name == "sleep_ms" || name == "delay_for" {
+                    self.facts.sleeps += 1;
+                }
+                if name == "request" || name == "fetch" {
+                    self.facts.sends_request = true;
+                }
+                if p.path.segments.len() == 1 {
+                    self.facts.callees.push(name);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
+        self.facts.has_continue = true;
+        syn::visit::visit_expr_continue(self, c);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let [.., ty, variant] = segs.as_slice() {
+            if ty == "Method" {
+                self.facts.methods.insert(variant.to_ascii_uppercase());
+            }
+        }
+        for s in &segs {
+            self.note_ident(s);
+        }
+        if segs.iter().any(|s| s == "RETRY_AFTER") {
+            self.facts.reads_retry_after = true;
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_lit(&mut self, l: &'ast Lit) {
+        if let Lit::Str(s) = l {
+            self.note_str(&s.value());
+        }
+        syn::visit::visit_lit(self, l);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // Macro bodies (`format!`, `json!`, `tokio::select!`) are token streams:
+        // read their string literals and identifiers without parsing them.
+        scan_tokens(m.tokens.clone(), self);
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {
+        // Nested items are separate retry scopes; they are read on their own.
+    }
+}
+
+fn scan_tokens(ts: proc_macro2::TokenStream, v: &mut FactsVisitor) {
+    for tt in ts {
+        match tt {
+            proc_macro2::TokenTree::Group(g) => scan_tokens(g.stream(), v),
+            proc_macro2::TokenTree::Ident(i) => v.note_ident(&i.to_string()),
+            proc_macro2::TokenTree::Literal(l) => {
+                let s = l.to_string();
+                if let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                    v.note_str(inner);
+                }
+            }
+            proc_macro2::TokenTree::Punct(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(src: &str) -> BodyFacts {
+        let e: Expr = syn::parse_str(src).unwrap();
+        body_facts(&e)
+    }
+
+    #[test]
+    fn chain_reads_left_to_right_through_await_and_try() {
+        let e: Expr = syn::parse_str("a.b(1).c().await?.d(2)").unwrap();
+        let ch = chain_of(&e);
+        let names: Vec<String> = ch.calls.iter().map(|c| c.method.to_string()).collect();
+        assert_eq!(names, ["b", "c", "d"]);
+        assert!(matches!(ch.root, Expr::Path(_)));
+    }
+
+    #[test]
+    fn methods_and_keys_are_seen() {
+        let f = facts("async { client.post(url).json(&o).send().await }");
+        assert!(f.methods.contains("POST") && f.sends_request && !f.idempotency_key);
+        let f = facts("async { client.post(url).header(\"Idempotency-Key\", k).send().await }");
+        assert!(f.idempotency_key);
+        let f = facts("async { client.get(url).send().await }");
+        assert_eq!(f.methods.iter().collect::<Vec<_>>(), ["GET"]);
+        let f = facts("client.request(Method::PATCH, url).send()");
+        assert!(f.methods.contains("PATCH"));
+        let f = facts("client.execute(req)");
+        assert!(f.sends_request && f.methods.is_empty());
+        let f = facts("{ let v = map.get(&k); v.len() }");
+        assert!(f.methods.is_empty() && !f.sends_request, "a HashMap get is not a request");
+    }
+
+    #[test]
+    fn retry_after_and_randomness_are_seen() {
+        let f = facts("resp.headers().get(RETRY_AFTER)");
+        assert!(f.reads_retry_after);
+        let f = facts("resp.headers().get(\"retry-after\")");
+        assert!(f.reads_retry_after);
+        let f = facts("sleep(base + rand::thread_rng().gen_range(0..100))");
+        assert!(f.uses_randomness && f.sleeps == 1);
+    }
+}
