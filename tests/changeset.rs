@@ -304,3 +304,31 @@ fn a_subdirectory_of_a_repository_scans_the_whole_repository() {
     paths.sort();
     assert_eq!(paths, vec!["docs/b.md", "src/a.rs"], "paths are repository-relative");
 }
+
+#[test]
+fn diff_relative_in_the_users_config_does_not_hide_files_outside_the_directory() {
+    // `diff.relative = true` (git >= 2.28) makes `git diff` run in a
+    // subdirectory show only that directory, with shortened paths: a scan
+    // from `src/` would silently miss every other changed file.
+    let repo = repo_with(&[("src/a.rs", "fn a() {}\n"), ("lib/b.rs", "fn b() {}\n")]);
+    repo.git(&["config", "diff.relative", "true"]);
+    repo.write("src/a.rs", "fn a2() {}\n");
+    repo.write("lib/b.rs", "fn b2() {}\n");
+    repo.commit("edit both");
+    let cs = ChangeSet::from_git(&repo.join("src"), "main", "HEAD").unwrap();
+    let mut paths: Vec<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort();
+    assert_eq!(paths, vec!["lib/b.rs", "src/a.rs"]);
+}
+
+#[test]
+fn submodule_changes_are_noted_not_read() {
+    let repo = repo_with(&[("a.rs", "fn a() {}\n")]);
+    // A gitlink entry, as `git submodule add` would record it.
+    let commit = repo.head();
+    repo.git(&["update-index", "--add", "--cacheinfo", &format!("160000,{commit},vendor/dep")]);
+    repo.git(&["commit", "-q", "-m", "add a submodule"]);
+    let cs = scan(&repo);
+    assert!(cs.files.iter().all(|f| f.path != "vendor/dep"), "{:?}", cs.files);
+    assert!(note_for(&cs, "vendor/dep").message.contains("submodule"));
+}

@@ -196,6 +196,9 @@ impl ChangeSet {
             "-z",
             "--no-abbrev",
             "--find-renames",
+            // The user's `diff.relative` would limit the diff to the directory
+            // git runs in and shorten the paths: files would go missing.
+            "--no-relative",
             "--no-ext-diff",
             "--no-textconv",
             &merge_base,
