@@ -35,7 +35,7 @@ fn repo_with(files: &[(&str, &str)]) -> Repo {
         repo.write(path, text);
     }
     repo.commit("base");
-    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.branch("feature");
     repo
 }
 
@@ -203,11 +203,11 @@ fn changes_on_the_base_branch_after_the_fork_are_not_in_the_pr() {
     repo.write("src/shared.rs", numbered(5));
     repo.write("src/client.rs", "fn old() {}\n");
     let fork_point = repo.commit("base");
-    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.branch("feature");
     repo.write("src/client.rs", "fn new() {}\n");
     let head = repo.commit("the PR's change");
     // main moves on after the PR branched: it edits a shared file and adds one.
-    repo.git(&["checkout", "-q", "main"]);
+    repo.checkout("main");
     repo.write("src/shared.rs", numbered(5).replace("{ 3 }", "{ 300 }"));
     repo.write("src/main_only.rs", "fn main_only() {}\n");
     repo.commit("main advances");
@@ -227,10 +227,10 @@ fn shallow_clone_without_merge_base_says_to_fetch_full_history() {
     let origin = Repo::new();
     origin.write("src/lib.rs", numbered(3));
     origin.commit("c1");
-    origin.git(&["checkout", "-q", "-b", "feature"]);
+    origin.branch("feature");
     origin.write("src/lib.rs", numbered(4));
     origin.commit("c2");
-    origin.git(&["checkout", "-q", "main"]);
+    origin.checkout("main");
     origin.write("README.md", "main moves on\n");
     origin.commit("c3");
 

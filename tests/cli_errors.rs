@@ -54,7 +54,7 @@ fn pr_repo() -> Repo {
     let repo = Repo::new();
     repo.write("src/client.rs", "fn call() {}\n");
     repo.commit("base");
-    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.branch("feature");
     repo.write("src/client.rs", "fn call() { /* changed */ }\n");
     repo.write("assets/logo.png", b"\x89PNG\0\0\0".as_slice());
     repo.commit("change");
@@ -82,7 +82,7 @@ fn not_a_repository_exits_2_saying_so() {
 #[test]
 fn shallow_clone_exits_2_asking_for_full_history() {
     let origin = pr_repo();
-    origin.git(&["checkout", "-q", "main"]);
+    origin.checkout("main");
     origin.write("README.md", "main moves on\n");
     origin.commit("main advances");
     let clone = Repo::clone_from(&origin, &["--depth", "1", "--no-single-branch"]);

@@ -427,6 +427,26 @@ mod sarif {
     }
 
     #[test]
+    fn over_the_upload_limit_the_most_severe_results_are_kept_and_the_rest_counted() {
+        use retrygate::report::sarif::to_sarif_with_limit;
+        let mut findings: Vec<Finding> = (1..=5)
+            .map(|i| Finding::new(Kind::RetryWithoutJitter, "w", "a.rs", i).message(format!("warning {i}")))
+            .collect();
+        findings.push(Finding::new(Kind::RetryUnbounded, "e", "z.rs", 1).message("the error"));
+        let v = serde_json::to_value(to_sarif_with_limit(&Report::from_scan(findings, vec![]), 3)).unwrap();
+        let res = results(&v);
+        let kept: Vec<&str> = res.iter().map(|r| r["message"]["text"].as_str().unwrap()).collect();
+        assert_eq!(kept, vec!["warning 1", "warning 2", "the error"]);
+        let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+        assert_eq!(n["level"], "warning");
+        assert!(
+            n["message"]["text"].as_str().unwrap().starts_with("3 less severe findings were left out"),
+            "{n}"
+        );
+        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    }
+
+    #[test]
     fn empty_report_still_has_results_and_rules_arrays() {
         let v = sarif(&empty_report());
         assert_eq!(results(&v).len(), 0);

@@ -192,9 +192,28 @@ pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)
 }
 
+/// GitHub rejects an upload whose run holds more results than this (docs,
+/// "SARIF support for code scanning", upload limits).
+pub const MAX_RESULTS: usize = 25_000;
+
 /// Builds the SARIF log for `report`.
 pub fn to_sarif(report: &Report) -> SarifLog {
-    let findings = super::sorted_findings(report);
+    to_sarif_with_limit(report, MAX_RESULTS)
+}
+
+/// Builds the SARIF log with at most `max_results` results. When there are
+/// more, the most severe are kept and a notification says how many were left
+/// out and where to find them: an upload that is rejected whole would hide
+/// every finding.
+pub fn to_sarif_with_limit(report: &Report, max_results: usize) -> SarifLog {
+    let mut findings = super::sorted_findings(report);
+    let omitted = findings.len().saturating_sub(max_results);
+    if omitted > 0 {
+        // Stable: within a severity the reporting order is kept.
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        findings.truncate(max_results);
+        findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    }
     let mut rules: Vec<ReportingDescriptor> = Vec::new();
     let mut rule_index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
@@ -210,7 +229,18 @@ pub fn to_sarif(report: &Report) -> SarifLog {
         *occurrence += 1;
         results.push(result(f, index, *occurrence));
     }
-    let notifications: Vec<Notification> = report.notes.iter().map(notification).collect();
+    let mut notifications: Vec<Notification> = report.notes.iter().map(notification).collect();
+    if omitted > 0 {
+        notifications.push(Notification {
+            level: "warning",
+            message: Text {
+                text: format!(
+                    "{omitted} less severe findings were left out: a SARIF upload holds at most {max_results} results; `retrygate scan --format json` lists them all"
+                ),
+            },
+            locations: Vec::new(),
+        });
+    }
     let invocation = Invocation {
         execution_successful: !report.notes.iter().any(|n| n.blocking),
         tool_execution_notifications: notifications,

@@ -7,7 +7,7 @@
 //! let repo = Repo::new();                       // `git init` on branch `main`
 //! repo.write("src/lib.rs", "fn a() {}\n");
 //! let base = repo.commit("base");               // returns the commit id
-//! repo.git(&["checkout", "-q", "-b", "feature"]);
+//! repo.branch("feature");                      // `git checkout -b feature`
 //! repo.write("src/lib.rs", "fn b() {}\n");
 //! let head = repo.commit("change");
 //! let cs = retrygate::changeset::ChangeSet::from_git(repo.path(), "main", "feature").unwrap();
@@ -101,6 +101,18 @@ impl Repo {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
         self.head()
+    }
+
+    /// Creates branch `name` at `HEAD` and checks it out (`git checkout -b`).
+    pub fn branch(&self, name: &str) -> &Repo {
+        self.git(&["checkout", "-q", "-b", name]);
+        self
+    }
+
+    /// Checks out an existing branch or commit.
+    pub fn checkout(&self, rev: &str) -> &Repo {
+        self.git(&["checkout", "-q", rev]);
+        self
     }
 
     /// The full id of `HEAD`.
