@@ -198,3 +198,19 @@ fn explain_an_unknown_kind_exits_2_naming_the_known_ones() {
     }
     assert!(stdout(&o).is_empty());
 }
+
+#[test]
+fn scan_from_a_subdirectory_sees_the_whole_change_with_repository_paths() {
+    // `--repo` defaults to the current directory; a user's `diff.relative`
+    // must not narrow the scan to it.
+    let repo = pr_repo();
+    repo.git(&["config", "diff.relative", "true"]);
+    let o = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--base", "main", "--format", "json"])
+        .current_dir(repo.join("src"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n["path"] == "assets/logo.png"), "{v}");
+}

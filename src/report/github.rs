@@ -21,6 +21,7 @@ use std::io::{self, Write};
 use super::{reason, sorted_findings, Report, Verdict};
 use crate::finding::{Finding, Note, Severity};
 
+/// Writes one workflow command per finding and note, then the verdict line.
 pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     for f in sorted_findings(report) {
         writeln!(w, "{}", finding_command(f))?;

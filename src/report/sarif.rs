@@ -48,6 +48,7 @@ pub fn information_uri() -> &'static str {
     }
 }
 
+/// The whole file: `sarifLog`.
 #[derive(Debug, Serialize)]
 pub struct SarifLog {
     #[serde(rename = "$schema")]
@@ -56,6 +57,7 @@ pub struct SarifLog {
     pub runs: Vec<Run>,
 }
 
+/// One analysis run; retrygate writes exactly one.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
@@ -65,11 +67,13 @@ pub struct Run {
     pub results: Vec<SarifResult>,
 }
 
+/// The tool that produced the run.
 #[derive(Debug, Serialize)]
 pub struct Tool {
     pub driver: ToolComponent,
 }
 
+/// `tool.driver`: retrygate itself and its rules.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolComponent {
@@ -80,6 +84,7 @@ pub struct ToolComponent {
     pub rules: Vec<ReportingDescriptor>,
 }
 
+/// Rule metadata: what GitHub shows at the top of an alert.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportingDescriptor {
@@ -92,22 +97,26 @@ pub struct ReportingDescriptor {
     pub properties: RuleProperties,
 }
 
+/// A `message` or `multiformatMessageString` with plain text only.
 #[derive(Debug, Serialize)]
 pub struct Text {
     pub text: String,
 }
 
+/// A rule's help, as plain text and as Markdown.
 #[derive(Debug, Serialize)]
 pub struct Help {
     pub text: String,
     pub markdown: String,
 }
 
+/// `defaultConfiguration`: the level a rule reports at unless configured.
 #[derive(Debug, Serialize)]
 pub struct Configuration {
     pub level: &'static str,
 }
 
+/// The rule's property bag.
 #[derive(Debug, Serialize)]
 pub struct RuleProperties {
     pub tags: Vec<String>,
@@ -116,6 +125,7 @@ pub struct RuleProperties {
     pub problem_severity: &'static str,
 }
 
+/// How the run went: notes become notifications here.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Invocation {
@@ -124,6 +134,7 @@ pub struct Invocation {
     pub tool_execution_notifications: Vec<Notification>,
 }
 
+/// A tool execution notification: one retrygate note.
 #[derive(Debug, Serialize)]
 pub struct Notification {
     pub level: &'static str,
@@ -132,11 +143,13 @@ pub struct Notification {
     pub locations: Vec<Location>,
 }
 
+/// An entry of `originalUriBaseIds`: says what `%SRCROOT%` stands for.
 #[derive(Debug, Serialize)]
 pub struct ArtifactLocationBase {
     pub description: Text,
 }
 
+/// One finding.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SarifResult {
@@ -149,6 +162,7 @@ pub struct SarifResult {
     pub properties: ResultProperties,
 }
 
+/// The result's property bag: the finding kind and what base and head had.
 #[derive(Debug, Serialize)]
 pub struct ResultProperties {
     pub kind: Kind,
@@ -158,12 +172,14 @@ pub struct ResultProperties {
     pub head: Option<serde_json::Value>,
 }
 
+/// A place in the repository.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Location {
     pub physical_location: PhysicalLocation,
 }
 
+/// A file and, for results, a line range.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PhysicalLocation {
@@ -172,6 +188,7 @@ pub struct PhysicalLocation {
     pub region: Option<Region>,
 }
 
+/// A repository-relative URI.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactLocation {
@@ -179,6 +196,7 @@ pub struct ArtifactLocation {
     pub uri_base_id: &'static str,
 }
 
+/// 1-based, inclusive line range.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Region {
@@ -186,7 +204,7 @@ pub struct Region {
     pub end_line: u32,
 }
 
-/// Writes `report` as a SARIF 2.1.0 log.
+/// Writes `report` as a SARIF 2.1.0 log (pretty-printed JSON).
 pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &to_sarif(report))?;
     writeln!(w)

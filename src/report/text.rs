@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use super::{plural, reason, sorted_findings, Report, Tally, Verdict};
 
+/// Writes one line per finding, one per note, then the verdict line.
 pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     for f in sorted_findings(report) {
         writeln!(
