@@ -280,6 +280,20 @@ fn unknown_revisions_are_named() {
 }
 
 #[test]
+fn a_missing_remote_tracking_base_is_fetched_by_its_branch_name() {
+    // actions/checkout's default depth-1 checkout has no origin/main.
+    let repo = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let err = ChangeSet::from_git(repo.path(), "origin/main", "HEAD").unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("unknown revision 'origin/main'"), "{msg}");
+    assert!(msg.contains("(git fetch origin main)"), "{msg}");
+    let err = ChangeSet::from_git(repo.path(), "refs/remotes/upstream/release/1.2", "HEAD").unwrap_err();
+    assert!(err.to_string().contains("(git fetch upstream release/1.2)"), "{err}");
+    let err = ChangeSet::from_git(repo.path(), "v1.0", "HEAD").unwrap_err();
+    assert!(err.to_string().contains("(git fetch origin v1.0)"), "{err}");
+}
+
+#[test]
 fn a_directory_outside_git_is_not_a_repository() {
     let dir = tempfile::tempdir().unwrap();
     let err = ChangeSet::from_git(dir.path(), "main", "HEAD").unwrap_err();
