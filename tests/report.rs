@@ -521,7 +521,12 @@ errors = list(jsonschema.Draft4Validator(schema).iter_errors(json.load(open(sys.
 print(errors[0].message if errors else "valid")
 sys.exit(0 if errors else 1)
 "#;
-        let out = Command::new("python3").arg("-c").arg(script).arg(&path).output().unwrap();
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(&path)
+            .output()
+            .expect("python3 is needed to validate SARIF against the official schema; install python3");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
