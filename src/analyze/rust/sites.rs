@@ -654,19 +654,20 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     /// Hand-rolled retry loops.
     fn retry_loop(&mut self, whole: &'a Expr) {
-        let (body, attempts, label_hint) = match whole {
+        let (body, attempts, label_hint, bound_text) = match whole {
             Expr::ForLoop(f) => {
                 let hint = pat_ident(&f.pat).unwrap_or_default();
-                (&f.body, self.range_len(&f.expr), hint)
+                let text = format!("`for {} in {}`", code(&f.pat), code(&f.expr));
+                (&f.body, self.range_len(&f.expr), hint, text)
             }
             Expr::While(w) => {
                 let hint = cond_ident(&w.cond).unwrap_or_default();
-                (&w.body, self.while_bound(&w.cond), hint)
+                (&w.body, self.while_bound(&w.cond), hint, format!("`while {}`", code(&w.cond)))
             }
-            Expr::Loop(l) => {
-                let bound = self.loop_bound(&l.body);
-                (&l.body, Some(bound.unwrap_or(Attempts::Unbounded)), String::new())
-            }
+            Expr::Loop(l) => match self.loop_bound(&l.body) {
+                Some((bound, cond)) => (&l.body, Some(bound), String::new(), format!("`loop` exits on `{cond}`")),
+                None => (&l.body, Some(Attempts::Unbounded), String::new(), "a `loop` with no attempt limit".into()),
+            },
             _ => return,
         };
         let facts = body_facts(body);
@@ -684,7 +685,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let attempts = attempts.unwrap_or(Attempts::Unknown);
         let mut p = Policy::new(
             Lib::HandRolled,
-            Fact::new(attempts, "the loop bound"),
+            Fact::new(attempts, bound_text),
             if facts.uses_randomness {
                 Fact::new(Some(true), "the loop's delay uses randomness")
             } else {
@@ -734,7 +735,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     }
 
     /// `loop { .. if attempt >= N { break/return } .. }`.
-    fn loop_bound(&self, body: &syn::Block) -> Option<Attempts> {
+    fn loop_bound(&self, body: &syn::Block) -> Option<(Attempts, String)> {
         let mut finder = BoundFinder { env: &self.env, found: None };
         finder.visit_block(body);
         finder.found
@@ -873,6 +874,16 @@ fn tail_expr(block: &syn::Block) -> Option<&Expr> {
     }
 }
 
+/// Source text of a node for messages, as tokens (`0 ..= MAX_RETRIES`).
+fn code<T: quote::ToTokens>(node: &T) -> String {
+    let text = node.to_token_stream().to_string();
+    if text.len() > 60 {
+        format!("{}..", &text[..text.char_indices().nth(57).map_or(text.len(), |(i, _)| i)])
+    } else {
+        text
+    }
+}
+
 fn cond_ident(e: &Expr) -> Option<String> {
     match e {
         Expr::Binary(b) => ident_of(&b.left),
@@ -903,7 +914,7 @@ fn has_exit(body: &syn::Block) -> bool {
 
 struct BoundFinder<'e, 'a> {
     env: &'e Env<'a>,
-    found: Option<Attempts>,
+    found: Option<(Attempts, String)>,
 }
 
 impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
@@ -912,11 +923,12 @@ impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
             if let Expr::Binary(b) = &*i.cond {
                 if let Some(n) = self.env.number(&b.right) {
                     let exits = has_exit(&i.then_branch);
-                    self.found = match b.op {
+                    let bound = match b.op {
                         syn::BinOp::Ge(_) | syn::BinOp::Eq(_) if exits => Some(Attempts::from_total(Some(n))),
                         syn::BinOp::Gt(_) if exits => Some(Attempts::from_total(Some(n + 1.0))),
                         _ => None,
                     };
+                    self.found = bound.map(|a| (a, code(&*i.cond)));
                 }
             }
         }

@@ -1,0 +1,168 @@
+//! Benchmark: `retrygate scan` on a large synthetic pull request, against the
+//! time to merely `syn::parse_file` the same files, measured in the same run.
+//!
+//! Run with `cargo bench --bench scan` (add `-- --files N --lines L` to
+//! change the size). It builds two repositories in a temp dir, each with
+//! about 2,000 Rust files and 300,000 lines per side:
+//!
+//! - `every-file`: every file holds retry code (the analyzer's worst case);
+//! - `typical`: 3% of the files hold retry code; the rest are ordinary code
+//!   with no retry tokens, which the prefilter skips without parsing.
+//!
+//! It prints wall time and peak memory of the `retrygate scan` process, the
+//! single-threaded and two-thread bare-parse times over both sides of every
+//! changed file, and the throughput ratio (bare parse time / scan time;
+//! above 1 means the scan is faster than bare parsing).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str, default: usize| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let files = flag("--files", 2000);
+    let lines = flag("--lines", 150);
+    println!("retrygate scan benchmark: {files} files x ~{lines} lines per side, {} cores", num_cpus());
+    for (name, retry_share) in [("every-file", 1.0), ("typical", 0.03)] {
+        run_case(name, files, lines, retry_share);
+    }
+}
+
+fn num_cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let retry_files = ((files as f64) * retry_share).ceil() as usize;
+    let (base, head) = generate(files, lines, retry_files);
+    git(repo, &["init", "-q", "-b", "main"]);
+    write_all(repo, &base);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    git(repo, &["checkout", "-q", "-b", "pr"]);
+    write_all(repo, &head);
+    git(repo, &["commit", "-q", "-am", "head"]);
+    let total_lines: usize = head.iter().map(|(_, t)| t.lines().count()).sum();
+
+    // The scan, as a user runs it (binary built in release by cargo bench).
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo)
+        .args(["--base", "main", "--head", "pr", "--format", "json"])
+        .output()
+        .unwrap();
+    let scan_s = t.elapsed().as_secs_f64();
+    let peak_kib = children_peak_rss_kib();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("scan output is not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr))
+    });
+    let findings = report["findings"].as_array().map_or(0, Vec::len);
+
+    // Bare parsing of the same files (both sides), one thread and all cores.
+    let all: Vec<&str> = base.iter().chain(head.iter()).map(|(_, t)| t.as_str()).collect();
+    let t = Instant::now();
+    for src in &all {
+        let f = syn::parse_file(src).unwrap();
+        std::hint::black_box(f);
+    }
+    let parse1_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    all.par_iter().for_each(|src| {
+        std::hint::black_box(syn::parse_file(src).unwrap());
+    });
+    let parse_n_s = t.elapsed().as_secs_f64();
+
+    let mut s = String::new();
+    writeln!(s, "\n[{name}] {files} changed files ({retry_files} with retry code), {total_lines} head lines").unwrap();
+    writeln!(s, "  retrygate scan           {scan_s:8.2} s   peak RSS {:.0} MiB   {findings} findings", peak_kib as f64 / 1024.0).unwrap();
+    writeln!(s, "  syn::parse_file, 1 core  {parse1_s:8.2} s").unwrap();
+    writeln!(s, "  syn::parse_file, {} cores {parse_n_s:8.2} s", num_cpus()).unwrap();
+    writeln!(s, "  throughput vs bare parse: {:.2}x (1 core)  {:.2}x ({} cores)", parse1_s / scan_s, parse_n_s / scan_s, num_cpus()).unwrap();
+    print!("{s}");
+}
+
+/// Peak resident memory of the largest waited-for child, from getrusage.
+fn children_peak_rss_kib() -> i64 {
+    // SAFETY: getrusage only writes into the struct we pass.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        ru.ru_maxrss
+    }
+}
+
+fn write_all(repo: &Path, files: &[(String, String)]) {
+    for (p, text) in files {
+        let path = repo.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"])
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+/// Base and head versions of `files` files; the first `retry_files` hold
+/// retry code whose head raises a count, the rest change an ordinary line.
+fn generate(files: usize, lines: usize, retry_files: usize) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    let mut base = Vec::with_capacity(files);
+    let mut head = Vec::with_capacity(files);
+    for i in 0..files {
+        let path = format!("src/m{}/f{i}.rs", i % 40);
+        let retry = i < retry_files;
+        base.push((path.clone(), file(i, lines, retry, false)));
+        head.push((path, file(i, lines, retry, true)));
+    }
+    (base, head)
+}
+
+fn file(i: usize, lines: usize, retry: bool, head: bool) -> String {
+    let mut s = String::new();
+    writeln!(s, "//! Generated module {i}.\nuse std::collections::HashMap;\n").unwrap();
+    if retry {
+        let n = if head { 6 } else { 2 };
+        writeln!(s, "const MAX_RETRIES: usize = {n};").unwrap();
+        writeln!(
+            s,
+            "async fn fetch_{i}(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {{\n    (|| async {{ c.get(\"https://api/{i}\").send().await }})\n        .retry(backon::ExponentialBuilder::default().with_jitter().with_max_times(MAX_RETRIES))\n        .await\n}}\n"
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "fn load_{i}(c: &Client) -> Result<Response, Error> {{\n    for attempt in 0..=MAX_RETRIES {{\n        match c.get(URL).send() {{\n            Ok(r) => return Ok(r),\n            Err(_) => std::thread::sleep(std::time::Duration::from_millis(rand::random::<u64>() % 100)),\n        }}\n    }}\n    Err(Error::GaveUp)\n}}\n"
+        )
+        .unwrap();
+    }
+    let mut k = 0;
+    while s.lines().count() < lines {
+        let v = if head && k == 0 { 42 } else { k };
+        writeln!(
+            s,
+            "#[derive(Debug, Clone)]\npub struct Item{i}_{k} {{ id: u64, name: String, tags: Vec<String> }}\n\nimpl Item{i}_{k} {{\n    pub fn score(&self, weights: &HashMap<String, f64>) -> f64 {{\n        let mut total = {v} as f64;\n        for t in &self.tags {{\n            total += weights.get(t).copied().unwrap_or(0.5) * (self.id % 7) as f64;\n        }}\n        if total > 100.0 {{ total / 2.0 }} else {{ total }}\n    }}\n}}\n"
+        )
+        .unwrap();
+        k += 1;
+    }
+    s
+}

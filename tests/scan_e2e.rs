@@ -1,0 +1,180 @@
+//! End-to-end scans of real git repositories through the binary: the
+//! incident patch, moved and renamed files, and hostile input that must end
+//! in a blocking verdict rather than a crash or a silent pass.
+
+mod common;
+
+use std::process::Output;
+
+use common::Repo;
+use serde_json::Value;
+
+fn scan(repo: &Repo, head: &str) -> (Output, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo.path())
+        .args(["--base", "main", "--head", head, "--format", "json"])
+        .output()
+        .expect("run retrygate");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    (out, json)
+}
+
+fn kinds(json: &Value) -> Vec<String> {
+    json["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+}
+
+const RETRY_FILE: &str = "use backon::{ExponentialBuilder, Retryable};\n\
+const MAX_RETRIES: usize = 2;\n\
+async fn fetch(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n\
+    (|| async { c.get(\"https://api/x\").send().await })\n\
+        .retry(ExponentialBuilder::default().with_jitter().with_max_times(MAX_RETRIES))\n\
+        .await\n\
+}\n";
+
+#[test]
+fn the_incident_patch_is_blocked_with_its_four_errors() {
+    let repo = Repo::new();
+    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.commit("base");
+    repo.branch("claude/faster");
+    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.commit("make it faster");
+    let (out, json) = scan(&repo, "claude/faster");
+    assert_eq!(out.status.code(), Some(1), "blocked");
+    assert_eq!(json["verdict"], "block");
+    let k = kinds(&json);
+    for want in ["timeout-lowered", "jitter-removed", "retry-count-raised", "retry-non-idempotent"] {
+        assert!(k.iter().any(|x| x == want), "missing {want} in {k:?}");
+    }
+    let raised = json["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry-count-raised").unwrap();
+    assert_eq!(raised["base"]["attempts"], 3);
+    assert_eq!(raised["head"]["attempts"], 7);
+    assert_eq!(raised["path"], "src/checkout.rs");
+}
+
+#[test]
+fn a_git_rename_of_retry_code_is_not_new_code() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    repo.rename("src/client.rs", "src/net/client.rs");
+    repo.commit("move");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    assert!(kinds(&json).is_empty(), "{json}");
+}
+
+#[test]
+fn a_renamed_file_with_a_raised_count_is_still_caught() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    repo.rename("src/client.rs", "src/net/client.rs");
+    repo.write("src/net/client.rs", RETRY_FILE.replace("= 2;", "= 6;"));
+    repo.commit("move and raise");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(kinds(&json), ["retry-count-raised"]);
+    assert_eq!(json["findings"][0]["path"], "src/net/client.rs");
+}
+
+#[test]
+fn deeply_nested_rust_blocks_with_a_note_instead_of_overflowing() {
+    let repo = Repo::new();
+    repo.write("src/deep.rs", "fn retry_me() {}\n");
+    repo.commit("base");
+    repo.branch("pr");
+    let deep = format!("fn retry_me() {{ let x = {}1{}; }}\n", "(".repeat(100_000), ")".repeat(100_000));
+    repo.write("src/deep.rs", deep);
+    repo.commit("deep");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(1), "a file the gate cannot read blocks");
+    let note = json["notes"].as_array().unwrap().iter().find(|n| n["path"] == "src/deep.rs").expect("a note");
+    assert_eq!(note["blocking"], true);
+    assert!(note["message"].as_str().unwrap().contains("nest deeper"), "{note}");
+}
+
+#[test]
+fn a_50_mib_single_line_file_blocks_with_a_note() {
+    let repo = Repo::new();
+    repo.write("src/gen.rs", "const RETRIES: u32 = 1;\n");
+    repo.commit("base");
+    repo.branch("pr");
+    let mut big = String::from("const RETRIES: &[u8] = &[");
+    while big.len() < 50 * 1024 * 1024 {
+        big.push_str("1,");
+    }
+    big.push_str("];");
+    repo.write("src/gen.rs", big);
+    repo.commit("huge");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(1));
+    let notes: Vec<&Value> = json["notes"].as_array().unwrap().iter().filter(|n| n["path"] == "src/gen.rs").collect();
+    assert!(notes.iter().any(|n| n["message"].as_str().unwrap().contains("over the 2 MiB limit")), "{notes:?}");
+    assert!(notes.iter().any(|n| n["blocking"] == true), "{notes:?}");
+}
+
+#[test]
+fn invalid_rust_is_a_blocking_note_and_other_files_are_still_analysed() {
+    let repo = Repo::new();
+    repo.write("src/broken.rs", "fn retry() {}\n");
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/broken.rs", "fn retry( {\n");
+    repo.write("src/client.rs", RETRY_FILE.replace("= 2;", "= 5;"));
+    repo.commit("break one, raise the other");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(kinds(&json), ["retry-count-raised"]);
+    let note = json["notes"].as_array().unwrap().iter().find(|n| n["path"] == "src/broken.rs").expect("note");
+    let msg = note["message"].as_str().unwrap();
+    assert!(msg.contains("could not parse the head version (line 1"), "{msg}");
+    assert_eq!(note["blocking"], true);
+}
+
+#[test]
+fn non_utf8_rust_is_analysed_with_a_note() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    let mut bytes = RETRY_FILE.replace("= 2;", "= 4;").into_bytes();
+    bytes.extend_from_slice(b"// caf\xe9\n");
+    repo.write("src/client.rs", bytes);
+    repo.commit("latin-1 comment");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(kinds(&json), ["retry-count-raised"]);
+    let note = &json["notes"][0];
+    assert!(note["message"].as_str().unwrap().contains("not valid UTF-8"), "{note}");
+    assert_eq!(note["blocking"], false);
+}
+
+#[test]
+fn a_benign_change_passes_with_exit_0() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/client.rs", RETRY_FILE.replace("= 2;", "= 1;"));
+    repo.write("README.md", "# docs\n");
+    repo.commit("fewer retries");
+    let (out, json) = scan(&repo, "pr");
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    assert_eq!(json["verdict"], "pass");
+}
+
+#[test]
+fn the_demo_runs_from_the_binary_and_shows_the_block() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate")).arg("demo").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("error[retry-non-idempotent]"), "{text}");
+    assert!(text.contains("exit code 1 (blocked)"), "{text}");
+}
