@@ -115,7 +115,15 @@ fn print_out(text: &str) -> anyhow::Result<()> {
 
 fn run_verify(a: VerifyArgs) -> anyhow::Result<Exit> {
     let target = match &a.base {
-        Some(base) => Some(ChangeTarget::from_git(&a.repo, base, a.head.as_deref().unwrap_or("HEAD"))?),
+        Some(base) => {
+            let mut t = ChangeTarget::from_git(&a.repo, base, a.head.as_deref().unwrap_or("HEAD"))?;
+            // A ledger committed with the change is not itself an edit to explain.
+            let root = current_root(Some(&a.repo))?;
+            if let Ok(rel) = repo_relative(&root, &std::env::current_dir()?, &a.ledger) {
+                t.exclude(&rel);
+            }
+            Some(t)
+        }
         None => None,
     };
     let report = verify::verify(&a.ledger, target.as_ref())?;

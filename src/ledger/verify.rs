@@ -129,6 +129,12 @@ impl ChangeTarget {
         Ok(ChangeTarget { base: cs.base_rev.clone(), head: cs.head.clone(), files })
     }
 
+    /// Leaves `path` (repository-relative) out: the ledger file itself, when
+    /// it is committed with the change, is not an edit a record must explain.
+    pub fn exclude(&mut self, path: &str) {
+        self.files.retain(|f| f.path != path);
+    }
+
     /// Builds the target for `merge-base(base, head)..head` in `repo`.
     pub fn from_git(repo: &Path, base: &str, head: &str) -> Result<ChangeTarget, ChangeSetError> {
         ChangeTarget::from_changeset(&ChangeSet::from_git(repo, base, head)?)
