@@ -301,10 +301,8 @@ impl ProtectedPaths {
     /// [`Config::from_yaml_str`]) protects nothing rather than panicking, and
     /// [`ProtectedPaths::new_checked`] reports it.
     pub fn new(patterns: &[String]) -> ProtectedPaths {
-        ProtectedPaths::new_checked(patterns).unwrap_or_else(|_| ProtectedPaths {
-            set: GlobSet::empty(),
-            patterns: Vec::new(),
-        })
+        ProtectedPaths::new_checked(patterns)
+            .unwrap_or_else(|_| ProtectedPaths { set: GlobSet::empty(), patterns: Vec::new() })
     }
 
     /// Compiles patterns, failing on the first invalid glob.
@@ -384,7 +382,8 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 
     #[test]
     fn unknown_keys_name_the_file_line_and_key() {
-        let err = Config::from_yaml_str("mode: enforce\nrequire:\n  ledgr: true\n", ".github/retrygate.yml").unwrap_err();
+        let err = Config::from_yaml_str("mode: enforce\nrequire:\n  ledgr: true\n", ".github/retrygate.yml")
+            .unwrap_err();
         let msg = err.to_string();
         assert_eq!(err.line, Some(3), "{msg}");
         assert!(msg.starts_with(".github/retrygate.yml:3: "), "{msg}");
@@ -411,7 +410,8 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 
     #[test]
     fn bad_globs_are_refused_with_their_line() {
-        let err = Config::from_yaml_str("mode: enforce\nprotected_paths:\n  - \"app/[\"\n", "r.yml").unwrap_err();
+        let err =
+            Config::from_yaml_str("mode: enforce\nprotected_paths:\n  - \"app/[\"\n", "r.yml").unwrap_err();
         let msg = err.to_string();
         assert_eq!(err.line, Some(3), "{msg}");
         assert!(msg.contains("invalid glob \"app/[\""), "{msg}");
@@ -433,7 +433,9 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         let typed = "agents:\n  labels: &l [\"a\", \"b\"]\n  logins: [*l, *l, *l]\n";
         let err = Config::from_yaml_str(typed, "bomb.yml").unwrap_err();
         assert!(err.to_string().contains("agents.logins"), "{err}");
-        let mut text = String::from("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut text = String::from(
+            "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         for i in 1..10 {
             let p = i - 1;
             text.push_str(&format!("a{i}: &a{i} [*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p}]\n"));

@@ -94,7 +94,9 @@ fn fixture_line_removed_passes_alone_but_coverage_names_the_missing_file() {
     assert_eq!(c.unexplained, vec!["clients/retry_policy.py"]);
     assert!(c.not_landed.is_empty(), "{c:?}");
     assert_eq!((c.changed, c.explained), (3, 2));
-    assert!(problems(&r)[0].1.contains("clients/retry_policy.py changed in the pull request, but no ledger record explains it"));
+    assert!(problems(&r)[0]
+        .1
+        .contains("clients/retry_policy.py changed in the pull request, but no ledger record explains it"));
 
     // The complete ledger explains the same change.
     let full = verify(&fixture("seed-format-valid.jsonl"), Some(&target)).unwrap();
@@ -116,7 +118,10 @@ fn fixture_malformed_names_line_2() {
 #[test]
 fn cli_exit_codes_and_formats_follow_the_fixtures() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ok = retrygate(&["ledger", "verify", "--ledger", fixture("seed-format-valid.jsonl").to_str().unwrap()], here);
+    let ok = retrygate(
+        &["ledger", "verify", "--ledger", fixture("seed-format-valid.jsonl").to_str().unwrap()],
+        here,
+    );
     assert_eq!(ok.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&ok.stdout).contains(": valid (7 records, v1)"));
 
@@ -127,7 +132,17 @@ fn cli_exit_codes_and_formats_follow_the_fixtures() {
     assert!(text.contains(&format!("{}:2: not valid JSON", bad.display())), "{text}");
     assert!(text.contains("fix: "), "{text}");
 
-    let json = retrygate(&["ledger", "verify", "--format", "json", "--ledger", fixture("seed-format-tampered-payload.jsonl").to_str().unwrap()], here);
+    let json = retrygate(
+        &[
+            "ledger",
+            "verify",
+            "--format",
+            "json",
+            "--ledger",
+            fixture("seed-format-tampered-payload.jsonl").to_str().unwrap(),
+        ],
+        here,
+    );
     assert_eq!(json.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["present"], true);
@@ -141,7 +156,20 @@ fn cli_exit_codes_and_formats_follow_the_fixtures() {
 fn cli_coverage_against_a_real_repository() {
     let repo = fixture_repo();
     let out = retrygate(
-        &["ledger", "verify", "--format", "json", "--ledger", fixture("seed-format-line-removed.jsonl").to_str().unwrap(), "--repo", ".", "--base", "main", "--head", "pr"],
+        &[
+            "ledger",
+            "verify",
+            "--format",
+            "json",
+            "--ledger",
+            fixture("seed-format-line-removed.jsonl").to_str().unwrap(),
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "pr",
+        ],
         repo.path(),
     );
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
@@ -156,11 +184,16 @@ fn cli_could_not_decide_is_exit_2_with_a_reason() {
     // The ledger path is a directory.
     let out = retrygate(&["ledger", "verify", "--ledger", "."], dir.path());
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the ledger"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot read the ledger"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // An unknown base revision.
     let repo = fixture_repo();
     let l = fixture("seed-format-valid.jsonl");
-    let out = retrygate(&["ledger", "verify", "--ledger", l.to_str().unwrap(), "--base", "nope"], repo.path());
+    let out =
+        retrygate(&["ledger", "verify", "--ledger", l.to_str().unwrap(), "--base", "nope"], repo.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown revision 'nope'"));
     // --head without --base is a usage error.
@@ -194,7 +227,10 @@ impl Lcg {
 }
 
 fn gen_string(g: &mut Lcg) -> String {
-    const POOL: &[char] = &['a', 'Z', '0', ' ', '"', '\\', '/', '\n', '\t', '\u{1}', '\u{1f}', '\u{7f}', 'é', 'ß', '€', '中', '\u{ffff}', '😀', '𝄞', '\u{2028}', '~'];
+    const POOL: &[char] = &[
+        'a', 'Z', '0', ' ', '"', '\\', '/', '\n', '\t', '\u{1}', '\u{1f}', '\u{7f}', 'é', 'ß', '€', '中',
+        '\u{ffff}', '😀', '𝄞', '\u{2028}', '~',
+    ];
     let len = g.below(8);
     (0..len).map(|_| POOL[g.below(POOL.len() as u64) as usize]).collect()
 }
@@ -203,7 +239,13 @@ fn gen_json(g: &mut Lcg, depth: u32) -> String {
     let pick = if depth > 3 { g.below(6) } else { g.below(9) };
     match pick {
         0 => "null".into(),
-        1 => if g.below(2) == 0 { "true".into() } else { "false".into() },
+        1 => {
+            if g.below(2) == 0 {
+                "true".into()
+            } else {
+                "false".into()
+            }
+        }
         2 => {
             // Integers, including ones beyond 64 bits.
             let mut s = if g.below(3) == 0 { "-".to_string() } else { String::new() };
@@ -218,15 +260,22 @@ fn gen_json(g: &mut Lcg, depth: u32) -> String {
             let f = if g.below(2) == 0 {
                 f64::from_bits(g.next() << 11 | g.next() & 0x7ff)
             } else {
-                (g.below(2_000_000) as f64 - 1_000_000.0) / [1.0, 8.0, 1000.0, 1e-20, 1e20][g.below(5) as usize]
+                (g.below(2_000_000) as f64 - 1_000_000.0)
+                    / [1.0, 8.0, 1000.0, 1e-20, 1e20][g.below(5) as usize]
             };
-            if f.is_finite() { format!("{f:e}") } else { "1.5".into() }
+            if f.is_finite() {
+                format!("{f:e}")
+            } else {
+                "1.5".into()
+            }
         }
         5 => serde_json::to_string(&gen_string(g)).unwrap(),
         6 | 7 => {
             let n = g.below(4);
             let members: Vec<String> = (0..n)
-                .map(|_| format!("{}: {}", serde_json::to_string(&gen_string(g)).unwrap(), gen_json(g, depth + 1)))
+                .map(|_| {
+                    format!("{}: {}", serde_json::to_string(&gen_string(g)).unwrap(), gen_json(g, depth + 1))
+                })
                 .collect();
             format!("{{{}}}", members.join(","))
         }
@@ -392,7 +441,10 @@ fn v2_coverage_compares_the_last_record_with_the_head_content() {
     write(d, "app/pay.py", "A = 3  # sneaky\n");
     git(d, &["commit", "-qam", "unrecorded"]);
     // Through the command line, which leaves the ledger out by itself.
-    let out = retrygate(&["ledger", "verify", "--format", "json", "--ledger", ".tool_ledger.jsonl", "--base", "main"], d);
+    let out = retrygate(
+        &["ledger", "verify", "--format", "json", "--ledger", ".tool_ledger.jsonl", "--base", "main"],
+        d,
+    );
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["coverage"]["unexplained"], serde_json::json!(["app/pay.py"]));
@@ -411,10 +463,20 @@ fn v2_coverage_compares_the_last_record_with_the_head_content() {
 fn append_refuses_paths_outside_the_repository() {
     let dir = tempfile::tempdir().unwrap();
     git(dir.path(), &["init", "-q"]);
-    let out = retrygate(&["ledger", "append", "--ledger", "l.jsonl", "--tool", "Edit", "--path", "/etc/hostname"], dir.path());
+    let out = retrygate(
+        &["ledger", "append", "--ledger", "l.jsonl", "--tool", "Edit", "--path", "/etc/hostname"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("outside the repository"), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = retrygate(&["ledger", "append", "--ledger", "l.jsonl", "--tool", "x", "--payload", "{oops"], dir.path());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("outside the repository"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = retrygate(
+        &["ledger", "append", "--ledger", "l.jsonl", "--tool", "x", "--payload", "{oops"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--payload is not JSON"));
 }
@@ -432,7 +494,16 @@ fn concurrent_appends_from_many_processes_never_interleave_or_fork() {
                     // A payload long enough that a torn write would show.
                     let payload = format!("{{\"command\": \"writer {w} call {i} {}\"}}", "x".repeat(2000));
                     let out = Command::new(BIN)
-                        .args(["ledger", "append", "--ledger", "l.jsonl", "--tool", "Bash", "--payload", &payload])
+                        .args([
+                            "ledger",
+                            "append",
+                            "--ledger",
+                            "l.jsonl",
+                            "--tool",
+                            "Bash",
+                            "--payload",
+                            &payload,
+                        ])
                         .current_dir(&d)
                         .output()
                         .unwrap();
@@ -495,7 +566,10 @@ fn a_one_gigabyte_ledger_stops_at_the_limit_with_a_clear_error() {
     assert!(!r.valid);
     let p = problems(&r);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].1.contains("larger than the 64 MiB limit; verification stopped after 67108864 bytes"), "{p:?}");
+    assert!(
+        p[0].1.contains("larger than the 64 MiB limit; verification stopped after 67108864 bytes"),
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -515,7 +589,8 @@ fn a_generated_session_ledger_verifies_in_full_and_respects_smaller_limits() {
     let mut text = String::new();
     let mut prev: Option<String> = None;
     for seq in 1..=20_000u64 {
-        let payload = format!("{{\"path\": \"src/mod{}.rs\", \"tool_use_id\": \"toolu_{seq:08}\"}}", seq % 97);
+        let payload =
+            format!("{{\"path\": \"src/mod{}.rs\", \"tool_use_id\": \"toolu_{seq:08}\"}}", seq % 97);
         let p = pyjson::parse(&payload).unwrap();
         let line = format!(
             "{{\"v\": 2, \"seq\": {seq}, \"ts\": {}, \"tool\": \"Edit\", \"payload\": {}, \"digest\": \"{}\", \"prev\": {}, \"sha256\": \"{}\"}}",
@@ -551,7 +626,10 @@ fn show_prints_the_timeline_in_text_and_json() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7);
-    assert!(lines[2].contains("2025-11-29T09:53:24.625Z  edit_file  1dd7502ccd19576a  clients/checkout.py"), "{text}");
+    assert!(
+        lines[2].contains("2025-11-29T09:53:24.625Z  edit_file  1dd7502ccd19576a  clients/checkout.py"),
+        "{text}"
+    );
     assert!(lines[4].contains("pytest -q tests/unit"), "{text}");
     assert!(lines[5].contains("docs/notes/résumé.md"), "{text}");
     let out = retrygate(&["ledger", "show", "--format", "json", "--ledger", l.to_str().unwrap()], here);

@@ -54,7 +54,9 @@ pub enum AppendError {
     Io { path: PathBuf, source: io::Error },
     #[error("the last line of {path} is longer than {limit} bytes, so the chain cannot be continued; run `retrygate ledger verify --ledger {path}` and repair the ledger")]
     LastLineTooLong { path: PathBuf, limit: usize },
-    #[error("the payload must be a JSON object, got {0}; pass e.g. --payload '{{\"command\": \"cargo test\"}}'")]
+    #[error(
+        "the payload must be a JSON object, got {0}; pass e.g. --payload '{{\"command\": \"cargo test\"}}'"
+    )]
     PayloadNotObject(&'static str),
     #[error("the record is {0} bytes, over the one-line limit; keep file contents out of payloads")]
     TooLarge(usize),
@@ -112,11 +114,17 @@ struct Tail {
     removed_partial_bytes: u64,
 }
 
-fn append_locked(path: &Path, file: &mut File, record: NewRecord, ts_now: f64) -> Result<Appended, AppendError> {
+fn append_locked(
+    path: &Path,
+    file: &mut File,
+    record: NewRecord,
+    ts_now: f64,
+) -> Result<Appended, AppendError> {
     let io_err = |source| AppendError::Io { path: path.to_path_buf(), source };
     let limit = Limits::default().max_line_bytes;
     let tail = repair_and_read_tail(path, file, limit)?;
-    let last = tail.last.as_deref().and_then(|b| std::str::from_utf8(b).ok()).and_then(|t| Record::parse(0, t).ok());
+    let last =
+        tail.last.as_deref().and_then(|b| std::str::from_utf8(b).ok()).and_then(|t| Record::parse(0, t).ok());
     let seq = match last.as_ref().and_then(|r| r.seq) {
         Some(s) => s + 1,
         None => count_lines(file).map_err(io_err)? + 1,
@@ -325,7 +333,11 @@ mod tests {
     fn a_whole_last_record_without_newline_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.jsonl");
-        std::fs::write(&path, "{\"ts\": 1.0, \"tool\": \"read_file\", \"payload\": {}, \"digest\": \"44136fa355b3678a\"}").unwrap();
+        std::fs::write(
+            &path,
+            "{\"ts\": 1.0, \"tool\": \"read_file\", \"payload\": {}, \"digest\": \"44136fa355b3678a\"}",
+        )
+        .unwrap();
         append_at(&path, rec("Bash", r#"{"command": "b"}"#), 3.0).unwrap();
         let report = verify(&path, None).unwrap();
         assert!(report.valid, "{:?}", report.problems);

@@ -197,8 +197,9 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
         Some(l) => l,
         None => default_ledger(&current_root(None)?)?,
     };
-    let file = std::fs::File::open(&ledger)
-        .map_err(|e| anyhow::anyhow!("cannot read the ledger {}: {e}; pass --ledger PATH", ledger.display()))?;
+    let file = std::fs::File::open(&ledger).map_err(|e| {
+        anyhow::anyhow!("cannot read the ledger {}: {e}; pass --ledger PATH", ledger.display())
+    })?;
     let _ = fs4::fs_std::FileExt::lock_shared(&file);
     let entries = show::timeline(std::io::BufReader::new(file), Limits::default())?;
     match a.format {

@@ -105,7 +105,8 @@ struct Event {
     tool_use_id: Option<String>,
 }
 
-const EDIT_TOOLS: [&str; 8] = ["Write", "Edit", "MultiEdit", "NotebookEdit", "StrReplace", "Delete", "TabWrite", "apply_patch"];
+const EDIT_TOOLS: [&str; 8] =
+    ["Write", "Edit", "MultiEdit", "NotebookEdit", "StrReplace", "Delete", "TabWrite", "apply_patch"];
 
 fn str_at<'a>(v: &'a serde_json::Value, keys: &[&str]) -> Option<&'a str> {
     keys.iter().find_map(|k| v.get(*k).and_then(serde_json::Value::as_str))
@@ -169,9 +170,11 @@ fn parse_event(agent: Agent, v: &serde_json::Value) -> Option<Event> {
                 .unwrap_or_default();
             (Phase::Post, "afterFileEdit".to_string(), Action::Edit(files))
         }
-        (Agent::Cursor, "afterShellExecution") => {
-            (Phase::Post, "Shell".to_string(), Action::Command(str_at(v, &["command"]).unwrap_or("").to_string()))
-        }
+        (Agent::Cursor, "afterShellExecution") => (
+            Phase::Post,
+            "Shell".to_string(),
+            Action::Command(str_at(v, &["command"]).unwrap_or("").to_string()),
+        ),
         _ => return None,
     };
     Some(Event { phase, tool, dir, action, tool_use_id })
@@ -213,7 +216,8 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
             if denied.is_empty() {
                 return Ok(quiet);
             }
-            let list: Vec<String> = denied.iter().map(|(p, r)| format!("{p} (protected by \"{r}\")")).collect();
+            let list: Vec<String> =
+                denied.iter().map(|(p, r)| format!("{p} (protected by \"{r}\")")).collect();
             let reason = format!(
                 "retrygate: {} is denied: {} is a protected path. A human must sign off on this change: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves.",
                 event.tool,
@@ -226,7 +230,8 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
                     ("protected_by", Some(rule.as_str())),
                     ("tool_use_id", event.tool_use_id.as_deref()),
                 ]);
-                if let Err(e) = append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None }) {
+                if let Err(e) = append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None })
+                {
                     // Still deny: failing to record must not turn into allowing.
                     notes.push_str(&format!("\nretrygate: could not record the denial: {e}"));
                 }
@@ -256,7 +261,8 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
             Ok(HookOutcome { stderr: notes, ..quiet })
         }
         (Phase::Post, Action::Command(cmd)) => {
-            let payload = payload(&[("command", Some(cmd.as_str())), ("tool_use_id", event.tool_use_id.as_deref())]);
+            let payload =
+                payload(&[("command", Some(cmd.as_str())), ("tool_use_id", event.tool_use_id.as_deref())]);
             append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None })?;
             Ok(quiet)
         }
@@ -333,7 +339,10 @@ mod tests {
         assert_eq!((e.dir, e.action), (Some(PathBuf::from("/w")), Action::Command("ls".into())));
 
         assert!(parse_event(Agent::Claude, &json!({"hook_event_name": "Stop"})).is_none());
-        assert!(parse_event(Agent::Cursor, &json!({"hook_event_name": "PreToolUse"})).is_none(), "Cursor spells it preToolUse");
+        assert!(
+            parse_event(Agent::Cursor, &json!({"hook_event_name": "PreToolUse"})).is_none(),
+            "Cursor spells it preToolUse"
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ pub struct Line {
 pub enum Next {
     Line(Line),
     /// The ledger is longer than `max_ledger_bytes`; nothing more is read.
-    LimitReached { bytes_read: u64 },
+    LimitReached {
+        bytes_read: u64,
+    },
     End,
 }
 

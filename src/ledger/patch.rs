@@ -102,7 +102,13 @@ mod tests {
         let paths: Vec<(&str, bool)> = t.iter().map(|t| (t.path.as_str(), t.removed)).collect();
         assert_eq!(
             paths,
-            [("src/a.rs", true), ("src/b.rs", false), ("docs/new.md", false), ("old.txt", true), ("app/x.py", false)]
+            [
+                ("src/a.rs", true),
+                ("src/b.rs", false),
+                ("docs/new.md", false),
+                ("old.txt", true),
+                ("app/x.py", false)
+            ]
         );
     }
 

@@ -244,7 +244,8 @@ impl Parser<'_> {
     }
 
     fn hex4(&mut self) -> Result<u32, ParseError> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| self.error("truncated \\u escape"))?;
+        let digits =
+            self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| self.error("truncated \\u escape"))?;
         let text = std::str::from_utf8(digits).map_err(|_| self.error("invalid \\u escape"))?;
         let v = u32::from_str_radix(text, 16).map_err(|_| self.error("invalid \\u escape"))?;
         self.pos += 4;
@@ -329,7 +330,9 @@ impl Parser<'_> {
         }
         let int_end = self.pos;
         let mut is_float = false;
-        if self.bytes.get(self.pos) == Some(&b'.') && matches!(self.bytes.get(self.pos + 1), Some(b'0'..=b'9')) {
+        if self.bytes.get(self.pos) == Some(&b'.')
+            && matches!(self.bytes.get(self.pos + 1), Some(b'0'..=b'9'))
+        {
             self.pos += 1;
             digits(self);
             is_float = true;
@@ -501,7 +504,7 @@ pub fn float_repr(x: f64) -> String {
             let int_len = exp as usize + 1;
             if digits.len() <= int_len {
                 out.push_str(&digits);
-                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+                out.push_str(&"0".repeat(int_len - digits.len()));
                 out.push_str(".0");
             } else {
                 out.push_str(&digits[..int_len]);
@@ -510,7 +513,7 @@ pub fn float_repr(x: f64) -> String {
             }
         } else {
             out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&"0".repeat((-exp - 1) as usize));
             out.push_str(&digits);
         }
     } else {
@@ -534,7 +537,10 @@ mod tests {
 
     #[test]
     fn serializes_like_python_for_the_fixture_payloads() {
-        assert_eq!(roundtrip(r#"{"path":"docs/notes/r\u00e9sum\u00e9.md","bytes":77}"#), r#"{"bytes": 77, "path": "docs/notes/r\u00e9sum\u00e9.md"}"#);
+        assert_eq!(
+            roundtrip(r#"{"path":"docs/notes/r\u00e9sum\u00e9.md","bytes":77}"#),
+            r#"{"bytes": 77, "path": "docs/notes/r\u00e9sum\u00e9.md"}"#
+        );
         assert_eq!(digest(&parse(r#"{"path": "clients/checkout.py"}"#).unwrap()), "b408f563a785e5af");
         assert_eq!(
             roundtrip(r#"{"title":"x","draft":false,"reviewers":null,"n":[1,2.5,true]}"#),
@@ -561,12 +567,18 @@ mod tests {
         for (x, want) in cases {
             assert_eq!(float_repr(x), want, "{x:e}");
         }
-        assert_eq!(roundtrip("[1e400, -1e400, NaN, 1E2, -0, 0.5e1]"), "[Infinity, -Infinity, NaN, 100.0, 0, 5.0]");
+        assert_eq!(
+            roundtrip("[1e400, -1e400, NaN, 1E2, -0, 0.5e1]"),
+            "[Infinity, -Infinity, NaN, 100.0, 0, 5.0]"
+        );
     }
 
     #[test]
     fn strings_escape_like_ensure_ascii() {
-        assert_eq!(roundtrip(r#""a\"b\\c\/d\u0001\u007f\b\f\n\r\t é 😀""#), r#""a\"b\\c/d\u0001\u007f\b\f\n\r\t \u00e9 \ud83d\ude00""#);
+        assert_eq!(
+            roundtrip(r#""a\"b\\c\/d\u0001\u007f\b\f\n\r\t é 😀""#),
+            r#""a\"b\\c/d\u0001\u007f\b\f\n\r\t \u00e9 \ud83d\ude00""#
+        );
     }
 
     #[test]

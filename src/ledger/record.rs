@@ -54,7 +54,10 @@ impl Record {
             bad(format!("not valid JSON: {} (column {})", e.message, e.column), FIX_REGENERATE)
         })?;
         let Value::Object(members) = &value else {
-            return Err(bad(format!("a record must be a JSON object, found {}", value.type_name()), FIX_REGENERATE));
+            return Err(bad(
+                format!("a record must be a JSON object, found {}", value.type_name()),
+                FIX_REGENERATE,
+            ));
         };
         let version = match value.get("v") {
             None => 1,
@@ -83,7 +86,10 @@ impl Record {
                 bad(format!("\"ts\" is not a finite number: {}", pyjson::dumps(ts)), FIX_REGENERATE)
             })?,
             other => {
-                return Err(bad(format!("\"ts\" must be a number (Unix time), found {}", other.type_name()), FIX_REGENERATE))
+                return Err(bad(
+                    format!("\"ts\" must be a number (Unix time), found {}", other.type_name()),
+                    FIX_REGENERATE,
+                ))
             }
         };
         let tool = field("tool")?
@@ -92,7 +98,8 @@ impl Record {
             .ok_or_else(|| bad("\"tool\" must be a non-empty string", FIX_REGENERATE))?
             .to_string();
         let payload = field("payload")?.clone();
-        let digest = field("digest")?.as_str().ok_or_else(|| bad("\"digest\" must be a string", FIX_REGENERATE))?;
+        let digest =
+            field("digest")?.as_str().ok_or_else(|| bad("\"digest\" must be a string", FIX_REGENERATE))?;
         if digest.len() != 16 || !digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
             return Err(bad(
                 format!("\"digest\" must be 16 lower-case hex characters, found \"{digest}\""),
@@ -122,7 +129,10 @@ impl Record {
                 Value::Str(s) if is_sha256_hex(s) => Some(s.clone()),
                 other => {
                     return Err(bad(
-                        format!("\"prev\" must be null or 64 lower-case hex characters, found {}", pyjson::dumps(other)),
+                        format!(
+                            "\"prev\" must be null or 64 lower-case hex characters, found {}",
+                            pyjson::dumps(other)
+                        ),
                         FIX_REGENERATE,
                     ))
                 }
@@ -133,13 +143,19 @@ impl Record {
                 Some(Value::Str(s)) if is_sha256_hex(s) => Some(Some(s.clone())),
                 Some(other) => {
                     return Err(bad(
-                        format!("\"sha256\" must be null or 64 lower-case hex characters, found {}", pyjson::dumps(other)),
+                        format!(
+                            "\"sha256\" must be null or 64 lower-case hex characters, found {}",
+                            pyjson::dumps(other)
+                        ),
                         FIX_REGENERATE,
                     ))
                 }
             };
             if record.sha256.is_some() && record.edit_path().is_none() {
-                return Err(bad("an edit record (with \"sha256\") must name its file in payload.path", FIX_REGENERATE));
+                return Err(bad(
+                    "an edit record (with \"sha256\") must name its file in payload.path",
+                    FIX_REGENERATE,
+                ));
             }
         }
         Ok(record)
@@ -167,9 +183,8 @@ impl Record {
     /// (`edit`, `write`, `create`, `patch`, `delete`, `remove`, `rename`,
     /// `move`, `replace`) and whose payload names one file.
     pub fn edit_path(&self) -> Option<&str> {
-        let path = || {
-            self.payload.get("path").or_else(|| self.payload.get("file_path")).and_then(Value::as_str)
-        };
+        let path =
+            || self.payload.get("path").or_else(|| self.payload.get("file_path")).and_then(Value::as_str);
         match self.version {
             2 => self.sha256.as_ref().and(path()),
             _ => {
@@ -231,8 +246,15 @@ mod tests {
     #[test]
     fn reads_a_v1_fixture_line() {
         let r = Record::parse(3, r#"{"ts": 1764410004.625, "tool": "edit_file", "payload": {"path": "clients/checkout.py", "bytes": 1834}, "digest": "1dd7502ccd19576a"}"#).unwrap();
-        assert_eq!((r.version, r.tool.as_str(), r.edit_path()), (1, "edit_file", Some("clients/checkout.py")));
-        let read = Record::parse(1, r#"{"ts": 1, "tool": "read_file", "payload": {"path": "a"}, "digest": "b408f563a785e5af"}"#).unwrap();
+        assert_eq!(
+            (r.version, r.tool.as_str(), r.edit_path()),
+            (1, "edit_file", Some("clients/checkout.py"))
+        );
+        let read = Record::parse(
+            1,
+            r#"{"ts": 1, "tool": "read_file", "payload": {"path": "a"}, "digest": "b408f563a785e5af"}"#,
+        )
+        .unwrap();
         assert_eq!(read.edit_path(), None, "reads explain nothing");
     }
 
@@ -252,16 +274,40 @@ mod tests {
         let cases = [
             ("[1]", "must be a JSON object"),
             (r#"{"tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#, "missing field \"ts\""),
-            (r#"{"ts": "now", "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#, "\"ts\" must be a number"),
-            (r#"{"ts": 1, "tool": "", "payload": {}, "digest": "0123456789abcdef"}"#, "\"tool\" must be a non-empty string"),
+            (
+                r#"{"ts": "now", "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#,
+                "\"ts\" must be a number",
+            ),
+            (
+                r#"{"ts": 1, "tool": "", "payload": {}, "digest": "0123456789abcdef"}"#,
+                "\"tool\" must be a non-empty string",
+            ),
             (r#"{"ts": 1, "tool": "x", "payload": {}, "digest": "XYZ"}"#, "16 lower-case hex"),
-            (r#"{"v": 3, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#, "unsupported ledger version 3"),
-            (r#"{"v": 2, "seq": 0, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null}"#, "\"seq\" must be a positive integer"),
-            (r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": "zz"}"#, "\"prev\" must be null"),
-            (r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null, "extra": 1}"#, "unknown field \"extra\""),
-            (r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null, "sha256": null}"#, "must name its file"),
+            (
+                r#"{"v": 3, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#,
+                "unsupported ledger version 3",
+            ),
+            (
+                r#"{"v": 2, "seq": 0, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null}"#,
+                "\"seq\" must be a positive integer",
+            ),
+            (
+                r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": "zz"}"#,
+                "\"prev\" must be null",
+            ),
+            (
+                r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null, "extra": 1}"#,
+                "unknown field \"extra\"",
+            ),
+            (
+                r#"{"v": 2, "seq": 1, "ts": 1, "tool": "x", "payload": {}, "digest": "0123456789abcdef", "prev": null, "sha256": null}"#,
+                "must name its file",
+            ),
             (r#"{"ts": 1, "tool": "x", "payload": "#, "not valid JSON"),
-            (r#"{"ts": NaN, "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#, "not a finite number"),
+            (
+                r#"{"ts": NaN, "tool": "x", "payload": {}, "digest": "0123456789abcdef"}"#,
+                "not a finite number",
+            ),
         ];
         for (line, want) in cases {
             let err = Record::parse(1, line).unwrap_err();

@@ -41,7 +41,10 @@ pub fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>>
         let line = match lines.next_line()? {
             Next::Line(l) => l,
             Next::LimitReached { bytes_read } => {
-                out.push(unreadable(0, format!("stopped after {bytes_read} bytes: the ledger is over the size limit")));
+                out.push(unreadable(
+                    0,
+                    format!("stopped after {bytes_read} bytes: the ledger is over the size limit"),
+                ));
                 return Ok(out);
             }
             Next::End => return Ok(out),
@@ -95,7 +98,8 @@ fn entry(r: &Record) -> Entry {
 /// Unix seconds as RFC 3339 with milliseconds; `None` before 1970 or past
 /// what `SystemTime` holds.
 pub fn iso_time(ts: f64) -> Option<String> {
-    if !(ts.is_finite() && ts >= 0.0 && ts < 253_402_300_800.0) {
+    // Up to the year 9999, what RFC 3339 can write.
+    if !(0.0..253_402_300_800.0).contains(&ts) {
         return None;
     }
     let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs_f64(ts))?;
@@ -116,10 +120,13 @@ fn one_line(s: &str) -> String {
 /// Renders the timeline as aligned text.
 pub fn render_text(entries: &[Entry]) -> String {
     let mut out = String::new();
-    let tool_width = entries.iter().filter_map(|e| e.tool.as_ref()).map(|t| t.chars().count()).max().unwrap_or(4);
+    let tool_width =
+        entries.iter().filter_map(|e| e.tool.as_ref()).map(|t| t.chars().count()).max().unwrap_or(4);
     for e in entries {
         match &e.error {
-            Some(err) => out.push_str(&format!("{:>5}  (unreadable: {err}; run `retrygate ledger verify`)\n", e.line)),
+            Some(err) => {
+                out.push_str(&format!("{:>5}  (unreadable: {err}; run `retrygate ledger verify`)\n", e.line))
+            }
             None => {
                 let what = match (&e.path, &e.sha256) {
                     (Some(p), Some(h)) if h == "deleted" => format!("{p} (deleted)"),
@@ -158,7 +165,10 @@ mod tests {
         assert_eq!(entries[1].summary, "pytest -q tests/unit");
         assert!(entries[2].error.as_deref().unwrap().contains("not valid JSON"));
         let shown = render_text(&entries);
-        assert!(shown.contains("2025-11-29T09:53:24.625Z  edit_file  1dd7502ccd19576a  clients/checkout.py"), "{shown}");
+        assert!(
+            shown.contains("2025-11-29T09:53:24.625Z  edit_file  1dd7502ccd19576a  clients/checkout.py"),
+            "{shown}"
+        );
         assert!(shown.contains("    3  (unreadable: not valid JSON"), "{shown}");
     }
 

@@ -116,9 +116,10 @@ impl ChangeTarget {
             } else {
                 match git.read_blob_at(&cs.head, &f.path, MAX_HASH_BYTES)? {
                     Some(Blob::Bytes(bytes)) => HeadContent::Sha256(hex::encode(Sha256::digest(&bytes))),
-                    Some(Blob::TooLarge(size)) => {
-                        HeadContent::Unknown(format!("{size} bytes is over the {} MiB hashing limit", MAX_HASH_BYTES >> 20))
-                    }
+                    Some(Blob::TooLarge(size)) => HeadContent::Unknown(format!(
+                        "{size} bytes is over the {} MiB hashing limit",
+                        MAX_HASH_BYTES >> 20
+                    )),
                     Some(Blob::Missing) | None => {
                         HeadContent::Unknown("the head object is missing (partial clone?); fetch it".into())
                     }
@@ -155,7 +156,11 @@ pub fn verify(path: &Path, target: Option<&ChangeTarget>) -> Result<LedgerReport
 
 /// Verifies the ledger at `path`. A missing file is a report with
 /// `present: false` (the evidence is absent); an unreadable one is an error.
-pub fn verify_file(path: &Path, target: Option<&ChangeTarget>, limits: Limits) -> Result<LedgerReport, VerifyError> {
+pub fn verify_file(
+    path: &Path,
+    target: Option<&ChangeTarget>,
+    limits: Limits,
+) -> Result<LedgerReport, VerifyError> {
     let name = path.display().to_string();
     let unreadable = |source| VerifyError::Unreadable { path: name.clone(), source };
     let file = match File::open(path) {
@@ -276,7 +281,11 @@ impl Verifier {
             return;
         };
         if text.trim().is_empty() {
-            self.problem(Some(n), "empty line", "remove the empty line; every line of a ledger is one record");
+            self.problem(
+                Some(n),
+                "empty line",
+                "remove the empty line; every line of a ledger is one record",
+            );
             return;
         }
         let record = match Record::parse(n, text) {
@@ -323,8 +332,13 @@ impl Verifier {
                 if recorded != expected {
                     let message = match (&recorded, &expected) {
                         (None, Some(_)) => "prev is null, but only line 1 may start the chain".to_string(),
-                        (Some(_), None) => "prev names a previous line, but this is line 1: lines before it were removed".to_string(),
-                        (Some(p), Some(e)) => format!("prev {} does not match line {}'s SHA-256 {}", short(p), n - 1, short(e)),
+                        (Some(_), None) => {
+                            "prev names a previous line, but this is line 1: lines before it were removed"
+                                .to_string()
+                        }
+                        (Some(p), Some(e)) => {
+                            format!("prev {} does not match line {}'s SHA-256 {}", short(p), n - 1, short(e))
+                        }
                         (None, None) => unreachable!("equal values"),
                     };
                     self.problem(Some(n), message, FIX_CHAIN);
@@ -345,12 +359,16 @@ impl Verifier {
             if r.ts < last {
                 self.problem(
                     Some(n),
-                    format!("ts {} is earlier than line {last_line}'s ts {}: records are out of order", pyjson::float_repr(r.ts), pyjson::float_repr(last)),
+                    format!(
+                        "ts {} is earlier than line {last_line}'s ts {}: records are out of order",
+                        pyjson::float_repr(r.ts),
+                        pyjson::float_repr(last)
+                    ),
                     FIX_CHAIN,
                 );
             }
         }
-        if self.last_ts.is_none_or(|(last, _)| r.ts >= last) {
+        if self.last_ts.map_or(true, |(last, _)| r.ts >= last) {
             self.last_ts = Some((r.ts, n));
         }
         let named: Vec<String> = r.named_paths().into_iter().map(str::to_string).collect();
@@ -366,7 +384,8 @@ impl Verifier {
         if let Some(path) = r.edit_path() {
             if let Ok(norm) = normalize_repo_path(path) {
                 if !norm.is_empty() {
-                    self.last_edit.insert(norm, LastEdit { line: n, version: r.version, sha256: r.sha256.clone() });
+                    self.last_edit
+                        .insert(norm, LastEdit { line: n, version: r.version, sha256: r.sha256.clone() });
                 }
             }
         }
@@ -406,7 +425,11 @@ impl Verifier {
             }
             let Some(last) = self.last_edit.get(&f.path) else {
                 unexplained.push(f.path.clone());
-                found.push((None, format!("{} changed in the pull request, but no ledger record explains it", f.path), fix_unrecorded));
+                found.push((
+                    None,
+                    format!("{} changed in the pull request, but no ledger record explains it", f.path),
+                    fix_unrecorded,
+                ));
                 continue;
             };
             let recorded = match (&last.version, &last.sha256) {
@@ -441,7 +464,8 @@ impl Verifier {
                     HeadContent::Sha256(h) => format!("sha256 {}", short(h)),
                     HeadContent::Unknown(_) => unreachable!("handled above"),
                 };
-                let said = recorded.as_deref().map_or("deleted".to_string(), |r| format!("sha256 {}", short(r)));
+                let said =
+                    recorded.as_deref().map_or("deleted".to_string(), |r| format!("sha256 {}", short(r)));
                 found.push((
                     Some(line),
                     format!("{}: the last record of this file says {said}, but the head has {head}: the file changed after its last recorded edit", f.path),
@@ -536,7 +560,8 @@ mod tests {
 
     #[test]
     fn escaping_paths_are_problems() {
-        let text = v1(1.0, "edit_file", r#"{"path": "../outside.py"}"#) + &v1(2.0, "search", r#"{"paths": ["/etc"]}"#);
+        let text = v1(1.0, "edit_file", r#"{"path": "../outside.py"}"#)
+            + &v1(2.0, "search", r#"{"paths": ["/etc"]}"#);
         let r = run(&text, None);
         let msgs: Vec<_> = r.problems.iter().map(|p| (p.line, p.message.as_str())).collect();
         assert!(msgs[0].0 == Some(1) && msgs[0].1.contains("escapes the repository"), "{msgs:?}");
@@ -565,12 +590,17 @@ mod tests {
 
     #[test]
     fn coverage_lists_unexplained_and_not_landed_separately() {
-        let text = v1(1.0, "edit_file", r#"{"path": "a.py"}"#) + &v1(2.0, "edit_file", r#"{"path": "gone.py"}"#);
+        let text =
+            v1(1.0, "edit_file", r#"{"path": "a.py"}"#) + &v1(2.0, "edit_file", r#"{"path": "gone.py"}"#);
         let target = ChangeTarget {
             base: "main".into(),
             head: "h".into(),
             files: vec![
-                ChangedFile { path: "a.py".into(), old_path: None, head: HeadContent::Sha256("0".repeat(64)) },
+                ChangedFile {
+                    path: "a.py".into(),
+                    old_path: None,
+                    head: HeadContent::Sha256("0".repeat(64)),
+                },
                 ChangedFile { path: "b.py".into(), old_path: None, head: HeadContent::Absent },
             ],
         };
@@ -580,7 +610,9 @@ mod tests {
         assert_eq!(c.not_landed, vec!["gone.py"]);
         assert_eq!(c.explained, 1);
         assert!(!r.valid);
-        assert!(r.problems[0].message.contains("b.py changed in the pull request, but no ledger record explains it"));
+        assert!(r.problems[0]
+            .message
+            .contains("b.py changed in the pull request, but no ledger record explains it"));
     }
 
     #[test]
