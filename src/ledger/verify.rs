@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::lines::{Limits, LineReader, Next};
@@ -29,7 +29,7 @@ pub const MAX_PROBLEMS: usize = 100;
 const MAX_HASH_BYTES: u64 = 64 << 20;
 
 /// One reason the ledger does not hold, with the line it is on and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
     /// 1-based line number, or `None` for the ledger as a whole.
     pub line: Option<u64>,
@@ -38,7 +38,7 @@ pub struct Problem {
 }
 
 /// How the ledger accounts for the pull request's change.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
     pub base: String,
     pub head: String,
@@ -55,7 +55,7 @@ pub struct Coverage {
 }
 
 /// The verifier's answer, the value the gate's policy uses.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LedgerReport {
     /// Where the ledger was read from.
     pub ledger: String,
@@ -293,7 +293,11 @@ impl Verifier {
             Err(e) if !line.terminated => {
                 self.problem(
                     Some(n),
-                    format!("the last line is incomplete ({}): a write was interrupted; lines 1..{} are whole", e.message, n - 1),
+                    format!(
+                        "the last line is incomplete ({}): a write was interrupted; the {} line(s) before it are whole",
+                        e.message,
+                        n - 1
+                    ),
                     "the next `retrygate ledger append` removes an interrupted tail under its lock; or truncate the file after the last newline",
                 );
                 return;
