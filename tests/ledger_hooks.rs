@@ -101,7 +101,7 @@ fn claude_pre_tool_denies_a_protected_edit_and_records_the_attempt() {
     let out = hook("claude", &input, None);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("app/checkout.py (protected by \"app/\")"), "{stderr}");
+    assert!(stderr.contains("app/checkout.py is a protected path (protected by \"app/\")"), "{stderr}");
     assert!(stderr.contains("AGENT_MUTATE=signed-off"), "{stderr}");
     assert!(out.stdout.is_empty());
     let recs = ledger_records(d);
@@ -135,6 +135,15 @@ fn claude_pre_tool_allows_unprotected_edits_and_shell_commands_silently() {
         None,
     );
     assert_eq!(out.status.code(), Some(0), "shell commands are recorded, not gated");
+    // The agent may not rewrite its own ledger, signed off or not.
+    let own =
+        claude("PreToolUse", d, "Write", json!({"file_path": d.join(".tool_ledger.jsonl"), "content": ""}));
+    let out = hook("claude", &own, Some("signed-off"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only retrygate writes"));
+    // An edit whose file cannot be told is denied, not waved through.
+    let blind = claude("PreToolUse", d, "Edit", json!({"old_string": "a", "new_string": "b"}));
+    assert_eq!(hook("claude", &blind, Some("signed-off")).status.code(), Some(2));
     // `..` and relative paths cannot sneak past the gate.
     let sneaky = claude("PreToolUse", d, "Write", json!({"file_path": "src/../app/new.py", "content": "x"}));
     assert_eq!(hook("claude", &sneaky, None).status.code(), Some(2));
@@ -187,7 +196,8 @@ fn codex_apply_patch_is_gated_and_recorded_per_file() {
         "tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_1"});
     let out = hook("codex", &pre, None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("apply_patch is denied: app/checkout.py"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("apply_patch is denied: app/checkout.py is a protected path"));
     assert_eq!(ledger_records(d)[0]["payload"]["decision"], "denied");
 
     // An unprotected patch that adds, updates, moves and deletes.

@@ -26,7 +26,7 @@ use super::append::{append, hash_file, repo_relative, AppendError, NewRecord};
 use super::patch::{parse_patch, touched};
 use super::pyjson::Value;
 use crate::changeset::Git;
-use crate::config::Config;
+use crate::config::{Config, ProtectedPaths};
 
 /// The value of `AGENT_MUTATE` that lifts the mutation gate.
 pub const SIGNED_OFF: &str = "signed-off";
@@ -201,33 +201,21 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
 
     match (event.phase, &event.action) {
         (Phase::Pre, Action::Edit(files)) => {
-            let mut denied = Vec::new();
-            for f in files {
-                let rel = match repo_relative(&root, &start, Path::new(&f.path)) {
-                    Ok(r) => r,
-                    Err(_) => continue, // outside the repository: not part of a pull request
-                };
-                if let Some(rule) = protected.matching(&rel) {
-                    if !signed_off {
-                        denied.push((rel, rule.to_string()));
-                    }
-                }
-            }
-            if denied.is_empty() {
+            // Paths outside the repository are not part of a pull request.
+            let rels: Vec<String> =
+                files.iter().filter_map(|f| repo_relative(&root, &start, Path::new(&f.path)).ok()).collect();
+            let ledger_rel = repo_relative(&root, &root, &ledger).ok();
+            let denials = gate(files.is_empty(), &rels, &protected, ledger_rel.as_deref(), signed_off);
+            if denials.is_empty() {
                 return Ok(quiet);
             }
-            let list: Vec<String> =
-                denied.iter().map(|(p, r)| format!("{p} (protected by \"{r}\")")).collect();
-            let reason = format!(
-                "retrygate: {} is denied: {} is a protected path. A human must sign off on this change: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves.",
-                event.tool,
-                list.join(", ")
-            );
-            for (path, rule) in &denied {
+            let list: Vec<String> = denials.iter().map(|d| d.why.clone()).collect();
+            let reason = format!("retrygate: {} is denied: {}.", event.tool, list.join("; "));
+            for d in &denials {
                 let payload = payload(&[
-                    ("path", Some(path.as_str())),
+                    ("path", d.path.as_deref()),
                     ("decision", Some("denied")),
-                    ("protected_by", Some(rule.as_str())),
+                    ("protected_by", d.rule.as_deref()),
                     ("tool_use_id", event.tool_use_id.as_deref()),
                 ]);
                 if let Err(e) = append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None })
@@ -273,6 +261,53 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
             Ok(quiet)
         }
     }
+}
+
+/// Why one edit is denied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Denial {
+    path: Option<String>,
+    /// The `protected_paths` entry, when that is the reason.
+    rule: Option<String>,
+    why: String,
+}
+
+/// The mutation gate's decision for one edit call, as a pure function:
+/// which of the (repository-relative) files it may not touch, and why.
+fn gate(
+    names_no_file: bool,
+    files: &[String],
+    protected: &ProtectedPaths,
+    ledger: Option<&str>,
+    signed_off: bool,
+) -> Vec<Denial> {
+    if names_no_file {
+        return vec![Denial {
+            path: None,
+            rule: None,
+            why: "retrygate cannot tell which file this edit touches (no file path in the tool input), so it cannot check it against the protected paths".into(),
+        }];
+    }
+    let mut out = Vec::new();
+    for f in files {
+        if Some(f.as_str()) == ledger {
+            // Not even a sign-off lets the agent rewrite its own record.
+            out.push(Denial {
+                path: Some(f.clone()),
+                rule: None,
+                why: format!("{f} is the tool-call ledger, which only retrygate writes"),
+            });
+        } else if let Some(rule) = protected.matching(f).filter(|_| !signed_off) {
+            out.push(Denial {
+                path: Some(f.clone()),
+                rule: Some(rule.to_string()),
+                why: format!(
+                    "{f} is a protected path (protected by \"{rule}\"); a human must sign off: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves"
+                ),
+            });
+        }
+    }
+    out
 }
 
 fn payload(fields: &[(&str, Option<&str>)]) -> Value {
@@ -343,6 +378,22 @@ mod tests {
             parse_event(Agent::Cursor, &json!({"hook_event_name": "PreToolUse"})).is_none(),
             "Cursor spells it preToolUse"
         );
+    }
+
+    #[test]
+    fn the_gate_denies_protected_files_unknown_targets_and_the_ledger() {
+        let p = ProtectedPaths::new(&["app/".into()]);
+        let files = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let l = Some(".tool_ledger.jsonl");
+        assert!(gate(false, &files(&["src/a.rs"]), &p, l, false).is_empty());
+        let d = gate(false, &files(&["src/a.rs", "app/b.py"]), &p, l, false);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].path.as_deref(), d[0].rule.as_deref()), (Some("app/b.py"), Some("app/")));
+        assert!(gate(false, &files(&["app/b.py"]), &p, l, true).is_empty(), "signed off");
+        let d = gate(false, &files(&[".tool_ledger.jsonl"]), &p, l, true);
+        assert!(d[0].why.contains("only retrygate writes"), "{d:?}");
+        let d = gate(true, &[], &p, l, true);
+        assert!(d[0].why.contains("cannot tell which file"), "{d:?}");
     }
 
     #[test]
