@@ -29,6 +29,8 @@ pub struct Entry {
     pub summary: String,
     /// v2 content hash after an edit (`"deleted"` when the edit removed the file).
     pub sha256: Option<String>,
+    /// The mutation gate's decision recorded with the call (`"denied"`).
+    pub decision: Option<String>,
     /// Set when the line is not a readable record.
     pub error: Option<String>,
 }
@@ -72,6 +74,7 @@ fn unreadable(line: u64, error: String) -> Entry {
         path: None,
         summary: String::new(),
         sha256: None,
+        decision: None,
         error: Some(error),
     }
 }
@@ -91,6 +94,7 @@ fn entry(r: &Record) -> Entry {
         path,
         summary,
         sha256: r.sha256.as_ref().map(|s| s.clone().unwrap_or_else(|| "deleted".into())),
+        decision: r.payload.get("decision").and_then(Value::as_str).map(str::to_string),
         error: None,
     }
 }
@@ -128,12 +132,15 @@ pub fn render_text(entries: &[Entry]) -> String {
                 out.push_str(&format!("{:>5}  (unreadable: {err}; run `retrygate ledger verify`)\n", e.line))
             }
             None => {
-                let what = match (&e.path, &e.sha256) {
+                let mut what = match (&e.path, &e.sha256) {
                     (Some(p), Some(h)) if h == "deleted" => format!("{p} (deleted)"),
                     (Some(p), Some(h)) => format!("{p} (sha256 {})", &h[..h.len().min(12)]),
                     (Some(p), None) => p.clone(),
                     (None, _) => e.summary.clone(),
                 };
+                if let Some(d) = &e.decision {
+                    what.push_str(&format!(" [{d}]"));
+                }
                 out.push_str(&format!(
                     "{:>5}  {}  {:<tool_width$}  {}  {what}\n",
                     e.line,
@@ -157,9 +164,10 @@ mod tests {
             "{\"ts\": 1764410004.625, \"tool\": \"edit_file\", \"payload\": {\"path\": \"clients/checkout.py\", \"bytes\": 1834}, \"digest\": \"1dd7502ccd19576a\"}\n",
             "{\"ts\": 1764410007.625, \"tool\": \"run_tests\", \"payload\": {\"command\": \"pytest -q\\ntests/unit\", \"exit_code\": 0}, \"digest\": \"886783c99c385ab6\"}\n",
             "not json\n",
+            "{\"v\": 2, \"seq\": 4, \"ts\": 1764410008.0, \"tool\": \"Edit\", \"payload\": {\"path\": \"app/x.py\", \"decision\": \"denied\"}, \"digest\": \"0000000000000000\", \"prev\": null}\n",
         );
         let entries = timeline(text.as_bytes(), Limits::default()).unwrap();
-        assert_eq!(entries.len(), 3);
+        assert_eq!(entries.len(), 4);
         assert_eq!(entries[0].time.as_deref(), Some("2025-11-29T09:53:24.625Z"));
         assert_eq!(entries[0].path.as_deref(), Some("clients/checkout.py"));
         assert_eq!(entries[1].summary, "pytest -q tests/unit");
@@ -170,6 +178,7 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("    3  (unreadable: not valid JSON"), "{shown}");
+        assert!(shown.contains("Edit       0000000000000000  app/x.py [denied]"), "{shown}");
     }
 
     #[test]
