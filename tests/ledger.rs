@@ -418,6 +418,10 @@ fn v2_coverage_compares_the_last_record_with_the_head_content() {
     append_to(d, &ledger, &["--tool", "Edit", "--path", "app/pay.py"]);
     write(d, "src/new.rs", "fn main() {}\n");
     append_to(d, &ledger, &["--tool", "Write", "--path", "src/new.rs"]);
+    // Binary content is hashed from git's raw bytes, not decoded text.
+    std::fs::create_dir_all(d.join("assets")).unwrap();
+    std::fs::write(d.join("assets/logo.bin"), [0u8, 159, 146, 150, 0, 255]).unwrap();
+    append_to(d, &ledger, &["--tool", "Write", "--path", "assets/logo.bin"]);
     std::fs::remove_file(d.join("old.txt")).unwrap();
     append_to(d, &ledger, &["--tool", "Delete", "--path", "old.txt"]);
     // An edit that was later reverted: recorded, not in the change.
@@ -428,13 +432,13 @@ fn v2_coverage_compares_the_last_record_with_the_head_content() {
     git(d, &["add", "-A"]);
     git(d, &["commit", "-qm", "agent"]);
     let mut target = ChangeTarget::from_git(d, "main", "pr").unwrap();
-    assert_eq!(target.files.len(), 4, "the ledger itself is part of the change");
+    assert_eq!(target.files.len(), 5, "the ledger itself is part of the change");
     target.exclude(".tool_ledger.jsonl");
     let r = verify(&ledger_out, Some(&target)).unwrap();
     assert!(r.valid, "{:?}", problems(&r));
     let c = r.coverage.clone().unwrap();
     assert!(c.unexplained.is_empty(), "{c:?}");
-    assert_eq!((c.changed, c.explained), (3, 3));
+    assert_eq!((c.changed, c.explained), (4, 4));
     assert_eq!(c.not_landed, vec!["README.md"]);
 
     // A later edit the ledger does not know about.

@@ -109,23 +109,38 @@ impl ChangeTarget {
     /// bytes from git (the change set's text is decoded and may be lossy).
     pub fn from_changeset(cs: &ChangeSet) -> Result<ChangeTarget, ChangeSetError> {
         let git = Git::open(&cs.repo)?;
-        let mut files = Vec::with_capacity(cs.files.len());
-        for f in &cs.files {
-            let head = if f.status == Status::Deleted {
-                HeadContent::Absent
+        let mut files: Vec<ChangedFile> = cs
+            .files
+            .iter()
+            .map(|f| ChangedFile {
+                path: f.path.clone(),
+                old_path: f.old_path.clone(),
+                head: HeadContent::Absent,
+            })
+            .collect();
+        // Files the change set read as text are small (its own size limit):
+        // fetch them all with one `git cat-file --batch`, which takes
+        // `REV:PATH` names. Others (large, binary, names with a newline,
+        // which the batch protocol cannot carry) are read one at a time.
+        let mut batched: Vec<usize> = Vec::new();
+        let mut single: Vec<usize> = Vec::new();
+        for (i, f) in cs.files.iter().enumerate() {
+            if f.status == Status::Deleted {
+                continue;
+            }
+            if f.head.text().is_some() && !f.path.contains('\n') {
+                batched.push(i);
             } else {
-                match git.read_blob_at(&cs.head, &f.path, MAX_HASH_BYTES)? {
-                    Some(Blob::Bytes(bytes)) => HeadContent::Sha256(hex::encode(Sha256::digest(&bytes))),
-                    Some(Blob::TooLarge(size)) => HeadContent::Unknown(format!(
-                        "{size} bytes is over the {} MiB hashing limit",
-                        MAX_HASH_BYTES >> 20
-                    )),
-                    Some(Blob::Missing) | None => {
-                        HeadContent::Unknown("the head object is missing (partial clone?); fetch it".into())
-                    }
-                }
-            };
-            files.push(ChangedFile { path: f.path.clone(), old_path: f.old_path.clone(), head });
+                single.push(i);
+            }
+        }
+        let specs: Vec<String> =
+            batched.iter().map(|&i| format!("{}:{}", cs.head, cs.files[i].path)).collect();
+        for (&i, blob) in batched.iter().zip(git.read_blobs(&specs, MAX_HASH_BYTES)?) {
+            files[i].head = head_content(Some(blob));
+        }
+        for i in single {
+            files[i].head = head_content(git.read_blob_at(&cs.head, &cs.files[i].path, MAX_HASH_BYTES)?);
         }
         Ok(ChangeTarget { base: cs.base_rev.clone(), head: cs.head.clone(), files })
     }
@@ -139,6 +154,19 @@ impl ChangeTarget {
     /// Builds the target for `merge-base(base, head)..head` in `repo`.
     pub fn from_git(repo: &Path, base: &str, head: &str) -> Result<ChangeTarget, ChangeSetError> {
         ChangeTarget::from_changeset(&ChangeSet::from_git(repo, base, head)?)
+    }
+}
+
+fn head_content(blob: Option<Blob>) -> HeadContent {
+    match blob {
+        Some(Blob::Bytes(bytes)) => HeadContent::Sha256(hex::encode(Sha256::digest(&bytes))),
+        Some(Blob::TooLarge(size)) => HeadContent::Unknown(format!(
+            "{size} bytes is over the {} MiB hashing limit",
+            MAX_HASH_BYTES >> 20
+        )),
+        Some(Blob::Missing) | None => {
+            HeadContent::Unknown("the head object is missing (partial clone?); fetch it".into())
+        }
     }
 }
 
