@@ -82,11 +82,11 @@ enum Phase {
     Post,
 }
 
-/// A file an edit touches, as the agent named it.
+/// A file an edit touches, as the agent named it. Whether the edit removed
+/// it is read from the disk afterwards, not from the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileTouch {
     path: String,
-    removed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,16 +117,12 @@ fn tool_action(tool: &str, input: &serde_json::Value) -> Action {
     // Cursor sends MCP tool_input as a JSON string; treat it as opaque.
     if tool == "apply_patch" {
         let patch = str_at(input, &["command", "patch", "input"]).unwrap_or("");
-        let files = touched(&parse_patch(patch))
-            .into_iter()
-            .map(|t| FileTouch { path: t.path, removed: t.removed })
-            .collect();
+        let files = touched(&parse_patch(patch)).into_iter().map(|t| FileTouch { path: t.path }).collect();
         return Action::Edit(files);
     }
     if EDIT_TOOLS.contains(&tool) {
-        let removed = tool == "Delete";
         let files = str_at(input, &["file_path", "notebook_path", "path", "target_file"])
-            .map(|p| vec![FileTouch { path: p.to_string(), removed }])
+            .map(|p| vec![FileTouch { path: p.to_string() }])
             .unwrap_or_default();
         return Action::Edit(files);
     }
@@ -166,7 +162,7 @@ fn parse_event(agent: Agent, v: &serde_json::Value) -> Option<Event> {
         }
         (Agent::Cursor, "afterFileEdit") => {
             let files = str_at(v, &["file_path"])
-                .map(|p| vec![FileTouch { path: p.to_string(), removed: false }])
+                .map(|p| vec![FileTouch { path: p.to_string() }])
                 .unwrap_or_default();
             (Phase::Post, "afterFileEdit".to_string(), Action::Edit(files))
         }
@@ -361,13 +357,13 @@ mod tests {
             "tool_input": {"file_path": "/r/app/a.rs", "edits": []}, "tool_use_id": "t1"});
         let e = parse_event(Agent::Claude, &claude).unwrap();
         assert_eq!(e.phase, Phase::Pre);
-        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "/r/app/a.rs".into(), removed: false }]));
+        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "/r/app/a.rs".into() }]));
         assert_eq!(e.tool_use_id.as_deref(), Some("t1"));
 
         let codex = json!({"hook_event_name": "PostToolUse", "cwd": "/r", "tool_name": "apply_patch",
             "tool_input": {"command": "*** Begin Patch\n*** Delete File: x\n*** End Patch\n"}});
         let e = parse_event(Agent::Codex, &codex).unwrap();
-        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "x".into(), removed: true }]));
+        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "x".into() }]));
 
         let cursor = json!({"hook_event_name": "afterShellExecution", "workspace_roots": ["/w"], "command": "ls", "cwd": "/elsewhere"});
         let e = parse_event(Agent::Cursor, &cursor).unwrap();
