@@ -350,7 +350,8 @@ mod tests {
         assert!(c.agents.logins.contains(&"*[bot]".to_string()));
         assert!(c.require.ledger && c.require.replay);
         // A partial section keeps the defaults of the keys it leaves out.
-        let c = Config::from_yaml_str("require: { ledger: false }\nreplay: { clients: 2 }\n", "r.yml").unwrap();
+        let c =
+            Config::from_yaml_str("require: { ledger: false }\nreplay: { clients: 2 }\n", "r.yml").unwrap();
         assert!(!c.require.ledger && c.require.replay);
         assert_eq!((c.replay.clients, c.replay.scenario.as_str()), (2, "default"));
         assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
