@@ -50,9 +50,10 @@ pub struct VerifyArgs {
     /// The branch or commit the pull request targets; enables the coverage check.
     #[arg(long)]
     pub base: Option<String>,
-    /// The pull request's head commit.
+    /// The pull request's head commit (default: HEAD).
     #[arg(long, requires = "base")]
     pub head: Option<String>,
+    /// `json` prints the report the gate uses.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LedgerFormat,
 }
@@ -81,6 +82,7 @@ pub struct ShowArgs {
     /// The ledger (default: the config's ledger.path under the repository root).
     #[arg(long)]
     pub ledger: Option<PathBuf>,
+    /// `json` prints one object per record.
     #[arg(long, value_enum, default_value = "text")]
     pub format: LedgerFormat,
 }

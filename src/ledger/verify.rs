@@ -536,8 +536,11 @@ pub fn render_text(r: &LedgerReport) -> String {
     } else {
         "invalid"
     };
-    let format = r.format.as_deref().unwrap_or("no records");
-    out.push_str(&format!("ledger {}: {state} ({} records, {format})\n", r.ledger, r.records));
+    let counts = match r.format.as_deref() {
+        Some(format) => format!("{} records, {format}", r.records),
+        None => "no records".to_string(),
+    };
+    out.push_str(&format!("ledger {}: {state} ({counts})\n", r.ledger));
     for p in &r.problems {
         let place = p.line.map_or_else(|| r.ledger.clone(), |l| format!("{}:{l}", r.ledger));
         out.push_str(&format!("  {place}: {}\n    fix: {}\n", p.message, p.fix));
