@@ -371,8 +371,9 @@ fn the_chain_catches_a_removed_line() {
     let r = verify(&path, None).unwrap();
     let p = problems(&r);
     assert_eq!(p[0].0, Some(3), "{p:?}");
-    assert!(p[0].1.contains("seq is 4, but this is line 3"), "{p:?}");
+    assert!(p[0].1.contains("seq is 4 where 3 was expected"), "{p:?}");
     assert!(p[1].1.contains("does not match line 2's SHA-256"), "{p:?}");
+    assert_eq!(p.len(), 2, "one removal, one place: {p:?}");
     assert!(r.problems[0].fix.contains("hash chain"));
 }
 
@@ -382,7 +383,7 @@ fn the_chain_catches_reordering_and_an_edited_line() {
     let path = v2_ledger(dir.path());
     rewrite_lines(&path, |l| l.swap(1, 2));
     let p = problems(&verify(&path, None).unwrap());
-    assert!(p.iter().any(|(l, m)| *l == Some(2) && m.contains("seq is 3, but this is line 2")), "{p:?}");
+    assert!(p.iter().any(|(l, m)| *l == Some(2) && m.contains("seq is 3 where 2 was expected")), "{p:?}");
 
     let dir2 = tempfile::tempdir().unwrap();
     let path = v2_ledger(dir2.path());

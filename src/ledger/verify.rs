@@ -262,6 +262,9 @@ struct Verifier {
     saw_v2: bool,
     prev_line_sha: Option<[u8; 32]>,
     last_ts: Option<(f64, u64)>,
+    /// `seq` of the previous line when it was a v2 record: the next one
+    /// continues from it, so one removed line is one problem, not a cascade.
+    last_seq: Option<u64>,
     last_edit: HashMap<String, LastEdit>,
 }
 
@@ -279,6 +282,7 @@ impl Verifier {
             saw_v1: false,
             saw_v2: false,
             prev_line_sha: None,
+            last_seq: None,
             last_ts: None,
             last_edit: HashMap::new(),
         }
@@ -295,6 +299,7 @@ impl Verifier {
     fn line(&mut self, line: super::lines::Line, limits: Limits) {
         self.lines = line.number;
         let n = line.number;
+        let last_seq = self.last_seq.take();
         let prev_sha = self.prev_line_sha.replace(line.sha256);
         let Some(bytes) = line.bytes else {
             self.problem(
@@ -336,10 +341,11 @@ impl Verifier {
             }
         };
         self.records += 1;
-        self.check_record(&record, prev_sha);
+        self.check_record(&record, prev_sha, last_seq);
+        self.last_seq = record.seq;
     }
 
-    fn check_record(&mut self, r: &Record, prev_sha: Option<[u8; 32]>) {
+    fn check_record(&mut self, r: &Record, prev_sha: Option<[u8; 32]>, last_seq: Option<u64>) {
         let n = r.line;
         let computed = pyjson::digest(&r.payload);
         if computed != r.digest {
@@ -352,10 +358,16 @@ impl Verifier {
         match r.version {
             2 => {
                 self.saw_v2 = true;
-                if r.seq != Some(n) {
+                // seq is the line number; after a gap, the next record is
+                // judged against its predecessor rather than reported again.
+                let expected_seq = last_seq.map_or(n, |s| s + 1);
+                if r.seq != Some(expected_seq) {
                     self.problem(
                         Some(n),
-                        format!("seq is {}, but this is line {n}", r.seq.unwrap_or(0)),
+                        format!(
+                            "seq is {} where {expected_seq} was expected: a line was removed, inserted or reordered before this one",
+                            r.seq.unwrap_or(0)
+                        ),
                         FIX_CHAIN,
                     );
                 }
