@@ -7,6 +7,7 @@
 //! - [`analyze`]: the Rust analyzer (syn) and the YAML rule packs, which turn
 //!   a change set into [`finding::Finding`]s;
 //! - [`ledger`]: the agent's tool-call ledger, written and verified;
+//! - [`config`]: `.github/retrygate.yml`, parsed and validated;
 //! - [`replay`]: the loopback 429 server and the judge that reads its journal;
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
 //! - [`cli`]: the command line that ties them together.
@@ -17,6 +18,7 @@
 pub mod analyze;
 pub mod changeset;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod finding;
 pub mod ledger;

@@ -147,6 +147,28 @@ impl Git {
         Ok(result)
     }
 
+    /// The raw bytes of `path` at commit `rev`: `Ok(None)` when the file does
+    /// not exist there (or is not a regular blob), `Blob::TooLarge` past
+    /// `max_size`. Used where text decoding would lose bytes (content hashes).
+    pub fn read_blob_at(&self, rev: &str, path: &str, max_size: u64) -> Result<Option<Blob>, ChangeSetError> {
+        let spec = format!("{rev}:{path}");
+        let out = self
+            .command()
+            .args(["rev-parse", "--verify", "--quiet", "--end-of-options", &spec])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| ChangeSetError::GitMissing { detail: e.to_string() })?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let kind = self.run(&["cat-file", "-t", &id])?;
+        if kind != "blob" {
+            return Ok(None);
+        }
+        Ok(self.read_blobs(&[id], max_size)?.into_iter().next())
+    }
+
     fn cat_file_batch(&self, ids: &[String], check_only: bool) -> Result<Vec<CatEntry>, ChangeSetError> {
         let flag = if check_only { "--batch-check" } else { "--batch" };
         let mut child = self

@@ -1,0 +1,469 @@
+//! retrygate's configuration, `.github/retrygate.yml` (DESIGN.md, "Config").
+//!
+//! [`Config::from_yaml_str`] is the only way in: it refuses oversized input
+//! before parsing, rejects unknown keys and wrong types with the file, line
+//! and key in the message, fills the documented defaults, and validates every
+//! glob. The gate reads the file from the base commit (a pull request cannot
+//! weaken its own gate); the agent hooks read it from the working tree.
+//!
+//! ```
+//! let c = retrygate::config::Config::from_yaml_str("protected_paths: [\"app/\"]\n", "retrygate.yml").unwrap();
+//! assert!(c.protected().is_protected("app/checkout.rs"));
+//! assert_eq!(c.ledger.path, ".tool_ledger.jsonl");
+//! ```
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+/// Where the configuration lives in a repository.
+pub const CONFIG_PATH: &str = ".github/retrygate.yml";
+
+/// Larger configs are refused unread: a real one is a few hundred bytes, and
+/// YAML parsing cost grows with input.
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// Whether a block is enforced or only reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Enforce,
+    /// Report, never block.
+    Advisory,
+}
+
+/// What makes a pull request agent-authored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Agents {
+    /// Author logins; `*` matches any run of characters (`*[bot]`).
+    pub logins: Vec<String>,
+    pub branch_prefixes: Vec<String>,
+    pub labels: Vec<String>,
+    /// Commit trailer e-mail addresses (`Co-authored-by: ... <addr>`).
+    pub trailers: Vec<String>,
+}
+
+impl Default for Agents {
+    fn default() -> Agents {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
+        Agents {
+            logins: v(&["Copilot", "*[bot]"]),
+            branch_prefixes: v(&["codex/", "claude/", "copilot/", "cursor/", "devin/"]),
+            labels: v(&["agent"]),
+            trailers: v(&["noreply@anthropic.com", "cursoragent@cursor.com"]),
+        }
+    }
+}
+
+/// Evidence demanded of agent pull requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Require {
+    pub ledger: bool,
+    /// Demanded when the change touches retry or HTTP-client code.
+    pub replay: bool,
+}
+
+impl Default for Require {
+    fn default() -> Require {
+        Require { ledger: true, replay: true }
+    }
+}
+
+/// Where the tool-call ledger is found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LedgerConfig {
+    /// Path in the repository, relative to its root.
+    pub path: String,
+    /// Name of the Actions artifact that may carry it instead.
+    pub artifact: String,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> LedgerConfig {
+        LedgerConfig { path: ".tool_ledger.jsonl".into(), artifact: "tool-ledger".into() }
+    }
+}
+
+/// How the 429 replay is run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplayConfig {
+    /// The command to replay; off (`None`) until set.
+    pub command: Option<String>,
+    pub scenario: String,
+    pub clients: u32,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> ReplayConfig {
+        ReplayConfig { command: None, scenario: "default".into(), clients: 8 }
+    }
+}
+
+/// Optional hard ceilings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Most total attempts a retry may make; off (`None`) until set.
+    pub max_attempts: Option<u32>,
+}
+
+/// Rule packs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Rules {
+    /// Rule ids to switch off.
+    pub disable: Vec<String>,
+    /// Extra rule-pack directories; none until set.
+    pub extra: Vec<String>,
+}
+
+/// A repository permission level, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    Read,
+    Triage,
+    Write,
+    Maintain,
+    Admin,
+}
+
+/// How a maintainer lifts a block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SignOff {
+    pub command: String,
+    pub min_permission: Permission,
+}
+
+impl Default for SignOff {
+    fn default() -> SignOff {
+        SignOff { command: "/retrygate sign-off".into(), min_permission: Permission::Write }
+    }
+}
+
+/// The whole configuration, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub mode: Mode,
+    pub agents: Agents,
+    pub require: Require,
+    pub ledger: LedgerConfig,
+    pub replay: ReplayConfig,
+    /// Paths an agent may not edit without a sign-off. An entry ending in
+    /// `/` is a directory and everything under it; any other entry is a glob
+    /// (`*` stays within one directory, `**` crosses directories) matched
+    /// against the repository-relative path, and a plain path also covers
+    /// everything under it.
+    pub protected_paths: Vec<String>,
+    pub limits: Limits,
+    pub rules: Rules,
+    pub sign_off: SignOff,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            mode: Mode::default(),
+            agents: Agents::default(),
+            require: Require::default(),
+            ledger: LedgerConfig::default(),
+            replay: ReplayConfig::default(),
+            protected_paths: vec!["app/".into(), "infra/".into(), "clients/".into()],
+            limits: Limits::default(),
+            rules: Rules::default(),
+            sign_off: SignOff::default(),
+        }
+    }
+}
+
+/// Why a configuration was refused: file, line and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}{}: {message}; {fix}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub source_name: String,
+    pub line: Option<usize>,
+    pub message: String,
+    pub fix: String,
+}
+
+const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, rules, sign_off";
+
+impl Config {
+    /// Parses and validates a configuration; `source_name` names it in errors.
+    pub fn from_yaml_str(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        let err = |line: Option<usize>, message: String, fix: &str| ConfigError {
+            source_name: source_name.to_string(),
+            line,
+            message,
+            fix: fix.to_string(),
+        };
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(err(
+                None,
+                format!("the file is {} bytes, over the {} KiB limit", text.len(), MAX_CONFIG_BYTES >> 10),
+                "a retrygate config is a few hundred bytes; check that this is the right file",
+            ));
+        }
+        // An empty document (or one holding only comments) means "defaults".
+        let parsed: Option<Config> = serde_yaml::from_str(text).map_err(|e| {
+            let line = e.location().map(|l| l.line());
+            err(line, e.to_string(), FIX_SCHEMA)
+        })?;
+        let config = parsed.unwrap_or_default();
+        for pattern in &config.protected_paths {
+            if let Err(e) = protected_matcher(pattern) {
+                return Err(err(
+                    line_of(text, pattern),
+                    format!("protected_paths: invalid glob \"{pattern}\": {}", e.kind()),
+                    "fix the pattern: `dir/` protects a directory, `**/*.tf` any depth, `[...]` is a character class",
+                ));
+            }
+        }
+        if config.replay.clients == 0 {
+            return Err(err(
+                line_of(text, "clients"),
+                "replay.clients: must be at least 1".into(),
+                "set replay.clients to the number of concurrent clients to replay (default 8)",
+            ));
+        }
+        Ok(config)
+    }
+
+    /// Reads `.github/retrygate.yml` under `root`; defaults when absent.
+    pub fn load_from_worktree(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join(CONFIG_PATH);
+        let err = |message: String| ConfigError {
+            source_name: CONFIG_PATH.into(),
+            line: None,
+            message,
+            fix: "make the file readable, or remove it to use the defaults".into(),
+        };
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(err(format!("cannot read: {e}"))),
+        };
+        if meta.len() > MAX_CONFIG_BYTES as u64 {
+            return Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), CONFIG_PATH);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| err(format!("cannot read: {e}")))?;
+        Config::from_yaml_str(&text, CONFIG_PATH)
+    }
+
+    /// The compiled `protected_paths` matcher.
+    pub fn protected(&self) -> ProtectedPaths {
+        ProtectedPaths::new(&self.protected_paths)
+    }
+}
+
+/// The 1-based line of the first occurrence of `needle`, for errors found
+/// after parsing.
+fn line_of(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+/// The globs one `protected_paths` entry stands for.
+fn protected_globs(pattern: &str) -> Vec<String> {
+    let p = pattern.trim_start_matches("./");
+    if let Some(dir) = p.strip_suffix('/') {
+        vec![format!("{dir}/**")]
+    } else {
+        // A plain path or a glob: the path itself, and anything under it.
+        vec![p.to_string(), format!("{p}/**")]
+    }
+}
+
+fn protected_matcher(pattern: &str) -> Result<GlobSet, globset::Error> {
+    let mut b = GlobSetBuilder::new();
+    for g in protected_globs(pattern) {
+        b.add(GlobBuilder::new(&g).literal_separator(true).backslash_escape(true).build()?);
+    }
+    b.build()
+}
+
+/// Decides whether a repository-relative path is protected.
+#[derive(Debug, Clone)]
+pub struct ProtectedPaths {
+    set: GlobSet,
+    patterns: Vec<String>,
+}
+
+impl ProtectedPaths {
+    /// Compiles validated patterns; an invalid one (impossible after
+    /// [`Config::from_yaml_str`]) protects nothing rather than panicking, and
+    /// [`ProtectedPaths::new_checked`] reports it.
+    pub fn new(patterns: &[String]) -> ProtectedPaths {
+        ProtectedPaths::new_checked(patterns)
+            .unwrap_or_else(|_| ProtectedPaths { set: GlobSet::empty(), patterns: Vec::new() })
+    }
+
+    /// Compiles patterns, failing on the first invalid glob.
+    pub fn new_checked(patterns: &[String]) -> Result<ProtectedPaths, globset::Error> {
+        let mut b = GlobSetBuilder::new();
+        let mut owners = Vec::new();
+        for p in patterns {
+            for g in protected_globs(p) {
+                b.add(GlobBuilder::new(&g).literal_separator(true).backslash_escape(true).build()?);
+                owners.push(p.clone());
+            }
+        }
+        Ok(ProtectedPaths { set: b.build()?, patterns: owners })
+    }
+
+    /// Whether `path` (repository-relative, `/`-separated) is protected.
+    pub fn is_protected(&self, path: &str) -> bool {
+        self.matching(path).is_some()
+    }
+
+    /// The configured entry that protects `path`, if any.
+    pub fn matching(&self, path: &str) -> Option<&str> {
+        self.set.matches(path).first().map(|&i| self.patterns[i].as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_or_comment_only_files_give_the_documented_defaults() {
+        for text in ["", "# nothing here\n", "---\n"] {
+            let c = Config::from_yaml_str(text, "r.yml").unwrap();
+            assert_eq!(c, Config::default(), "{text:?}");
+        }
+        let c = Config::default();
+        assert_eq!(c.mode, Mode::Enforce);
+        assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
+        assert_eq!(c.limits.max_attempts, None, "limits are off until set");
+        assert_eq!(c.replay.command, None, "replay.command is off until set");
+        assert!(c.rules.extra.is_empty(), "rules.extra is off until set");
+        assert_eq!((c.replay.scenario.as_str(), c.replay.clients), ("default", 8));
+        assert_eq!(c.sign_off.min_permission, Permission::Write);
+        assert!(c.agents.logins.contains(&"*[bot]".to_string()));
+        assert!(c.require.ledger && c.require.replay);
+        // A partial section keeps the defaults of the keys it leaves out.
+        let c =
+            Config::from_yaml_str("require: { ledger: false }\nreplay: { clients: 2 }\n", "r.yml").unwrap();
+        assert!(!c.require.ledger && c.require.replay);
+        assert_eq!((c.replay.clients, c.replay.scenario.as_str()), (2, "default"));
+        assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
+    }
+
+    #[test]
+    fn the_design_example_parses_in_full() {
+        let text = r#"
+mode: advisory
+agents:
+  logins: ["Copilot", "*[bot]"]
+  branch_prefixes: ["codex/"]
+  labels: ["agent"]
+  trailers: ["noreply@anthropic.com"]
+require:
+  ledger: true
+  replay: false
+ledger: { path: .tool_ledger.jsonl, artifact: tool-ledger }
+replay: { command: "cargo test --test replay_429", scenario: default, clients: 8 }
+protected_paths: ["app/", "infra/", "clients/", "**/*.tf"]
+limits: { max_attempts: 3 }
+rules: { disable: ["rust/x"], extra: [".github/retrygate-rules/"] }
+sign_off: { command: "/retrygate sign-off", min_permission: maintain }
+"#;
+        let c = Config::from_yaml_str(text, "r.yml").unwrap();
+        assert_eq!(c.mode, Mode::Advisory);
+        assert!(!c.require.replay);
+        assert_eq!(c.replay.command.as_deref(), Some("cargo test --test replay_429"));
+        assert_eq!(c.limits.max_attempts, Some(3));
+        assert_eq!(c.sign_off.min_permission, Permission::Maintain);
+        assert_eq!(c.agents.branch_prefixes, ["codex/"]);
+        assert!(c.protected().is_protected("modules/net/main.tf"));
+    }
+
+    #[test]
+    fn unknown_keys_name_the_file_line_and_key() {
+        let err = Config::from_yaml_str("mode: enforce\nrequire:\n  ledgr: true\n", ".github/retrygate.yml")
+            .unwrap_err();
+        let msg = err.to_string();
+        assert_eq!(err.line, Some(3), "{msg}");
+        assert!(msg.starts_with(".github/retrygate.yml:3: "), "{msg}");
+        assert!(msg.contains("unknown field `ledgr`"), "{msg}");
+        assert!(msg.contains("require"), "the message names the enclosing key: {msg}");
+        let top = Config::from_yaml_str("protected: []\n", "r.yml").unwrap_err();
+        assert!(top.to_string().contains("unknown field `protected`"), "{top}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_key() {
+        let cases = [
+            ("limits:\n  max_attempts: lots\n", "limits.max_attempts", 2),
+            ("mode: strict\n", "unknown variant `strict`", 1),
+            ("protected_paths: app/\n", "protected_paths", 1),
+            ("sign_off: { min_permission: owner }\n", "sign_off.min_permission", 1),
+        ];
+        for (text, want, line) in cases {
+            let err = Config::from_yaml_str(text, "r.yml").unwrap_err();
+            assert!(err.to_string().contains(want), "{text:?}: {err}");
+            assert_eq!(err.line, Some(line), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn bad_globs_are_refused_with_their_line() {
+        let err =
+            Config::from_yaml_str("mode: enforce\nprotected_paths:\n  - \"app/[\"\n", "r.yml").unwrap_err();
+        let msg = err.to_string();
+        assert_eq!(err.line, Some(3), "{msg}");
+        assert!(msg.contains("invalid glob \"app/[\""), "{msg}");
+        let zero = Config::from_yaml_str("replay: { clients: 0 }\n", "r.yml").unwrap_err();
+        assert!(zero.to_string().contains("replay.clients: must be at least 1"), "{zero}");
+    }
+
+    #[test]
+    fn oversized_input_is_refused_before_parsing() {
+        let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES));
+        let err = Config::from_yaml_str(&big, "r.yml").unwrap_err();
+        assert!(err.to_string().contains("over the 1024 KiB limit"), "{err}");
+    }
+
+    #[test]
+    fn a_billion_laughs_document_is_an_error_not_a_hang() {
+        // Anchors under known keys: the expansion meets a type error on its
+        // first element (a list where a string belongs), before expanding.
+        let typed = "agents:\n  labels: &l [\"a\", \"b\"]\n  logins: [*l, *l, *l]\n";
+        let err = Config::from_yaml_str(typed, "bomb.yml").unwrap_err();
+        assert!(err.to_string().contains("agents.logins"), "{err}");
+        let mut text = String::from(
+            "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p}]\n"));
+        }
+        text.push_str("protected_paths: *a9\n");
+        let err = Config::from_yaml_str(&text, "bomb.yml").unwrap_err();
+        assert!(err.to_string().starts_with("bomb.yml:1: unknown field `a0`"), "{err}");
+        // The typed schema fails before expanding; serde_yaml's own alias
+        // budget is what stops an untyped read of the same document.
+        let untyped: Result<serde_yaml::Value, _> = serde_yaml::from_str(&text);
+        assert!(untyped.unwrap_err().to_string().contains("repetition limit exceeded"));
+    }
+
+    #[test]
+    fn protected_path_semantics() {
+        let p = ProtectedPaths::new(&["app/".into(), "infra".into(), "*.lock".into()]);
+        assert_eq!(p.matching("app/x/y.rs"), Some("app/"));
+        assert!(!p.is_protected("application/x.rs"), "a directory entry is not a prefix of other names");
+        assert!(!p.is_protected("app"), "app/ names what is under the directory");
+        assert!(p.is_protected("infra") && p.is_protected("infra/main.tf"));
+        assert!(p.is_protected("Cargo.lock"));
+        assert!(!p.is_protected("sub/Cargo.lock"), "* stays within one directory");
+        assert!(!p.is_protected("src/app/x.rs"));
+    }
+}
