@@ -58,6 +58,8 @@ pub enum Command {
     Rules(crate::analyze::rules::cli::RulesArgs),
     /// Replay the checkout incident end to end, offline, in a temporary repository.
     Demo(crate::demo::DemoArgs),
+    /// The GitHub Action's entrypoint: read the event, compute the verdict, publish it.
+    Github(crate::github::GithubArgs),
     /// Explain a finding kind (What it flags / Why it matters / Example / Use instead).
     Explain {
         /// A finding kind such as `jitter-removed`; all kinds when omitted.
@@ -131,6 +133,7 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
         Command::Ledger(args) => crate::ledger::cli::run(args),
         Command::Rules(args) => crate::analyze::rules::cli::run(args),
         Command::Demo(args) => crate::demo::run(args),
+        Command::Github(args) => crate::github::run_cli(args),
         Command::Explain { kind } => explain(kind.as_deref()),
     }
 }

@@ -10,6 +10,7 @@
 //! - [`config`]: `.github/retrygate.yml`, parsed and validated;
 //! - [`replay`]: the loopback 429 server and the judge that reads its journal;
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
+//! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
 //! - [`cli`]: the command line that ties them together.
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod finding;
+pub mod github;
 pub mod ledger;
 pub mod replay;
 pub mod report;

@@ -1,0 +1,323 @@
+//! The flow of `retrygate github` for each event and [`Mode`]:
+//!
+//! | event | full | compute | publish |
+//! |---|---|---|---|
+//! | `pull_request` | gate, publish | gate, write the verdict file | refused |
+//! | `issue_comment` (sign-off) | check the sign-off, gate with it, publish | refused | refused |
+//! | `workflow_run` | publish the verdict file | refused | publish the verdict file |
+//!
+//! Every path ends in the job summary and the step outputs, and in an exit
+//! code that is 0 only for a pass that reached the commit: a block is 1, and
+//! a verdict that could not be computed or published is 2, never a pass.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use anyhow::Context;
+
+use super::client::Api;
+use super::event::{CompletedRun, PrComment, PullRequest, Trigger};
+use super::publication::{Publication, VerdictFile};
+use super::publish::{publish, PrTarget, PublishReport};
+use super::signoff::{self, Candidate};
+use super::summary;
+use super::{ActionEnv, GateRequest, Mode};
+use crate::cli::Exit;
+use crate::config::{Config, SignOff as SignOffPolicy, CONFIG_PATH, MAX_CONFIG_BYTES};
+use crate::report::Verdict;
+
+/// Largest event payload read (GitHub caps webhook payloads at 25 MB).
+pub const MAX_EVENT_BYTES: u64 = 25 << 20;
+
+/// The gate as `retrygate github` calls it.
+pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
+
+/// Handles the event described by `env`, computing verdicts with `gate`.
+pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Exit> {
+    let shown = env.event_path.display().to_string();
+    let meta = std::fs::metadata(&env.event_path)
+        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
+    if meta.len() > MAX_EVENT_BYTES {
+        anyhow::bail!("{shown}: {} bytes is larger than any GitHub event ({MAX_EVENT_BYTES})", meta.len());
+    }
+    let payload = std::fs::read_to_string(&env.event_path)
+        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
+    let trigger = Trigger::parse(&env.event_name, &payload, &shown)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime for the GitHub client")?;
+    rt.block_on(flow(env, trigger, gate))
+}
+
+async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Result<Exit> {
+    match trigger {
+        Trigger::Ignored(why) => nothing_to_do(env, &why),
+        Trigger::PullRequest(pr) => match env.mode {
+            Mode::Publish => anyhow::bail!(
+                "--mode publish publishes a verdict file on a workflow_run event, and this is a pull_request event; use --mode compute in the pull_request job (docs/github.md)"
+            ),
+            Mode::Compute => {
+                let req = GateRequest::for_pr(env, &pr, None, true);
+                let (p, decided) = decide(gate, &req);
+                let file = VerdictFile {
+                    version: super::publication::VERDICT_FILE_VERSION,
+                    repository: env.repository.clone(),
+                    pr_number: pr.number,
+                    head_sha: pr.head.sha.clone(),
+                    publication: p.clone(),
+                };
+                file.write(&env.verdict_file)?;
+                eprintln!("retrygate: verdict written to {}", env.verdict_file.display());
+                finish(env, &p, decided, None)
+            }
+            Mode::Full => {
+                let api = api(env)?;
+                let req = GateRequest::for_pr(env, &pr, None, true);
+                let (p, decided) = decide(gate, &req);
+                let report = publish(&api, &target(&pr), &p, env.bot_login.as_deref(), env.run_url.as_deref()).await;
+                finish(env, &p, decided, Some(&report))
+            }
+        },
+        Trigger::Comment(c) => {
+            if env.mode != Mode::Full {
+                anyhow::bail!("a sign-off comment is handled with --mode full (the job needs a write token)");
+            }
+            sign_off(env, c, gate).await
+        }
+        Trigger::WorkflowRun(run) => {
+            if env.mode == Mode::Compute {
+                anyhow::bail!(
+                    "--mode compute runs on pull_request; a workflow_run job publishes with --mode publish (docs/github.md)"
+                );
+            }
+            publish_run(env, run).await
+        }
+    }
+}
+
+fn nothing_to_do(env: &ActionEnv, why: &str) -> anyhow::Result<Exit> {
+    eprintln!("retrygate: nothing to do: {why}");
+    summary::write_step_summary(env.step_summary.as_deref(), &format!("retrygate: nothing to do: {why}.\n"))?;
+    summary::write_outputs(env.output.as_deref(), "none", 0)?;
+    Ok(Exit::Pass)
+}
+
+/// Runs the gate, failing closed: an error or a panic becomes a blocking
+/// publication that says why, and `false` (could not decide).
+fn decide(gate: &Gate<'_>, req: &GateRequest) -> (Publication, bool) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| gate(req))).unwrap_or_else(|_| {
+        Err(anyhow::anyhow!("the gate panicked; this is a bug in retrygate, please report it"))
+    });
+    match outcome {
+        Ok(p) if p.head_sha == req.head_sha => (p, true),
+        Ok(p) => {
+            let e = anyhow::anyhow!("the gate judged {} instead of the head {}", p.head_sha, req.head_sha);
+            (Publication::could_not_decide(&req.head_sha, &e), false)
+        }
+        Err(e) => (Publication::could_not_decide(&req.head_sha, &e), false),
+    }
+}
+
+fn api(env: &ActionEnv) -> anyhow::Result<Api> {
+    let token = env.token.as_deref().ok_or_else(|| {
+        anyhow::anyhow!("GITHUB_TOKEN is not set; pass the Action's `token` input (default: github.token), or use --mode compute, which needs no token")
+    })?;
+    Api::new(&env.api_url, env.graphql_url.as_deref(), token, &env.repository)
+}
+
+fn target(pr: &PullRequest) -> PrTarget {
+    PrTarget { number: pr.number, node_id: pr.node_id.clone(), auto_merge_enabled: pr.auto_merge.is_some() }
+}
+
+async fn fetch_pr(api: &Api, number: u64) -> anyhow::Result<PullRequest> {
+    let page = api
+        .get(&format!("fetching pull request #{number}"), &api.repo_route(&format!("/pulls/{number}")))
+        .await?;
+    serde_json::from_value(page.body)
+        .with_context(|| format!("GitHub's answer for pull request #{number} is not a pull request"))
+}
+
+/// Writes the summary and outputs and picks the exit code.
+fn finish(
+    env: &ActionEnv,
+    p: &Publication,
+    decided: bool,
+    report: Option<&PublishReport>,
+) -> anyhow::Result<Exit> {
+    let mut md = p.summary_markdown.clone();
+    if let Some(r) = report {
+        md.push_str(&r.markdown(&p.head_sha));
+    }
+    summary::write_step_summary(env.step_summary.as_deref(), &md)?;
+    summary::write_outputs(env.output.as_deref(), p.verdict.as_str(), p.findings.len())?;
+    if let Some(path) = &env.sarif {
+        summary::write_sarif(path, p)?;
+    }
+    let published = report.map(PublishReport::verdict_on_github);
+    match published {
+        // Compute mode: the annotations are all this job shows.
+        None => print!(
+            "{}",
+            summary::workflow_commands(p, "this job only computes; the workflow_run job publishes")
+        ),
+        Some(false) => print!(
+            "{}",
+            summary::workflow_commands(
+                p,
+                "the check run and the commit status could not be written (see the job summary)"
+            )
+        ),
+        Some(true) => {}
+    }
+    eprintln!("retrygate: {}: {}", p.verdict.as_str().to_uppercase(), p.title);
+    Ok(match (decided, p.verdict, published) {
+        (false, _, _) => Exit::Error,
+        (true, Verdict::Block, _) => Exit::Fail,
+        (true, Verdict::Pass, Some(false)) => Exit::Error,
+        (true, Verdict::Pass, _) => Exit::Pass,
+    })
+}
+
+/// Ends without publishing, saying why: summary, an `::error`, exit 2 (or
+/// 1 for a refused sign-off, which is a decision, not a failure to decide).
+fn refuse(env: &ActionEnv, why: &str, exit: Exit) -> anyhow::Result<Exit> {
+    eprintln!("retrygate: {why}");
+    println!("::error title=retrygate::{}", crate::report::github::escape_data(why));
+    summary::write_step_summary(env.step_summary.as_deref(), &format!("### retrygate\n\n{why}\n"))?;
+    summary::write_outputs(env.output.as_deref(), "none", 0)?;
+    Ok(exit)
+}
+
+/// The sign-off policy (`sign_off:` of the config) from the base commit, or
+/// from `--config`. Never from the PR's head: a PR cannot lower its own bar.
+fn sign_off_policy(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffPolicy> {
+    if let Some(path) = &env.config {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config {}", path.display()))?;
+        return Ok(Config::from_yaml_str(&text, &path.display().to_string())?.sign_off);
+    }
+    let git = crate::changeset::git::Git::open(&env.workspace)?;
+    git.resolve_commit(base_sha).with_context(|| {
+        format!("the base commit {base_sha} is not in the checkout {}; check out with fetch-depth: 0 so the sign-off policy can be read from the base", env.workspace.display())
+    })?;
+    match git.read_blob_at(base_sha, CONFIG_PATH, MAX_CONFIG_BYTES as u64)? {
+        None | Some(crate::changeset::git::Blob::Missing) => Ok(SignOffPolicy::default()),
+        Some(crate::changeset::git::Blob::TooLarge(n)) => {
+            anyhow::bail!("{CONFIG_PATH} at {base_sha} is {n} bytes, more than the {MAX_CONFIG_BYTES} a config may have")
+        }
+        Some(crate::changeset::git::Blob::Bytes(b)) => {
+            let text =
+                String::from_utf8(b).with_context(|| format!("{CONFIG_PATH} at {base_sha} is not UTF-8"))?;
+            Ok(Config::from_yaml_str(&text, CONFIG_PATH)?.sign_off)
+        }
+    }
+}
+
+async fn permission(api: &Api, login: &str) -> anyhow::Result<Option<crate::config::Permission>> {
+    // Raw call: octocrab's typed one fails on GitHub's real answers.
+    let encoded = login.replace('[', "%5B").replace(']', "%5D");
+    let route = api.repo_route(&format!("/collaborators/{encoded}/permission"));
+    match api.get(&format!("reading {login}'s permission"), &route).await {
+        Ok(page) => Ok(signoff::permission_from_api(
+            page.body.get("permission").and_then(|v| v.as_str()),
+            page.body.get("role_name").and_then(|v| v.as_str()),
+        )),
+        // Not a collaborator at all.
+        Err(e) if e.status() == Some(404) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Result<Exit> {
+    let api = api(env)?;
+    // The payload carries no head SHA: the PR's current head is fetched.
+    let pr = fetch_pr(&api, c.pr_number).await?;
+    let policy = sign_off_policy(env, &pr.base.sha)?;
+    let named = match signoff::parse_command(&c.body, &policy.command) {
+        None => {
+            let why = format!("comment {} is not a `{}` command", c.comment_id, policy.command);
+            return nothing_to_do(env, &why);
+        }
+        Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), Exit::Fail),
+        Some(Ok(sha)) => sha,
+    };
+    if pr.state.as_deref() == Some("closed") {
+        return refuse(env, &format!("sign-off ignored: pull request #{} is closed", pr.number), Exit::Fail);
+    }
+    if let Err(r) = signoff::check_person(&c.author.login, c.author.is_bot(), &pr.user.login) {
+        return refuse(env, &r.to_string(), Exit::Fail);
+    }
+    let perm = permission(&api, &c.author.login).await?;
+    let candidate = Candidate {
+        commenter: &c.author.login,
+        commenter_is_bot: c.author.is_bot(),
+        pr_author: &pr.user.login,
+        permission: perm,
+        min_permission: policy.min_permission,
+        named_sha: &named,
+        head_sha: &pr.head.sha,
+    };
+    let accepted = match signoff::decide(&candidate) {
+        Ok(s) => s,
+        Err(r) => return refuse(env, &r.to_string(), Exit::Fail),
+    };
+    eprintln!("retrygate: sign-off by {} for {} accepted", accepted.by, signoff::short(&accepted.sha));
+    // The job holds a write token: the PR's code is not run here.
+    let req = GateRequest::for_pr(env, &pr, Some(accepted), false);
+    let (p, decided) = decide(gate, &req);
+    let report = publish(&api, &target(&pr), &p, env.bot_login.as_deref(), env.run_url.as_deref()).await;
+    finish(env, &p, decided, Some(&report))
+}
+
+/// Publishes the verdict file of a completed `pull_request` run, after
+/// checking it is about the head that run and the PR have now.
+async fn publish_run(env: &ActionEnv, run: CompletedRun) -> anyhow::Result<Exit> {
+    let file = match VerdictFile::read(&env.verdict_file) {
+        Ok(f) => f,
+        Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), Exit::Error),
+    };
+    if file.repository != env.repository {
+        let why = format!(
+            "refusing to publish: the verdict file is for {} and this is {}",
+            file.repository, env.repository
+        );
+        return refuse(env, &why, Exit::Error);
+    }
+    if file.head_sha != run.head_sha {
+        let why = format!(
+            "refusing to publish: the verdict file is about {} but workflow run {} ran on {}; the artifact does not belong to this run",
+            file.head_sha, run.run_id, run.head_sha
+        );
+        return refuse(env, &why, Exit::Error);
+    }
+    if !run.pull_requests.is_empty() && !run.pull_requests.contains(&file.pr_number) {
+        let why = format!(
+            "refusing to publish: the verdict file names pull request #{} but workflow run {} belongs to {:?}",
+            file.pr_number, run.run_id, run.pull_requests
+        );
+        return refuse(env, &why, Exit::Error);
+    }
+    let api = api(env)?;
+    let pr = fetch_pr(&api, file.pr_number).await?;
+    if pr.head.sha != file.head_sha {
+        let why = format!(
+            "refusing to publish: pull request #{} is now at {}, not {} (a newer push will publish its own verdict)",
+            pr.number, pr.head.sha, file.head_sha
+        );
+        return refuse(env, &why, Exit::Error);
+    }
+    let pr_repo = pr.head.repo.as_ref().map(|r| r.full_name.as_str());
+    if let (Some(a), Some(b)) = (pr_repo, run.head_repository.as_deref()) {
+        if a != b {
+            let why = format!(
+                "refusing to publish: pull request #{} comes from {a} but the run's head repository is {b}",
+                pr.number
+            );
+            return refuse(env, &why, Exit::Error);
+        }
+    }
+    let report =
+        publish(&api, &target(&pr), &file.publication, env.bot_login.as_deref(), env.run_url.as_deref())
+            .await;
+    finish(env, &file.publication, true, Some(&report))
+}

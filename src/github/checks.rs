@@ -1,0 +1,327 @@
+//! The required check: one check run named [`CHECK_NAME`] per head SHA, and
+//! the commit status of the same name where check runs cannot be written.
+//!
+//! A check run is found before it is written (listed for the head SHA by
+//! name), so re-running the job on the same commit updates the one run
+//! instead of adding another. Annotations go [`MAX_ANNOTATIONS_PER_REQUEST`]
+//! at a time (later updates append); the run's `annotations_count` says how
+//! many already landed, so a re-run sends only the missing ones. The findings
+//! of one head SHA never change, only the verdict (e.g. after a sign-off).
+
+use octocrab::params::checks::{
+    CheckRunConclusion, CheckRunOutput, CheckRunOutputAnnotation, CheckRunOutputAnnotationLevel,
+    CheckRunStatus,
+};
+use serde_json::Value;
+
+use super::client::{write_error, Api, ApiError};
+use super::publication::Publication;
+use super::text::cut;
+use crate::finding::{Finding, Severity};
+use crate::report::{sorted_findings, Report, Verdict};
+
+/// The check run's and the status's name: what branch protection requires.
+pub const CHECK_NAME: &str = "retrygate";
+
+/// GitHub accepts at most 50 annotations per create or update request.
+pub const MAX_ANNOTATIONS_PER_REQUEST: usize = 50;
+
+/// `output.summary` and `output.text` may hold at most 65,535 characters.
+pub const MAX_OUTPUT_CHARS: usize = 65_535;
+
+/// An annotation's `title` may hold at most 255 characters.
+pub const MAX_ANNOTATION_TITLE_CHARS: usize = 255;
+
+/// An annotation's `message` may hold at most 64 KB.
+pub const MAX_ANNOTATION_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// A commit status `description` may hold at most 140 characters.
+pub const MAX_STATUS_DESCRIPTION_CHARS: usize = 140;
+
+/// What happened to the check run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckOutcome {
+    Created {
+        id: u64,
+        annotations: usize,
+    },
+    Updated {
+        id: u64,
+        annotations: usize,
+    },
+    /// Already showed this verdict with every annotation: nothing written.
+    Unchanged {
+        id: u64,
+    },
+}
+
+/// Maps a verdict onto a conclusion. Never `neutral` or `skipped`: both
+/// count as passing for a required check.
+pub fn conclusion(verdict: Verdict) -> CheckRunConclusion {
+    match verdict {
+        Verdict::Pass => CheckRunConclusion::Success,
+        Verdict::Block => CheckRunConclusion::Failure,
+    }
+}
+
+fn conclusion_str(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "success",
+        Verdict::Block => "failure",
+    }
+}
+
+/// The summary, cut to GitHub's limit with a pointer to where the rest is.
+pub fn summary(publication: &Publication, details: Option<&str>) -> String {
+    let pointer = match details {
+        Some(url) => {
+            format!("\n\n…cut to fit GitHub's limit; the full report is in the job summary of {url}")
+        }
+        None => "\n\n…cut to fit GitHub's limit; the full report is in the job summary of the workflow run"
+            .to_string(),
+    };
+    cut(&publication.summary_markdown, MAX_OUTPUT_CHARS, &pointer)
+}
+
+/// One annotation as retrygate sends it (octocrab's parameter type is not
+/// `Clone`, and batches are cut from one list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotation {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub severity: Severity,
+    pub title: String,
+    pub message: String,
+}
+
+impl Annotation {
+    fn to_param(&self) -> CheckRunOutputAnnotation {
+        CheckRunOutputAnnotation {
+            path: self.path.clone(),
+            start_line: self.start_line,
+            end_line: self.end_line,
+            start_column: None,
+            end_column: None,
+            annotation_level: match self.severity {
+                Severity::Error => CheckRunOutputAnnotationLevel::Failure,
+                Severity::Warning => CheckRunOutputAnnotationLevel::Warning,
+                Severity::Note => CheckRunOutputAnnotationLevel::Notice,
+            },
+            message: self.message.clone(),
+            title: Some(self.title.clone()),
+            raw_details: None,
+        }
+    }
+}
+
+/// One annotation per finding, in the order every reporter uses, with lines
+/// and lengths GitHub accepts.
+pub fn annotations(findings: &[Finding]) -> Vec<Annotation> {
+    let report = Report { verdict: Verdict::Pass, findings: findings.to_vec(), notes: Vec::new() };
+    sorted_findings(&report)
+        .into_iter()
+        .map(|f| {
+            let start = f.line.max(1);
+            Annotation {
+                path: f.path.clone(),
+                start_line: start,
+                end_line: f.end_line.max(start),
+                severity: f.severity,
+                message: cut(
+                    if f.message.is_empty() { f.kind.doc().what } else { &f.message },
+                    MAX_ANNOTATION_MESSAGE_BYTES,
+                    "…",
+                ),
+                title: cut(&format!("{} ({})", f.kind.id(), f.rule), MAX_ANNOTATION_TITLE_CHARS, "…"),
+            }
+        })
+        .collect()
+}
+
+/// The `retrygate` check run on `head_sha`, if one exists.
+async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
+    let route =
+        api.repo_route(&format!("/commits/{head_sha}/check-runs?check_name={CHECK_NAME}&per_page=100"));
+    let runs = api.get_all("listing check runs", &route, Some("check_runs")).await?;
+    // Several runs of one name can exist (other workflows, older jobs); the
+    // newest (highest id) is the one branch protection reads.
+    Ok(runs
+        .into_iter()
+        .filter(|r| r.get("name").and_then(Value::as_str) == Some(CHECK_NAME))
+        .max_by_key(|r| r.get("id").and_then(Value::as_u64).unwrap_or(0)))
+}
+
+fn output(p: &Publication, summary: &str, batch: &[Annotation]) -> CheckRunOutput {
+    CheckRunOutput {
+        title: p.title.clone(),
+        summary: summary.to_string(),
+        text: None,
+        annotations: batch.iter().map(Annotation::to_param).collect(),
+        images: vec![],
+    }
+}
+
+/// Creates or updates the check run so it shows `p`, sending only the
+/// annotations it does not have yet. Never re-sends a failed write: after a
+/// create that may have landed, it lists again and creates only if absent.
+pub async fn publish_check_run(
+    api: &Api,
+    p: &Publication,
+    details_url: Option<&str>,
+) -> Result<CheckOutcome, ApiError> {
+    let summary = summary(p, details_url);
+    let all = annotations(&p.findings);
+    let checks = api.crab().checks(api.owner.clone(), api.repo.clone());
+
+    let existing = find(api, &p.head_sha).await?;
+    let (id, sent_before, created) = match existing {
+        Some(run) => {
+            let id = run.get("id").and_then(Value::as_u64).unwrap_or(0);
+            let had = run.pointer("/output/annotations_count").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let same = run.get("conclusion").and_then(Value::as_str) == Some(conclusion_str(p.verdict))
+                && run.pointer("/output/title").and_then(Value::as_str) == Some(p.title.as_str())
+                && run.pointer("/output/summary").and_then(Value::as_str) == Some(summary.as_str());
+            if same && had >= all.len() {
+                return Ok(CheckOutcome::Unchanged { id });
+            }
+            (id, had.min(all.len()), false)
+        }
+        None => {
+            let first = &all[..all.len().min(MAX_ANNOTATIONS_PER_REQUEST)];
+            let sent = first.len();
+            let mut create = checks
+                .create_check_run(CHECK_NAME, p.head_sha.clone())
+                .status(CheckRunStatus::Completed)
+                .conclusion(conclusion(p.verdict))
+                .output(output(p, &summary, first));
+            if let Some(url) = details_url {
+                create = create.details_url(url);
+            }
+            match create.send().await {
+                Ok(run) => (run.id.into_inner(), sent, true),
+                Err(e) => {
+                    let err = write_error("creating the check run", e);
+                    if !err.outcome_unknown() {
+                        return Err(err);
+                    }
+                    // It may have landed: look before writing again.
+                    tracing::warn!("{err}; listing check runs before trying again");
+                    match find(api, &p.head_sha).await? {
+                        Some(run) => {
+                            let id = run.get("id").and_then(Value::as_u64).unwrap_or(0);
+                            let had =
+                                run.pointer("/output/annotations_count").and_then(Value::as_u64).unwrap_or(0);
+                            (id, had as usize, true)
+                        }
+                        None => {
+                            let retry = checks
+                                .create_check_run(CHECK_NAME, p.head_sha.clone())
+                                .status(CheckRunStatus::Completed)
+                                .conclusion(conclusion(p.verdict))
+                                .output(output(p, &summary, first));
+                            let run =
+                                retry.send().await.map_err(|e| write_error("creating the check run", e))?;
+                            (run.id.into_inner(), sent, true)
+                        }
+                    }
+                }
+            }
+        }
+    };
+
+    // Updates carry the verdict too (an existing run may show an old one),
+    // then the annotations the run does not have yet, 50 per request.
+    let rest = &all[sent_before.min(all.len())..];
+    let mut updates: Vec<&[Annotation]> = rest.chunks(MAX_ANNOTATIONS_PER_REQUEST).collect();
+    if !created && updates.is_empty() {
+        updates.push(&[]);
+    }
+    for batch in updates {
+        checks
+            .update_check_run(octocrab::models::CheckRunId(id))
+            .status(CheckRunStatus::Completed)
+            .conclusion(conclusion(p.verdict))
+            .output(output(p, &summary, batch))
+            .send()
+            .await
+            .map_err(|e| write_error("adding annotations to the check run", e))?;
+    }
+    let annotations = all.len();
+    Ok(if created {
+        CheckOutcome::Created { id, annotations }
+    } else {
+        CheckOutcome::Updated { id, annotations }
+    })
+}
+
+/// The status description: the title, cut to GitHub's 140 characters.
+pub fn status_description(p: &Publication) -> String {
+    cut(&p.title, MAX_STATUS_DESCRIPTION_CHARS, "…")
+}
+
+/// Sets the `retrygate` commit status on the head: the fallback where check
+/// runs cannot be written (a personal token cannot create check runs).
+/// Sent once: setting the same state twice would be harmless, but a failed
+/// write is still reported rather than repeated.
+pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>) -> Result<(), ApiError> {
+    let state = match p.verdict {
+        Verdict::Pass => octocrab::models::StatusState::Success,
+        Verdict::Block => octocrab::models::StatusState::Failure,
+    };
+    let repos = api.crab().repos(api.owner.clone(), api.repo.clone());
+    let mut b = repos
+        .create_status(p.head_sha.clone(), state)
+        .context(CHECK_NAME.to_string())
+        .description(status_description(p));
+    if let Some(url) = target_url {
+        b = b.target(url.to_string());
+    }
+    b.send().await.map(|_| ()).map_err(|e| write_error("setting the commit status", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Kind;
+
+    #[test]
+    fn annotations_are_one_per_finding_with_valid_lines_and_levels() {
+        let findings = vec![
+            Finding::new(Kind::JitterRemoved, "rust/x", "src/b.rs", 0),
+            Finding::new(Kind::RetryWithoutJitter, "rust/y", "src/a.rs", 9).lines(9, 4),
+        ];
+        let a = annotations(&findings);
+        assert_eq!(a.len(), 2);
+        let json = serde_json::to_value(a.iter().map(Annotation::to_param).collect::<Vec<_>>()).unwrap();
+        assert_eq!(json[0]["path"], "src/a.rs");
+        assert_eq!(json[0]["end_line"], 9, "an end before the start is raised to the start");
+        assert_eq!(json[0]["annotation_level"], "warning");
+        assert_eq!(json[1]["start_line"], 1, "a whole-file finding points at line 1");
+        assert_eq!(json[1]["annotation_level"], "failure");
+        assert_eq!(json[1]["title"], "jitter-removed (rust/x)");
+    }
+
+    #[test]
+    fn conclusions_are_never_neutral() {
+        assert!(matches!(conclusion(Verdict::Block), CheckRunConclusion::Failure));
+        assert!(matches!(conclusion(Verdict::Pass), CheckRunConclusion::Success));
+    }
+
+    #[test]
+    fn long_summaries_are_cut_with_a_pointer() {
+        let p = Publication {
+            head_sha: "a".repeat(40),
+            verdict: Verdict::Block,
+            title: "t".repeat(300),
+            summary_markdown: "é".repeat(70_000),
+            comment_markdown: String::new(),
+            findings: vec![],
+        };
+        let s = summary(&p, Some("https://github.com/o/r/actions/runs/1"));
+        assert!(s.len() <= MAX_OUTPUT_CHARS, "{}", s.len());
+        assert!(s.ends_with("the full report is in the job summary of https://github.com/o/r/actions/runs/1"));
+        let d = status_description(&p);
+        assert!(d.chars().count() <= MAX_STATUS_DESCRIPTION_CHARS && d.ends_with("t…"), "{d}");
+    }
+}

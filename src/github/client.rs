@@ -1,0 +1,333 @@
+//! The connection to the GitHub API: an octocrab client with its retry layer
+//! compiled out, reads retried here by [`super::retry`], writes sent once.
+//!
+//! Reads go through [`Api::get`] and [`Api::get_all`] as raw requests, so the
+//! status and the rate-limit headers are seen (octocrab's typed calls drop
+//! headers). Writes use octocrab's typed builders where their types match
+//! GitHub's answers, and a raw request where they do not; either way a write
+//! that fails is reported with [`ApiError::outcome_unknown`] so the caller
+//! can list again instead of re-sending.
+
+use std::time::{Duration, SystemTime};
+
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use super::retry::{Backoff, Failure, GiveUp};
+
+/// Where the API is when `GITHUB_API_URL` is not set.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+
+/// Items per page for list calls (GitHub's maximum).
+pub const PER_PAGE: u32 = 100;
+
+/// Pages followed per list before giving up: 100 pages of 100 comments
+/// is far past any real pull request.
+pub const MAX_PAGES: usize = 100;
+
+/// Connect and read timeouts of one request.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A failed API call, with enough to decide what to do next.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ApiError {
+    /// GitHub answered with an error status.
+    #[error("{what}: GitHub answered {status}: {message}")]
+    Status { what: String, status: u16, message: String },
+    /// No answer (connection, timeout): a write may or may not have landed.
+    #[error("{what}: no answer from GitHub ({detail})")]
+    NoAnswer { what: String, detail: String },
+    /// An answer whose body could not be read as expected.
+    #[error("{what}: GitHub's answer could not be read ({detail})")]
+    Decode { what: String, detail: String },
+    /// A read that kept failing, after the retries it was allowed.
+    #[error("{what}: {last}; gave up after {attempts} attempts ({why})")]
+    Exhausted { what: String, last: String, attempts: u32, why: String },
+}
+
+impl ApiError {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The token may not do this (a read-only token on a fork PR, a missing
+    /// `permissions:` entry): GitHub's "Resource not accessible by integration".
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self.status(), Some(401 | 403))
+    }
+
+    /// Whether a failed write may nevertheless have been applied: no answer,
+    /// a 5xx (a gateway may time out after the write landed), or a 2xx whose
+    /// body was unreadable.
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            ApiError::NoAnswer { .. } | ApiError::Decode { .. } => true,
+            ApiError::Status { status, .. } => *status >= 500,
+            ApiError::Exhausted { .. } => false,
+        }
+    }
+}
+
+/// One page of a read.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub body: Value,
+    /// The absolute URL of the next page (`Link: <..>; rel="next"`).
+    pub next: Option<String>,
+}
+
+/// An API client bound to one repository.
+#[derive(Debug, Clone)]
+pub struct Api {
+    crab: Octocrab,
+    pub owner: String,
+    pub repo: String,
+    graphql_url: String,
+    max_read_attempts: u32,
+    max_total_wait: Duration,
+}
+
+impl Api {
+    /// `base_url` is `GITHUB_API_URL` (tests point it at a loopback fake);
+    /// `graphql_url` is `GITHUB_GRAPHQL_URL`, which on GitHub Enterprise
+    /// Server is not under the REST base.
+    pub fn new(
+        base_url: &str,
+        graphql_url: Option<&str>,
+        token: &str,
+        repository: &str,
+    ) -> anyhow::Result<Api> {
+        let (owner, repo) = repository.split_once('/').filter(|(o, r)| !o.is_empty() && !r.is_empty()).ok_or_else(|| {
+            anyhow::anyhow!("GITHUB_REPOSITORY `{repository}` is not `owner/name`; the runner sets it, so run retrygate github inside GitHub Actions or set it")
+        })?;
+        let base = base_url.trim_end_matches('/');
+        let crab = Octocrab::builder()
+            .base_uri(base)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "GITHUB_API_URL `{base_url}` is not a URL ({e}); set it to e.g. {DEFAULT_API_URL}"
+                )
+            })?
+            .personal_token(token.to_string())
+            .set_connect_timeout(Some(CONNECT_TIMEOUT))
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot build the GitHub client: {e}"))?;
+        Ok(Api {
+            crab,
+            owner: owner.to_string(),
+            repo: repo.to_string(),
+            graphql_url: graphql_url.map(str::to_string).unwrap_or_else(|| format!("{base}/graphql")),
+            max_read_attempts: super::retry::MAX_READ_ATTEMPTS,
+            max_total_wait: super::retry::MAX_TOTAL_WAIT,
+        })
+    }
+
+    /// The octocrab client, for typed writes.
+    pub fn crab(&self) -> &Octocrab {
+        &self.crab
+    }
+
+    /// `/repos/{owner}/{repo}` + `path`.
+    pub fn repo_route(&self, path: &str) -> String {
+        format!("/repos/{}/{}{path}", self.owner, self.repo)
+    }
+
+    /// GETs `route` (relative, or an absolute `Link` URL), retrying as
+    /// [`super::retry`] allows.
+    pub async fn get(&self, what: &str, route: &str) -> Result<Page, ApiError> {
+        let mut backoff = Backoff::new(self.max_read_attempts, self.max_total_wait);
+        loop {
+            let (failure, last) = match self.crab._get(route).await {
+                Ok(resp) => {
+                    let status = resp.status().as_u16();
+                    let headers = resp.headers().clone();
+                    let body = self
+                        .crab
+                        .body_to_string(resp)
+                        .await
+                        .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+                    if (200..300).contains(&status) {
+                        let body = if body.trim().is_empty() {
+                            Value::Null
+                        } else {
+                            serde_json::from_str(&body).map_err(|e| ApiError::Decode {
+                                what: what.to_string(),
+                                detail: e.to_string(),
+                            })?
+                        };
+                        let next = headers.get("link").and_then(|v| v.to_str().ok()).and_then(next_link);
+                        return Ok(Page { body, next });
+                    }
+                    let header =
+                        |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+                    let failure = Failure {
+                        status: Some(status),
+                        retry_after: header("retry-after"),
+                        ratelimit_remaining: header("x-ratelimit-remaining").and_then(|v| v.parse().ok()),
+                        ratelimit_reset: header("x-ratelimit-reset").and_then(|v| v.parse().ok()),
+                    };
+                    (
+                        failure,
+                        ApiError::Status { what: what.to_string(), status, message: error_message(&body) },
+                    )
+                }
+                Err(e) => {
+                    (Failure::default(), ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })
+                }
+            };
+            match backoff.next_wait(&failure, SystemTime::now()) {
+                Ok(wait) => {
+                    tracing::info!("{last}; retrying the read in {wait:?}");
+                    tokio::time::sleep(wait).await;
+                }
+                Err(GiveUp::NotRetryable) => return Err(last),
+                Err(give_up) => {
+                    let why = match give_up {
+                        GiveUp::Budget { wanted } => format!(
+                            "the next wait, {}s, would pass the {}s budget; re-run the job later",
+                            wanted.as_secs(),
+                            self.max_total_wait.as_secs()
+                        ),
+                        _ => "every attempt failed; re-run the job".to_string(),
+                    };
+                    return Err(ApiError::Exhausted {
+                        what: what.to_string(),
+                        last: last.to_string(),
+                        attempts: backoff.attempts(),
+                        why,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Every page of a list read, following `Link: rel="next"`; each page's
+    /// body must be an array, or an object holding one under `key`.
+    pub async fn get_all(&self, what: &str, route: &str, key: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        let mut items = Vec::new();
+        let mut next = Some(route.to_string());
+        let mut pages = 0;
+        while let Some(url) = next.take() {
+            pages += 1;
+            if pages > MAX_PAGES {
+                return Err(ApiError::Decode {
+                    what: what.to_string(),
+                    detail: format!("more than {MAX_PAGES} pages; the list is larger than retrygate reads"),
+                });
+            }
+            let page = self.get(what, &url).await?;
+            let list = match key {
+                Some(k) => page.body.get(k).cloned(),
+                None => Some(page.body),
+            };
+            match list {
+                Some(Value::Array(v)) => items.extend(v),
+                _ => {
+                    return Err(ApiError::Decode {
+                        what: what.to_string(),
+                        detail: "expected a list".to_string(),
+                    })
+                }
+            }
+            next = page.next;
+        }
+        Ok(items)
+    }
+
+    /// POSTs `body` to the GraphQL endpoint once. GraphQL reports failures
+    /// as `errors` in a 200: those come back as [`ApiError::Status`] with the
+    /// first message.
+    pub async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
+        let resp = self
+            .crab
+            ._post(self.graphql_url.as_str(), Some(body))
+            .await
+            .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+        let status = resp.status().as_u16();
+        let text = self
+            .crab
+            .body_to_string(resp)
+            .await
+            .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+        if !(200..300).contains(&status) {
+            return Err(ApiError::Status { what: what.to_string(), status, message: error_message(&text) });
+        }
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| ApiError::Decode { what: what.to_string(), detail: e.to_string() })?;
+        if let Some(first) = v.get("errors").and_then(Value::as_array).and_then(|a| a.first()) {
+            let message = first.get("message").and_then(Value::as_str).unwrap_or("unknown GraphQL error");
+            return Err(ApiError::Status { what: what.to_string(), status, message: message.to_string() });
+        }
+        Ok(v)
+    }
+}
+
+/// Maps an octocrab error from a typed write onto [`ApiError`].
+pub fn write_error(what: &str, e: octocrab::Error) -> ApiError {
+    match e {
+        octocrab::Error::GitHub { source, .. } => ApiError::Status {
+            what: what.to_string(),
+            status: source.status_code.as_u16(),
+            message: source.message,
+        },
+        octocrab::Error::Serde { source, .. } => {
+            ApiError::Decode { what: what.to_string(), detail: source.to_string() }
+        }
+        octocrab::Error::Json { source, .. } => {
+            ApiError::Decode { what: what.to_string(), detail: source.to_string() }
+        }
+        other => ApiError::NoAnswer { what: what.to_string(), detail: other.to_string() },
+    }
+}
+
+/// GitHub's error bodies are `{"message": ..}`; anything else is shown cut.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| body.chars().take(200).collect())
+}
+
+/// The `rel="next"` URL of a `Link` header.
+pub fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        let is_next = params.split(';').any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
+        is_next.then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_is_found_among_others() {
+        let h = "<https://api.github.com/repositories/1/issues/2/comments?page=1>; rel=\"prev\", <https://api.github.com/repositories/1/issues/2/comments?page=3>; rel=\"next\", <https://api.github.com/repositories/1/issues/2/comments?page=5>; rel=\"last\"";
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?page=3")
+        );
+        assert_eq!(next_link("<https://x/?page=1>; rel=\"prev\""), None);
+    }
+
+    #[test]
+    fn outcome_unknown_only_where_a_write_may_have_landed() {
+        let s = |status| ApiError::Status { what: "w".into(), status, message: String::new() };
+        assert!(s(502).outcome_unknown());
+        assert!(!s(422).outcome_unknown());
+        assert!(s(403).is_forbidden() && !s(403).outcome_unknown());
+        assert!(ApiError::NoAnswer { what: "w".into(), detail: "timeout".into() }.outcome_unknown());
+    }
+
+    #[test]
+    fn a_repository_that_is_not_owner_slash_name_is_refused() {
+        let e = Api::new("http://127.0.0.1:1", None, "t", "just-a-name").unwrap_err();
+        assert!(e.to_string().contains("GITHUB_REPOSITORY `just-a-name` is not `owner/name`"), "{e}");
+    }
+}

@@ -1,0 +1,151 @@
+//! The sticky pull-request comment: one per pull request, found again by a
+//! hidden marker **and** by its author being the token's own identity, so a
+//! marker planted in someone else's comment is never edited (danger-js and
+//! reviewdog match on the marker alone).
+//!
+//! The comment is edited only when its body changed, and created only after
+//! a fresh listing shows it absent: a create that failed in a way that may
+//! have landed (a 502 from a gateway, a timeout) is followed by a listing,
+//! never by a blind second create.
+
+use serde_json::Value;
+
+use super::client::{write_error, Api, ApiError};
+use super::text::cut;
+
+/// The hidden marker that opens the sticky comment's body.
+pub const MARKER: &str = "<!-- retrygate:sticky-comment -->";
+
+/// An issue comment body may hold at most 65,536 characters.
+pub const MAX_COMMENT_CHARS: usize = 65_536;
+
+/// The login Actions' `GITHUB_TOKEN` writes as, when `GET /user` is refused.
+pub const ACTIONS_BOT_LOGIN: &str = "github-actions[bot]";
+
+/// What happened to the sticky comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommentOutcome {
+    Created { id: u64 },
+    Edited { id: u64 },
+    Unchanged { id: u64 },
+}
+
+/// The full body: the marker, then the Markdown, cut to the limit with a
+/// pointer to the check run.
+pub fn body(markdown: &str) -> String {
+    let full = format!("{MARKER}\n{markdown}");
+    cut(
+        &full,
+        MAX_COMMENT_CHARS,
+        "\n\n…cut to fit GitHub's comment limit; the `retrygate` check run and the job summary have the full report.\n",
+    )
+}
+
+/// The sticky comment among `comments`: the first that carries the marker
+/// and was written by `me` (logins compare case-insensitively, as GitHub's do).
+pub fn find_mine<'a>(comments: &'a [Value], me: &str) -> Option<&'a Value> {
+    comments.iter().find(|c| {
+        let author = c.pointer("/user/login").and_then(Value::as_str).unwrap_or("");
+        let body = c.get("body").and_then(Value::as_str).unwrap_or("");
+        author.eq_ignore_ascii_case(me) && body.contains(MARKER)
+    })
+}
+
+/// Who the token writes as: `configured` when given (an App token writes as
+/// `<slug>[bot]`), else `GET /user`, which answers for a personal token but
+/// is refused (403) for Actions' and App installation tokens, whose comments
+/// then come from [`ACTIONS_BOT_LOGIN`].
+pub async fn identity(api: &Api, configured: Option<&str>) -> Result<String, ApiError> {
+    if let Some(login) = configured.filter(|l| !l.trim().is_empty()) {
+        return Ok(login.trim().to_string());
+    }
+    match api.get("finding the token's identity", "/user").await {
+        Ok(page) => page
+            .body
+            .get("login")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::Decode { what: "GET /user".into(), detail: "no login".into() }),
+        Err(e) if matches!(e.status(), Some(401 | 403 | 404)) => Ok(ACTIONS_BOT_LOGIN.to_string()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn list(api: &Api, pr: u64) -> Result<Vec<Value>, ApiError> {
+    let route = api.repo_route(&format!("/issues/{pr}/comments?per_page={}", super::client::PER_PAGE));
+    api.get_all("listing the pull request's comments", &route, None).await
+}
+
+fn id_of(c: &Value) -> u64 {
+    c.get("id").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Creates or edits the sticky comment on pull request `pr` so it reads
+/// `markdown`, as `me`.
+pub async fn publish_comment(
+    api: &Api,
+    pr: u64,
+    me: &str,
+    markdown: &str,
+) -> Result<CommentOutcome, ApiError> {
+    let body = body(markdown);
+    let issues = api.crab().issues(api.owner.clone(), api.repo.clone());
+    let comments = list(api, pr).await?;
+    if let Some(c) = find_mine(&comments, me) {
+        let id = id_of(c);
+        if c.get("body").and_then(Value::as_str) == Some(body.as_str()) {
+            return Ok(CommentOutcome::Unchanged { id });
+        }
+        // octocrab sends this as POST to the comment's URL.
+        issues
+            .update_comment(octocrab::models::CommentId(id), &body)
+            .await
+            .map_err(|e| write_error("editing the sticky comment", e))?;
+        return Ok(CommentOutcome::Edited { id });
+    }
+    match issues.create_comment(pr, &body).await {
+        Ok(c) => Ok(CommentOutcome::Created { id: c.id.into_inner() }),
+        Err(e) => {
+            let err = write_error("creating the sticky comment", e);
+            if !err.outcome_unknown() {
+                return Err(err);
+            }
+            tracing::warn!("{err}; listing comments before trying again");
+            let comments = list(api, pr).await?;
+            if let Some(c) = find_mine(&comments, me) {
+                return Ok(CommentOutcome::Created { id: id_of(c) });
+            }
+            let c = issues
+                .create_comment(pr, &body)
+                .await
+                .map_err(|e| write_error("creating the sticky comment", e))?;
+            Ok(CommentOutcome::Created { id: c.id.into_inner() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_my_comment_with_the_marker_is_mine() {
+        let comments = vec![
+            json!({"id": 1, "user": {"login": "mallory"}, "body": format!("{MARKER}\nplanted")}),
+            json!({"id": 2, "user": {"login": "github-actions[bot]"}, "body": "no marker"}),
+            json!({"id": 3, "user": {"login": "GitHub-Actions[bot]"}, "body": format!("{MARKER}\nmine")}),
+        ];
+        assert_eq!(find_mine(&comments, "github-actions[bot]").map(id_of), Some(3));
+        assert_eq!(find_mine(&comments[..2], "github-actions[bot]"), None);
+    }
+
+    #[test]
+    fn bodies_start_with_the_marker_and_fit_the_limit() {
+        let b = body("hello");
+        assert!(b.starts_with(MARKER));
+        let b = body(&"x".repeat(100_000));
+        assert!(b.chars().count() <= MAX_COMMENT_CHARS);
+        assert!(b.starts_with(MARKER) && b.contains("cut to fit GitHub's comment limit"));
+    }
+}

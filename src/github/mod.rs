@@ -1,0 +1,214 @@
+//! Publishing the verdict on GitHub: `retrygate github`, the Action's
+//! entrypoint, and the only module that talks to the GitHub API (through
+//! octocrab, with its retry layer compiled out).
+//!
+//! The decision is not made here: [`action::run`] takes the gate as a
+//! parameter (a function from a [`GateRequest`], the pull request's facts,
+//! to a [`Publication`]), so the network side is complete and testable on its
+//! own, and a laptop computes the same verdict as the Action.
+//!
+//! - [`event`]: the webhook payload, reduced to a [`event::Trigger`];
+//! - [`signoff`]: `/retrygate sign-off <sha>`, parsed and judged (pure);
+//! - [`retry`]: when a read is retried and how long to wait (pure);
+//! - [`client`]: the octocrab client, reads with retries, writes once;
+//! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
+//!   sticky comment and auto-merge;
+//! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
+//! - [`action`]: the flow for each event and mode.
+
+pub mod action;
+pub mod checks;
+pub mod client;
+pub mod comment;
+pub mod event;
+pub mod publication;
+pub mod publish;
+pub mod retry;
+pub mod signoff;
+pub mod summary;
+pub mod text;
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+pub use action::run;
+pub use publication::{Publication, VerdictFile};
+pub use signoff::SignOff;
+
+/// What `retrygate github` does with the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Compute the verdict and publish it (same-repository pull requests).
+    Full,
+    /// Compute the verdict and write it to the verdict file, publishing
+    /// nothing: the read-only `pull_request` job of the fork-safe split.
+    Compute,
+    /// Publish the verdict file another run computed: the `workflow_run` job.
+    Publish,
+}
+
+/// `retrygate github` options. Everything else comes from the runner's
+/// environment (`GITHUB_*`).
+#[derive(Debug, Args, Clone)]
+pub struct GithubArgs {
+    /// full: compute and publish; compute: write the verdict file only;
+    /// publish: publish a verdict file from a workflow_run.
+    #[arg(long, value_enum, default_value = "full", env = "RETRYGATE_MODE")]
+    pub mode: Mode,
+    /// Where `compute` writes and `publish` reads the verdict.
+    #[arg(long, default_value = "retrygate-verdict/verdict.json", env = "RETRYGATE_VERDICT_FILE")]
+    pub verdict_file: PathBuf,
+    /// Also write the findings as SARIF 2.1.0 to this file.
+    #[arg(long, env = "RETRYGATE_SARIF")]
+    pub sarif: Option<PathBuf>,
+    /// The login the token writes comments as, when `GET /user` cannot say
+    /// (a GitHub App token: `<app-slug>[bot]`); default `github-actions[bot]`.
+    #[arg(long, env = "RETRYGATE_BOT_LOGIN")]
+    pub bot_login: Option<String>,
+    /// A config file to use instead of `.github/retrygate.yml` from the base.
+    #[arg(long, env = "RETRYGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The replay command, instead of the config's `replay.command`.
+    #[arg(long, env = "RETRYGATE_REPLAY_COMMAND")]
+    pub replay_command: Option<String>,
+    /// The repository checkout (default: `$GITHUB_WORKSPACE`, else `.`).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+}
+
+/// Everything `retrygate github` reads from the runner, gathered once so
+/// the flow can be driven without touching the process environment.
+#[derive(Debug, Clone)]
+pub struct ActionEnv {
+    /// `GITHUB_EVENT_NAME`.
+    pub event_name: String,
+    /// `GITHUB_EVENT_PATH`.
+    pub event_path: PathBuf,
+    /// `GITHUB_REPOSITORY` (`owner/name`).
+    pub repository: String,
+    /// `GITHUB_API_URL`.
+    pub api_url: String,
+    /// `GITHUB_GRAPHQL_URL`; `{api_url}/graphql` when unset.
+    pub graphql_url: Option<String>,
+    /// `GITHUB_TOKEN` (the Action's `token` input).
+    pub token: Option<String>,
+    /// The checkout (`GITHUB_WORKSPACE`).
+    pub workspace: PathBuf,
+    /// `GITHUB_STEP_SUMMARY`.
+    pub step_summary: Option<PathBuf>,
+    /// `GITHUB_OUTPUT`.
+    pub output: Option<PathBuf>,
+    /// This workflow run's page, linked from the check run and status.
+    pub run_url: Option<String>,
+    pub mode: Mode,
+    pub verdict_file: PathBuf,
+    pub sarif: Option<PathBuf>,
+    pub bot_login: Option<String>,
+    pub config: Option<PathBuf>,
+    pub replay_command: Option<String>,
+}
+
+impl ActionEnv {
+    /// Reads the runner's environment, with `args` on top.
+    pub fn from_env(args: &GithubArgs) -> anyhow::Result<ActionEnv> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let need = |k: &str| {
+            var(k).ok_or_else(|| {
+                anyhow::anyhow!("{k} is not set; retrygate github runs inside GitHub Actions (see docs/github.md), or set {k} yourself")
+            })
+        };
+        let run_url = match (var("GITHUB_SERVER_URL"), var("GITHUB_REPOSITORY"), var("GITHUB_RUN_ID")) {
+            (Some(server), Some(repo), Some(id)) => Some(format!("{server}/{repo}/actions/runs/{id}")),
+            _ => None,
+        };
+        let workspace = args
+            .repo
+            .clone()
+            .or_else(|| var("GITHUB_WORKSPACE").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("."));
+        let in_workspace = |p: &PathBuf| if p.is_absolute() { p.clone() } else { workspace.join(p) };
+        Ok(ActionEnv {
+            event_name: need("GITHUB_EVENT_NAME")?,
+            event_path: PathBuf::from(need("GITHUB_EVENT_PATH")?),
+            repository: need("GITHUB_REPOSITORY")?,
+            api_url: var("GITHUB_API_URL").unwrap_or_else(|| client::DEFAULT_API_URL.to_string()),
+            graphql_url: var("GITHUB_GRAPHQL_URL"),
+            token: var("GITHUB_TOKEN"),
+            step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            output: var("GITHUB_OUTPUT").map(PathBuf::from),
+            run_url,
+            mode: args.mode,
+            verdict_file: in_workspace(&args.verdict_file),
+            sarif: args.sarif.as_ref().map(in_workspace),
+            bot_login: args.bot_login.clone(),
+            config: args.config.as_ref().map(in_workspace),
+            replay_command: args.replay_command.clone(),
+            workspace,
+        })
+    }
+}
+
+/// The pull request's facts the gate decides on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRequest {
+    /// `owner/name` of the base repository.
+    pub repository: String,
+    /// The checkout holding both commits.
+    pub workspace: PathBuf,
+    pub pr_number: u64,
+    pub base_sha: String,
+    pub head_sha: String,
+    pub author: String,
+    pub author_is_bot: bool,
+    pub labels: Vec<String>,
+    pub head_branch: String,
+    /// A maintainer's sign-off, already checked against the current head.
+    pub sign_off: Option<SignOff>,
+    pub config: Option<PathBuf>,
+    pub replay_command: Option<String>,
+    /// Whether the replay may run the PR's code here. False when the job
+    /// holds a write token (a sign-off comment): the PR's code is data there.
+    pub allow_replay: bool,
+}
+
+impl GateRequest {
+    /// The request for pull request `pr`.
+    pub fn for_pr(
+        env: &ActionEnv,
+        pr: &event::PullRequest,
+        sign_off: Option<SignOff>,
+        allow_replay: bool,
+    ) -> GateRequest {
+        GateRequest {
+            repository: env.repository.clone(),
+            workspace: env.workspace.clone(),
+            pr_number: pr.number,
+            base_sha: pr.base.sha.clone(),
+            head_sha: pr.head.sha.clone(),
+            author: pr.user.login.clone(),
+            author_is_bot: pr.user.is_bot(),
+            labels: pr.labels.iter().map(|l| l.name.clone()).collect(),
+            head_branch: pr.head.branch.clone(),
+            sign_off,
+            config: env.config.clone(),
+            replay_command: env.replay_command.clone(),
+            allow_replay,
+        }
+    }
+}
+
+/// The gate `retrygate github` uses: the scan of the change from the PR's
+/// base to its head in the checkout, with a sign-off on the head lifting a
+/// block.
+pub fn scan_gate(req: &GateRequest) -> anyhow::Result<Publication> {
+    let cs = crate::changeset::ChangeSet::from_git(&req.workspace, &req.base_sha, &req.head_sha)?;
+    let report = crate::cli::scan_changeset(&cs)?;
+    Ok(Publication::from_report(&req.head_sha, &report, req.sign_off.as_ref()))
+}
+
+/// `retrygate github`: the environment, then [`action::run`] with the gate.
+pub fn run_cli(args: GithubArgs) -> anyhow::Result<crate::cli::Exit> {
+    let env = ActionEnv::from_env(&args)?;
+    action::run(&env, &scan_gate)
+}

@@ -1,0 +1,238 @@
+//! Sign-off by comment: a maintainer lifts a block by commenting
+//! `/retrygate sign-off <sha>` on the pull request (DESIGN.md, principle 5).
+//!
+//! Both steps here are pure: [`parse_command`] reads a comment body, and
+//! [`decide`] takes the facts the caller fetched (the commenter's permission
+//! from the collaborator-permission endpoint, the PR's *current* head SHA,
+//! its author) and either accepts a [`SignOff`] bound to that exact head or
+//! says why not. A push after the sign-off changes the head, so the old
+//! sign-off names a stale SHA and no longer applies.
+
+use std::fmt;
+
+use crate::config::Permission;
+
+/// Shortest SHA prefix a sign-off may name: short enough to type, long
+/// enough that it cannot name a commit by accident.
+pub const MIN_SHA_CHARS: usize = 7;
+
+/// A sign-off that passed every check: `by` vouches for commit `sha` (the
+/// full head SHA, not the prefix they typed).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SignOff {
+    pub sha: String,
+    pub by: String,
+}
+
+/// Finds the sign-off command in a comment body: the first line that starts
+/// with `command`. `None` when the comment is not a sign-off at all;
+/// `Some(Err)` when it is one but names no usable SHA.
+pub fn parse_command(body: &str, command: &str) -> Option<Result<String, String>> {
+    let line = body.lines().map(str::trim).find(|l| {
+        l.strip_prefix(command).is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
+    })?;
+    let rest = line[command.len()..].trim();
+    let sha = rest.split_whitespace().next().unwrap_or("");
+    if sha.is_empty() {
+        return Some(Err(format!(
+            "`{command}` needs the commit you reviewed: `{command} <sha>` with at least {MIN_SHA_CHARS} hex characters of the PR's head commit"
+        )));
+    }
+    let valid = (MIN_SHA_CHARS..=40).contains(&sha.len()) && sha.chars().all(|c| c.is_ascii_hexdigit());
+    if !valid {
+        return Some(Err(format!(
+            "`{sha}` is not a commit SHA: name the PR's head commit with {MIN_SHA_CHARS} to 40 hex characters"
+        )));
+    }
+    Some(Ok(sha.to_ascii_lowercase()))
+}
+
+/// The level the collaborator-permission endpoint reports. `role_name` is
+/// the finer one (`maintain`, `triage`); `permission` folds those into
+/// `write`/`read`, and custom roles only have `permission`. `none` and
+/// anything unknown give `None`: no permission at all.
+pub fn permission_from_api(permission: Option<&str>, role_name: Option<&str>) -> Option<Permission> {
+    let parse = |s: &str| match s {
+        "admin" => Some(Permission::Admin),
+        "maintain" => Some(Permission::Maintain),
+        "write" => Some(Permission::Write),
+        "triage" => Some(Permission::Triage),
+        "read" => Some(Permission::Read),
+        _ => None,
+    };
+    role_name.and_then(parse).or_else(|| permission.and_then(parse))
+}
+
+/// Everything [`decide`] needs, fetched by the caller.
+#[derive(Debug, Clone)]
+pub struct Candidate<'a> {
+    pub commenter: &'a str,
+    /// The comment author's account type is `Bot` or the login ends in `[bot]`.
+    pub commenter_is_bot: bool,
+    pub pr_author: &'a str,
+    /// The commenter's permission on the repository (`None`: none at all).
+    pub permission: Option<Permission>,
+    pub min_permission: Permission,
+    /// The SHA (prefix) the comment names, lowercase.
+    pub named_sha: &'a str,
+    /// The PR's head SHA fetched just now (payloads of comments carry none).
+    pub head_sha: &'a str,
+}
+
+/// Why a sign-off was refused. The `Display` text is shown to people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Bot { login: String },
+    Author { login: String },
+    Permission { login: String, has: Option<Permission>, needs: Permission },
+    StaleSha { named: String, head: String },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Bot { login } => write!(
+                f,
+                "sign-off by {login} refused: bots cannot sign off; a maintainer has to review the commit and comment"
+            ),
+            Refusal::Author { login } => write!(
+                f,
+                "sign-off by {login} refused: the pull request's author cannot sign off their own change; ask another maintainer"
+            ),
+            Refusal::Permission { login, has, needs } => write!(
+                f,
+                "sign-off by {login} refused: it needs {} permission on the repository and {login} has {}",
+                level(Some(*needs)),
+                level(*has)
+            ),
+            Refusal::StaleSha { named, head } => write!(
+                f,
+                "sign-off for {named} refused: the pull request's head is now {} (a push voids a sign-off); review the new head and sign off {}",
+                short(head),
+                short(head)
+            ),
+        }
+    }
+}
+
+fn level(p: Option<Permission>) -> &'static str {
+    match p {
+        None => "none",
+        Some(Permission::Read) => "read",
+        Some(Permission::Triage) => "triage",
+        Some(Permission::Write) => "write",
+        Some(Permission::Maintain) => "maintain",
+        Some(Permission::Admin) => "admin",
+    }
+}
+
+/// The first 7 characters of a SHA, as GitHub shows it.
+pub fn short(sha: &str) -> &str {
+    sha.get(..MIN_SHA_CHARS).unwrap_or(sha)
+}
+
+/// The checks that need no API call: a bot or the PR's author can never
+/// sign off, whatever their permission (so it is not even fetched).
+pub fn check_person(commenter: &str, commenter_is_bot: bool, pr_author: &str) -> Result<(), Refusal> {
+    if commenter_is_bot || commenter.ends_with("[bot]") {
+        return Err(Refusal::Bot { login: commenter.to_string() });
+    }
+    if commenter.eq_ignore_ascii_case(pr_author) {
+        return Err(Refusal::Author { login: commenter.to_string() });
+    }
+    Ok(())
+}
+
+/// Accepts the sign-off or says why not. Checked in the order a person
+/// would want to hear about it: who (bot, author, permission), then what.
+pub fn decide(c: &Candidate<'_>) -> Result<SignOff, Refusal> {
+    check_person(c.commenter, c.commenter_is_bot, c.pr_author)?;
+    if c.permission.map_or(true, |p| p < c.min_permission) {
+        return Err(Refusal::Permission {
+            login: c.commenter.to_string(),
+            has: c.permission,
+            needs: c.min_permission,
+        });
+    }
+    let head = c.head_sha.to_ascii_lowercase();
+    if c.named_sha.len() < MIN_SHA_CHARS || !head.starts_with(c.named_sha) {
+        return Err(Refusal::StaleSha { named: c.named_sha.to_string(), head });
+    }
+    Ok(SignOff { sha: head, by: c.commenter.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+
+    fn candidate<'a>(commenter: &'a str, permission: Option<Permission>, named: &'a str) -> Candidate<'a> {
+        Candidate {
+            commenter,
+            commenter_is_bot: false,
+            pr_author: "Codertocat",
+            permission,
+            min_permission: Permission::Write,
+            named_sha: named,
+            head_sha: HEAD,
+        }
+    }
+
+    #[test]
+    fn parses_the_command_on_any_line() {
+        let body = "Reviewed the retry change.\n/retrygate sign-off EC26C3E please\n";
+        assert_eq!(parse_command(body, "/retrygate sign-off"), Some(Ok("ec26c3e".to_string())));
+        assert_eq!(parse_command("LGTM", "/retrygate sign-off"), None);
+        // A longer word that merely starts like the command is not the command.
+        assert_eq!(parse_command("/retrygate sign-offs abcdef1", "/retrygate sign-off"), None);
+    }
+
+    #[test]
+    fn malformed_commands_say_what_to_type() {
+        let e = parse_command("/retrygate sign-off", "/retrygate sign-off").unwrap().unwrap_err();
+        assert!(e.contains("`/retrygate sign-off <sha>`"), "{e}");
+        let e = parse_command("/retrygate sign-off ec26c3", "/retrygate sign-off").unwrap().unwrap_err();
+        assert!(e.contains("`ec26c3` is not a commit SHA"), "{e}");
+        let e = parse_command("/retrygate sign-off xyz1234", "/retrygate sign-off").unwrap().unwrap_err();
+        assert!(e.contains("7 to 40 hex"), "{e}");
+    }
+
+    #[test]
+    fn accepts_a_writer_naming_the_head() {
+        let s = decide(&candidate("maintainer", Some(Permission::Write), "ec26c3e")).unwrap();
+        assert_eq!(s, SignOff { sha: HEAD.to_string(), by: "maintainer".to_string() });
+        assert!(decide(&candidate("maintainer", Some(Permission::Admin), HEAD)).is_ok());
+    }
+
+    #[test]
+    fn refuses_readers_authors_bots_and_stale_shas() {
+        let e = decide(&candidate("reader", Some(Permission::Read), "ec26c3e")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sign-off by reader refused: it needs write permission on the repository and reader has read"
+        );
+        let e = decide(&candidate("stranger", None, "ec26c3e")).unwrap_err();
+        assert!(e.to_string().ends_with("stranger has none"), "{e}");
+        let e = decide(&candidate("codertocat", Some(Permission::Admin), "ec26c3e")).unwrap_err();
+        assert!(matches!(e, Refusal::Author { .. }), "{e}");
+        let e = decide(&candidate("github-actions[bot]", Some(Permission::Write), "ec26c3e")).unwrap_err();
+        assert!(matches!(e, Refusal::Bot { .. }), "{e}");
+        let mut c = candidate("app", Some(Permission::Write), "ec26c3e");
+        c.commenter_is_bot = true;
+        assert!(matches!(decide(&c).unwrap_err(), Refusal::Bot { .. }));
+        let e = decide(&candidate("maintainer", Some(Permission::Write), "f95f852")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sign-off for f95f852 refused: the pull request's head is now ec26c3e (a push voids a sign-off); review the new head and sign off ec26c3e"
+        );
+    }
+
+    #[test]
+    fn permission_prefers_the_finer_role() {
+        assert_eq!(permission_from_api(Some("write"), Some("maintain")), Some(Permission::Maintain));
+        assert_eq!(permission_from_api(Some("read"), Some("custom-role")), Some(Permission::Read));
+        assert_eq!(permission_from_api(Some("none"), None), None);
+        assert_eq!(permission_from_api(None, None), None);
+    }
+}
