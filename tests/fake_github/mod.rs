@@ -1,0 +1,526 @@
+//! A stateful fake of the parts of the GitHub REST and GraphQL APIs that
+//! `retrygate github` uses, on a loopback port (hyper on tokio).
+//!
+//! It answers with GitHub's shapes (objects built from the real payloads in
+//! `tests/fixtures/github/`) and keeps octocrab's quirks honest: an issue
+//! comment is edited by POST to its URL (octocrab's `update_comment`), a
+//! trailing `?` on a URL is tolerated, list pages carry absolute `Link`
+//! headers. Tokens decide identity and rights: a read-only token gets 403
+//! "Resource not accessible by integration" on every write, the Actions
+//! token gets 403 on `GET /user`, a personal token may not create check runs.
+//! Faults can be injected on a chosen request (a status before or after the
+//! write is applied, a 429 with `retry-after`), and every request is logged.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use serde_json::{json, Value};
+
+pub const OWNER_REPO: &str = "Codertocat/Hello-World";
+
+/// Who a token is and what it may do.
+#[derive(Debug, Clone)]
+pub struct Token {
+    pub login: String,
+    /// `GET /user` answers (a personal token) or is refused (Actions, Apps).
+    pub user_endpoint: bool,
+    /// Every write is refused (a fork PR's token).
+    pub read_only: bool,
+    /// Check runs may be created (GitHub Apps, incl. Actions' token) or not
+    /// (a personal token).
+    pub can_create_checks: bool,
+}
+
+/// Tokens the tests use.
+pub const ACTIONS_TOKEN: &str = "ghs_actions";
+pub const READ_ONLY_TOKEN: &str = "ghs_readonly";
+pub const PERSONAL_TOKEN: &str = "ghp_personal";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Answer this status without applying the request.
+    Before(u16),
+    /// Apply the request, then answer this status (a gateway that timed out
+    /// after the write landed).
+    After(u16),
+    /// Answer 429 with `retry-after: N` seconds.
+    RateLimit(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub method: String,
+    /// The path (without query) must contain this.
+    pub path_contains: String,
+    /// Matching requests to let through before failing one.
+    pub skip: usize,
+    pub kind: FaultKind,
+    seen: usize,
+    used: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub status: u16,
+    pub at: Instant,
+    pub body: Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub annotations: Vec<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Comment {
+    pub id: u64,
+    pub issue: u64,
+    pub login: String,
+    pub body: String,
+}
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub tokens: HashMap<String, Token>,
+    pub pulls: HashMap<u64, Value>,
+    /// login -> (permission, role_name)
+    pub permissions: HashMap<String, (String, String)>,
+    pub check_runs: Vec<CheckRun>,
+    pub statuses: Vec<Value>,
+    pub comments: Vec<Comment>,
+    pub graphql: Vec<Value>,
+    /// When set, GraphQL answers with this error message.
+    pub graphql_error: Option<String>,
+    pub faults: Vec<Fault>,
+    pub log: Vec<Logged>,
+    /// Items per page at most, whatever `per_page` asks (forces pagination).
+    pub page_cap: usize,
+    next_id: u64,
+    pub port: u16,
+}
+
+/// The fake, serving until dropped.
+pub struct FakeGithub {
+    pub url: String,
+    pub state: Arc<Mutex<State>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A user object in GitHub's shape, from the payload fixtures.
+pub fn user(login: &str) -> Value {
+    let mut u = fixture("pull_request__opened.payload.json")["sender"].clone();
+    u["login"] = json!(login);
+    u["type"] = json!(if login.ends_with("[bot]") { "Bot" } else { "User" });
+    u
+}
+
+impl FakeGithub {
+    pub fn start() -> FakeGithub {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let port = std_listener.local_addr().expect("addr").port();
+        let mut st = State { port, page_cap: 100, next_id: 1000, ..State::default() };
+        for (t, login, user_endpoint, read_only, checks) in [
+            (ACTIONS_TOKEN, "github-actions[bot]", false, false, true),
+            (READ_ONLY_TOKEN, "github-actions[bot]", false, true, true),
+            (PERSONAL_TOKEN, "octo-maintainer", true, false, false),
+        ] {
+            st.tokens.insert(
+                t.to_string(),
+                Token { login: login.into(), user_endpoint, read_only, can_create_checks: checks },
+            );
+        }
+        let state = Arc::new(Mutex::new(st));
+        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+        let shared = state.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(std_listener).expect("listener");
+                loop {
+                    tokio::select! {
+                        _ = &mut rx => break,
+                        accepted = listener.accept() => {
+                            let Ok((stream, _)) = accepted else { continue };
+                            let state = shared.clone();
+                            tokio::spawn(async move {
+                                let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
+                                let _ = hyper::server::conn::http1::Builder::new()
+                                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                                    .await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        FakeGithub {
+            url: format!("http://127.0.0.1:{port}"),
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        f(&mut self.state.lock().expect("fake state"))
+    }
+
+    /// Adds pull request `number` from the `pull_request.opened` fixture,
+    /// with the given head and base SHAs.
+    pub fn add_pull(&self, number: u64, head: &str, base: &str) -> Value {
+        let mut pr = fixture("pull_request__opened.payload.json")["pull_request"].clone();
+        pr["number"] = json!(number);
+        pr["head"]["sha"] = json!(head);
+        pr["base"]["sha"] = json!(base);
+        self.with(|s| s.pulls.insert(number, pr.clone()));
+        pr
+    }
+
+    pub fn set_permission(&self, login: &str, permission: &str, role: &str) {
+        self.with(|s| s.permissions.insert(login.to_string(), (permission.to_string(), role.to_string())));
+    }
+
+    pub fn fault(&self, method: &str, path_contains: &str, skip: usize, kind: FaultKind) {
+        self.with(|s| {
+            s.faults.push(Fault {
+                method: method.into(),
+                path_contains: path_contains.into(),
+                skip,
+                kind,
+                seen: 0,
+                used: false,
+            })
+        });
+    }
+
+    pub fn add_comment(&self, issue: u64, login: &str, body: &str) -> u64 {
+        self.with(|s| {
+            s.next_id += 1;
+            let id = s.next_id;
+            s.comments.push(Comment { id, issue, login: login.into(), body: body.into() });
+            id
+        })
+    }
+
+    pub fn log(&self) -> Vec<Logged> {
+        self.with(|s| s.log.clone())
+    }
+
+    /// Requests whose method is `method` and whose path contains `path`.
+    pub fn count(&self, method: &str, path: &str) -> usize {
+        self.log().iter().filter(|l| l.method == method && l.path.contains(path)).count()
+    }
+
+    pub fn comments(&self) -> Vec<Comment> {
+        self.with(|s| s.comments.clone())
+    }
+
+    pub fn check_runs(&self) -> Vec<CheckRun> {
+        self.with(|s| s.check_runs.clone())
+    }
+}
+
+impl Drop for FakeGithub {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn reply(status: u16, body: Value) -> (u16, Value, Vec<(String, String)>) {
+    (status, body, Vec::new())
+}
+
+fn not_found() -> (u16, Value, Vec<(String, String)>) {
+    reply(404, json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}))
+}
+
+fn forbidden() -> (u16, Value, Vec<(String, String)>) {
+    reply(
+        403,
+        json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest"}),
+    )
+}
+
+async fn handle(
+    state: Arc<Mutex<State>>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().trim_end_matches('?').to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim_start_matches("Bearer ").trim_start_matches("token ").to_string())
+        .unwrap_or_default();
+    let bytes = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+
+    let mut st = state.lock().expect("fake state");
+    // Injected faults.
+    let mut fault = None;
+    for f in st.faults.iter_mut() {
+        if !f.used && f.method == method && path.contains(&f.path_contains) {
+            if f.seen == f.skip {
+                f.used = true;
+                fault = Some(f.kind);
+                break;
+            }
+            f.seen += 1;
+        }
+    }
+    let (status, out, headers) = match fault {
+        Some(FaultKind::Before(code)) => reply(code, json!({"message": "Bad Gateway (injected)"})),
+        Some(FaultKind::RateLimit(secs)) => (
+            429,
+            json!({"message": "You have exceeded a secondary rate limit (injected)"}),
+            vec![("retry-after".to_string(), secs.to_string())],
+        ),
+        Some(FaultKind::After(code)) => {
+            let _ = route(&mut st, &method, &path, &query, &auth, &body);
+            reply(code, json!({"message": "Bad Gateway (injected after applying)"}))
+        }
+        None => route(&mut st, &method, &path, &query, &auth, &body),
+    };
+    st.log.push(Logged { method, path, query, status, at: Instant::now(), body });
+    drop(st);
+    let mut resp =
+        Response::builder().status(status).header("content-type", "application/json; charset=utf-8");
+    for (k, v) in headers {
+        resp = resp.header(k, v);
+    }
+    let text = if out.is_null() { String::new() } else { out.to_string() };
+    Ok(resp.body(Full::new(Bytes::from(text))).expect("response"))
+}
+
+fn query_param(query: &str, key: &str) -> Option<String> {
+    query.split('&').find_map(|kv| kv.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v.to_string()))
+}
+
+/// One page of `items`, with an absolute `Link` to the next.
+fn paginate(st: &State, path: &str, query: &str, items: Vec<Value>) -> (Vec<Value>, Vec<(String, String)>) {
+    let per_page = query_param(query, "per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30usize)
+        .min(st.page_cap)
+        .max(1);
+    let page = query_param(query, "page").and_then(|v| v.parse().ok()).unwrap_or(1usize).max(1);
+    let start = (page - 1) * per_page;
+    let slice: Vec<Value> = items.iter().skip(start).take(per_page).cloned().collect();
+    let mut headers = Vec::new();
+    if start + per_page < items.len() {
+        let rest: Vec<&str> =
+            query.split('&').filter(|kv| !kv.starts_with("page=") && !kv.is_empty()).collect();
+        let mut q = rest.join("&");
+        if !q.is_empty() {
+            q.push('&');
+        }
+        headers.push((
+            "link".to_string(),
+            format!("<http://127.0.0.1:{}{path}?{q}page={}>; rel=\"next\"", st.port, page + 1),
+        ));
+    }
+    (slice, headers)
+}
+
+fn check_run_json(st: &State, run: &CheckRun) -> Value {
+    let mut v = fixture("commit_check_runs.json")["check_runs"][0].clone();
+    v["id"] = json!(run.id);
+    v["name"] = json!(run.name);
+    v["head_sha"] = json!(run.head_sha);
+    v["status"] = json!(run.status);
+    v["conclusion"] = json!(run.conclusion);
+    v["url"] = json!(format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/check-runs/{}", st.port, run.id));
+    v["output"] = json!({
+        "title": run.title, "summary": run.summary, "text": null,
+        "annotations_count": run.annotations.len(),
+        "annotations_url": format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/check-runs/{}/annotations", st.port, run.id),
+    });
+    v["pull_requests"] = json!([]);
+    v
+}
+
+fn comment_json(st: &State, c: &Comment) -> Value {
+    let mut v = fixture("issue_comment__created.payload.json")["comment"].clone();
+    v["id"] = json!(c.id);
+    v["body"] = json!(c.body);
+    v["user"] = user(&c.login);
+    v["url"] = json!(format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/issues/comments/{}", st.port, c.id));
+    v["issue_url"] = json!(format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/issues/{}", st.port, c.issue));
+    v
+}
+
+fn apply_output(run: &mut CheckRun, body: &Value) {
+    if let Some(o) = body.get("output") {
+        run.title = o.get("title").and_then(Value::as_str).map(str::to_string).or(run.title.take());
+        run.summary = o.get("summary").and_then(Value::as_str).map(str::to_string).or(run.summary.take());
+        if let Some(a) = o.get("annotations").and_then(Value::as_array) {
+            assert!(a.len() <= 50, "GitHub refuses more than 50 annotations per request, got {}", a.len());
+            run.annotations.extend(a.iter().cloned());
+        }
+    }
+    if let Some(c) = body.get("conclusion").and_then(Value::as_str) {
+        assert_ne!(c, "neutral", "a gate must never report neutral");
+        run.conclusion = Some(c.to_string());
+    }
+    if let Some(s) = body.get("status").and_then(Value::as_str) {
+        run.status = s.to_string();
+    }
+}
+
+fn route(
+    st: &mut State,
+    method: &str,
+    path: &str,
+    query: &str,
+    auth: &str,
+    body: &Value,
+) -> (u16, Value, Vec<(String, String)>) {
+    let Some(token) = st.tokens.get(auth).cloned() else {
+        return reply(401, json!({"message": "Bad credentials"}));
+    };
+    if method != "GET" && token.read_only {
+        return forbidden();
+    }
+    if path == "/user" && method == "GET" {
+        return if token.user_endpoint { reply(200, user(&token.login)) } else { forbidden() };
+    }
+    if path == "/graphql" && method == "POST" {
+        st.graphql.push(body.clone());
+        return match &st.graphql_error {
+            Some(m) => reply(200, json!({"data": null, "errors": [{"message": m, "type": "FORBIDDEN"}]})),
+            None => {
+                reply(200, json!({"data": {"disablePullRequestAutoMerge": {"pullRequest": {"number": 2}}}}))
+            }
+        };
+    }
+    let prefix = format!("/repos/{OWNER_REPO}/");
+    let Some(rest) = path.strip_prefix(&prefix) else { return not_found() };
+    let parts: Vec<&str> = rest.split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["pulls", n]) => match n.parse::<u64>().ok().and_then(|n| st.pulls.get(&n)) {
+            Some(pr) => reply(200, pr.clone()),
+            None => not_found(),
+        },
+        ("GET", ["collaborators", login, "permission"]) => {
+            let login = login.replace("%5B", "[").replace("%5D", "]");
+            let (permission, role) =
+                st.permissions.get(&login).cloned().unwrap_or(("none".into(), "none".into()));
+            reply(200, json!({"permission": permission, "role_name": role, "user": user(&login)}))
+        }
+        ("GET", ["commits", sha, "check-runs"]) => {
+            let name = query_param(query, "check_name");
+            let runs: Vec<Value> = st
+                .check_runs
+                .iter()
+                .filter(|r| r.head_sha == *sha && name.as_deref().map_or(true, |n| n == r.name))
+                .map(|r| check_run_json(st, r))
+                .collect();
+            let total = runs.len();
+            let (page, headers) = paginate(st, path, query, runs);
+            (200, json!({"total_count": total, "check_runs": page}), headers)
+        }
+        ("POST", ["check-runs"]) => {
+            if !token.can_create_checks {
+                return forbidden();
+            }
+            st.next_id += 1;
+            let mut run = CheckRun {
+                id: st.next_id,
+                name: body["name"].as_str().unwrap_or("").to_string(),
+                head_sha: body["head_sha"].as_str().unwrap_or("").to_string(),
+                status: "queued".into(),
+                conclusion: None,
+                title: None,
+                summary: None,
+                annotations: Vec::new(),
+            };
+            apply_output(&mut run, body);
+            let out = check_run_json(st, &run);
+            st.check_runs.push(run);
+            reply(201, out)
+        }
+        ("PATCH", ["check-runs", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let Some(i) = st.check_runs.iter().position(|r| r.id == id) else { return not_found() };
+            let mut run = st.check_runs[i].clone();
+            apply_output(&mut run, body);
+            st.check_runs[i] = run.clone();
+            reply(200, check_run_json(st, &run))
+        }
+        ("POST", ["statuses", sha]) => {
+            st.next_id += 1;
+            let v = json!({
+                "url": format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/statuses/{sha}", st.port),
+                "id": st.next_id, "node_id": "MDY6U3RhdHVzMQ==", "state": body["state"],
+                "description": body["description"], "target_url": body["target_url"], "context": body["context"],
+                "created_at": "2026-11-29T12:00:00Z", "updated_at": "2026-11-29T12:00:00Z", "creator": user(&token.login),
+            });
+            st.statuses.push(v.clone());
+            reply(201, v)
+        }
+        ("GET", ["issues", n, "comments"]) => {
+            let n: u64 = n.parse().unwrap_or(0);
+            let all: Vec<Value> =
+                st.comments.iter().filter(|c| c.issue == n).map(|c| comment_json(st, c)).collect();
+            let (page, headers) = paginate(st, path, query, all);
+            (200, Value::Array(page), headers)
+        }
+        ("POST", ["issues", n, "comments"]) => {
+            st.next_id += 1;
+            let c = Comment {
+                id: st.next_id,
+                issue: n.parse().unwrap_or(0),
+                login: token.login.clone(),
+                body: body["body"].as_str().unwrap_or("").to_string(),
+            };
+            let out = comment_json(st, &c);
+            st.comments.push(c);
+            reply(201, out)
+        }
+        // octocrab's update_comment sends POST; GitHub's documented verb is PATCH.
+        ("POST" | "PATCH", ["issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let Some(i) = st.comments.iter().position(|c| c.id == id) else { return not_found() };
+            if !st.comments[i].login.eq_ignore_ascii_case(&token.login) {
+                return forbidden();
+            }
+            st.comments[i].body = body["body"].as_str().unwrap_or("").to_string();
+            let c = st.comments[i].clone();
+            reply(200, comment_json(st, &c))
+        }
+        _ => not_found(),
+    }
+}
