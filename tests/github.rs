@@ -55,6 +55,8 @@ impl Job {
             bot_login: None,
             config: None,
             replay_command: None,
+            // Pacing is tested on its own; the other tests need not wait.
+            write_interval: Duration::ZERO,
         };
         Job { dir, env }
     }
@@ -126,6 +128,21 @@ fn a_blocking_verdict_with_120_findings_makes_exactly_3_annotation_requests() {
 }
 
 #[test]
+fn writes_are_sent_one_at_a_time_at_least_a_second_apart() {
+    let fake = FakeGithub::start();
+    let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
+    job.env.write_interval = retrygate::github::client::MIN_WRITE_INTERVAL;
+    retrygate::github::run(&job.env, &blocking(60, "")).unwrap();
+    let writes: Vec<_> = fake.log().into_iter().filter(|l| l.method != "GET").collect();
+    assert_eq!(writes.len(), 3, "create, one more batch, the comment");
+    for pair in writes.windows(2) {
+        let gap = pair[1].at.duration_since(pair[0].at);
+        assert!(gap >= Duration::from_millis(950), "{} then {} after {gap:?}", pair[0].path, pair[1].path);
+    }
+    assert!(job.summary().contains("check run `retrygate` on `ec26c3e`: created"), "{}", job.summary());
+}
+
+#[test]
 fn a_typical_pull_request_takes_few_requests() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
@@ -142,6 +159,7 @@ fn a_typical_pull_request_takes_few_requests() {
     let again: Vec<String> =
         fake.log()[before..].iter().map(|l| format!("{} {}", l.method, l.path)).collect();
     assert!(again.iter().all(|l| l.starts_with("GET ")), "a re-run with nothing new only reads: {again:?}");
+    assert_eq!(again.len(), 3, "{again:?}");
 }
 
 #[test]
@@ -403,6 +421,16 @@ fn recording(seen: &RefCell<Vec<GateRequest>>) -> impl Fn(&GateRequest) -> anyho
 #[test]
 fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     let c = sign_off_case("maintainer", "Reviewed the retries.\n/retrygate sign-off ec26c3e", None);
+    // The pull request was blocked first, on the same head.
+    let mut blocked =
+        Job::new(&c.fake, "pull_request", &fixture("pull_request__opened.payload.json"), ACTIONS_TOKEN);
+    blocked.env.write_interval = Duration::ZERO;
+    let mut opened = fixture("pull_request__opened.payload.json");
+    opened["pull_request"] = c.fake.with(|s| s.pulls[&5].clone());
+    std::fs::write(&blocked.env.event_path, opened.to_string()).unwrap();
+    assert_eq!(retrygate::github::run(&blocked.env, &blocking(4, "")).unwrap(), Exit::Fail);
+    assert_eq!(c.fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
+
     let seen = RefCell::new(Vec::new());
     assert_eq!(retrygate::github::run(&c.job.env, &recording(&seen)).unwrap(), Exit::Pass);
     let req = &seen.borrow()[0];
@@ -411,8 +439,14 @@ fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     assert!(!req.allow_replay, "the PR's code is not run in a job holding a write token");
     let s = req.sign_off.clone().unwrap();
     assert_eq!((s.sha.as_str(), s.by.as_str()), (HEAD, "maintainer"));
-    assert_eq!(c.fake.check_runs()[0].conclusion.as_deref(), Some("success"));
-    assert!(c.fake.comments()[0].body.contains("maintainer signed off commit `ec26c3e`"));
+    let runs = c.fake.check_runs();
+    assert_eq!(runs.len(), 1, "the same check run is updated");
+    assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
+    assert_eq!(runs[0].title.as_deref(), Some("passing: signed off by maintainer for ec26c3e"));
+    assert_eq!(runs[0].annotations.len(), 4, "annotations are not sent twice");
+    let comments = c.fake.comments();
+    assert_eq!(comments.len(), 1, "the sticky comment is edited");
+    assert!(comments[0].body.contains("maintainer signed off commit `ec26c3e`"));
     assert_eq!(c.fake.count("GET", "/collaborators/maintainer/permission"), 1);
 }
 

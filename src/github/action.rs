@@ -122,7 +122,8 @@ fn api(env: &ActionEnv) -> anyhow::Result<Api> {
     let token = env.token.as_deref().ok_or_else(|| {
         anyhow::anyhow!("GITHUB_TOKEN is not set; pass the Action's `token` input (default: github.token), or use --mode compute, which needs no token")
     })?;
-    Api::new(&env.api_url, env.graphql_url.as_deref(), token, &env.repository)
+    Ok(Api::new(&env.api_url, env.graphql_url.as_deref(), token, &env.repository)?
+        .with_write_interval(env.write_interval))
 }
 
 fn target(pr: &PullRequest) -> PrTarget {

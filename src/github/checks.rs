@@ -198,6 +198,7 @@ pub async fn publish_check_run(
             if let Some(url) = details_url {
                 create = create.details_url(url);
             }
+            api.pace_write().await;
             match create.send().await {
                 Ok(run) => (run.id.into_inner(), sent, true),
                 Err(e) => {
@@ -238,6 +239,7 @@ pub async fn publish_check_run(
         updates.push(&[]);
     }
     for batch in updates {
+        api.pace_write().await;
         checks
             .update_check_run(octocrab::models::CheckRunId(id))
             .status(CheckRunStatus::Completed)
@@ -277,6 +279,7 @@ pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>
     if let Some(url) = target_url {
         b = b.target(url.to_string());
     }
+    api.pace_write().await;
     b.send().await.map(|_| ()).map_err(|e| write_error("setting the commit status", e))
 }
 

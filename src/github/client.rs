@@ -25,6 +25,11 @@ pub const PER_PAGE: u32 = 100;
 /// is far past any real pull request.
 pub const MAX_PAGES: usize = 100;
 
+/// Least time between two writes: GitHub asks integrations to send
+/// content-creating requests one at a time, at least a second apart
+/// (secondary rate limits).
+pub const MIN_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Connect and read timeouts of one request.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -89,6 +94,8 @@ pub struct Api {
     graphql_url: String,
     max_read_attempts: u32,
     max_total_wait: Duration,
+    write_interval: Duration,
+    last_write: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl Api {
@@ -124,7 +131,30 @@ impl Api {
             graphql_url: graphql_url.map(str::to_string).unwrap_or_else(|| format!("{base}/graphql")),
             max_read_attempts: super::retry::MAX_READ_ATTEMPTS,
             max_total_wait: super::retry::MAX_TOTAL_WAIT,
+            write_interval: MIN_WRITE_INTERVAL,
+            last_write: Default::default(),
         })
+    }
+
+    /// Sets the least time between writes (default [`MIN_WRITE_INTERVAL`]).
+    pub fn with_write_interval(mut self, interval: Duration) -> Api {
+        self.write_interval = interval;
+        self
+    }
+
+    /// Waits until the next write may be sent, and records it as sent now.
+    /// Every write calls this first.
+    pub async fn pace_write(&self) {
+        let wait = {
+            let mut last = self.last_write.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let now = std::time::Instant::now();
+            let at = last.map_or(now, |t| (t + self.write_interval).max(now));
+            *last = Some(at);
+            at - now
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
     }
 
     /// The octocrab client, for typed writes.
@@ -243,6 +273,7 @@ impl Api {
     /// as `errors` in a 200: those come back as [`ApiError::Status`] with the
     /// first message.
     pub async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
+        self.pace_write().await;
         let resp = self
             .crab
             ._post(self.graphql_url.as_str(), Some(body))

@@ -97,12 +97,14 @@ pub async fn publish_comment(
             return Ok(CommentOutcome::Unchanged { id });
         }
         // octocrab sends this as POST to the comment's URL.
+        api.pace_write().await;
         issues
             .update_comment(octocrab::models::CommentId(id), &body)
             .await
             .map_err(|e| write_error("editing the sticky comment", e))?;
         return Ok(CommentOutcome::Edited { id });
     }
+    api.pace_write().await;
     match issues.create_comment(pr, &body).await {
         Ok(c) => Ok(CommentOutcome::Created { id: c.id.into_inner() }),
         Err(e) => {

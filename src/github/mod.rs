@@ -107,6 +107,8 @@ pub struct ActionEnv {
     pub bot_login: Option<String>,
     pub config: Option<PathBuf>,
     pub replay_command: Option<String>,
+    /// Least time between two writes ([`client::MIN_WRITE_INTERVAL`]).
+    pub write_interval: std::time::Duration,
 }
 
 impl ActionEnv {
@@ -144,6 +146,7 @@ impl ActionEnv {
             bot_login: args.bot_login.clone(),
             config: args.config.as_ref().map(in_workspace),
             replay_command: args.replay_command.clone(),
+            write_interval: client::MIN_WRITE_INTERVAL,
             workspace,
         })
     }
