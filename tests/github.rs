@@ -53,8 +53,7 @@ impl Job {
             verdict_file: dir.path().join("verdict/verdict.json"),
             sarif: None,
             bot_login: None,
-            config: None,
-            replay_command: None,
+            replay_report: None,
             // Pacing is tested on its own; the other tests need not wait.
             write_interval: Duration::ZERO,
         };

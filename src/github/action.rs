@@ -189,14 +189,9 @@ fn refuse(env: &ActionEnv, why: &str, exit: Exit) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-/// The sign-off policy (`sign_off:` of the config) from the base commit, or
-/// from `--config`. Never from the PR's head: a PR cannot lower its own bar.
+/// The sign-off policy (`sign_off:` of the config) from the base commit.
+/// Never from the PR's head: a PR cannot lower its own bar.
 fn sign_off_policy(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffPolicy> {
-    if let Some(path) = &env.config {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the config {}", path.display()))?;
-        return Ok(Config::from_yaml_str(&text, &path.display().to_string())?.sign_off);
-    }
     let git = crate::changeset::git::Git::open(&env.workspace)?;
     git.resolve_commit(base_sha).with_context(|| {
         format!("the base commit {base_sha} is not in the checkout {}; check out with fetch-depth: 0 so the sign-off policy can be read from the base", env.workspace.display())

@@ -66,12 +66,10 @@ pub struct GithubArgs {
     /// (a GitHub App token: `<app-slug>[bot]`); default `github-actions[bot]`.
     #[arg(long, env = "RETRYGATE_BOT_LOGIN")]
     pub bot_login: Option<String>,
-    /// A config file to use instead of `.github/retrygate.yml` from the base.
-    #[arg(long, env = "RETRYGATE_CONFIG")]
-    pub config: Option<PathBuf>,
-    /// The replay command, instead of the config's `replay.command`.
-    #[arg(long, env = "RETRYGATE_REPLAY_COMMAND")]
-    pub replay_command: Option<String>,
+    /// A report of `retrygate replay --report PATH` run earlier in the job
+    /// (the Action's `replay-command` input runs it).
+    #[arg(long, env = "RETRYGATE_REPLAY_REPORT")]
+    pub replay_report: Option<PathBuf>,
     /// The repository checkout (default: `$GITHUB_WORKSPACE`, else `.`).
     #[arg(long)]
     pub repo: Option<PathBuf>,
@@ -105,8 +103,7 @@ pub struct ActionEnv {
     pub verdict_file: PathBuf,
     pub sarif: Option<PathBuf>,
     pub bot_login: Option<String>,
-    pub config: Option<PathBuf>,
-    pub replay_command: Option<String>,
+    pub replay_report: Option<PathBuf>,
     /// Least time between two writes ([`client::MIN_WRITE_INTERVAL`]).
     pub write_interval: std::time::Duration,
 }
@@ -144,8 +141,7 @@ impl ActionEnv {
             verdict_file: in_workspace(&args.verdict_file),
             sarif: args.sarif.as_ref().map(in_workspace),
             bot_login: args.bot_login.clone(),
-            config: args.config.as_ref().map(in_workspace),
-            replay_command: args.replay_command.clone(),
+            replay_report: args.replay_report.as_ref().map(in_workspace),
             write_interval: client::MIN_WRITE_INTERVAL,
             workspace,
         })
@@ -168,8 +164,8 @@ pub struct GateRequest {
     pub head_branch: String,
     /// A maintainer's sign-off, already checked against the current head.
     pub sign_off: Option<SignOff>,
-    pub config: Option<PathBuf>,
-    pub replay_command: Option<String>,
+    /// A replay report written earlier in the job, if any.
+    pub replay_report: Option<PathBuf>,
     /// Whether the replay may run the PR's code here. False when the job
     /// holds a write token (a sign-off comment): the PR's code is data there.
     pub allow_replay: bool,
@@ -194,8 +190,7 @@ impl GateRequest {
             labels: pr.labels.iter().map(|l| l.name.clone()).collect(),
             head_branch: pr.head.branch.clone(),
             sign_off,
-            config: env.config.clone(),
-            replay_command: env.replay_command.clone(),
+            replay_report: env.replay_report.clone(),
             allow_replay,
         }
     }
