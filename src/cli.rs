@@ -62,6 +62,9 @@ pub enum Command {
     Explain {
         /// A finding kind such as `jitter-removed`; all kinds when omitted.
         kind: Option<String>,
+        /// Print the README's Markdown table of all kinds instead.
+        #[arg(long, conflicts_with = "kind")]
+        markdown: bool,
     },
 }
 
@@ -131,7 +134,11 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
         Command::Ledger(args) => crate::ledger::cli::run(args),
         Command::Rules(args) => crate::analyze::rules::cli::run(args),
         Command::Demo(args) => crate::demo::run(args),
-        Command::Explain { kind } => explain(kind.as_deref()),
+        Command::Explain { markdown: true, .. } => {
+            print!("{}", crate::finding::kinds_markdown_table());
+            Ok(Exit::Pass)
+        }
+        Command::Explain { kind, .. } => explain(kind.as_deref()),
     }
 }
 
