@@ -144,6 +144,9 @@ fn children_peak_rss_kib() -> i64 {
     }
 }
 
+/// Repository-relative path and text of each generated file.
+type Files = Vec<(String, String)>;
+
 fn write_all(repo: &Path, files: &[(String, String)]) {
     for (p, text) in files {
         let path = repo.join(p);
@@ -169,7 +172,7 @@ fn generate(
     files: usize,
     lines: usize,
     retry_files: usize,
-) -> (Vec<(String, String)>, Vec<(String, String)>) {
+) -> (Files, Files) {
     let mut base = Vec::with_capacity(files);
     let mut head = Vec::with_capacity(files);
     for i in 0..files {
