@@ -409,11 +409,15 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
             check,
             status: CheckStatus::NotApplicable,
             level: levels.desynchronized,
-            message: format!(
-                "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {} client(s)); \
-                 run with --clients {DESYNC_MIN_CLIENTS} or more",
-                clients(&input)
-            ),
+            message: if clients(&input) < DESYNC_MIN_CLIENTS {
+                format!(
+                    "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {} client(s)); \
+                     run with --clients {DESYNC_MIN_CLIENTS} or more",
+                    clients(&input)
+                )
+            } else {
+                format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
+            },
             violations: vec![],
         };
         return (r, rounds);
