@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 use std::thread;
 
 use retrygate::replay::scenario::Level;
-use retrygate::replay::{run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict};
+use retrygate::replay::{
+    run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
 
@@ -25,7 +27,10 @@ fn batch(jobs: Vec<(&'static str, ReplayOptions)>) -> Vec<(&'static str, ReplayR
     let handles: Vec<_> = jobs
         .into_iter()
         .map(|(name, opts)| {
-            (name, thread::spawn(move || run_replay_blocking(&opts).unwrap_or_else(|e| panic!("{name}: {e:#}"))))
+            (
+                name,
+                thread::spawn(move || run_replay_blocking(&opts).unwrap_or_else(|e| panic!("{name}: {e:#}"))),
+            )
         })
         .collect();
     handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect()
@@ -72,7 +77,10 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
         ("reference/http-date", opts("http-date", 4, client("reference", &[]))),
         ("reference/503", opts("503", 1, client("reference", &[]))),
         ("reference/post", opts("post", 2, client("reference", &["--method", "POST"]))),
-        ("reference/post-no-key", opts("post", 1, client("reference", &["--method", "POST", "--no-idempotency-key"]))),
+        (
+            "reference/post-no-key",
+            opts("post", 1, client("reference", &["--method", "POST", "--no-idempotency-key"])),
+        ),
         ("reference/rfc850", opts(&rfc850, 1, client("reference", &[]))),
         ("reference/asctime", opts(&asctime, 1, client("reference", &[]))),
         ("storm/default", opts("default", 1, client("storm", &[]))),
@@ -100,8 +108,12 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
             // No key: it does not retry the POST, which is safe but does not recover.
             "reference/post-no-key" => &[(Recovered, Fail), (NoUnsafeReplay, Pass)],
             // Ends with a 200, and still fails.
-            "storm/default" | "storm/rfc850" => &[(Recovered, Pass), (AttemptBudget, Pass), (RetryAfterHonored, Fail)],
-            "storm/no-retry-after" => &[(Recovered, Pass), (RetryAfterHonored, NotApplicable), (Desynchronized, Fail)],
+            "storm/default" | "storm/rfc850" => {
+                &[(Recovered, Pass), (AttemptBudget, Pass), (RetryAfterHonored, Fail)]
+            }
+            "storm/no-retry-after" => {
+                &[(Recovered, Pass), (RetryAfterHonored, NotApplicable), (Desynchronized, Fail)]
+            }
             "storm/post" => &[(RetryAfterHonored, Fail), (NoUnsafeReplay, Fail)],
             "calm/default" => &[(Recovered, Fail), (RetryAfterHonored, Fail)],
             "compliant/default" => &[(RetryAfterHonored, Pass), (Desynchronized, Fail)],
@@ -113,7 +125,9 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     }
     let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
 
-    for n in ["reference/default", "reference/http-date", "reference/post", "compliant/default", "calm/default"] {
+    for n in
+        ["reference/default", "reference/http-date", "reference/post", "compliant/default", "calm/default"]
+    {
         let r = get(n);
         let want = if n == "calm/default" { ReplayVerdict::Fail } else { ReplayVerdict::Pass };
         assert_eq!(r.verdict, want, "{n}: {:?}", r.reasons);
@@ -138,7 +152,11 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     for n in ["reference/rfc850", "reference/asctime"] {
         let reqs = &get(n).timeline[0].requests;
         let ra = reqs[0].retry_after.as_deref().unwrap();
-        let form_ok = if n.ends_with("rfc850") { ra.contains('-') && ra.ends_with(" GMT") } else { !ra.contains("GMT") };
+        let form_ok = if n.ends_with("rfc850") {
+            ra.contains('-') && ra.ends_with(" GMT")
+        } else {
+            !ra.contains("GMT")
+        };
         assert!(form_ok, "{n} served {ra}");
         assert!(reqs[1].gap_ms.unwrap() >= reqs[1].asked_ms.unwrap() - 50.0, "{n}: {reqs:?}");
     }
@@ -154,7 +172,8 @@ fn retrygate(args: &[&str], cwd: &Path) -> Output {
 
 fn json_report(out: &Output) -> ReplayReport {
     let text = String::from_utf8_lossy(&out.stdout);
-    ReplayReport::from_json(&text).unwrap_or_else(|e| panic!("{e}\nstdout: {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+    ReplayReport::from_json(&text)
+        .unwrap_or_else(|e| panic!("{e}\nstdout: {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 fn stderr(out: &Output) -> String {
@@ -171,14 +190,29 @@ fn bad_input_is_named_and_never_passes() {
     let runs: Vec<(&str, Vec<String>)> = vec![
         ("missing-cmd", vec!["replay", "--format", "json", "--", "no-such-client-xyz", "--retry", "5"]),
         ("silent-cmd", vec!["replay", "--format", "json", "--clients", "2", "--", "sh", "-c", "exit 0"]),
-        ("hanging-cmd", vec!["replay", "--format", "json", "--clients", "2", "--timeout", "1", "--", "sleep", "30"]),
+        (
+            "hanging-cmd",
+            vec!["replay", "--format", "json", "--clients", "2", "--timeout", "1", "--", "sleep", "30"],
+        ),
         ("bad-scenario", vec!["replay", "--scenario", &bad, "--", "true"]),
         ("unknown-scenario", vec!["replay", "--scenario", "defualt", "--", "true"]),
         ("zero-clients", vec!["replay", "--clients", "0", "--", "true"]),
         ("no-cmd", vec!["replay"]),
         (
             "garbage",
-            vec!["replay", "--format", "json", "--scenario", "503", "--clients", "3", "--", "sh", &garbage, BIN],
+            vec![
+                "replay",
+                "--format",
+                "json",
+                "--scenario",
+                "503",
+                "--clients",
+                "3",
+                "--",
+                "sh",
+                &garbage,
+                BIN,
+            ],
         ),
     ]
     .into_iter()
@@ -280,13 +314,19 @@ fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
     assert_eq!(written.commit.as_deref(), Some(head.as_str()));
     assert_eq!(written.scenario, "default");
     let bundled = retrygate::replay::scenario::BUNDLED.iter().find(|(n, _)| *n == "default").unwrap().1;
-    assert_eq!(written.scenario_sha256, retrygate::replay::LoadedScenario::from_text("d", bundled).unwrap().sha256);
+    assert_eq!(
+        written.scenario_sha256,
+        retrygate::replay::LoadedScenario::from_text("d", bundled).unwrap().sha256
+    );
     assert_eq!(written.command[1..], ["replay-client", "--profile", "storm"]);
 
-    let explicit: Vec<&str> =
-        ["replay", "--clients", "1", "--format", "json", "--commit", "abc123"].into_iter().chain(storm).collect();
+    let explicit: Vec<&str> = ["replay", "--clients", "1", "--format", "json", "--commit", "abc123"]
+        .into_iter()
+        .chain(storm)
+        .collect();
     assert_eq!(json_report(&retrygate(&explicit, repo.path())).commit.as_deref(), Some("abc123"));
-    let outside: Vec<&str> = ["replay", "--clients", "1", "--format", "json"].into_iter().chain(storm).collect();
+    let outside: Vec<&str> =
+        ["replay", "--clients", "1", "--format", "json"].into_iter().chain(storm).collect();
     assert_eq!(json_report(&retrygate(&outside, not_repo.path())).commit, None);
 
     let text: Vec<&str> = ["replay", "--clients", "1", "--format", "text"].into_iter().chain(storm).collect();

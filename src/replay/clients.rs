@@ -65,10 +65,11 @@ pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
     let target = Target::parse(&args.url)?;
     let method = args.method.to_ascii_uppercase();
     let unsafe_method = method == "POST" || method == "PATCH";
-    let path = args.path.clone().unwrap_or_else(|| if unsafe_method { "/orders" } else { "/items" }.to_string());
+    let path =
+        args.path.clone().unwrap_or_else(|| if unsafe_method { "/orders" } else { "/items" }.to_string());
     let mut rng = Rng::seeded();
     let key = (unsafe_method && args.profile == Profile::Reference && !args.no_idempotency_key)
-        .then(|| format!("{:016x}", rng.next()));
+        .then(|| format!("{:016x}", rng.next_u64()));
     let may_retry = match args.profile {
         Profile::Storm | Profile::Calm => true,
         // RFC 9110 §9.2.2: a non-idempotent request is only replayed with a key.
@@ -100,14 +101,26 @@ pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Fail);
         }
         let ra = answer.ok().and_then(|a| a.retry_after);
-        std::thread::sleep(wait_before_retry(args.profile, retries, ra.as_deref(), SystemTime::now(), &mut rng));
+        std::thread::sleep(wait_before_retry(
+            args.profile,
+            retries,
+            ra.as_deref(),
+            SystemTime::now(),
+            &mut rng,
+        ));
         retries += 1;
     }
 }
 
 /// How long `profile` waits before retry number `retry` (0-based), given the
 /// answer's Retry-After. Pure, apart from the random numbers it is handed.
-pub fn wait_before_retry(profile: Profile, retry: usize, retry_after: Option<&str>, now: SystemTime, rng: &mut Rng) -> Duration {
+pub fn wait_before_retry(
+    profile: Profile,
+    retry: usize,
+    retry_after: Option<&str>,
+    now: SystemTime,
+    rng: &mut Rng,
+) -> Duration {
     let asked = retry_after.and_then(retry_after::parse).map(|ra| match ra {
         RetryAfter::Delay(d) => d,
         RetryAfter::Until { unix_ms } => {
@@ -156,8 +169,8 @@ impl Target {
     }
 
     fn send(&self, method: &str, path: &str, key: Option<&str>, agent: &str) -> anyhow::Result<Answer> {
-        let mut stream =
-            TcpStream::connect(&self.authority).with_context(|| format!("cannot connect to {}", self.authority))?;
+        let mut stream = TcpStream::connect(&self.authority)
+            .with_context(|| format!("cannot connect to {}", self.authority))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         let body = if method == "GET" || method == "HEAD" { "" } else { "item=1" };
         let mut req = format!(
@@ -212,7 +225,7 @@ impl Rng {
         Rng(seed | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -226,7 +239,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            self.next() % n
+            self.next_u64() % n
         }
     }
 }
@@ -251,7 +264,9 @@ mod tests {
     #[test]
     fn reference_honours_all_three_date_forms() {
         let mut rng = Rng::from_seed(3);
-        for d in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+        for d in
+            ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
+        {
             let w = wait_before_retry(Profile::Reference, 0, Some(d), at(784_111_777 - 2), &mut rng);
             assert!(w >= Duration::from_secs(2) && w <= Duration::from_secs(3), "{d}: {w:?}");
             let w = wait_before_retry(Profile::Compliant, 0, Some(d), at(784_111_777 - 2), &mut rng);
@@ -262,7 +277,10 @@ mod tests {
     #[test]
     fn storm_and_calm_ignore_retry_after() {
         let mut rng = Rng::from_seed(5);
-        assert_eq!(wait_before_retry(Profile::Storm, 3, Some("1"), at(0), &mut rng), Duration::from_millis(10));
+        assert_eq!(
+            wait_before_retry(Profile::Storm, 3, Some("1"), at(0), &mut rng),
+            Duration::from_millis(10)
+        );
         for _ in 0..50 {
             let w = wait_before_retry(Profile::Calm, 0, Some("1"), at(0), &mut rng);
             assert!(w >= Duration::from_millis(50) && w <= Duration::from_millis(250), "{w:?}");
@@ -274,7 +292,9 @@ mod tests {
         let mut rng = Rng::from_seed(9);
         assert_eq!(wait_before_retry(Profile::Compliant, 2, None, at(0), &mut rng), Duration::from_secs(2));
         for _ in 0..50 {
-            assert!(wait_before_retry(Profile::Reference, 1, None, at(0), &mut rng) <= Duration::from_secs(1));
+            assert!(
+                wait_before_retry(Profile::Reference, 1, None, at(0), &mut rng) <= Duration::from_secs(1)
+            );
         }
     }
 
@@ -284,7 +304,9 @@ mod tests {
         assert_eq!(t, Target { authority: "127.0.0.1:8080".into(), base: "/c/3".into() });
         let e = Target::parse("https://x/c/0").unwrap_err().to_string();
         assert!(e.contains("must start with http://"), "{e}");
-        let a = parse_response(b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n").unwrap();
+        let a =
+            parse_response(b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n")
+                .unwrap();
         assert_eq!(a, Answer { status: 429, retry_after: Some("1".into()) });
         let e = parse_response(b"garbage").unwrap_err().to_string();
         assert!(e.contains("not an HTTP response"), "{e}");

@@ -153,7 +153,13 @@ pub struct JudgeInput<'a> {
 pub fn judge(input: JudgeInput<'_>) -> Judgement {
     let (desync, desync_rounds) = desynchronized(input);
     Judgement {
-        checks: vec![recovered(input), attempt_budget(input), retry_after_honored(input), desync, no_unsafe_replay(input)],
+        checks: vec![
+            recovered(input),
+            attempt_budget(input),
+            retry_after_honored(input),
+            desync,
+            no_unsafe_replay(input),
+        ],
         desync_rounds,
     }
 }
@@ -181,7 +187,13 @@ fn rank(level: Level) -> u8 {
 }
 
 /// Builds a result from violations: fail if any, at the heaviest level.
-fn outcome(check: CheckId, level: Level, violations: Vec<Violation>, pass_msg: String, fail_msg: String) -> CheckResult {
+fn outcome(
+    check: CheckId,
+    level: Level,
+    violations: Vec<Violation>,
+    pass_msg: String,
+    fail_msg: String,
+) -> CheckResult {
     if level == Level::Off && violations.iter().all(|v| v.level == Level::Off) {
         return CheckResult {
             check,
@@ -317,7 +329,13 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
         };
     }
     let fail = format!("{} retr(ies) came sooner than Retry-After asked", v.len());
-    outcome(CheckId::RetryAfterHonored, level, v, format!("all {judged} retr(ies) honoured Retry-After"), fail)
+    outcome(
+        CheckId::RetryAfterHonored,
+        level,
+        v,
+        format!("all {judged} retr(ies) honoured Retry-After"),
+        fail,
+    )
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -429,7 +447,8 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
         )
     };
     if rounds.iter().any(|r| !r.lockstep) {
-        let spread_out: Vec<String> = rounds.iter().filter(|r| !r.lockstep).map(|r| r.round.to_string()).collect();
+        let spread_out: Vec<String> =
+            rounds.iter().filter(|r| !r.lockstep).map(|r| r.round.to_string()).collect();
         let r = CheckResult {
             check,
             status: CheckStatus::Pass,
@@ -440,8 +459,7 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
         return (r, rounds);
     }
     let all_honoured = rounds.iter().all(|r| r.honoured_retry_after);
-    let level =
-        if all_honoured { levels.desynchronized_after_retry_after } else { levels.desynchronized };
+    let level = if all_honoured { levels.desynchronized_after_retry_after } else { levels.desynchronized };
     let details: Vec<String> = rounds.iter().map(describe).collect();
     let why = if all_honoured {
         "every client waited exactly what Retry-After asked, so the fleet came back together; \
@@ -449,8 +467,15 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
     } else {
         "the clients chose their own waits and still came back together; add jitter to the backoff"
     };
-    let v = vec![Violation { client: 0, seq: None, level, message: format!("{}; {why}", details.join("; ")) }];
-    let r = outcome(check, level, v, String::new(), format!("lockstep in all {} judged retry round(s)", rounds.len()));
+    let v =
+        vec![Violation { client: 0, seq: None, level, message: format!("{}; {why}", details.join("; ")) }];
+    let r = outcome(
+        check,
+        level,
+        v,
+        String::new(),
+        format!("lockstep in all {} judged retry round(s)", rounds.len()),
+    );
     (r, rounds)
 }
 
@@ -478,8 +503,12 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
             }
             let problem = match (&prev.idempotency_key, &next.idempotency_key) {
                 (_, None) => Some("without an Idempotency-Key".to_string()),
-                (None, Some(_)) => Some("with an Idempotency-Key the first attempt did not carry".to_string()),
-                (Some(a), Some(b)) if a != b => Some(format!("with a different Idempotency-Key ('{a}' then '{b}')")),
+                (None, Some(_)) => {
+                    Some("with an Idempotency-Key the first attempt did not carry".to_string())
+                }
+                (Some(a), Some(b)) if a != b => {
+                    Some(format!("with a different Idempotency-Key ('{a}' then '{b}')"))
+                }
                 _ => None,
             };
             if let Some(problem) = problem {
@@ -539,7 +568,15 @@ mod tests {
         times
             .iter()
             .enumerate()
-            .map(|(k, t)| if k + 1 == times.len() { req(c, *t, "GET", 200, None) } else { req(c, *t, "GET", 429, ra) })
+            .map(
+                |(k, t)| {
+                    if k + 1 == times.len() {
+                        req(c, *t, "GET", 200, None)
+                    } else {
+                        req(c, *t, "GET", 429, ra)
+                    }
+                },
+            )
             .collect()
     }
 
@@ -767,14 +804,18 @@ mod tests {
         let c = check(&out, CheckId::NoUnsafeReplay);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations[0].seq, Some(1));
-        assert!(c.violations[0].message.contains("sent POST /c/0/x again after a 429 without an Idempotency-Key"));
+        assert!(c.violations[0]
+            .message
+            .contains("sent POST /c/0/x again after a 429 without an Idempotency-Key"));
     }
 
     #[test]
     fn replayed_post_with_a_different_key_fails_and_same_key_passes() {
         let e = vec![post(0, 0.0, 429, Some("a")), post(0, 1000.0, 200, Some("b"))];
         let out = judge_with(&journal(e), &ok_exits(1));
-        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0].message.contains("different Idempotency-Key"));
+        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0]
+            .message
+            .contains("different Idempotency-Key"));
         let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, Some("b"))];
         let out = judge_with(&journal(e), &ok_exits(1));
         assert!(check(&out, CheckId::NoUnsafeReplay).violations[0].message.contains("did not carry"));

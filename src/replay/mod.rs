@@ -130,7 +130,11 @@ fn head_commit(dir: Option<&std::path::Path>) -> Option<String> {
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
     }
-    let out = cmd.args(["rev-parse", "--verify", "-q", "HEAD"]).stderr(std::process::Stdio::null()).output().ok()?;
+    let out = cmd
+        .args(["rev-parse", "--verify", "-q", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
     let sha = String::from_utf8(out.stdout).ok()?.trim().to_string();
     (out.status.success() && sha.len() >= 40).then_some(sha)
 }

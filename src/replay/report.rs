@@ -115,7 +115,12 @@ pub struct ReportContext {
 
 impl ReplayReport {
     /// Builds the report from the journal, the runs and the judgement.
-    pub fn assemble(ctx: ReportContext, journal: &Journal, runs: &[ClientRun], judgement: Judgement) -> ReplayReport {
+    pub fn assemble(
+        ctx: ReportContext,
+        journal: &Journal,
+        runs: &[ClientRun],
+        judgement: Judgement,
+    ) -> ReplayReport {
         let mut timeline = Vec::new();
         for run in runs {
             let entries = journal.of_client(run.client);
@@ -138,7 +143,8 @@ impl ReplayReport {
                     idempotency_key: e.idempotency_key.clone(),
                     user_agent: e.user_agent.clone(),
                     gap_ms: prev.map(|p| e.at_ms - p.at_ms),
-                    asked_ms: prev.and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
+                    asked_ms: prev
+                        .and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
                     broke,
                 });
             }
@@ -192,8 +198,11 @@ impl ReplayReport {
 
     /// Reads a report written with `--format json` / `--report`.
     pub fn from_json(text: &str) -> anyhow::Result<ReplayReport> {
-        let report: ReplayReport = serde_json::from_str(text)
-            .map_err(|e| anyhow::anyhow!("not a retrygate replay report: {e}; write one with `retrygate replay --report PATH`"))?;
+        let report: ReplayReport = serde_json::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "not a retrygate replay report: {e}; write one with `retrygate replay --report PATH`"
+            )
+        })?;
         if report.version != REPORT_VERSION {
             anyhow::bail!(
                 "replay report version {} is not supported (expected {REPORT_VERSION}); re-run the replay with this retrygate",
@@ -251,9 +260,17 @@ pub fn render_markdown(r: &ReplayReport) -> String {
     }
     let _ = writeln!(o, "| check | result | weight | detail |\n|---|---|---|---|");
     for c in &r.checks {
-        let _ = writeln!(o, "| `{}` | {} | {} | {} |", c.check.id(), status_mark(c.status, c.level), c.level, c.message);
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | {} |",
+            c.check.id(),
+            status_mark(c.status, c.level),
+            c.level,
+            c.message
+        );
     }
-    let violations: Vec<_> = r.checks.iter().flat_map(|c| c.violations.iter().map(move |v| (c.check, v))).collect();
+    let violations: Vec<_> =
+        r.checks.iter().flat_map(|c| c.violations.iter().map(move |v| (c.check, v))).collect();
     if !violations.is_empty() {
         o.push('\n');
         for (check, v) in violations.iter().take(20) {
@@ -298,7 +315,10 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         if t.requests.is_empty() {
             let _ = writeln!(o, "No request arrived from this client.");
         } else {
-            let _ = writeln!(o, "| # | at | request | served | gap | asked | broke |\n|---|---|---|---|---|---|---|");
+            let _ = writeln!(
+                o,
+                "| # | at | request | served | gap | asked | broke |\n|---|---|---|---|---|---|---|"
+            );
             for (k, q) in t.requests.iter().enumerate() {
                 let served = match &q.retry_after {
                     Some(ra) => format!("{} `Retry-After: {ra}`", q.status),
@@ -356,11 +376,8 @@ pub fn render_text(r: &ReplayReport) -> String {
         }
     }
     for t in &r.timeline {
-        let steps: Vec<String> = t
-            .requests
-            .iter()
-            .map(|q| format!("+{}:{} {}", ms(q.at_ms), q.method, q.status))
-            .collect();
+        let steps: Vec<String> =
+            t.requests.iter().map(|q| format!("+{}:{} {}", ms(q.at_ms), q.method, q.status)).collect();
         let _ = writeln!(o, "  client {} ({}): {}", t.client, t.exit.describe(), steps.join(", "));
     }
     o

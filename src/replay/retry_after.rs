@@ -93,7 +93,9 @@ mod tests {
 
     #[test]
     fn parses_all_three_date_forms_to_the_same_instant() {
-        for v in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+        for v in
+            ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
+        {
             assert_eq!(parse(v), Some(RetryAfter::Until { unix_ms: T * 1000 }), "{v}");
         }
     }

@@ -27,8 +27,12 @@ const OUTPUT_TAIL: usize = 2048;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ClientExit {
-    Exited { code: i32 },
-    Signalled { signal: i32 },
+    Exited {
+        code: i32,
+    },
+    Signalled {
+        signal: i32,
+    },
     /// Still running at `--timeout`; its process group was killed.
     KilledAtTimeout,
 }
@@ -70,7 +74,8 @@ pub fn resolve_program(program: &str) -> anyhow::Result<PathBuf> {
     if program.is_empty() {
         bail!("no command given; pass one after `--`, e.g. `retrygate replay -- curl --retry 5 \"$RETRYGATE_URL\"`");
     }
-    let is_exec = |p: &Path| p.is_file() && p.metadata().map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false);
+    let is_exec =
+        |p: &Path| p.is_file() && p.metadata().map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false);
     if program.contains('/') {
         let p = PathBuf::from(program);
         if is_exec(&p) {
@@ -176,8 +181,12 @@ pub async fn run_clients(
                 Ok(Ok((_, _, out, err))) => (out, err),
                 _ => (String::new(), String::new()),
             };
-            results[i] =
-                Some(ClientRun { client: i, exit: ClientExit::KilledAtTimeout, stdout_tail: out, stderr_tail: err });
+            results[i] = Some(ClientRun {
+                client: i,
+                exit: ClientExit::KilledAtTimeout,
+                stdout_tail: out,
+                stderr_tail: err,
+            });
         }
     }
     let clients = results
@@ -256,7 +265,9 @@ mod tests {
     fn runs_clients_with_their_environment_and_records_exits() {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let cmd: Vec<String> =
-            ["sh", "-c", "echo \"$RETRYGATE_CLIENT $RETRYGATE_URL\"; exit $RETRYGATE_CLIENT"].map(String::from).into();
+            ["sh", "-c", "echo \"$RETRYGATE_CLIENT $RETRYGATE_URL\"; exit $RETRYGATE_CLIENT"]
+                .map(String::from)
+                .into();
         let urls = vec!["u0".to_string(), "u1".to_string()];
         let out = rt.block_on(run_clients(&cmd, &urls, Duration::from_secs(20), None)).unwrap();
         assert!(!out.timed_out);
@@ -273,7 +284,8 @@ mod tests {
         // The backgrounded grandchild would outlive a kill of the shell alone.
         let script = format!("(sleep 1; touch '{}') & sleep 30; echo never", marker.display());
         let cmd: Vec<String> = vec!["sh".into(), "-c".into(), script];
-        let out = rt.block_on(run_clients(&cmd, &["u".to_string()], Duration::from_millis(300), None)).unwrap();
+        let out =
+            rt.block_on(run_clients(&cmd, &["u".to_string()], Duration::from_millis(300), None)).unwrap();
         assert!(out.timed_out);
         assert_eq!(out.clients[0].exit, ClientExit::KilledAtTimeout);
         assert!(!out.clients[0].stdout_tail.contains("never"));

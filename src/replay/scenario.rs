@@ -176,7 +176,10 @@ impl Scenario {
         }
         for (i, r) in self.responses.iter().enumerate() {
             if !(100..=599).contains(&r.status) {
-                bail!("scenario {origin}: responses[{i}].status {} is not an HTTP status (100-599)", r.status);
+                bail!(
+                    "scenario {origin}: responses[{i}].status {} is not an HTTP status (100-599)",
+                    r.status
+                );
             }
             if r.retry_after.is_some() && r.retry_after_date.is_some() {
                 bail!(
@@ -356,7 +359,8 @@ mod tests {
     fn a_path_loads_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.yml");
-        std::fs::write(&path, "responses: [{status: 503, retry_after: 2}, {status: 200}]\nbudget: 2\n").unwrap();
+        std::fs::write(&path, "responses: [{status: 503, retry_after: 2}, {status: 200}]\nbudget: 2\n")
+            .unwrap();
         let s = LoadedScenario::resolve(path.to_str().unwrap()).unwrap();
         assert_eq!(s.scenario.response_for(0).status, 503);
         assert_eq!(s.scenario.demanded_wait_ms(), 2000);

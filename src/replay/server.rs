@@ -207,7 +207,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let text = match client {
-        Some(_) => format!("{} {} (retrygate replay)\n", code.as_u16(), code.canonical_reason().unwrap_or("")),
+        Some(_) => {
+            format!("{} {} (retrygate replay)\n", code.as_u16(), code.canonical_reason().unwrap_or(""))
+        }
         None => "not found: this server answers under /c/<client>/ (use $RETRYGATE_URL)\n".to_string(),
     };
     let mut builder = Response::builder().status(code).header("content-type", "text/plain; charset=utf-8");
