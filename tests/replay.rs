@@ -191,6 +191,10 @@ fn bad_input_is_named_and_never_passes() {
         ("missing-cmd", vec!["replay", "--format", "json", "--", "no-such-client-xyz", "--retry", "5"]),
         ("silent-cmd", vec!["replay", "--format", "json", "--clients", "2", "--", "sh", "-c", "exit 0"]),
         (
+            "inner-missing",
+            vec!["replay", "--format", "json", "--clients", "1", "--", "sh", "-c", "no-such-tool-xyz"],
+        ),
+        (
             "hanging-cmd",
             vec!["replay", "--format", "json", "--clients", "2", "--timeout", "1", "--", "sleep", "30"],
         ),
@@ -241,6 +245,14 @@ fn bad_input_is_named_and_never_passes() {
     assert_eq!(c.message, "no request arrived from any client: nothing was tested");
     assert!(c.violations[0].message.contains("client 0: no request arrived (exited with code 0)"));
 
+    // A shell that cannot find what it runs: nothing arrived, and the report says why.
+    let o = get("inner-missing");
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_report(o);
+    let v = &r.check(CheckId::Recovered).unwrap().violations[0];
+    assert!(v.message.contains("exited with code 127 (a command was not found)"), "{}", v.message);
+    assert!(r.timeline[0].stderr_tail.contains("no-such-tool-xyz"), "{:?}", r.timeline[0].stderr_tail);
+
     let o = get("hanging-cmd");
     assert_eq!(o.status.code(), Some(1));
     let r = json_report(o);
@@ -260,7 +272,7 @@ fn bad_input_is_named_and_never_passes() {
 
     let o = get("zero-clients");
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(o).contains("--clients must be at least 1"), "{}", stderr(o));
+    assert!(stderr(o).contains("--clients must be between 1 and 256, got 0"), "{}", stderr(o));
 
     let o = get("no-cmd");
     assert_eq!(o.status.code(), Some(2));

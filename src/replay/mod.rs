@@ -38,6 +38,9 @@ pub use judge::{CheckId, CheckResult, CheckStatus};
 pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 
+/// More copies of CMD than this would test the machine, not the client.
+pub const MAX_CLIENTS: usize = 256;
+
 /// What to replay.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
@@ -74,8 +77,11 @@ impl ReplayOptions {
 /// scenario, CMD not found, no socket.
 pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
     let loaded = LoadedScenario::resolve(&opts.scenario)?;
-    if opts.clients == 0 {
-        anyhow::bail!("--clients must be at least 1 (use 4 or more to judge desynchronisation)");
+    if opts.clients == 0 || opts.clients > MAX_CLIENTS {
+        anyhow::bail!(
+            "--clients must be between 1 and {MAX_CLIENTS}, got {} (4 or more judge desynchronisation)",
+            opts.clients
+        );
     }
     let program = opts.command.first().map(String::as_str).unwrap_or("");
     runner::resolve_program(program)?;

@@ -45,6 +45,8 @@ impl ClientExit {
     /// "exited with code 1", for messages.
     pub fn describe(&self) -> String {
         match self {
+            // The shell's way of saying CMD, or something CMD ran, is not installed.
+            ClientExit::Exited { code: 127 } => "exited with code 127 (a command was not found)".to_string(),
             ClientExit::Exited { code } => format!("exited with code {code}"),
             ClientExit::Signalled { signal } => format!("was killed by signal {signal}"),
             ClientExit::KilledAtTimeout => "was killed at the --timeout".to_string(),
