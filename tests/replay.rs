@@ -182,6 +182,10 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn bad_input_is_named_and_never_passes() {
+    // The garbage-bytes client is a Python script.
+    let python =
+        Command::new("python3").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(python, "python3 is missing: run .ci/install-replay-deps.sh to install the replay test clients");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let bad = write_scenario(d, "bad.yml", "responses:\n  - status: 429\n    retry_afer: 1\nbudget: 3\n");
