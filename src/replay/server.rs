@@ -227,6 +227,85 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Sends one request with `Connection: close`; returns the raw response.
+    async fn send(addr: SocketAddr, head: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(format!("{head}\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn serves_each_client_its_own_sequence_and_journals_every_request() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text = "responses: [{status: 429, retry_after: 1}, {status: 200}]\nbudget: 3\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 2).await.unwrap();
+            let a = server.addr();
+            let r =
+                send(a, "POST /c/0/orders HTTP/1.1\r\nIdempotency-Key: \"k1\"\r\nContent-Length: 0").await;
+            assert!(r.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{r}");
+            assert!(r.to_ascii_lowercase().contains("retry-after: 1\r\n"), "{r}");
+            assert!(send(a, "GET /c/1 HTTP/1.1\r\nUser-Agent: ua/1").await.starts_with("HTTP/1.1 429"));
+            assert!(send(a, "GET /c/0/orders?x=1 HTTP/1.1").await.starts_with("HTTP/1.1 200"));
+            assert!(send(a, "GET /c/0/orders HTTP/1.1").await.starts_with("HTTP/1.1 200"));
+            let stray = send(a, "GET /c/2/x HTTP/1.1").await;
+            assert!(stray.starts_with("HTTP/1.1 404") && stray.contains("$RETRYGATE_URL"), "{stray}");
+
+            let j = server.journal();
+            let got: Vec<(Option<usize>, &str, &str, u16)> =
+                j.entries.iter().map(|e| (e.client, e.method.as_str(), e.path.as_str(), e.status)).collect();
+            assert_eq!(
+                got,
+                [
+                    (Some(0), "POST", "/c/0/orders", 429),
+                    (Some(1), "GET", "/c/1", 429),
+                    (Some(0), "GET", "/c/0/orders?x=1", 200),
+                    (Some(0), "GET", "/c/0/orders", 200),
+                    (None, "GET", "/c/2/x", 404),
+                ]
+            );
+            assert_eq!(j.entries[0].idempotency_key.as_deref(), Some("\"k1\""));
+            assert_eq!(j.entries[0].retry_after.as_deref(), Some("1"));
+            assert_eq!(j.entries[1].user_agent.as_deref(), Some("ua/1"));
+            assert!(j.entries.windows(2).all(|w| w[0].at_ms <= w[1].at_ms && w[0].seq + 1 == w[1].seq));
+        });
+    }
+
+    #[test]
+    fn date_form_is_served_ahead_and_garbage_gets_400() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text =
+                "responses: [{status: 503, retry_after_date: {ahead_s: 2, format: asctime}}]\nbudget: 1\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 1).await.unwrap();
+            let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+            assert!(send(server.addr(), "GET /c/0 HTTP/1.1").await.starts_with("HTTP/1.1 503"));
+            let bad = send(server.addr(), "\u{1}\u{2} not http").await;
+            assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+            let j = server.journal();
+            let served = j.entries[0].retry_after.clone().unwrap();
+            assert!(!served.contains("GMT"), "asctime has no zone: {served}");
+            match retry_after::parse(&served) {
+                Some(retry_after::RetryAfter::Until { unix_ms }) => {
+                    assert!(unix_ms >= before + 2000 && unix_ms <= before + 4000, "{served}")
+                }
+                other => panic!("{served} parsed as {other:?}"),
+            }
+            // The connection task records the parse error after answering.
+            for _ in 0..100 {
+                if !server.journal().malformed.is_empty() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(server.journal().malformed.len(), 1);
+            assert_eq!(server.journal().entries.len(), 1, "garbage is not a request");
+        });
+    }
 
     #[test]
     fn client_index_comes_from_the_path() {
