@@ -41,6 +41,13 @@ pub struct Entry {
     /// The `Retry-After` value served, exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<String>,
+    /// How long the server held the answer (the scenario's `delay_ms`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A connection whose bytes did not parse as an HTTP request.
@@ -55,6 +62,11 @@ impl Entry {
     /// Whether the answer was a success (2xx).
     pub fn succeeded(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// When the answer went out, on the journal's clock.
+    pub fn answered_at_ms(&self) -> f64 {
+        self.at_ms + self.delay_ms as f64
     }
 }
 

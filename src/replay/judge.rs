@@ -498,9 +498,17 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
             else {
                 continue;
             };
-            if prev.succeeded() {
+            // Sent again while the first was still unanswered: the client
+            // timed out on it, and the server may still apply it.
+            let timed_out = next.at_ms < prev.answered_at_ms();
+            if prev.succeeded() && !timed_out {
                 continue;
             }
+            let after = if timed_out {
+                "while the first was still unanswered (a timeout)".to_string()
+            } else {
+                format!("after a {}", prev.status)
+            };
             let problem = match (&prev.idempotency_key, &next.idempotency_key) {
                 (_, None) => Some("without an Idempotency-Key".to_string()),
                 (None, Some(_)) => {
@@ -517,8 +525,8 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
                     seq: Some(next.seq),
                     level,
                     message: format!(
-                        "client {i} sent {} {} again after a {} {problem}; the first one may have been applied",
-                        next.method, next.path, prev.status
+                        "client {i} sent {} {} again {after} {problem}; the first one may have been applied",
+                        next.method, next.path
                     ),
                 });
             }
@@ -552,6 +560,7 @@ mod tests {
             user_agent: None,
             status,
             retry_after: ra.map(str::to_string),
+            delay_ms: 0,
         }
     }
 
@@ -833,6 +842,21 @@ mod tests {
             req(0, 30.0, "GET", 200, None),
         ];
         let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn a_post_sent_again_while_the_first_is_held_is_a_replay_after_a_timeout() {
+        let mut first = post(0, 0.0, 200, None);
+        first.delay_ms = 3000;
+        let again = post(0, 2000.0, 200, None);
+        let out = judge_with(&journal(vec![first.clone(), again]), &ok_exits(1));
+        let c = check(&out, CheckId::NoUnsafeReplay);
+        assert_eq!(c.status, CheckStatus::Fail);
+        assert!(c.violations[0].message.contains("while the first was still unanswered (a timeout) without"));
+        // After the held answer went out, a new POST is a new operation.
+        let later = post(0, 3500.0, 200, None);
+        let out = judge_with(&journal(vec![first, later]), &ok_exits(1));
         assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 

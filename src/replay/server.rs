@@ -168,9 +168,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 
     // Choose the answer and write the journal entry under one lock, so the
     // n-th entry of a client is the one that got the n-th answer.
-    let (status, retry_after) = {
+    let (status, retry_after, delay_ms) = {
         let mut state = shared.lock();
-        let (status, retry_after) = match client {
+        let (status, retry_after, delay_ms) = match client {
             Some(i) => {
                 let attempt = state.attempts[i];
                 state.attempts[i] += 1;
@@ -183,9 +183,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     }
                     (None, None) => None,
                 };
-                (planned.status, ra)
+                (planned.status, ra, planned.delay_ms)
             }
-            None => (404, None),
+            None => (404, None, 0),
         };
         let seq = state.journal.entries.len();
         state.journal.entries.push(Entry {
@@ -198,12 +198,16 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             user_agent,
             status,
             retry_after: retry_after.clone(),
+            delay_ms,
         });
-        (status, retry_after)
+        (status, retry_after, delay_ms)
     };
 
     // Read the body so the connection can be reused; its content is not judged.
     let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
+    if delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    }
 
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let text = match client {
