@@ -20,9 +20,11 @@
 //! harness; (b) catches clients that all wait for the same HTTP-date. The
 //! round is in lockstep when its spread is below
 //! `max(100 ms, 10% of the wait the server asked for)` (without a
-//! Retry-After: 10% of the median wait taken). The check fails only when
-//! every judged round is in lockstep, so a jittered fleet whose random waits
-//! happen to bunch up in one round is not flagged.
+//! Retry-After: 10% of the median wait taken). The check fails when more
+//! than half of the judged rounds are in lockstep: a jittered fleet whose
+//! random waits happen to bunch up in one round is not flagged, and a
+//! lockstep fleet is still flagged when one client was descheduled in one
+//! round on a busy machine.
 
 use serde::{Deserialize, Serialize};
 
@@ -446,21 +448,27 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
             r.round, r.clients, r.spread_ms, r.threshold_ms
         )
     };
-    if rounds.iter().any(|r| !r.lockstep) {
+    let lockstep: Vec<&DesyncRound> = rounds.iter().filter(|r| r.lockstep).collect();
+    if lockstep.len() * 2 <= rounds.len() {
         let spread_out: Vec<String> =
             rounds.iter().filter(|r| !r.lockstep).map(|r| r.round.to_string()).collect();
         let r = CheckResult {
             check,
             status: CheckStatus::Pass,
             level: levels.desynchronized,
-            message: format!("retry round(s) {} spread out", spread_out.join(", ")),
+            message: format!(
+                "{} of {} retry round(s) spread out (round {})",
+                spread_out.len(),
+                rounds.len(),
+                spread_out.join(", ")
+            ),
             violations: vec![],
         };
         return (r, rounds);
     }
-    let all_honoured = rounds.iter().all(|r| r.honoured_retry_after);
+    let all_honoured = lockstep.iter().all(|r| r.honoured_retry_after);
     let level = if all_honoured { levels.desynchronized_after_retry_after } else { levels.desynchronized };
-    let details: Vec<String> = rounds.iter().map(describe).collect();
+    let details: Vec<String> = lockstep.iter().map(|r| describe(r)).collect();
     let why = if all_honoured {
         "every client waited exactly what Retry-After asked, so the fleet came back together; \
          add jitter on top of Retry-After"
@@ -474,7 +482,7 @@ fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
         level,
         v,
         String::new(),
-        format!("lockstep in all {} judged retry round(s)", rounds.len()),
+        format!("lockstep in {} of {} judged retry round(s)", lockstep.len(), rounds.len()),
     );
     (r, rounds)
 }
@@ -774,6 +782,36 @@ mod tests {
         let out = judge_with(&journal(e), &ok_exits(4));
         assert!(out.desync_rounds[0].lockstep);
         assert_eq!(check(&out, CheckId::Desynchronized).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn most_rounds_in_lockstep_fails_even_with_one_straggler_round() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            // Round 2 has one client descheduled by 300 ms; rounds 1 and 3 are tight.
+            let late = if c == 3 { 300.0 } else { 0.0 };
+            e.extend(run(c, &[0.0, 1002.0, 2004.0 + late, 3006.0 + late], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        let lockstep: Vec<bool> = out.desync_rounds.iter().map(|r| r.lockstep).collect();
+        assert_eq!(lockstep, [true, false, true]);
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
+        assert_eq!(c.message, "lockstep in 2 of 3 judged retry round(s)");
+    }
+
+    #[test]
+    fn half_the_rounds_in_lockstep_passes() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            let j = 200.0 * c as f64;
+            e.extend(run(c, &[0.0, 1002.0, 2004.0 + j], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        assert_eq!(out.desync_rounds.iter().map(|r| r.lockstep).collect::<Vec<_>>(), [true, false]);
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(c.message, "1 of 2 retry round(s) spread out (round 2)");
     }
 
     #[test]
