@@ -166,12 +166,17 @@ pub fn judge(input: JudgeInput<'_>) -> Judgement {
     }
 }
 
-/// The least wait after `prev` that its `Retry-After` asked for, in ms on the
-/// journal's clock. `Err` carries a served value that does not parse.
+/// The least arrival-to-arrival gap after `prev` that its `Retry-After`
+/// asked for, in ms: delay-seconds count from when the answer went out (the
+/// client cannot start waiting before it has the answer), an HTTP-date is a
+/// fixed moment. `Err` carries a served value that does not parse.
 pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, String> {
     let Some(value) = prev.retry_after.as_deref() else { return Ok(None) };
     match retry_after::parse(value) {
-        Some(RetryAfter::Delay(d)) => Ok(Some(d.as_secs_f64() * 1000.0)),
+        Some(RetryAfter::Delay(d)) => {
+            let answer_took = (prev.answered_at_ms() - prev.at_ms).max(0.0);
+            Ok(Some(answer_took + d.as_secs_f64() * 1000.0))
+        }
         Some(RetryAfter::Until { unix_ms }) => {
             let date_at_ms = unix_ms as f64 - anchor_unix_ms as f64;
             Ok(Some((date_at_ms - prev.at_ms).max(0.0)))
@@ -569,6 +574,7 @@ mod tests {
             status,
             retry_after: ra.map(str::to_string),
             delay_ms: 0,
+            answered_ms: None,
         }
     }
 
@@ -666,6 +672,30 @@ mod tests {
             assert_eq!(c.status, CheckStatus::Fail, "{d}");
             assert!(c.violations[0].message.contains("(1700 ms)"), "{}", c.violations[0].message);
         }
+    }
+
+    #[test]
+    fn delay_seconds_count_from_when_the_answer_went_out() {
+        // The server took 80 ms to answer: a client that then waited 1 s came 1080 ms later.
+        let mut first = req(0, 0.0, "GET", 429, Some("1"));
+        first.answered_ms = Some(80.0);
+        let ok = journal(vec![first.clone(), req(0, 1040.0, "GET", 200, None)]);
+        assert_eq!(
+            check(&judge_with(&ok, &ok_exits(1)), CheckId::RetryAfterHonored).status,
+            CheckStatus::Pass
+        );
+        let early = journal(vec![first, req(0, 1020.0, "GET", 200, None)]);
+        let out = judge_with(&early, &ok_exits(1));
+        let c = check(&out, CheckId::RetryAfterHonored);
+        assert!(
+            c.violations[0].message.contains("(1080 ms); at least 1030 ms"),
+            "{}",
+            c.violations[0].message
+        );
+        // A held answer not yet marked answered counts its planned delay.
+        let mut held = req(0, 0.0, "GET", 429, Some("1"));
+        held.delay_ms = 2000;
+        assert_eq!(asked_wait_ms(&held, ANCHOR), Ok(Some(3000.0)));
     }
 
     #[test]

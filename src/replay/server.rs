@@ -168,7 +168,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 
     // Choose the answer and write the journal entry under one lock, so the
     // n-th entry of a client is the one that got the n-th answer.
-    let (status, retry_after, delay_ms) = {
+    let (seq, status, retry_after, delay_ms) = {
         let mut state = shared.lock();
         let (status, retry_after, delay_ms) = match client {
             Some(i) => {
@@ -199,14 +199,19 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             status,
             retry_after: retry_after.clone(),
             delay_ms,
+            answered_ms: None,
         });
-        (status, retry_after, delay_ms)
+        (seq, status, retry_after, delay_ms)
     };
 
     // Read the body so the connection can be reused; its content is not judged.
     let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
     if delay_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    }
+    let answered_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
+    if let Some(entry) = shared.lock().journal.entries.get_mut(seq) {
+        entry.answered_ms = Some(answered_ms);
     }
 
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -276,6 +281,7 @@ mod tests {
             assert_eq!(j.entries[0].retry_after.as_deref(), Some("1"));
             assert_eq!(j.entries[1].user_agent.as_deref(), Some("ua/1"));
             assert!(j.entries.windows(2).all(|w| w[0].at_ms <= w[1].at_ms && w[0].seq + 1 == w[1].seq));
+            assert!(j.entries.iter().all(|e| e.answered_ms.is_some_and(|a| a >= e.at_ms)));
         });
     }
 
