@@ -107,6 +107,7 @@ impl ServerHandle {
         Ok(ServerHandle { addr, shared, accept })
     }
 
+    /// The bound address, 127.0.0.1 and the ephemeral port.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -40,6 +40,7 @@ pub enum CheckId {
 }
 
 impl CheckId {
+    /// Every check, in report order.
     pub const ALL: [CheckId; 5] = [
         CheckId::Recovered,
         CheckId::AttemptBudget,
@@ -48,6 +49,7 @@ impl CheckId {
         CheckId::NoUnsafeReplay,
     ];
 
+    /// The stable id used in reports and scenario files.
     pub fn id(self) -> &'static str {
         match self {
             CheckId::Recovered => "recovered",
