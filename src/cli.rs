@@ -66,6 +66,9 @@ pub enum Command {
         #[arg(long, conflicts_with = "kind")]
         markdown: bool,
     },
+    /// A built-in example HTTP client for the replay (storm, calm, compliant, reference).
+    #[command(hide = true, name = "replay-client")]
+    ReplayClient(crate::replay::clients::ClientArgs),
 }
 
 /// The revision range and output options shared by `scan` (and later `check`).
@@ -139,6 +142,7 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
             Ok(Exit::Pass)
         }
         Command::Explain { kind, .. } => explain(kind.as_deref()),
+        Command::ReplayClient(args) => crate::replay::clients::run(args),
     }
 }
 
