@@ -147,7 +147,7 @@ pub fn check_person(commenter: &str, commenter_is_bot: bool, pr_author: &str) ->
 /// would want to hear about it: who (bot, author, permission), then what.
 pub fn decide(c: &Candidate<'_>) -> Result<SignOff, Refusal> {
     check_person(c.commenter, c.commenter_is_bot, c.pr_author)?;
-    if c.permission.map_or(true, |p| p < c.min_permission) {
+    if c.permission.is_none_or(|p| p < c.min_permission) {
         return Err(Refusal::Permission {
             login: c.commenter.to_string(),
             has: c.permission,

@@ -445,7 +445,7 @@ fn route(
             let runs: Vec<Value> = st
                 .check_runs
                 .iter()
-                .filter(|r| r.head_sha == *sha && name.as_deref().map_or(true, |n| n == r.name))
+                .filter(|r| r.head_sha == *sha && name.as_deref().is_none_or(|n| n == r.name))
                 .map(|r| check_run_json(st, r))
                 .collect();
             let total = runs.len();

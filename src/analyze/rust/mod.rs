@@ -145,7 +145,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
         match parse::parse_file(text) {
-            Ok(ast) => *slot = Some(sites::model(&ast)),
+            Ok(ast) => *slot = Some(sites::model(&ast, text)),
             Err(e) => {
                 m.notes.push(Note::blocking(
                     Some(&file.path),
