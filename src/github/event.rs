@@ -242,6 +242,16 @@ mod tests {
     }
 
     #[test]
+    fn a_push_to_the_pull_request_recomputes() {
+        let t =
+            Trigger::parse("pull_request", &fixture("pull_request__synchronize.payload.json"), "e").unwrap();
+        assert!(
+            matches!(&t, Trigger::PullRequest(pr) if pr.head.sha == "ec26c3e57ca3a959ca5aad62de7213c562f8c821"),
+            "{t:?}"
+        );
+    }
+
+    #[test]
     fn comments_on_plain_issues_are_ignored() {
         let t =
             Trigger::parse("issue_comment", &fixture("issue_comment__created.payload.json"), "e").unwrap();
