@@ -142,6 +142,24 @@ fn writes_are_sent_one_at_a_time_at_least_a_second_apart() {
 }
 
 #[test]
+fn a_job_named_retrygate_is_not_mistaken_for_the_gate_check() {
+    let fake = FakeGithub::start();
+    let job_run = fake.add_job_check_run("retrygate", HEAD);
+    let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
+    retrygate::github::run(&job.env, &blocking(2, "")).unwrap();
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        runs.iter().find(|r| r.id == job_run).unwrap().conclusion,
+        None,
+        "the job's run is left alone"
+    );
+    let ours = runs.iter().find(|r| r.id != job_run).unwrap();
+    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::checks::EXTERNAL_ID));
+    assert_eq!(ours.conclusion.as_deref(), Some("failure"));
+}
+
+#[test]
 fn a_typical_pull_request_takes_few_requests() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);

@@ -80,3 +80,16 @@ fn the_fork_split_gives_write_access_only_to_the_job_that_runs_no_pr_code() {
         assert_eq!(permissions(&load(single)), write, "{single}");
     }
 }
+
+#[test]
+fn no_example_job_is_named_like_the_check() {
+    // A job's own check run carries the job's name; one named `retrygate`
+    // would stand next to the gate's check run under the required name.
+    for f in ["retrygate.yml", "retrygate-check.yml", "retrygate-publish.yml", "retrygate-sign-off.yml"] {
+        let w = load(&format!("examples/workflows/{f}"));
+        for (id, job) in w["jobs"].as_mapping().unwrap() {
+            assert_ne!(id.as_str(), Some("retrygate"), "{f}");
+            assert_ne!(job["name"].as_str(), Some("retrygate"), "{f}");
+        }
+    }
+}

@@ -23,6 +23,11 @@ use crate::report::{sorted_findings, Report, Verdict};
 /// The check run's and the status's name: what branch protection requires.
 pub const CHECK_NAME: &str = "retrygate";
 
+/// The `external_id` retrygate gives its check runs. A job named
+/// `retrygate` also gets a check run of that name (from the same GitHub
+/// Actions app); the id tells retrygate's own run from it.
+pub const EXTERNAL_ID: &str = "retrygate-gate";
+
 /// GitHub accepts at most 50 annotations per create or update request.
 pub const MAX_ANNOTATIONS_PER_REQUEST: usize = 50;
 
@@ -144,11 +149,12 @@ async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
     let route =
         api.repo_route(&format!("/commits/{head_sha}/check-runs?check_name={CHECK_NAME}&per_page=100"));
     let runs = api.get_all("listing check runs", &route, Some("check_runs")).await?;
-    // Several runs of one name can exist (other workflows, older jobs); the
-    // newest (highest id) is the one branch protection reads.
+    // Several runs of one name can exist (a job named `retrygate`, older
+    // runs); only retrygate's own count, and the newest of those.
     Ok(runs
         .into_iter()
         .filter(|r| r.get("name").and_then(Value::as_str) == Some(CHECK_NAME))
+        .filter(|r| r.get("external_id").and_then(Value::as_str) == Some(EXTERNAL_ID))
         .max_by_key(|r| r.get("id").and_then(Value::as_u64).unwrap_or(0)))
 }
 
@@ -192,6 +198,7 @@ pub async fn publish_check_run(
             let sent = first.len();
             let mut create = checks
                 .create_check_run(CHECK_NAME, p.head_sha.clone())
+                .external_id(EXTERNAL_ID)
                 .status(CheckRunStatus::Completed)
                 .conclusion(conclusion(p.verdict))
                 .output(output(p, &summary, first));
@@ -218,6 +225,7 @@ pub async fn publish_check_run(
                         None => {
                             let retry = checks
                                 .create_check_run(CHECK_NAME, p.head_sha.clone())
+                                .external_id(EXTERNAL_ID)
                                 .status(CheckRunStatus::Completed)
                                 .conclusion(conclusion(p.verdict))
                                 .output(output(p, &summary, first));

@@ -81,6 +81,7 @@ pub struct Logged {
 pub struct CheckRun {
     pub id: u64,
     pub name: String,
+    pub external_id: Option<String>,
     pub head_sha: String,
     pub status: String,
     pub conclusion: Option<String>,
@@ -217,6 +218,26 @@ impl FakeGithub {
                 used: false,
             })
         });
+    }
+
+    /// A check run the runner made for a job, as GitHub Actions does.
+    pub fn add_job_check_run(&self, name: &str, head_sha: &str) -> u64 {
+        self.with(|s| {
+            s.next_id += 1;
+            let id = s.next_id;
+            s.check_runs.push(CheckRun {
+                id,
+                name: name.into(),
+                external_id: Some("d3e3b6ad-fb11-5de5-1243-51ac1bbad548".into()),
+                head_sha: head_sha.into(),
+                status: "in_progress".into(),
+                conclusion: None,
+                title: None,
+                summary: None,
+                annotations: Vec::new(),
+            });
+            id
+        })
     }
 
     pub fn add_comment(&self, issue: u64, login: &str, body: &str) -> u64 {
@@ -359,6 +380,7 @@ fn check_run_json(st: &State, run: &CheckRun) -> Value {
     let mut v = fixture("commit_check_runs.json")["check_runs"][0].clone();
     v["id"] = json!(run.id);
     v["name"] = json!(run.name);
+    v["external_id"] = json!(run.external_id);
     v["head_sha"] = json!(run.head_sha);
     v["status"] = json!(run.status);
     v["conclusion"] = json!(run.conclusion);
@@ -460,6 +482,7 @@ fn route(
             let mut run = CheckRun {
                 id: st.next_id,
                 name: body["name"].as_str().unwrap_or("").to_string(),
+                external_id: body["external_id"].as_str().map(str::to_string),
                 head_sha: body["head_sha"].as_str().unwrap_or("").to_string(),
                 status: "queued".into(),
                 conclusion: None,
