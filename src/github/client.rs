@@ -62,7 +62,14 @@ impl ApiError {
     /// The token may not do this (a read-only token on a fork PR, a missing
     /// `permissions:` entry): GitHub's "Resource not accessible by integration".
     pub fn is_forbidden(&self) -> bool {
-        matches!(self.status(), Some(401 | 403))
+        match self {
+            // GitHub also answers secondary rate limits with 403; those are
+            // "not now", not "not allowed".
+            ApiError::Status { status: 401 | 403, message, .. } => {
+                !message.to_ascii_lowercase().contains("rate limit")
+            }
+            _ => false,
+        }
     }
 
     /// Whether a failed write may nevertheless have been applied: no answer,
@@ -353,6 +360,12 @@ mod tests {
         assert!(s(502).outcome_unknown());
         assert!(!s(422).outcome_unknown());
         assert!(s(403).is_forbidden() && !s(403).outcome_unknown());
+        let limited = ApiError::Status {
+            what: "w".into(),
+            status: 403,
+            message: "You have exceeded a secondary rate limit".into(),
+        };
+        assert!(!limited.is_forbidden());
         assert!(ApiError::NoAnswer { what: "w".into(), detail: "timeout".into() }.outcome_unknown());
     }
 
