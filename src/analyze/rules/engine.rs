@@ -124,7 +124,7 @@ impl Engine {
                 When::Added => out.findings.extend(added(rule, file, &b, &h)),
                 When::Removed => {
                     let ops = diff.get_or_init(|| diff_ops(file));
-                    out.findings.extend(removed(&self.set, rule, file, &b, &h, &head, ops));
+                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), ops));
                 }
             }
         }
@@ -216,10 +216,7 @@ impl<'a> SideText<'a> {
     }
 
     fn line_of(&self, offset: usize) -> u32 {
-        let starts = self.line_starts.get_or_init(|| {
-            let raw = self.raw.unwrap_or("");
-            std::iter::once(0).chain(memchr_iter(raw.as_bytes()).map(|p| p + 1)).collect()
-        });
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
         starts.partition_point(|&s| s <= offset) as u32
     }
 
@@ -237,6 +234,24 @@ impl<'a> SideText<'a> {
         lines
     }
 
+    /// Whether head line `line` (1-based) has anything but blanks in the code view.
+    fn has_code(&self, line: u32) -> bool {
+        let Some(text) = self.view(View::Code) else { return false };
+        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return false };
+        let to = starts.get(line as usize).copied().unwrap_or(text.len());
+        text.as_bytes()[from..to].iter().any(|c| !c.is_ascii_whitespace())
+    }
+
+    /// The raw text of line `line` (1-based), without its line break.
+    fn line_text(&self, line: u32) -> &str {
+        let raw = self.raw.unwrap_or("");
+        let starts = self.line_starts.get_or_init(|| line_starts(raw));
+        let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return "" };
+        let to = starts.get(line as usize).copied().unwrap_or(raw.len());
+        raw[from..to].trim_end_matches(['\n', '\r'])
+    }
+
     /// Whether a context line lies in `lo..=hi`.
     fn context_in(&self, set: &RuleSet, ctx: usize, view: View, lo: u32, hi: u32) -> Vec<u32> {
         let lines = self.context_lines(set, ctx, view);
@@ -245,8 +260,9 @@ impl<'a> SideText<'a> {
     }
 }
 
-fn memchr_iter(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i)
+/// Byte offsets where lines start (masking keeps them, so any view will do).
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|p| p + 1)).collect()
 }
 
 fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
@@ -463,37 +479,82 @@ fn removed(
     file: &FileChange,
     base: &[Occ],
     head: &[Occ],
-    head_side: &SideText,
+    (base_side, head_side): (&SideText, &SideText),
     ops: &[DiffOp],
 ) -> Vec<Finding> {
     let Some(inside) = &rule.inside else { return Vec::new() };
     if file.head.text().is_none() {
         return Vec::new();
     }
-    let (gone, head_left) = unpaired(base, head, |_| true);
-    let mut excess = gone.len().saturating_sub(head_left);
-    let mut out = Vec::new();
-    for o in gone {
-        if excess == 0 {
-            break;
+    // A base occurrence is not gone when its line is unchanged; when the
+    // head lines that replaced it hold the same setting, or another form of
+    // it (one jittered wait exchanged for another); or when the same setting
+    // appears on an added line elsewhere (moved code). Pairing is in that order.
+    let mut used = vec![false; head.len()];
+    let mut pending = Vec::new();
+    for o in base {
+        if let Some(spot) = head_spot(ops, o.line) {
+            pending.push((o, spot));
         }
-        let Some(spot) = head_spot(ops, o.line) else { continue };
+    }
+    let in_range = |spot: Spot, line: u32| matches!(spot, Spot::Replaced(a, b) if (a..=b).contains(&line));
+    let passes: [&dyn Fn(&Occ, Spot, &Occ) -> bool; 3] = [
+        &|o, spot, h| h.key == o.key && in_range(spot, h.line),
+        &|_, spot, h| in_range(spot, h.line),
+        &|o, _, h| h.key == o.key && file.is_added(h.line),
+    ];
+    for pass in passes {
+        pending.retain(|&(o, spot)| {
+            match head.iter().enumerate().position(|(j, h)| !used[j] && pass(o, spot, h)) {
+                Some(j) => {
+                    used[j] = true;
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    let mut out = Vec::new();
+    for (o, spot) in pending {
+        // The retry site that made this a match in the base (the nearest
+        // context line) must still be there, unchanged or edited, not
+        // deleted along with it.
+        let base_sites = base_side.context_in(
+            set,
+            inside.context,
+            rule.view,
+            o.line.saturating_sub(inside.before),
+            o.line + inside.after,
+        );
+        let nearest = base_sites.iter().copied().min_by_key(|&l| (l.abs_diff(o.line), l > o.line));
+        let survived = match nearest.map(|l| (l, head_spot(ops, l))) {
+            // Unchanged.
+            Some((l, None)) => survives(ops, l),
+            // Edited: the edited lines must still look like a retry site.
+            Some((_, Some(Spot::Replaced(a, b)))) => {
+                !head_side.context_in(set, inside.context, rule.view, a, b).is_empty()
+            }
+            _ => false,
+        };
+        if !survived {
+            continue;
+        }
         let (lo, hi) = match spot {
             Spot::Replaced(a, b) => (a.saturating_sub(inside.before).max(1), b + inside.after),
             Spot::Gap(after) => ((after + 1).saturating_sub(inside.before).max(1), after + inside.after),
         };
         let sites = head_side.context_in(set, inside.context, rule.view, lo, hi);
-        let line = match spot {
-            Spot::Replaced(a, b) => sites.iter().copied().find(|l| (a..=b).contains(l)).unwrap_or(a),
-            Spot::Gap(after) => match sites.iter().copied().min_by_key(|&l| l.abs_diff(after)) {
-                Some(l) => l,
-                None => continue,
-            },
-        };
         if sites.is_empty() {
+            // The retry site went with it: a removed retry is not a weaker one.
             continue;
         }
-        excess -= 1;
+        let line = match spot {
+            Spot::Replaced(a, b) => best_counterpart(base_side.line_text(o.line), head_side, a, b)
+                .or_else(|| sites.iter().copied().find(|l| (a..=b).contains(l)))
+                .or_else(|| (a..=b).find(|&l| head_side.has_code(l)))
+                .unwrap_or(a),
+            Spot::Gap(after) => sites.iter().copied().min_by_key(|&l| l.abs_diff(after)).unwrap_or(after),
+        };
         out.push(
             Finding::new(rule.kind, &rule.id, &file.path, line)
                 .severity(rule.severity)
@@ -502,6 +563,25 @@ fn removed(
         );
     }
     out
+}
+
+/// The replacing head line that reads most like the removed base line (the
+/// longest common prefix, indentation ignored), so `retryDelay: exponentialDelay`
+/// -> `retryDelay: () => 1000` is reported on the `retryDelay` line.
+fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u32> {
+    let removed = removed.trim_start().as_bytes();
+    let mut best: Option<(usize, u32)> = None;
+    for l in a..=b {
+        if !head.has_code(l) {
+            continue;
+        }
+        let line = head.line_text(l).trim_start().as_bytes();
+        let common = removed.iter().zip(line).take_while(|(x, y)| x == y).count();
+        if common > 0 && best.map_or(true, |(c, _)| common > c) {
+            best = Some((common, l));
+        }
+    }
+    best.map(|(_, l)| l)
 }
 
 /// Where a removed base line went in the head.
@@ -522,6 +602,16 @@ fn diff_ops(file: &FileChange) -> Vec<DiffOp> {
         .diff_lines(base, head)
         .ops()
         .to_vec()
+}
+
+/// Whether base line `base_line` is still in the head, unchanged or edited.
+fn survives(ops: &[DiffOp], base_line: u32) -> bool {
+    let Some(idx) = base_line.checked_sub(1).map(|i| i as usize) else { return false };
+    ops.iter().any(|op| match *op {
+        DiffOp::Equal { old_index, len, .. } => (old_index..old_index + len).contains(&idx),
+        DiffOp::Replace { old_index, old_len, .. } => (old_index..old_index + old_len).contains(&idx),
+        _ => false,
+    })
 }
 
 fn head_spot(ops: &[DiffOp], base_line: u32) -> Option<Spot> {
