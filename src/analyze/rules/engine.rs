@@ -272,7 +272,13 @@ fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
     for re in &rule.patterns {
         for caps in re.captures_iter(hay) {
             let Some(m) = caps.get(0) else { continue };
-            let line = side.line_of(m.start());
+            // The line of the captured number when there is one (a value may sit
+            // a line below its key), else of the match's first visible byte.
+            let at = match caps.name("n") {
+                Some(n) => n.start(),
+                None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
+            };
+            let line = side.line_of(at);
             if let Some(inside) = &rule.inside {
                 let lo = line.saturating_sub(inside.before);
                 if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {

@@ -45,13 +45,15 @@ use crate::changeset::FileChange;
 use engine::Engine;
 use spec::{Rule, RuleSet};
 
-/// The packs shipped in the binary, as `(file name, YAML text)`.
+/// The packs shipped in the binary, as `(file name, YAML text)`, in file
+/// name order (the order `retrygate rules test rules/` loads them, so that
+/// "the first rule speaks" means the same in both).
 pub const BUNDLED: &[(&str, &str)] = &[
-    ("rules/python.yml", include_str!("../../../rules/python.yml")),
-    ("rules/javascript.yml", include_str!("../../../rules/javascript.yml")),
     ("rules/go.yml", include_str!("../../../rules/go.yml")),
-    ("rules/java.yml", include_str!("../../../rules/java.yml")),
     ("rules/infra.yml", include_str!("../../../rules/infra.yml")),
+    ("rules/java.yml", include_str!("../../../rules/java.yml")),
+    ("rules/javascript.yml", include_str!("../../../rules/javascript.yml")),
+    ("rules/python.yml", include_str!("../../../rules/python.yml")),
 ];
 
 /// Analyzer that runs the YAML rule packs.
