@@ -163,7 +163,10 @@ pub fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Result<Test
     let mut negatives: BTreeMap<&str, usize> = BTreeMap::new();
     let mut case_dirs: Vec<PathBuf> = std::fs::read_dir(tests_dir)
         .with_context(|| {
-            format!("could not read the rule tests folder {}; pass the rules folder that holds tests/", tests_dir.display())
+            format!(
+                "could not read the rule tests folder {}; pass the rules folder that holds tests/",
+                tests_dir.display()
+            )
         })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
@@ -272,10 +275,13 @@ fn list_files(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(root).with_context(|| format!("{} is outside {}", p.display(), root.display()))?;
-                let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-                let text =
-                    std::fs::read_to_string(&p).with_context(|| format!("could not read {} as UTF-8 text", p.display()))?;
+                let rel = p
+                    .strip_prefix(root)
+                    .with_context(|| format!("{} is outside {}", p.display(), root.display()))?;
+                let rel: Vec<String> =
+                    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("could not read {} as UTF-8 text", p.display()))?;
                 out.insert(rel.join("/"), text);
             }
         }
@@ -291,10 +297,18 @@ mod tests {
     fn annotations_in_every_comment_style_apply_to_the_next_code_line() {
         let text = "a\n# ruleid: p/a, p/b\n// ok: p/c\nx = 1\n<!-- ok: p/d -->\ny\n  \"//\": \"ruleid: p/e\",\n  \"k\": 1\n/* ruleid: p/f */\nz\n";
         let a = annotations(text).unwrap();
-        let got: Vec<(u32, &str, bool)> = a.iter().map(|a| (a.target_line, a.rule.as_str(), a.positive)).collect();
+        let got: Vec<(u32, &str, bool)> =
+            a.iter().map(|a| (a.target_line, a.rule.as_str(), a.positive)).collect();
         assert_eq!(
             got,
-            vec![(4, "p/a", true), (4, "p/b", true), (4, "p/c", false), (6, "p/d", false), (8, "p/e", true), (10, "p/f", true)]
+            vec![
+                (4, "p/a", true),
+                (4, "p/b", true),
+                (4, "p/c", false),
+                (6, "p/d", false),
+                (8, "p/e", true),
+                (10, "p/f", true)
+            ]
         );
     }
 

@@ -94,7 +94,10 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
 pub fn test_dir(dir: &Path) -> anyhow::Result<cases::TestReport> {
     let sources = read_rule_dir(dir)?;
     if sources.is_empty() {
-        anyhow::bail!("{} holds no *.yml rule files; pass the folder that holds the rule files", dir.display());
+        anyhow::bail!(
+            "{} holds no *.yml rule files; pass the folder that holds the rule files",
+            dir.display()
+        );
     }
     let packs = RulePackAnalyzer::from_sources(sources)?;
     cases::run(&packs, &dir.join("tests"))

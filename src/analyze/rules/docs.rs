@@ -15,7 +15,8 @@ pub fn markdown_table(rules: &[Rule]) -> String {
     for r in rules {
         if r.source != current {
             current = &r.source;
-            let name = std::path::Path::new(current).file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            let name =
+                std::path::Path::new(current).file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             out.push_str(&format!(
                 "\n### `{name}`\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n"
             ));
@@ -61,5 +62,5 @@ pub fn splice(doc: &str, table: &str) -> Option<String> {
     if end < start {
         return None;
     }
-    Some(format!("{}\n{}\n{}", &doc[..start], table.trim_matches('\n'), &doc[end..]))
+    Some(format!("{}\n\n{}\n\n{}", &doc[..start], table.trim_matches('\n'), &doc[end..]))
 }

@@ -226,7 +226,9 @@ impl<'a> SideText<'a> {
             return lines.clone();
         }
         let mut lines: Vec<u32> = match self.view(view) {
-            Some(text) => set.contexts[ctx].find_iter(text.as_bytes()).map(|m| self.line_of(m.start())).collect(),
+            Some(text) => {
+                set.contexts[ctx].find_iter(text.as_bytes()).map(|m| self.line_of(m.start())).collect()
+            }
             None => Vec::new(),
         };
         lines.dedup();
@@ -293,7 +295,8 @@ fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
                     let mut bytes = Vec::with_capacity(m.len());
                     for (i, &c) in m.as_bytes().iter().enumerate() {
                         let at = m.start() + i;
-                        let in_group = |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
+                        let in_group =
+                            |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
                         if !in_group(n) && !in_group(unit) {
                             bytes.push(c);
                         }
@@ -371,7 +374,7 @@ fn value_json(counts: Option<Counts>, v: Num) -> serde_json::Value {
 }
 
 /// Groups occurrences by key, keeping order within a key.
-fn by_key<'o>(occs: &'o [Occ]) -> BTreeMap<&'o str, Vec<&'o Occ>> {
+fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
     let mut m: BTreeMap<&str, Vec<&Occ>> = BTreeMap::new();
     for o in occs {
         m.entry(o.key.as_str()).or_default().push(o);
@@ -504,7 +507,7 @@ fn removed(
         }
     }
     let in_range = |spot: Spot, line: u32| matches!(spot, Spot::Replaced(a, b) if (a..=b).contains(&line));
-    let passes: [&dyn Fn(&Occ, Spot, &Occ) -> bool; 3] = [
+    let passes: [&PairingPass; 3] = [
         &|o, spot, h| h.key == o.key && in_range(spot, h.line),
         &|_, spot, h| in_range(spot, h.line),
         &|o, _, h| h.key == o.key && file.is_added(h.line),
@@ -590,6 +593,9 @@ fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u3
     best.map(|(_, l)| l)
 }
 
+/// One way a removed base occurrence can find its head counterpart.
+type PairingPass<'a> = dyn Fn(&Occ, Spot, &Occ) -> bool + 'a;
+
 /// Where a removed base line went in the head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Spot {
@@ -624,7 +630,9 @@ fn head_spot(ops: &[DiffOp], base_line: u32) -> Option<Spot> {
     let idx = base_line.checked_sub(1)? as usize;
     for op in ops {
         match *op {
-            DiffOp::Delete { old_index, old_len, new_index } if (old_index..old_index + old_len).contains(&idx) => {
+            DiffOp::Delete { old_index, old_len, new_index }
+                if (old_index..old_index + old_len).contains(&idx) =>
+            {
                 return Some(Spot::Gap(new_index as u32));
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len }
@@ -633,7 +641,9 @@ fn head_spot(ops: &[DiffOp], base_line: u32) -> Option<Spot> {
                 return Some(Spot::Replaced(new_index as u32 + 1, (new_index + new_len) as u32));
             }
             // Still on an equal line: the text is there, only its masking changed.
-            DiffOp::Equal { old_index, len, .. } if (old_index..old_index + len).contains(&idx) => return None,
+            DiffOp::Equal { old_index, len, .. } if (old_index..old_index + len).contains(&idx) => {
+                return None
+            }
             _ => {}
         }
     }

@@ -160,13 +160,17 @@ mod tests {
 
     #[test]
     fn python_docstrings_are_blanked_across_lines() {
-        let m = code(Language::Python, "def f():\n    \"\"\"Retry(total=9)\n    jitter=False\n    \"\"\"\n    pass\n");
+        let m = code(
+            Language::Python,
+            "def f():\n    \"\"\"Retry(total=9)\n    jitter=False\n    \"\"\"\n    pass\n",
+        );
         assert!(!m.contains("total=9") && !m.contains("jitter"), "{m}");
     }
 
     #[test]
     fn c_like_line_and_block_comments() {
-        let m = code(Language::TypeScript, "a({ retries: 3 }) // retries: 9\n/* retries: 8\n retries: 7 */ b\n");
+        let m =
+            code(Language::TypeScript, "a({ retries: 3 }) // retries: 9\n/* retries: 8\n retries: 7 */ b\n");
         assert!(m.contains("retries: 3"));
         assert!(!m.contains('9') && !m.contains('8') && !m.contains('7'), "{m}");
         assert!(m.ends_with(" b\n"));

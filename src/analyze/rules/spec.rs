@@ -170,12 +170,15 @@ impl RuleSet {
             for (i, value) in spec.rules.into_iter().enumerate() {
                 let id = value.get("id").and_then(|v| v.as_str()).map(str::to_owned);
                 let name = id.clone().unwrap_or_else(|| format!("#{} (no id)", i + 1));
-                let rule: RuleSpec = serde_yaml::from_value(value)
-                    .map_err(|e| anyhow!("{file}: rule '{name}': {e}; see docs/rules.md for the fields a rule has"))?;
+                let rule: RuleSpec = serde_yaml::from_value(value).map_err(|e| {
+                    anyhow!("{file}: rule '{name}': {e}; see docs/rules.md for the fields a rule has")
+                })?;
                 let compiled = compile(rule, file, &mut set, &mut context_ids)
                     .with_context(|| format!("{file}: rule '{name}'"))?;
                 if let Some(other) = seen.insert(compiled.id.clone(), file.clone()) {
-                    bail!("{file}: rule '{name}': the id is already used in {other}; rule ids must be unique");
+                    bail!(
+                        "{file}: rule '{name}': the id is already used in {other}; rule ids must be unique"
+                    );
                 }
                 set.rules.push(compiled);
             }
@@ -230,7 +233,9 @@ fn compile(
         ("docs.use_instead", &spec.docs.use_instead),
     ] {
         if text.trim().is_empty() {
-            bail!("`{field}` is empty; every rule says what it flags, why, an example and what to use instead");
+            bail!(
+                "`{field}` is empty; every rule says what it flags, why, an example and what to use instead"
+            );
         }
     }
     let pattern_sources = match spec.pattern {
@@ -246,7 +251,10 @@ fn compile(
         let re = build_regex(p).map_err(|e| anyhow!("bad `pattern` {p:?}: {e}"))?;
         let names: Vec<&str> = re.capture_names().flatten().collect();
         if compares && !names.contains(&"n") {
-            bail!("pattern {p:?} has no `(?P<n>...)` group; `when: {}` compares the number it captures", when_name(spec.when));
+            bail!(
+                "pattern {p:?} has no `(?P<n>...)` group; `when: {}` compares the number it captures",
+                when_name(spec.when)
+            );
         }
         if let Some(bad) = names.iter().find(|n| !matches!(**n, "n" | "unit" | "key")) {
             bail!("pattern {p:?} has a group named `{bad}`; only `n`, `unit` and `key` mean something");
@@ -354,7 +362,11 @@ fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
         let name = &after[..end];
         if !allowed.contains(name) {
             let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
-            bail!("`message` uses {{{name}}}; with `when: {}` it may use {}", when_name(when), names.join(", "));
+            bail!(
+                "`message` uses {{{name}}}; with `when: {}` it may use {}",
+                when_name(when),
+                names.join(", ")
+            );
         }
         rest = &after[end + 1..];
     }
@@ -426,7 +438,10 @@ rules:
             (GOOD.replace("what: w", "what: ' '"), "`docs.what` is empty"),
             (GOOD.replace("when: raised", "when: removed").replace("counts: retries", ""), "needs `inside:`"),
             (GOOD.replace("when: raised", "when: sideways"), "unknown variant `sideways`"),
-            (GOOD.replace("    docs: { what: w, why: y, example: e, use_instead: u }\n", ""), "missing field `docs`"),
+            (
+                GOOD.replace("    docs: { what: w, why: y, example: e, use_instead: u }\n", ""),
+                "missing field `docs`",
+            ),
         ];
         for (yaml, want) in cases {
             let e = load_err(&yaml);
