@@ -37,45 +37,71 @@ struct Prefilter {
     set: RegexSet,
     /// The rule each pattern of `set` belongs to.
     owners: Vec<usize>,
+    view: View,
 }
 
 /// A rule set ready to run: compiled rules plus per-language prefilters.
 #[derive(Debug)]
 pub struct Engine {
     pub set: RuleSet,
-    by_lang: HashMap<Language, Vec<Prefilter>>,
+    by_lang: HashMap<Language, LangFilters>,
 }
+
+/// The prefilters of one language. A `raised`/`lowered`/`added` finding
+/// needs a head occurrence on an added line, so those rules are prefiltered
+/// on the head's changed regions only; a `removed` finding needs a base
+/// occurrence, so those rules are prefiltered on the whole base.
+#[derive(Debug, Default)]
+struct LangFilters {
+    head: Vec<Prefilter>,
+    base: Vec<Prefilter>,
+}
+
+/// How many lines around each added head range the prefilter reads, so a
+/// match that starts a few lines above its changed value (a key, then its
+/// value on the next line) is still seen.
+pub const PREFILTER_MARGIN_LINES: u32 = 8;
 
 impl Engine {
     /// Builds the prefilters. Called once per run.
     pub fn new(set: RuleSet) -> anyhow::Result<Engine> {
         let mut by_lang = HashMap::new();
         for &lang in Language::ALL {
-            let mut filters = Vec::new();
+            let mut filters = LangFilters::default();
             for view in [View::Code, View::Text] {
-                let mut sources = Vec::new();
-                let mut owners = Vec::new();
-                for (i, rule) in set.rules.iter().enumerate() {
-                    if rule.view == view && rule.languages.contains(&lang) {
-                        for p in &rule.pattern_sources {
-                            sources.push(p.as_str());
-                            owners.push(i);
+                for on_base in [false, true] {
+                    let mut sources = Vec::new();
+                    let mut owners = Vec::new();
+                    for (i, rule) in set.rules.iter().enumerate() {
+                        let wanted = rule.view == view
+                            && rule.languages.contains(&lang)
+                            && (rule.when == When::Removed) == on_base;
+                        if wanted {
+                            for p in &rule.pattern_sources {
+                                sources.push(p.as_str());
+                                owners.push(i);
+                            }
                         }
                     }
+                    if sources.is_empty() {
+                        continue;
+                    }
+                    let regex_set = RegexSetBuilder::new(&sources)
+                        .unicode(false)
+                        .multi_line(true)
+                        .size_limit(64 << 20)
+                        .dfa_size_limit(64 << 20)
+                        .build()
+                        .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
+                    let f = Prefilter { set: regex_set, owners, view };
+                    if on_base {
+                        filters.base.push(f);
+                    } else {
+                        filters.head.push(f);
+                    }
                 }
-                if sources.is_empty() {
-                    continue;
-                }
-                let regex_set = RegexSetBuilder::new(&sources)
-                    .unicode(false)
-                    .multi_line(true)
-                    .size_limit(64 << 20)
-                    .dfa_size_limit(64 << 20)
-                    .build()
-                    .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
-                filters.push(Prefilter { set: regex_set, owners });
             }
-            if !filters.is_empty() {
+            if !filters.head.is_empty() || !filters.base.is_empty() {
                 by_lang.insert(lang, filters);
             }
         }
@@ -101,13 +127,21 @@ impl Engine {
         let base = SideText::new(file.base.text(), syntax);
         let head = SideText::new(file.head.text(), syntax);
         let mut candidates = BTreeSet::new();
-        for f in filters {
-            let view = self.set.rules[f.owners[0]].view;
-            for side in [&base, &head] {
-                if let Some(text) = side.view(view) {
-                    for p in f.set.matches(text.as_bytes()).iter() {
+        if !file.added.is_empty() {
+            for f in &filters.head {
+                let Some(text) = head.view(f.view) else { continue };
+                for (from, to) in head.regions(&file.added, PREFILTER_MARGIN_LINES) {
+                    for p in f.set.matches(&text.as_bytes()[from..to]).iter() {
                         candidates.insert(f.owners[p]);
                     }
+                }
+            }
+        }
+        if head.raw.is_some() {
+            for f in &filters.base {
+                let Some(text) = base.view(f.view) else { continue };
+                for p in f.set.matches(text.as_bytes()).iter() {
+                    candidates.insert(f.owners[p]);
                 }
             }
         }
@@ -122,10 +156,7 @@ impl Engine {
             match rule.when {
                 When::Raised | When::Lowered => out.findings.extend(compare(rule, file, &b, &h)),
                 When::Added => out.findings.extend(added(rule, file, &b, &h)),
-                When::Removed => {
-                    let ops = diff.get_or_init(|| diff_ops(file));
-                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), ops));
-                }
+                When::Removed => out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), &diff)),
             }
         }
         // One finding per kind and line: when two rules say the same thing
@@ -243,6 +274,24 @@ impl<'a> SideText<'a> {
         let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return false };
         let to = starts.get(line as usize).copied().unwrap_or(text.len());
         text.as_bytes()[from..to].iter().any(|c| !c.is_ascii_whitespace())
+    }
+
+    /// Byte ranges covering the added line ranges widened by `margin` lines,
+    /// merged where they overlap.
+    fn regions(&self, added: &[(u32, u32)], margin: u32) -> Vec<(usize, usize)> {
+        let raw = self.raw.unwrap_or("");
+        let starts = self.line_starts.get_or_init(|| line_starts(raw));
+        let start_of = |line: u32| starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(raw.len());
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for &(a, b) in added {
+            let from = start_of(a.saturating_sub(margin).max(1));
+            let to = start_of(b.saturating_add(margin).saturating_add(1));
+            match out.last_mut() {
+                Some(last) if last.1 >= from => last.1 = last.1.max(to),
+                _ => out.push((from, to)),
+            }
+        }
+        out
     }
 
     /// The raw text of line `line` (1-based), without its line break.
@@ -489,12 +538,19 @@ fn removed(
     base: &[Occ],
     head: &[Occ],
     (base_side, head_side): (&SideText, &SideText),
-    ops: &[DiffOp],
+    diff: &OnceCell<Vec<DiffOp>>,
 ) -> Vec<Finding> {
     let Some(inside) = &rule.inside else { return Vec::new() };
-    if file.head.text().is_none() {
+    if file.head.text().is_none() || base.is_empty() {
         return Vec::new();
     }
+    // Nothing can be gone unless some setting occurs less often in the head:
+    // this saves the line diff for the common case.
+    let head_counts = by_key(head);
+    if by_key(base).iter().all(|(k, b)| head_counts.get(k).map_or(0, Vec::len) >= b.len()) {
+        return Vec::new();
+    }
+    let ops = diff.get_or_init(|| diff_ops(file));
     // A base occurrence is not gone when its line is unchanged; when the
     // head lines that replaced it hold the same setting, or another form of
     // it (one jittered wait exchanged for another); or when the same setting
