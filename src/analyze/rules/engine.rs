@@ -14,7 +14,7 @@
 //! that moved within the file is not new and a setting that moved and changed
 //! is still compared.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use regex::bytes::{RegexSet, RegexSetBuilder};
@@ -151,6 +151,11 @@ impl Engine {
             if !rule.applies_to(lang, &file.path) {
                 continue;
             }
+            // A raise or an addition is reported on an added head line; a
+            // rule with no match there is done before any whole-file work.
+            if rule.when != When::Removed && !matches_added_line(rule, &head, file) {
+                continue;
+            }
             let b = occurrences(&self.set, rule, &base);
             let h = occurrences(&self.set, rule, &head);
             match rule.when {
@@ -221,8 +226,6 @@ struct SideText<'a> {
     code: OnceCell<String>,
     text: OnceCell<String>,
     line_starts: OnceCell<Vec<usize>>,
-    /// Lines where a context pattern matches, per (context, view).
-    contexts: RefCell<HashMap<(usize, View), Vec<u32>>>,
 }
 
 impl<'a> SideText<'a> {
@@ -233,7 +236,6 @@ impl<'a> SideText<'a> {
             code: OnceCell::new(),
             text: OnceCell::new(),
             line_starts: OnceCell::new(),
-            contexts: RefCell::new(HashMap::new()),
         }
     }
 
@@ -249,22 +251,6 @@ impl<'a> SideText<'a> {
     fn line_of(&self, offset: usize) -> u32 {
         let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
         starts.partition_point(|&s| s <= offset) as u32
-    }
-
-    /// Sorted head lines where context `ctx` matches in `view`.
-    fn context_lines(&self, set: &RuleSet, ctx: usize, view: View) -> Vec<u32> {
-        if let Some(lines) = self.contexts.borrow().get(&(ctx, view)) {
-            return lines.clone();
-        }
-        let mut lines: Vec<u32> = match self.view(view) {
-            Some(text) => {
-                set.contexts[ctx].find_iter(text.as_bytes()).map(|m| self.line_of(m.start())).collect()
-            }
-            None => Vec::new(),
-        };
-        lines.dedup();
-        self.contexts.borrow_mut().insert((ctx, view), lines.clone());
-        lines
     }
 
     /// Whether head line `line` (1-based) has anything but blanks in the code view.
@@ -303,11 +289,20 @@ impl<'a> SideText<'a> {
         raw[from..to].trim_end_matches(['\n', '\r'])
     }
 
-    /// Whether a context line lies in `lo..=hi`.
+    /// The lines in `lo..=hi` on which context `ctx` matches in `view`. The
+    /// context pattern is matched within those lines only.
     fn context_in(&self, set: &RuleSet, ctx: usize, view: View, lo: u32, hi: u32) -> Vec<u32> {
-        let lines = self.context_lines(set, ctx, view);
-        let from = lines.partition_point(|&l| l < lo);
-        lines[from..].iter().copied().take_while(|&l| l <= hi).collect()
+        let Some(text) = self.view(view) else { return Vec::new() };
+        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let start_of = |line: u32| starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(text.len());
+        let (from, to) = (start_of(lo.max(1)), start_of(hi.saturating_add(1)));
+        if from >= to {
+            return Vec::new();
+        }
+        let mut lines: Vec<u32> =
+            set.contexts[ctx].find_iter(&text.as_bytes()[from..to]).map(|m| self.line_of(from + m.start())).collect();
+        lines.dedup();
+        lines
     }
 }
 
@@ -316,19 +311,37 @@ fn line_starts(text: &str) -> Vec<usize> {
     std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|p| p + 1)).collect()
 }
 
+/// Whether a pattern of `rule` matches in the head's changed regions with its
+/// reporting line (see [`report_offset`]) on an added line.
+fn matches_added_line(rule: &Rule, head: &SideText, file: &FileChange) -> bool {
+    let Some(text) = head.view(rule.view) else { return false };
+    let regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+    rule.patterns.iter().any(|re| {
+        regions.iter().any(|&(from, to)| {
+            re.captures_iter(&text.as_bytes()[from..to])
+                .any(|caps| report_offset(&caps).is_some_and(|at| file.is_added(head.line_of(from + at))))
+        })
+    })
+}
+
+/// The offset whose line an occurrence is reported on: the captured number
+/// when there is one (a value may sit a line below its key), else the
+/// match's first visible byte.
+fn report_offset(caps: &regex::bytes::Captures) -> Option<usize> {
+    let m = caps.get(0)?;
+    Some(match caps.name("n") {
+        Some(n) => n.start(),
+        None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
+    })
+}
+
 fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
     let Some(hay) = side.view(rule.view) else { return Vec::new() };
     let hay = hay.as_bytes();
     let mut found: Vec<(usize, Occ)> = Vec::new();
     for re in &rule.patterns {
         for caps in re.captures_iter(hay) {
-            let Some(m) = caps.get(0) else { continue };
-            // The line of the captured number when there is one (a value may sit
-            // a line below its key), else of the match's first visible byte.
-            let at = match caps.name("n") {
-                Some(n) => n.start(),
-                None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
-            };
+            let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };
             let line = side.line_of(at);
             if let Some(inside) = &rule.inside {
                 let lo = line.saturating_sub(inside.before);
