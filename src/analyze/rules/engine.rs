@@ -60,7 +60,7 @@ struct LangFilters {
 /// How many lines around each added head range the prefilter reads, so a
 /// match that starts a few lines above its changed value (a key, then its
 /// value on the next line) is still seen.
-pub const PREFILTER_MARGIN_LINES: u32 = 8;
+pub const PREFILTER_MARGIN_LINES: u32 = 3;
 
 impl Engine {
     /// Builds the prefilters. Called once per run.
@@ -131,7 +131,7 @@ impl Engine {
             for f in &filters.head {
                 let Some(text) = head.view(f.view) else { continue };
                 for (from, to) in head.regions(&file.added, PREFILTER_MARGIN_LINES) {
-                    for p in f.set.matches(&text.as_bytes()[from..to]).iter() {
+                    for p in f.set.matches(&text[from..to]).iter() {
                         candidates.insert(f.owners[p]);
                     }
                 }
@@ -140,7 +140,7 @@ impl Engine {
         if head.raw.is_some() {
             for f in &filters.base {
                 let Some(text) = base.view(f.view) else { continue };
-                for p in f.set.matches(text.as_bytes()).iter() {
+                for p in f.set.matches(text).iter() {
                     candidates.insert(f.owners[p]);
                 }
             }
@@ -223,8 +223,8 @@ struct Occ {
 struct SideText<'a> {
     raw: Option<&'a str>,
     syntax: Syntax,
-    code: OnceCell<String>,
-    text: OnceCell<String>,
+    code: OnceCell<Vec<u8>>,
+    text: OnceCell<Vec<u8>>,
     line_starts: OnceCell<Vec<usize>>,
 }
 
@@ -239,7 +239,7 @@ impl<'a> SideText<'a> {
         }
     }
 
-    fn view(&self, view: View) -> Option<&str> {
+    fn view(&self, view: View) -> Option<&[u8]> {
         let raw = self.raw?;
         let cell = match view {
             View::Code => &self.code,
@@ -256,10 +256,10 @@ impl<'a> SideText<'a> {
     /// Whether head line `line` (1-based) has anything but blanks in the code view.
     fn has_code(&self, line: u32) -> bool {
         let Some(text) = self.view(View::Code) else { return false };
-        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
         let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return false };
         let to = starts.get(line as usize).copied().unwrap_or(text.len());
-        text.as_bytes()[from..to].iter().any(|c| !c.is_ascii_whitespace())
+        text[from..to].iter().any(|c| !c.is_ascii_whitespace())
     }
 
     /// Byte ranges covering the added line ranges widened by `margin` lines,
@@ -293,14 +293,14 @@ impl<'a> SideText<'a> {
     /// context pattern is matched within those lines only.
     fn context_in(&self, set: &RuleSet, ctx: usize, view: View, lo: u32, hi: u32) -> Vec<u32> {
         let Some(text) = self.view(view) else { return Vec::new() };
-        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
         let start_of = |line: u32| starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(text.len());
         let (from, to) = (start_of(lo.max(1)), start_of(hi.saturating_add(1)));
         if from >= to {
             return Vec::new();
         }
         let mut lines: Vec<u32> =
-            set.contexts[ctx].find_iter(&text.as_bytes()[from..to]).map(|m| self.line_of(from + m.start())).collect();
+            set.contexts[ctx].find_iter(&text[from..to]).map(|m| self.line_of(from + m.start())).collect();
         lines.dedup();
         lines
     }
@@ -318,7 +318,7 @@ fn matches_added_line(rule: &Rule, head: &SideText, file: &FileChange) -> bool {
     let regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
     rule.patterns.iter().any(|re| {
         regions.iter().any(|&(from, to)| {
-            re.captures_iter(&text.as_bytes()[from..to])
+            re.captures_iter(&text[from..to])
                 .any(|caps| report_offset(&caps).is_some_and(|at| file.is_added(head.line_of(from + at))))
         })
     })
@@ -337,7 +337,6 @@ fn report_offset(caps: &regex::bytes::Captures) -> Option<usize> {
 
 fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
     let Some(hay) = side.view(rule.view) else { return Vec::new() };
-    let hay = hay.as_bytes();
     let mut found: Vec<(usize, Occ)> = Vec::new();
     for re in &rule.patterns {
         for caps in re.captures_iter(hay) {

@@ -25,9 +25,9 @@ pub enum View {
     Text,
 }
 
-/// Returns `text` with comments (and, for [`View::Code`], prose strings)
-/// replaced by spaces. The result has the same length and line breaks.
-pub fn mask(text: &str, syntax: &Syntax, view: View) -> String {
+/// Returns the bytes of `text` with comments (and, for [`View::Code`], prose
+/// strings) replaced by spaces. The result has the same length and line breaks.
+pub fn mask(text: &str, syntax: &Syntax, view: View) -> Vec<u8> {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let n = b.len();
@@ -83,12 +83,9 @@ pub fn mask(text: &str, syntax: &Syntax, view: View) -> String {
         }
         i += 1;
     }
-    // Only whole ASCII-delimited runs were replaced by ASCII spaces, so the
-    // bytes are still UTF-8; the lossy path is never taken but cannot panic.
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
+    // Bytes, not a String: rules match byte-wise, and only whole
+    // ASCII-delimited runs were replaced, so line breaks and offsets hold.
+    out
 }
 
 /// Finds the next byte that may open a comment or a string, with memchr
@@ -183,7 +180,7 @@ mod tests {
     use super::*;
 
     fn code(lang: Language, text: &str) -> String {
-        let m = mask(text, &lang.syntax(), View::Code);
+        let m = String::from_utf8(mask(text, &lang.syntax(), View::Code)).unwrap();
         assert_eq!(m.len(), text.len(), "masking must keep offsets");
         assert_eq!(m.lines().count(), text.lines().count(), "masking must keep lines");
         m
@@ -222,7 +219,7 @@ mod tests {
     fn go_raw_strings_are_blanked_in_code_view_and_kept_in_text_view() {
         let src = "const cfg = `{\"retryPolicy\": {\"maxAttempts\": 4}}`\n";
         assert!(!code(Language::Go, src).contains("maxAttempts"));
-        let t = mask(src, &Language::Go.syntax(), View::Text);
+        let t = String::from_utf8(mask(src, &Language::Go.syntax(), View::Text)).unwrap();
         assert!(t.contains("\"maxAttempts\": 4"));
     }
 
