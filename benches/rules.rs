@@ -289,7 +289,13 @@ fn main() -> anyhow::Result<()> {
         writeln!(pf, "{p}")?;
     }
     drop(pf);
-    let check = Command::new("grep").env("LC_ALL", "C").arg("-E").arg("-f").arg(&pat_path).arg("/dev/null").output()?;
+    let check = Command::new("grep")
+        .env("LC_ALL", "C")
+        .arg("-E")
+        .arg("-f")
+        .arg(&pat_path)
+        .arg("/dev/null")
+        .output()?;
     if check.status.code() == Some(2) {
         anyhow::bail!("grep rejected the patterns: {}", String::from_utf8_lossy(&check.stderr));
     }
@@ -304,6 +310,25 @@ fn main() -> anyhow::Result<()> {
     };
     grep()?; // warm the page cache
 
+    if std::env::var_os("RULES_BENCH_PER_PATTERN").is_some() {
+        // Diagnostic: the slowest single patterns over every head text.
+        let mut times: Vec<(Duration, String)> = Vec::new();
+        for r in packs.rules() {
+            for (re, src) in r.patterns.iter().zip(&r.pattern_sources) {
+                let t = Instant::now();
+                let n: usize = files
+                    .iter()
+                    .filter_map(|f| f.head.text())
+                    .map(|h| re.find_iter(h.as_bytes()).count())
+                    .sum();
+                times.push((t.elapsed(), format!("{} {src} ({n} matches)", r.id)));
+            }
+        }
+        times.sort();
+        for (d, what) in times.iter().rev().take(8) {
+            println!("  {:>7.1} ms  {what}", d.as_secs_f64() * 1e3);
+        }
+    }
     let cs = ChangeSet::from_files(files);
     let analyzers: [&dyn Analyzer; 1] = [&packs];
     let mask_all = || {

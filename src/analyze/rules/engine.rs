@@ -4,8 +4,10 @@
 //!
 //! 1. the file's language is judged from its name (no language, no rules);
 //! 2. both sides are masked (comments and prose strings blanked);
-//! 3. one [`RegexSet`] per language and view, built once per run, says which
-//!    rules can match at all (the prefilter); only those are evaluated;
+//! 3. [`RegexSet`]s built once per run say which rules can matter at all
+//!    (the prefilter): `raised`/`lowered`/`added` rules are searched in the
+//!    head's added lines (widened by [`PREFILTER_MARGIN_LINES`]), `removed`
+//!    rules in the whole base; only those are evaluated;
 //! 4. each candidate rule collects its *occurrences* on both sides (matches
 //!    that pass the `inside` condition), keys them by what they set, and
 //!    compares base with head as its `when:` says (`docs/rules.md`).
@@ -161,7 +163,9 @@ impl Engine {
             match rule.when {
                 When::Raised | When::Lowered => out.findings.extend(compare(rule, file, &b, &h)),
                 When::Added => out.findings.extend(added(rule, file, &b, &h)),
-                When::Removed => out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), &diff)),
+                When::Removed => {
+                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), &diff))
+                }
             }
         }
         // One finding per kind and line: when two rules say the same thing
@@ -230,13 +234,7 @@ struct SideText<'a> {
 
 impl<'a> SideText<'a> {
     fn new(raw: Option<&'a str>, syntax: Syntax) -> Self {
-        SideText {
-            raw,
-            syntax,
-            code: OnceCell::new(),
-            text: OnceCell::new(),
-            line_starts: OnceCell::new(),
-        }
+        SideText { raw, syntax, code: OnceCell::new(), text: OnceCell::new(), line_starts: OnceCell::new() }
     }
 
     fn view(&self, view: View) -> Option<&[u8]> {
