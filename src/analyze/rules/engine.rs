@@ -19,6 +19,7 @@
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use aho_corasick::AhoCorasick;
 use regex::bytes::{RegexSet, RegexSetBuilder};
 use serde_json::json;
 use similar::{Algorithm, DiffOp};
@@ -57,6 +58,19 @@ pub struct Engine {
 struct LangFilters {
     head: Vec<Prefilter>,
     base: Vec<Prefilter>,
+    /// Literals every match of a `removed` rule must contain, searched in the
+    /// raw base: when none occurs near a removed base line, the base is
+    /// neither masked nor searched.
+    removed_gate: Option<LiteralGate>,
+}
+
+/// A sound raw-text gate: masking only turns bytes into spaces, so a
+/// space-free literal in a masked match is in the raw text at the same place.
+#[derive(Debug)]
+struct LiteralGate {
+    literals: AhoCorasick,
+    /// Set when some rule has no usable literal: the gate cannot say no.
+    always: bool,
 }
 
 /// How many lines around each added head range the prefilter reads, so a
@@ -103,6 +117,14 @@ impl Engine {
                     }
                 }
             }
+            if !filters.base.is_empty() {
+                let removed: Vec<&Rule> = set
+                    .rules
+                    .iter()
+                    .filter(|r| r.when == When::Removed && r.languages.contains(&lang))
+                    .collect();
+                filters.removed_gate = literal_gate(&removed);
+            }
             if !filters.head.is_empty() || !filters.base.is_empty() {
                 by_lang.insert(lang, filters);
             }
@@ -139,15 +161,38 @@ impl Engine {
                 }
             }
         }
-        if head.raw.is_some() {
-            for f in &filters.base {
-                let Some(text) = base.view(f.view) else { continue };
-                for p in f.set.matches(text).iter() {
-                    candidates.insert(f.owners[p]);
+        let diff = OnceCell::new();
+        if head.raw.is_some() && !filters.base.is_empty() {
+            // A removed occurrence sits on a base line the change deleted or
+            // replaced: search those lines (widened like the head's), and
+            // only when a literal the rules need is there at all.
+            let raw = base.raw.unwrap_or("").as_bytes();
+            let gate_open = |from: usize, to: usize| {
+                filters
+                    .removed_gate
+                    .as_ref()
+                    .map_or(true, |g| g.always || g.literals.is_match(&raw[from..to]))
+            };
+            if gate_open(0, raw.len()) {
+                let ops = diff.get_or_init(|| diff_ops(file));
+                let regions: Vec<(usize, usize)> = base
+                    .regions(&removed_lines(ops), PREFILTER_MARGIN_LINES)
+                    .into_iter()
+                    .filter(|&(from, to)| gate_open(from, to))
+                    .collect();
+                for f in &filters.base {
+                    if regions.is_empty() {
+                        break;
+                    }
+                    let Some(text) = base.view(f.view) else { continue };
+                    for &(from, to) in &regions {
+                        for p in f.set.matches(&text[from..to]).iter() {
+                            candidates.insert(f.owners[p]);
+                        }
+                    }
                 }
             }
         }
-        let diff = OnceCell::new();
         for i in candidates {
             let rule = &self.set.rules[i];
             if !rule.applies_to(lang, &file.path) {
@@ -671,6 +716,68 @@ enum Spot {
     Gap(u32),
 }
 
+/// Base lines (1-based, inclusive ranges) the change deleted or replaced.
+fn removed_lines(ops: &[DiffOp]) -> Vec<(u32, u32)> {
+    ops.iter()
+        .filter_map(|op| match *op {
+            DiffOp::Delete { old_index, old_len, .. } | DiffOp::Replace { old_index, old_len, .. }
+                if old_len > 0 =>
+            {
+                Some((old_index as u32 + 1, (old_index + old_len) as u32))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The literal gate of a group of rules, or `None` when the literals cannot
+/// be built (the caller then searches without a gate).
+fn literal_gate(rules: &[&Rule]) -> Option<LiteralGate> {
+    let mut literals: Vec<Vec<u8>> = Vec::new();
+    let mut always = false;
+    for r in rules {
+        for p in &r.pattern_sources {
+            match required_literals(p) {
+                Some(lits) => literals.extend(lits),
+                None => always = true,
+            }
+        }
+    }
+    // A literal that extends a shorter one adds nothing to "is any there".
+    literals.sort_by_key(|l| (l.len(), l.clone()));
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for l in literals {
+        if !kept.iter().any(|k| l.starts_with(k)) {
+            kept.push(l);
+        }
+    }
+    let literals = AhoCorasick::new(&kept).ok()?;
+    Some(LiteralGate { literals, always })
+}
+
+/// Space-free literals one of which every match of `pattern` contains: the
+/// longest space-free piece of each of the pattern's prefix literals. `None`
+/// when the pattern has no finite, non-empty prefix set.
+fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .multi_line(true)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(&hir);
+    let mut out = Vec::new();
+    for lit in seq.literals()? {
+        let piece = lit.as_bytes().split(|&c| c == b' ').max_by_key(|p| p.len())?;
+        if piece.is_empty() {
+            return None;
+        }
+        out.push(piece.to_vec());
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn diff_ops(file: &FileChange) -> Vec<DiffOp> {
     let base = file.base.text().unwrap_or("");
     let head = file.head.text().unwrap_or("");
@@ -862,6 +969,24 @@ rules:
         assert_eq!(f.len(), 1);
         let page = "retry:\n  limit: 2\nother: 1\nx: 1\npage:\n  limit: 20\n";
         assert!(run(&e, "c.yaml", Some(page), Some(&page.replace("20", "50"))).is_empty());
+    }
+
+    #[test]
+    fn required_literals_are_space_free_prefixes_or_none() {
+        let lits = |p: &str| {
+            required_literals(p)
+                .map(|v| v.into_iter().map(|l| String::from_utf8(l).unwrap()).collect::<Vec<_>>())
+        };
+        let jitter = lits(r"\b(?:backoff_jitter|wait_jitter)\s*=\s*0").unwrap();
+        assert!(
+            jitter.iter().all(|l| l.starts_with("backoff_jitter") || l.starts_with("wait_jitter")),
+            "{jitter:?}"
+        );
+        assert!(jitter.contains(&"wait_jitter".to_string()), "{jitter:?}");
+        let attempts = lits(r"(?:^|[ \t{,])attempts\s*:").unwrap();
+        assert!(attempts.iter().all(|l| l.contains("attempts") && !l.contains(' ')), "{attempts:?}");
+        assert_eq!(lits(r".*retry"), None, "a match may start anywhere");
+        assert_eq!(lits(r"\s*x"), None, "a piece of spaces only is no literal");
     }
 
     #[test]
