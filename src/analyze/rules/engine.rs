@@ -174,9 +174,9 @@ impl Engine {
                     .map_or(true, |g| g.always || g.literals.is_match(&raw[from..to]))
             };
             if gate_open(0, raw.len()) {
-                let ops = diff.get_or_init(|| diff_ops(file));
+                let changed = base_changed_lines(&base, &head, &file.added);
                 let regions: Vec<(usize, usize)> = base
-                    .regions(&removed_lines(ops), PREFILTER_MARGIN_LINES)
+                    .regions(&changed, PREFILTER_MARGIN_LINES)
                     .into_iter()
                     .filter(|&(from, to)| gate_open(from, to))
                     .collect();
@@ -716,18 +716,54 @@ enum Spot {
     Gap(u32),
 }
 
-/// Base lines (1-based, inclusive ranges) the change deleted or replaced.
-fn removed_lines(ops: &[DiffOp]) -> Vec<(u32, u32)> {
-    ops.iter()
-        .filter_map(|op| match *op {
-            DiffOp::Delete { old_index, old_len, .. } | DiffOp::Replace { old_index, old_len, .. }
-                if old_len > 0 =>
-            {
-                Some((old_index as u32 + 1, (old_index + old_len) as u32))
+/// Base lines (1-based, inclusive ranges) the change may have deleted or
+/// replaced, without a second diff: the head lines outside `added` are the
+/// unchanged ones, in order, so each is matched to the first base line with
+/// the same text at or after the previous match, and the base lines skipped
+/// over are the changed ones. Where a line repeats, this may pick an earlier
+/// twin than the diff did, and then marks the later twin, with the same text
+/// and so the same matches, as changed instead: for deciding which rules to
+/// run, that is as good. Linear: both cursors only move forward.
+fn base_changed_lines(base: &SideText, head: &SideText, added: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    fn line<'t>(raw: &'t str, starts: &[usize], n: usize) -> Option<&'t [u8]> {
+        let from = *starts.get(n)?;
+        let to = starts.get(n + 1).map_or(raw.len(), |&e| e.saturating_sub(1));
+        (from <= to).then(|| &raw.as_bytes()[from..to])
+    }
+    let (Some(b_raw), Some(h_raw)) = (base.raw, head.raw) else { return Vec::new() };
+    let b_starts = base.line_starts.get_or_init(|| line_starts(b_raw));
+    let h_starts = head.line_starts.get_or_init(|| line_starts(h_raw));
+    let b_lines = if b_raw.ends_with('\n') { b_starts.len() - 1 } else { b_starts.len() };
+    let h_lines = if h_raw.ends_with('\n') { h_starts.len() - 1 } else { h_starts.len() };
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut push = |from: usize, to: usize| {
+        // 0-based half-open base line range -> 1-based inclusive.
+        if from < to {
+            out.push((from as u32 + 1, to as u32));
+        }
+    };
+    let mut b = 0;
+    let mut added_iter = added.iter().peekable();
+    for h in 0..h_lines {
+        let h1 = h as u32 + 1;
+        while added_iter.peek().is_some_and(|&&(_, end)| end < h1) {
+            added_iter.next();
+        }
+        if added_iter.peek().is_some_and(|&&(start, _)| start <= h1) {
+            continue; // an added head line
+        }
+        let Some(text) = line(h_raw, h_starts, h) else { break };
+        match (b..b_lines).find(|&k| line(b_raw, b_starts, k) == Some(text)) {
+            Some(k) => {
+                push(b, k);
+                b = k + 1;
             }
-            _ => None,
-        })
-        .collect()
+            // Not in the base at all (it should be): treat the rest as changed.
+            None => break,
+        }
+    }
+    push(b, b_lines);
+    out
 }
 
 /// The literal gate of a group of rules, or `None` when the literals cannot
@@ -755,9 +791,9 @@ fn literal_gate(rules: &[&Rule]) -> Option<LiteralGate> {
     Some(LiteralGate { literals, always })
 }
 
-/// Space-free literals one of which every match of `pattern` contains: the
-/// longest space-free piece of each of the pattern's prefix literals. `None`
-/// when the pattern has no finite, non-empty prefix set.
+/// Whitespace-free literals one of which every match of `pattern` contains:
+/// the first whitespace-free piece of each of the pattern's prefix literals.
+/// `None` when the pattern has no finite, non-empty prefix set.
 fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     let hir = regex_syntax::ParserBuilder::new()
         .unicode(false)
@@ -769,10 +805,9 @@ fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     let seq = regex_syntax::hir::literal::Extractor::new().extract(&hir);
     let mut out = Vec::new();
     for lit in seq.literals()? {
-        let piece = lit.as_bytes().split(|&c| c == b' ').max_by_key(|p| p.len())?;
-        if piece.is_empty() {
-            return None;
-        }
+        // The first whitespace-free piece: it cannot hold a masked byte, and
+        // cutting at whitespace folds the `\s*` variants into one literal.
+        let piece = lit.as_bytes().split(|c| c.is_ascii_whitespace()).find(|p| !p.is_empty())?;
         out.push(piece.to_vec());
     }
     (!out.is_empty()).then_some(out)
@@ -969,6 +1004,21 @@ rules:
         assert_eq!(f.len(), 1);
         let page = "retry:\n  limit: 2\nother: 1\nx: 1\npage:\n  limit: 20\n";
         assert!(run(&e, "c.yaml", Some(page), Some(&page.replace("20", "50"))).is_empty());
+    }
+
+    #[test]
+    fn base_changed_lines_cover_deletions_and_replacements() {
+        let changed = |base: &str, head: &str| {
+            let f = FileChange::from_texts("a.py", Some(base), Some(head));
+            let syntax = Language::Python.syntax();
+            let (b, h) = (SideText::new(Some(base), syntax), SideText::new(Some(head), syntax));
+            base_changed_lines(&b, &h, &f.added)
+        };
+        assert_eq!(changed("a\nb\nc\n", "a\nc\n"), vec![(2, 2)], "pure deletion");
+        assert_eq!(changed("a\nb\nc\n", "a\nB\nc\n"), vec![(2, 2)], "replacement");
+        assert_eq!(changed("a\nb\n", "a\nb\nc\n"), Vec::<(u32, u32)>::new(), "pure insertion");
+        assert_eq!(changed("a\nx\na\n", "a\n"), vec![(2, 3)], "repeated lines");
+        assert_eq!(changed("a\nb", "b"), vec![(1, 1)], "no final newline");
     }
 
     #[test]
