@@ -6,8 +6,9 @@
 //! 2. both sides are masked (comments and prose strings blanked);
 //! 3. [`RegexSet`]s built once per run say which rules can matter at all
 //!    (the prefilter): `raised`/`lowered`/`added` rules are searched in the
-//!    head's added lines (widened by [`PREFILTER_MARGIN_LINES`]), `removed`
-//!    rules in the whole base; only those are evaluated;
+//!    head's added lines, `removed` rules in the base's deleted or replaced
+//!    lines (both widened by [`PREFILTER_MARGIN_LINES`]; the base behind a
+//!    raw-literal gate); only those are evaluated;
 //! 4. each candidate rule collects its *occurrences* on both sides (matches
 //!    that pass the `inside` condition), keys them by what they set, and
 //!    compares base with head as its `when:` says (`docs/rules.md`).
@@ -53,7 +54,8 @@ pub struct Engine {
 /// The prefilters of one language. A `raised`/`lowered`/`added` finding
 /// needs a head occurrence on an added line, so those rules are prefiltered
 /// on the head's changed regions only; a `removed` finding needs a base
-/// occurrence, so those rules are prefiltered on the whole base.
+/// occurrence on a deleted or replaced line, so those rules are prefiltered
+/// on the base's changed regions.
 #[derive(Debug, Default)]
 struct LangFilters {
     head: Vec<Prefilter>,
