@@ -438,9 +438,11 @@ fn normalise_key(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Collapses whitespace and shortens matched text for messages.
+/// Collapses whitespace and shortens matched text for messages. Trailing
+/// separators a pattern matched only to end a value (`jitter=False)`) go.
 fn quote(s: &str) -> String {
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = collapsed.trim_end_matches([',', ')', ';', '}', ' ']).to_string();
     if collapsed.chars().count() > MAX_QUOTED {
         let short: String = collapsed.chars().take(MAX_QUOTED).collect();
         format!("{short}...")
