@@ -202,7 +202,7 @@ impl Engine {
             }
             // A raise or an addition is reported on an added head line; a
             // rule with no match there is done before any whole-file work.
-            if rule.when != When::Removed && !matches_added_line(rule, &head, file) {
+            if rule.when != When::Removed && !matches_added_line(&self.set, rule, &head, file) {
                 continue;
             }
             let b = occurrences(&self.set, rule, &base);
@@ -357,14 +357,22 @@ fn line_starts(text: &str) -> Vec<usize> {
 }
 
 /// Whether a pattern of `rule` matches in the head's changed regions with its
-/// reporting line (see [`report_offset`]) on an added line.
-fn matches_added_line(rule: &Rule, head: &SideText, file: &FileChange) -> bool {
+/// reporting line (see [`report_offset`]) on an added line and inside the
+/// rule's context.
+fn matches_added_line(set: &RuleSet, rule: &Rule, head: &SideText, file: &FileChange) -> bool {
     let Some(text) = head.view(rule.view) else { return false };
     let regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+    // The same test `occurrences` makes: on an added line, and inside.
+    let counts = |line: u32| {
+        file.is_added(line)
+            && rule.inside.as_ref().map_or(true, |i| {
+                !head.context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after).is_empty()
+            })
+    };
     rule.patterns.iter().any(|re| {
         regions.iter().any(|&(from, to)| {
             re.captures_iter(&text[from..to])
-                .any(|caps| report_offset(&caps).is_some_and(|at| file.is_added(head.line_of(from + at))))
+                .any(|caps| report_offset(&caps).is_some_and(|at| counts(head.line_of(from + at))))
         })
     })
 }
