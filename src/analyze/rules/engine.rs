@@ -3,12 +3,13 @@
 //! The engine is a pure function of a [`RuleSet`] and a [`FileChange`]:
 //!
 //! 1. the file's language is judged from its name (no language, no rules);
-//! 2. both sides are masked (comments and prose strings blanked);
+//! 2. each side is masked (comments and prose strings blanked) when, and
+//!    only when, a step below needs it;
 //! 3. [`RegexSet`]s built once per run say which rules can matter at all
 //!    (the prefilter): `raised`/`lowered`/`added` rules are searched in the
 //!    head's added lines, `removed` rules in the base's deleted or replaced
-//!    lines (both widened by [`PREFILTER_MARGIN_LINES`]; the base behind a
-//!    raw-literal gate); only those are evaluated;
+//!    lines (both widened by [`PREFILTER_MARGIN_LINES`], and both behind a
+//!    raw-text literal gate that spares masking); only those are evaluated;
 //! 4. each candidate rule collects its *occurrences* on both sides (matches
 //!    that pass the `inside` condition), keys them by what they set, and
 //!    compares base with head as its `when:` says (`docs/rules.md`).
@@ -64,6 +65,8 @@ struct LangFilters {
     /// raw base: when none occurs near a removed base line, the base is
     /// neither masked nor searched.
     removed_gate: Option<LiteralGate>,
+    /// The same for the `raised`/`lowered`/`added` rules, on the head.
+    head_gate: Option<LiteralGate>,
 }
 
 /// A sound raw-text gate: masking only turns bytes into spaces, so a
@@ -127,6 +130,14 @@ impl Engine {
                     .collect();
                 filters.removed_gate = literal_gate(&removed);
             }
+            if !filters.head.is_empty() {
+                let others: Vec<&Rule> = set
+                    .rules
+                    .iter()
+                    .filter(|r| r.when != When::Removed && r.languages.contains(&lang))
+                    .collect();
+                filters.head_gate = literal_gate(&others);
+            }
             if !filters.head.is_empty() || !filters.base.is_empty() {
                 by_lang.insert(lang, filters);
             }
@@ -153,10 +164,25 @@ impl Engine {
         let base = SideText::new(file.base.text(), syntax);
         let head = SideText::new(file.head.text(), syntax);
         let mut candidates = BTreeSet::new();
-        if !file.added.is_empty() {
+        if let Some(raw) = head.raw.filter(|_| !file.added.is_empty()) {
+            // Regions with none of the literals the rules' matches start with
+            // are dropped before the head is masked at all.
+            let regions: Vec<(usize, usize)> = head
+                .regions(&file.added, PREFILTER_MARGIN_LINES)
+                .into_iter()
+                .filter(|&(from, to)| {
+                    filters
+                        .head_gate
+                        .as_ref()
+                        .map_or(true, |g| g.always || g.literals.is_match(&raw.as_bytes()[from..to]))
+                })
+                .collect();
             for f in &filters.head {
+                if regions.is_empty() {
+                    break;
+                }
                 let Some(text) = head.view(f.view) else { continue };
-                for (from, to) in head.regions(&file.added, PREFILTER_MARGIN_LINES) {
+                for &(from, to) in &regions {
                     for p in f.set.matches(&text[from..to]).iter() {
                         candidates.insert(f.owners[p]);
                     }
@@ -366,7 +392,9 @@ fn matches_added_line(set: &RuleSet, rule: &Rule, head: &SideText, file: &FileCh
     let counts = |line: u32| {
         file.is_added(line)
             && rule.inside.as_ref().map_or(true, |i| {
-                !head.context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after).is_empty()
+                !head
+                    .context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after)
+                    .is_empty()
             })
     };
     rule.patterns.iter().any(|re| {
