@@ -164,12 +164,17 @@ impl Engine {
         let base = SideText::new(file.base.text(), syntax);
         let head = SideText::new(file.head.text(), syntax);
         let mut candidates = BTreeSet::new();
+        // Only lines the change touched can hold an occurrence that matters:
+        // the head's added lines and the base's deleted or replaced ones,
+        // each widened so that a match may start a little above its line.
+        let head_regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+        let base_changed: OnceCell<(Vec<(usize, usize)>, Vec<(u32, u32)>)> = OnceCell::new();
         if let Some(raw) = head.raw.filter(|_| !file.added.is_empty()) {
             // Regions with none of the literals the rules' matches start with
             // are dropped before the head is masked at all.
-            let regions: Vec<(usize, usize)> = head
-                .regions(&file.added, PREFILTER_MARGIN_LINES)
-                .into_iter()
+            let regions: Vec<(usize, usize)> = head_regions
+                .iter()
+                .copied()
                 .filter(|&(from, to)| {
                     filters
                         .head_gate
@@ -202,12 +207,12 @@ impl Engine {
                     .map_or(true, |g| g.always || g.literals.is_match(&raw[from..to]))
             };
             if gate_open(0, raw.len()) {
-                let changed = base_changed_lines(&base, &head, &file.added);
-                let regions: Vec<(usize, usize)> = base
-                    .regions(&changed, PREFILTER_MARGIN_LINES)
-                    .into_iter()
-                    .filter(|&(from, to)| gate_open(from, to))
-                    .collect();
+                let (base_regions, _) = base_changed.get_or_init(|| {
+                    let lines = base_changed_lines(&base, &head, &file.added);
+                    (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
+                });
+                let regions: Vec<(usize, usize)> =
+                    base_regions.iter().copied().filter(|&(from, to)| gate_open(from, to)).collect();
                 for f in &filters.base {
                     if regions.is_empty() {
                         break;
@@ -231,8 +236,13 @@ impl Engine {
             if rule.when != When::Removed && !matches_added_line(&self.set, rule, &head, file) {
                 continue;
             }
-            let b = occurrences(&self.set, rule, &base);
-            let h = occurrences(&self.set, rule, &head);
+            let (base_regions, base_lines) = base_changed.get_or_init(|| {
+                let lines = base_changed_lines(&base, &head, &file.added);
+                (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
+            });
+            let in_base_change = |l: u32| base_lines.iter().any(|&(a, b)| a <= l && l <= b);
+            let b = occurrences(&self.set, rule, &base, base_regions, &in_base_change);
+            let h = occurrences(&self.set, rule, &head, &head_regions, &|l| file.is_added(l));
             match rule.when {
                 When::Raised | When::Lowered => out.findings.extend(compare(rule, file, &b, &h)),
                 When::Added => out.findings.extend(added(rule, file, &b, &h)),
@@ -416,50 +426,64 @@ fn report_offset(caps: &regex::bytes::Captures) -> Option<usize> {
     })
 }
 
-fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
-    let Some(hay) = side.view(rule.view) else { return Vec::new() };
+/// A rule's occurrences on one side, searched in `regions` (byte ranges)
+/// and kept when `changed` says their line is one the change touched.
+fn occurrences(
+    set: &RuleSet,
+    rule: &Rule,
+    side: &SideText,
+    regions: &[(usize, usize)],
+    changed: &dyn Fn(u32) -> bool,
+) -> Vec<Occ> {
+    let Some(view) = side.view(rule.view) else { return Vec::new() };
+    let raw = side.raw.unwrap_or("").as_bytes();
     let mut found: Vec<(usize, Occ)> = Vec::new();
     for re in &rule.patterns {
-        for caps in re.captures_iter(hay) {
-            let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };
-            let line = side.line_of(at);
-            if let Some(inside) = &rule.inside {
-                let lo = line.saturating_sub(inside.before);
-                if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+        for &(from, to) in regions {
+            for caps in re.captures_iter(&view[from..to]) {
+                let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };
+                let line = side.line_of(from + at);
+                if !changed(line) {
                     continue;
                 }
-            }
-            let n = caps.name("n");
-            let unit = caps.name("unit");
-            let key = match caps.name("key") {
-                Some(k) => normalise_key(k.as_bytes()),
-                None => {
-                    let mut bytes = Vec::with_capacity(m.len());
-                    for (i, &c) in m.as_bytes().iter().enumerate() {
-                        let at = m.start() + i;
-                        let in_group =
-                            |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
-                        if !in_group(n) && !in_group(unit) {
-                            bytes.push(c);
-                        }
+                if let Some(inside) = &rule.inside {
+                    let lo = line.saturating_sub(inside.before);
+                    if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+                        continue;
                     }
-                    normalise_key(&bytes)
                 }
-            };
-            let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
-            let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
-            let value = match rule.counts {
-                Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
-                    Some(v) => Some(v),
-                    // A capture that is not a number (a variable, an expression)
-                    // cannot be compared; it is not an occurrence.
-                    None => continue,
-                },
-                None => None,
-            };
-            let raw = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
-            let text = quote(&String::from_utf8_lossy(&side.raw.unwrap_or("").as_bytes()[m.range()]));
-            found.push((m.start(), Occ { line, key, raw, value, text }));
+                let n = caps.name("n");
+                let unit = caps.name("unit");
+                let key = match caps.name("key") {
+                    Some(k) => normalise_key(k.as_bytes()),
+                    None => {
+                        let mut bytes = Vec::with_capacity(m.len());
+                        for (i, &c) in m.as_bytes().iter().enumerate() {
+                            let at = m.start() + i;
+                            let in_group =
+                                |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
+                            if !in_group(n) && !in_group(unit) {
+                                bytes.push(c);
+                            }
+                        }
+                        normalise_key(&bytes)
+                    }
+                };
+                let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
+                let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+                let value = match rule.counts {
+                    Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
+                        Some(v) => Some(v),
+                        // A capture that is not a number (a variable, an expression)
+                        // cannot be compared; it is not an occurrence.
+                        None => continue,
+                    },
+                    None => None,
+                };
+                let written = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
+                let text = quote(&String::from_utf8_lossy(&raw[from + m.start()..from + m.end()]));
+                found.push((from + m.start(), Occ { line, key, raw: written, value, text }));
+            }
         }
     }
     found.sort_by_key(|(start, _)| *start);
@@ -951,6 +975,13 @@ rules:
         assert!(run(&e, "a.py", Some(base), Some(moved)).is_empty());
         let f = run(&e, "a.py", Some(base), Some("a\nb\nc\nc(retries=5)\n"));
         assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![4]);
+    }
+
+    #[test]
+    fn a_raise_to_the_value_of_an_unchanged_neighbour_is_still_a_raise() {
+        let e = engine(RAISED);
+        let f = run(&e, "a.py", Some("a(retries=2)\nb(retries=6)\n"), Some("a(retries=6)\nb(retries=6)\n"));
+        assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![1]);
     }
 
     #[test]
