@@ -33,6 +33,9 @@ use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Kind};
 
+/// The base's changed regions (byte ranges, widened) and lines (1-based ranges).
+type ChangedBase = (Vec<(usize, usize)>, Vec<(u32, u32)>);
+
 /// Longest matched text quoted in a message.
 const MAX_QUOTED: usize = 80;
 
@@ -168,7 +171,7 @@ impl Engine {
         // the head's added lines and the base's deleted or replaced ones,
         // each widened so that a match may start a little above its line.
         let head_regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
-        let base_changed: OnceCell<(Vec<(usize, usize)>, Vec<(u32, u32)>)> = OnceCell::new();
+        let base_changed: OnceCell<ChangedBase> = OnceCell::new();
         if let Some(raw) = head.raw.filter(|_| !file.added.is_empty()) {
             // Regions with none of the literals the rules' matches start with
             // are dropped before the head is masked at all.
