@@ -11,8 +11,9 @@
 //!    lines (both widened by [`PREFILTER_MARGIN_LINES`], and both behind a
 //!    raw-text literal gate that spares masking); only those are evaluated;
 //! 4. each candidate rule collects its *occurrences* on both sides (matches
-//!    that pass the `inside` condition), keys them by what they set, and
-//!    compares base with head as its `when:` says (`docs/rules.md`).
+//!    on lines the change touched that pass the `inside` condition), keys
+//!    them by what they set, and compares base with head as its `when:`
+//!    says (`docs/rules.md`).
 //!
 //! Occurrences are paired by key and value, never by line number, so code
 //! that moved within the file is not new and a setting that moved and changed
@@ -235,7 +236,7 @@ impl Engine {
                 continue;
             }
             // A raise or an addition is reported on an added head line; a
-            // rule with no match there is done before any whole-file work.
+            // rule with no match there is done before the base is read.
             if rule.when != When::Removed && !matches_added_line(&self.set, rule, &head, file) {
                 continue;
             }
