@@ -168,11 +168,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Base and head versions of `files` files; the first `retry_files` hold
 /// retry code whose head raises a count, the rest change an ordinary line.
-fn generate(
-    files: usize,
-    lines: usize,
-    retry_files: usize,
-) -> (Files, Files) {
+fn generate(files: usize, lines: usize, retry_files: usize) -> (Files, Files) {
     let mut base = Vec::with_capacity(files);
     let mut head = Vec::with_capacity(files);
     for i in 0..files {

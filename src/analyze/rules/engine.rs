@@ -183,7 +183,7 @@ impl Engine {
                     filters
                         .head_gate
                         .as_ref()
-                        .map_or(true, |g| g.always || g.literals.is_match(&raw.as_bytes()[from..to]))
+                        .is_none_or(|g| g.always || g.literals.is_match(&raw.as_bytes()[from..to]))
                 })
                 .collect();
             for f in &filters.head {
@@ -205,10 +205,7 @@ impl Engine {
             // only when a literal the rules need is there at all.
             let raw = base.raw.unwrap_or("").as_bytes();
             let gate_open = |from: usize, to: usize| {
-                filters
-                    .removed_gate
-                    .as_ref()
-                    .map_or(true, |g| g.always || g.literals.is_match(&raw[from..to]))
+                filters.removed_gate.as_ref().is_none_or(|g| g.always || g.literals.is_match(&raw[from..to]))
             };
             if gate_open(0, raw.len()) {
                 let (base_regions, _) = base_changed.get_or_init(|| {
@@ -405,7 +402,7 @@ fn matches_added_line(set: &RuleSet, rule: &Rule, head: &SideText, file: &FileCh
     // The same test `occurrences` makes: on an added line, and inside.
     let counts = |line: u32| {
         file.is_added(line)
-            && rule.inside.as_ref().map_or(true, |i| {
+            && rule.inside.as_ref().is_none_or(|i| {
                 !head
                     .context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after)
                     .is_empty()
@@ -765,7 +762,7 @@ fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u3
         }
         let line = head.line_text(l).trim_start().as_bytes();
         let common = removed.iter().zip(line).take_while(|(x, y)| x == y).count();
-        if common > 0 && best.map_or(true, |(c, _)| common > c) {
+        if common > 0 && best.is_none_or(|(c, _)| common > c) {
             best = Some((common, l));
         }
     }

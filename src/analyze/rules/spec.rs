@@ -144,7 +144,7 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule reads files at `path` written in `lang`.
     pub fn applies_to(&self, lang: Language, path: &str) -> bool {
-        self.languages.contains(&lang) && self.paths.as_ref().map_or(true, |g| g.is_match(path))
+        self.languages.contains(&lang) && self.paths.as_ref().is_none_or(|g| g.is_match(path))
     }
 }
 
