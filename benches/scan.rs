@@ -58,17 +58,10 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
 
     // The scan, as a user runs it (binary built in release by cargo bench).
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
-        .args(["scan", "--repo"])
-        .arg(repo)
-        .args(["--base", "main", "--head", "pr", "--format", "json"])
-        .output()
-        .unwrap();
+    let (stdout, peak_kib) = run_measured(repo);
     let scan_s = t.elapsed().as_secs_f64();
-    let peak_kib = children_peak_rss_kib();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("scan output is not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let report: serde_json::Value =
+        serde_json::from_slice(&stdout).unwrap_or_else(|e| panic!("scan output is not JSON ({e})"));
     let findings = report["findings"].as_array().map_or(0, Vec::len);
     // The same scan in-process, split into its two phases.
     let t = Instant::now();
@@ -134,14 +127,31 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
     print!("{s}");
 }
 
-/// Peak resident memory of the largest waited-for child, from getrusage.
-fn children_peak_rss_kib() -> i64 {
-    // SAFETY: getrusage only writes into the struct we pass.
-    unsafe {
+/// Runs `retrygate scan` on `repo`; returns its stdout and its own peak
+/// resident memory (KiB), read with wait4 so that the git processes this
+/// benchmark ran to build the repository do not count.
+// The child is reaped by wait4 below, which std cannot see.
+#[allow(clippy::zombie_processes)]
+fn run_measured(repo: &Path) -> (Vec<u8>, i64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo)
+        .args(["--base", "main", "--head", "pr", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: wait4 reaps our own child and writes only into the structs we pass.
+    let rss = unsafe {
+        let mut status = 0;
         let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        assert_eq!(libc::wait4(pid, &mut status, 0, &mut ru), pid);
         ru.ru_maxrss
-    }
+    };
+    (stdout, rss)
 }
 
 /// Repository-relative path and text of each generated file.
@@ -168,11 +178,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Base and head versions of `files` files; the first `retry_files` hold
 /// retry code whose head raises a count, the rest change an ordinary line.
-fn generate(
-    files: usize,
-    lines: usize,
-    retry_files: usize,
-) -> (Files, Files) {
+fn generate(files: usize, lines: usize, retry_files: usize) -> (Files, Files) {
     let mut base = Vec::with_capacity(files);
     let mut head = Vec::with_capacity(files);
     for i in 0..files {
