@@ -268,7 +268,7 @@ fn rules_test_cli_passes_fails_and_errors_with_the_right_exit_codes() {
     assert!(stdout.contains("UNTESTED  t/retries"), "{stdout}");
 
     // A rule file that does not load: exit 2, naming file, rule and reason.
-    write(d, "r.yml", &ONE_RULE.replace("counts: retries", "counts: retries\n    colour: blue"));
+    write(d, "r.yml", ONE_RULE.replace("counts: retries", "counts: retries\n    colour: blue"));
     let out = bin().args(["rules", "test"]).arg(d).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
