@@ -2,7 +2,7 @@
 //! time to merely `syn::parse_file` the same files, measured in the same run.
 //!
 //! Run with `cargo bench --bench scan` (add `-- --files N --lines L` to
-//! change the size). It builds two repositories in a temp dir, each with
+//! change the size, `-- --keep` to keep the repositories for profiling). It builds two repositories in a temp dir, each with
 //! about 2,000 Rust files and 300,000 lines per side:
 //!
 //! - `every-file`: every file holds retry code (the analyzer's worst case);
@@ -31,10 +31,11 @@ fn main() {
             .unwrap_or(default)
     };
     let files = flag("--files", 2000);
+    let keep = args.iter().any(|a| a == "--keep");
     let lines = flag("--lines", 150);
     println!("retrygate scan benchmark: {files} files x ~{lines} lines per side, {} cores", num_cpus());
     for (name, retry_share) in [("every-file", 1.0), ("typical", 0.03)] {
-        run_case(name, files, lines, retry_share);
+        run_case(name, files, lines, retry_share, keep);
     }
 }
 
@@ -42,8 +43,11 @@ fn num_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
+fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool) {
     let dir = tempfile::tempdir().unwrap();
+    if keep {
+        println!("keeping {} for profiling", dir.path().display());
+    }
     let repo = dir.path();
     let retry_files = ((files as f64) * retry_share).ceil() as usize;
     let (base, head) = generate(files, lines, retry_files);
@@ -125,6 +129,9 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
     )
     .unwrap();
     print!("{s}");
+    if keep {
+        let _ = dir.keep();
+    }
 }
 
 /// Runs `retrygate scan` on `repo`; returns its stdout and its own peak
