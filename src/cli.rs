@@ -63,6 +63,9 @@ pub enum Command {
         /// A finding kind such as `jitter-removed`; all kinds when omitted.
         kind: Option<String>,
     },
+    /// A built-in example HTTP client for the replay (storm, calm, compliant, reference).
+    #[command(hide = true, name = "replay-client")]
+    ReplayClient(crate::replay::clients::ClientArgs),
 }
 
 /// The revision range and output options shared by `scan` (and later `check`).
@@ -132,6 +135,7 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
         Command::Rules(args) => crate::analyze::rules::cli::run(args),
         Command::Demo(args) => crate::demo::run(args),
         Command::Explain { kind } => explain(kind.as_deref()),
+        Command::ReplayClient(args) => crate::replay::clients::run(args),
     }
 }
 

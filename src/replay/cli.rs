@@ -1,14 +1,88 @@
-//! Command line of `retrygate replay`.
+//! Command line of `retrygate replay`: parse the flags, run the replay,
+//! write the report, map the verdict to an exit code (0 pass, 1 fail,
+//! 2 could not decide).
 
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::{render_markdown, render_text, run_replay_blocking, ReplayOptions, ReplayVerdict};
 use crate::cli::Exit;
 
-#[derive(Debug, clap::Args)]
-pub struct ReplayArgs {
-    /// Arguments (not yet built).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+/// How `retrygate replay` prints its report on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
-pub fn run(_args: ReplayArgs) -> anyhow::Result<Exit> {
-    anyhow::bail!("retrygate replay is not available in this build yet")
+/// `retrygate replay [--scenario NAME|FILE] [--clients N] [--timeout S]
+/// [--report PATH] [--format F] [--commit SHA] -- CMD ARGS...`
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// A bundled scenario (default, http-date, no-retry-after, 503, post) or a path to a scenario YAML file.
+    #[arg(long, default_value = "default")]
+    pub scenario: String,
+    /// How many copies of CMD run at once (4 or more to judge desynchronisation).
+    #[arg(long, default_value_t = 4)]
+    pub clients: usize,
+    /// Seconds the whole replay may take; CMD is killed after that and the replay fails.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Also write the JSON report to this file (for `retrygate check --replay-report`).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Output format on stdout (default: text on a terminal, json otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<ReplayFormat>,
+    /// The commit the report vouches for (default: `git rev-parse HEAD` here, if this is a repository).
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// The client to run, once per client, with RETRYGATE_URL and RETRYGATE_CLIENT set.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Runs `retrygate replay`.
+pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        anyhow::bail!("--timeout must be a positive number of seconds, got {}", args.timeout);
+    }
+    let opts = ReplayOptions {
+        scenario: args.scenario,
+        clients: args.clients,
+        timeout: Duration::from_secs_f64(args.timeout),
+        command: args.command,
+        commit: args.commit,
+        cwd: None,
+    };
+    let report = run_replay_blocking(&opts)?;
+    let json = serde_json::to_string_pretty(&report).context("cannot serialise the replay report")?;
+    if let Some(path) = &args.report {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("cannot write the replay report to {}", path.display()))?;
+    }
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+        ReplayFormat::Text
+    } else {
+        ReplayFormat::Json
+    });
+    let text = match format {
+        ReplayFormat::Text => render_text(&report),
+        ReplayFormat::Json => format!("{json}\n"),
+        ReplayFormat::Markdown => render_markdown(&report),
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(match report.verdict {
+        ReplayVerdict::Pass => Exit::Pass,
+        ReplayVerdict::Fail => Exit::Fail,
+    })
 }

@@ -1,0 +1,66 @@
+//! The server's journal: one [`Entry`] per request, written at arrival, which
+//! is all the judge reads (DESIGN.md principle 2: judge behaviour, not
+//! self-reports).
+//!
+//! Times are offsets in milliseconds from the server's start on a monotonic
+//! clock, so gaps cannot be bent by a wall-clock step. The wall-clock time of
+//! that start (`anchor_unix_ms`) is kept too, because a `Retry-After`
+//! HTTP-date names a wall-clock moment.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything the server saw during one replay.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    /// Unix time in ms at the monotonic zero.
+    pub anchor_unix_ms: u64,
+    /// Requests in order of arrival.
+    pub entries: Vec<Entry>,
+    /// Connections that sent bytes which were not HTTP/1.1 (answered 400).
+    pub malformed: Vec<Malformed>,
+}
+
+/// One request and the answer the server chose for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Arrival order across all clients, from 0.
+    pub seq: usize,
+    /// The client index from `/c/<i>/...`; `None` for a path outside it.
+    pub client: Option<usize>,
+    /// Arrival, ms since the server started (monotonic).
+    pub at_ms: f64,
+    pub method: String,
+    /// Path and query as sent.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// The status code served.
+    pub status: u16,
+    /// The `Retry-After` value served, exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<String>,
+}
+
+/// A connection whose bytes did not parse as an HTTP request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Malformed {
+    pub at_ms: f64,
+    /// hyper's description of the parse error.
+    pub error: String,
+}
+
+impl Entry {
+    /// Whether the answer was a success (2xx).
+    pub fn succeeded(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+impl Journal {
+    /// The requests of client `i`, in arrival order.
+    pub fn of_client(&self, i: usize) -> Vec<&Entry> {
+        self.entries.iter().filter(|e| e.client == Some(i)).collect()
+    }
+}

@@ -1,0 +1,853 @@
+//! The judge: five pure checks over the server's [`Journal`] and the clients'
+//! exit states (DESIGN.md, "Replay"). No I/O, no clock: the same journal
+//! always gives the same verdict, so every rule is unit-tested on synthetic
+//! journals.
+//!
+//! | check | fails when |
+//! |---|---|
+//! | `recovered` | a client never got a 2xx or its CMD did not exit 0; a client that sent nothing is always an error |
+//! | `attempt-budget` | a client made more attempts than the scenario's budget |
+//! | `retry-after-honored` | a request came sooner than the previous answer's Retry-After (minus 50 ms) |
+//! | `desynchronized` | with >= 4 clients retrying, every retry round stayed in lockstep |
+//! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
+//!
+//! **The lockstep statistic.** Retry round k is the k-th retry of every
+//! client whose previous attempt failed; it is judged when at least
+//! [`DESYNC_MIN_CLIENTS`] clients took part. Its *spread* is the smaller of
+//! (a) max - min of the waits the clients took before it (gap from their
+//! previous attempt) and (b) max - min of its arrival times. (a) ignores how
+//! staggered the clients' processes started, which is an artefact of the
+//! harness; (b) catches clients that all wait for the same HTTP-date. The
+//! round is in lockstep when its spread is below
+//! `max(100 ms, 10% of the wait the server asked for)` (without a
+//! Retry-After: 10% of the median wait taken). The check fails only when
+//! every judged round is in lockstep, so a jittered fleet whose random waits
+//! happen to bunch up in one round is not flagged.
+
+use serde::{Deserialize, Serialize};
+
+use super::journal::{Entry, Journal};
+use super::retry_after::{self, RetryAfter};
+use super::runner::ClientExit;
+use super::scenario::{CheckLevels, Level};
+
+/// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
+pub const HONOR_TOLERANCE_MS: f64 = 50.0;
+/// Fewer clients than this cannot show lockstep convincingly.
+pub const DESYNC_MIN_CLIENTS: usize = 4;
+/// A round spread below this is lockstep whatever the wait.
+pub const LOCKSTEP_FLOOR_MS: f64 = 100.0;
+/// ... or below this fraction of the wait.
+pub const LOCKSTEP_FRACTION: f64 = 0.1;
+
+/// The five checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckId {
+    Recovered,
+    AttemptBudget,
+    RetryAfterHonored,
+    Desynchronized,
+    NoUnsafeReplay,
+}
+
+impl CheckId {
+    pub const ALL: [CheckId; 5] = [
+        CheckId::Recovered,
+        CheckId::AttemptBudget,
+        CheckId::RetryAfterHonored,
+        CheckId::Desynchronized,
+        CheckId::NoUnsafeReplay,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            CheckId::Recovered => "recovered",
+            CheckId::AttemptBudget => "attempt-budget",
+            CheckId::RetryAfterHonored => "retry-after-honored",
+            CheckId::Desynchronized => "desynchronized",
+            CheckId::NoUnsafeReplay => "no-unsafe-replay",
+        }
+    }
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+    /// The journal cannot show it (e.g. lockstep with fewer than 4 clients).
+    NotApplicable,
+    /// The scenario turned the check off.
+    Off,
+}
+
+/// One check's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub check: CheckId,
+    pub status: CheckStatus,
+    /// What a failure weighs: `error` fails the replay.
+    pub level: Level,
+    /// One line for people.
+    pub message: String,
+    pub violations: Vec<Violation>,
+}
+
+/// One thing a client did wrong, tied to the request that showed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Violation {
+    pub client: usize,
+    /// The journal `seq` of the offending request, if one request showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<usize>,
+    pub level: Level,
+    pub message: String,
+}
+
+/// The lockstep statistic of one retry round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesyncRound {
+    /// 1 = first retry.
+    pub round: usize,
+    pub clients: usize,
+    /// The wait the server asked for (median over clients), if every client was told one.
+    pub asked_wait_ms: Option<f64>,
+    /// Every client was told a wait and honoured it.
+    pub honoured_retry_after: bool,
+    pub median_wait_ms: f64,
+    pub wait_spread_ms: f64,
+    pub arrival_spread_ms: f64,
+    /// min(wait spread, arrival spread).
+    pub spread_ms: f64,
+    pub threshold_ms: f64,
+    pub lockstep: bool,
+}
+
+/// Everything the judge concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    pub checks: Vec<CheckResult>,
+    pub desync_rounds: Vec<DesyncRound>,
+}
+
+impl Judgement {
+    /// Whether a failed check of weight `error` fails the replay.
+    pub fn failed(&self) -> bool {
+        self.checks.iter().any(|c| c.status == CheckStatus::Fail && c.level == Level::Error)
+    }
+}
+
+/// What the judge reads.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgeInput<'a> {
+    pub journal: &'a Journal,
+    /// One per client, in client order.
+    pub exits: &'a [ClientExit],
+    pub budget: usize,
+    pub levels: &'a CheckLevels,
+}
+
+/// Runs all five checks.
+pub fn judge(input: JudgeInput<'_>) -> Judgement {
+    let (desync, desync_rounds) = desynchronized(input);
+    Judgement {
+        checks: vec![
+            recovered(input),
+            attempt_budget(input),
+            retry_after_honored(input),
+            desync,
+            no_unsafe_replay(input),
+        ],
+        desync_rounds,
+    }
+}
+
+/// The least wait after `prev` that its `Retry-After` asked for, in ms on the
+/// journal's clock. `Err` carries a served value that does not parse.
+pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, String> {
+    let Some(value) = prev.retry_after.as_deref() else { return Ok(None) };
+    match retry_after::parse(value) {
+        Some(RetryAfter::Delay(d)) => Ok(Some(d.as_secs_f64() * 1000.0)),
+        Some(RetryAfter::Until { unix_ms }) => {
+            let date_at_ms = unix_ms as f64 - anchor_unix_ms as f64;
+            Ok(Some((date_at_ms - prev.at_ms).max(0.0)))
+        }
+        None => Err(format!("served Retry-After '{value}' does not parse")),
+    }
+}
+
+fn rank(level: Level) -> u8 {
+    match level {
+        Level::Off => 0,
+        Level::Warning => 1,
+        Level::Error => 2,
+    }
+}
+
+/// Builds a result from violations: fail if any, at the heaviest level.
+fn outcome(
+    check: CheckId,
+    level: Level,
+    violations: Vec<Violation>,
+    pass_msg: String,
+    fail_msg: String,
+) -> CheckResult {
+    if level == Level::Off && violations.iter().all(|v| v.level == Level::Off) {
+        return CheckResult {
+            check,
+            status: CheckStatus::Off,
+            level,
+            message: "turned off by the scenario".into(),
+            violations: vec![],
+        };
+    }
+    if violations.is_empty() {
+        return CheckResult { check, status: CheckStatus::Pass, level, message: pass_msg, violations };
+    }
+    let worst = violations.iter().map(|v| v.level).max_by_key(|l| rank(*l)).unwrap_or(level);
+    CheckResult { check, status: CheckStatus::Fail, level: worst, message: fail_msg, violations }
+}
+
+fn clients(input: &JudgeInput<'_>) -> usize {
+    input.exits.len()
+}
+
+fn recovered(input: JudgeInput<'_>) -> CheckResult {
+    let level = input.levels.recovered;
+    let mut v = Vec::new();
+    let mut silent = 0;
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        let exit = &input.exits[i];
+        let Some(last) = reqs.last() else {
+            silent += 1;
+            // Nothing was tested: never a mere warning.
+            v.push(Violation {
+                client: i,
+                seq: None,
+                level: Level::Error,
+                message: format!(
+                    "client {i}: no request arrived ({}); check that CMD sends its requests to $RETRYGATE_URL",
+                    exit.describe()
+                ),
+            });
+            continue;
+        };
+        if !reqs.iter().any(|e| e.succeeded()) {
+            v.push(Violation {
+                client: i,
+                seq: Some(last.seq),
+                level,
+                message: format!(
+                    "client {i} gave up after {} attempt(s) without a 2xx (last answer {}); safe for the \
+                     dependency, but the call failed",
+                    reqs.len(),
+                    last.status
+                ),
+            });
+        } else if !exit.success() {
+            v.push(Violation {
+                client: i,
+                seq: None,
+                level,
+                message: format!("client {i} got a 2xx but CMD {}", exit.describe()),
+            });
+        }
+    }
+    let n = clients(&input);
+    let fail_msg = if silent == n && n > 0 {
+        "no request arrived from any client: nothing was tested".to_string()
+    } else {
+        format!("{} of {n} client(s) did not recover", v.len())
+    };
+    outcome(CheckId::Recovered, level, v, format!("all {n} client(s) reached a 2xx and exited 0"), fail_msg)
+}
+
+fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
+    let level = input.levels.attempt_budget;
+    let budget = input.budget;
+    let mut v = Vec::new();
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        if reqs.len() > budget {
+            v.push(Violation {
+                client: i,
+                seq: Some(reqs[budget].seq),
+                level,
+                message: format!("client {i} made {} attempts; the budget is {budget}", reqs.len()),
+            });
+        }
+    }
+    let fail = format!("{} client(s) went over the budget of {budget} attempts", v.len());
+    outcome(CheckId::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
+}
+
+fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
+    let level = input.levels.retry_after_honored;
+    let mut v = Vec::new();
+    let mut judged = 0;
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        for pair in reqs.windows(2) {
+            let (prev, next) = (pair[0], pair[1]);
+            let asked = match asked_wait_ms(prev, input.journal.anchor_unix_ms) {
+                Ok(Some(a)) => a,
+                Ok(None) => continue,
+                Err(e) => {
+                    // Fail closed: we cannot tell whether the client honoured it.
+                    v.push(Violation { client: i, seq: Some(next.seq), level: Level::Error, message: e });
+                    continue;
+                }
+            };
+            judged += 1;
+            let gap = next.at_ms - prev.at_ms;
+            if gap < asked - HONOR_TOLERANCE_MS {
+                v.push(Violation {
+                    client: i,
+                    seq: Some(next.seq),
+                    level,
+                    message: format!(
+                        "client {i} came back {gap:.0} ms after a {} that asked for Retry-After: {} \
+                         ({asked:.0} ms); at least {:.0} ms was required",
+                        prev.status,
+                        prev.retry_after.as_deref().unwrap_or(""),
+                        asked - HONOR_TOLERANCE_MS
+                    ),
+                });
+            }
+        }
+    }
+    if judged == 0 && v.is_empty() && level != Level::Off {
+        return CheckResult {
+            check: CheckId::RetryAfterHonored,
+            status: CheckStatus::NotApplicable,
+            level,
+            message: "no client retried after an answer that carried Retry-After".into(),
+            violations: v,
+        };
+    }
+    let fail = format!("{} retr(ies) came sooner than Retry-After asked", v.len());
+    outcome(
+        CheckId::RetryAfterHonored,
+        level,
+        v,
+        format!("all {judged} retr(ies) honoured Retry-After"),
+        fail,
+    )
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+fn spread(xs: &[f64]) -> f64 {
+    let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+    if xs.is_empty() {
+        0.0
+    } else {
+        max - min
+    }
+}
+
+/// The retry rounds with enough clients, and their lockstep statistic.
+pub fn desync_rounds(journal: &Journal, clients: usize) -> Vec<DesyncRound> {
+    let per_client: Vec<Vec<&Entry>> = (0..clients).map(|i| journal.of_client(i)).collect();
+    let max_len = per_client.iter().map(Vec::len).max().unwrap_or(0);
+    let mut rounds = Vec::new();
+    for k in 1..max_len {
+        let mut waits = Vec::new();
+        let mut arrivals = Vec::new();
+        let mut asked = Vec::new();
+        let mut all_told_and_honoured = true;
+        for reqs in &per_client {
+            if reqs.len() <= k || reqs[k - 1].succeeded() {
+                continue;
+            }
+            let (prev, next) = (reqs[k - 1], reqs[k]);
+            let wait = next.at_ms - prev.at_ms;
+            waits.push(wait);
+            arrivals.push(next.at_ms);
+            match asked_wait_ms(prev, journal.anchor_unix_ms) {
+                Ok(Some(a)) => {
+                    asked.push(a);
+                    if wait < a - HONOR_TOLERANCE_MS {
+                        all_told_and_honoured = false;
+                    }
+                }
+                _ => all_told_and_honoured = false,
+            }
+        }
+        if waits.len() < DESYNC_MIN_CLIENTS {
+            continue;
+        }
+        let wait_spread_ms = spread(&waits);
+        let arrival_spread_ms = spread(&arrivals);
+        let median_wait_ms = median(&mut waits.clone());
+        let asked_wait_ms = (asked.len() == waits.len()).then(|| median(&mut asked));
+        let scale = asked_wait_ms.unwrap_or(median_wait_ms);
+        let threshold_ms = LOCKSTEP_FLOOR_MS.max(LOCKSTEP_FRACTION * scale);
+        let spread_ms = wait_spread_ms.min(arrival_spread_ms);
+        rounds.push(DesyncRound {
+            round: k,
+            clients: waits.len(),
+            asked_wait_ms,
+            honoured_retry_after: all_told_and_honoured,
+            median_wait_ms,
+            wait_spread_ms,
+            arrival_spread_ms,
+            spread_ms,
+            threshold_ms,
+            lockstep: spread_ms < threshold_ms,
+        });
+    }
+    rounds
+}
+
+fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
+    let levels = input.levels;
+    let rounds = desync_rounds(input.journal, clients(&input));
+    let check = CheckId::Desynchronized;
+    if levels.desynchronized == Level::Off && levels.desynchronized_after_retry_after == Level::Off {
+        let r = outcome(check, Level::Off, vec![], String::new(), String::new());
+        return (r, rounds);
+    }
+    if rounds.is_empty() {
+        let r = CheckResult {
+            check,
+            status: CheckStatus::NotApplicable,
+            level: levels.desynchronized,
+            message: if clients(&input) < DESYNC_MIN_CLIENTS {
+                format!(
+                    "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {} client(s)); \
+                     run with --clients {DESYNC_MIN_CLIENTS} or more",
+                    clients(&input)
+                )
+            } else {
+                format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
+            },
+            violations: vec![],
+        };
+        return (r, rounds);
+    }
+    let describe = |r: &DesyncRound| {
+        format!(
+            "round {}: {} clients within {:.0} ms of each other (lockstep below {:.0} ms)",
+            r.round, r.clients, r.spread_ms, r.threshold_ms
+        )
+    };
+    if rounds.iter().any(|r| !r.lockstep) {
+        let spread_out: Vec<String> =
+            rounds.iter().filter(|r| !r.lockstep).map(|r| r.round.to_string()).collect();
+        let r = CheckResult {
+            check,
+            status: CheckStatus::Pass,
+            level: levels.desynchronized,
+            message: format!("retry round(s) {} spread out", spread_out.join(", ")),
+            violations: vec![],
+        };
+        return (r, rounds);
+    }
+    let all_honoured = rounds.iter().all(|r| r.honoured_retry_after);
+    let level = if all_honoured { levels.desynchronized_after_retry_after } else { levels.desynchronized };
+    let details: Vec<String> = rounds.iter().map(describe).collect();
+    let why = if all_honoured {
+        "every client waited exactly what Retry-After asked, so the fleet came back together; \
+         add jitter on top of Retry-After"
+    } else {
+        "the clients chose their own waits and still came back together; add jitter to the backoff"
+    };
+    let v =
+        vec![Violation { client: 0, seq: None, level, message: format!("{}; {why}", details.join("; ")) }];
+    let r = outcome(
+        check,
+        level,
+        v,
+        String::new(),
+        format!("lockstep in all {} judged retry round(s)", rounds.len()),
+    );
+    (r, rounds)
+}
+
+fn is_unsafe_method(m: &str) -> bool {
+    m.eq_ignore_ascii_case("POST") || m.eq_ignore_ascii_case("PATCH")
+}
+
+fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
+    let level = input.levels.no_unsafe_replay;
+    let mut v = Vec::new();
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        for (k, next) in reqs.iter().enumerate() {
+            if !is_unsafe_method(&next.method) {
+                continue;
+            }
+            // The same operation sent before: same method and target. It is a
+            // replay if that earlier attempt failed.
+            let Some(prev) = reqs[..k].iter().rev().find(|e| e.method == next.method && e.path == next.path)
+            else {
+                continue;
+            };
+            if prev.succeeded() {
+                continue;
+            }
+            let problem = match (&prev.idempotency_key, &next.idempotency_key) {
+                (_, None) => Some("without an Idempotency-Key".to_string()),
+                (None, Some(_)) => {
+                    Some("with an Idempotency-Key the first attempt did not carry".to_string())
+                }
+                (Some(a), Some(b)) if a != b => {
+                    Some(format!("with a different Idempotency-Key ('{a}' then '{b}')"))
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                v.push(Violation {
+                    client: i,
+                    seq: Some(next.seq),
+                    level,
+                    message: format!(
+                        "client {i} sent {} {} again after a {} {problem}; the first one may have been applied",
+                        next.method, next.path, prev.status
+                    ),
+                });
+            }
+        }
+    }
+    let fail = format!("{} non-idempotent request(s) replayed without the same Idempotency-Key", v.len());
+    outcome(
+        CheckId::NoUnsafeReplay,
+        level,
+        v,
+        "no POST/PATCH was re-sent without the same Idempotency-Key".into(),
+        fail,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANCHOR: u64 = 1_700_000_000_000;
+
+    /// A request of `client` at `at_ms`, answered `status` with `ra`.
+    fn req(client: usize, at_ms: f64, method: &str, status: u16, ra: Option<&str>) -> Entry {
+        Entry {
+            seq: 0,
+            client: Some(client),
+            at_ms,
+            method: method.into(),
+            path: format!("/c/{client}/x"),
+            idempotency_key: None,
+            user_agent: None,
+            status,
+            retry_after: ra.map(str::to_string),
+        }
+    }
+
+    fn journal(mut entries: Vec<Entry>) -> Journal {
+        entries.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        for (i, e) in entries.iter_mut().enumerate() {
+            e.seq = i;
+        }
+        Journal { anchor_unix_ms: ANCHOR, entries, malformed: vec![] }
+    }
+
+    /// Client `c` attempts at `times`: 429 + `ra` for all but the last, then 200.
+    fn run(c: usize, times: &[f64], ra: Option<&str>) -> Vec<Entry> {
+        times
+            .iter()
+            .enumerate()
+            .map(
+                |(k, t)| {
+                    if k + 1 == times.len() {
+                        req(c, *t, "GET", 200, None)
+                    } else {
+                        req(c, *t, "GET", 429, ra)
+                    }
+                },
+            )
+            .collect()
+    }
+
+    fn ok_exits(n: usize) -> Vec<ClientExit> {
+        vec![ClientExit::Exited { code: 0 }; n]
+    }
+
+    fn judge_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
+        judge(JudgeInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
+    }
+
+    fn check(j: &Judgement, id: CheckId) -> &CheckResult {
+        j.checks.iter().find(|c| c.check == id).unwrap()
+    }
+
+    #[test]
+    fn a_patient_jittered_client_passes_everything() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            let j = c as f64 * 130.0;
+            e.extend(run(c, &[0.0, 1000.0 + j, 2100.0 + 2.0 * j, 3200.0 + 3.0 * j], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        for c in &out.checks {
+            assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+        }
+        assert!(!out.failed());
+        assert_eq!(out.desync_rounds.len(), 3);
+    }
+
+    #[test]
+    fn storm_ends_with_200_but_fails_retry_after() {
+        let e = run(0, &[0.0, 10.0, 20.0, 30.0], Some("1"));
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::Recovered).status, CheckStatus::Pass);
+        let ra = check(&out, CheckId::RetryAfterHonored);
+        assert_eq!(ra.status, CheckStatus::Fail);
+        assert_eq!(ra.level, Level::Error);
+        assert_eq!(ra.violations.len(), 3);
+        assert!(ra.violations[0].message.contains("came back 10 ms after a 429"), "{:?}", ra.violations[0]);
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn retry_after_tolerance_is_50_ms() {
+        let on_edge = run(0, &[0.0, 950.0, 1900.0], Some("1"));
+        let out = judge_with(&journal(on_edge), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass);
+        let early = run(0, &[0.0, 949.0, 1900.0], Some("1"));
+        let out = judge_with(&journal(early), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::RetryAfterHonored).violations.len(), 1);
+    }
+
+    #[test]
+    fn http_date_is_judged_against_the_date_in_all_three_formats() {
+        // The date is 2 s after the anchor; the first request came at 300 ms.
+        let date = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ANCHOR + 2000);
+        for fmt in [
+            super::super::scenario::DateFormat::ImfFixdate,
+            super::super::scenario::DateFormat::Rfc850,
+            super::super::scenario::DateFormat::Asctime,
+        ] {
+            let d = retry_after::format_date(date, fmt);
+            let good = run(0, &[300.0, 1960.0], Some(&d));
+            let out = judge_with(&journal(good), &ok_exits(1));
+            assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass, "{d}");
+            let bad = run(0, &[300.0, 1940.0], Some(&d));
+            let out = judge_with(&journal(bad), &ok_exits(1));
+            let c = check(&out, CheckId::RetryAfterHonored);
+            assert_eq!(c.status, CheckStatus::Fail, "{d}");
+            assert!(c.violations[0].message.contains("(1700 ms)"), "{}", c.violations[0].message);
+        }
+    }
+
+    #[test]
+    fn an_unparsable_served_retry_after_fails_closed() {
+        let e = run(0, &[0.0, 5000.0], Some("1.5"));
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::RetryAfterHonored);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert!(c.violations[0].message.contains("'1.5' does not parse"));
+    }
+
+    #[test]
+    fn no_retry_after_served_makes_the_check_not_applicable() {
+        let e = run(0, &[0.0, 10.0], None);
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::NotApplicable);
+    }
+
+    #[test]
+    fn giving_up_is_a_warning_but_silence_is_an_error() {
+        let e = vec![req(0, 0.0, "GET", 429, Some("1")), req(0, 100.0, "GET", 429, Some("1"))];
+        let exits = vec![ClientExit::Exited { code: 1 }, ClientExit::Exited { code: 0 }];
+        let out = judge_with(&journal(e), &exits);
+        let c = check(&out, CheckId::Recovered);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert_eq!(c.violations.len(), 2);
+        assert_eq!(c.violations[0].level, Level::Warning);
+        assert!(c.violations[0].message.contains("gave up after 2 attempt(s)"));
+        assert_eq!(c.violations[1].level, Level::Error);
+        assert!(c.violations[1].message.contains("client 1: no request arrived (exited with code 0)"));
+
+        let only_gave_up = vec![req(0, 0.0, "GET", 429, Some("1"))];
+        let out = judge_with(&journal(only_gave_up), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, CheckId::Recovered);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
+        assert!(!out.failed(), "a warning alone does not fail the replay");
+    }
+
+    #[test]
+    fn a_200_with_a_failing_exit_does_not_recover() {
+        let e = run(0, &[0.0, 1000.0], Some("1"));
+        let out = judge_with(&journal(e), &[ClientExit::KilledAtTimeout]);
+        let c = check(&out, CheckId::Recovered);
+        assert_eq!(c.status, CheckStatus::Fail);
+        assert!(c.violations[0].message.contains("killed"), "{}", c.violations[0].message);
+    }
+
+    #[test]
+    fn nobody_connecting_says_nothing_was_tested() {
+        let out = judge_with(&journal(vec![]), &ok_exits(3));
+        let c = check(&out, CheckId::Recovered);
+        assert_eq!(c.message, "no request arrived from any client: nothing was tested");
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn attempt_budget_points_at_the_first_request_over_it() {
+        let e = run(0, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], None);
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::AttemptBudget);
+        assert_eq!(c.status, CheckStatus::Fail);
+        assert_eq!(c.violations[0].seq, Some(5));
+        assert_eq!(c.violations[0].message, "client 0 made 7 attempts; the budget is 5");
+    }
+
+    #[test]
+    fn lockstep_after_honoured_retry_after_is_a_warning() {
+        let mut e = Vec::new();
+        for c in 0..5 {
+            let s = c as f64 * 7.0; // staggered start, identical waits
+            e.extend(run(c, &[s, s + 1003.0, s + 2006.0, s + 3009.0], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(5));
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
+        assert!(c.violations[0].message.contains("add jitter on top of Retry-After"));
+        assert!(out.desync_rounds.iter().all(|r| r.lockstep && r.honoured_retry_after));
+        assert!(!out.failed());
+    }
+
+    #[test]
+    fn lockstep_without_retry_after_is_an_error() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            let s = c as f64 * 300.0; // widely staggered start, identical waits
+            e.extend(run(c, &[s, s + 500.0, s + 1500.0, s + 3500.0], None));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert!(out.desync_rounds[0].arrival_spread_ms > 800.0);
+        assert!(out.desync_rounds[0].wait_spread_ms < 1.0);
+    }
+
+    #[test]
+    fn everyone_waiting_for_the_same_date_is_lockstep() {
+        // Staggered waits, identical arrivals: the arrival spread catches it.
+        let mut e = Vec::new();
+        for c in 0..4 {
+            e.extend(run(c, &[c as f64 * 200.0, 2005.0 + c as f64], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        assert!(out.desync_rounds[0].lockstep);
+        assert!(out.desync_rounds[0].wait_spread_ms > 500.0);
+    }
+
+    #[test]
+    fn one_bunched_round_among_spread_ones_passes() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            let j = c as f64;
+            e.extend(run(c, &[0.0, 1000.0 + j, 2000.0 + 300.0 * j, 3000.0 + 600.0 * j], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        assert!(out.desync_rounds[0].lockstep);
+        assert_eq!(check(&out, CheckId::Desynchronized).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn desync_needs_four_clients() {
+        let mut e = Vec::new();
+        for c in 0..3 {
+            e.extend(run(c, &[0.0, 1000.0, 2000.0], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(3));
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!(c.status, CheckStatus::NotApplicable);
+        assert!(c.message.contains("--clients 4"));
+    }
+
+    #[test]
+    fn desync_threshold_scales_with_the_wait() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            // 150 ms apart on a 3 s wait: below 10% (300 ms), so lockstep.
+            e.extend(run(c, &[0.0, 3000.0 + 50.0 * c as f64, 6000.0], Some("3")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        assert_eq!(out.desync_rounds[0].threshold_ms, 300.0);
+        assert!(out.desync_rounds[0].lockstep);
+    }
+
+    fn post(c: usize, at: f64, status: u16, key: Option<&str>) -> Entry {
+        let mut e = req(c, at, "POST", status, Some("1"));
+        e.idempotency_key = key.map(str::to_string);
+        e
+    }
+
+    #[test]
+    fn replayed_post_without_key_fails() {
+        let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, None)];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoUnsafeReplay);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert_eq!(c.violations[0].seq, Some(1));
+        assert!(c.violations[0]
+            .message
+            .contains("sent POST /c/0/x again after a 429 without an Idempotency-Key"));
+    }
+
+    #[test]
+    fn replayed_post_with_a_different_key_fails_and_same_key_passes() {
+        let e = vec![post(0, 0.0, 429, Some("a")), post(0, 1000.0, 200, Some("b"))];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0]
+            .message
+            .contains("different Idempotency-Key"));
+        let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, Some("b"))];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0].message.contains("did not carry"));
+        let e = vec![post(0, 0.0, 503, Some("k")), post(0, 1000.0, 200, Some("k"))];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn a_new_post_after_a_success_and_retried_gets_are_fine() {
+        let e = vec![
+            post(0, 0.0, 200, None),
+            post(0, 10.0, 200, None),
+            req(0, 20.0, "GET", 429, None),
+            req(0, 30.0, "GET", 200, None),
+        ];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn patch_is_unsafe_too_and_off_turns_a_check_off() {
+        let mut a = req(0, 0.0, "PATCH", 429, None);
+        a.path = "/c/0/o".into();
+        let mut b = a.clone();
+        b.at_ms = 5.0;
+        b.status = 200;
+        let j = journal(vec![a, b]);
+        let out = judge_with(&j, &ok_exits(1));
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Fail);
+        let levels = CheckLevels { no_unsafe_replay: Level::Off, ..CheckLevels::default() };
+        let out = judge(JudgeInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Off);
+    }
+}

@@ -1,0 +1,384 @@
+//! The replay report: a stable JSON document for the gate
+//! (`retrygate check --replay-report`) and Markdown/text renderings that tell
+//! the failing-then-passing story from the server's side, one timeline per
+//! client, for a PR comment.
+//!
+//! JSON shape (`version` 1; fields are only ever added):
+//! ```json
+//! {"version": 1, "verdict": "fail", "scenario": "default", "scenario_sha256": "…",
+//!  "commit": "3f2a…" , "command": ["curl", "--retry", "5", "…"], "clients": 4,
+//!  "timeout_s": 60.0, "timed_out": false, "wall_ms": 3012.4, "demanded_wait_ms": 3000,
+//!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
+//!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
+//!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
+//!  "desync_rounds": [{"round": 1, "clients": 4, "spread_ms": 3.1, "threshold_ms": 100.0, "lockstep": true, …}],
+//!  "timeline": [{"client": 0, "exit": {"state": "exited", "code": 0}, "requests": [
+//!      {"seq": 0, "at_ms": 2.1, "method": "GET", "path": "/c/0", "status": 429, "retry_after": "1",
+//!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
+//!  "stray_requests": 0, "malformed_requests": []}
+//! ```
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::journal::{Journal, Malformed};
+use super::judge::{self, CheckId, CheckResult, CheckStatus, DesyncRound, Judgement};
+use super::runner::{ClientExit, ClientRun};
+use super::scenario::Level;
+
+/// The current JSON `version`.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Pass or fail; an error that prevented a decision is not a report at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayVerdict {
+    Pass,
+    Fail,
+}
+
+/// Everything one replay showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayReport {
+    pub version: u32,
+    pub verdict: ReplayVerdict,
+    /// The bundled scenario's name, or the scenario file path as given.
+    pub scenario: String,
+    pub scenario_description: String,
+    /// Hex SHA-256 of the scenario text that ran.
+    pub scenario_sha256: String,
+    /// The commit this replay vouches for (`--commit`, else `git rev-parse HEAD`).
+    pub commit: Option<String>,
+    pub command: Vec<String>,
+    pub clients: usize,
+    pub timeout_s: f64,
+    /// CMD was still running at the timeout and was killed; the replay fails.
+    pub timed_out: bool,
+    /// From the release of the clients to the last one ending.
+    pub wall_ms: f64,
+    /// The waits the scenario demands before a first 2xx.
+    pub demanded_wait_ms: u64,
+    /// One line per reason the verdict is `fail`.
+    pub reasons: Vec<String>,
+    pub checks: Vec<CheckResult>,
+    pub desync_rounds: Vec<DesyncRound>,
+    pub timeline: Vec<ClientTimeline>,
+    /// Requests outside `/c/<i>/` (answered 404).
+    pub stray_requests: usize,
+    /// Connections whose bytes were not HTTP (answered 400).
+    pub malformed_requests: Vec<Malformed>,
+}
+
+/// One client's story.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientTimeline {
+    pub client: usize,
+    pub exit: ClientExit,
+    pub requests: Vec<TimelineRequest>,
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+}
+
+/// One request as the server saw it, with what the judge made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineRequest {
+    pub seq: usize,
+    pub at_ms: f64,
+    pub method: String,
+    pub path: String,
+    pub status: u16,
+    pub retry_after: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub user_agent: Option<String>,
+    /// Since this client's previous request.
+    pub gap_ms: Option<f64>,
+    /// The least wait the previous answer's Retry-After asked for.
+    pub asked_ms: Option<f64>,
+    /// Checks this request broke.
+    pub broke: Vec<CheckId>,
+}
+
+/// What [`ReplayReport::assemble`] needs besides the judgement.
+#[derive(Debug, Clone)]
+pub struct ReportContext {
+    pub scenario: String,
+    pub scenario_description: String,
+    pub scenario_sha256: String,
+    pub commit: Option<String>,
+    pub command: Vec<String>,
+    pub timeout_s: f64,
+    pub timed_out: bool,
+    pub wall_ms: f64,
+    pub demanded_wait_ms: u64,
+}
+
+impl ReplayReport {
+    /// Builds the report from the journal, the runs and the judgement.
+    pub fn assemble(
+        ctx: ReportContext,
+        journal: &Journal,
+        runs: &[ClientRun],
+        judgement: Judgement,
+    ) -> ReplayReport {
+        let mut timeline = Vec::new();
+        for run in runs {
+            let entries = journal.of_client(run.client);
+            let mut requests = Vec::new();
+            for (k, e) in entries.iter().enumerate() {
+                let prev = k.checked_sub(1).map(|p| entries[p]);
+                let broke: Vec<CheckId> = judgement
+                    .checks
+                    .iter()
+                    .filter(|c| c.violations.iter().any(|v| v.seq == Some(e.seq)))
+                    .map(|c| c.check)
+                    .collect();
+                requests.push(TimelineRequest {
+                    seq: e.seq,
+                    at_ms: e.at_ms,
+                    method: e.method.clone(),
+                    path: e.path.clone(),
+                    status: e.status,
+                    retry_after: e.retry_after.clone(),
+                    idempotency_key: e.idempotency_key.clone(),
+                    user_agent: e.user_agent.clone(),
+                    gap_ms: prev.map(|p| e.at_ms - p.at_ms),
+                    asked_ms: prev
+                        .and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
+                    broke,
+                });
+            }
+            timeline.push(ClientTimeline {
+                client: run.client,
+                exit: run.exit.clone(),
+                requests,
+                stdout_tail: run.stdout_tail.clone(),
+                stderr_tail: run.stderr_tail.clone(),
+            });
+        }
+        let mut reasons = Vec::new();
+        if ctx.timed_out {
+            reasons.push(format!(
+                "CMD was still running at --timeout {}s and was killed; raise --timeout or find what hangs",
+                ctx.timeout_s
+            ));
+        }
+        for c in &judgement.checks {
+            if c.status == CheckStatus::Fail && c.level == Level::Error {
+                reasons.push(format!("{}: {}", c.check.id(), c.message));
+            }
+        }
+        let verdict = if reasons.is_empty() { ReplayVerdict::Pass } else { ReplayVerdict::Fail };
+        ReplayReport {
+            version: REPORT_VERSION,
+            verdict,
+            scenario: ctx.scenario,
+            scenario_description: ctx.scenario_description,
+            scenario_sha256: ctx.scenario_sha256,
+            commit: ctx.commit,
+            command: ctx.command,
+            clients: runs.len(),
+            timeout_s: ctx.timeout_s,
+            timed_out: ctx.timed_out,
+            wall_ms: ctx.wall_ms,
+            demanded_wait_ms: ctx.demanded_wait_ms,
+            reasons,
+            checks: judgement.checks,
+            desync_rounds: judgement.desync_rounds,
+            timeline,
+            stray_requests: journal.entries.iter().filter(|e| e.client.is_none()).count(),
+            malformed_requests: journal.malformed.clone(),
+        }
+    }
+
+    /// The result of one check.
+    pub fn check(&self, id: CheckId) -> Option<&CheckResult> {
+        self.checks.iter().find(|c| c.check == id)
+    }
+
+    /// Reads a report written with `--format json` / `--report`.
+    pub fn from_json(text: &str) -> anyhow::Result<ReplayReport> {
+        let report: ReplayReport = serde_json::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "not a retrygate replay report: {e}; write one with `retrygate replay --report PATH`"
+            )
+        })?;
+        if report.version != REPORT_VERSION {
+            anyhow::bail!(
+                "replay report version {} is not supported (expected {REPORT_VERSION}); re-run the replay with this retrygate",
+                report.version
+            );
+        }
+        Ok(report)
+    }
+}
+
+fn status_mark(s: CheckStatus, level: Level) -> &'static str {
+    match (s, level) {
+        (CheckStatus::Pass, _) => "✅ pass",
+        (CheckStatus::Fail, Level::Error) => "❌ fail",
+        (CheckStatus::Fail, _) => "⚠️ fail",
+        (CheckStatus::NotApplicable, _) => "➖ n/a",
+        (CheckStatus::Off, _) => "➖ off",
+    }
+}
+
+fn ms(v: f64) -> String {
+    if v.abs() >= 10_000.0 {
+        format!("{:.1} s", v / 1000.0)
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+fn short_sha(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}
+
+/// Markdown for a PR comment: verdict, checks, lockstep rounds, and a
+/// collapsible timeline per client.
+pub fn render_markdown(r: &ReplayReport) -> String {
+    let mut o = String::new();
+    let verdict = match r.verdict {
+        ReplayVerdict::Pass => "✅ pass",
+        ReplayVerdict::Fail => "❌ fail",
+    };
+    let _ = writeln!(o, "### 429 replay: {verdict} (`{}`, {} client(s))\n", r.scenario, r.clients);
+    let _ = writeln!(
+        o,
+        "Scenario `{}` ({}; sha256 `{}`), commit `{}`, CMD `{}`. Wall time {} for {} of demanded waits.\n",
+        r.scenario,
+        if r.scenario_description.is_empty() { "no description" } else { &r.scenario_description },
+        short_sha(&r.scenario_sha256),
+        r.commit.as_deref().map(short_sha).unwrap_or("unknown"),
+        r.command.join(" ").replace('`', "'"),
+        ms(r.wall_ms),
+        ms(r.demanded_wait_ms as f64),
+    );
+    if r.timed_out {
+        let _ = writeln!(o, "> **CMD was killed at `--timeout {}s`**: the replay fails.\n", r.timeout_s);
+    }
+    let _ = writeln!(o, "| check | result | weight | detail |\n|---|---|---|---|");
+    for c in &r.checks {
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | {} |",
+            c.check.id(),
+            status_mark(c.status, c.level),
+            c.level,
+            c.message
+        );
+    }
+    let violations: Vec<_> =
+        r.checks.iter().flat_map(|c| c.violations.iter().map(move |v| (c.check, v))).collect();
+    if !violations.is_empty() {
+        o.push('\n');
+        for (check, v) in violations.iter().take(20) {
+            let _ = writeln!(o, "- `{}` ({}): {}", check.id(), v.level, v.message);
+        }
+        if violations.len() > 20 {
+            let _ = writeln!(o, "- … and {} more (see the JSON report)", violations.len() - 20);
+        }
+    }
+    if !r.desync_rounds.is_empty() {
+        let rounds: Vec<String> = r
+            .desync_rounds
+            .iter()
+            .map(|d| {
+                format!(
+                    "retry {}: {} apart, lockstep below {}{}",
+                    d.round,
+                    ms(d.spread_ms),
+                    ms(d.threshold_ms),
+                    if d.lockstep { " (**lockstep**)" } else { "" }
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "\nSpread of the fleet per retry round: {}.", rounds.join("; "));
+    }
+    if r.stray_requests > 0 || !r.malformed_requests.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nThe server also got {} request(s) outside `/c/<i>/` (404) and {} malformed one(s) (400).",
+            r.stray_requests,
+            r.malformed_requests.len()
+        );
+    }
+    for t in &r.timeline {
+        let _ = writeln!(
+            o,
+            "\n<details><summary>client {}: {}, {} request(s)</summary>\n",
+            t.client,
+            t.exit.describe(),
+            t.requests.len()
+        );
+        if t.requests.is_empty() {
+            let _ = writeln!(o, "No request arrived from this client.");
+        } else {
+            let _ = writeln!(
+                o,
+                "| # | at | request | served | gap | asked | broke |\n|---|---|---|---|---|---|---|"
+            );
+            for (k, q) in t.requests.iter().enumerate() {
+                let served = match &q.retry_after {
+                    Some(ra) => format!("{} `Retry-After: {ra}`", q.status),
+                    None => q.status.to_string(),
+                };
+                let key = q.idempotency_key.as_deref().map(|k| format!(" key `{k}`")).unwrap_or_default();
+                let broke: Vec<String> = q.broke.iter().map(|c| format!("`{}`", c.id())).collect();
+                let _ = writeln!(
+                    o,
+                    "| {} | +{} | `{} {}`{key} | {served} | {} | {} | {} |",
+                    k + 1,
+                    ms(q.at_ms),
+                    q.method,
+                    q.path,
+                    q.gap_ms.map(ms).unwrap_or_default(),
+                    q.asked_ms.map(|a| format!("≥ {}", ms(a))).unwrap_or_default(),
+                    broke.join(" ")
+                );
+            }
+        }
+        let _ = writeln!(o, "\n</details>");
+    }
+    o
+}
+
+/// Plain text for a terminal: verdict, checks and violations, then a compact
+/// timeline.
+pub fn render_text(r: &ReplayReport) -> String {
+    let mut o = String::new();
+    let verdict = match r.verdict {
+        ReplayVerdict::Pass => "PASS",
+        ReplayVerdict::Fail => "FAIL",
+    };
+    let _ = writeln!(
+        o,
+        "retrygate replay: {verdict} (scenario {}, {} client(s), wall {} for {} of demanded waits)",
+        r.scenario,
+        r.clients,
+        ms(r.wall_ms),
+        ms(r.demanded_wait_ms as f64)
+    );
+    for reason in &r.reasons {
+        let _ = writeln!(o, "  reason: {reason}");
+    }
+    for c in &r.checks {
+        let s = match c.status {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Fail => "FAIL",
+            CheckStatus::NotApplicable => "n/a",
+            CheckStatus::Off => "off",
+        };
+        let _ = writeln!(o, "  {:<20} {:<5} {:<8} {}", c.check.id(), s, c.level.to_string(), c.message);
+        for v in c.violations.iter().take(10) {
+            let _ = writeln!(o, "      - {}", v.message);
+        }
+    }
+    for t in &r.timeline {
+        let steps: Vec<String> =
+            t.requests.iter().map(|q| format!("+{}:{} {}", ms(q.at_ms), q.method, q.status)).collect();
+        let _ = writeln!(o, "  client {} ({}): {}", t.client, t.exit.describe(), steps.join(", "));
+    }
+    o
+}

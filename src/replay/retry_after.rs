@@ -1,0 +1,121 @@
+//! The `Retry-After` header in both forms of RFC 9110 §10.2.3: writing the
+//! HTTP-date in each of the three formats a recipient must accept (§5.6.7),
+//! and reading a header back into "wait N ms" or "wait until this time".
+//!
+//! Parsing uses `httpdate`, which accepts IMF-fixdate, rfc850 and asctime;
+//! it only writes IMF-fixdate, so the two obsolete formats are rearranged
+//! from it here.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::scenario::DateFormat;
+
+/// What a `Retry-After` value asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// delay-seconds: wait this long after the response.
+    Delay(Duration),
+    /// HTTP-date: do not come back before this moment (Unix ms).
+    Until { unix_ms: u64 },
+}
+
+/// Parses a header value. delay-seconds is a non-negative decimal integer
+/// (RFC 9110: `1*DIGIT`); anything else must be an HTTP-date.
+pub fn parse(value: &str) -> Option<RetryAfter> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return v.parse::<u64>().ok().map(|s| RetryAfter::Delay(Duration::from_secs(s)));
+    }
+    let t = httpdate::parse_http_date(v).ok()?;
+    let unix_ms = t.duration_since(UNIX_EPOCH).ok()?.as_millis() as u64;
+    Some(RetryAfter::Until { unix_ms })
+}
+
+/// The HTTP-date for `ahead_s` seconds after `now`, rounded up to a whole
+/// second so a client never has to come back earlier than `ahead_s`.
+pub fn date_ahead(now: SystemTime, ahead_s: u64, format: DateFormat) -> String {
+    let since = now.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let mut secs = since.as_secs() + ahead_s;
+    if since.subsec_nanos() > 0 {
+        secs += 1;
+    }
+    format_date(UNIX_EPOCH + Duration::from_secs(secs), format)
+}
+
+/// Formats `t` (whole seconds) as an HTTP-date in `format`.
+pub fn format_date(t: SystemTime, format: DateFormat) -> String {
+    // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
+    let imf = httpdate::fmt_http_date(t);
+    match format {
+        DateFormat::ImfFixdate => imf,
+        DateFormat::Rfc850 | DateFormat::Asctime => {
+            let parts: Vec<&str> = imf.split(' ').collect();
+            let [wd, day, mon, year, time, _gmt] = parts[..] else { return imf };
+            let wd = wd.trim_end_matches(',');
+            match format {
+                // "Sunday, 06-Nov-94 08:49:37 GMT"
+                DateFormat::Rfc850 => {
+                    format!("{}, {day}-{mon}-{} {time} GMT", long_weekday(wd), &year[year.len() - 2..])
+                }
+                // "Sun Nov  6 08:49:37 1994"
+                _ => format!("{wd} {mon} {:>2} {time} {year}", day.trim_start_matches('0')),
+            }
+        }
+    }
+}
+
+fn long_weekday(short: &str) -> &'static str {
+    match short {
+        "Mon" => "Monday",
+        "Tue" => "Tuesday",
+        "Wed" => "Wednesday",
+        "Thu" => "Thursday",
+        "Fri" => "Friday",
+        "Sat" => "Saturday",
+        _ => "Sunday",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's own example.
+    const T: u64 = 784_111_777;
+
+    #[test]
+    fn formats_all_three_date_forms() {
+        let t = UNIX_EPOCH + Duration::from_secs(T);
+        assert_eq!(format_date(t, DateFormat::ImfFixdate), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(format_date(t, DateFormat::Rfc850), "Sunday, 06-Nov-94 08:49:37 GMT");
+        assert_eq!(format_date(t, DateFormat::Asctime), "Sun Nov  6 08:49:37 1994");
+    }
+
+    #[test]
+    fn parses_all_three_date_forms_to_the_same_instant() {
+        for v in
+            ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
+        {
+            assert_eq!(parse(v), Some(RetryAfter::Until { unix_ms: T * 1000 }), "{v}");
+        }
+    }
+
+    #[test]
+    fn parses_delay_seconds_and_rejects_the_rest() {
+        assert_eq!(parse("1"), Some(RetryAfter::Delay(Duration::from_secs(1))));
+        assert_eq!(parse(" 120 "), Some(RetryAfter::Delay(Duration::from_secs(120))));
+        for bad in ["1.5", "-1", "", "soon", "Sun, 06 Nov 1994"] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn date_ahead_rounds_up_to_a_whole_second() {
+        let now = UNIX_EPOCH + Duration::from_millis(T * 1000 + 300);
+        let d = date_ahead(now, 2, DateFormat::ImfFixdate);
+        assert_eq!(parse(&d), Some(RetryAfter::Until { unix_ms: (T + 3) * 1000 }));
+        let exact = UNIX_EPOCH + Duration::from_secs(T);
+        let d = date_ahead(exact, 2, DateFormat::Asctime);
+        assert_eq!(parse(&d), Some(RetryAfter::Until { unix_ms: (T + 2) * 1000 }));
+    }
+}

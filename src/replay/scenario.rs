@@ -1,0 +1,369 @@
+//! Replay scenarios: what the loopback server answers each client, the attempt
+//! budget, and how much each check weighs.
+//!
+//! A scenario is a YAML file (format in `docs/replay.md`). The bundled ones
+//! live in `rules/replay/` and are compiled into the binary, so
+//! `retrygate replay --scenario default` works from the binary alone; any
+//! other value of `--scenario` is read as a file path. Unknown keys are an
+//! error that names the key (`deny_unknown_fields`), because a misspelt
+//! `retry_afer` silently ignored would test something else than intended.
+
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The bundled scenarios, by name, as (name, YAML text).
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("default", include_str!("../../rules/replay/default.yml")),
+    ("http-date", include_str!("../../rules/replay/http-date.yml")),
+    ("no-retry-after", include_str!("../../rules/replay/no-retry-after.yml")),
+    ("503", include_str!("../../rules/replay/503.yml")),
+    ("post", include_str!("../../rules/replay/post.yml")),
+];
+
+/// A parsed scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// One line for people; shown in the report.
+    #[serde(default)]
+    pub description: String,
+    /// The answers each client gets, in order; the last one repeats forever.
+    pub responses: Vec<ResponseSpec>,
+    /// The most attempts a client may make (`attempt-budget`).
+    pub budget: usize,
+    /// How much each check weighs; unset checks keep their defaults.
+    #[serde(default)]
+    pub checks: CheckLevels,
+}
+
+/// One answer of the sequence, possibly repeated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseSpec {
+    /// The HTTP status code, e.g. 429.
+    pub status: u16,
+    /// `Retry-After` in delta-seconds form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// `Retry-After` in HTTP-date form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_date: Option<RetryAfterDate>,
+    /// How many consecutive requests get this answer (default 1).
+    #[serde(default = "one")]
+    pub repeat: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A `Retry-After` HTTP-date: `ahead_s` seconds from the moment of the
+/// answer, rounded up to a whole second (dates have 1 s resolution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryAfterDate {
+    pub ahead_s: u64,
+    #[serde(default)]
+    pub format: DateFormat,
+}
+
+/// The three HTTP-date formats a recipient must accept (RFC 9110 §5.6.7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DateFormat {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`, the preferred format.
+    #[default]
+    ImfFixdate,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`, obsolete.
+    Rfc850,
+    /// `Sun Nov  6 08:49:37 1994`, C's asctime(), obsolete.
+    Asctime,
+}
+
+/// How a failed check counts: `error` fails the replay, `warning` is
+/// reported only, `off` skips the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+    Off,
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Off => "off",
+        })
+    }
+}
+
+/// The weight of each check. Defaults follow DESIGN.md: giving up is a
+/// warning, lockstep after an honoured Retry-After is a warning (RFC-compliant
+/// clients do it), everything else is an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckLevels {
+    #[serde(default = "warning")]
+    pub recovered: Level,
+    #[serde(default = "error")]
+    pub attempt_budget: Level,
+    #[serde(default = "error")]
+    pub retry_after_honored: Level,
+    /// Lockstep when the clients chose their own waits (no Retry-After, or
+    /// they ignored it).
+    #[serde(default = "error")]
+    pub desynchronized: Level,
+    /// Lockstep when every client was told a wait and honoured it.
+    #[serde(default = "warning")]
+    pub desynchronized_after_retry_after: Level,
+    #[serde(default = "error")]
+    pub no_unsafe_replay: Level,
+}
+
+fn warning() -> Level {
+    Level::Warning
+}
+fn error() -> Level {
+    Level::Error
+}
+
+impl Default for CheckLevels {
+    fn default() -> Self {
+        CheckLevels {
+            recovered: Level::Warning,
+            attempt_budget: Level::Error,
+            retry_after_honored: Level::Error,
+            desynchronized: Level::Error,
+            desynchronized_after_retry_after: Level::Warning,
+            no_unsafe_replay: Level::Error,
+        }
+    }
+}
+
+/// The answer for one request, before a date is filled in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannedResponse<'a> {
+    pub status: u16,
+    pub retry_after: Option<u64>,
+    pub retry_after_date: Option<&'a RetryAfterDate>,
+}
+
+impl Scenario {
+    /// Parses and validates scenario text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Scenario> {
+        let scenario: Scenario = serde_yaml::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "scenario {origin}: {e}; fix the key or value (format: docs/replay.md, \"Scenario files\")"
+            )
+        })?;
+        scenario.validate(origin)?;
+        Ok(scenario)
+    }
+
+    fn validate(&self, origin: &str) -> anyhow::Result<()> {
+        if self.responses.is_empty() {
+            bail!("scenario {origin}: `responses` is empty; list at least one answer, e.g. `- status: 200`");
+        }
+        if self.budget == 0 {
+            bail!("scenario {origin}: `budget` is 0; a client needs at least one attempt");
+        }
+        for (i, r) in self.responses.iter().enumerate() {
+            if !(100..=599).contains(&r.status) {
+                bail!(
+                    "scenario {origin}: responses[{i}].status {} is not an HTTP status (100-599)",
+                    r.status
+                );
+            }
+            if r.retry_after.is_some() && r.retry_after_date.is_some() {
+                bail!(
+                    "scenario {origin}: responses[{i}] sets both `retry_after` and `retry_after_date`; keep one"
+                );
+            }
+            if r.repeat == 0 {
+                bail!("scenario {origin}: responses[{i}].repeat is 0; use 1 or more, or remove the entry");
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer to a client's `attempt`-th request (0-based): the sequence
+    /// in order, then its last entry forever.
+    pub fn response_for(&self, attempt: usize) -> PlannedResponse<'_> {
+        let mut left = attempt;
+        let mut chosen = self.responses.last();
+        for r in &self.responses {
+            if left < r.repeat {
+                chosen = Some(r);
+                break;
+            }
+            left -= r.repeat;
+        }
+        match chosen {
+            Some(r) => PlannedResponse {
+                status: r.status,
+                retry_after: r.retry_after,
+                retry_after_date: r.retry_after_date.as_ref(),
+            },
+            // validate() rejects an empty sequence; answer as a healthy server would.
+            None => PlannedResponse { status: 200, retry_after: None, retry_after_date: None },
+        }
+    }
+
+    /// The least time a perfect client must spend waiting before its first
+    /// 2xx: the sum of the waits the sequence demands (dates count `ahead_s`).
+    pub fn demanded_wait_ms(&self) -> u64 {
+        let mut total = 0;
+        for r in &self.responses {
+            if (200..300).contains(&r.status) {
+                break;
+            }
+            let each = r.retry_after.or(r.retry_after_date.as_ref().map(|d| d.ahead_s)).unwrap_or(0);
+            total += each * 1000 * r.repeat as u64;
+        }
+        total
+    }
+}
+
+/// A scenario together with where it came from and a digest of its text.
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    /// The bundled name, or the file path as given.
+    pub name: String,
+    /// Hex SHA-256 of the exact text, so a report names what it ran.
+    pub sha256: String,
+    pub text: String,
+    pub scenario: Scenario,
+}
+
+impl LoadedScenario {
+    /// Resolves `--scenario`: a bundled name, else a path to a YAML file.
+    pub fn resolve(spec: &str) -> anyhow::Result<LoadedScenario> {
+        if let Some((name, text)) = BUNDLED.iter().find(|(n, _)| *n == spec) {
+            return LoadedScenario::from_text(name, text);
+        }
+        let path = Path::new(spec);
+        if !path.exists() {
+            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
+            bail!(
+                "unknown scenario '{spec}': not a bundled scenario ({}) and no such file; \
+                 pass one of those names or a path to a YAML scenario",
+                names.join(", ")
+            );
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read scenario file {}", path.display()))?;
+        LoadedScenario::from_text(spec, &text)
+    }
+
+    /// Parses `text` as the scenario called `name`.
+    pub fn from_text(name: &str, text: &str) -> anyhow::Result<LoadedScenario> {
+        let scenario = Scenario::parse(text, name)?;
+        Ok(LoadedScenario {
+            name: name.to_string(),
+            sha256: hex::encode(Sha256::digest(text.as_bytes())),
+            text: text.to_string(),
+            scenario,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_scenario_parses() {
+        for (name, _) in BUNDLED {
+            let s = LoadedScenario::resolve(name).unwrap();
+            assert_eq!(s.name, *name);
+            assert_eq!(s.sha256.len(), 64);
+        }
+    }
+
+    #[test]
+    fn default_is_three_429s_then_200() {
+        let s = LoadedScenario::resolve("default").unwrap().scenario;
+        let statuses: Vec<u16> = (0..6).map(|i| s.response_for(i).status).collect();
+        assert_eq!(statuses, [429, 429, 429, 200, 200, 200]);
+        assert_eq!(s.response_for(0).retry_after, Some(1));
+        assert_eq!(s.response_for(3).retry_after, None);
+        assert_eq!(s.budget, 5);
+        assert_eq!(s.demanded_wait_ms(), 3000);
+        assert_eq!(s.checks, CheckLevels::default());
+    }
+
+    #[test]
+    fn http_date_scenario_uses_the_date_form() {
+        let s = LoadedScenario::resolve("http-date").unwrap().scenario;
+        let d = s.response_for(0).retry_after_date.unwrap();
+        assert_eq!(d.format, DateFormat::ImfFixdate);
+        assert_eq!(s.response_for(2).status, 200);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = Scenario::parse("responses:\n  - status: 429\n    retry_afer: 1\nbudget: 3\n", "x.yml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("scenario x.yml"), "{err}");
+        assert!(err.contains("unknown field `retry_afer`"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn unknown_check_and_bad_level_are_named() {
+        let err = Scenario::parse("responses: [{status: 200}]\nbudget: 1\nchecks: {recoverd: off}\n", "y")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `recoverd`"), "{err}");
+        let err = Scenario::parse("responses: [{status: 200}]\nbudget: 1\nchecks: {recovered: loud}\n", "y")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `loud`"), "{err}");
+    }
+
+    #[test]
+    fn invalid_values_are_rejected_with_a_reason() {
+        let cases = [
+            ("responses: []\nbudget: 1\n", "`responses` is empty"),
+            ("responses: [{status: 200}]\nbudget: 0\n", "`budget` is 0"),
+            ("responses: [{status: 42}]\nbudget: 1\n", "responses[0].status 42"),
+            ("responses: [{status: 200, repeat: 0}]\nbudget: 1\n", "responses[0].repeat is 0"),
+            (
+                "responses: [{status: 429, retry_after: 1, retry_after_date: {ahead_s: 1}}]\nbudget: 1\n",
+                "sets both",
+            ),
+            ("budget: 1\n", "missing field `responses`"),
+        ];
+        for (text, want) in cases {
+            let err = Scenario::parse(text, "z").unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_the_bundled_ones() {
+        let err = LoadedScenario::resolve("defualt").unwrap_err().to_string();
+        assert!(err.contains("unknown scenario 'defualt'"), "{err}");
+        assert!(err.contains("default, http-date, no-retry-after, 503, post"), "{err}");
+    }
+
+    #[test]
+    fn a_path_loads_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yml");
+        std::fs::write(&path, "responses: [{status: 503, retry_after: 2}, {status: 200}]\nbudget: 2\n")
+            .unwrap();
+        let s = LoadedScenario::resolve(path.to_str().unwrap()).unwrap();
+        assert_eq!(s.scenario.response_for(0).status, 503);
+        assert_eq!(s.scenario.demanded_wait_ms(), 2000);
+        assert_eq!(s.scenario.checks.recovered, Level::Warning);
+    }
+}

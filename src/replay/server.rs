@@ -1,0 +1,318 @@
+//! The loopback server that plays a scenario: hyper HTTP/1.1 on tokio, bound
+//! to 127.0.0.1 on an ephemeral port.
+//!
+//! Each client has its own state under `/c/<i>/...`: its n-th request gets
+//! the scenario's n-th answer, whatever the path below `/c/<i>` is. Every
+//! request is written to the [`Journal`] when it arrives. The accept backlog
+//! is 1024 because a small one (Python's default 5) turns a burst of clients
+//! into ~1 s SYN-retry artefacts that look like client waits.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpSocket;
+use tokio::task::JoinHandle;
+
+use super::journal::{Entry, Journal, Malformed};
+use super::retry_after;
+use super::scenario::Scenario;
+
+/// Listen backlog; see the module docs.
+const BACKLOG: u32 = 1024;
+/// Request bodies are read (so keep-alive works) but never kept; cap them.
+const MAX_BODY: usize = 1 << 20;
+
+struct Shared {
+    scenario: Scenario,
+    clients: usize,
+    start: Instant,
+    anchor: SystemTime,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    attempts: Vec<usize>,
+    journal: Journal,
+}
+
+/// A running server. Dropping it stops accepting connections.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: JoinHandle<()>,
+}
+
+impl ServerHandle {
+    /// Binds 127.0.0.1:0 and starts serving `scenario` to `clients` clients.
+    /// Must be called inside a tokio runtime.
+    pub async fn start(scenario: Scenario, clients: usize) -> anyhow::Result<ServerHandle> {
+        let socket = TcpSocket::new_v4().context("cannot create the replay server's socket")?;
+        socket.set_reuseaddr(true).context("cannot set SO_REUSEADDR on the replay socket")?;
+        socket
+            .bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .context("cannot bind the replay server to 127.0.0.1")?;
+        let listener = socket.listen(BACKLOG).context("cannot listen on the replay socket")?;
+        let addr = listener.local_addr().context("cannot read the replay server's port")?;
+        let anchor = SystemTime::now();
+        let start = Instant::now();
+        let anchor_unix_ms = anchor.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let shared = Arc::new(Shared {
+            scenario,
+            clients,
+            start,
+            anchor,
+            state: Mutex::new(State {
+                attempts: vec![0; clients],
+                journal: Journal { anchor_unix_ms, ..Journal::default() },
+            }),
+        });
+        let accept_shared = shared.clone();
+        let accept = tokio::spawn(async move {
+            loop {
+                let stream = match listener.accept().await {
+                    Ok((stream, _)) => stream,
+                    // e.g. EMFILE: keep serving the connections we have.
+                    Err(e) => {
+                        tracing::warn!("replay server: accept failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let conn_shared = accept_shared.clone();
+                tokio::spawn(async move {
+                    let svc_shared = conn_shared.clone();
+                    let svc = service_fn(move |req| handle(svc_shared.clone(), req));
+                    let result = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                    if let Err(e) = result {
+                        // hyper has already answered 400 to unparsable bytes.
+                        if e.is_parse() || e.is_parse_too_large() {
+                            conn_shared.record_malformed(e.to_string());
+                        }
+                    }
+                });
+            }
+        });
+        Ok(ServerHandle { addr, shared, accept })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/c/<i>`, the `RETRYGATE_URL` of client `i`.
+    pub fn client_url(&self, i: usize) -> String {
+        format!("http://{}/c/{i}", self.addr)
+    }
+
+    /// A copy of the journal so far.
+    pub fn journal(&self) -> Journal {
+        self.shared.lock().journal.clone()
+    }
+
+    /// Milliseconds since the server started (the journal's clock).
+    pub fn now_ms(&self) -> f64 {
+        self.shared.start.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock only means a handler panicked mid-push; the journal
+        // is still a list of whole entries.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record_malformed(&self, error: String) {
+        let at_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        self.lock().journal.malformed.push(Malformed { at_ms, error });
+    }
+}
+
+/// `/c/<i>` or `/c/<i>/...` with `i < clients`.
+fn client_of(path: &str, clients: usize) -> Option<usize> {
+    let rest = path.strip_prefix("/c/")?;
+    let id = rest.split('/').next()?;
+    let i: usize = id.parse().ok()?;
+    (i < clients).then_some(i)
+}
+
+fn header(req: &Request<Incoming>, name: &str) -> Option<String> {
+    req.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let at_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+    let idempotency_key = header(&req, "idempotency-key");
+    let user_agent = header(&req, "user-agent");
+    let client = client_of(req.uri().path(), shared.clients);
+
+    // Choose the answer and write the journal entry under one lock, so the
+    // n-th entry of a client is the one that got the n-th answer.
+    let (status, retry_after) = {
+        let mut state = shared.lock();
+        let (status, retry_after) = match client {
+            Some(i) => {
+                let attempt = state.attempts[i];
+                state.attempts[i] += 1;
+                let planned = shared.scenario.response_for(attempt);
+                let ra = match (planned.retry_after, planned.retry_after_date) {
+                    (Some(s), _) => Some(s.to_string()),
+                    (None, Some(d)) => {
+                        let now = shared.anchor + shared.start.elapsed();
+                        Some(retry_after::date_ahead(now, d.ahead_s, d.format))
+                    }
+                    (None, None) => None,
+                };
+                (planned.status, ra)
+            }
+            None => (404, None),
+        };
+        let seq = state.journal.entries.len();
+        state.journal.entries.push(Entry {
+            seq,
+            client,
+            at_ms,
+            method,
+            path,
+            idempotency_key,
+            user_agent,
+            status,
+            retry_after: retry_after.clone(),
+        });
+        (status, retry_after)
+    };
+
+    // Read the body so the connection can be reused; its content is not judged.
+    let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
+
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let text = match client {
+        Some(_) => {
+            format!("{} {} (retrygate replay)\n", code.as_u16(), code.canonical_reason().unwrap_or(""))
+        }
+        None => "not found: this server answers under /c/<client>/ (use $RETRYGATE_URL)\n".to_string(),
+    };
+    let mut builder = Response::builder().status(code).header("content-type", "text/plain; charset=utf-8");
+    if let Some(ra) = &retry_after {
+        builder = builder.header("retry-after", ra.as_str());
+    }
+    let response = builder.body(Full::new(Bytes::from(text))).unwrap_or_else(|_| {
+        let mut r = Response::new(Full::new(Bytes::from_static(b"internal error\n")));
+        *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        r
+    });
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Sends one request with `Connection: close`; returns the raw response.
+    async fn send(addr: SocketAddr, head: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(format!("{head}\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn serves_each_client_its_own_sequence_and_journals_every_request() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text = "responses: [{status: 429, retry_after: 1}, {status: 200}]\nbudget: 3\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 2).await.unwrap();
+            let a = server.addr();
+            let r =
+                send(a, "POST /c/0/orders HTTP/1.1\r\nIdempotency-Key: \"k1\"\r\nContent-Length: 0").await;
+            assert!(r.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{r}");
+            assert!(r.to_ascii_lowercase().contains("retry-after: 1\r\n"), "{r}");
+            assert!(send(a, "GET /c/1 HTTP/1.1\r\nUser-Agent: ua/1").await.starts_with("HTTP/1.1 429"));
+            assert!(send(a, "GET /c/0/orders?x=1 HTTP/1.1").await.starts_with("HTTP/1.1 200"));
+            assert!(send(a, "GET /c/0/orders HTTP/1.1").await.starts_with("HTTP/1.1 200"));
+            let stray = send(a, "GET /c/2/x HTTP/1.1").await;
+            assert!(stray.starts_with("HTTP/1.1 404") && stray.contains("$RETRYGATE_URL"), "{stray}");
+
+            let j = server.journal();
+            let got: Vec<(Option<usize>, &str, &str, u16)> =
+                j.entries.iter().map(|e| (e.client, e.method.as_str(), e.path.as_str(), e.status)).collect();
+            assert_eq!(
+                got,
+                [
+                    (Some(0), "POST", "/c/0/orders", 429),
+                    (Some(1), "GET", "/c/1", 429),
+                    (Some(0), "GET", "/c/0/orders?x=1", 200),
+                    (Some(0), "GET", "/c/0/orders", 200),
+                    (None, "GET", "/c/2/x", 404),
+                ]
+            );
+            assert_eq!(j.entries[0].idempotency_key.as_deref(), Some("\"k1\""));
+            assert_eq!(j.entries[0].retry_after.as_deref(), Some("1"));
+            assert_eq!(j.entries[1].user_agent.as_deref(), Some("ua/1"));
+            assert!(j.entries.windows(2).all(|w| w[0].at_ms <= w[1].at_ms && w[0].seq + 1 == w[1].seq));
+        });
+    }
+
+    #[test]
+    fn date_form_is_served_ahead_and_garbage_gets_400() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text =
+                "responses: [{status: 503, retry_after_date: {ahead_s: 2, format: asctime}}]\nbudget: 1\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 1).await.unwrap();
+            let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+            assert!(send(server.addr(), "GET /c/0 HTTP/1.1").await.starts_with("HTTP/1.1 503"));
+            let bad = send(server.addr(), "\u{1}\u{2} not http").await;
+            assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+            let j = server.journal();
+            let served = j.entries[0].retry_after.clone().unwrap();
+            assert!(!served.contains("GMT"), "asctime has no zone: {served}");
+            match retry_after::parse(&served) {
+                Some(retry_after::RetryAfter::Until { unix_ms }) => {
+                    assert!(unix_ms >= before + 2000 && unix_ms <= before + 4000, "{served}")
+                }
+                other => panic!("{served} parsed as {other:?}"),
+            }
+            // The connection task records the parse error after answering.
+            for _ in 0..100 {
+                if !server.journal().malformed.is_empty() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(server.journal().malformed.len(), 1);
+            assert_eq!(server.journal().entries.len(), 1, "garbage is not a request");
+        });
+    }
+
+    #[test]
+    fn client_index_comes_from_the_path() {
+        assert_eq!(client_of("/c/0", 2), Some(0));
+        assert_eq!(client_of("/c/1/orders", 2), Some(1));
+        assert_eq!(client_of("/c/2/orders", 2), None);
+        assert_eq!(client_of("/c/x", 2), None);
+        assert_eq!(client_of("/orders", 2), None);
+    }
+}

@@ -1,0 +1,364 @@
+//! The 429 replay end to end, over real loopback HTTP: retrygate's built-in
+//! clients (storm, calm, compliant, reference) judged by what the server
+//! saw, all three HTTP-date formats, the command line, and bad input.
+//!
+//! Replays are mostly waiting, so independent ones run in parallel threads
+//! (see `batch`); real third-party clients are in `tests/replay_clients.rs`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::thread;
+
+use retrygate::replay::scenario::Level;
+use retrygate::replay::{
+    run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
+
+fn client(profile: &str, extra: &[&str]) -> Vec<String> {
+    let mut v = vec![BIN.to_string(), "replay-client".into(), "--profile".into(), profile.into()];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+/// Runs named replays in parallel threads and returns their reports in order.
+fn batch(jobs: Vec<(&'static str, ReplayOptions)>) -> Vec<(&'static str, ReplayReport)> {
+    let handles: Vec<_> = jobs
+        .into_iter()
+        .map(|(name, opts)| {
+            (
+                name,
+                thread::spawn(move || run_replay_blocking(&opts).unwrap_or_else(|e| panic!("{name}: {e:#}"))),
+            )
+        })
+        .collect();
+    handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect()
+}
+
+fn status(r: &ReplayReport, id: CheckId) -> (CheckStatus, Level) {
+    let c = r.check(id).unwrap();
+    (c.status, c.level)
+}
+
+fn assert_check(name: &str, r: &ReplayReport, id: CheckId, want: CheckStatus) {
+    let c = r.check(id).unwrap();
+    assert_eq!(c.status, want, "{name}: {} was {:?}: {} {:#?}", id.id(), c.status, c.message, c.violations);
+}
+
+fn opts(scenario: &str, clients: usize, cmd: Vec<String>) -> ReplayOptions {
+    ReplayOptions::new(scenario, clients, cmd)
+}
+
+fn write_scenario(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn built_in_clients_are_judged_by_what_the_server_saw() {
+    use CheckId::*;
+    use CheckStatus::{Fail, NotApplicable, Pass};
+    let dir = tempfile::tempdir().unwrap();
+    let rfc850 = write_scenario(
+        dir.path(),
+        "rfc850.yml",
+        "responses:\n  - status: 429\n    retry_after_date: {ahead_s: 1, format: rfc850}\n  - status: 200\nbudget: 3\n",
+    );
+    let asctime = write_scenario(
+        dir.path(),
+        "asctime.yml",
+        "responses:\n  - status: 503\n    retry_after_date: {ahead_s: 1, format: asctime}\n  - status: 200\nbudget: 3\n",
+    );
+    let reports = batch(vec![
+        ("reference/default", opts("default", 4, client("reference", &[]))),
+        ("reference/no-retry-after", opts("no-retry-after", 4, client("reference", &[]))),
+        ("reference/http-date", opts("http-date", 4, client("reference", &[]))),
+        ("reference/503", opts("503", 1, client("reference", &[]))),
+        ("reference/post", opts("post", 2, client("reference", &["--method", "POST"]))),
+        (
+            "reference/post-no-key",
+            opts("post", 1, client("reference", &["--method", "POST", "--no-idempotency-key"])),
+        ),
+        ("reference/rfc850", opts(&rfc850, 1, client("reference", &[]))),
+        ("reference/asctime", opts(&asctime, 1, client("reference", &[]))),
+        ("storm/default", opts("default", 1, client("storm", &[]))),
+        ("storm/no-retry-after", opts("no-retry-after", 4, client("storm", &[]))),
+        ("storm/rfc850", opts(&rfc850, 1, client("storm", &[]))),
+        ("storm/post", opts("post", 1, client("storm", &["--method", "POST"]))),
+        ("calm/default", opts("default", 1, client("calm", &[]))),
+        ("compliant/default", opts("default", 4, client("compliant", &[]))),
+    ]);
+    for (name, r) in &reports {
+        let expect: &[(CheckId, CheckStatus)] = match *name {
+            // The reference client passes every check, desynchronisation included.
+            "reference/default" | "reference/no-retry-after" | "reference/http-date" => &[
+                (Recovered, Pass),
+                (AttemptBudget, Pass),
+                (RetryAfterHonored, if *name == "reference/no-retry-after" { NotApplicable } else { Pass }),
+                (Desynchronized, Pass),
+                (NoUnsafeReplay, Pass),
+            ],
+            "reference/503" | "reference/rfc850" | "reference/asctime" => {
+                &[(Recovered, Pass), (RetryAfterHonored, Pass)]
+            }
+            // Same Idempotency-Key on the retry: a safe replay.
+            "reference/post" => &[(Recovered, Pass), (RetryAfterHonored, Pass), (NoUnsafeReplay, Pass)],
+            // No key: it does not retry the POST, which is safe but does not recover.
+            "reference/post-no-key" => &[(Recovered, Fail), (NoUnsafeReplay, Pass)],
+            // Ends with a 200, and still fails.
+            "storm/default" | "storm/rfc850" => {
+                &[(Recovered, Pass), (AttemptBudget, Pass), (RetryAfterHonored, Fail)]
+            }
+            "storm/no-retry-after" => {
+                &[(Recovered, Pass), (RetryAfterHonored, NotApplicable), (Desynchronized, Fail)]
+            }
+            "storm/post" => &[(RetryAfterHonored, Fail), (NoUnsafeReplay, Fail)],
+            "calm/default" => &[(Recovered, Fail), (RetryAfterHonored, Fail)],
+            "compliant/default" => &[(RetryAfterHonored, Pass), (Desynchronized, Fail)],
+            other => panic!("no expectation for {other}"),
+        };
+        for (id, want) in expect {
+            assert_check(name, r, *id, *want);
+        }
+    }
+    let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
+
+    for n in
+        ["reference/default", "reference/http-date", "reference/post", "compliant/default", "calm/default"]
+    {
+        let r = get(n);
+        let want = if n == "calm/default" { ReplayVerdict::Fail } else { ReplayVerdict::Pass };
+        assert_eq!(r.verdict, want, "{n}: {:?}", r.reasons);
+    }
+    // Giving up is a warning; ignoring Retry-After is what fails calm.
+    assert_eq!(status(get("calm/default"), Recovered), (CheckStatus::Fail, Level::Warning));
+    assert_eq!(get("calm/default").timeline[0].requests.len(), 3);
+    assert_eq!(get("storm/default").verdict, ReplayVerdict::Fail);
+    assert_eq!(get("storm/default").timeline[0].requests.len(), 4);
+    // Lockstep after an honoured Retry-After is a warning; without one, an error.
+    assert_eq!(status(get("compliant/default"), Desynchronized), (CheckStatus::Fail, Level::Warning));
+    assert_eq!(status(get("storm/no-retry-after"), Desynchronized), (CheckStatus::Fail, Level::Error));
+    assert!(get("reference/default").desync_rounds.iter().any(|d| !d.lockstep));
+
+    // The server's journal, not the client, is the source: the reference
+    // client's retry carries its first attempt's key, and every retry of a
+    // date-form answer came after the date.
+    let post = &get("reference/post").timeline[0].requests;
+    assert_eq!(post.len(), 2);
+    assert!(post[0].idempotency_key.is_some());
+    assert_eq!(post[0].idempotency_key, post[1].idempotency_key);
+    for n in ["reference/rfc850", "reference/asctime"] {
+        let reqs = &get(n).timeline[0].requests;
+        let ra = reqs[0].retry_after.as_deref().unwrap();
+        let form_ok = if n.ends_with("rfc850") {
+            ra.contains('-') && ra.ends_with(" GMT")
+        } else {
+            !ra.contains("GMT")
+        };
+        assert!(form_ok, "{n} served {ra}");
+        assert!(reqs[1].gap_ms.unwrap() >= reqs[1].asked_ms.unwrap() - 50.0, "{n}: {reqs:?}");
+    }
+    // The storm's violations point at the requests that broke the check.
+    let storm = &get("storm/default").timeline[0].requests;
+    assert!(storm[0].broke.is_empty());
+    assert!(storm[1..].iter().all(|q| q.broke == vec![CheckId::RetryAfterHonored]), "{storm:?}");
+}
+
+fn retrygate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(BIN).args(args).current_dir(cwd).output().unwrap()
+}
+
+fn json_report(out: &Output) -> ReplayReport {
+    let text = String::from_utf8_lossy(&out.stdout);
+    ReplayReport::from_json(&text)
+        .unwrap_or_else(|e| panic!("{e}\nstdout: {text}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn bad_input_is_named_and_never_passes() {
+    // The garbage-bytes client is a Python script.
+    let python =
+        Command::new("python3").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(python, "python3 is missing: run .ci/install-replay-deps.sh to install the replay test clients");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad = write_scenario(d, "bad.yml", "responses:\n  - status: 429\n    retry_afer: 1\nbudget: 3\n");
+    let garbage = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/mixed.sh");
+    let garbage = garbage.to_str().unwrap().to_string();
+    let runs: Vec<(&str, Vec<String>)> = vec![
+        ("missing-cmd", vec!["replay", "--format", "json", "--", "no-such-client-xyz", "--retry", "5"]),
+        ("silent-cmd", vec!["replay", "--format", "json", "--clients", "2", "--", "sh", "-c", "exit 0"]),
+        (
+            "inner-missing",
+            vec!["replay", "--format", "json", "--clients", "1", "--", "sh", "-c", "no-such-tool-xyz"],
+        ),
+        (
+            "hanging-cmd",
+            vec!["replay", "--format", "json", "--clients", "2", "--timeout", "1", "--", "sleep", "30"],
+        ),
+        ("bad-scenario", vec!["replay", "--scenario", &bad, "--", "true"]),
+        ("unknown-scenario", vec!["replay", "--scenario", "defualt", "--", "true"]),
+        ("zero-clients", vec!["replay", "--clients", "0", "--", "true"]),
+        ("no-cmd", vec!["replay"]),
+        (
+            "garbage",
+            vec![
+                "replay",
+                "--format",
+                "json",
+                "--scenario",
+                "503",
+                "--clients",
+                "3",
+                "--",
+                "sh",
+                &garbage,
+                BIN,
+            ],
+        ),
+    ]
+    .into_iter()
+    .map(|(n, a)| (n, a.into_iter().map(String::from).collect()))
+    .collect();
+    let dir_path = d.to_path_buf();
+    let handles: Vec<_> = runs
+        .into_iter()
+        .map(|(n, args)| {
+            let cwd = dir_path.clone();
+            (n, thread::spawn(move || retrygate(&args.iter().map(String::as_str).collect::<Vec<_>>(), &cwd)))
+        })
+        .collect();
+    let outs: Vec<(&str, Output)> = handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect();
+    let get = |n: &str| &outs.iter().find(|(name, _)| *name == n).unwrap().1;
+
+    let o = get("missing-cmd");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains("command not found: 'no-such-client-xyz' is not on PATH"), "{}", stderr(o));
+
+    let o = get("silent-cmd");
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_report(o);
+    let c = r.check(CheckId::Recovered).unwrap();
+    assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+    assert_eq!(c.message, "no request arrived from any client: nothing was tested");
+    assert!(c.violations[0].message.contains("client 0: no request arrived (exited with code 0)"));
+
+    // A shell that cannot find what it runs: nothing arrived, and the report says why.
+    let o = get("inner-missing");
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_report(o);
+    let v = &r.check(CheckId::Recovered).unwrap().violations[0];
+    assert!(v.message.contains("exited with code 127 (a command was not found)"), "{}", v.message);
+    assert!(r.timeline[0].stderr_tail.contains("no-such-tool-xyz"), "{:?}", r.timeline[0].stderr_tail);
+
+    let o = get("hanging-cmd");
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_report(o);
+    assert!(r.timed_out);
+    assert_eq!(r.verdict, ReplayVerdict::Fail);
+    assert!(r.reasons[0].contains("still running at --timeout 1s and was killed"), "{:?}", r.reasons);
+    assert!(r.timeline.iter().all(|t| t.exit == retrygate::replay::runner::ClientExit::KilledAtTimeout));
+
+    let o = get("bad-scenario");
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(o);
+    assert!(e.contains(&format!("scenario {bad}")) && e.contains("unknown field `retry_afer`"), "{e}");
+
+    let o = get("unknown-scenario");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(o).contains("unknown scenario 'defualt'"), "{}", stderr(o));
+
+    let o = get("zero-clients");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(o).contains("--clients must be between 1 and 256, got 0"), "{}", stderr(o));
+
+    let o = get("no-cmd");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(o).contains("<CMD>"), "{}", stderr(o));
+
+    // Garbage bytes get a 400; the other clients are still served.
+    let o = get("garbage");
+    let r = json_report(o);
+    assert_eq!(r.malformed_requests.len(), 1, "{:?}", r.malformed_requests);
+    assert!(r.timeline[0].stdout_tail.contains("HTTP/1.1 400"), "{:?}", r.timeline[0]);
+    assert_eq!(r.timeline[0].exit, retrygate::replay::runner::ClientExit::Exited { code: 0 });
+    for t in &r.timeline[1..] {
+        assert_eq!(t.requests.last().map(|q| q.status), Some(200), "client {} not served: {t:?}", t.client);
+    }
+    // Client 0 sent no parsable request, so nothing about it was tested.
+    let c = r.check(CheckId::Recovered).unwrap();
+    assert_eq!(c.violations.len(), 1);
+    assert!(c.violations[0].message.starts_with("client 0: no request arrived"));
+}
+
+#[test]
+fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(repo.path()).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let not_repo = tempfile::tempdir().unwrap();
+    let report_path = repo.path().join("replay.json");
+    let report_arg = report_path.to_str().unwrap().to_string();
+
+    let storm = ["--", BIN, "replay-client", "--profile", "storm"];
+    let in_repo: Vec<&str> = ["replay", "--clients", "2", "--format", "markdown", "--report", &report_arg]
+        .into_iter()
+        .chain(storm)
+        .collect();
+    let out = retrygate(&in_repo, repo.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("### 429 replay: ❌ fail (`default`, 2 client(s))"), "{md}");
+    assert!(md.contains("| `retry-after-honored` | ❌ fail | error |"), "{md}");
+    assert!(md.contains("<details><summary>client 1: exited with code 0, 4 request(s)</summary>"), "{md}");
+    assert!(md.contains("| 2 | +"), "{md}");
+    assert!(md.contains("`Retry-After: 1`") && md.contains("≥ 1000 ms | `retry-after-honored` |"), "{md}");
+
+    let written = ReplayReport::from_json(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(written.commit.as_deref(), Some(head.as_str()));
+    assert_eq!(written.scenario, "default");
+    let bundled = retrygate::replay::scenario::BUNDLED.iter().find(|(n, _)| *n == "default").unwrap().1;
+    assert_eq!(
+        written.scenario_sha256,
+        retrygate::replay::LoadedScenario::from_text("d", bundled).unwrap().sha256
+    );
+    assert_eq!(written.command[1..], ["replay-client", "--profile", "storm"]);
+
+    let explicit: Vec<&str> = ["replay", "--clients", "1", "--format", "json", "--commit", "abc123"]
+        .into_iter()
+        .chain(storm)
+        .collect();
+    assert_eq!(json_report(&retrygate(&explicit, repo.path())).commit.as_deref(), Some("abc123"));
+    let outside: Vec<&str> =
+        ["replay", "--clients", "1", "--format", "json"].into_iter().chain(storm).collect();
+    assert_eq!(json_report(&retrygate(&outside, not_repo.path())).commit, None);
+
+    let text: Vec<&str> = ["replay", "--clients", "1", "--format", "text"].into_iter().chain(storm).collect();
+    let out = retrygate(&text, not_repo.path());
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.starts_with("retrygate replay: FAIL (scenario default, 1 client(s)"), "{t}");
+    assert!(t.contains("reason: retry-after-honored"), "{t}");
+}
+
+#[test]
+fn a_report_from_another_version_or_shape_is_refused() {
+    let e = ReplayReport::from_json("{\"verdict\": \"pass\"}").unwrap_err().to_string();
+    assert!(e.starts_with("not a retrygate replay report: missing field"), "{e}");
+    let opts = ReplayOptions::new("default", 1, client("storm", &[]));
+    let mut r = serde_json::to_value(run_replay_blocking(&opts).unwrap()).unwrap();
+    r["version"] = serde_json::json!(99);
+    let e = ReplayReport::from_json(&r.to_string()).unwrap_err().to_string();
+    assert!(e.contains("replay report version 99 is not supported"), "{e}");
+}

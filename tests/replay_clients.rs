@@ -1,0 +1,174 @@
+//! Real third-party retry clients against the 429 replay: curl, urllib3,
+//! requests, tenacity (Python) and reqwest-retry (Rust), with the verdicts
+//! measured in research/replay-and-clients.md and re-measured here
+//! (docs/replay.md, "Measured clients").
+//!
+//! The tools are installed by `.ci/install-replay-deps.sh`; a missing one
+//! fails the test with that instruction instead of skipping it, so a CI run
+//! cannot go green without having run these clients.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::thread;
+
+use retrygate::replay::scenario::Level;
+use retrygate::replay::{
+    run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+};
+
+const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn require(ok: bool, what: &str) {
+    assert!(ok, "{what} is missing: {INSTALL}");
+}
+
+fn curl_available() {
+    let ok = Command::new("curl").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    require(ok, "curl");
+}
+
+fn python_available() {
+    let ok = Command::new("python3")
+        .args(["-c", "import urllib3, requests, tenacity"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    require(ok, "python3 with urllib3, requests and tenacity");
+}
+
+/// Builds tests/clients/reqwest-retry once per test run, into target/clients.
+fn reqwest_client() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = manifest_dir();
+        let target = root.join("target/clients");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["build", "--quiet", "--manifest-path"])
+            .arg(root.join("tests/clients/reqwest-retry/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target)
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "building tests/clients/reqwest-retry failed ({INSTALL}; it also fetches the crates):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        target.join("debug/replay-client-reqwest-retry")
+    })
+}
+
+fn py(script: &str, args: &[&str]) -> Vec<String> {
+    let path = manifest_dir().join("tests/clients").join(script);
+    let mut v = vec!["python3".to_string(), path.to_str().unwrap().to_string()];
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+fn sh(script: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), script.into()]
+}
+
+fn batch(jobs: Vec<(&'static str, &str, usize, Vec<String>)>) -> Vec<(&'static str, ReplayReport)> {
+    let handles: Vec<_> = jobs
+        .into_iter()
+        .map(|(name, scenario, clients, cmd)| {
+            let opts = ReplayOptions::new(scenario, clients, cmd);
+            (
+                name,
+                thread::spawn(move || run_replay_blocking(&opts).unwrap_or_else(|e| panic!("{name}: {e:#}"))),
+            )
+        })
+        .collect();
+    handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect()
+}
+
+fn outcome(r: &ReplayReport, id: CheckId) -> (CheckStatus, Level) {
+    let c = r.check(id).unwrap();
+    (c.status, c.level)
+}
+
+#[test]
+fn real_clients_get_the_measured_verdicts() {
+    use CheckId::*;
+    use CheckStatus::{Fail, Pass};
+    curl_available();
+    python_available();
+    let reqwest = reqwest_client().to_str().unwrap().to_string();
+
+    let reports = batch(vec![
+        // curl -o to stdout: `-o /dev/null` with --retry fails with exit 23 (curl#17371).
+        ("curl", "default", 4, sh("curl -sS -o - --retry 5 \"$RETRYGATE_URL/items\"")),
+        ("curl-post", "post", 2, sh("curl -sS -o - -d item=1 --retry 5 \"$RETRYGATE_URL/orders\"")),
+        ("urllib3", "default", 4, py("urllib3_client.py", &["default"])),
+        ("urllib3-ignore-ra", "default", 1, py("urllib3_client.py", &["ignore-retry-after"])),
+        ("urllib3-post", "post", 1, py("urllib3_client.py", &["post-default"])),
+        ("urllib3-post-any", "post", 1, py("urllib3_client.py", &["post-any-method"])),
+        ("requests", "default", 1, py("requests_client.py", &[])),
+        ("tenacity", "default", 1, py("tenacity_client.py", &[])),
+        ("reqwest-retry-post", "post", 1, vec![reqwest.clone(), "POST".into()]),
+    ]);
+    let mut failures = Vec::new();
+    for (name, r) in &reports {
+        let expect: &[(CheckId, CheckStatus, Option<Level>)] = match *name {
+            // Honours Retry-After; a fleet of them comes back in lockstep (a warning).
+            "curl" | "urllib3" => &[
+                (Recovered, Pass, None),
+                (RetryAfterHonored, Pass, None),
+                (Desynchronized, Fail, Some(Level::Warning)),
+            ],
+            "curl-post" | "urllib3-post-any" => {
+                &[(RetryAfterHonored, Pass, None), (NoUnsafeReplay, Fail, None)]
+            }
+            "urllib3-ignore-ra" | "tenacity" => &[(RetryAfterHonored, Fail, None)],
+            // urllib3 does not retry a POST by default: safe, but it gives up.
+            "urllib3-post" => &[(NoUnsafeReplay, Pass, None), (Recovered, Fail, Some(Level::Warning))],
+            "requests" => &[(Recovered, Pass, None), (RetryAfterHonored, Pass, None)],
+            "reqwest-retry-post" => &[(RetryAfterHonored, Fail, None), (NoUnsafeReplay, Fail, None)],
+            other => panic!("no expectation for {other}"),
+        };
+        for (id, want, level) in expect {
+            let (got, got_level) = outcome(r, *id);
+            if got != *want || level.is_some_and(|l| l != got_level) {
+                let c = r.check(*id).unwrap();
+                failures.push(format!(
+                    "{name}: {} was {got:?}/{got_level}, expected {want:?}{}: {}; timeline: {:?}",
+                    id.id(),
+                    level.map(|l| format!("/{l}")).unwrap_or_default(),
+                    c.message,
+                    r.timeline
+                        .iter()
+                        .map(|t| (&t.exit, t.requests.len(), &t.stderr_tail))
+                        .collect::<Vec<_>>()
+                ));
+            }
+        }
+        let want_verdict = match *name {
+            "curl" | "urllib3" | "urllib3-post" | "requests" => ReplayVerdict::Pass,
+            _ => ReplayVerdict::Fail,
+        };
+        if r.verdict != want_verdict {
+            failures
+                .push(format!("{name}: verdict {:?}, expected {want_verdict:?}: {:?}", r.verdict, r.reasons));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
+    // What the clients said about themselves: curl's and urllib3's User-Agent reached the journal.
+    assert!(get("curl").timeline[0].requests[0].user_agent.as_deref().unwrap_or("").starts_with("curl/"));
+    assert!(
+        get("urllib3-post-any").timeline[0].requests.len() >= 2,
+        "urllib3 allowed_methods=None re-sent the POST"
+    );
+    // The storm-like retries carry no Idempotency-Key at all.
+    for n in ["curl-post", "urllib3-post-any", "reqwest-retry-post"] {
+        assert!(get(n).timeline[0].requests.iter().all(|q| q.idempotency_key.is_none()), "{n}");
+    }
+}
