@@ -1,14 +1,104 @@
-//! Command line of `retrygate rules`.
+//! Command line of `retrygate rules`: run the annotated rule tests and list
+//! the rules (as text, or as the Markdown table of `docs/rules.md`).
 
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::{cases, docs, read_rule_dir, RulePackAnalyzer};
 use crate::cli::Exit;
 
 #[derive(Debug, clap::Args)]
 pub struct RulesArgs {
-    /// Arguments (not yet built).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    #[command(subcommand)]
+    pub command: RulesCommand,
 }
 
-pub fn run(_args: RulesArgs) -> anyhow::Result<Exit> {
-    anyhow::bail!("retrygate rules is not available in this build yet")
+#[derive(Debug, clap::Subcommand)]
+pub enum RulesCommand {
+    /// Run the rule tests: the rules in DIR/*.yml against the cases in DIR/tests/<case>/{base,head}/.
+    Test {
+        /// The rules folder (default: ./rules).
+        dir: Option<PathBuf>,
+    },
+    /// List every rule: the bundled packs, plus the rule files in --dir.
+    List {
+        /// An extra rule folder (e.g. .github/retrygate-rules/).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// `text` (one line per rule) or `markdown` (the table of docs/rules.md).
+        #[arg(long, value_enum, default_value = "text")]
+        format: ListFormat,
+        /// Rewrite the generated table between the markers in this Markdown file.
+        #[arg(long, value_name = "FILE")]
+        update_docs: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Markdown,
+}
+
+/// Runs `retrygate rules ...`. Load errors are `Err` (exit 2).
+pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
+    match args.command {
+        RulesCommand::Test { dir } => {
+            let dir = match dir {
+                Some(d) => d,
+                None if Path::new("rules").is_dir() => PathBuf::from("rules"),
+                None => anyhow::bail!(
+                    "there is no ./rules folder here; pass the rules folder: retrygate rules test path/to/rules"
+                ),
+            };
+            let report = test_dir(&dir)?;
+            print!("{}", report.render());
+            Ok(if report.passed() { Exit::Pass } else { Exit::Fail })
+        }
+        RulesCommand::List { dir, format, update_docs } => {
+            let extra = match dir {
+                Some(d) => read_rule_dir(&d)?,
+                None => Vec::new(),
+            };
+            let packs = RulePackAnalyzer::with_extra(extra)?;
+            if let Some(path) = update_docs {
+                let doc = std::fs::read_to_string(&path)
+                    .with_context(|| format!("could not read {}", path.display()))?;
+                let new = docs::splice(&doc, &docs::markdown_table(packs.rules())).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{} has no generated-table markers; add the lines {} and {} where the table goes",
+                        path.display(),
+                        docs::BEGIN,
+                        docs::END
+                    )
+                })?;
+                std::fs::write(&path, new).with_context(|| format!("could not write {}", path.display()))?;
+                return Ok(Exit::Pass);
+            }
+            match format {
+                ListFormat::Markdown => print!("{}", docs::markdown_table(packs.rules())),
+                ListFormat::Text => {
+                    for r in packs.rules() {
+                        let langs: Vec<&str> = r.languages.iter().map(|l| l.name()).collect();
+                        println!("{:<44} {:<22} {:<8} {}", r.id, r.kind.id(), r.severity, langs.join(","));
+                    }
+                }
+            }
+            Ok(Exit::Pass)
+        }
+    }
+}
+
+/// Loads `dir/*.yml` (only those, not the bundled packs) and runs `dir/tests/`.
+pub fn test_dir(dir: &Path) -> anyhow::Result<cases::TestReport> {
+    let sources = read_rule_dir(dir)?;
+    if sources.is_empty() {
+        anyhow::bail!(
+            "{} holds no *.yml rule files; pass the folder that holds the rule files",
+            dir.display()
+        );
+    }
+    let packs = RulePackAnalyzer::from_sources(sources)?;
+    cases::run(&packs, &dir.join("tests"))
 }

@@ -1,17 +1,94 @@
-//! Placeholder: the YAML rule-pack engine is being built (see the open issue).
+//! The YAML rule packs: retry regressions in Python, JavaScript/TypeScript,
+//! Go, Java/Kotlin and infrastructure configuration, found by comparing the
+//! base and head of each changed file.
+//!
+//! # Overview
+//!
+//! - [`RulePackAnalyzer`] is the [`Analyzer`] the scan runs. [`RulePackAnalyzer::bundled`]
+//!   loads the packs compiled into the binary (`rules/*.yml`);
+//!   [`RulePackAnalyzer::with_extra`] adds a repository's own rule files
+//!   (read by the gate from the base commit).
+//! - [`spec`] is the rule file format and its validation; [`engine`] the
+//!   diff-aware matching; [`mask`] blanks comments and prose strings;
+//!   [`lang`] tells languages apart by file name; [`cases`] runs the
+//!   annotated rule tests; [`docs`] renders the rule table.
+//!
+//! The format and the exact matching semantics are documented in `docs/rules.md`.
+//!
+//! ```
+//! use retrygate::analyze::Analyzer;
+//! use retrygate::analyze::rules::RulePackAnalyzer;
+//! use retrygate::changeset::FileChange;
+//!
+//! let packs = RulePackAnalyzer::bundled().unwrap();
+//! let file = FileChange::from_texts(
+//!     "checkout/client.py",
+//!     Some("c = naive_client(timeout_s=2.5, retries=2, jitter=True)\n"),
+//!     Some("c = naive_client(timeout_s=0.8, retries=6, jitter=False)\n"),
+//! );
+//! let kinds: Vec<_> = packs.analyze(&file).findings.iter().map(|f| f.kind.id()).collect();
+//! assert!(kinds.contains(&"retry-count-raised"));
+//! assert!(kinds.contains(&"jitter-removed"));
+//! assert!(kinds.contains(&"timeout-lowered"));
+//! ```
 
+pub mod cases;
 pub mod cli;
+pub mod docs;
+pub mod engine;
+pub mod lang;
+pub mod mask;
+pub mod spec;
 
 use super::{Analyzer, FileResult};
 use crate::changeset::FileChange;
+use engine::Engine;
+use spec::{Rule, RuleSet};
+
+/// The packs shipped in the binary, as `(file name, YAML text)`, in file
+/// name order (the order `retrygate rules test rules/` loads them, so that
+/// "the first rule speaks" means the same in both).
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("rules/go.yml", include_str!("../../../rules/go.yml")),
+    ("rules/infra.yml", include_str!("../../../rules/infra.yml")),
+    ("rules/java.yml", include_str!("../../../rules/java.yml")),
+    ("rules/javascript.yml", include_str!("../../../rules/javascript.yml")),
+    ("rules/python.yml", include_str!("../../../rules/python.yml")),
+];
 
 /// Analyzer that runs the YAML rule packs.
-pub struct RulePackAnalyzer {}
+#[derive(Debug)]
+pub struct RulePackAnalyzer {
+    engine: Engine,
+}
 
 impl RulePackAnalyzer {
-    /// The packs shipped with retrygate.
+    /// The packs shipped with retrygate (embedded in the binary, so the
+    /// binary alone works).
     pub fn bundled() -> anyhow::Result<RulePackAnalyzer> {
-        Ok(RulePackAnalyzer {})
+        Self::with_extra(Vec::new())
+    }
+
+    /// The bundled packs plus extra rule files, given as `(file name, YAML
+    /// text)` so the gate can pass files read from the base commit. A file
+    /// that fails to load is an error naming the file, the rule and the reason.
+    pub fn with_extra(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
+        let mut all: Vec<(String, String)> =
+            BUNDLED.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+        all.extend(sources);
+        Self::from_sources(all)
+    }
+
+    /// Only the given rule files, without the bundled packs (rule tests of a
+    /// rule folder, `retrygate rules test DIR`).
+    pub fn from_sources(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
+        let set = RuleSet::load(&sources)?;
+        Ok(RulePackAnalyzer { engine: Engine::new(set)? })
+    }
+
+    /// The rules loaded, in file order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.engine.set.rules
     }
 }
 
@@ -19,10 +96,35 @@ impl Analyzer for RulePackAnalyzer {
     fn name(&self) -> &str {
         "rule packs"
     }
-    fn wants(&self, _path: &str) -> bool {
-        false
+
+    fn wants(&self, path: &str) -> bool {
+        self.engine.wants(path)
     }
-    fn analyze(&self, _file: &FileChange) -> FileResult {
-        FileResult::default()
+
+    fn analyze(&self, file: &FileChange) -> FileResult {
+        self.engine.analyze(file)
     }
+}
+
+/// Reads every `*.yml`/`*.yaml` file directly in `dir` (not its subfolders),
+/// sorted by name, as `(path, text)`.
+pub fn read_rule_dir(dir: &std::path::Path) -> anyhow::Result<Vec<(String, String)>> {
+    use anyhow::Context as _;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("could not read the rule folder {}; check the path", dir.display()))?;
+    let mut paths = Vec::new();
+    for e in entries {
+        let p = e.with_context(|| format!("could not list {}", dir.display()))?.path();
+        let is_rule = p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yml" | "yaml"));
+        if is_rule {
+            paths.push(p);
+        }
+    }
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).with_context(|| format!("could not read {}", p.display()))?;
+        out.push((p.display().to_string(), text));
+    }
+    Ok(out)
 }

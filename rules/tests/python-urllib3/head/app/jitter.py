@@ -1,0 +1,6 @@
+from urllib3.util import Retry
+
+# ruleid: python/jitter-removed
+RETRY = Retry(
+    total=2,
+)

@@ -1,0 +1,66 @@
+//! Renders the rule table of `docs/rules.md` from the loaded rules, so the
+//! documentation is generated from the rules themselves and checked by a test.
+
+use super::spec::{Rule, When};
+
+/// Marks the start of the generated table in `docs/rules.md`.
+pub const BEGIN: &str = "<!-- BEGIN GENERATED RULE TABLE (retrygate rules list --format markdown) -->";
+/// Marks the end of the generated table.
+pub const END: &str = "<!-- END GENERATED RULE TABLE -->";
+
+/// One Markdown section per pack (the rule file), one table row per rule.
+pub fn markdown_table(rules: &[Rule]) -> String {
+    let mut out = String::new();
+    let mut current = "";
+    for r in rules {
+        if r.source != current {
+            current = &r.source;
+            let name =
+                std::path::Path::new(current).file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            out.push_str(&format!(
+                "\n### `{name}`\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n"
+            ));
+        }
+        let langs: Vec<&str> = r.languages.iter().map(|l| l.name()).collect();
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.id,
+            r.kind.id(),
+            r.severity,
+            langs.join(", "),
+            when_name(r.when),
+            cell(&r.docs.what),
+            cell(&r.docs.why),
+            code_cell(&r.docs.example),
+            code_cell(&r.docs.use_instead),
+        ));
+    }
+    out
+}
+
+fn when_name(w: When) -> &'static str {
+    match w {
+        When::Raised => "raised",
+        When::Lowered => "lowered",
+        When::Added => "added",
+        When::Removed => "removed",
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
+}
+
+fn code_cell(s: &str) -> String {
+    format!("`{}`", cell(s).replace('`', "'"))
+}
+
+/// Replaces the generated part of `doc` with `table`; `None` when the markers are missing.
+pub fn splice(doc: &str, table: &str) -> Option<String> {
+    let start = doc.find(BEGIN)? + BEGIN.len();
+    let end = doc.find(END)?;
+    if end < start {
+        return None;
+    }
+    Some(format!("{}\n\n{}\n\n{}", &doc[..start], table.trim_matches('\n'), &doc[end..]))
+}

@@ -1,0 +1,821 @@
+//! Evaluates compiled rules on one changed file, comparing base with head.
+//!
+//! The engine is a pure function of a [`RuleSet`] and a [`FileChange`]:
+//!
+//! 1. the file's language is judged from its name (no language, no rules);
+//! 2. both sides are masked (comments and prose strings blanked);
+//! 3. one [`RegexSet`] per language and view, built once per run, says which
+//!    rules can match at all (the prefilter); only those are evaluated;
+//! 4. each candidate rule collects its *occurrences* on both sides (matches
+//!    that pass the `inside` condition), keys them by what they set, and
+//!    compares base with head as its `when:` says (`docs/rules.md`).
+//!
+//! Occurrences are paired by key and value, never by line number, so code
+//! that moved within the file is not new and a setting that moved and changed
+//! is still compared.
+
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use regex::bytes::{RegexSet, RegexSetBuilder};
+use serde_json::json;
+use similar::{Algorithm, DiffOp};
+
+use super::lang::{Language, Syntax};
+use super::mask::{mask, View};
+use super::spec::{unit_seconds, Counts, Rule, RuleSet, When};
+use crate::analyze::FileResult;
+use crate::changeset::FileChange;
+use crate::finding::{Finding, Kind};
+
+/// Longest matched text quoted in a message.
+const MAX_QUOTED: usize = 80;
+
+/// Rules of one language for one view, behind a `RegexSet` prefilter.
+#[derive(Debug)]
+struct Prefilter {
+    set: RegexSet,
+    /// The rule each pattern of `set` belongs to.
+    owners: Vec<usize>,
+}
+
+/// A rule set ready to run: compiled rules plus per-language prefilters.
+#[derive(Debug)]
+pub struct Engine {
+    pub set: RuleSet,
+    by_lang: HashMap<Language, Vec<Prefilter>>,
+}
+
+impl Engine {
+    /// Builds the prefilters. Called once per run.
+    pub fn new(set: RuleSet) -> anyhow::Result<Engine> {
+        let mut by_lang = HashMap::new();
+        for &lang in Language::ALL {
+            let mut filters = Vec::new();
+            for view in [View::Code, View::Text] {
+                let mut sources = Vec::new();
+                let mut owners = Vec::new();
+                for (i, rule) in set.rules.iter().enumerate() {
+                    if rule.view == view && rule.languages.contains(&lang) {
+                        for p in &rule.pattern_sources {
+                            sources.push(p.as_str());
+                            owners.push(i);
+                        }
+                    }
+                }
+                if sources.is_empty() {
+                    continue;
+                }
+                let regex_set = RegexSetBuilder::new(&sources)
+                    .unicode(false)
+                    .multi_line(true)
+                    .size_limit(64 << 20)
+                    .dfa_size_limit(64 << 20)
+                    .build()
+                    .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
+                filters.push(Prefilter { set: regex_set, owners });
+            }
+            if !filters.is_empty() {
+                by_lang.insert(lang, filters);
+            }
+        }
+        Ok(Engine { set, by_lang })
+    }
+
+    /// Whether any rule reads the file at `path`.
+    pub fn wants(&self, path: &str) -> bool {
+        match Language::of_path(path) {
+            Some(lang) => {
+                self.by_lang.contains_key(&lang) && self.set.rules.iter().any(|r| r.applies_to(lang, path))
+            }
+            None => false,
+        }
+    }
+
+    /// Runs every applicable rule on one file.
+    pub fn analyze(&self, file: &FileChange) -> FileResult {
+        let mut out = FileResult::default();
+        let Some(lang) = Language::of_path(&file.path) else { return out };
+        let Some(filters) = self.by_lang.get(&lang) else { return out };
+        let syntax = lang.syntax();
+        let base = SideText::new(file.base.text(), syntax);
+        let head = SideText::new(file.head.text(), syntax);
+        let mut candidates = BTreeSet::new();
+        for f in filters {
+            let view = self.set.rules[f.owners[0]].view;
+            for side in [&base, &head] {
+                if let Some(text) = side.view(view) {
+                    for p in f.set.matches(text.as_bytes()).iter() {
+                        candidates.insert(f.owners[p]);
+                    }
+                }
+            }
+        }
+        let diff = OnceCell::new();
+        for i in candidates {
+            let rule = &self.set.rules[i];
+            if !rule.applies_to(lang, &file.path) {
+                continue;
+            }
+            let b = occurrences(&self.set, rule, &base);
+            let h = occurrences(&self.set, rule, &head);
+            match rule.when {
+                When::Raised | When::Lowered => out.findings.extend(compare(rule, file, &b, &h)),
+                When::Added => out.findings.extend(added(rule, file, &b, &h)),
+                When::Removed => {
+                    let ops = diff.get_or_init(|| diff_ops(file));
+                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), ops));
+                }
+            }
+        }
+        // One finding per kind and line: when two rules say the same thing
+        // about a line (`jitter=True` -> `jitter=False` is both a disabling
+        // flag added and a jitter flag removed), the first rule loaded speaks.
+        let mut seen = BTreeSet::new();
+        out.findings.retain(|f| seen.insert((f.kind, f.line)));
+        out
+    }
+}
+
+/// A number a rule captured, normalised (attempts, seconds or a plain value).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    Finite(f64),
+    Unbounded,
+}
+
+impl Num {
+    fn greater(self, other: Num) -> bool {
+        match (self, other) {
+            (Num::Unbounded, Num::Finite(_)) => true,
+            (Num::Finite(a), Num::Finite(b)) => a > b,
+            _ => false,
+        }
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        match self {
+            Num::Unbounded => json!("unbounded"),
+            Num::Finite(v) if v.fract() == 0.0 && v.abs() < 1e15 => json!(v as i64),
+            Num::Finite(v) => json!(v),
+        }
+    }
+
+    fn display(self) -> String {
+        match self {
+            Num::Unbounded => "unbounded".into(),
+            Num::Finite(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{}", v as i64),
+            Num::Finite(v) => format!("{v}"),
+        }
+    }
+}
+
+/// One match of a rule on one side.
+#[derive(Debug)]
+struct Occ {
+    line: u32,
+    /// What the match sets: the matched text without the number and unit,
+    /// whitespace removed, quotes unified.
+    key: String,
+    /// The number as written (with its unit), for messages.
+    raw: String,
+    value: Option<Num>,
+    text: String,
+}
+
+/// One side of a file with its masked views and line index, built lazily.
+struct SideText<'a> {
+    raw: Option<&'a str>,
+    syntax: Syntax,
+    code: OnceCell<String>,
+    text: OnceCell<String>,
+    line_starts: OnceCell<Vec<usize>>,
+    /// Lines where a context pattern matches, per (context, view).
+    contexts: RefCell<HashMap<(usize, View), Vec<u32>>>,
+}
+
+impl<'a> SideText<'a> {
+    fn new(raw: Option<&'a str>, syntax: Syntax) -> Self {
+        SideText {
+            raw,
+            syntax,
+            code: OnceCell::new(),
+            text: OnceCell::new(),
+            line_starts: OnceCell::new(),
+            contexts: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn view(&self, view: View) -> Option<&str> {
+        let raw = self.raw?;
+        let cell = match view {
+            View::Code => &self.code,
+            View::Text => &self.text,
+        };
+        Some(cell.get_or_init(|| mask(raw, &self.syntax, view)))
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
+        starts.partition_point(|&s| s <= offset) as u32
+    }
+
+    /// Sorted head lines where context `ctx` matches in `view`.
+    fn context_lines(&self, set: &RuleSet, ctx: usize, view: View) -> Vec<u32> {
+        if let Some(lines) = self.contexts.borrow().get(&(ctx, view)) {
+            return lines.clone();
+        }
+        let mut lines: Vec<u32> = match self.view(view) {
+            Some(text) => {
+                set.contexts[ctx].find_iter(text.as_bytes()).map(|m| self.line_of(m.start())).collect()
+            }
+            None => Vec::new(),
+        };
+        lines.dedup();
+        self.contexts.borrow_mut().insert((ctx, view), lines.clone());
+        lines
+    }
+
+    /// Whether head line `line` (1-based) has anything but blanks in the code view.
+    fn has_code(&self, line: u32) -> bool {
+        let Some(text) = self.view(View::Code) else { return false };
+        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return false };
+        let to = starts.get(line as usize).copied().unwrap_or(text.len());
+        text.as_bytes()[from..to].iter().any(|c| !c.is_ascii_whitespace())
+    }
+
+    /// The raw text of line `line` (1-based), without its line break.
+    fn line_text(&self, line: u32) -> &str {
+        let raw = self.raw.unwrap_or("");
+        let starts = self.line_starts.get_or_init(|| line_starts(raw));
+        let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return "" };
+        let to = starts.get(line as usize).copied().unwrap_or(raw.len());
+        raw[from..to].trim_end_matches(['\n', '\r'])
+    }
+
+    /// Whether a context line lies in `lo..=hi`.
+    fn context_in(&self, set: &RuleSet, ctx: usize, view: View, lo: u32, hi: u32) -> Vec<u32> {
+        let lines = self.context_lines(set, ctx, view);
+        let from = lines.partition_point(|&l| l < lo);
+        lines[from..].iter().copied().take_while(|&l| l <= hi).collect()
+    }
+}
+
+/// Byte offsets where lines start (masking keeps them, so any view will do).
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|p| p + 1)).collect()
+}
+
+fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
+    let Some(hay) = side.view(rule.view) else { return Vec::new() };
+    let hay = hay.as_bytes();
+    let mut found: Vec<(usize, Occ)> = Vec::new();
+    for re in &rule.patterns {
+        for caps in re.captures_iter(hay) {
+            let Some(m) = caps.get(0) else { continue };
+            // The line of the captured number when there is one (a value may sit
+            // a line below its key), else of the match's first visible byte.
+            let at = match caps.name("n") {
+                Some(n) => n.start(),
+                None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
+            };
+            let line = side.line_of(at);
+            if let Some(inside) = &rule.inside {
+                let lo = line.saturating_sub(inside.before);
+                if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+                    continue;
+                }
+            }
+            let n = caps.name("n");
+            let unit = caps.name("unit");
+            let key = match caps.name("key") {
+                Some(k) => normalise_key(k.as_bytes()),
+                None => {
+                    let mut bytes = Vec::with_capacity(m.len());
+                    for (i, &c) in m.as_bytes().iter().enumerate() {
+                        let at = m.start() + i;
+                        let in_group =
+                            |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
+                        if !in_group(n) && !in_group(unit) {
+                            bytes.push(c);
+                        }
+                    }
+                    normalise_key(&bytes)
+                }
+            };
+            let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
+            let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+            let value = match rule.counts {
+                Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
+                    Some(v) => Some(v),
+                    // A capture that is not a number (a variable, an expression)
+                    // cannot be compared; it is not an occurrence.
+                    None => continue,
+                },
+                None => None,
+            };
+            let raw = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
+            let text = quote(&String::from_utf8_lossy(&side.raw.unwrap_or("").as_bytes()[m.range()]));
+            found.push((m.start(), Occ { line, key, raw, value, text }));
+        }
+    }
+    found.sort_by_key(|(start, _)| *start);
+    found.into_iter().map(|(_, o)| o).collect()
+}
+
+fn normalise_key(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .filter(|c| !c.is_ascii_whitespace())
+        .map(|&c| if c == b'\'' || c == b'`' { '"' } else { c as char })
+        .collect()
+}
+
+/// Collapses whitespace and shortens matched text for messages.
+fn quote(s: &str) -> String {
+    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() > MAX_QUOTED {
+        let short: String = collapsed.chars().take(MAX_QUOTED).collect();
+        format!("{short}...")
+    } else {
+        collapsed
+    }
+}
+
+fn number(rule: &Rule, counts: Counts, raw: &str, unit: Option<&str>) -> Option<Num> {
+    let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'');
+    if rule.unbounded.iter().any(|u| u == trimmed) {
+        return Some(Num::Unbounded);
+    }
+    let v: f64 = trimmed.replace('_', "").parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some(Num::Finite(match counts {
+        Counts::Retries => v + 1.0,
+        Counts::Attempts | Counts::Ratio => v,
+        Counts::Seconds => {
+            let per = match unit {
+                Some(u) => unit_seconds(u)?,
+                None => rule.default_unit,
+            };
+            v * per
+        }
+    }))
+}
+
+fn value_json(counts: Option<Counts>, v: Num) -> serde_json::Value {
+    match counts {
+        Some(Counts::Seconds) => json!({ "seconds": v.to_json() }),
+        Some(Counts::Ratio) => json!({ "value": v.to_json() }),
+        _ => json!({ "attempts": v.to_json() }),
+    }
+}
+
+/// Groups occurrences by key, keeping order within a key.
+fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
+    let mut m: BTreeMap<&str, Vec<&Occ>> = BTreeMap::new();
+    for o in occs {
+        m.entry(o.key.as_str()).or_default().push(o);
+    }
+    m
+}
+
+/// `when: raised` / `when: lowered`.
+fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let base_by = by_key(base);
+    for (key, heads) in by_key(head) {
+        let bases = base_by.get(key).cloned().unwrap_or_default();
+        // Settings whose value did not change pair off first; what is left
+        // pairs in order: those are the settings that changed (or moved and changed).
+        let mut used = vec![false; bases.len()];
+        let mut changed_heads = Vec::new();
+        for h in heads {
+            match bases.iter().enumerate().position(|(j, b)| !used[j] && b.value == h.value) {
+                Some(j) => used[j] = true,
+                None => changed_heads.push(h),
+            }
+        }
+        let changed_bases = bases.iter().enumerate().filter(|(j, _)| !used[*j]).map(|(_, b)| *b);
+        for (b, h) in changed_bases.zip(changed_heads) {
+            let (Some(bv), Some(hv)) = (b.value, h.value) else { continue };
+            let worse = match rule.when {
+                When::Raised => hv.greater(bv),
+                _ => bv.greater(hv),
+            };
+            if !worse || !file.is_added(h.line) {
+                continue;
+            }
+            let kind = if rule.kind == Kind::RetryCountRaised && hv == Num::Unbounded {
+                Kind::RetryUnbounded
+            } else {
+                rule.kind
+            };
+            let mut message = rule.message.replace("{base}", &b.raw).replace("{head}", &h.raw);
+            match rule.counts {
+                Some(Counts::Retries) => {
+                    message.push_str(&format!(" ({} -> {} attempts)", bv.display(), hv.display()))
+                }
+                Some(Counts::Seconds) if b.raw != bv.display() || h.raw != hv.display() => {
+                    message.push_str(&format!(" ({}s -> {}s)", bv.display(), hv.display()))
+                }
+                _ => {}
+            }
+            out.push(
+                Finding::new(kind, &rule.id, &file.path, h.line)
+                    .severity(rule.severity)
+                    .message(message)
+                    .base(value_json(rule.counts, bv))
+                    .head(value_json(rule.counts, hv)),
+            );
+        }
+    }
+    out
+}
+
+/// Pairs equal keys between the sides; returns the unpaired occurrences of
+/// `ours` and how many of `theirs` were left unpaired. Occurrences of `ours`
+/// on unchanged lines are paired first: they are the same code as before.
+fn unpaired<'o>(
+    ours: &'o [Occ],
+    theirs: &'o [Occ],
+    unchanged: impl Fn(u32) -> bool,
+) -> (Vec<&'o Occ>, usize) {
+    let theirs_by = by_key(theirs);
+    let mut left = Vec::new();
+    let mut theirs_left = 0;
+    let ours_by = by_key(ours);
+    let our_keys: BTreeSet<&str> = ours_by.keys().copied().collect();
+    for (key, mut mine) in ours_by {
+        let count = theirs_by.get(key).map_or(0, Vec::len);
+        mine.sort_by_key(|o| (!unchanged(o.line), o.line));
+        let paired = count.min(mine.len());
+        left.extend(mine.into_iter().skip(paired));
+        theirs_left += count - paired;
+    }
+    for (key, t) in &theirs_by {
+        if !our_keys.contains(key) {
+            theirs_left += t.len();
+        }
+    }
+    left.sort_by_key(|o| o.line);
+    (left, theirs_left)
+}
+
+/// `when: added`: the head has more occurrences than the base.
+fn added(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Finding> {
+    let (new, base_left) = unpaired(head, base, |l| !file.is_added(l));
+    let excess = new.len().saturating_sub(base_left);
+    new.into_iter()
+        .filter(|o| file.is_added(o.line))
+        .take(excess)
+        .map(|o| {
+            Finding::new(rule.kind, &rule.id, &file.path, o.line)
+                .severity(rule.severity)
+                .message(rule.message.replace("{match}", &o.text))
+                .head(json!({ "match": o.text }))
+        })
+        .collect()
+}
+
+/// `when: removed`: the base has more occurrences than the head, and the
+/// retry site (the `inside` context) is still there next to where they were.
+fn removed(
+    set: &RuleSet,
+    rule: &Rule,
+    file: &FileChange,
+    base: &[Occ],
+    head: &[Occ],
+    (base_side, head_side): (&SideText, &SideText),
+    ops: &[DiffOp],
+) -> Vec<Finding> {
+    let Some(inside) = &rule.inside else { return Vec::new() };
+    if file.head.text().is_none() {
+        return Vec::new();
+    }
+    // A base occurrence is not gone when its line is unchanged; when the
+    // head lines that replaced it hold the same setting, or another form of
+    // it (one jittered wait exchanged for another); or when the same setting
+    // appears on an added line elsewhere (moved code). Pairing is in that order.
+    let mut used = vec![false; head.len()];
+    let mut pending = Vec::new();
+    for o in base {
+        if let Some(spot) = head_spot(ops, o.line) {
+            pending.push((o, spot));
+        }
+    }
+    let in_range = |spot: Spot, line: u32| matches!(spot, Spot::Replaced(a, b) if (a..=b).contains(&line));
+    let passes: [&PairingPass; 3] = [
+        &|o, spot, h| h.key == o.key && in_range(spot, h.line),
+        &|_, spot, h| in_range(spot, h.line),
+        &|o, _, h| h.key == o.key && file.is_added(h.line),
+    ];
+    for pass in passes {
+        pending.retain(|&(o, spot)| {
+            match head.iter().enumerate().position(|(j, h)| !used[j] && pass(o, spot, h)) {
+                Some(j) => {
+                    used[j] = true;
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    let mut out = Vec::new();
+    for (o, spot) in pending {
+        // The retry site that made this a match in the base (the nearest
+        // context line) must still be there, unchanged or edited, not
+        // deleted along with it.
+        let base_sites = base_side.context_in(
+            set,
+            inside.context,
+            rule.view,
+            o.line.saturating_sub(inside.before),
+            o.line + inside.after,
+        );
+        let nearest = base_sites.iter().copied().min_by_key(|&l| (l.abs_diff(o.line), l > o.line));
+        let survived = match nearest.map(|l| (l, head_spot(ops, l))) {
+            // Unchanged.
+            Some((l, None)) => survives(ops, l),
+            // Edited: the edited lines must still look like a retry site.
+            Some((_, Some(Spot::Replaced(a, b)))) => {
+                !head_side.context_in(set, inside.context, rule.view, a, b).is_empty()
+            }
+            _ => false,
+        };
+        if !survived {
+            continue;
+        }
+        let (lo, hi) = match spot {
+            Spot::Replaced(a, b) => (a.saturating_sub(inside.before).max(1), b + inside.after),
+            Spot::Gap(after) => ((after + 1).saturating_sub(inside.before).max(1), after + inside.after),
+        };
+        let sites = head_side.context_in(set, inside.context, rule.view, lo, hi);
+        if sites.is_empty() {
+            // The retry site went with it: a removed retry is not a weaker one.
+            continue;
+        }
+        let line = match spot {
+            Spot::Replaced(a, b) => best_counterpart(base_side.line_text(o.line), head_side, a, b)
+                .or_else(|| sites.iter().copied().find(|l| (a..=b).contains(l)))
+                .or_else(|| (a..=b).find(|&l| head_side.has_code(l)))
+                .unwrap_or(a),
+            Spot::Gap(after) => sites.iter().copied().min_by_key(|&l| l.abs_diff(after)).unwrap_or(after),
+        };
+        out.push(
+            Finding::new(rule.kind, &rule.id, &file.path, line)
+                .severity(rule.severity)
+                .message(rule.message.replace("{match}", &o.text))
+                .base(json!({ "match": o.text, "line": o.line })),
+        );
+    }
+    out
+}
+
+/// The replacing head line that reads most like the removed base line (the
+/// longest common prefix, indentation ignored), so `retryDelay: exponentialDelay`
+/// -> `retryDelay: () => 1000` is reported on the `retryDelay` line.
+fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u32> {
+    let removed = removed.trim_start().as_bytes();
+    let mut best: Option<(usize, u32)> = None;
+    for l in a..=b {
+        if !head.has_code(l) {
+            continue;
+        }
+        let line = head.line_text(l).trim_start().as_bytes();
+        let common = removed.iter().zip(line).take_while(|(x, y)| x == y).count();
+        if common > 0 && best.map_or(true, |(c, _)| common > c) {
+            best = Some((common, l));
+        }
+    }
+    best.map(|(_, l)| l)
+}
+
+/// One way a removed base occurrence can find its head counterpart.
+type PairingPass<'a> = dyn Fn(&Occ, Spot, &Occ) -> bool + 'a;
+
+/// Where a removed base line went in the head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spot {
+    /// The base line was replaced by head lines `a..=b`.
+    Replaced(u32, u32),
+    /// The base line was deleted; the gap lies after head line `n` (0 = top).
+    Gap(u32),
+}
+
+fn diff_ops(file: &FileChange) -> Vec<DiffOp> {
+    let base = file.base.text().unwrap_or("");
+    let head = file.head.text().unwrap_or("");
+    similar::TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(base, head)
+        .ops()
+        .to_vec()
+}
+
+/// Whether base line `base_line` is still in the head, unchanged or edited.
+fn survives(ops: &[DiffOp], base_line: u32) -> bool {
+    let Some(idx) = base_line.checked_sub(1).map(|i| i as usize) else { return false };
+    ops.iter().any(|op| match *op {
+        DiffOp::Equal { old_index, len, .. } => (old_index..old_index + len).contains(&idx),
+        DiffOp::Replace { old_index, old_len, .. } => (old_index..old_index + old_len).contains(&idx),
+        _ => false,
+    })
+}
+
+fn head_spot(ops: &[DiffOp], base_line: u32) -> Option<Spot> {
+    let idx = base_line.checked_sub(1)? as usize;
+    for op in ops {
+        match *op {
+            DiffOp::Delete { old_index, old_len, new_index }
+                if (old_index..old_index + old_len).contains(&idx) =>
+            {
+                return Some(Spot::Gap(new_index as u32));
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len }
+                if (old_index..old_index + old_len).contains(&idx) =>
+            {
+                return Some(Spot::Replaced(new_index as u32 + 1, (new_index + new_len) as u32));
+            }
+            // Still on an equal line: the text is there, only its masking changed.
+            DiffOp::Equal { old_index, len, .. } if (old_index..old_index + len).contains(&idx) => {
+                return None
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(yaml: &str) -> Engine {
+        Engine::new(RuleSet::load(&[("t.yml".into(), yaml.into())]).unwrap()).unwrap()
+    }
+
+    fn run(e: &Engine, path: &str, base: Option<&str>, head: Option<&str>) -> Vec<Finding> {
+        e.analyze(&FileChange::from_texts(path, base, head)).findings
+    }
+
+    const RAISED: &str = r#"
+rules:
+  - id: t/retries
+    kind: retry-count-raised
+    severity: error
+    languages: [python]
+    message: "retries raised from {base} to {head}"
+    pattern: '\bretries\s*=\s*(?P<n>\d+|None)'
+    when: raised
+    counts: retries
+    unbounded: ["None"]
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+
+    #[test]
+    fn raised_reports_the_head_line_with_normalised_attempts() {
+        let e = engine(RAISED);
+        let f = run(&e, "a.py", Some("x = 1\nc(retries=2)\n"), Some("x = 1\nc(retries=6)\n"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].line, 2);
+        assert_eq!(f[0].message, "retries raised from 2 to 6 (3 -> 7 attempts)");
+        assert_eq!(f[0].base, Some(json!({"attempts": 3})));
+        assert_eq!(f[0].head, Some(json!({"attempts": 7})));
+    }
+
+    #[test]
+    fn lowered_count_unchanged_or_present_in_both_is_not_a_finding() {
+        let e = engine(RAISED);
+        assert!(run(&e, "a.py", Some("c(retries=6)\n"), Some("c(retries=2)\n")).is_empty());
+        assert!(run(&e, "a.py", Some("c(retries=6)\ny=1\n"), Some("c(retries=6)\ny=2\n")).is_empty());
+        assert!(run(&e, "a.py", None, Some("c(retries=6)\n")).is_empty(), "a new setting is not a raise");
+    }
+
+    #[test]
+    fn a_setting_that_moved_and_changed_is_compared_and_one_that_only_moved_is_not() {
+        let e = engine(RAISED);
+        let base = "c(retries=2)\na\nb\nc\n";
+        let moved = "a\nb\nc\nc(retries=2)\n";
+        assert!(run(&e, "a.py", Some(base), Some(moved)).is_empty());
+        let f = run(&e, "a.py", Some(base), Some("a\nb\nc\nc(retries=5)\n"));
+        assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![4]);
+    }
+
+    #[test]
+    fn unbounded_head_is_retry_unbounded() {
+        let e = engine(RAISED);
+        let f = run(&e, "a.py", Some("c(retries=2)\n"), Some("c(retries=None)\n"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].kind, Kind::RetryUnbounded);
+        assert_eq!(f[0].head, Some(json!({"attempts": "unbounded"})));
+    }
+
+    #[test]
+    fn comments_strings_and_prose_files_do_not_match() {
+        let e = engine(RAISED);
+        assert!(run(&e, "a.py", Some("c(retries=2)\n"), Some("c(retries=2)  # retries=9\n")).is_empty());
+        assert!(run(&e, "a.py", Some("log('retries=2 ok')\n"), Some("log('retries=9 ok')\n")).is_empty());
+        assert!(run(&e, "README.md", Some("retries=2\n"), Some("retries=9\n")).is_empty());
+        assert!(!e.wants("README.md") && e.wants("src/x.py") && !e.wants("src/x.go"));
+    }
+
+    const ADDED: &str = r#"
+rules:
+  - id: t/jitter-off
+    kind: jitter-removed
+    severity: error
+    languages: [python]
+    message: "jitter disabled: {match}"
+    pattern: '\bjitter\s*=\s*(?:False|None)'
+    when: added
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+
+    #[test]
+    fn added_reports_new_occurrences_only() {
+        let e = engine(ADDED);
+        let f = run(&e, "a.py", Some("c(jitter=True)\n"), Some("c(jitter=False)\n"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, "jitter disabled: jitter=False");
+        // Present in both, or moved: nothing new.
+        assert!(run(&e, "a.py", Some("c(jitter=False)\nx\n"), Some("x\nc(jitter=False)\n")).is_empty());
+        // Exchanging one disabling form for another: the base had no jitter either.
+        assert!(run(&e, "a.py", Some("c(jitter=None)\n"), Some("c(jitter=False)\n")).is_empty());
+    }
+
+    const REMOVED: &str = r#"
+rules:
+  - id: t/random-wait-gone
+    kind: jitter-removed
+    severity: error
+    languages: [python]
+    message: "{match} removed"
+    pattern: '\bwait_random_exponential\b'
+    when: removed
+    inside: { pattern: '@retry\b', before: 3 }
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+
+    #[test]
+    fn removed_reports_at_the_replacement_while_the_retry_site_remains() {
+        let e = engine(REMOVED);
+        let base = "import x\n@retry(\n    wait=wait_random_exponential(1),\n)\ndef f(): pass\n";
+        let head = "import x\n@retry(\n    wait=wait_fixed(2),\n)\ndef f(): pass\n";
+        let f = run(&e, "a.py", Some(base), Some(head));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].line, 3);
+        assert_eq!(f[0].message, "wait_random_exponential removed");
+        // The whole retry site deleted: not a jitter regression.
+        assert!(run(&e, "a.py", Some(base), Some("import x\n")).is_empty());
+        // A pure deletion of the line reports at the retry site.
+        let f = run(&e, "a.py", Some(base), Some("import x\n@retry(\n)\ndef f(): pass\n"));
+        assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![2]);
+    }
+
+    #[test]
+    fn context_condition_limits_matches() {
+        let yaml = r#"
+rules:
+  - id: t/limit
+    kind: retry-count-raised
+    severity: error
+    languages: [yaml]
+    message: "limit {base} -> {head}"
+    pattern: '\blimit:\s*(?P<n>\d+)'
+    when: raised
+    counts: retries
+    inside: { pattern: '^\s*retry:', before: 2 }
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+        let e = engine(yaml);
+        let f = run(&e, "c.yaml", Some("retry:\n  limit: 2\n"), Some("retry:\n  limit: 5\n"));
+        assert_eq!(f.len(), 1);
+        let page = "retry:\n  limit: 2\nother: 1\nx: 1\npage:\n  limit: 20\n";
+        assert!(run(&e, "c.yaml", Some(page), Some(&page.replace("20", "50"))).is_empty());
+    }
+
+    #[test]
+    fn seconds_compare_across_units() {
+        let yaml = r#"
+rules:
+  - id: t/timeout
+    kind: timeout-lowered
+    severity: error
+    languages: [yaml]
+    message: "timeout {base} -> {head}"
+    pattern: '\bperTryTimeout:\s*(?P<n>\d+(?:\.\d+)?)(?P<unit>ms|s)'
+    when: lowered
+    counts: seconds
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+        let e = engine(yaml);
+        let f = run(&e, "v.yaml", Some("perTryTimeout: 2s\n"), Some("perTryTimeout: 800ms\n"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, "timeout 2s -> 800ms (2s -> 0.8s)");
+        assert!(run(&e, "v.yaml", Some("perTryTimeout: 800ms\n"), Some("perTryTimeout: 2s\n")).is_empty());
+    }
+}

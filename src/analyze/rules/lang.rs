@@ -1,0 +1,220 @@
+//! Which language a file is written in, judged from its name, and the lexical
+//! syntax (comments, string quotes) the masker needs for that language.
+//!
+//! A file whose name matches no language here (Markdown, plain text, images)
+//! is never read by a rule: rules name languages, never "any file".
+
+use std::path::Path;
+
+/// The languages rules can name in `languages:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    Python,
+    JavaScript,
+    TypeScript,
+    Go,
+    Java,
+    Kotlin,
+    Yaml,
+    Json,
+    Toml,
+    Properties,
+    Env,
+    Dockerfile,
+    Nginx,
+    Shell,
+}
+
+/// How comments and string literals look in a language.
+#[derive(Debug, Clone, Copy)]
+pub struct Syntax {
+    /// Openers of comments that run to the end of the line.
+    pub line_comments: &'static [&'static [u8]],
+    /// A line comment opener counts only at the start of a line or after
+    /// whitespace (YAML, shell: `a#b` is not a comment).
+    pub comment_needs_space: bool,
+    pub block_comment: Option<(&'static [u8], &'static [u8])>,
+    /// Quote characters that open a one-line string literal.
+    pub quotes: &'static [u8],
+    /// `"""` / `'''` open strings that may span lines (Python, Java, Kotlin, TOML).
+    pub triple_quotes: bool,
+    /// A backquote opens a string that may span lines (JS template, Go raw string).
+    pub backtick_multiline: bool,
+    /// A quote opens a string only after a separator (start of line, space,
+    /// `:`, `=`, `[`, `{`, `,`, `(`, `-`), so `don't` in a plain YAML scalar is text.
+    pub quote_needs_separator: bool,
+}
+
+const C_LIKE: Syntax = Syntax {
+    line_comments: &[b"//"],
+    comment_needs_space: false,
+    block_comment: Some((b"/*", b"*/")),
+    quotes: b"\"'",
+    triple_quotes: false,
+    backtick_multiline: false,
+    quote_needs_separator: false,
+};
+
+const HASH_CONFIG: Syntax = Syntax {
+    line_comments: &[b"#"],
+    comment_needs_space: true,
+    block_comment: None,
+    quotes: b"\"'",
+    triple_quotes: false,
+    backtick_multiline: false,
+    quote_needs_separator: true,
+};
+
+impl Language {
+    /// Every language, in the order of the docs.
+    pub const ALL: &'static [Language] = &[
+        Language::Python,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Go,
+        Language::Java,
+        Language::Kotlin,
+        Language::Yaml,
+        Language::Json,
+        Language::Toml,
+        Language::Properties,
+        Language::Env,
+        Language::Dockerfile,
+        Language::Nginx,
+        Language::Shell,
+    ];
+
+    /// The name used in rule files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+            Language::Yaml => "yaml",
+            Language::Json => "json",
+            Language::Toml => "toml",
+            Language::Properties => "properties",
+            Language::Env => "env",
+            Language::Dockerfile => "dockerfile",
+            Language::Nginx => "nginx",
+            Language::Shell => "shell",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Language> {
+        Language::ALL.iter().copied().find(|l| l.name() == name)
+    }
+
+    /// Which file names belong to the language (for the docs).
+    pub fn file_names(self) -> &'static str {
+        match self {
+            Language::Python => "*.py, *.pyi",
+            Language::JavaScript => "*.js, *.mjs, *.cjs, *.jsx",
+            Language::TypeScript => "*.ts, *.mts, *.cts, *.tsx",
+            Language::Go => "*.go",
+            Language::Java => "*.java",
+            Language::Kotlin => "*.kt, *.kts",
+            Language::Yaml => "*.yml, *.yaml",
+            Language::Json => "*.json",
+            Language::Toml => "*.toml",
+            Language::Properties => "*.properties",
+            Language::Env => ".env, .env.*, *.env",
+            Language::Dockerfile => "Dockerfile, Dockerfile.*, *.dockerfile, Containerfile",
+            Language::Nginx => "*.conf, nginx.conf",
+            Language::Shell => "*.sh, *.bash",
+        }
+    }
+
+    /// The language of a repository path, or `None` for files no rule reads
+    /// (Markdown, text, binaries, unknown extensions).
+    pub fn of_path(path: &str) -> Option<Language> {
+        let name = Path::new(path).file_name()?.to_str()?;
+        let lower = name.to_ascii_lowercase();
+        if lower == "dockerfile" || lower.starts_with("dockerfile.") || lower == "containerfile" {
+            return Some(Language::Dockerfile);
+        }
+        if lower == ".env" || lower.starts_with(".env.") {
+            return Some(Language::Env);
+        }
+        let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
+        Some(match ext {
+            "py" | "pyi" => Language::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+            "ts" | "mts" | "cts" | "tsx" => Language::TypeScript,
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "kt" | "kts" => Language::Kotlin,
+            "yml" | "yaml" => Language::Yaml,
+            "json" => Language::Json,
+            "toml" => Language::Toml,
+            "properties" => Language::Properties,
+            "env" => Language::Env,
+            "dockerfile" => Language::Dockerfile,
+            "conf" => Language::Nginx,
+            "sh" | "bash" => Language::Shell,
+            _ => return None,
+        })
+    }
+
+    pub fn syntax(self) -> Syntax {
+        match self {
+            Language::Python => Syntax {
+                line_comments: &[b"#"],
+                comment_needs_space: false,
+                block_comment: None,
+                quotes: b"\"'",
+                triple_quotes: true,
+                backtick_multiline: false,
+                quote_needs_separator: false,
+            },
+            Language::JavaScript | Language::TypeScript => Syntax { backtick_multiline: true, ..C_LIKE },
+            Language::Go => Syntax { backtick_multiline: true, ..C_LIKE },
+            Language::Java | Language::Kotlin => Syntax { triple_quotes: true, ..C_LIKE },
+            Language::Json => Syntax {
+                line_comments: &[],
+                comment_needs_space: false,
+                block_comment: None,
+                quotes: b"\"",
+                triple_quotes: false,
+                backtick_multiline: false,
+                quote_needs_separator: false,
+            },
+            Language::Toml => Syntax { triple_quotes: true, ..HASH_CONFIG },
+            Language::Yaml
+            | Language::Properties
+            | Language::Env
+            | Language::Dockerfile
+            | Language::Nginx
+            | Language::Shell => HASH_CONFIG,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_to_languages_and_prose_maps_to_none() {
+        assert_eq!(Language::of_path("app/client.py"), Some(Language::Python));
+        assert_eq!(Language::of_path("web/src/api.TS"), Some(Language::TypeScript));
+        assert_eq!(Language::of_path("deploy/Dockerfile"), Some(Language::Dockerfile));
+        assert_eq!(Language::of_path("deploy/Dockerfile.prod"), Some(Language::Dockerfile));
+        assert_eq!(Language::of_path(".env.production"), Some(Language::Env));
+        assert_eq!(Language::of_path("charts/app/values.yaml"), Some(Language::Yaml));
+        assert_eq!(Language::of_path("README.md"), None);
+        assert_eq!(Language::of_path("docs/retries.txt"), None);
+        assert_eq!(Language::of_path("Makefile"), None);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for l in Language::ALL {
+            assert_eq!(Language::parse(l.name()), Some(*l));
+        }
+        assert_eq!(Language::parse("cobol"), None);
+    }
+}

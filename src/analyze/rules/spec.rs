@@ -1,0 +1,475 @@
+//! Rule files: the YAML format, its validation, and compilation into
+//! [`Rule`]s whose regexes are built once per run.
+//!
+//! A rule file is `rules: [...]`; every rule is checked on its own, so an
+//! error names the file, the rule id and the reason. Unknown fields are
+//! errors, never ignored: a misspelt `insde:` must not silently widen a rule.
+//! The format is documented in `docs/rules.md`.
+
+use std::collections::{BTreeSet, HashMap};
+
+use anyhow::{anyhow, bail, Context as _};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use super::lang::Language;
+use super::mask::View;
+use crate::finding::{Kind, Severity};
+
+/// Regexes bigger than this (compiled) are refused; a rule is a few dozen bytes.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// How a rule compares the base with the head (see `docs/rules.md`, "Semantics").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum When {
+    /// The captured number of the same setting went up.
+    Raised,
+    /// The captured number of the same setting went down.
+    Lowered,
+    /// The pattern occurs more often in the head than in the base.
+    Added,
+    /// The pattern occurs less often in the head, and the retry site is still there.
+    Removed,
+}
+
+/// What a captured number counts, so that like is compared with like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counts {
+    /// Retries after the first attempt: total attempts = n + 1.
+    Retries,
+    /// Total attempts, the first one included.
+    Attempts,
+    /// A duration; `unit:` (or a captured `unit`) says in what.
+    Seconds,
+    /// A plain quantity such as a retry budget's ratio or percentage.
+    Ratio,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    rules: Vec<serde_yaml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Patterns {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InsideSpec {
+    pattern: String,
+    #[serde(default)]
+    before: u32,
+    #[serde(default)]
+    after: u32,
+}
+
+/// The documentation every rule carries, in Clippy's shape.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Docs {
+    pub what: String,
+    pub why: String,
+    pub example: String,
+    pub use_instead: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    kind: String,
+    severity: String,
+    languages: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    message: String,
+    pattern: Patterns,
+    when: When,
+    #[serde(default)]
+    counts: Option<Counts>,
+    #[serde(default)]
+    unit: Option<String>,
+    #[serde(default)]
+    unbounded: Vec<String>,
+    #[serde(default)]
+    view: Option<String>,
+    #[serde(default)]
+    inside: Option<InsideSpec>,
+    docs: Docs,
+}
+
+/// The context condition of a rule: a match counts only if a line within
+/// `before` lines above or `after` lines below it (or its own line) matches
+/// the context pattern.
+#[derive(Debug, Clone)]
+pub struct Inside {
+    /// Index into [`RuleSet::contexts`].
+    pub context: usize,
+    pub before: u32,
+    pub after: u32,
+}
+
+/// One compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub id: String,
+    pub kind: Kind,
+    pub severity: Severity,
+    pub languages: Vec<Language>,
+    pub paths: Option<GlobSet>,
+    pub path_globs: Vec<String>,
+    pub message: String,
+    pub patterns: Vec<Regex>,
+    pub pattern_sources: Vec<String>,
+    pub when: When,
+    pub counts: Option<Counts>,
+    /// Seconds per unit for unit-less durations.
+    pub default_unit: f64,
+    pub unbounded: Vec<String>,
+    pub view: View,
+    pub inside: Option<Inside>,
+    pub docs: Docs,
+    /// The rule file it came from.
+    pub source: String,
+}
+
+impl Rule {
+    /// Whether the rule reads files at `path` written in `lang`.
+    pub fn applies_to(&self, lang: Language, path: &str) -> bool {
+        self.languages.contains(&lang) && self.paths.as_ref().map_or(true, |g| g.is_match(path))
+    }
+}
+
+/// Every rule of a run, with the context regexes they share.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    pub contexts: Vec<Regex>,
+    pub context_sources: Vec<String>,
+}
+
+impl RuleSet {
+    /// Loads and compiles rule files given as `(file name, YAML text)`.
+    /// The first problem is an error naming the file, the rule and the reason.
+    pub fn load(sources: &[(String, String)]) -> anyhow::Result<RuleSet> {
+        let mut set = RuleSet::default();
+        let mut seen: HashMap<String, String> = HashMap::new();
+        let mut context_ids: HashMap<String, usize> = HashMap::new();
+        for (file, text) in sources {
+            let spec: FileSpec = serde_yaml::from_str(text).map_err(|e| {
+                anyhow!("{file}: not a valid rule file: {e}; a rule file is a YAML mapping with one key, `rules:`, holding a list of rules (docs/rules.md)")
+            })?;
+            for (i, value) in spec.rules.into_iter().enumerate() {
+                let id = value.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+                let name = id.clone().unwrap_or_else(|| format!("#{} (no id)", i + 1));
+                let rule: RuleSpec = serde_yaml::from_value(value).map_err(|e| {
+                    anyhow!("{file}: rule '{name}': {e}; see docs/rules.md for the fields a rule has")
+                })?;
+                let compiled = compile(rule, file, &mut set, &mut context_ids)
+                    .with_context(|| format!("{file}: rule '{name}'"))?;
+                if let Some(other) = seen.insert(compiled.id.clone(), file.clone()) {
+                    bail!(
+                        "{file}: rule '{name}': the id is already used in {other}; rule ids must be unique"
+                    );
+                }
+                set.rules.push(compiled);
+            }
+        }
+        Ok(set)
+    }
+}
+
+fn compile(
+    spec: RuleSpec,
+    file: &str,
+    set: &mut RuleSet,
+    context_ids: &mut HashMap<String, usize>,
+) -> anyhow::Result<Rule> {
+    if !valid_id(&spec.id) {
+        bail!("the id must look like `pack/name` in lower case letters, digits and `-`");
+    }
+    let kind = Kind::parse(&spec.kind).ok_or_else(|| {
+        let known: Vec<&str> = Kind::ALL.iter().map(|k| k.id()).collect();
+        anyhow!("unknown kind '{}'; use one of: {}", spec.kind, known.join(", "))
+    })?;
+    let severity = Severity::parse(&spec.severity)
+        .ok_or_else(|| anyhow!("unknown severity '{}'; use error, warning or note", spec.severity))?;
+    if spec.languages.is_empty() {
+        bail!("`languages` is empty; name at least one language");
+    }
+    let mut languages = Vec::new();
+    for l in &spec.languages {
+        languages.push(Language::parse(l).ok_or_else(|| {
+            let known: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
+            anyhow!("unknown language '{l}'; use one of: {}", known.join(", "))
+        })?);
+    }
+    let paths = if spec.paths.is_empty() {
+        None
+    } else {
+        let mut b = GlobSetBuilder::new();
+        for g in &spec.paths {
+            let glob = GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| anyhow!("bad glob '{g}' in `paths`: {e}"))?;
+            b.add(glob);
+        }
+        Some(b.build().map_err(|e| anyhow!("bad `paths`: {e}"))?)
+    };
+    for (field, text) in [
+        ("message", &spec.message),
+        ("docs.what", &spec.docs.what),
+        ("docs.why", &spec.docs.why),
+        ("docs.example", &spec.docs.example),
+        ("docs.use_instead", &spec.docs.use_instead),
+    ] {
+        if text.trim().is_empty() {
+            bail!(
+                "`{field}` is empty; every rule says what it flags, why, an example and what to use instead"
+            );
+        }
+    }
+    let pattern_sources = match spec.pattern {
+        Patterns::One(p) => vec![p],
+        Patterns::Many(ps) => ps,
+    };
+    if pattern_sources.is_empty() {
+        bail!("`pattern` is empty; give a regex or a list of regexes");
+    }
+    let compares = matches!(spec.when, When::Raised | When::Lowered);
+    let mut patterns = Vec::new();
+    for p in &pattern_sources {
+        let re = build_regex(p).map_err(|e| anyhow!("bad `pattern` {p:?}: {e}"))?;
+        let names: Vec<&str> = re.capture_names().flatten().collect();
+        if compares && !names.contains(&"n") {
+            bail!(
+                "pattern {p:?} has no `(?P<n>...)` group; `when: {}` compares the number it captures",
+                when_name(spec.when)
+            );
+        }
+        if let Some(bad) = names.iter().find(|n| !matches!(**n, "n" | "unit" | "key")) {
+            bail!("pattern {p:?} has a group named `{bad}`; only `n`, `unit` and `key` mean something");
+        }
+        patterns.push(re);
+    }
+    match (compares, spec.counts) {
+        (true, None) => bail!(
+            "`when: {}` needs `counts:` (retries, attempts, seconds or ratio) so that like is compared with like",
+            when_name(spec.when)
+        ),
+        (false, Some(_)) => bail!("`counts:` only applies to `when: raised` or `when: lowered`"),
+        _ => {}
+    }
+    if !spec.unbounded.is_empty() && spec.when != When::Raised {
+        bail!("`unbounded:` only applies to `when: raised`");
+    }
+    let default_unit = match &spec.unit {
+        None => 1.0,
+        Some(u) if spec.counts == Some(Counts::Seconds) => {
+            unit_seconds(u).ok_or_else(|| anyhow!("unknown unit '{u}'; use ms, s, m or h"))?
+        }
+        Some(_) => bail!("`unit:` only applies to `counts: seconds`"),
+    };
+    let view = match spec.view.as_deref() {
+        None | Some("code") => View::Code,
+        Some("text") => View::Text,
+        Some(v) => bail!("unknown view '{v}'; use code (comments and prose strings blanked) or text (only comments blanked)"),
+    };
+    let inside = match spec.inside {
+        None if spec.when == When::Removed => bail!(
+            "`when: removed` needs `inside:`, the retry site that must still exist in the head (otherwise deleting a whole client would be reported)"
+        ),
+        None => None,
+        Some(i) => {
+            let context = match context_ids.get(&i.pattern) {
+                Some(&c) => c,
+                None => {
+                    let re = build_regex(&i.pattern)
+                        .map_err(|e| anyhow!("bad `inside.pattern` {:?}: {e}", i.pattern))?;
+                    set.contexts.push(re);
+                    set.context_sources.push(i.pattern.clone());
+                    context_ids.insert(i.pattern.clone(), set.contexts.len() - 1);
+                    set.contexts.len() - 1
+                }
+            };
+            Some(Inside { context, before: i.before, after: i.after })
+        }
+    };
+    check_placeholders(&spec.message, spec.when)?;
+    Ok(Rule {
+        id: spec.id,
+        kind,
+        severity,
+        languages,
+        paths,
+        path_globs: spec.paths,
+        message: spec.message,
+        patterns,
+        pattern_sources,
+        when: spec.when,
+        counts: spec.counts,
+        default_unit,
+        unbounded: spec.unbounded,
+        view,
+        inside,
+        docs: spec.docs,
+        source: file.to_string(),
+    })
+}
+
+/// Compiles a rule pattern: byte-wise, ASCII classes, `^`/`$` at line ends.
+pub fn build_regex(p: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(p).unicode(false).multi_line(true).size_limit(REGEX_SIZE_LIMIT).build()
+}
+
+fn when_name(w: When) -> &'static str {
+    match w {
+        When::Raised => "raised",
+        When::Lowered => "lowered",
+        When::Added => "added",
+        When::Removed => "removed",
+    }
+}
+
+fn valid_id(id: &str) -> bool {
+    let mut parts = id.splitn(2, '/');
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+            && !s.starts_with('-')
+    };
+    matches!((parts.next(), parts.next()), (Some(a), Some(b)) if ok(a) && ok(b))
+}
+
+fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
+    let allowed: BTreeSet<&str> = match when {
+        When::Raised | When::Lowered => ["base", "head"].into(),
+        When::Added | When::Removed => ["match"].into(),
+    };
+    let mut rest = message;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let end = after.find('}').ok_or_else(|| anyhow!("`message` has an unclosed `{{`"))?;
+        let name = &after[..end];
+        if !allowed.contains(name) {
+            let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
+            bail!(
+                "`message` uses {{{name}}}; with `when: {}` it may use {}",
+                when_name(when),
+                names.join(", ")
+            );
+        }
+        rest = &after[end + 1..];
+    }
+    Ok(())
+}
+
+/// Seconds per unit, for the unit names rules capture or declare.
+pub fn unit_seconds(unit: &str) -> Option<f64> {
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 0.001,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+rules:
+  - id: test/retries-raised
+    kind: retry-count-raised
+    severity: error
+    languages: [python]
+    message: "retries raised from {base} to {head}"
+    pattern: '\bretries\s*=\s*(?P<n>\d+)'
+    when: raised
+    counts: retries
+    docs: { what: w, why: y, example: e, use_instead: u }
+"#;
+
+    fn load_err(yaml: &str) -> String {
+        match RuleSet::load(&[("bad.yml".to_string(), yaml.to_string())]) {
+            Ok(_) => panic!("expected an error for {yaml}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn a_good_rule_loads() {
+        let set = RuleSet::load(&[("good.yml".into(), GOOD.into())]).unwrap();
+        assert_eq!(set.rules.len(), 1);
+        assert_eq!(set.rules[0].kind, Kind::RetryCountRaised);
+        assert_eq!(set.rules[0].source, "good.yml");
+    }
+
+    #[test]
+    fn unknown_fields_are_errors_naming_file_rule_and_field() {
+        let e = load_err(&GOOD.replace("when: raised", "when: raised\n    insde: {pattern: x}"));
+        assert!(e.contains("bad.yml") && e.contains("test/retries-raised") && e.contains("insde"), "{e}");
+        let e = load_err(&format!("{GOOD}extra: 1\n"));
+        assert!(e.contains("bad.yml") && e.contains("extra"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_errors_with_the_reason() {
+        let cases = [
+            (GOOD.replace("retry-count-raised", "retry-count-up"), "unknown kind 'retry-count-up'"),
+            (GOOD.replace("severity: error", "severity: fatal"), "unknown severity 'fatal'"),
+            (GOOD.replace("[python]", "[cobol]"), "unknown language 'cobol'"),
+            (GOOD.replace("(?P<n>\\d+)", "(\\d+"), "bad `pattern`"),
+            (GOOD.replace("(?P<n>\\d+)", "(\\d+)"), "has no `(?P<n>...)` group"),
+            (GOOD.replace("counts: retries", ""), "needs `counts:`"),
+            (GOOD.replace("{head}", "{heads}"), "uses {heads}"),
+            (GOOD.replace("test/retries-raised", "Retries"), "must look like `pack/name`"),
+            (GOOD.replace("what: w", "what: ' '"), "`docs.what` is empty"),
+            (GOOD.replace("when: raised", "when: removed").replace("counts: retries", ""), "needs `inside:`"),
+            (GOOD.replace("when: raised", "when: sideways"), "unknown variant `sideways`"),
+            (
+                GOOD.replace("    docs: { what: w, why: y, example: e, use_instead: u }\n", ""),
+                "missing field `docs`",
+            ),
+        ];
+        for (yaml, want) in cases {
+            let e = load_err(&yaml);
+            assert!(e.contains(want), "wanted {want:?} in: {e}");
+            assert!(e.starts_with("bad.yml: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_across_files_are_errors() {
+        let e = match RuleSet::load(&[("a.yml".into(), GOOD.into()), ("b.yml".into(), GOOD.into())]) {
+            Ok(_) => panic!("duplicate accepted"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(e.contains("b.yml") && e.contains("already used in a.yml"), "{e}");
+    }
+
+    #[test]
+    fn not_yaml_names_the_file() {
+        let e = load_err("rules: [unclosed");
+        assert!(e.starts_with("bad.yml: not a valid rule file"), "{e}");
+    }
+
+    #[test]
+    fn units_convert_to_seconds() {
+        assert_eq!(unit_seconds("ms"), Some(0.001));
+        assert_eq!(unit_seconds("Seconds"), Some(1.0));
+        assert_eq!(unit_seconds("MINUTES"), Some(60.0));
+        assert_eq!(unit_seconds("fortnight"), None);
+    }
+}
