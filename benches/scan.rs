@@ -86,11 +86,24 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
     let parse_n_s = t.elapsed().as_secs_f64();
 
     let mut s = String::new();
-    writeln!(s, "\n[{name}] {files} changed files ({retry_files} with retry code), {total_lines} head lines").unwrap();
-    writeln!(s, "  retrygate scan           {scan_s:8.2} s   peak RSS {:.0} MiB   {findings} findings", peak_kib as f64 / 1024.0).unwrap();
+    writeln!(s, "\n[{name}] {files} changed files ({retry_files} with retry code), {total_lines} head lines")
+        .unwrap();
+    writeln!(
+        s,
+        "  retrygate scan           {scan_s:8.2} s   peak RSS {:.0} MiB   {findings} findings",
+        peak_kib as f64 / 1024.0
+    )
+    .unwrap();
     writeln!(s, "  syn::parse_file, 1 core  {parse1_s:8.2} s").unwrap();
     writeln!(s, "  syn::parse_file, {} cores {parse_n_s:8.2} s", num_cpus()).unwrap();
-    writeln!(s, "  throughput vs bare parse: {:.2}x (1 core)  {:.2}x ({} cores)", parse1_s / scan_s, parse_n_s / scan_s, num_cpus()).unwrap();
+    writeln!(
+        s,
+        "  throughput vs bare parse: {:.2}x (1 core)  {:.2}x ({} cores)",
+        parse1_s / scan_s,
+        parse_n_s / scan_s,
+        num_cpus()
+    )
+    .unwrap();
     print!("{s}");
 }
 
@@ -125,7 +138,11 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Base and head versions of `files` files; the first `retry_files` hold
 /// retry code whose head raises a count, the rest change an ordinary line.
-fn generate(files: usize, lines: usize, retry_files: usize) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn generate(
+    files: usize,
+    lines: usize,
+    retry_files: usize,
+) -> (Vec<(String, String)>, Vec<(String, String)>) {
     let mut base = Vec::with_capacity(files);
     let mut head = Vec::with_capacity(files);
     for i in 0..files {

@@ -48,7 +48,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     let mut out = std::io::stdout().lock();
     report::render(&report, args.format, &mut out)?;
     let exit = Exit::from(report.verdict);
-    println!("\nexit code {} ({})", exit as u8, if report.verdict == Verdict::Block { "blocked" } else { "passed" });
+    println!(
+        "\nexit code {} ({})",
+        exit as u8,
+        if report.verdict == Verdict::Block { "blocked" } else { "passed" }
+    );
 
     if args.keep {
         let kept = dir.keep();
@@ -64,13 +68,19 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
 pub fn build_repo(dir: &Path) -> anyhow::Result<()> {
     git(dir, &["init", "-q", "-b", "main"])?;
     std::fs::create_dir_all(dir.join("src"))?;
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")?;
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )?;
     std::fs::write(dir.join(CLIENT_PATH), BEFORE)?;
     git(dir, &["add", "-A"])?;
     git(dir, &["commit", "-q", "-m", "checkout client"])?;
     git(dir, &["checkout", "-q", "-b", PR_BRANCH])?;
     std::fs::write(dir.join(CLIENT_PATH), AGENT_PATCH)?;
-    git(dir, &["commit", "-q", "-am", "Make checkout faster\n\nCo-authored-by: Claude <noreply@anthropic.com>"])?;
+    git(
+        dir,
+        &["commit", "-q", "-am", "Make checkout faster\n\nCo-authored-by: Claude <noreply@anthropic.com>"],
+    )?;
     Ok(())
 }
 
@@ -78,7 +88,14 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "user.name=retrygate demo", "-c", "user.email=demo@retrygate.invalid", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=retrygate demo",
+            "-c",
+            "user.email=demo@retrygate.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")

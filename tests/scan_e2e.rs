@@ -17,7 +17,11 @@ fn scan(repo: &Repo, head: &str) -> (Output, Value) {
         .output()
         .expect("run retrygate");
     let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (out, json)
 }
@@ -49,7 +53,8 @@ fn the_incident_patch_is_blocked_with_its_four_errors() {
     for want in ["timeout-lowered", "jitter-removed", "retry-count-raised", "retry-non-idempotent"] {
         assert!(k.iter().any(|x| x == want), "missing {want} in {k:?}");
     }
-    let raised = json["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry-count-raised").unwrap();
+    let raised =
+        json["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "retry-count-raised").unwrap();
     assert_eq!(raised["base"]["attempts"], 3);
     assert_eq!(raised["head"]["attempts"], 7);
     assert_eq!(raised["path"], "src/checkout.rs");
@@ -114,8 +119,12 @@ fn a_50_mib_single_line_file_blocks_with_a_note() {
     repo.commit("huge");
     let (out, json) = scan(&repo, "pr");
     assert_eq!(out.status.code(), Some(1));
-    let notes: Vec<&Value> = json["notes"].as_array().unwrap().iter().filter(|n| n["path"] == "src/gen.rs").collect();
-    assert!(notes.iter().any(|n| n["message"].as_str().unwrap().contains("over the 2 MiB limit")), "{notes:?}");
+    let notes: Vec<&Value> =
+        json["notes"].as_array().unwrap().iter().filter(|n| n["path"] == "src/gen.rs").collect();
+    assert!(
+        notes.iter().any(|n| n["message"].as_str().unwrap().contains("over the 2 MiB limit")),
+        "{notes:?}"
+    );
     assert!(notes.iter().any(|n| n["blocking"] == true), "{notes:?}");
 }
 

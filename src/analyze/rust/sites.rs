@@ -665,8 +665,15 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 (&w.body, self.while_bound(&w.cond), hint, format!("`while {}`", code(&w.cond)))
             }
             Expr::Loop(l) => match self.loop_bound(&l.body) {
-                Some((bound, cond)) => (&l.body, Some(bound), String::new(), format!("`loop` exits on `{cond}`")),
-                None => (&l.body, Some(Attempts::Unbounded), String::new(), "a `loop` with no attempt limit".into()),
+                Some((bound, cond)) => {
+                    (&l.body, Some(bound), String::new(), format!("`loop` exits on `{cond}`"))
+                }
+                None => (
+                    &l.body,
+                    Some(Attempts::Unbounded),
+                    String::new(),
+                    "a `loop` with no attempt limit".into(),
+                ),
             },
             _ => return,
         };

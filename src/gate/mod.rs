@@ -1,0 +1,345 @@
+//! `retrygate check`: the whole gate for one change, the same on a laptop
+//! as in the GitHub Action.
+//!
+//! [`check`] gathers every input and hands them to the pure
+//! [`crate::policy::decide`]:
+//!
+//! 1. the config from the **base** commit ([`facts::config_at_base`]), and
+//!    the rule packs its `rules.extra` names, also from the base;
+//! 2. the change set and the scan (Rust analyzer + rule packs), plus the
+//!    policy's own findings (gate edits, protected paths, `limits`);
+//! 3. agent detection from the facts (login, branch, labels, trailers);
+//! 4. for agent PRs, the evidence `require` demands: the ledger verified
+//!    against the change set, and the 429 replay ([`replay`]) when retry or
+//!    HTTP-client code changed;
+//! 5. the sign-off, which counts for the head commit it names only.
+//!
+//! The result is a [`GateOutcome`]: the verdict, its JSON (a stable
+//! interface, documented in docs/gate.md) and the Markdown sticky-comment
+//! body. `Err` means no decision could be made; every caller treats it as
+//! blocking (exit 2).
+//!
+//! ```no_run
+//! use retrygate::gate::{check, CheckInput};
+//! let input = CheckInput { author: Some("claude[bot]".into()), ..CheckInput::new(".", "origin/main", "HEAD") };
+//! let outcome = check(&input)?;
+//! println!("{}", outcome.markdown);
+//! # anyhow::Ok(())
+//! ```
+
+pub mod cli;
+pub mod facts;
+pub mod render;
+pub mod replay;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::{self, Analyzer};
+use crate::changeset::{ChangeSet, FileChange, Git};
+use crate::config::{Config, Mode};
+use crate::finding::{Finding, Note};
+use crate::ledger::{self, ChangeTarget, LedgerReport};
+use crate::policy::agent::{self, AgentDecision, PrFacts};
+use crate::policy::{self, HeadPolicy, PolicyInput, Reason, ReplaySummary, SignOffRequest, SignOffResult};
+use crate::replay::ReplayReport;
+use crate::report::{Report, Verdict};
+
+/// How long `replay.command` may run when the caller sets no bound.
+pub const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Everything one gate run needs; the GitHub layer fills it from the event,
+/// the command line from flags and git.
+#[derive(Debug, Clone)]
+pub struct CheckInput {
+    /// The repository (a working tree when `replay.command` is to run).
+    pub repo: PathBuf,
+    /// The branch or commit the pull request targets; the config is read here.
+    pub base: String,
+    /// The pull request's head commit.
+    pub head: String,
+    /// The author's login (`--author`).
+    pub author: Option<String>,
+    /// The pull request's labels (`--label`).
+    pub labels: Vec<String>,
+    /// The head branch name; `None` derives it from `head` when that names a branch.
+    pub head_branch: Option<String>,
+    /// `Some(true)` = `--agent`, `Some(false)` = `--human`.
+    pub forced_agent: Option<bool>,
+    /// The ledger file; `None` = `ledger.path` of the config under `repo`.
+    pub ledger: Option<PathBuf>,
+    /// A report written by `retrygate replay --report PATH`.
+    pub replay_report: Option<PathBuf>,
+    /// A maintainer's sign-off (`--sign-off SHA`, or a comment).
+    pub sign_off: Option<SignOffRequest>,
+    /// Bound on running `replay.command`; `None` = [`DEFAULT_REPLAY_TIMEOUT`].
+    pub replay_timeout: Option<Duration>,
+    /// Prefix for line links in the Markdown, e.g.
+    /// `https://github.com/OWNER/REPO/blob/HEADSHA`; `None` = no links.
+    pub link_base: Option<String>,
+}
+
+impl CheckInput {
+    /// An input for `base..head` in `repo` with every other field unset.
+    pub fn new(repo: impl Into<PathBuf>, base: &str, head: &str) -> CheckInput {
+        CheckInput {
+            repo: repo.into(),
+            base: base.to_string(),
+            head: head.to_string(),
+            author: None,
+            labels: Vec::new(),
+            head_branch: None,
+            forced_agent: None,
+            ledger: None,
+            replay_report: None,
+            sign_off: None,
+            replay_timeout: None,
+            link_base: None,
+        }
+    }
+}
+
+/// The facts the verdict rests on (`facts` in the JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateFacts {
+    /// The base as given, and the commit it resolved to.
+    pub base: String,
+    pub base_sha: String,
+    pub merge_base: String,
+    pub head: String,
+    pub head_branch: Option<String>,
+    pub author: Option<String>,
+    pub labels: Vec<String>,
+    pub agent: AgentDecision,
+    /// Where the config came from (always the base commit, or the defaults).
+    pub config_source: String,
+    pub mode: Mode,
+}
+
+/// The evidence (`evidence` in the JSON); `null` where it was not demanded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub ledger: Option<LedgerReport>,
+    pub replay: Option<ReplaySummary>,
+}
+
+/// The verdict document `retrygate check --format json` prints. `verdict`,
+/// `findings` and `notes` are shaped exactly as `retrygate scan`'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+    pub notes: Vec<Note>,
+    pub reasons: Vec<Reason>,
+    pub evidence: Evidence,
+    pub facts: GateFacts,
+    pub sign_off: Option<SignOffResult>,
+}
+
+impl GateVerdict {
+    /// The findings part as the report module renders it.
+    pub fn report(&self) -> Report {
+        Report { verdict: self.verdict, findings: self.findings.clone(), notes: self.notes.clone() }
+    }
+}
+
+/// What [`check`] returns.
+#[derive(Debug, Clone)]
+pub struct GateOutcome {
+    pub verdict: Verdict,
+    pub gate: GateVerdict,
+    /// `gate` as JSON, the stable interface.
+    pub json: serde_json::Value,
+    /// The sticky-comment body.
+    pub markdown: String,
+    /// The replay report behind `evidence.replay`, for its timeline.
+    pub replay_report: Option<ReplayReport>,
+}
+
+/// Runs the gate. `Err` = could not decide (bad config, git failure,
+/// unreadable ledger); callers report it as blocking.
+pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
+    let git = Git::open(&input.repo)?;
+    let base_sha = git.resolve_commit(&input.base)?;
+    let base = facts::config_at_base(&git, &base_sha)?;
+    let config = &base.config;
+    let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
+
+    // Findings: the scan with the base's rule packs, minus disabled rules.
+    let extra = facts::rules_at_base(&git, &base_sha, &config.rules.extra)?;
+    let rust = analyze::rust::RustAnalyzer::new();
+    let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
+        .context("loading the rule packs (rules.extra at the base commit)")?;
+    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
+    let scanned = analyze::scan(&cs, &analyzers);
+    let mut findings: Vec<Finding> =
+        scanned.findings.into_iter().filter(|f| !config.rules.disable.contains(&f.rule)).collect();
+    let mut notes = scanned.notes;
+    let touches_retry = !findings.is_empty() || cs.files.iter().any(|f| is_retry_code(f, config));
+
+    // Facts and agent detection.
+    let head_branch = input.head_branch.clone().or_else(|| facts::branch_name(&git, &input.head));
+    let pr = PrFacts {
+        author: input.author.clone(),
+        head_branch: head_branch.clone(),
+        labels: input.labels.clone(),
+        co_authors: facts::co_authors(&git, &cs.merge_base, &cs.head)?,
+        forced: input.forced_agent,
+    };
+    let agent = agent::detect(&config.agents, &pr);
+
+    // The policy's own findings.
+    findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    if agent.is_agent {
+        findings.extend(policy::paths::protected_path_changes(config, &cs.files));
+    }
+    if let Some(max) = config.limits.max_attempts {
+        let (policies, parse_notes) = head_policies(&cs);
+        findings.extend(policy::limits_findings(max, &policies));
+        notes.extend(parse_notes);
+    }
+    notes.dedup();
+
+    // Evidence, as `require` demands it of agent PRs.
+    let ledger =
+        if agent.is_agent && config.require.ledger { Some(verify_ledger(input, config, &cs)?) } else { None };
+    let mut replay_report = None;
+    let replay = if agent.is_agent && config.require.replay {
+        if !touches_retry {
+            Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
+        } else {
+            let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario);
+            let ev = if let Some(path) = &input.replay_report {
+                replay::from_report_file(path, &cs.head, &expected)
+            } else if let Some(cmd) = &config.replay.command {
+                let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
+                replay::run_command(&git, &config.replay, cmd, &cs.head, timeout, &expected)
+            } else {
+                replay::ReplayEvidence {
+                    summary: ReplaySummary::with_status(
+                        policy::ReplayStatus::Missing,
+                        "retry or HTTP-client code changed, no --replay-report was given and the base config sets no replay.command",
+                    ),
+                    report: None,
+                }
+            };
+            replay_report = ev.report;
+            Some(ev.summary)
+        }
+    } else {
+        None
+    };
+    let not_required = ReplaySummary::not_required("not demanded");
+
+    let decision = policy::decide(&PolicyInput {
+        mode: config.mode,
+        head: &cs.head,
+        findings: &findings,
+        notes: &notes,
+        agent: &agent,
+        ledger: ledger.as_ref(),
+        replay: replay.as_ref().unwrap_or(&not_required),
+        sign_off: input.sign_off.as_ref(),
+    });
+
+    let gate = GateVerdict {
+        verdict: decision.verdict,
+        findings,
+        notes,
+        reasons: decision.reasons,
+        evidence: Evidence { ledger, replay },
+        facts: GateFacts {
+            base: input.base.clone(),
+            base_sha,
+            merge_base: cs.merge_base.clone(),
+            head: cs.head.clone(),
+            head_branch,
+            author: input.author.clone(),
+            labels: input.labels.clone(),
+            agent,
+            config_source: base.source.clone(),
+            mode: config.mode,
+        },
+        sign_off: decision.sign_off,
+    };
+    let json = serde_json::to_value(&gate).context("serialising the verdict")?;
+    let markdown = render::markdown(&gate, replay_report.as_ref(), config, input.link_base.as_deref());
+    Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
+}
+
+fn verify_ledger(input: &CheckInput, config: &Config, cs: &ChangeSet) -> anyhow::Result<LedgerReport> {
+    let path = input.ledger.clone().unwrap_or_else(|| input.repo.join(&config.ledger.path));
+    let mut target = ChangeTarget::from_changeset(cs)?;
+    // The ledger committed with the change is not an edit it must explain.
+    target.exclude(config.ledger.path.trim_start_matches("./"));
+    Ok(ledger::verify(&path, Some(&target))?)
+}
+
+/// Extensions of files that hold prose, not code.
+const PROSE: &[&str] = &["md", "markdown", "txt", "rst", "adoc", "lock"];
+
+/// HTTP-client words that [`analyze::rust::is_retry_relevant`] does not
+/// already cover.
+const HTTP_WORDS: &[&str] = &[
+    "reqwest",
+    "hyper",
+    "urllib",
+    "requests.",
+    "axios",
+    "fetch(",
+    "httpclient",
+    "http.client",
+    "okhttp",
+    "grpc",
+];
+
+/// Whether a changed file holds retry or HTTP-client code on either side.
+fn is_retry_code(f: &FileChange, config: &Config) -> bool {
+    if f.path == config.ledger.path || f.extension().is_some_and(|e| PROSE.contains(&e.as_str())) {
+        return false;
+    }
+    [f.base.text(), f.head.text()].into_iter().flatten().any(|t| {
+        analyze::rust::is_retry_relevant(t) || {
+            let lower = t.to_ascii_lowercase();
+            HTTP_WORDS.iter().any(|w| lower.contains(w))
+        }
+    })
+}
+
+/// Every retry policy in the head version of the changed Rust files, with a
+/// blocking note for a file that cannot be parsed (its policies are unknown).
+fn head_policies(cs: &ChangeSet) -> (Vec<HeadPolicy>, Vec<Note>) {
+    use crate::analyze::rust::policy::Attempts;
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for f in cs.files.iter().filter(|f| f.path.ends_with(".rs")) {
+        let Some(text) = f.head.text() else { continue };
+        match analyze::rust::sites_in(text) {
+            Ok(sites) => {
+                for s in sites {
+                    let attempts = match s.policy.attempts.value {
+                        Attempts::Total(n) => Some(n),
+                        Attempts::Unbounded => None,
+                        // Bounded by time or not known: no count to compare.
+                        Attempts::TimeBounded(_) | Attempts::Unknown => continue,
+                    };
+                    out.push(HeadPolicy {
+                        path: f.path.clone(),
+                        line: s.line,
+                        end_line: s.end_line,
+                        attempts,
+                        lib: s.policy.lib.id().to_string(),
+                    });
+                }
+            }
+            Err(e) => notes.push(Note::blocking(
+                Some(&f.path),
+                format!("could not parse the head version ({e}); limits.max_attempts cannot be checked"),
+            )),
+        }
+    }
+    (out, notes)
+}

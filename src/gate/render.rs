@@ -1,0 +1,350 @@
+//! Renderings of a gate verdict. The Markdown is the sticky-comment body,
+//! laid out so a maintainer knows what to do in ten seconds: the header
+//! (blocked or passing, and why), the reasons each with its fix, the
+//! findings with links to their lines, the ledger, the replay timeline, how
+//! to sign off, and the facts in one small line at the end.
+//!
+//! Everything that comes from the pull request is escaped with the report
+//! module's [`escape_text`] and [`code_span`].
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::GateVerdict;
+use crate::config::{Config, Mode};
+use crate::ledger::LedgerReport;
+use crate::policy::{ReplayStatus, ReplaySummary};
+use crate::replay::ReplayReport;
+use crate::report::markdown::{code_span, escape_text, MAX_CELL_CHARS, MAX_TABLE_ROWS};
+use crate::report::{self, sorted_findings, Format, Verdict};
+
+/// Ledger problems listed in the comment (the JSON carries them all).
+const MAX_LEDGER_PROBLEMS: usize = 10;
+
+/// Writes `gate` in `format`. `markdown` is the pre-rendered comment body
+/// (it needs the replay report and the config, which JSON does not carry).
+pub fn render(gate: &GateVerdict, markdown: &str, format: Format, w: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, gate)?;
+            writeln!(w)
+        }
+        Format::Markdown => w.write_all(markdown.as_bytes()),
+        Format::Text => text(gate, w),
+        Format::Sarif => report::render(&gate.report(), Format::Sarif, w),
+        Format::Github => {
+            report::render(&gate.report(), Format::Github, w)?;
+            let level = if gate.verdict == Verdict::Block { "error" } else { "warning" };
+            for r in &gate.reasons {
+                writeln!(
+                    w,
+                    "::{level} title={}::{}",
+                    report::github::escape_property(&format!("retrygate {}", r.code)),
+                    report::github::escape_data(&format!("{} (fix: {})", r.message, r.fix))
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Text for a terminal: the verdict and each reason with its fix, then the
+/// findings in the scan's own text shape.
+fn text(gate: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
+    let one = report::text::one_line;
+    writeln!(w, "retrygate check: {} ({})", verdict_word(gate), one(&who(gate)))?;
+    for r in &gate.reasons {
+        writeln!(w, "  {}: {}\n    fix: {}", r.code, one(&r.message), one(&r.fix))?;
+    }
+    if let Some(s) = &gate.sign_off {
+        writeln!(w, "  sign-off: {}", one(&s.message))?;
+    }
+    if let Some(l) = &gate.evidence.ledger {
+        write!(w, "  {}", crate::ledger::verify::render_text(l).replace('\n', "\n  ").trim_end())?;
+        writeln!(w)?;
+    }
+    if let Some(r) = &gate.evidence.replay {
+        writeln!(w, "  replay: {} ({})", status_word(r.status), one(&replay_line(r)))?;
+    }
+    writeln!(w)?;
+    report::text::render(&gate.report(), w)
+}
+
+fn verdict_word(gate: &GateVerdict) -> &'static str {
+    match (gate.verdict, gate.reasons.is_empty(), gate.facts.mode) {
+        (Verdict::Block, _, _) => "BLOCK",
+        (Verdict::Pass, true, _) => "PASS",
+        (Verdict::Pass, false, Mode::Advisory) => "PASS (advisory mode: would block)",
+        (Verdict::Pass, false, _) => "PASS (signed off)",
+    }
+}
+
+fn who(gate: &GateVerdict) -> String {
+    let a = &gate.facts.agent;
+    if a.is_agent {
+        format!("agent pull request: {}", a.because.join("; "))
+    } else {
+        "not an agent's pull request".to_string()
+    }
+}
+
+fn status_word(s: ReplayStatus) -> &'static str {
+    match s {
+        ReplayStatus::NotRequired => "not required",
+        ReplayStatus::Missing => "missing",
+        ReplayStatus::Rejected => "rejected",
+        ReplayStatus::NotRun => "not run",
+        ReplayStatus::Pass => "pass",
+        ReplayStatus::Fail => "fail",
+    }
+}
+
+fn replay_line(r: &ReplaySummary) -> String {
+    let mut parts = vec![r.why.clone()];
+    if let Some(s) = &r.source {
+        parts.push(s.clone());
+    }
+    parts.extend(r.problems.iter().cloned());
+    parts.extend(r.reasons.iter().cloned());
+    parts.join("; ")
+}
+
+/// The sticky-comment body.
+pub fn markdown(
+    gate: &GateVerdict,
+    replay: Option<&ReplayReport>,
+    config: &Config,
+    link_base: Option<&str>,
+) -> String {
+    let mut o = String::new();
+    header(&mut o, gate);
+    findings_table(&mut o, gate, link_base);
+    if let Some(l) = &gate.evidence.ledger {
+        ledger_section(&mut o, l);
+    }
+    if let Some(r) = &gate.evidence.replay {
+        replay_section(&mut o, r, replay);
+    }
+    sign_off_section(&mut o, gate, config);
+    let f = &gate.facts;
+    let _ = writeln!(
+        o,
+        "\n<sub>head {} · base {} ({}) · merge base {} · config {} · mode {} · {}</sub>",
+        code_span(&f.head),
+        code_span(&f.base),
+        code_span(short(&f.base_sha)),
+        code_span(short(&f.merge_base)),
+        code_span(&f.config_source),
+        code_span(match f.mode {
+            Mode::Enforce => "enforce",
+            Mode::Advisory => "advisory",
+        }),
+        escape_text(&who(gate))
+    );
+    o
+}
+
+fn short(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}
+
+fn header(o: &mut String, gate: &GateVerdict) {
+    let n = gate.reasons.len();
+    let title = match (gate.verdict, n, gate.facts.mode) {
+        (Verdict::Block, _, _) => "❌ retrygate: blocked".to_string(),
+        (Verdict::Pass, 0, _) => "✅ retrygate: passing".to_string(),
+        (Verdict::Pass, _, Mode::Advisory) => {
+            "⚠️ retrygate: passing (advisory mode, would block)".to_string()
+        }
+        (Verdict::Pass, _, _) => "✅ retrygate: passing (signed off)".to_string(),
+    };
+    let _ = writeln!(o, "### {title}\n");
+    if n == 0 {
+        let t = report::Tally::of(&gate.report());
+        let _ = writeln!(
+            o,
+            "No blocking finding{}, and the evidence holds for {}.\n",
+            if t.warnings > 0 {
+                format!(" ({})", report::plural(t.warnings, "warning", "warnings"))
+            } else {
+                String::new()
+            },
+            code_span(short(&gate.facts.head))
+        );
+        return;
+    }
+    let _ = writeln!(o, "| | Why | How to fix |\n|---|---|---|");
+    for r in &gate.reasons {
+        let _ = writeln!(
+            o,
+            "| ⛔ | **{}**: {} | {} |",
+            escape_text(&r.code),
+            escape_text(&truncate(&r.message, MAX_CELL_CHARS)),
+            escape_text(&truncate(&r.fix, MAX_CELL_CHARS))
+        );
+    }
+}
+
+fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
+    let report = gate.report();
+    let all = sorted_findings(&report);
+    if all.is_empty() {
+        let _ = writeln!(o, "\nNo retry regressions found in the changed files.");
+    } else {
+        let _ = writeln!(o, "\n#### Findings ({})\n", all.len());
+        let _ = writeln!(o, "| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|");
+        for f in all.iter().take(MAX_TABLE_ROWS) {
+            let loc = if f.line == 0 {
+                f.path.clone()
+            } else if f.end_line > f.line {
+                format!("{}:{}-{}", f.path, f.line, f.end_line)
+            } else {
+                format!("{}:{}", f.path, f.line)
+            };
+            let location = match link_base {
+                Some(base) => {
+                    let anchor = match (f.line, f.end_line) {
+                        (0, _) => String::new(),
+                        (l, e) if e > l => format!("#L{l}-L{e}"),
+                        (l, _) => format!("#L{l}"),
+                    };
+                    format!(
+                        "[{}]({}/{}{anchor})",
+                        code_span(&loc),
+                        base.trim_end_matches('/'),
+                        url_path(&f.path)
+                    )
+                }
+                None => code_span(&loc),
+            };
+            let sev = match f.severity {
+                crate::finding::Severity::Error => "🔴 error",
+                crate::finding::Severity::Warning => "🟡 warning",
+                crate::finding::Severity::Note => "🔵 note",
+            };
+            let _ = writeln!(
+                o,
+                "| {sev} | {} | {location} | {} | {} |",
+                code_span(f.kind.id()),
+                escape_text(&truncate(&f.message, MAX_CELL_CHARS)),
+                code_span(&f.rule)
+            );
+        }
+        if all.len() > MAX_TABLE_ROWS {
+            let _ = writeln!(
+                o,
+                "\n…and {} more; `retrygate check --format json` lists them all.",
+                all.len() - MAX_TABLE_ROWS
+            );
+        }
+    }
+    let blocking: Vec<_> = gate.notes.iter().filter(|n| n.blocking).collect();
+    if !blocking.is_empty() {
+        let _ = writeln!(o, "\n**Could not analyse** ({}):\n", blocking.len());
+        for n in blocking.iter().take(20) {
+            let place = n.path.as_deref().map(|p| format!("{}: ", code_span(p))).unwrap_or_default();
+            let _ = writeln!(o, "- ⛔ {place}{}", escape_text(&truncate(&n.message, MAX_CELL_CHARS)));
+        }
+    }
+}
+
+/// Percent-encodes a repository path for a URL, keeping `/`.
+fn url_path(p: &str) -> String {
+    let mut out = String::new();
+    for b in p.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+fn ledger_section(o: &mut String, l: &LedgerReport) {
+    let _ = writeln!(o, "\n#### Tool-call ledger\n");
+    if !l.present {
+        let _ = writeln!(
+            o,
+            "⛔ **Ledger missing**: nothing at {}. Record the agent's session with `retrygate ledger hook` (see docs/ledger.md) and commit the ledger, or pass `--ledger PATH`.",
+            code_span(&l.ledger)
+        );
+        return;
+    }
+    let state = if l.valid { "✅ valid" } else { "⛔ invalid" };
+    let mut line = format!("{state}: {} ({} records", code_span(&l.ledger), l.records);
+    if let Some(f) = &l.format {
+        let _ = write!(line, ", {f}");
+    }
+    line.push(')');
+    if let Some(c) = &l.coverage {
+        let _ = write!(line, "; explains {} of {} changed files", c.explained, c.changed);
+    }
+    let _ = writeln!(o, "{line}.");
+    if !l.problems.is_empty() {
+        o.push('\n');
+        for p in l.problems.iter().take(MAX_LEDGER_PROBLEMS) {
+            let at = p.line.map(|n| format!("line {n}: ")).unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "- {at}{} (fix: {})",
+                escape_text(&truncate(&p.message, MAX_CELL_CHARS)),
+                escape_text(&truncate(&p.fix, MAX_CELL_CHARS))
+            );
+        }
+        let more = l.problems.len().saturating_sub(MAX_LEDGER_PROBLEMS) as u64 + l.problems_omitted;
+        if more > 0 {
+            let _ = writeln!(o, "- …and {more} more (`retrygate ledger verify` lists them)");
+        }
+    }
+}
+
+fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayReport>) {
+    let mark = match r.status {
+        ReplayStatus::Pass | ReplayStatus::NotRequired => "✅",
+        _ => "⛔",
+    };
+    let _ = writeln!(o, "\n#### 429 replay: {mark} {}\n", status_word(r.status));
+    let _ = writeln!(o, "{}.", escape_text(&r.why));
+    if let Some(s) = &r.source {
+        let _ = writeln!(o, "\nSource: {}.", code_span(s));
+    }
+    for p in &r.problems {
+        let _ = writeln!(o, "- ⛔ {}", escape_text(&truncate(p, MAX_CELL_CHARS * 2)));
+    }
+    // The timeline of a report that was rejected is not evidence; it is not
+    // shown, so a forged story cannot appear in the comment.
+    if let (Some(rep), true) = (report, matches!(r.status, ReplayStatus::Pass | ReplayStatus::Fail)) {
+        let body = crate::replay::render_markdown(rep);
+        // Nest the replay's own heading under this section.
+        let _ = writeln!(o, "\n{}", body.replacen("### ", "##### ", 1).trim_end());
+    }
+}
+
+fn sign_off_section(o: &mut String, gate: &GateVerdict, config: &Config) {
+    let head = &gate.facts.head;
+    if let Some(s) = gate.sign_off.as_ref().filter(|s| s.accepted) {
+        let _ = writeln!(o, "\n#### Sign-off\n\n✅ {}", escape_text(&s.message));
+        return;
+    }
+    if gate.reasons.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\n#### Sign-off\n");
+    if let Some(s) = &gate.sign_off {
+        let _ = writeln!(o, "⛔ {}\n", escape_text(&s.message));
+    }
+    let _ = writeln!(
+        o,
+        "Fix the reasons above and push, or a maintainer with {} permission can lift every block for this commit by commenting `{} {head}` (locally: `retrygate check --sign-off {head}`). A new push voids a sign-off.",
+        format!("{:?}", config.sign_off.min_permission).to_lowercase(),
+        config.sign_off.command.replace('`', "'"),
+    );
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
