@@ -96,7 +96,9 @@ pub fn branch_name(git: &Git, rev: &str) -> Option<String> {
     if rev.starts_with('-') {
         return None;
     }
-    let full = git.run(&["rev-parse", "--symbolic-full-name", "--end-of-options", rev]).ok()?;
+    let out = git.run(&["rev-parse", "--symbolic-full-name", "--end-of-options", rev]).ok()?;
+    // Some git versions echo `--end-of-options` on a line of its own.
+    let full = out.lines().rev().find(|l| l.starts_with("refs/"))?;
     if let Some(b) = full.strip_prefix("refs/heads/") {
         return Some(b.to_string());
     }

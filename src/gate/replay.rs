@@ -120,10 +120,12 @@ pub fn run_command(
     }
     match git.run(&["status", "--porcelain", "--untracked-files=no"]) {
         Ok(s) if s.is_empty() => {}
-        Ok(_) => return not_run(format!(
+        Ok(_) => {
+            return not_run(format!(
             "the working tree {} has uncommitted changes, so it is not the head {head}; commit or stash them",
             git.dir().display()
-        )),
+        ))
+        }
         Err(e) => return not_run(e.to_string()),
     }
     let opts = ReplayOptions {
