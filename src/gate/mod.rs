@@ -39,6 +39,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{self, Analyzer};
+use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, FileChange, Git};
 use crate::config::{Config, Mode};
 use crate::finding::{Finding, Note};
@@ -204,8 +205,11 @@ pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     notes.dedup();
 
     // Evidence, as `require` demands it of agent PRs.
-    let ledger =
-        if agent.is_agent && config.require.ledger { Some(verify_ledger(input, config, &cs)?) } else { None };
+    let ledger = if agent.is_agent && config.require.ledger {
+        Some(verify_ledger(input, config, &cs, &git)?)
+    } else {
+        None
+    };
     let mut replay_report = None;
     let replay = if agent.is_agent && config.require.replay {
         if !touches_retry {
@@ -270,12 +274,36 @@ pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
 }
 
-fn verify_ledger(input: &CheckInput, config: &Config, cs: &ChangeSet) -> anyhow::Result<LedgerReport> {
-    let path = input.ledger.clone().unwrap_or_else(|| input.repo.join(&config.ledger.path));
+/// Verifies the ledger: `--ledger PATH` when given; else the ledger
+/// committed at the head (`HEAD:ledger.path`, the one the pull request
+/// carries); else the file at `ledger.path` in the working tree (where CI
+/// puts a downloaded artifact).
+fn verify_ledger(
+    input: &CheckInput,
+    config: &Config,
+    cs: &ChangeSet,
+    git: &Git,
+) -> anyhow::Result<LedgerReport> {
+    let rel = config.ledger.path.trim_start_matches("./");
     let mut target = ChangeTarget::from_changeset(cs)?;
     // The ledger committed with the change is not an edit it must explain.
-    target.exclude(config.ledger.path.trim_start_matches("./"));
-    Ok(ledger::verify(&path, Some(&target))?)
+    target.exclude(rel);
+    if let Some(path) = &input.ledger {
+        return Ok(ledger::verify(path, Some(&target))?);
+    }
+    let limits = ledger::lines::Limits::default();
+    // One byte over the limit is enough for the verifier to say it is too large.
+    match git.read_blob_at(&cs.head, rel, limits.max_ledger_bytes + 1)? {
+        Some(Blob::Bytes(bytes)) => {
+            let name = format!("{}:{rel}", &cs.head[..cs.head.len().min(7)]);
+            Ok(ledger::verify::verify_reader(&name, bytes.as_slice(), Some(&target), limits)?)
+        }
+        Some(Blob::TooLarge(size)) => anyhow::bail!(
+            "the ledger {rel} committed at the head is {size} bytes, over the {} MiB limit; a real ledger is a few MB",
+            limits.max_ledger_bytes >> 20
+        ),
+        _ => Ok(ledger::verify(&input.repo.join(rel), Some(&target))?),
+    }
 }
 
 /// Extensions of files that hold prose, not code.

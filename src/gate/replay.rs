@@ -128,8 +128,14 @@ pub fn run_command(
         }
         Err(e) => return not_run(e.to_string()),
     }
+    // A scenario file is the one in the repository, not in our own cwd.
+    let scenario = if BUNDLED.iter().any(|(n, _)| *n == config.scenario) {
+        config.scenario.clone()
+    } else {
+        git.dir().join(&config.scenario).display().to_string()
+    };
     let opts = ReplayOptions {
-        scenario: config.scenario.clone(),
+        scenario,
         clients: config.clients as usize,
         timeout,
         command: vec!["sh".into(), "-c".into(), command.to_string()],
@@ -192,15 +198,14 @@ pub fn binding_problems(
     }
     match expected {
         Ok(s) => {
-            if report.scenario != s.name {
+            // The text is what counts: a bundled name and a file path that
+            // hold the same scenario are the same scenario.
+            if !report.scenario_sha256.eq_ignore_ascii_case(&s.sha256) {
                 p.push(format!(
-                    "the report ran scenario `{}`, but the base config demands `{}`",
-                    report.scenario, s.name
-                ));
-            } else if !report.scenario_sha256.eq_ignore_ascii_case(&s.sha256) {
-                p.push(format!(
-                    "the report's scenario SHA-256 {} is not the base scenario's {}: another scenario text ran",
+                    "the report ran scenario `{}` (SHA-256 {}), but the base config demands `{}` (SHA-256 {})",
+                    report.scenario,
                     short(&report.scenario_sha256),
+                    s.name,
                     short(&s.sha256)
                 ));
             }
