@@ -178,12 +178,3 @@ fn a_benign_change_passes_with_exit_0() {
     assert_eq!(out.status.code(), Some(0), "{json}");
     assert_eq!(json["verdict"], "pass");
 }
-
-#[test]
-fn the_demo_runs_from_the_binary_and_shows_the_block() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate")).arg("demo").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("error[retry-non-idempotent]"), "{text}");
-    assert!(text.contains("exit code 1 (blocked)"), "{text}");
-}
