@@ -8,6 +8,10 @@ set -euo pipefail
 need_apt=()
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
+# A Debian python3 comes without pip; urllib3 2.x (backoff_jitter) needs pip.
+if command -v python3 >/dev/null 2>&1 && ! python3 -m pip --version >/dev/null 2>&1; then
+    need_apt+=(python3-pip)
+fi
 if ((${#need_apt[@]})); then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -70,6 +70,14 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
         panic!("scan output is not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr))
     });
     let findings = report["findings"].as_array().map_or(0, Vec::len);
+    // The same scan in-process, split into its two phases.
+    let t = Instant::now();
+    let cs = retrygate::changeset::ChangeSet::from_git(repo, "main", "pr").unwrap();
+    let changeset_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let r = retrygate::cli::scan_changeset(&cs).unwrap();
+    let analyze_s = t.elapsed().as_secs_f64();
+    assert_eq!(r.findings.len(), findings);
 
     // Bare parsing of the same files (both sides), one thread and all cores.
     let all: Vec<&str> = base.iter().chain(head.iter()).map(|(_, t)| t.as_str()).collect();
@@ -84,6 +92,14 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
         std::hint::black_box(syn::parse_file(src).unwrap());
     });
     let parse_n_s = t.elapsed().as_secs_f64();
+    // Parse plus the analyzer's own model of each file, one thread: the
+    // analysis overhead on top of parsing.
+    let t = Instant::now();
+    for src in &all {
+        let f = syn::parse_file(src).unwrap();
+        std::hint::black_box(retrygate::analyze::rust::sites::model(&f, src));
+    }
+    let model1_s = t.elapsed().as_secs_f64();
 
     let mut s = String::new();
     writeln!(s, "\n[{name}] {files} changed files ({retry_files} with retry code), {total_lines} head lines")
@@ -94,8 +110,19 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
         peak_kib as f64 / 1024.0
     )
     .unwrap();
+    writeln!(
+        s,
+        "    of which: change set from git {changeset_s:.2} s, analyzers {analyze_s:.2} s (in-process)"
+    )
+    .unwrap();
     writeln!(s, "  syn::parse_file, 1 core  {parse1_s:8.2} s").unwrap();
     writeln!(s, "  syn::parse_file, {} cores {parse_n_s:8.2} s", num_cpus()).unwrap();
+    writeln!(
+        s,
+        "  parse + site model, 1 core {model1_s:6.2} s   (analysis overhead {:.0}% of parse)",
+        (model1_s / parse1_s - 1.0) * 100.0
+    )
+    .unwrap();
     writeln!(
         s,
         "  throughput vs bare parse: {:.2}x (1 core)  {:.2}x ({} cores)",
@@ -116,6 +143,9 @@ fn children_peak_rss_kib() -> i64 {
         ru.ru_maxrss
     }
 }
+
+/// Repository-relative path and text of each generated file.
+type Files = Vec<(String, String)>;
 
 fn write_all(repo: &Path, files: &[(String, String)]) {
     for (p, text) in files {
@@ -138,11 +168,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Base and head versions of `files` files; the first `retry_files` hold
 /// retry code whose head raises a count, the rest change an ordinary line.
-fn generate(
-    files: usize,
-    lines: usize,
-    retry_files: usize,
-) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn generate(files: usize, lines: usize, retry_files: usize) -> (Files, Files) {
     let mut base = Vec::with_capacity(files);
     let mut head = Vec::with_capacity(files);
     for i in 0..files {

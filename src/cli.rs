@@ -64,6 +64,9 @@ pub enum Command {
     Explain {
         /// A finding kind such as `jitter-removed`; all kinds when omitted.
         kind: Option<String>,
+        /// Print the README's Markdown table of all kinds instead.
+        #[arg(long, conflicts_with = "kind")]
+        markdown: bool,
     },
     /// A built-in example HTTP client for the replay (storm, calm, compliant, reference).
     #[command(hide = true, name = "replay-client")]
@@ -137,7 +140,11 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
         Command::Ledger(args) => crate::ledger::cli::run(args),
         Command::Rules(args) => crate::analyze::rules::cli::run(args),
         Command::Demo(args) => crate::demo::run(args),
-        Command::Explain { kind } => explain(kind.as_deref()),
+        Command::Explain { markdown: true, .. } => {
+            print!("{}", crate::finding::kinds_markdown_table());
+            Ok(Exit::Pass)
+        }
+        Command::Explain { kind, .. } => explain(kind.as_deref()),
         Command::ReplayClient(args) => crate::replay::clients::run(args),
     }
 }

@@ -176,6 +176,28 @@ impl Kind {
     }
 }
 
+/// The README's finding-kind table, generated from the kinds' own docs (a
+/// test checks the README holds exactly this text between its markers).
+pub fn kinds_markdown_table() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from(
+        "| kind | default | What it flags | Why it matters | Example | Use instead |\n|---|---|---|---|---|---|\n",
+    );
+    for k in Kind::ALL {
+        let d = k.doc();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | `{}` | {} |\n",
+            k.id(),
+            k.default_severity(),
+            cell(d.what),
+            cell(d.why),
+            cell(d.example),
+            cell(d.use_instead)
+        ));
+    }
+    out
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())

@@ -34,7 +34,8 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
         assert!(first.contains(part), "act 1 lacks {part:?}:\n{first}");
     }
     assert!(second.contains("### ✅ retrygate: passing"), "{second}");
-    for part in ["✅ valid", "explains 1 of 1 changed files", "##### 429 replay: ✅ pass", "(exit code 0)"] {
+    for part in ["✅ valid", "explains 1 of 1 changed files", "##### 429 replay: ✅ pass", "(exit code 0)"]
+    {
         assert!(second.contains(part), "act 2 lacks {part:?}:\n{second}");
     }
     assert!(!second.contains("⛔"), "nothing blocks the calm patch:\n{second}");

@@ -101,11 +101,24 @@ fn real_clients_get_the_measured_verdicts() {
     curl_available();
     python_available();
     let reqwest = reqwest_client().to_str().unwrap().to_string();
+    // The first answer is held 2.5 s; curl gives up on it after 1 s and, 1 s
+    // later, sends the POST again while the server may still apply the first.
+    let dir = tempfile::tempdir().unwrap();
+    let held = dir.path().join("held.yml");
+    std::fs::write(&held, "responses:\n  - status: 200\n    delay_ms: 2500\n  - status: 200\nbudget: 4\n")
+        .unwrap();
+    let held = held.to_str().unwrap();
 
     let reports = batch(vec![
         // curl -o to stdout: `-o /dev/null` with --retry fails with exit 23 (curl#17371).
         ("curl", "default", 4, sh("curl -sS -o - --retry 5 \"$RETRYGATE_URL/items\"")),
         ("curl-post", "post", 2, sh("curl -sS -o - -d item=1 --retry 5 \"$RETRYGATE_URL/orders\"")),
+        (
+            "curl-post-timeout",
+            held,
+            1,
+            sh("curl -sS -o - -d item=1 --max-time 1 --retry 2 \"$RETRYGATE_URL/orders\""),
+        ),
         ("urllib3", "default", 4, py("urllib3_client.py", &["default"])),
         ("urllib3-ignore-ra", "default", 1, py("urllib3_client.py", &["ignore-retry-after"])),
         ("urllib3-post", "post", 1, py("urllib3_client.py", &["post-default"])),
@@ -123,6 +136,8 @@ fn real_clients_get_the_measured_verdicts() {
                 (RetryAfterHonored, Pass, None),
                 (Desynchronized, Fail, Some(Level::Warning)),
             ],
+            // Sent the POST again while the first answer was still being held.
+            "curl-post-timeout" => &[(Recovered, Pass, None), (NoUnsafeReplay, Fail, None)],
             "curl-post" | "urllib3-post-any" => {
                 &[(RetryAfterHonored, Pass, None), (NoUnsafeReplay, Fail, None)]
             }
@@ -171,4 +186,9 @@ fn real_clients_get_the_measured_verdicts() {
     for n in ["curl-post", "urllib3-post-any", "reqwest-retry-post"] {
         assert!(get(n).timeline[0].requests.iter().all(|q| q.idempotency_key.is_none()), "{n}");
     }
+    let timeout = get("curl-post-timeout").check(NoUnsafeReplay).unwrap();
+    assert!(
+        timeout.violations[0].message.contains("while the first was still unanswered (a timeout)"),
+        "{timeout:?}"
+    );
 }

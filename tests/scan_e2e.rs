@@ -178,3 +178,29 @@ fn a_benign_change_passes_with_exit_0() {
     assert_eq!(out.status.code(), Some(0), "{json}");
     assert_eq!(json["verdict"], "pass");
 }
+
+#[test]
+fn git_variables_from_a_hook_do_not_redirect_the_scan() {
+    // Inside a git hook GIT_DIR points at the hook's repository; `--repo`
+    // must still decide which repository is read.
+    let other = Repo::new();
+    other.write("x.txt", "x\n");
+    other.commit("other");
+    let repo = Repo::new();
+    repo.write("src/client.rs", RETRY_FILE);
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/client.rs", RETRY_FILE.replace("= 2;", "= 7;"));
+    repo.commit("raise");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo.path())
+        .args(["--base", "main", "--head", "pr", "--format", "json"])
+        .env("GIT_DIR", other.path().join(".git"))
+        .env("GIT_OBJECT_DIRECTORY", other.path().join(".git/objects"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(kinds(&json), ["retry-count-raised"]);
+}

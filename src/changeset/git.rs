@@ -45,7 +45,16 @@ impl Git {
         cmd.arg("-C").arg(&self.dir);
         // The caller's environment must not redirect us to another repository
         // (these are set inside git hooks) or change what a diff means.
-        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_EXTERNAL_DIFF"] {
+        for var in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_COMMON_DIR",
+            "GIT_NAMESPACE",
+        ] {
             cmd.env_remove(var);
         }
         cmd.env("GIT_TERMINAL_PROMPT", "0");

@@ -412,7 +412,7 @@ impl Verifier {
                 );
             }
         }
-        if self.last_ts.map_or(true, |(last, _)| r.ts >= last) {
+        if self.last_ts.is_none_or(|(last, _)| r.ts >= last) {
             self.last_ts = Some((r.ts, n));
         }
         let named: Vec<String> = r.named_paths().into_iter().map(str::to_string).collect();

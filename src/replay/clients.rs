@@ -221,10 +221,12 @@ impl Rng {
         Rng::from_seed(nanos ^ ((std::process::id() as u64) << 32))
     }
 
+    /// A generator with a fixed seed, for tests.
     pub fn from_seed(seed: u64) -> Rng {
         Rng(seed | 1)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;

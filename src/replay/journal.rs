@@ -41,6 +41,18 @@ pub struct Entry {
     /// The `Retry-After` value served, exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<String>,
+    /// How long the server held the answer (the scenario's `delay_ms`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+    /// When the answer was handed to the connection (ms, same clock). A
+    /// client's wait starts when it gets the answer, not when it sent the
+    /// request, so delta-seconds are judged from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_ms: Option<f64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A connection whose bytes did not parse as an HTTP request.
@@ -55,6 +67,12 @@ impl Entry {
     /// Whether the answer was a success (2xx).
     pub fn succeeded(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// When the answer went out, on the journal's clock (planned, if the
+    /// server had not answered yet when the journal was read).
+    pub fn answered_at_ms(&self) -> f64 {
+        self.answered_ms.unwrap_or(self.at_ms + self.delay_ms as f64)
     }
 }
 

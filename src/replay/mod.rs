@@ -74,7 +74,8 @@ impl ReplayOptions {
 
 /// Runs one replay: resolve the scenario, start the server, run CMD N times,
 /// judge the journal. `Err` means no decision could be made (exit 2): bad
-/// scenario, CMD not found, no socket.
+/// scenario, CMD not found, no socket. Needs a tokio runtime with IO and
+/// time enabled; [`run_replay_blocking`] brings its own.
 pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
     let loaded = LoadedScenario::resolve(&opts.scenario)?;
     if opts.clients == 0 || opts.clients > MAX_CLIENTS {

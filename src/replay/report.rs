@@ -91,12 +91,19 @@ pub struct TimelineRequest {
     pub retry_after: Option<String>,
     pub idempotency_key: Option<String>,
     pub user_agent: Option<String>,
+    /// How long the server held the answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
     /// Since this client's previous request.
     pub gap_ms: Option<f64>,
     /// The least wait the previous answer's Retry-After asked for.
     pub asked_ms: Option<f64>,
     /// Checks this request broke.
     pub broke: Vec<CheckId>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// What [`ReplayReport::assemble`] needs besides the judgement.
@@ -142,6 +149,7 @@ impl ReplayReport {
                     retry_after: e.retry_after.clone(),
                     idempotency_key: e.idempotency_key.clone(),
                     user_agent: e.user_agent.clone(),
+                    delay_ms: e.delay_ms,
                     gap_ms: prev.map(|p| e.at_ms - p.at_ms),
                     asked_ms: prev
                         .and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
@@ -320,10 +328,13 @@ pub fn render_markdown(r: &ReplayReport) -> String {
                 "| # | at | request | served | gap | asked | broke |\n|---|---|---|---|---|---|---|"
             );
             for (k, q) in t.requests.iter().enumerate() {
-                let served = match &q.retry_after {
+                let mut served = match &q.retry_after {
                     Some(ra) => format!("{} `Retry-After: {ra}`", q.status),
                     None => q.status.to_string(),
                 };
+                if q.delay_ms > 0 {
+                    served.push_str(&format!(" (held {})", ms(q.delay_ms as f64)));
+                }
                 let key = q.idempotency_key.as_deref().map(|k| format!(" key `{k}`")).unwrap_or_default();
                 let broke: Vec<String> = q.broke.iter().map(|c| format!("`{}`", c.id())).collect();
                 let _ = writeln!(

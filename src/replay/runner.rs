@@ -38,6 +38,7 @@ pub enum ClientExit {
 }
 
 impl ClientExit {
+    /// Exited with code 0.
     pub fn success(&self) -> bool {
         matches!(self, ClientExit::Exited { code: 0 })
     }

@@ -55,6 +55,15 @@ pub struct ResponseSpec {
     /// How many consecutive requests get this answer (default 1).
     #[serde(default = "one")]
     pub repeat: usize,
+    /// Hold the answer this long, so a client with a shorter timeout gives up
+    /// on it (default 0). A request sent again while the previous one is still
+    /// held counts as a retry after a timeout.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn one() -> usize {
@@ -153,6 +162,7 @@ pub struct PlannedResponse<'a> {
     pub status: u16,
     pub retry_after: Option<u64>,
     pub retry_after_date: Option<&'a RetryAfterDate>,
+    pub delay_ms: u64,
 }
 
 impl Scenario {
@@ -210,9 +220,10 @@ impl Scenario {
                 status: r.status,
                 retry_after: r.retry_after,
                 retry_after_date: r.retry_after_date.as_ref(),
+                delay_ms: r.delay_ms,
             },
             // validate() rejects an empty sequence; answer as a healthy server would.
-            None => PlannedResponse { status: 200, retry_after: None, retry_after_date: None },
+            None => PlannedResponse { status: 200, retry_after: None, retry_after_date: None, delay_ms: 0 },
         }
     }
 
@@ -359,11 +370,15 @@ mod tests {
     fn a_path_loads_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.yml");
-        std::fs::write(&path, "responses: [{status: 503, retry_after: 2}, {status: 200}]\nbudget: 2\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "responses: [{status: 503, retry_after: 2}, {status: 200, delay_ms: 5}]\nbudget: 2\n",
+        )
+        .unwrap();
         let s = LoadedScenario::resolve(path.to_str().unwrap()).unwrap();
         assert_eq!(s.scenario.response_for(0).status, 503);
         assert_eq!(s.scenario.demanded_wait_ms(), 2000);
         assert_eq!(s.scenario.checks.recovered, Level::Warning);
+        assert_eq!((s.scenario.response_for(0).delay_ms, s.scenario.response_for(1).delay_ms), (0, 5));
     }
 }

@@ -107,6 +107,7 @@ impl ServerHandle {
         Ok(ServerHandle { addr, shared, accept })
     }
 
+    /// The bound address, 127.0.0.1 and the ephemeral port.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -168,9 +169,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 
     // Choose the answer and write the journal entry under one lock, so the
     // n-th entry of a client is the one that got the n-th answer.
-    let (status, retry_after) = {
+    let (seq, status, retry_after, delay_ms) = {
         let mut state = shared.lock();
-        let (status, retry_after) = match client {
+        let (status, retry_after, delay_ms) = match client {
             Some(i) => {
                 let attempt = state.attempts[i];
                 state.attempts[i] += 1;
@@ -183,9 +184,9 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     }
                     (None, None) => None,
                 };
-                (planned.status, ra)
+                (planned.status, ra, planned.delay_ms)
             }
-            None => (404, None),
+            None => (404, None, 0),
         };
         let seq = state.journal.entries.len();
         state.journal.entries.push(Entry {
@@ -198,12 +199,21 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             user_agent,
             status,
             retry_after: retry_after.clone(),
+            delay_ms,
+            answered_ms: None,
         });
-        (status, retry_after)
+        (seq, status, retry_after, delay_ms)
     };
 
     // Read the body so the connection can be reused; its content is not judged.
     let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
+    if delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    }
+    let answered_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
+    if let Some(entry) = shared.lock().journal.entries.get_mut(seq) {
+        entry.answered_ms = Some(answered_ms);
+    }
 
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let text = match client {
@@ -272,6 +282,7 @@ mod tests {
             assert_eq!(j.entries[0].retry_after.as_deref(), Some("1"));
             assert_eq!(j.entries[1].user_agent.as_deref(), Some("ua/1"));
             assert!(j.entries.windows(2).all(|w| w[0].at_ms <= w[1].at_ms && w[0].seq + 1 == w[1].seq));
+            assert!(j.entries.iter().all(|e| e.answered_ms.is_some_and(|a| a >= e.at_ms)));
         });
     }
 

@@ -145,7 +145,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
         match parse::parse_file(text) {
-            Ok(ast) => *slot = Some(sites::model(&ast)),
+            Ok(ast) => *slot = Some(sites::model(&ast, text)),
             Err(e) => {
                 m.notes.push(Note::blocking(
                     Some(&file.path),
@@ -314,7 +314,7 @@ pub fn sites_in(text: &str) -> Result<Vec<Site>, String> {
     if !is_retry_relevant(text) {
         return Ok(Vec::new());
     }
-    let parsed = parse::parse_file(text).map(|ast| sites::model(&ast).sites).map_err(|e| e.to_string());
+    let parsed = parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
     proc_macro2::extra::invalidate_current_thread_spans();
     parsed
 }

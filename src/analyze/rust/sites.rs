@@ -11,7 +11,7 @@
 //! Alongside sites the file model keeps the timeouts set in the file and the
 //! builder setters whose result is dropped.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Item, Pat, Stmt};
@@ -77,10 +77,27 @@ pub struct FileModel {
     pub discarded: Vec<Discarded>,
 }
 
-/// Builds the model of a parsed file.
-pub fn model(file: &syn::File) -> FileModel {
+/// Crates whose names decide between same-named types; a file that names
+/// one inline (`tokio_retry::Retry::spawn`) counts as importing it.
+const DISAMBIGUATING_CRATES: &[&str] = &[
+    "tokio_retry2",
+    "tokio_retry",
+    "retry_policies",
+    "reqwest_retry",
+    "exponential_backoff",
+    "backoff",
+    "retry",
+];
+
+/// Builds the model of a parsed file; `src` is the text it was parsed from.
+pub fn model(file: &syn::File, src: &str) -> FileModel {
     let mut index = FileIndex::default();
     index.collect(&file.items, &mut Vec::new());
+    for name in DISAMBIGUATING_CRATES {
+        if mentions_crate(src, name) {
+            index.imports.crates.insert((*name).to_string());
+        }
+    }
     let mut walker =
         Walker { index: &index, out: FileModel::default(), consumed: HashSet::new(), standalone: Vec::new() };
     walker.items(&file.items, &mut Vec::new());
@@ -95,7 +112,6 @@ struct FileIndex<'a> {
     /// Functions by name (last one wins for duplicates in different impls).
     fns: HashMap<String, &'a syn::Block>,
     imports: Imports,
-    file_facts: BodyFacts,
 }
 
 impl<'a> FileIndex<'a> {
@@ -143,29 +159,31 @@ impl<'a> FileIndex<'a> {
     }
 
     fn add_fn(&mut self, name: String, block: &'a syn::Block) {
-        let facts = body_facts(block);
-        merge_facts(&mut self.file_facts, &facts);
         for stmt in &block.stmts {
             if let Stmt::Item(Item::Const(c)) = stmt {
                 self.consts.insert(c.ident.to_string(), &c.expr);
             }
         }
         self.fns.insert(name, block);
-        // Paths like `tokio_retry::Retry::spawn` name their crate inline.
-        let mut v = PathRoots(&mut self.imports);
-        v.visit_block(block);
+    }
+
+    /// What every function of the file sends, for client-wide policies
+    /// (computed only when the file has one).
+    fn file_facts(&self) -> BodyFacts {
+        let mut facts = BodyFacts::default();
+        for block in self.fns.values() {
+            merge_facts(&mut facts, &body_facts(*block));
+        }
+        facts
     }
 }
 
-struct PathRoots<'i>(&'i mut Imports);
-
-impl<'ast> Visit<'ast> for PathRoots<'_> {
-    fn visit_path(&mut self, p: &'ast syn::Path) {
-        if p.segments.len() >= 2 {
-            self.0.crates.insert(p.segments[0].ident.to_string());
-        }
-        syn::visit::visit_path(self, p);
-    }
+/// `name::` preceded by a non-identifier character (so `retry::` does not
+/// match inside `tokio_retry::`).
+fn mentions_crate(src: &str, name: &str) -> bool {
+    let pat = format!("{name}::");
+    src.match_indices(&pat)
+        .any(|(i, _)| src[..i].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_')))
 }
 
 fn collect_use_roots(tree: &syn::UseTree, imports: &mut Imports) {
@@ -332,11 +350,13 @@ impl<'i, 'a> Walker<'i, 'a> {
                 self.out.sites.push(c.site);
             }
         }
-        let file_methods: BTreeSet<String> = self.index.file_facts.methods.clone();
-        for s in &mut self.out.sites {
-            if s.policy.client_wide && !s.policy.method_gated {
-                s.policy.methods.extend(file_methods.iter().cloned());
-                s.policy.idempotency_key |= self.index.file_facts.idempotency_key;
+        if self.out.sites.iter().any(|s| s.policy.client_wide && !s.policy.method_gated) {
+            let facts = self.index.file_facts();
+            for s in &mut self.out.sites {
+                if s.policy.client_wide && !s.policy.method_gated {
+                    s.policy.methods.extend(facts.methods.iter().cloned());
+                    s.policy.idempotency_key |= facts.idempotency_key;
+                }
             }
         }
         self.out.sites.sort_by(|a, b| (&a.item, a.line).cmp(&(&b.item, b.line)));

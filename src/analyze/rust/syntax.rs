@@ -154,15 +154,16 @@ impl FactsVisitor {
     }
 
     fn note_ident(&mut self, ident: &str) {
-        let lower = ident.to_ascii_lowercase();
-        if lower.contains("idempotency") {
+        if contains_ci(ident, "idempotency") {
             self.facts.idempotency_key = true;
         }
-        if lower == "retry_after" || lower.contains("retry_after") {
+        if contains_ci(ident, "retry_after") {
             self.facts.reads_retry_after = true;
         }
-        if matches!(lower.as_str(), "rand" | "thread_rng" | "random" | "gen_range" | "fastrand" | "rng")
-            || lower.contains("jitter")
+        if ["rand", "thread_rng", "random", "gen_range", "fastrand", "rng"]
+            .iter()
+            .any(|w| ident.eq_ignore_ascii_case(w))
+            || contains_ci(ident, "jitter")
         {
             self.facts.uses_randomness = true;
         }
@@ -266,6 +267,12 @@ impl<'ast> Visit<'ast> for FactsVisitor {
     fn visit_item(&mut self, _: &'ast syn::Item) {
         // Nested items are separate retry scopes; they are read on their own.
     }
+}
+
+/// Case-insensitive substring test without allocating (`needle` is lower-case ASCII).
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    hay.len() >= needle.len()
+        && hay.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 fn scan_tokens(ts: proc_macro2::TokenStream, v: &mut FactsVisitor) {

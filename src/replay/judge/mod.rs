@@ -8,37 +8,25 @@
 //! | `recovered` | a client never got a 2xx or its CMD did not exit 0; a client that sent nothing is always an error |
 //! | `attempt-budget` | a client made more attempts than the scenario's budget |
 //! | `retry-after-honored` | a request came sooner than the previous answer's Retry-After (minus 50 ms) |
-//! | `desynchronized` | with >= 4 clients retrying, every retry round stayed in lockstep |
+//! | `desynchronized` | with >= 4 clients retrying, most retry rounds stayed in lockstep |
 //! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
 //!
-//! **The lockstep statistic.** Retry round k is the k-th retry of every
-//! client whose previous attempt failed; it is judged when at least
-//! [`DESYNC_MIN_CLIENTS`] clients took part. Its *spread* is the smaller of
-//! (a) max - min of the waits the clients took before it (gap from their
-//! previous attempt) and (b) max - min of its arrival times. (a) ignores how
-//! staggered the clients' processes started, which is an artefact of the
-//! harness; (b) catches clients that all wait for the same HTTP-date. The
-//! round is in lockstep when its spread is below
-//! `max(100 ms, 10% of the wait the server asked for)` (without a
-//! Retry-After: 10% of the median wait taken). The check fails only when
-//! every judged round is in lockstep, so a jittered fleet whose random waits
-//! happen to bunch up in one round is not flagged.
+//! The lockstep statistic behind `desynchronized` is in [`desync`].
 
 use serde::{Deserialize, Serialize};
+
+pub mod desync;
+
+pub use desync::{desync_rounds, DesyncRound, DESYNC_MIN_CLIENTS, LOCKSTEP_FLOOR_MS, LOCKSTEP_FRACTION};
 
 use super::journal::{Entry, Journal};
 use super::retry_after::{self, RetryAfter};
 use super::runner::ClientExit;
 use super::scenario::{CheckLevels, Level};
+use desync::desynchronized;
 
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
 pub const HONOR_TOLERANCE_MS: f64 = 50.0;
-/// Fewer clients than this cannot show lockstep convincingly.
-pub const DESYNC_MIN_CLIENTS: usize = 4;
-/// A round spread below this is lockstep whatever the wait.
-pub const LOCKSTEP_FLOOR_MS: f64 = 100.0;
-/// ... or below this fraction of the wait.
-pub const LOCKSTEP_FRACTION: f64 = 0.1;
 
 /// The five checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,6 +40,7 @@ pub enum CheckId {
 }
 
 impl CheckId {
+    /// Every check, in report order.
     pub const ALL: [CheckId; 5] = [
         CheckId::Recovered,
         CheckId::AttemptBudget,
@@ -60,6 +49,7 @@ impl CheckId {
         CheckId::NoUnsafeReplay,
     ];
 
+    /// The stable id used in reports and scenario files.
     pub fn id(self) -> &'static str {
         match self {
             CheckId::Recovered => "recovered",
@@ -106,25 +96,6 @@ pub struct Violation {
     pub message: String,
 }
 
-/// The lockstep statistic of one retry round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DesyncRound {
-    /// 1 = first retry.
-    pub round: usize,
-    pub clients: usize,
-    /// The wait the server asked for (median over clients), if every client was told one.
-    pub asked_wait_ms: Option<f64>,
-    /// Every client was told a wait and honoured it.
-    pub honoured_retry_after: bool,
-    pub median_wait_ms: f64,
-    pub wait_spread_ms: f64,
-    pub arrival_spread_ms: f64,
-    /// min(wait spread, arrival spread).
-    pub spread_ms: f64,
-    pub threshold_ms: f64,
-    pub lockstep: bool,
-}
-
 /// Everything the judge concluded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
@@ -164,12 +135,17 @@ pub fn judge(input: JudgeInput<'_>) -> Judgement {
     }
 }
 
-/// The least wait after `prev` that its `Retry-After` asked for, in ms on the
-/// journal's clock. `Err` carries a served value that does not parse.
+/// The least arrival-to-arrival gap after `prev` that its `Retry-After`
+/// asked for, in ms: delay-seconds count from when the answer went out (the
+/// client cannot start waiting before it has the answer), an HTTP-date is a
+/// fixed moment. `Err` carries a served value that does not parse.
 pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, String> {
     let Some(value) = prev.retry_after.as_deref() else { return Ok(None) };
     match retry_after::parse(value) {
-        Some(RetryAfter::Delay(d)) => Ok(Some(d.as_secs_f64() * 1000.0)),
+        Some(RetryAfter::Delay(d)) => {
+            let answer_took = (prev.answered_at_ms() - prev.at_ms).max(0.0);
+            Ok(Some(answer_took + d.as_secs_f64() * 1000.0))
+        }
         Some(RetryAfter::Until { unix_ms }) => {
             let date_at_ms = unix_ms as f64 - anchor_unix_ms as f64;
             Ok(Some((date_at_ms - prev.at_ms).max(0.0)))
@@ -187,7 +163,7 @@ fn rank(level: Level) -> u8 {
 }
 
 /// Builds a result from violations: fail if any, at the heaviest level.
-fn outcome(
+pub(super) fn outcome(
     check: CheckId,
     level: Level,
     violations: Vec<Violation>,
@@ -210,7 +186,7 @@ fn outcome(
     CheckResult { check, status: CheckStatus::Fail, level: worst, message: fail_msg, violations }
 }
 
-fn clients(input: &JudgeInput<'_>) -> usize {
+pub(super) fn clients(input: &JudgeInput<'_>) -> usize {
     input.exits.len()
 }
 
@@ -338,147 +314,6 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     )
 }
 
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-fn spread(xs: &[f64]) -> f64 {
-    let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
-    if xs.is_empty() {
-        0.0
-    } else {
-        max - min
-    }
-}
-
-/// The retry rounds with enough clients, and their lockstep statistic.
-pub fn desync_rounds(journal: &Journal, clients: usize) -> Vec<DesyncRound> {
-    let per_client: Vec<Vec<&Entry>> = (0..clients).map(|i| journal.of_client(i)).collect();
-    let max_len = per_client.iter().map(Vec::len).max().unwrap_or(0);
-    let mut rounds = Vec::new();
-    for k in 1..max_len {
-        let mut waits = Vec::new();
-        let mut arrivals = Vec::new();
-        let mut asked = Vec::new();
-        let mut all_told_and_honoured = true;
-        for reqs in &per_client {
-            if reqs.len() <= k || reqs[k - 1].succeeded() {
-                continue;
-            }
-            let (prev, next) = (reqs[k - 1], reqs[k]);
-            let wait = next.at_ms - prev.at_ms;
-            waits.push(wait);
-            arrivals.push(next.at_ms);
-            match asked_wait_ms(prev, journal.anchor_unix_ms) {
-                Ok(Some(a)) => {
-                    asked.push(a);
-                    if wait < a - HONOR_TOLERANCE_MS {
-                        all_told_and_honoured = false;
-                    }
-                }
-                _ => all_told_and_honoured = false,
-            }
-        }
-        if waits.len() < DESYNC_MIN_CLIENTS {
-            continue;
-        }
-        let wait_spread_ms = spread(&waits);
-        let arrival_spread_ms = spread(&arrivals);
-        let median_wait_ms = median(&mut waits.clone());
-        let asked_wait_ms = (asked.len() == waits.len()).then(|| median(&mut asked));
-        let scale = asked_wait_ms.unwrap_or(median_wait_ms);
-        let threshold_ms = LOCKSTEP_FLOOR_MS.max(LOCKSTEP_FRACTION * scale);
-        let spread_ms = wait_spread_ms.min(arrival_spread_ms);
-        rounds.push(DesyncRound {
-            round: k,
-            clients: waits.len(),
-            asked_wait_ms,
-            honoured_retry_after: all_told_and_honoured,
-            median_wait_ms,
-            wait_spread_ms,
-            arrival_spread_ms,
-            spread_ms,
-            threshold_ms,
-            lockstep: spread_ms < threshold_ms,
-        });
-    }
-    rounds
-}
-
-fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncRound>) {
-    let levels = input.levels;
-    let rounds = desync_rounds(input.journal, clients(&input));
-    let check = CheckId::Desynchronized;
-    if levels.desynchronized == Level::Off && levels.desynchronized_after_retry_after == Level::Off {
-        let r = outcome(check, Level::Off, vec![], String::new(), String::new());
-        return (r, rounds);
-    }
-    if rounds.is_empty() {
-        let r = CheckResult {
-            check,
-            status: CheckStatus::NotApplicable,
-            level: levels.desynchronized,
-            message: if clients(&input) < DESYNC_MIN_CLIENTS {
-                format!(
-                    "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {} client(s)); \
-                     run with --clients {DESYNC_MIN_CLIENTS} or more",
-                    clients(&input)
-                )
-            } else {
-                format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
-            },
-            violations: vec![],
-        };
-        return (r, rounds);
-    }
-    let describe = |r: &DesyncRound| {
-        format!(
-            "round {}: {} clients within {:.0} ms of each other (lockstep below {:.0} ms)",
-            r.round, r.clients, r.spread_ms, r.threshold_ms
-        )
-    };
-    if rounds.iter().any(|r| !r.lockstep) {
-        let spread_out: Vec<String> =
-            rounds.iter().filter(|r| !r.lockstep).map(|r| r.round.to_string()).collect();
-        let r = CheckResult {
-            check,
-            status: CheckStatus::Pass,
-            level: levels.desynchronized,
-            message: format!("retry round(s) {} spread out", spread_out.join(", ")),
-            violations: vec![],
-        };
-        return (r, rounds);
-    }
-    let all_honoured = rounds.iter().all(|r| r.honoured_retry_after);
-    let level = if all_honoured { levels.desynchronized_after_retry_after } else { levels.desynchronized };
-    let details: Vec<String> = rounds.iter().map(describe).collect();
-    let why = if all_honoured {
-        "every client waited exactly what Retry-After asked, so the fleet came back together; \
-         add jitter on top of Retry-After"
-    } else {
-        "the clients chose their own waits and still came back together; add jitter to the backoff"
-    };
-    let v =
-        vec![Violation { client: 0, seq: None, level, message: format!("{}; {why}", details.join("; ")) }];
-    let r = outcome(
-        check,
-        level,
-        v,
-        String::new(),
-        format!("lockstep in all {} judged retry round(s)", rounds.len()),
-    );
-    (r, rounds)
-}
-
 fn is_unsafe_method(m: &str) -> bool {
     m.eq_ignore_ascii_case("POST") || m.eq_ignore_ascii_case("PATCH")
 }
@@ -498,9 +333,17 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
             else {
                 continue;
             };
-            if prev.succeeded() {
+            // Sent again while the first was still unanswered: the client
+            // timed out on it, and the server may still apply it.
+            let timed_out = next.at_ms < prev.answered_at_ms();
+            if prev.succeeded() && !timed_out {
                 continue;
             }
+            let after = if timed_out {
+                "while the first was still unanswered (a timeout)".to_string()
+            } else {
+                format!("after a {}", prev.status)
+            };
             let problem = match (&prev.idempotency_key, &next.idempotency_key) {
                 (_, None) => Some("without an Idempotency-Key".to_string()),
                 (None, Some(_)) => {
@@ -517,8 +360,8 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
                     seq: Some(next.seq),
                     level,
                     message: format!(
-                        "client {i} sent {} {} again after a {} {problem}; the first one may have been applied",
-                        next.method, next.path, prev.status
+                        "client {i} sent {} {} again {after} {problem}; the first one may have been applied",
+                        next.method, next.path
                     ),
                 });
             }
@@ -552,6 +395,8 @@ mod tests {
             user_agent: None,
             status,
             retry_after: ra.map(str::to_string),
+            delay_ms: 0,
+            answered_ms: None,
         }
     }
 
@@ -649,6 +494,30 @@ mod tests {
             assert_eq!(c.status, CheckStatus::Fail, "{d}");
             assert!(c.violations[0].message.contains("(1700 ms)"), "{}", c.violations[0].message);
         }
+    }
+
+    #[test]
+    fn delay_seconds_count_from_when_the_answer_went_out() {
+        // The server took 80 ms to answer: a client that then waited 1 s came 1080 ms later.
+        let mut first = req(0, 0.0, "GET", 429, Some("1"));
+        first.answered_ms = Some(80.0);
+        let ok = journal(vec![first.clone(), req(0, 1040.0, "GET", 200, None)]);
+        assert_eq!(
+            check(&judge_with(&ok, &ok_exits(1)), CheckId::RetryAfterHonored).status,
+            CheckStatus::Pass
+        );
+        let early = journal(vec![first, req(0, 1020.0, "GET", 200, None)]);
+        let out = judge_with(&early, &ok_exits(1));
+        let c = check(&out, CheckId::RetryAfterHonored);
+        assert!(
+            c.violations[0].message.contains("(1080 ms); at least 1030 ms"),
+            "{}",
+            c.violations[0].message
+        );
+        // A held answer not yet marked answered counts its planned delay.
+        let mut held = req(0, 0.0, "GET", 429, Some("1"));
+        held.delay_ms = 2000;
+        assert_eq!(asked_wait_ms(&held, ANCHOR), Ok(Some(3000.0)));
     }
 
     #[test]
@@ -768,6 +637,36 @@ mod tests {
     }
 
     #[test]
+    fn most_rounds_in_lockstep_fails_even_with_one_straggler_round() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            // Round 2 has one client descheduled by 300 ms; rounds 1 and 3 are tight.
+            let late = if c == 3 { 300.0 } else { 0.0 };
+            e.extend(run(c, &[0.0, 1002.0, 2004.0 + late, 3006.0 + late], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        let lockstep: Vec<bool> = out.desync_rounds.iter().map(|r| r.lockstep).collect();
+        assert_eq!(lockstep, [true, false, true]);
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
+        assert_eq!(c.message, "lockstep in 2 of 3 judged retry round(s)");
+    }
+
+    #[test]
+    fn half_the_rounds_in_lockstep_passes() {
+        let mut e = Vec::new();
+        for c in 0..4 {
+            let j = 200.0 * c as f64;
+            e.extend(run(c, &[0.0, 1002.0, 2004.0 + j], Some("1")));
+        }
+        let out = judge_with(&journal(e), &ok_exits(4));
+        assert_eq!(out.desync_rounds.iter().map(|r| r.lockstep).collect::<Vec<_>>(), [true, false]);
+        let c = check(&out, CheckId::Desynchronized);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(c.message, "1 of 2 retry round(s) spread out (round 2)");
+    }
+
+    #[test]
     fn desync_needs_four_clients() {
         let mut e = Vec::new();
         for c in 0..3 {
@@ -833,6 +732,21 @@ mod tests {
             req(0, 30.0, "GET", 200, None),
         ];
         let out = judge_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn a_post_sent_again_while_the_first_is_held_is_a_replay_after_a_timeout() {
+        let mut first = post(0, 0.0, 200, None);
+        first.delay_ms = 3000;
+        let again = post(0, 2000.0, 200, None);
+        let out = judge_with(&journal(vec![first.clone(), again]), &ok_exits(1));
+        let c = check(&out, CheckId::NoUnsafeReplay);
+        assert_eq!(c.status, CheckStatus::Fail);
+        assert!(c.violations[0].message.contains("while the first was still unanswered (a timeout) without"));
+        // After the held answer went out, a new POST is a new operation.
+        let later = post(0, 3500.0, 200, None);
+        let out = judge_with(&journal(vec![first, later]), &ok_exits(1));
         assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 

