@@ -161,8 +161,21 @@ pub struct GateOutcome {
 }
 
 /// Runs the gate. `Err` = could not decide (bad config, git failure,
-/// unreadable ledger); callers report it as blocking.
+/// unreadable ledger, or a bug); callers report it as blocking.
 pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
+    // A panic is a bug, and a bug must not look like anything but "could
+    // not decide" to the Action (exit 2), never a crash code it might misread.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_inner(input))).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(anyhow::anyhow!("internal error ({what}); this is a bug in retrygate, please report it; treat the change as blocked"))
+    })
+}
+
+fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let git = Git::open(&input.repo)?;
     let base_sha = git.resolve_commit(&input.base)?;
     let base = facts::config_at_base(&git, &base_sha)?;
@@ -200,7 +213,12 @@ pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     if let Some(max) = config.limits.max_attempts {
         let (policies, parse_notes) = head_policies(&cs);
         findings.extend(policy::limits_findings(max, &policies));
-        notes.extend(parse_notes);
+        // The scan already says when a file cannot be parsed.
+        for n in parse_notes {
+            if !notes.iter().any(|m| m.blocking && m.path == n.path) {
+                notes.push(n);
+            }
+        }
     }
     notes.dedup();
 

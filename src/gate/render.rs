@@ -161,14 +161,19 @@ fn header(o: &mut String, gate: &GateVerdict) {
     let _ = writeln!(o, "### {title}\n");
     if n == 0 {
         let t = report::Tally::of(&gate.report());
+        let warnings = if t.warnings > 0 {
+            format!(" ({})", report::plural(t.warnings, "warning", "warnings"))
+        } else {
+            String::new()
+        };
+        let evidence = if gate.facts.agent.is_agent {
+            "the evidence holds"
+        } else {
+            "no evidence is owed (not an agent's pull request)"
+        };
         let _ = writeln!(
             o,
-            "No blocking finding{}, and the evidence holds for {}.\n",
-            if t.warnings > 0 {
-                format!(" ({})", report::plural(t.warnings, "warning", "warnings"))
-            } else {
-                String::new()
-            },
+            "No blocking finding{warnings}, and {evidence} for {}.\n",
             code_span(short(&gate.facts.head))
         );
         return;
