@@ -78,6 +78,10 @@ pub struct CheckInput {
     pub sign_off: Option<SignOffRequest>,
     /// Bound on running `replay.command`; `None` = [`DEFAULT_REPLAY_TIMEOUT`].
     pub replay_timeout: Option<Duration>,
+    /// Whether `replay.command` may run here. The GitHub layer sets `false`
+    /// where running the PR's code is unsafe (a fork's read-only job that has
+    /// no report); the replay then counts as not run, which blocks.
+    pub allow_replay_command: bool,
     /// Prefix for line links in the Markdown, e.g.
     /// `https://github.com/OWNER/REPO/blob/HEADSHA`; `None` = no links.
     pub link_base: Option<String>,
@@ -98,6 +102,7 @@ impl CheckInput {
             replay_report: None,
             sign_off: None,
             replay_timeout: None,
+            allow_replay_command: true,
             link_base: None,
         }
     }
@@ -236,6 +241,15 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
             let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario);
             let ev = if let Some(path) = &input.replay_report {
                 replay::from_report_file(path, &cs.head, &expected)
+            } else if let (Some(cmd), false) = (&config.replay.command, input.allow_replay_command) {
+                replay::ReplayEvidence {
+                    summary: ReplaySummary {
+                        source: Some(format!("replay.command: {cmd}")),
+                        problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
+                        ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, "retry or HTTP-client code changed")
+                    },
+                    report: None,
+                }
             } else if let Some(cmd) = &config.replay.command {
                 let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
                 replay::run_command(&git, &config.replay, cmd, &cs.head, timeout, &expected)
