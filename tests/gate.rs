@@ -683,3 +683,23 @@ fn usage_errors_are_exit_2() {
     let out = run(&repo, &["--agent", "--human"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn rules_disable_drops_a_rule_and_an_unparsable_file_blocks_as_incomplete() {
+    let repo = repo_with(Some("rules: { disable: [rust/loop-attempts, rust/client-timeout] }\n"), "feature");
+    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.commit("faster");
+    let r = check(&repo, &["--head", "feature", "--human"]);
+    let found = rules(&r.json);
+    assert!(!found.contains(&"rust/loop-attempts".to_string()), "{found:?}");
+    assert!(!found.contains(&"rust/client-timeout".to_string()), "{found:?}");
+    assert!(found.contains(&"rust/loop-methods".to_string()), "other rules still run: {found:?}");
+
+    let broken = repo_with(None, "feature");
+    broken.write("src/checkout.rs", "fn retry( {\n");
+    broken.commit("broken");
+    let r = check(&broken, &["--head", "feature", "--human"]);
+    assert_eq!(r.code, Some(1));
+    assert_eq!(codes(&r.json), ["scan-incomplete"]);
+    assert_eq!(r.json["notes"][0]["blocking"], true);
+}
