@@ -542,6 +542,10 @@ fn advisory_mode_reports_everything_and_never_blocks() {
     let out = run(&repo, &["--head", "codex/faster", "--format", "markdown"]);
     assert!(String::from_utf8_lossy(&out.stdout)
         .starts_with("### ⚠️ retrygate: passing (advisory mode, would block)"));
+    let text = run(&repo, &["--head", "codex/faster", "--format", "text"]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.starts_with("retrygate check: PASS (advisory mode: would block)"), "{t}");
+    assert!(!t.contains("no blocking findings"), "the text must not claim nothing blocks: {t}");
 }
 
 // --------------------------------------------------------- agent detection
@@ -650,11 +654,14 @@ fn every_format_renders_the_same_verdict() {
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(t.starts_with("retrygate check: BLOCK (agent pull request: head branch `codex/faster`"), "{t}");
     assert!(t.contains("  ledger-missing: ledger missing") && t.contains("    fix: "), "{t}");
+    assert!(t.ends_with("\nretrygate: BLOCK: blocking-findings, ledger-missing, replay-missing\n"), "{t}");
+    assert_eq!(t.matches("retrygate: BLOCK").count(), 1, "one closing verdict line: {t}");
 
     let gh = run(&repo, &["--head", "codex/faster", "--format", "github"]);
     let g = String::from_utf8_lossy(&gh.stdout);
     assert!(g.contains("::error title=retrygate ledger-missing::"), "{g}");
     assert!(g.contains("::error file=src/checkout.rs"), "{g}");
+    assert!(g.ends_with("retrygate: BLOCK: blocking-findings, ledger-missing, replay-missing\n"), "{g}");
 
     let sarif = run(&repo, &["--head", "codex/faster", "--format", "sarif"]);
     let s: Value = serde_json::from_slice(&sarif.stdout).unwrap();

@@ -33,7 +33,13 @@ pub fn render(gate: &GateVerdict, markdown: &str, format: Format, w: &mut dyn Wr
         Format::Text => text(gate, w),
         Format::Sarif => report::render(&gate.report(), Format::Sarif, w),
         Format::Github => {
-            report::render(&gate.report(), Format::Github, w)?;
+            let rep = gate.report();
+            for f in sorted_findings(&rep) {
+                writeln!(w, "{}", report::github::finding_command(f))?;
+            }
+            for n in &gate.notes {
+                writeln!(w, "{}", report::github::note_command(n))?;
+            }
             let level = if gate.verdict == Verdict::Block { "error" } else { "warning" };
             for r in &gate.reasons {
                 writeln!(
@@ -43,9 +49,18 @@ pub fn render(gate: &GateVerdict, markdown: &str, format: Format, w: &mut dyn Wr
                     report::github::escape_data(&format!("{} (fix: {})", r.message, r.fix))
                 )?;
             }
-            Ok(())
+            // Codes only: nothing from the pull request, so it cannot read as a command.
+            writeln!(w, "{}", closing_line(gate))
         }
     }
+}
+
+/// `retrygate: BLOCK: ledger-missing, replay-failed`: the verdict and the
+/// reason codes, in every line-oriented format.
+fn closing_line(gate: &GateVerdict) -> String {
+    let codes: Vec<&str> = gate.reasons.iter().map(|r| r.code.as_str()).collect();
+    let why = if codes.is_empty() { "nothing blocks".to_string() } else { codes.join(", ") };
+    format!("retrygate: {}: {why}", verdict_word(gate))
 }
 
 /// Text for a terminal: the verdict and each reason with its fix, then the
@@ -67,7 +82,16 @@ fn text(gate: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "  replay: {} ({})", status_word(r.status), one(&replay_line(r)))?;
     }
     writeln!(w)?;
-    report::text::render(&gate.report(), w)
+    // The scan's lines, without its own closing verdict line: that one knows
+    // only the findings, and the gate's verdict also rests on the evidence.
+    let mut scan = Vec::new();
+    report::text::render(&gate.report(), &mut scan)?;
+    let scan = String::from_utf8_lossy(&scan);
+    // The verdict line is always the last one.
+    if let Some((body, _)) = scan.trim_end_matches('\n').rsplit_once('\n') {
+        writeln!(w, "{body}")?;
+    }
+    writeln!(w, "{}", closing_line(gate))
 }
 
 fn verdict_word(gate: &GateVerdict) -> &'static str {
