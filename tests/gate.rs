@@ -34,12 +34,19 @@ struct Run {
 }
 
 fn run(repo: &Repo, args: &[&str]) -> Output {
+    run_env(repo, args, &[])
+}
+
+fn run_env(repo: &Repo, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(BIN)
         .args(["check", "--repo"])
         .arg(repo.path())
         .args(["--base", "main"])
         .args(args)
         .env("RETRYGATE_TEST_BIN", BIN)
+        .env_remove("GITHUB_SERVER_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .envs(env.iter().copied())
         .output()
         .expect("run retrygate")
 }
@@ -680,6 +687,17 @@ fn every_format_renders_the_same_verdict() {
     ] {
         assert!(m.contains(part), "{part} missing: {m}");
     }
+    assert!(m.contains("| `src/checkout.rs:17` |"), "no links without a link base: {m}");
+    let head = repo.head();
+    let linked = run_env(
+        &repo,
+        &["--head", "codex/faster", "--format", "markdown"],
+        &[("GITHUB_SERVER_URL", "https://github.com"), ("GITHUB_REPOSITORY", "acme/shop")],
+    );
+    let l = String::from_utf8_lossy(&linked.stdout);
+    let want =
+        format!("[`src/checkout.rs:17`](https://github.com/acme/shop/blob/{head}/src/checkout.rs#L17)");
+    assert!(l.contains(&want), "{l}");
 }
 
 #[test]

@@ -50,6 +50,10 @@ pub struct CheckArgs {
     /// Seconds replay.command may run.
     #[arg(long, default_value_t = 120.0)]
     pub replay_timeout: f64,
+    /// Prefix of line links in the Markdown, `{head}` standing for the head commit
+    /// (default in GitHub Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/{head}).
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
     /// Output format (default: text on a terminal, json otherwise).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -75,6 +79,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         replay_report: args.replay_report,
         sign_off: args.sign_off.map(|sha| SignOffRequest { sha, by: args.signed_off_by }),
         replay_timeout: Some(Duration::from_secs_f64(args.replay_timeout)),
+        link_base: args.link_base.or_else(actions_link_base),
         ..CheckInput::new(args.range.repo, &args.range.base, &args.range.head)
     };
     let outcome = check(&input)?;
@@ -91,4 +96,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         _ => {}
     }
     Ok(outcome.verdict.into())
+}
+
+/// Line links to the repository the Action runs for, from the variables
+/// every GitHub Actions job has.
+fn actions_link_base() -> Option<String> {
+    let server = std::env::var("GITHUB_SERVER_URL").ok().filter(|s| !s.is_empty())?;
+    let repo = std::env::var("GITHUB_REPOSITORY").ok().filter(|s| s.contains('/'))?;
+    Some(format!("{}/{repo}/blob/{{head}}", server.trim_end_matches('/')))
 }

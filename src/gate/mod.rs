@@ -83,7 +83,8 @@ pub struct CheckInput {
     /// no report); the replay then counts as not run, which blocks.
     pub allow_replay_command: bool,
     /// Prefix for line links in the Markdown, e.g.
-    /// `https://github.com/OWNER/REPO/blob/HEADSHA`; `None` = no links.
+    /// `https://github.com/OWNER/REPO/blob/{head}`, where `{head}` stands for
+    /// the head commit id; `None` = no links.
     pub link_base: Option<String>,
 }
 
@@ -302,7 +303,8 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         sign_off: decision.sign_off,
     };
     let json = serde_json::to_value(&gate).context("serialising the verdict")?;
-    let markdown = render::markdown(&gate, replay_report.as_ref(), config, input.link_base.as_deref());
+    let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &gate.facts.head));
+    let markdown = render::markdown(&gate, replay_report.as_ref(), config, link_base.as_deref());
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
 }
 
