@@ -377,3 +377,79 @@ fn truncate(s: &str, max_chars: usize) -> String {
         None => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::{Evidence, GateFacts};
+    use crate::policy::agent::AgentDecision;
+    use crate::policy::Reason;
+
+    fn verdict(verdict: Verdict, mode: Mode, reasons: &[&str]) -> GateVerdict {
+        GateVerdict {
+            verdict,
+            findings: vec![],
+            notes: vec![],
+            reasons: reasons
+                .iter()
+                .map(|c| Reason {
+                    code: c.to_string(),
+                    message: format!("{c} <b>|x|</b>"),
+                    fix: "do it".into(),
+                })
+                .collect(),
+            evidence: Evidence { ledger: None, replay: None },
+            facts: GateFacts {
+                base: "main".into(),
+                base_sha: "b".repeat(40),
+                merge_base: "b".repeat(40),
+                head: "a".repeat(40),
+                head_branch: None,
+                author: None,
+                labels: vec![],
+                agent: AgentDecision { is_agent: false, because: vec![] },
+                config_source: "defaults".into(),
+                mode,
+            },
+            sign_off: None,
+        }
+    }
+
+    #[test]
+    fn the_header_says_blocked_passing_advisory_or_signed_off() {
+        let c = Config::default();
+        let md = |v: &GateVerdict| markdown(v, None, &c, None);
+        assert!(md(&verdict(Verdict::Block, Mode::Enforce, &["ledger-missing"]))
+            .starts_with("### ❌ retrygate: blocked\n"));
+        let pass = md(&verdict(Verdict::Pass, Mode::Enforce, &[]));
+        assert!(pass.starts_with("### ✅ retrygate: passing\n"), "{pass}");
+        assert!(pass.contains("no evidence is owed"), "{pass}");
+        assert!(!pass.contains("#### Sign-off"), "nothing to sign off: {pass}");
+        assert!(md(&verdict(Verdict::Pass, Mode::Advisory, &["x"]))
+            .starts_with("### ⚠️ retrygate: passing (advisory"));
+        assert!(md(&verdict(Verdict::Pass, Mode::Enforce, &["x"]))
+            .starts_with("### ✅ retrygate: passing (signed off)"));
+    }
+
+    #[test]
+    fn reasons_from_the_pull_request_are_escaped_in_the_table() {
+        let v = verdict(Verdict::Block, Mode::Enforce, &["replay-rejected"]);
+        let md = markdown(&v, None, &Config::default(), None);
+        assert!(md.contains("**replay-rejected**: replay-rejected \\<b\\>\\|x\\|\\</b\\> | do it |"), "{md}");
+        assert!(md.contains(&format!("`/retrygate sign-off {}`", "a".repeat(40))), "{md}");
+    }
+
+    #[test]
+    fn closing_lines_and_url_paths() {
+        assert_eq!(
+            closing_line(&verdict(Verdict::Block, Mode::Enforce, &["a", "b"])),
+            "retrygate: BLOCK: a, b"
+        );
+        assert_eq!(
+            closing_line(&verdict(Verdict::Pass, Mode::Enforce, &[])),
+            "retrygate: PASS: nothing blocks"
+        );
+        assert_eq!(url_path("src/a b#c.rs"), "src/a%20b%23c.rs");
+        assert_eq!(url_path("ü.rs"), "%C3%BC.rs");
+    }
+}
