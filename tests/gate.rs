@@ -728,3 +728,22 @@ fn rules_disable_drops_a_rule_and_an_unparsable_file_blocks_as_incomplete() {
     assert_eq!(codes(&r.json), ["scan-incomplete"]);
     assert_eq!(r.json["notes"][0]["blocking"], true);
 }
+
+#[test]
+fn an_uncommitted_ledger_is_read_from_the_top_of_the_working_tree_even_from_a_subdirectory() {
+    let repo = repo_with(Some(CONFIG), "codex/helper");
+    let content = "pub fn add(a: u32, b: u32) -> u32 { a + b }\n";
+    repo.write("src/util.rs", content);
+    repo.commit("helper");
+    // Where CI puts a downloaded ledger artifact: the working tree, uncommitted.
+    record_edit(&repo.join(".tool_ledger.jsonl"), "src/util.rs", content);
+    let out = Command::new(BIN)
+        .args(["check", "--repo"])
+        .arg(repo.join("src"))
+        .args(["--base", "main", "--head", "codex/helper", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    assert_eq!(json["evidence"]["ledger"]["valid"], true);
+}

@@ -336,7 +336,11 @@ fn verify_ledger(
             "the ledger {rel} committed at the head is {size} bytes, over the {} MiB limit; a real ledger is a few MB",
             limits.max_ledger_bytes >> 20
         ),
-        _ => Ok(ledger::verify(&input.repo.join(rel), Some(&target))?),
+        _ => {
+            // `--repo` may be a subdirectory; `ledger.path` is relative to the root.
+            let root = git.run(&["rev-parse", "--show-toplevel"]).map(PathBuf::from)?;
+            Ok(ledger::verify(&root.join(rel), Some(&target))?)
+        }
     }
 }
 

@@ -15,11 +15,18 @@ use crate::config::{Config, Mode};
 use crate::ledger::LedgerReport;
 use crate::policy::{ReplayStatus, ReplaySummary};
 use crate::replay::ReplayReport;
-use crate::report::markdown::{code_span, escape_text, MAX_CELL_CHARS, MAX_TABLE_ROWS};
+use crate::report::markdown::{code_span, escape_text, MAX_CELL_CHARS};
 use crate::report::{self, sorted_findings, Format, Verdict};
 
 /// Ledger problems listed in the comment (the JSON carries them all).
 const MAX_LEDGER_PROBLEMS: usize = 10;
+
+/// GitHub refuses a comment over 65,536 characters. Findings rows (at most
+/// ~700 characters each) and the replay's timeline are capped so the whole
+/// body stays under it: 50 rows and 20,000 characters of replay.
+pub const MAX_FINDING_ROWS: usize = 50;
+/// Characters of the replay's own Markdown kept in the comment.
+pub const MAX_REPLAY_CHARS: usize = 20_000;
 
 /// Writes `gate` in `format`. `markdown` is the pre-rendered comment body
 /// (it needs the replay report and the config, which JSON does not carry).
@@ -222,7 +229,7 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
     } else {
         let _ = writeln!(o, "\n#### Findings ({})\n", all.len());
         let _ = writeln!(o, "| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|");
-        for f in all.iter().take(MAX_TABLE_ROWS) {
+        for f in all.iter().take(MAX_FINDING_ROWS) {
             let loc = if f.line == 0 {
                 f.path.clone()
             } else if f.end_line > f.line {
@@ -259,11 +266,11 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
                 code_span(&f.rule)
             );
         }
-        if all.len() > MAX_TABLE_ROWS {
+        if all.len() > MAX_FINDING_ROWS {
             let _ = writeln!(
                 o,
                 "\n…and {} more; `retrygate check --format json` lists them all.",
-                all.len() - MAX_TABLE_ROWS
+                all.len() - MAX_FINDING_ROWS
             );
         }
     }
@@ -344,10 +351,27 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
     // The timeline of a report that was rejected is not evidence; it is not
     // shown, so a forged story cannot appear in the comment.
     if let (Some(rep), true) = (report, matches!(r.status, ReplayStatus::Pass | ReplayStatus::Fail)) {
-        let body = crate::replay::render_markdown(rep);
+        let body = cap_replay(&crate::replay::render_markdown(rep));
         // Nest the replay's own heading under this section.
         let _ = writeln!(o, "\n{}", body.replacen("### ", "##### ", 1).trim_end());
     }
+}
+
+/// The replay's Markdown cut at a client boundary when it is too long for a
+/// comment; the JSON report keeps every request.
+fn cap_replay(md: &str) -> String {
+    if md.len() <= MAX_REPLAY_CHARS {
+        return md.to_string();
+    }
+    let mut cut = MAX_REPLAY_CHARS;
+    while !md.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = md[..cut].rfind("\n<details>").unwrap_or(cut);
+    format!(
+        "{}\n\n…the timeline is cut here to fit a comment; the replay's JSON report has every request.\n",
+        md[..cut].trim_end()
+    )
 }
 
 fn sign_off_section(o: &mut String, gate: &GateVerdict, config: &Config) {
@@ -451,5 +475,11 @@ mod tests {
         );
         assert_eq!(url_path("src/a b#c.rs"), "src/a%20b%23c.rs");
         assert_eq!(url_path("ü.rs"), "%C3%BC.rs");
+        let long = format!("### head\n{}", "\n<details>client</details>\n".repeat(2000));
+        let capped = cap_replay(&long);
+        assert!(capped.len() < MAX_REPLAY_CHARS + 200, "{}", capped.len());
+        assert!(capped.trim_end().ends_with("has every request."));
+        assert!(!capped.contains("<details>client\n"), "cut at a client boundary");
+        assert_eq!(cap_replay("short"), "short");
     }
 }

@@ -110,6 +110,11 @@ pub fn run_command(
         },
         report: None,
     };
+    // The command runs at the top of the working tree, whatever `--repo` named.
+    let root = match git.run(&["rev-parse", "--show-toplevel"]) {
+        Ok(r) if !r.is_empty() => std::path::PathBuf::from(r),
+        _ => return not_run(format!("{} has no working tree to run replay.command in", git.dir().display())),
+    };
     let on_disk = git.run(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default();
     if !on_disk.eq_ignore_ascii_case(head) {
         return not_run(format!(
@@ -132,7 +137,7 @@ pub fn run_command(
     let scenario = if BUNDLED.iter().any(|(n, _)| *n == config.scenario) {
         config.scenario.clone()
     } else {
-        git.dir().join(&config.scenario).display().to_string()
+        root.join(&config.scenario).display().to_string()
     };
     let opts = ReplayOptions {
         scenario,
@@ -140,7 +145,7 @@ pub fn run_command(
         timeout,
         command: vec!["sh".into(), "-c".into(), command.to_string()],
         commit: Some(head.to_string()),
-        cwd: Some(git.dir().to_path_buf()),
+        cwd: Some(root),
     };
     // The harness starts its own tokio runtime; a thread of its own keeps
     // that legal when the caller is itself inside a runtime.
