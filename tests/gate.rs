@@ -638,6 +638,12 @@ fn bad_base_configs_are_exit_2_naming_the_file_line_and_key() {
     let err = bad_config(bomb.as_bytes());
     assert!(err.contains(".github/retrygate.yml:1: unknown field `a0`"), "{err}");
 
+    let err = bad_config(b"replay: { scenario: no-such-scenario }\n");
+    assert!(
+        err.contains(".github/retrygate.yml: replay.scenario: ") && err.contains("no-such-scenario"),
+        "{err}"
+    );
+
     let err = bad_config(b"\xff\xfe mode: enforce\n");
     assert!(err.contains("not UTF-8"), "{err}");
 }

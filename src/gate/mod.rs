@@ -186,6 +186,14 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let base_sha = git.resolve_commit(&input.base)?;
     let base = facts::config_at_base(&git, &base_sha)?;
     let config = &base.config;
+    // The scenario is part of the config: one that cannot be found is a bad
+    // config (exit 2), whether or not this change needs a replay.
+    let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: replay.scenario: {e}; name a bundled scenario (default, http-date, no-retry-after, 503, post) or a scenario file committed at the base",
+            base.source
+        )
+    })?;
     let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
 
     // Findings: the scan with the base's rule packs, minus disabled rules.
@@ -239,7 +247,6 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         if !touches_retry {
             Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
         } else {
-            let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario);
             let ev = if let Some(path) = &input.replay_report {
                 replay::from_report_file(path, &cs.head, &expected)
             } else if let (Some(cmd), false) = (&config.replay.command, input.allow_replay_command) {

@@ -56,11 +56,7 @@ pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<Loaded
 }
 
 /// Reads the report at `path` and judges whether it vouches for `head`.
-pub fn from_report_file(
-    path: &Path,
-    head: &str,
-    expected: &Result<LoadedScenario, String>,
-) -> ReplayEvidence {
+pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let source = format!("--replay-report {}", path.display());
     let rejected = |problem: String| ReplayEvidence {
         summary: ReplaySummary {
@@ -99,7 +95,7 @@ pub fn run_command(
     command: &str,
     head: &str,
     timeout: Duration,
-    expected: &Result<LoadedScenario, String>,
+    expected: &LoadedScenario,
 ) -> ReplayEvidence {
     let source = format!("replay.command: {command}");
     let not_run = |problem: String| ReplayEvidence {
@@ -160,12 +156,7 @@ pub fn run_command(
     }
 }
 
-fn judged(
-    report: ReplayReport,
-    source: String,
-    head: &str,
-    expected: &Result<LoadedScenario, String>,
-) -> ReplayEvidence {
+fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let problems = binding_problems(&report, head, expected);
     let status = if !problems.is_empty() {
         ReplayStatus::Rejected
@@ -188,11 +179,7 @@ fn judged(
 }
 
 /// Why `report` cannot vouch for `head`; empty when it can.
-pub fn binding_problems(
-    report: &ReplayReport,
-    head: &str,
-    expected: &Result<LoadedScenario, String>,
-) -> Vec<String> {
+pub fn binding_problems(report: &ReplayReport, head: &str, expected: &LoadedScenario) -> Vec<String> {
     let mut p = Vec::new();
     match &report.commit {
         None => p.push("the report names no commit, so it cannot vouch for any".into()),
@@ -201,23 +188,18 @@ pub fn binding_problems(
         }
         Some(_) => {}
     }
-    match expected {
-        Ok(s) => {
-            // The text is what counts: a bundled name and a file path that
-            // hold the same scenario are the same scenario.
-            if !report.scenario_sha256.eq_ignore_ascii_case(&s.sha256) {
-                p.push(format!(
-                    "the report ran scenario `{}` (SHA-256 {}), but the base config demands `{}` (SHA-256 {})",
-                    report.scenario,
-                    short(&report.scenario_sha256),
-                    s.name,
-                    short(&s.sha256)
-                ));
-            }
-            p.extend(consistency_problems(report, s.scenario.budget));
-        }
-        Err(e) => p.push(format!("cannot tell which scenario the report must have run: {e}")),
+    // The text is what counts: a bundled name and a file path that hold the
+    // same scenario are the same scenario.
+    if !report.scenario_sha256.eq_ignore_ascii_case(&expected.sha256) {
+        p.push(format!(
+            "the report ran scenario `{}` (SHA-256 {}), but the base config demands `{}` (SHA-256 {})",
+            report.scenario,
+            short(&report.scenario_sha256),
+            expected.name,
+            short(&expected.sha256)
+        ));
     }
+    p.extend(consistency_problems(report, expected.scenario.budget));
     p
 }
 
