@@ -247,29 +247,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         if !touches_retry {
             Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
         } else {
-            let ev = if let Some(path) = &input.replay_report {
-                replay::from_report_file(path, &cs.head, &expected)
-            } else if let (Some(cmd), false) = (&config.replay.command, input.allow_replay_command) {
-                replay::ReplayEvidence {
-                    summary: ReplaySummary {
-                        source: Some(format!("replay.command: {cmd}")),
-                        problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
-                        ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, "retry or HTTP-client code changed")
-                    },
-                    report: None,
-                }
-            } else if let Some(cmd) = &config.replay.command {
-                let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
-                replay::run_command(&git, &config.replay, cmd, &cs.head, timeout, &expected)
-            } else {
-                replay::ReplayEvidence {
-                    summary: ReplaySummary::with_status(
-                        policy::ReplayStatus::Missing,
-                        "retry or HTTP-client code changed, no --replay-report was given and the base config sets no replay.command",
-                    ),
-                    report: None,
-                }
-            };
+            let ev = replay_evidence(input, config, &git, &cs.head, &expected);
             replay_report = ev.report;
             Some(ev.summary)
         }
@@ -313,6 +291,44 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &gate.facts.head));
     let markdown = render::markdown(&gate, replay_report.as_ref(), config, link_base.as_deref());
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
+}
+
+/// The replay evidence: `--replay-report` first, else `replay.command` (when
+/// this job may run it), else missing.
+fn replay_evidence(
+    input: &CheckInput,
+    config: &Config,
+    git: &Git,
+    head: &str,
+    expected: &crate::replay::LoadedScenario,
+) -> replay::ReplayEvidence {
+    let changed = "retry or HTTP-client code changed";
+    if let Some(path) = &input.replay_report {
+        return replay::from_report_file(path, head, expected);
+    }
+    let Some(cmd) = &config.replay.command else {
+        return replay::ReplayEvidence {
+            summary: ReplaySummary::with_status(
+                policy::ReplayStatus::Missing,
+                &format!(
+                    "{changed}, no --replay-report was given and the base config sets no replay.command"
+                ),
+            ),
+            report: None,
+        };
+    };
+    if !input.allow_replay_command {
+        return replay::ReplayEvidence {
+            summary: ReplaySummary {
+                source: Some(format!("replay.command: {cmd}")),
+                problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
+                ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, changed)
+            },
+            report: None,
+        };
+    }
+    let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
+    replay::run_command(git, &config.replay, cmd, head, timeout, expected)
 }
 
 /// Verifies the ledger: `--ledger PATH` when given; else the ledger
