@@ -20,7 +20,7 @@ use crate::report::Format;
 pub struct CheckArgs {
     #[command(flatten)]
     pub range: RangeArgs,
-    /// The tool-call ledger (default: ledger.path of the base config, in --repo).
+    /// The tool-call ledger (default: ledger.path of the base config, as committed at the head, else in the working tree).
     #[arg(long)]
     pub ledger: Option<PathBuf>,
     /// A report written by `retrygate replay --report PATH` on the head commit.
