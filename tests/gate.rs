@@ -347,6 +347,22 @@ fn a_report_for_another_commit_a_tampered_report_and_garbage_are_rejected() {
     let msg = r.json["reasons"][0]["message"].as_str().unwrap();
     assert!(msg.contains("broke `retry-after-honored`, yet that check says pass"), "{msg}");
 
+    // ...and with every `broke` mark wiped too: the gaps themselves still
+    // show retries sooner than Retry-After asked.
+    for t in json["timeline"].as_array_mut().unwrap() {
+        for q in t["requests"].as_array_mut().unwrap() {
+            q["broke"] = serde_json::json!([]);
+        }
+    }
+    std::fs::write(&tampered, serde_json::to_string(&json).unwrap()).unwrap();
+    let r = check(&repo, &["--head", "codex/http", "--replay-report", tampered.to_str().unwrap()]);
+    assert_eq!(codes(&r.json), ["replay-rejected"]);
+    let msg = r.json["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("a retry came before its Retry-After, yet `retry-after-honored` says pass"),
+        "{msg}"
+    );
+
     // Another scenario than the base config demands.
     let other = replay_report(&repo, "reference", ".github/replay-fast.yml", "1", None);
     let r = check(&repo, &["--head", "codex/http", "--replay-report", other.to_str().unwrap()]);
