@@ -769,3 +769,15 @@ fn an_uncommitted_ledger_is_read_from_the_top_of_the_working_tree_even_from_a_su
     assert_eq!(out.status.code(), Some(0), "{json}");
     assert_eq!(json["evidence"]["ledger"]["valid"], true);
 }
+
+#[test]
+fn a_remote_tracking_head_names_its_branch_for_agent_detection() {
+    let origin = repo_with(None, "claude/fix");
+    origin.write("src/util.rs", "pub fn one() -> u32 { 1 }\n");
+    origin.commit("fix");
+    let clone = Repo::clone_from(&origin, &[]);
+    clone.git(&["branch", "-f", "main", "origin/main"]);
+    let r = check(&clone, &["--head", "origin/claude/fix"]);
+    assert_eq!(r.json["facts"]["head_branch"], "claude/fix");
+    assert_eq!(r.json["facts"]["agent"]["is_agent"], true, "{}", r.json["facts"]);
+}
