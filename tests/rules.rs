@@ -170,6 +170,11 @@ fn scan_of_a_real_repository_reports_head_lines_with_attempts() {
     assert_eq!(raised["base"], serde_json::json!({"attempts": 3}));
     assert_eq!(raised["head"], serde_json::json!({"attempts": 7}));
     assert_eq!(raised["message"], "retries raised from 2 to 6 (3 -> 7 attempts)");
+    let jitter = findings.iter().find(|f| f["kind"] == "jitter-removed").unwrap();
+    assert_eq!(jitter["message"], "jitter disabled: jitter=False");
+    let timeout = findings.iter().find(|f| f["kind"] == "timeout-lowered").unwrap();
+    assert_eq!(timeout["base"], serde_json::json!({"seconds": 2.5}));
+    assert_eq!(timeout["head"], serde_json::json!({"seconds": 0.8}));
     assert_eq!(json["verdict"], "block");
 
     let out =

@@ -3,20 +3,26 @@
 //! The engine is a pure function of a [`RuleSet`] and a [`FileChange`]:
 //!
 //! 1. the file's language is judged from its name (no language, no rules);
-//! 2. both sides are masked (comments and prose strings blanked);
-//! 3. one [`RegexSet`] per language and view, built once per run, says which
-//!    rules can match at all (the prefilter); only those are evaluated;
+//! 2. each side is masked (comments and prose strings blanked) when, and
+//!    only when, a step below needs it;
+//! 3. [`RegexSet`]s built once per run say which rules can matter at all
+//!    (the prefilter): `raised`/`lowered`/`added` rules are searched in the
+//!    head's added lines, `removed` rules in the base's deleted or replaced
+//!    lines (both widened by [`PREFILTER_MARGIN_LINES`], and both behind a
+//!    raw-text literal gate that spares masking); only those are evaluated;
 //! 4. each candidate rule collects its *occurrences* on both sides (matches
-//!    that pass the `inside` condition), keys them by what they set, and
-//!    compares base with head as its `when:` says (`docs/rules.md`).
+//!    on lines the change touched that pass the `inside` condition), keys
+//!    them by what they set, and compares base with head as its `when:`
+//!    says (`docs/rules.md`).
 //!
 //! Occurrences are paired by key and value, never by line number, so code
 //! that moved within the file is not new and a setting that moved and changed
 //! is still compared.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use aho_corasick::AhoCorasick;
 use regex::bytes::{RegexSet, RegexSetBuilder};
 use serde_json::json;
 use similar::{Algorithm, DiffOp};
@@ -28,6 +34,9 @@ use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Kind};
 
+/// The base's changed regions (byte ranges, widened) and lines (1-based ranges).
+type ChangedBase = (Vec<(usize, usize)>, Vec<(u32, u32)>);
+
 /// Longest matched text quoted in a message.
 const MAX_QUOTED: usize = 80;
 
@@ -37,45 +46,103 @@ struct Prefilter {
     set: RegexSet,
     /// The rule each pattern of `set` belongs to.
     owners: Vec<usize>,
+    view: View,
 }
 
 /// A rule set ready to run: compiled rules plus per-language prefilters.
 #[derive(Debug)]
 pub struct Engine {
     pub set: RuleSet,
-    by_lang: HashMap<Language, Vec<Prefilter>>,
+    by_lang: HashMap<Language, LangFilters>,
 }
+
+/// The prefilters of one language. A `raised`/`lowered`/`added` finding
+/// needs a head occurrence on an added line, so those rules are prefiltered
+/// on the head's changed regions only; a `removed` finding needs a base
+/// occurrence on a deleted or replaced line, so those rules are prefiltered
+/// on the base's changed regions.
+#[derive(Debug, Default)]
+struct LangFilters {
+    head: Vec<Prefilter>,
+    base: Vec<Prefilter>,
+    /// Literals every match of a `removed` rule must contain, searched in the
+    /// raw base: when none occurs near a removed base line, the base is
+    /// neither masked nor searched.
+    removed_gate: Option<LiteralGate>,
+    /// The same for the `raised`/`lowered`/`added` rules, on the head.
+    head_gate: Option<LiteralGate>,
+}
+
+/// A sound raw-text gate: masking only turns bytes into spaces, so a
+/// space-free literal in a masked match is in the raw text at the same place.
+#[derive(Debug)]
+struct LiteralGate {
+    literals: AhoCorasick,
+    /// Set when some rule has no usable literal: the gate cannot say no.
+    always: bool,
+}
+
+/// How many lines around each added head range the prefilter reads, so a
+/// match that starts a few lines above its changed value (a key, then its
+/// value on the next line) is still seen.
+pub const PREFILTER_MARGIN_LINES: u32 = 3;
 
 impl Engine {
     /// Builds the prefilters. Called once per run.
     pub fn new(set: RuleSet) -> anyhow::Result<Engine> {
         let mut by_lang = HashMap::new();
         for &lang in Language::ALL {
-            let mut filters = Vec::new();
+            let mut filters = LangFilters::default();
             for view in [View::Code, View::Text] {
-                let mut sources = Vec::new();
-                let mut owners = Vec::new();
-                for (i, rule) in set.rules.iter().enumerate() {
-                    if rule.view == view && rule.languages.contains(&lang) {
-                        for p in &rule.pattern_sources {
-                            sources.push(p.as_str());
-                            owners.push(i);
+                for on_base in [false, true] {
+                    let mut sources = Vec::new();
+                    let mut owners = Vec::new();
+                    for (i, rule) in set.rules.iter().enumerate() {
+                        let wanted = rule.view == view
+                            && rule.languages.contains(&lang)
+                            && (rule.when == When::Removed) == on_base;
+                        if wanted {
+                            for p in &rule.pattern_sources {
+                                sources.push(p.as_str());
+                                owners.push(i);
+                            }
                         }
                     }
+                    if sources.is_empty() {
+                        continue;
+                    }
+                    let regex_set = RegexSetBuilder::new(&sources)
+                        .unicode(false)
+                        .multi_line(true)
+                        .size_limit(64 << 20)
+                        .dfa_size_limit(64 << 20)
+                        .build()
+                        .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
+                    let f = Prefilter { set: regex_set, owners, view };
+                    if on_base {
+                        filters.base.push(f);
+                    } else {
+                        filters.head.push(f);
+                    }
                 }
-                if sources.is_empty() {
-                    continue;
-                }
-                let regex_set = RegexSetBuilder::new(&sources)
-                    .unicode(false)
-                    .multi_line(true)
-                    .size_limit(64 << 20)
-                    .dfa_size_limit(64 << 20)
-                    .build()
-                    .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
-                filters.push(Prefilter { set: regex_set, owners });
             }
-            if !filters.is_empty() {
+            if !filters.base.is_empty() {
+                let removed: Vec<&Rule> = set
+                    .rules
+                    .iter()
+                    .filter(|r| r.when == When::Removed && r.languages.contains(&lang))
+                    .collect();
+                filters.removed_gate = literal_gate(&removed);
+            }
+            if !filters.head.is_empty() {
+                let others: Vec<&Rule> = set
+                    .rules
+                    .iter()
+                    .filter(|r| r.when != When::Removed && r.languages.contains(&lang))
+                    .collect();
+                filters.head_gate = literal_gate(&others);
+            }
+            if !filters.head.is_empty() || !filters.base.is_empty() {
                 by_lang.insert(lang, filters);
             }
         }
@@ -101,30 +168,87 @@ impl Engine {
         let base = SideText::new(file.base.text(), syntax);
         let head = SideText::new(file.head.text(), syntax);
         let mut candidates = BTreeSet::new();
-        for f in filters {
-            let view = self.set.rules[f.owners[0]].view;
-            for side in [&base, &head] {
-                if let Some(text) = side.view(view) {
-                    for p in f.set.matches(text.as_bytes()).iter() {
+        // Only lines the change touched can hold an occurrence that matters:
+        // the head's added lines and the base's deleted or replaced ones,
+        // each widened so that a match may start a little above its line.
+        let head_regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+        let base_changed: OnceCell<ChangedBase> = OnceCell::new();
+        if let Some(raw) = head.raw.filter(|_| !file.added.is_empty()) {
+            // Regions with none of the literals the rules' matches start with
+            // are dropped before the head is masked at all.
+            let regions: Vec<(usize, usize)> = head_regions
+                .iter()
+                .copied()
+                .filter(|&(from, to)| {
+                    filters
+                        .head_gate
+                        .as_ref()
+                        .is_none_or(|g| g.always || g.literals.is_match(&raw.as_bytes()[from..to]))
+                })
+                .collect();
+            for f in &filters.head {
+                if regions.is_empty() {
+                    break;
+                }
+                let Some(text) = head.view(f.view) else { continue };
+                for &(from, to) in &regions {
+                    for p in f.set.matches(&text[from..to]).iter() {
                         candidates.insert(f.owners[p]);
                     }
                 }
             }
         }
         let diff = OnceCell::new();
+        if head.raw.is_some() && !filters.base.is_empty() {
+            // A removed occurrence sits on a base line the change deleted or
+            // replaced: search those lines (widened like the head's), and
+            // only when a literal the rules need is there at all.
+            let raw = base.raw.unwrap_or("").as_bytes();
+            let gate_open = |from: usize, to: usize| {
+                filters.removed_gate.as_ref().is_none_or(|g| g.always || g.literals.is_match(&raw[from..to]))
+            };
+            if gate_open(0, raw.len()) {
+                let (base_regions, _) = base_changed.get_or_init(|| {
+                    let lines = base_changed_lines(&base, &head, &file.added);
+                    (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
+                });
+                let regions: Vec<(usize, usize)> =
+                    base_regions.iter().copied().filter(|&(from, to)| gate_open(from, to)).collect();
+                for f in &filters.base {
+                    if regions.is_empty() {
+                        break;
+                    }
+                    let Some(text) = base.view(f.view) else { continue };
+                    for &(from, to) in &regions {
+                        for p in f.set.matches(&text[from..to]).iter() {
+                            candidates.insert(f.owners[p]);
+                        }
+                    }
+                }
+            }
+        }
         for i in candidates {
             let rule = &self.set.rules[i];
             if !rule.applies_to(lang, &file.path) {
                 continue;
             }
-            let b = occurrences(&self.set, rule, &base);
-            let h = occurrences(&self.set, rule, &head);
+            // A raise or an addition is reported on an added head line; a
+            // rule with no match there is done before the base is read.
+            if rule.when != When::Removed && !matches_added_line(&self.set, rule, &head, file) {
+                continue;
+            }
+            let (base_regions, base_lines) = base_changed.get_or_init(|| {
+                let lines = base_changed_lines(&base, &head, &file.added);
+                (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
+            });
+            let in_base_change = |l: u32| base_lines.iter().any(|&(a, b)| a <= l && l <= b);
+            let b = occurrences(&self.set, rule, &base, base_regions, &in_base_change);
+            let h = occurrences(&self.set, rule, &head, &head_regions, &|l| file.is_added(l));
             match rule.when {
                 When::Raised | When::Lowered => out.findings.extend(compare(rule, file, &b, &h)),
                 When::Added => out.findings.extend(added(rule, file, &b, &h)),
                 When::Removed => {
-                    let ops = diff.get_or_init(|| diff_ops(file));
-                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), ops));
+                    out.findings.extend(removed(&self.set, rule, file, &b, &h, (&base, &head), &diff))
                 }
             }
         }
@@ -187,26 +311,17 @@ struct Occ {
 struct SideText<'a> {
     raw: Option<&'a str>,
     syntax: Syntax,
-    code: OnceCell<String>,
-    text: OnceCell<String>,
+    code: OnceCell<Vec<u8>>,
+    text: OnceCell<Vec<u8>>,
     line_starts: OnceCell<Vec<usize>>,
-    /// Lines where a context pattern matches, per (context, view).
-    contexts: RefCell<HashMap<(usize, View), Vec<u32>>>,
 }
 
 impl<'a> SideText<'a> {
     fn new(raw: Option<&'a str>, syntax: Syntax) -> Self {
-        SideText {
-            raw,
-            syntax,
-            code: OnceCell::new(),
-            text: OnceCell::new(),
-            line_starts: OnceCell::new(),
-            contexts: RefCell::new(HashMap::new()),
-        }
+        SideText { raw, syntax, code: OnceCell::new(), text: OnceCell::new(), line_starts: OnceCell::new() }
     }
 
-    fn view(&self, view: View) -> Option<&str> {
+    fn view(&self, view: View) -> Option<&[u8]> {
         let raw = self.raw?;
         let cell = match view {
             View::Code => &self.code,
@@ -220,29 +335,31 @@ impl<'a> SideText<'a> {
         starts.partition_point(|&s| s <= offset) as u32
     }
 
-    /// Sorted head lines where context `ctx` matches in `view`.
-    fn context_lines(&self, set: &RuleSet, ctx: usize, view: View) -> Vec<u32> {
-        if let Some(lines) = self.contexts.borrow().get(&(ctx, view)) {
-            return lines.clone();
-        }
-        let mut lines: Vec<u32> = match self.view(view) {
-            Some(text) => {
-                set.contexts[ctx].find_iter(text.as_bytes()).map(|m| self.line_of(m.start())).collect()
-            }
-            None => Vec::new(),
-        };
-        lines.dedup();
-        self.contexts.borrow_mut().insert((ctx, view), lines.clone());
-        lines
-    }
-
     /// Whether head line `line` (1-based) has anything but blanks in the code view.
     fn has_code(&self, line: u32) -> bool {
         let Some(text) = self.view(View::Code) else { return false };
-        let starts = self.line_starts.get_or_init(|| line_starts(text));
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
         let Some(&from) = starts.get(line.saturating_sub(1) as usize) else { return false };
         let to = starts.get(line as usize).copied().unwrap_or(text.len());
-        text.as_bytes()[from..to].iter().any(|c| !c.is_ascii_whitespace())
+        text[from..to].iter().any(|c| !c.is_ascii_whitespace())
+    }
+
+    /// Byte ranges covering the added line ranges widened by `margin` lines,
+    /// merged where they overlap.
+    fn regions(&self, added: &[(u32, u32)], margin: u32) -> Vec<(usize, usize)> {
+        let raw = self.raw.unwrap_or("");
+        let starts = self.line_starts.get_or_init(|| line_starts(raw));
+        let start_of = |line: u32| starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(raw.len());
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for &(a, b) in added {
+            let from = start_of(a.saturating_sub(margin).max(1));
+            let to = start_of(b.saturating_add(margin).saturating_add(1));
+            match out.last_mut() {
+                Some(last) if last.1 >= from => last.1 = last.1.max(to),
+                _ => out.push((from, to)),
+            }
+        }
+        out
     }
 
     /// The raw text of line `line` (1-based), without its line break.
@@ -254,11 +371,20 @@ impl<'a> SideText<'a> {
         raw[from..to].trim_end_matches(['\n', '\r'])
     }
 
-    /// Whether a context line lies in `lo..=hi`.
+    /// The lines in `lo..=hi` on which context `ctx` matches in `view`. The
+    /// context pattern is matched within those lines only.
     fn context_in(&self, set: &RuleSet, ctx: usize, view: View, lo: u32, hi: u32) -> Vec<u32> {
-        let lines = self.context_lines(set, ctx, view);
-        let from = lines.partition_point(|&l| l < lo);
-        lines[from..].iter().copied().take_while(|&l| l <= hi).collect()
+        let Some(text) = self.view(view) else { return Vec::new() };
+        let starts = self.line_starts.get_or_init(|| line_starts(self.raw.unwrap_or("")));
+        let start_of = |line: u32| starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(text.len());
+        let (from, to) = (start_of(lo.max(1)), start_of(hi.saturating_add(1)));
+        if from >= to {
+            return Vec::new();
+        }
+        let mut lines: Vec<u32> =
+            set.contexts[ctx].find_iter(&text[from..to]).map(|m| self.line_of(from + m.start())).collect();
+        lines.dedup();
+        lines
     }
 }
 
@@ -267,57 +393,98 @@ fn line_starts(text: &str) -> Vec<usize> {
     std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|p| p + 1)).collect()
 }
 
-fn occurrences(set: &RuleSet, rule: &Rule, side: &SideText) -> Vec<Occ> {
-    let Some(hay) = side.view(rule.view) else { return Vec::new() };
-    let hay = hay.as_bytes();
+/// Whether a pattern of `rule` matches in the head's changed regions with its
+/// reporting line (see [`report_offset`]) on an added line and inside the
+/// rule's context.
+fn matches_added_line(set: &RuleSet, rule: &Rule, head: &SideText, file: &FileChange) -> bool {
+    let Some(text) = head.view(rule.view) else { return false };
+    let regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+    // The same test `occurrences` makes: on an added line, and inside.
+    let counts = |line: u32| {
+        file.is_added(line)
+            && rule.inside.as_ref().is_none_or(|i| {
+                !head
+                    .context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after)
+                    .is_empty()
+            })
+    };
+    rule.patterns.iter().any(|re| {
+        regions.iter().any(|&(from, to)| {
+            re.captures_iter(&text[from..to])
+                .any(|caps| report_offset(&caps).is_some_and(|at| counts(head.line_of(from + at))))
+        })
+    })
+}
+
+/// The offset whose line an occurrence is reported on: the captured number
+/// when there is one (a value may sit a line below its key), else the
+/// match's first visible byte.
+fn report_offset(caps: &regex::bytes::Captures) -> Option<usize> {
+    let m = caps.get(0)?;
+    Some(match caps.name("n") {
+        Some(n) => n.start(),
+        None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
+    })
+}
+
+/// A rule's occurrences on one side, searched in `regions` (byte ranges)
+/// and kept when `changed` says their line is one the change touched.
+fn occurrences(
+    set: &RuleSet,
+    rule: &Rule,
+    side: &SideText,
+    regions: &[(usize, usize)],
+    changed: &dyn Fn(u32) -> bool,
+) -> Vec<Occ> {
+    let Some(view) = side.view(rule.view) else { return Vec::new() };
+    let raw = side.raw.unwrap_or("").as_bytes();
     let mut found: Vec<(usize, Occ)> = Vec::new();
     for re in &rule.patterns {
-        for caps in re.captures_iter(hay) {
-            let Some(m) = caps.get(0) else { continue };
-            // The line of the captured number when there is one (a value may sit
-            // a line below its key), else of the match's first visible byte.
-            let at = match caps.name("n") {
-                Some(n) => n.start(),
-                None => m.start() + m.as_bytes().iter().take_while(|c| c.is_ascii_whitespace()).count(),
-            };
-            let line = side.line_of(at);
-            if let Some(inside) = &rule.inside {
-                let lo = line.saturating_sub(inside.before);
-                if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+        for &(from, to) in regions {
+            for caps in re.captures_iter(&view[from..to]) {
+                let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };
+                let line = side.line_of(from + at);
+                if !changed(line) {
                     continue;
                 }
-            }
-            let n = caps.name("n");
-            let unit = caps.name("unit");
-            let key = match caps.name("key") {
-                Some(k) => normalise_key(k.as_bytes()),
-                None => {
-                    let mut bytes = Vec::with_capacity(m.len());
-                    for (i, &c) in m.as_bytes().iter().enumerate() {
-                        let at = m.start() + i;
-                        let in_group =
-                            |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
-                        if !in_group(n) && !in_group(unit) {
-                            bytes.push(c);
-                        }
+                if let Some(inside) = &rule.inside {
+                    let lo = line.saturating_sub(inside.before);
+                    if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+                        continue;
                     }
-                    normalise_key(&bytes)
                 }
-            };
-            let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
-            let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
-            let value = match rule.counts {
-                Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
-                    Some(v) => Some(v),
-                    // A capture that is not a number (a variable, an expression)
-                    // cannot be compared; it is not an occurrence.
-                    None => continue,
-                },
-                None => None,
-            };
-            let raw = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
-            let text = quote(&String::from_utf8_lossy(&side.raw.unwrap_or("").as_bytes()[m.range()]));
-            found.push((m.start(), Occ { line, key, raw, value, text }));
+                let n = caps.name("n");
+                let unit = caps.name("unit");
+                let key = match caps.name("key") {
+                    Some(k) => normalise_key(k.as_bytes()),
+                    None => {
+                        let mut bytes = Vec::with_capacity(m.len());
+                        for (i, &c) in m.as_bytes().iter().enumerate() {
+                            let at = m.start() + i;
+                            let in_group =
+                                |g: Option<regex::bytes::Match>| g.is_some_and(|g| g.range().contains(&at));
+                            if !in_group(n) && !in_group(unit) {
+                                bytes.push(c);
+                            }
+                        }
+                        normalise_key(&bytes)
+                    }
+                };
+                let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
+                let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+                let value = match rule.counts {
+                    Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
+                        Some(v) => Some(v),
+                        // A capture that is not a number (a variable, an expression)
+                        // cannot be compared; it is not an occurrence.
+                        None => continue,
+                    },
+                    None => None,
+                };
+                let written = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
+                let text = quote(&String::from_utf8_lossy(&raw[from + m.start()..from + m.end()]));
+                found.push((from + m.start(), Occ { line, key, raw: written, value, text }));
+            }
         }
     }
     found.sort_by_key(|(start, _)| *start);
@@ -332,9 +499,11 @@ fn normalise_key(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Collapses whitespace and shortens matched text for messages.
+/// Collapses whitespace and shortens matched text for messages. Trailing
+/// separators a pattern matched only to end a value (`jitter=False)`) go.
 fn quote(s: &str) -> String {
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = collapsed.trim_end_matches([',', ')', ';', '}', ' ']).to_string();
     if collapsed.chars().count() > MAX_QUOTED {
         let short: String = collapsed.chars().take(MAX_QUOTED).collect();
         format!("{short}...")
@@ -489,12 +658,19 @@ fn removed(
     base: &[Occ],
     head: &[Occ],
     (base_side, head_side): (&SideText, &SideText),
-    ops: &[DiffOp],
+    diff: &OnceCell<Vec<DiffOp>>,
 ) -> Vec<Finding> {
     let Some(inside) = &rule.inside else { return Vec::new() };
-    if file.head.text().is_none() {
+    if file.head.text().is_none() || base.is_empty() {
         return Vec::new();
     }
+    // Nothing can be gone unless some setting occurs less often in the head:
+    // this saves the line diff for the common case.
+    let head_counts = by_key(head);
+    if by_key(base).iter().all(|(k, b)| head_counts.get(k).map_or(0, Vec::len) >= b.len()) {
+        return Vec::new();
+    }
+    let ops = diff.get_or_init(|| diff_ops(file));
     // A base occurrence is not gone when its line is unchanged; when the
     // head lines that replaced it hold the same setting, or another form of
     // it (one jittered wait exchanged for another); or when the same setting
@@ -586,7 +762,7 @@ fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u3
         }
         let line = head.line_text(l).trim_start().as_bytes();
         let common = removed.iter().zip(line).take_while(|(x, y)| x == y).count();
-        if common > 0 && best.map_or(true, |(c, _)| common > c) {
+        if common > 0 && best.is_none_or(|(c, _)| common > c) {
             best = Some((common, l));
         }
     }
@@ -603,6 +779,103 @@ enum Spot {
     Replaced(u32, u32),
     /// The base line was deleted; the gap lies after head line `n` (0 = top).
     Gap(u32),
+}
+
+/// Base lines (1-based, inclusive ranges) the change may have deleted or
+/// replaced, without a second diff: the head lines outside `added` are the
+/// unchanged ones, in order, so each is matched to the first base line with
+/// the same text at or after the previous match, and the base lines skipped
+/// over are the changed ones. Where a line repeats, this may pick an earlier
+/// twin than the diff did, and then marks the later twin, with the same text
+/// and so the same matches, as changed instead: for deciding which rules to
+/// run, that is as good. Linear: both cursors only move forward.
+fn base_changed_lines(base: &SideText, head: &SideText, added: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    fn line<'t>(raw: &'t str, starts: &[usize], n: usize) -> Option<&'t [u8]> {
+        let from = *starts.get(n)?;
+        let to = starts.get(n + 1).map_or(raw.len(), |&e| e.saturating_sub(1));
+        (from <= to).then(|| &raw.as_bytes()[from..to])
+    }
+    let (Some(b_raw), Some(h_raw)) = (base.raw, head.raw) else { return Vec::new() };
+    let b_starts = base.line_starts.get_or_init(|| line_starts(b_raw));
+    let h_starts = head.line_starts.get_or_init(|| line_starts(h_raw));
+    let b_lines = if b_raw.ends_with('\n') { b_starts.len() - 1 } else { b_starts.len() };
+    let h_lines = if h_raw.ends_with('\n') { h_starts.len() - 1 } else { h_starts.len() };
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut push = |from: usize, to: usize| {
+        // 0-based half-open base line range -> 1-based inclusive.
+        if from < to {
+            out.push((from as u32 + 1, to as u32));
+        }
+    };
+    let mut b = 0;
+    let mut added_iter = added.iter().peekable();
+    for h in 0..h_lines {
+        let h1 = h as u32 + 1;
+        while added_iter.peek().is_some_and(|&&(_, end)| end < h1) {
+            added_iter.next();
+        }
+        if added_iter.peek().is_some_and(|&&(start, _)| start <= h1) {
+            continue; // an added head line
+        }
+        let Some(text) = line(h_raw, h_starts, h) else { break };
+        match (b..b_lines).find(|&k| line(b_raw, b_starts, k) == Some(text)) {
+            Some(k) => {
+                push(b, k);
+                b = k + 1;
+            }
+            // Not in the base at all (it should be): treat the rest as changed.
+            None => break,
+        }
+    }
+    push(b, b_lines);
+    out
+}
+
+/// The literal gate of a group of rules, or `None` when the literals cannot
+/// be built (the caller then searches without a gate).
+fn literal_gate(rules: &[&Rule]) -> Option<LiteralGate> {
+    let mut literals: Vec<Vec<u8>> = Vec::new();
+    let mut always = false;
+    for r in rules {
+        for p in &r.pattern_sources {
+            match required_literals(p) {
+                Some(lits) => literals.extend(lits),
+                None => always = true,
+            }
+        }
+    }
+    // A literal that extends a shorter one adds nothing to "is any there".
+    literals.sort_by_key(|l| (l.len(), l.clone()));
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for l in literals {
+        if !kept.iter().any(|k| l.starts_with(k)) {
+            kept.push(l);
+        }
+    }
+    let literals = AhoCorasick::new(&kept).ok()?;
+    Some(LiteralGate { literals, always })
+}
+
+/// Whitespace-free literals one of which every match of `pattern` contains:
+/// the first whitespace-free piece of each of the pattern's prefix literals.
+/// `None` when the pattern has no finite, non-empty prefix set.
+fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .multi_line(true)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = regex_syntax::hir::literal::Extractor::new().extract(&hir);
+    let mut out = Vec::new();
+    for lit in seq.literals()? {
+        // The first whitespace-free piece: it cannot hold a masked byte, and
+        // cutting at whitespace folds the `\s*` variants into one literal.
+        let piece = lit.as_bytes().split(|c| c.is_ascii_whitespace()).find(|p| !p.is_empty())?;
+        out.push(piece.to_vec());
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn diff_ops(file: &FileChange) -> Vec<DiffOp> {
@@ -706,6 +979,13 @@ rules:
     }
 
     #[test]
+    fn a_raise_to_the_value_of_an_unchanged_neighbour_is_still_a_raise() {
+        let e = engine(RAISED);
+        let f = run(&e, "a.py", Some("a(retries=2)\nb(retries=6)\n"), Some("a(retries=6)\nb(retries=6)\n"));
+        assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
     fn unbounded_head_is_retry_unbounded() {
         let e = engine(RAISED);
         let f = run(&e, "a.py", Some("c(retries=2)\n"), Some("c(retries=None)\n"));
@@ -796,6 +1076,39 @@ rules:
         assert_eq!(f.len(), 1);
         let page = "retry:\n  limit: 2\nother: 1\nx: 1\npage:\n  limit: 20\n";
         assert!(run(&e, "c.yaml", Some(page), Some(&page.replace("20", "50"))).is_empty());
+    }
+
+    #[test]
+    fn base_changed_lines_cover_deletions_and_replacements() {
+        let changed = |base: &str, head: &str| {
+            let f = FileChange::from_texts("a.py", Some(base), Some(head));
+            let syntax = Language::Python.syntax();
+            let (b, h) = (SideText::new(Some(base), syntax), SideText::new(Some(head), syntax));
+            base_changed_lines(&b, &h, &f.added)
+        };
+        assert_eq!(changed("a\nb\nc\n", "a\nc\n"), vec![(2, 2)], "pure deletion");
+        assert_eq!(changed("a\nb\nc\n", "a\nB\nc\n"), vec![(2, 2)], "replacement");
+        assert_eq!(changed("a\nb\n", "a\nb\nc\n"), Vec::<(u32, u32)>::new(), "pure insertion");
+        assert_eq!(changed("a\nx\na\n", "a\n"), vec![(2, 3)], "repeated lines");
+        assert_eq!(changed("a\nb", "b"), vec![(1, 1)], "no final newline");
+    }
+
+    #[test]
+    fn required_literals_are_space_free_prefixes_or_none() {
+        let lits = |p: &str| {
+            required_literals(p)
+                .map(|v| v.into_iter().map(|l| String::from_utf8(l).unwrap()).collect::<Vec<_>>())
+        };
+        let jitter = lits(r"\b(?:backoff_jitter|wait_jitter)\s*=\s*0").unwrap();
+        assert!(
+            jitter.iter().all(|l| l.starts_with("backoff_jitter") || l.starts_with("wait_jitter")),
+            "{jitter:?}"
+        );
+        assert!(jitter.contains(&"wait_jitter".to_string()), "{jitter:?}");
+        let attempts = lits(r"(?:^|[ \t{,])attempts\s*:").unwrap();
+        assert!(attempts.iter().all(|l| l.contains("attempts") && !l.contains(' ')), "{attempts:?}");
+        assert_eq!(lits(r".*retry"), None, "a match may start anywhere");
+        assert_eq!(lits(r"\s*x"), None, "a piece of spaces only is no literal");
     }
 
     #[test]

@@ -25,20 +25,21 @@ pub enum View {
     Text,
 }
 
-/// Returns `text` with comments (and, for [`View::Code`], prose strings)
-/// replaced by spaces. The result has the same length and line breaks.
-pub fn mask(text: &str, syntax: &Syntax, view: View) -> String {
+/// Returns the bytes of `text` with comments (and, for [`View::Code`], prose
+/// strings) replaced by spaces. The result has the same length and line breaks.
+pub fn mask(text: &str, syntax: &Syntax, view: View) -> Vec<u8> {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let n = b.len();
+    let mut openers = Openers::new(syntax);
     let mut i = 0;
     while i < n {
-        let c = b[i];
-        // Fast path: most bytes open nothing.
-        if !(c == b'/' || c == b'#' || c == b'"' || c == b'\'' || c == b'`' || c == b'*' || c == b'!') {
-            i += 1;
-            continue;
+        // Most bytes open nothing: jump to the next byte that might.
+        i = openers.next(b, i);
+        if i >= n {
+            break;
         }
+        let c = b[i];
         if let Some((open, close)) = syntax.block_comment {
             if b[i..].starts_with(open) {
                 let end = find(b, i + open.len(), close).map_or(n, |e| e + close.len());
@@ -82,11 +83,53 @@ pub fn mask(text: &str, syntax: &Syntax, view: View) -> String {
         }
         i += 1;
     }
-    // Only whole ASCII-delimited runs were replaced by ASCII spaces, so the
-    // bytes are still UTF-8; the lossy path is never taken but cannot panic.
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    // Bytes, not a String: rules match byte-wise, and only whole
+    // ASCII-delimited runs were replaced, so line breaks and offsets hold.
+    out
+}
+
+/// Finds the next byte that may open a comment or a string, with memchr
+/// over groups of up to three bytes (each group's next hit is cached).
+struct Openers {
+    groups: Vec<(Vec<u8>, Option<usize>, usize)>,
+}
+
+impl Openers {
+    fn new(syntax: &Syntax) -> Openers {
+        let mut bytes: Vec<u8> = syntax.line_comments.iter().filter_map(|o| o.first().copied()).collect();
+        if let Some((open, _)) = syntax.block_comment {
+            bytes.extend(open.first());
+        }
+        bytes.extend_from_slice(syntax.quotes);
+        if syntax.backtick_multiline {
+            bytes.push(b'`');
+        }
+        bytes.sort_unstable();
+        bytes.dedup();
+        // (bytes, cached next hit, position the cache was computed from)
+        Openers { groups: bytes.chunks(3).map(|c| (c.to_vec(), None, usize::MAX)).collect() }
+    }
+
+    fn next(&mut self, b: &[u8], from: usize) -> usize {
+        let mut best = b.len();
+        for (set, hit, at) in &mut self.groups {
+            let stale = *at == usize::MAX || hit.is_some_and(|h| h < from) || from < *at;
+            if stale {
+                let hay = &b[from..];
+                let found = match set.as_slice() {
+                    [x] => memchr::memchr(*x, hay),
+                    [x, y] => memchr::memchr2(*x, *y, hay),
+                    [x, y, z] => memchr::memchr3(*x, *y, *z, hay),
+                    _ => None,
+                };
+                *hit = found.map(|p| from + p);
+                *at = from;
+            }
+            if let Some(h) = *hit {
+                best = best.min(h);
+            }
+        }
+        best
     }
 }
 
@@ -107,18 +150,14 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 }
 
 fn line_end(b: &[u8], from: usize) -> usize {
-    memchr_nl(&b[from..]).map_or(b.len(), |p| from + p)
-}
-
-fn memchr_nl(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+    memchr::memchr(b'\n', &b[from..]).map_or(b.len(), |p| from + p)
 }
 
 fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     if from > b.len() {
         return None;
     }
-    b[from..].windows(needle.len()).position(|w| w == needle).map(|p| from + p)
+    memchr::memmem::find(&b[from..], needle).map(|p| from + p)
 }
 
 /// The index of the closing quote, honouring backslash escapes.
@@ -141,7 +180,7 @@ mod tests {
     use super::*;
 
     fn code(lang: Language, text: &str) -> String {
-        let m = mask(text, &lang.syntax(), View::Code);
+        let m = String::from_utf8(mask(text, &lang.syntax(), View::Code)).unwrap();
         assert_eq!(m.len(), text.len(), "masking must keep offsets");
         assert_eq!(m.lines().count(), text.lines().count(), "masking must keep lines");
         m
@@ -180,7 +219,7 @@ mod tests {
     fn go_raw_strings_are_blanked_in_code_view_and_kept_in_text_view() {
         let src = "const cfg = `{\"retryPolicy\": {\"maxAttempts\": 4}}`\n";
         assert!(!code(Language::Go, src).contains("maxAttempts"));
-        let t = mask(src, &Language::Go.syntax(), View::Text);
+        let t = String::from_utf8(mask(src, &Language::Go.syntax(), View::Text)).unwrap();
         assert!(t.contains("\"maxAttempts\": 4"));
     }
 

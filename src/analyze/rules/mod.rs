@@ -90,6 +90,11 @@ impl RulePackAnalyzer {
     pub fn rules(&self) -> &[Rule] {
         &self.engine.set.rules
     }
+
+    /// The distinct `inside` context patterns of the loaded rules.
+    pub fn context_sources(&self) -> &[String] {
+        &self.engine.set.context_sources
+    }
 }
 
 impl Analyzer for RulePackAnalyzer {

@@ -144,7 +144,7 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule reads files at `path` written in `lang`.
     pub fn applies_to(&self, lang: Language, path: &str) -> bool {
-        self.languages.contains(&lang) && self.paths.as_ref().map_or(true, |g| g.is_match(path))
+        self.languages.contains(&lang) && self.paths.as_ref().is_none_or(|g| g.is_match(path))
     }
 }
 
@@ -442,6 +442,26 @@ rules:
                 GOOD.replace("    docs: { what: w, why: y, example: e, use_instead: u }\n", ""),
                 "missing field `docs`",
             ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    unit: ms"),
+                "`unit:` only applies to `counts: seconds`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: seconds\n    unit: fortnight"),
+                "unknown unit 'fortnight'",
+            ),
+            (GOOD.replace("counts: retries", "counts: retries\n    view: html"), "unknown view 'html'"),
+            (GOOD.replace("(?P<n>\\d+)", "(?P<n>\\d+)(?P<num>x)?"), "a group named `num`"),
+            (GOOD.replace("when: raised", "when: added").replace("counts: retries", ""), "uses {base}"),
+            (
+                GOOD.replace("when: raised", "when: added").replace("counts: retries", "unbounded: [\"0\"]"),
+                "`unbounded:` only applies to `when: raised`",
+            ),
+            (GOOD.replace("languages: [python]", "languages: []"), "`languages` is empty"),
+            (
+                GOOD.replace("languages: [python]", "languages: [python]\n    paths: [\"a/[\"]"),
+                "bad glob 'a/['",
+            ),
         ];
         for (yaml, want) in cases {
             let e = load_err(&yaml);
@@ -463,6 +483,10 @@ rules:
     fn not_yaml_names_the_file() {
         let e = load_err("rules: [unclosed");
         assert!(e.starts_with("bad.yml: not a valid rule file"), "{e}");
+        let e = load_err("- id: x\n");
+        assert!(e.starts_with("bad.yml: not a valid rule file"), "{e}");
+        let e = load_err("rules:\n  - kind: jitter-removed\n");
+        assert!(e.starts_with("bad.yml: rule '#1 (no id)': missing field `id`"), "{e}");
     }
 
     #[test]
