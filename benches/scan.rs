@@ -2,7 +2,7 @@
 //! time to merely `syn::parse_file` the same files, measured in the same run.
 //!
 //! Run with `cargo bench --bench scan` (add `-- --files N --lines L` to
-//! change the size). It builds two repositories in a temp dir, each with
+//! change the size, `-- --keep` to keep the repositories for profiling). It builds two repositories in a temp dir, each with
 //! about 2,000 Rust files and 300,000 lines per side:
 //!
 //! - `every-file`: every file holds retry code (the analyzer's worst case);
@@ -31,10 +31,11 @@ fn main() {
             .unwrap_or(default)
     };
     let files = flag("--files", 2000);
+    let keep = args.iter().any(|a| a == "--keep");
     let lines = flag("--lines", 150);
     println!("retrygate scan benchmark: {files} files x ~{lines} lines per side, {} cores", num_cpus());
     for (name, retry_share) in [("every-file", 1.0), ("typical", 0.03)] {
-        run_case(name, files, lines, retry_share);
+        run_case(name, files, lines, retry_share, keep);
     }
 }
 
@@ -42,8 +43,11 @@ fn num_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
+fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool) {
     let dir = tempfile::tempdir().unwrap();
+    if keep {
+        println!("keeping {} for profiling", dir.path().display());
+    }
     let repo = dir.path();
     let retry_files = ((files as f64) * retry_share).ceil() as usize;
     let (base, head) = generate(files, lines, retry_files);
@@ -58,17 +62,10 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
 
     // The scan, as a user runs it (binary built in release by cargo bench).
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
-        .args(["scan", "--repo"])
-        .arg(repo)
-        .args(["--base", "main", "--head", "pr", "--format", "json"])
-        .output()
-        .unwrap();
+    let (stdout, peak_kib) = run_measured(repo);
     let scan_s = t.elapsed().as_secs_f64();
-    let peak_kib = children_peak_rss_kib();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("scan output is not JSON ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let report: serde_json::Value =
+        serde_json::from_slice(&stdout).unwrap_or_else(|e| panic!("scan output is not JSON ({e})"));
     let findings = report["findings"].as_array().map_or(0, Vec::len);
     // The same scan in-process, split into its two phases.
     let t = Instant::now();
@@ -132,16 +129,36 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64) {
     )
     .unwrap();
     print!("{s}");
+    if keep {
+        let _ = dir.keep();
+    }
 }
 
-/// Peak resident memory of the largest waited-for child, from getrusage.
-fn children_peak_rss_kib() -> i64 {
-    // SAFETY: getrusage only writes into the struct we pass.
-    unsafe {
+/// Runs `retrygate scan` on `repo`; returns its stdout and its own peak
+/// resident memory (KiB), read with wait4 so that the git processes this
+/// benchmark ran to build the repository do not count.
+// The child is reaped by wait4 below, which std cannot see.
+#[allow(clippy::zombie_processes)]
+fn run_measured(repo: &Path) -> (Vec<u8>, i64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo)
+        .args(["--base", "main", "--head", "pr", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: wait4 reaps our own child and writes only into the structs we pass.
+    let rss = unsafe {
+        let mut status = 0;
         let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        assert_eq!(libc::wait4(pid, &mut status, 0, &mut ru), pid);
         ru.ru_maxrss
-    }
+    };
+    (stdout, rss)
 }
 
 /// Repository-relative path and text of each generated file.

@@ -2,6 +2,9 @@
 //! byte compatibility with Python's `json.dumps`, hash chains, coverage
 //! against real git repositories, hostile inputs, and concurrent appends.
 
+mod common;
+use common::{git, write};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -19,22 +22,6 @@ fn fixture(name: &str) -> PathBuf {
 
 fn retrygate(args: &[&str], dir: &Path) -> Output {
     Command::new(BIN).args(args).current_dir(dir).output().unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 /// A repository with a `main` branch and a `pr` branch that changes the

@@ -2,6 +2,9 @@
 //! documentation meta-checks, the checkout incident through a real git
 //! repository, and the command line's exit codes and error messages.
 
+mod common;
+use common::{git, write};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -119,16 +122,6 @@ fn the_checkout_incident_yields_three_findings() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// A repository with `base` committed on main and `head` on a branch.
 fn repo(files: &[(&str, &str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -241,12 +234,6 @@ fn prose_files_are_not_read() {
     }
 }
 
-fn write(dir: &Path, path: &str, text: &str) {
-    let p = dir.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 const ONE_RULE: &str = r#"rules:
   - id: t/retries
     kind: retry-count-raised
@@ -281,7 +268,7 @@ fn rules_test_cli_passes_fails_and_errors_with_the_right_exit_codes() {
     assert!(stdout.contains("UNTESTED  t/retries"), "{stdout}");
 
     // A rule file that does not load: exit 2, naming file, rule and reason.
-    write(d, "r.yml", &ONE_RULE.replace("counts: retries", "counts: retries\n    colour: blue"));
+    write(d, "r.yml", ONE_RULE.replace("counts: retries", "counts: retries\n    colour: blue"));
     let out = bin().args(["rules", "test"]).arg(d).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -259,12 +259,22 @@ impl ChangeSet {
             };
             let base = if status == Status::Added { Side::Absent } else { side(&e.old_id, &mut notes) };
             let head = if status == Status::Deleted { Side::Absent } else { side(&e.new_id, &mut notes) };
-            let added = match (&base, &head) {
-                (_, Side::Text(h)) => added_lines(base.text().unwrap_or(""), h),
-                _ => Vec::new(),
-            };
-            files.push(FileChange { path: e.path, old_path: e.old_path, status, base, head, added });
+            files.push(FileChange {
+                path: e.path,
+                old_path: e.old_path,
+                status,
+                base,
+                head,
+                added: Vec::new(),
+            });
         }
+        // Line diffs are independent per file: spread them over the cores.
+        use rayon::prelude::*;
+        files.par_iter_mut().for_each(|f| {
+            if let Side::Text(h) = &f.head {
+                f.added = added_lines(f.base.text().unwrap_or(""), h);
+            }
+        });
         notes.dedup();
         Ok(ChangeSet {
             repo: repo.to_path_buf(),

@@ -165,3 +165,17 @@ fn check(out: Output, what: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// `git ARGS` in `dir` with the isolated configuration of [`Repo`], for
+/// tests that lay out a directory by hand; panics with git's stderr.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_command(dir).args(args).output().expect("run git");
+    check(out, &args.join(" "))
+}
+
+/// Writes `text` to `dir/rel`, creating parent directories.
+pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().expect("a relative path has a parent")).expect("create dirs");
+    std::fs::write(p, text).expect("write file");
+}

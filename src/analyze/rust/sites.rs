@@ -531,8 +531,13 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// A whole method chain: policy setters, retry calls, timeouts.
     fn chain(&mut self, whole: &'a Expr, chain: &Chain<'a>) {
         for (i, m) in chain.calls.iter().enumerate() {
+            let is_timeout = TIMEOUT_METHODS.iter().any(|t| m.method == t);
+            let is_retry = (m.method == "retry" || m.method == "retry_config") && m.args.len() == 1;
+            if !is_timeout && !is_retry {
+                continue;
+            }
             let name = m.method.to_string();
-            if TIMEOUT_METHODS.contains(&name.as_str()) {
+            if is_timeout {
                 if let Some(ms) = m.args.first().and_then(|a| self.env.millis(a)) {
                     self.w.out.timeouts.push(TimeoutSite {
                         item: self.item.clone(),
@@ -542,7 +547,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                     });
                 }
             }
-            if matches!(name.as_str(), "retry" | "retry_config") && m.args.len() == 1 {
+            if is_retry {
                 self.retry_call(whole, chain, i);
                 return;
             }
@@ -613,6 +618,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// `tokio::time::timeout(d, fut)`.
     fn call(&mut self, whole: &'a Expr, c: &'a syn::ExprCall) {
         let Expr::Path(p) = &*c.func else { return };
+        // Most calls in a file are nothing to a retry: reject them by their
+        // last name before any allocation.
+        if !p.path.segments.last().is_some_and(|s| interesting_call_name(&s.ident)) {
+            return;
+        }
         let segs = last_segments(&p.path, 2);
         let (ty, func) = match segs.as_slice() {
             [ty, func] => (ty.as_str(), func.as_str()),
@@ -857,11 +867,47 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
     }
 }
 
+/// Last path segments of every call the site finder or a library module
+/// acts on: retry entry points and policy constructors.
+const INTERESTING_CALLS: &[&str] = &[
+    // retry entry points
+    "spawn",
+    "spawn_notify",
+    "retry",
+    "retry_notify",
+    "new_with_policy",
+    "new_with_policy_and_strategy",
+    "timeout",
+    // policy constructors (see libs/*::construct)
+    "default",
+    "new",
+    "builder",
+    "from_millis",
+    "from_millis_exclusive",
+    "from_millis_inclusive",
+    "exponential",
+    "fixed",
+    "standard",
+    "adaptive",
+    "disabled",
+    "for_host",
+    "scoped",
+    "never",
+    "Simple",
+];
+
+fn interesting_call_name(ident: &proc_macro2::Ident) -> bool {
+    INTERESTING_CALLS.iter().any(|n| ident == n)
+}
+
 /// A chain root in the shape libraries construct policies from.
 fn as_root(e: &Expr) -> Option<Root<'_>> {
     match e {
         Expr::Call(c) => {
             let Expr::Path(p) = &*c.func else { return None };
+            if !p.path.segments.last().is_some_and(|s| interesting_call_name(&s.ident)) {
+                return None;
+            }
             let segs = last_segments(&p.path, 2);
             let (ty, func) = match segs.as_slice() {
                 [ty, func] => (ty.clone(), func.clone()),
@@ -871,6 +917,10 @@ fn as_root(e: &Expr) -> Option<Root<'_>> {
             Some(Root::Call { ty, func, args: c.args.iter().collect() })
         }
         Expr::Struct(s) => {
+            // Only backoff's `ExponentialBackoff { .. }` is built as a literal.
+            if s.path.segments.last().is_none_or(|x| x.ident != "ExponentialBackoff") {
+                return None;
+            }
             let ty = s.path.segments.last()?.ident.to_string();
             let fields = s
                 .fields
