@@ -50,6 +50,8 @@ pub struct Cli {
 pub enum Command {
     /// Find retry regressions in the change from merge-base(BASE, HEAD) to HEAD.
     Scan(ScanArgs),
+    /// The full verdict for a change: scan, ledger, replay, policy (config from the base), sign-off.
+    Check(crate::gate::cli::CheckArgs),
     /// Run a command against the loopback 429 server and judge it from the server's journal.
     Replay(crate::replay::cli::ReplayArgs),
     /// Write, show and verify the agent's tool-call ledger.
@@ -135,6 +137,7 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
             emit(&report, format)?;
             Ok(report.verdict.into())
         }
+        Command::Check(args) => crate::gate::cli::run(args),
         Command::Replay(args) => crate::replay::cli::run(args),
         Command::Ledger(args) => crate::ledger::cli::run(args),
         Command::Rules(args) => crate::analyze::rules::cli::run(args),

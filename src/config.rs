@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the configuration lives in a repository.
@@ -25,7 +26,7 @@ pub const CONFIG_PATH: &str = ".github/retrygate.yml";
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
 /// Whether a block is enforced or only reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
@@ -35,7 +36,7 @@ pub enum Mode {
 }
 
 /// What makes a pull request agent-authored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Agents {
     /// Author logins; `*` matches any run of characters (`*[bot]`).
@@ -59,7 +60,7 @@ impl Default for Agents {
 }
 
 /// Evidence demanded of agent pull requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Require {
     pub ledger: bool,
@@ -74,7 +75,7 @@ impl Default for Require {
 }
 
 /// Where the tool-call ledger is found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LedgerConfig {
     /// Path in the repository, relative to its root.
@@ -90,7 +91,7 @@ impl Default for LedgerConfig {
 }
 
 /// How the 429 replay is run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReplayConfig {
     /// The command to replay; off (`None`) until set.
@@ -106,7 +107,7 @@ impl Default for ReplayConfig {
 }
 
 /// Optional hard ceilings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Most total attempts a retry may make; off (`None`) until set.
@@ -114,7 +115,7 @@ pub struct Limits {
 }
 
 /// Rule packs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Rules {
     /// Rule ids to switch off.
@@ -124,7 +125,7 @@ pub struct Rules {
 }
 
 /// A repository permission level, lowest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Permission {
     Read,
@@ -135,7 +136,7 @@ pub enum Permission {
 }
 
 /// How a maintainer lifts a block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SignOff {
     pub command: String,
@@ -149,7 +150,7 @@ impl Default for SignOff {
 }
 
 /// The whole configuration, defaults filled in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub mode: Mode,
@@ -256,6 +257,17 @@ impl Config {
         }
         let text = std::fs::read_to_string(&path).map_err(|e| err(format!("cannot read: {e}")))?;
         Config::from_yaml_str(&text, CONFIG_PATH)
+    }
+
+    /// The JSON Schema of the file, generated from these types (so it can
+    /// never drift from what [`Config::from_yaml_str`] accepts); checked in as
+    /// `schemas/retrygate.schema.json` for editors.
+    pub fn json_schema() -> serde_json::Value {
+        let mut schema = serde_json::to_value(schemars::schema_for!(Config)).unwrap_or_default();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("title".into(), "retrygate configuration (.github/retrygate.yml)".into());
+        }
+        schema
     }
 
     /// The compiled `protected_paths` matcher.

@@ -1,32 +1,58 @@
-//! `retrygate demo`: the checkout incident, replayed offline.
+//! `retrygate demo`: the checkout incident, replayed end to end, offline.
 //!
 //! It builds a throwaway git repository in a temporary directory: `main`
-//! holds the checkout client as it was before the incident, and the branch
-//! `claude/faster-checkout` holds the coding agent's patch. Then it runs the
-//! same scan `retrygate scan` runs and prints what a maintainer would see.
-//! Everything it needs is embedded in the binary.
+//! holds the checkout client as it was before the incident and a
+//! `.github/retrygate.yml`, and the branch `claude/faster-checkout` holds the
+//! coding agent's pull request. Then it plays the gate twice:
+//!
+//! 1. the agent's patch, with no ledger, and a 429 replay of the patched
+//!    client's behaviour (the built-in `storm` client) -> **blocked**: the
+//!    findings, "ledger missing", and the storm as the server saw it;
+//! 2. the agent's second push, the calm patch (bounded retries, jitter on top
+//!    of Retry-After, POST not retried), with its tool-call ledger and a
+//!    replay of the `reference` client -> **pass**.
+//!
+//! It prints both sticky-comment bodies. Everything it needs is in the
+//! binary: the example files are embedded and the replayed clients are the
+//! binary's own hidden `replay-client` subcommand.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
+use sha2::{Digest, Sha256};
 
-use crate::changeset::ChangeSet;
 use crate::cli::Exit;
-use crate::report::{self, Format, Verdict};
+use crate::gate::{self, CheckInput, GateOutcome};
+use crate::ledger::append::{append, NewRecord};
+use crate::ledger::pyjson::Value;
+use crate::replay::{run_replay_blocking, ReplayOptions};
+use crate::report::{Format, Verdict};
 
 /// The client before the incident.
 pub const BEFORE: &str = include_str!("../examples/checkout-incident/before.rs");
 /// The agent's "make checkout faster" patch.
 pub const AGENT_PATCH: &str = include_str!("../examples/checkout-incident/agent_patch.rs");
+/// The agent's second push: bounded, jittered, Retry-After honoured, POST once.
+pub const CALM_PATCH: &str = include_str!("../examples/checkout-incident/calm_patch.rs");
 
 const CLIENT_PATH: &str = "src/checkout.rs";
 const PR_BRANCH: &str = "claude/faster-checkout";
+const LEDGER_PATH: &str = ".tool_ledger.jsonl";
+const CLIENTS: usize = 4;
+
+/// The base config of the demo repository.
+const CONFIG: &str = "\
+# retrygate's policy for this repository (read from the base branch).
+replay: { scenario: default, clients: 4 }
+limits: { max_attempts: 5 }
+";
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Output format of the scan it shows.
-    #[arg(long, value_enum, default_value = "text")]
+    /// How to show each verdict (markdown is the pull-request comment).
+    #[arg(long, value_enum, default_value = "markdown")]
     pub format: Format,
     /// Keep the temporary repository and print its path.
     #[arg(long)]
@@ -34,44 +60,103 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
+    let exe =
+        std::env::current_exe().context("finding the retrygate binary to replay its built-in clients")?;
     let dir = tempfile::Builder::new().prefix("retrygate-demo-").tempdir().context("creating a temp dir")?;
     let repo = dir.path();
     build_repo(repo)?;
-    println!("retrygate demo: the checkout incident, offline\n");
-    println!("  repository  {}", repo.display());
-    println!("  base        main: {CLIENT_PATH} with a 2.5 s timeout, 2 jittered retries, POST /checkout sent once");
-    println!("  pull request {PR_BRANCH}: the agent's patch (800 ms timeout, 6 retries, 10 ms constant sleep, POST retried)\n");
-    println!("$ retrygate scan --repo {} --base main --head {PR_BRANCH}\n", repo.display());
+    println!("retrygate demo: the checkout incident, offline, in {}\n", repo.display());
+    println!("base main: {CLIENT_PATH} with a 2.5 s timeout, 2 jittered retries, POST /checkout sent once;");
+    println!("           .github/retrygate.yml demands a ledger and a 429 replay of agent PRs, at most 5 attempts.");
+    println!("pull request {PR_BRANCH} (Co-authored-by: Claude): 800 ms timeout, 6 retries, 10 ms constant sleep, POST retried.\n");
 
-    let cs = ChangeSet::from_git(repo, "main", PR_BRANCH)?;
-    let report = crate::cli::scan_changeset(&cs)?;
-    let mut out = std::io::stdout().lock();
-    report::render(&report, args.format, &mut out)?;
-    let exit = Exit::from(report.verdict);
-    println!(
-        "\nexit code {} ({})",
-        exit as u8,
-        if report.verdict == Verdict::Block { "blocked" } else { "passed" }
-    );
+    // Act 1: the agent's patch.
+    let report1 = repo.join("replay-agent.json");
+    let head1 = rev(repo, PR_BRANCH)?;
+    println!("$ retrygate replay --report replay-agent.json -- retrygate replay-client --profile storm");
+    replay(repo, &exe, "storm", &head1, &report1)?;
+    println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-agent.json\n");
+    let first = check(repo, &report1)?;
+    show(&first, args.format)?;
+    let codes: Vec<&str> = first.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+    if first.verdict != Verdict::Block
+        || !codes.contains(&"ledger-missing")
+        || !codes.contains(&"replay-failed")
+    {
+        bail!("the demo expected the agent's patch to be blocked for its findings, the missing ledger and the failed replay, but got {:?} {codes:?}; this is a bug in retrygate", first.verdict);
+    }
+
+    // Act 2: the calm patch, with its ledger.
+    println!("\n---\n\nThe agent pushes the calm patch, recorded in its tool-call ledger.\n");
+    calm_push(repo)?;
+    let report2 = repo.join("replay-calm.json");
+    let head2 = rev(repo, PR_BRANCH)?;
+    println!("$ retrygate replay --report replay-calm.json -- retrygate replay-client --profile reference");
+    replay(repo, &exe, "reference", &head2, &report2)?;
+    println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-calm.json\n");
+    let second = check(repo, &report2)?;
+    show(&second, args.format)?;
 
     if args.keep {
         let kept = dir.keep();
-        println!("kept the repository at {}", kept.display());
+        println!("\nkept the repository at {}", kept.display());
     }
-    if report.verdict != Verdict::Block {
-        bail!("the demo expected the agent's patch to be blocked, but the scan passed; this is a bug in retrygate");
+    if second.verdict != Verdict::Pass {
+        let codes: Vec<&str> = second.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+        bail!("the demo expected the calm patch to pass, but it was blocked: {codes:?}; this is a bug in retrygate");
     }
+    println!("\nblocked, then passing: exit code 1 for the first push, 0 for the second.");
     Ok(Exit::Pass)
 }
 
-/// Writes the incident's two commits into a fresh repository at `dir`.
+fn check(repo: &Path, report: &Path) -> anyhow::Result<GateOutcome> {
+    gate::check(&CheckInput {
+        replay_report: Some(report.to_path_buf()),
+        ..CheckInput::new(repo, "main", PR_BRANCH)
+    })
+}
+
+fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    gate::render::render(&outcome.gate, &outcome.markdown, format, &mut out)?;
+    println!("\n(exit code {})", Exit::from(outcome.verdict) as u8);
+    Ok(())
+}
+
+/// Replays the built-in client `profile` against the loopback 429 server and
+/// writes the report for `commit` to `out`.
+fn replay(repo: &Path, exe: &Path, profile: &str, commit: &str, out: &PathBuf) -> anyhow::Result<()> {
+    let opts = ReplayOptions {
+        scenario: "default".into(),
+        clients: CLIENTS,
+        timeout: Duration::from_secs(20),
+        command: vec![exe.display().to_string(), "replay-client".into(), "--profile".into(), profile.into()],
+        commit: Some(commit.to_string()),
+        cwd: Some(repo.to_path_buf()),
+    };
+    let report = run_replay_blocking(&opts)?;
+    let json = serde_json::to_string_pretty(&report)?;
+    std::fs::write(out, json).with_context(|| format!("writing {}", out.display()))?;
+    println!(
+        "  replay verdict: {:?} ({} requests)\n",
+        report.verdict,
+        report.timeline.iter().map(|t| t.requests.len()).sum::<usize>()
+    );
+    Ok(())
+}
+
+/// Writes the incident's base and the agent's first push into a fresh
+/// repository at `dir`.
 pub fn build_repo(dir: &Path) -> anyhow::Result<()> {
     git(dir, &["init", "-q", "-b", "main"])?;
     std::fs::create_dir_all(dir.join("src"))?;
+    std::fs::create_dir_all(dir.join(".github"))?;
     std::fs::write(
         dir.join("Cargo.toml"),
         "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )?;
+    std::fs::write(dir.join(".github/retrygate.yml"), CONFIG)?;
+    std::fs::write(dir.join(".gitignore"), "replay-*.json\n")?;
     std::fs::write(dir.join(CLIENT_PATH), BEFORE)?;
     git(dir, &["add", "-A"])?;
     git(dir, &["commit", "-q", "-m", "checkout client"])?;
@@ -84,7 +169,37 @@ pub fn build_repo(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+/// The agent's second push: the calm patch and the ledger of the session
+/// that wrote it.
+fn calm_push(dir: &Path) -> anyhow::Result<()> {
+    let ledger = dir.join(LEDGER_PATH);
+    let obj = |pairs: &[(&str, &str)]| {
+        Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), Value::Str(v.to_string()))).collect())
+    };
+    append(
+        &ledger,
+        NewRecord { tool: "read_file".into(), payload: obj(&[("path", CLIENT_PATH)]), sha256: None },
+    )?;
+    std::fs::write(dir.join(CLIENT_PATH), CALM_PATCH)?;
+    let sha = hex::encode(Sha256::digest(CALM_PATCH.as_bytes()));
+    append(
+        &ledger,
+        NewRecord { tool: "edit".into(), payload: obj(&[("path", CLIENT_PATH)]), sha256: Some(Some(sha)) },
+    )?;
+    append(
+        &ledger,
+        NewRecord { tool: "bash".into(), payload: obj(&[("command", "cargo test")]), sha256: None },
+    )?;
+    git(dir, &["add", "-A"])?;
+    git(dir, &["commit", "-q", "-m", "Honour Retry-After with jitter; keep POST single\n\nCo-authored-by: Claude <noreply@anthropic.com>"])?;
+    Ok(())
+}
+
+fn rev(dir: &Path, name: &str) -> anyhow::Result<String> {
+    Ok(git(dir, &["rev-parse", name])?.trim().to_string())
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -104,5 +219,5 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     if !out.status.success() {
         bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

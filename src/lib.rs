@@ -9,6 +9,8 @@
 //! - [`ledger`]: the agent's tool-call ledger, written and verified;
 //! - [`config`]: `.github/retrygate.yml`, parsed and validated;
 //! - [`replay`]: the loopback 429 server and the judge that reads its journal;
+//! - [`policy`]: the gate's pure decisions (agent? evidence? sign-off?);
+//! - [`gate`]: `retrygate check`, which gathers the inputs and renders the verdict;
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
 //! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
 //! - [`cli`]: the command line that ties them together.
@@ -22,7 +24,9 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod finding;
+pub mod gate;
 pub mod github;
 pub mod ledger;
+pub mod policy;
 pub mod replay;
 pub mod report;

@@ -180,15 +180,6 @@ fn a_benign_change_passes_with_exit_0() {
 }
 
 #[test]
-fn the_demo_runs_from_the_binary_and_shows_the_block() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate")).arg("demo").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("error[retry-non-idempotent]"), "{text}");
-    assert!(text.contains("exit code 1 (blocked)"), "{text}");
-}
-
-#[test]
 fn git_variables_from_a_hook_do_not_redirect_the_scan() {
     // Inside a git hook GIT_DIR points at the hook's repository; `--repo`
     // must still decide which repository is read.

@@ -306,3 +306,15 @@ fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32)
     f.head = c.head;
     f
 }
+
+/// The retry sites of one version of a file, for callers that judge a
+/// version on its own (the gate's `limits.max_attempts`). Text that cannot
+/// contain a retry is not parsed; a parse error is returned as text.
+pub fn sites_in(text: &str) -> Result<Vec<Site>, String> {
+    if !is_retry_relevant(text) {
+        return Ok(Vec::new());
+    }
+    let parsed = parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
+    proc_macro2::extra::invalidate_current_thread_spans();
+    parsed
+}

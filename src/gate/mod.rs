@@ -1,0 +1,434 @@
+//! `retrygate check`: the whole gate for one change, the same on a laptop
+//! as in the GitHub Action.
+//!
+//! [`check`] gathers every input and hands them to the pure
+//! [`crate::policy::decide`]:
+//!
+//! 1. the config from the **base** commit ([`facts::config_at_base`]), and
+//!    the rule packs its `rules.extra` names, also from the base;
+//! 2. the change set and the scan (Rust analyzer + rule packs), plus the
+//!    policy's own findings (gate edits, protected paths, `limits`);
+//! 3. agent detection from the facts (login, branch, labels, trailers);
+//! 4. for agent PRs, the evidence `require` demands: the ledger verified
+//!    against the change set, and the 429 replay ([`replay`]) when retry or
+//!    HTTP-client code changed;
+//! 5. the sign-off, which counts for the head commit it names only.
+//!
+//! The result is a [`GateOutcome`]: the verdict, its JSON (a stable
+//! interface, documented in docs/gate.md) and the Markdown sticky-comment
+//! body. `Err` means no decision could be made; every caller treats it as
+//! blocking (exit 2).
+//!
+//! ```no_run
+//! use retrygate::gate::{check, CheckInput};
+//! let input = CheckInput { author: Some("claude[bot]".into()), ..CheckInput::new(".", "origin/main", "HEAD") };
+//! let outcome = check(&input)?;
+//! println!("{}", outcome.markdown);
+//! # anyhow::Ok(())
+//! ```
+
+pub mod cli;
+pub mod facts;
+pub mod render;
+pub mod replay;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::{self, Analyzer};
+use crate::changeset::git::Blob;
+use crate::changeset::{ChangeSet, FileChange, Git};
+use crate::config::{Config, Mode};
+use crate::finding::{Finding, Note};
+use crate::ledger::{self, ChangeTarget, LedgerReport};
+use crate::policy::agent::{self, AgentDecision, PrFacts};
+use crate::policy::{self, HeadPolicy, PolicyInput, Reason, ReplaySummary, SignOffRequest, SignOffResult};
+use crate::replay::ReplayReport;
+use crate::report::{Report, Verdict};
+
+/// How long `replay.command` may run when the caller sets no bound.
+pub const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Everything one gate run needs; the GitHub layer fills it from the event,
+/// the command line from flags and git.
+#[derive(Debug, Clone)]
+pub struct CheckInput {
+    /// The repository (a working tree when `replay.command` is to run).
+    pub repo: PathBuf,
+    /// The branch or commit the pull request targets; the config is read here.
+    pub base: String,
+    /// The pull request's head commit.
+    pub head: String,
+    /// The author's login (`--author`).
+    pub author: Option<String>,
+    /// The pull request's labels (`--label`).
+    pub labels: Vec<String>,
+    /// The head branch name; `None` derives it from `head` when that names a branch.
+    pub head_branch: Option<String>,
+    /// `Some(true)` = `--agent`, `Some(false)` = `--human`.
+    pub forced_agent: Option<bool>,
+    /// The ledger file; `None` = `ledger.path` of the config under `repo`.
+    pub ledger: Option<PathBuf>,
+    /// A report written by `retrygate replay --report PATH`.
+    pub replay_report: Option<PathBuf>,
+    /// A maintainer's sign-off (`--sign-off SHA`, or a comment).
+    pub sign_off: Option<SignOffRequest>,
+    /// Bound on running `replay.command`; `None` = [`DEFAULT_REPLAY_TIMEOUT`].
+    pub replay_timeout: Option<Duration>,
+    /// Whether `replay.command` may run here. The GitHub layer sets `false`
+    /// where running the PR's code is unsafe (a fork's read-only job that has
+    /// no report); the replay then counts as not run, which blocks.
+    pub allow_replay_command: bool,
+    /// Prefix for line links in the Markdown, e.g.
+    /// `https://github.com/OWNER/REPO/blob/{head}`, where `{head}` stands for
+    /// the head commit id; `None` = no links.
+    pub link_base: Option<String>,
+}
+
+impl CheckInput {
+    /// An input for `base..head` in `repo` with every other field unset.
+    pub fn new(repo: impl Into<PathBuf>, base: &str, head: &str) -> CheckInput {
+        CheckInput {
+            repo: repo.into(),
+            base: base.to_string(),
+            head: head.to_string(),
+            author: None,
+            labels: Vec::new(),
+            head_branch: None,
+            forced_agent: None,
+            ledger: None,
+            replay_report: None,
+            sign_off: None,
+            replay_timeout: None,
+            allow_replay_command: true,
+            link_base: None,
+        }
+    }
+}
+
+/// The facts the verdict rests on (`facts` in the JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateFacts {
+    /// The base as given, and the commit it resolved to.
+    pub base: String,
+    pub base_sha: String,
+    pub merge_base: String,
+    pub head: String,
+    pub head_branch: Option<String>,
+    pub author: Option<String>,
+    pub labels: Vec<String>,
+    pub agent: AgentDecision,
+    /// Where the config came from (always the base commit, or the defaults).
+    pub config_source: String,
+    pub mode: Mode,
+}
+
+/// The evidence (`evidence` in the JSON); `null` where it was not demanded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub ledger: Option<LedgerReport>,
+    pub replay: Option<ReplaySummary>,
+}
+
+/// The verdict document `retrygate check --format json` prints. `verdict`,
+/// `findings` and `notes` are shaped exactly as `retrygate scan`'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+    pub notes: Vec<Note>,
+    pub reasons: Vec<Reason>,
+    pub evidence: Evidence,
+    pub facts: GateFacts,
+    pub sign_off: Option<SignOffResult>,
+}
+
+impl GateVerdict {
+    /// The findings part as the report module renders it.
+    pub fn report(&self) -> Report {
+        Report { verdict: self.verdict, findings: self.findings.clone(), notes: self.notes.clone() }
+    }
+}
+
+/// What [`check`] returns.
+#[derive(Debug, Clone)]
+pub struct GateOutcome {
+    pub verdict: Verdict,
+    pub gate: GateVerdict,
+    /// `gate` as JSON, the stable interface.
+    pub json: serde_json::Value,
+    /// The sticky-comment body.
+    pub markdown: String,
+    /// The replay report behind `evidence.replay`, for its timeline.
+    pub replay_report: Option<ReplayReport>,
+}
+
+/// Runs the gate. `Err` = could not decide (bad config, git failure,
+/// unreadable ledger, or a bug); callers report it as blocking.
+pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
+    // A panic is a bug, and a bug must not look like anything but "could
+    // not decide" to the Action (exit 2), never a crash code it might misread.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_inner(input))).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(anyhow::anyhow!("internal error ({what}); this is a bug in retrygate, please report it; treat the change as blocked"))
+    })
+}
+
+fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
+    let git = Git::open(&input.repo)?;
+    let base_sha = git.resolve_commit(&input.base)?;
+    let base = facts::config_at_base(&git, &base_sha)?;
+    let config = &base.config;
+    // The scenario is part of the config: one that cannot be found is a bad
+    // config (exit 2), whether or not this change needs a replay.
+    let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: replay.scenario: {e}; name a bundled scenario (default, http-date, no-retry-after, 503, post) or a scenario file committed at the base",
+            base.source
+        )
+    })?;
+    let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
+
+    // Findings: the scan with the base's rule packs, minus disabled rules.
+    let extra = facts::rules_at_base(&git, &base_sha, &config.rules.extra)?;
+    let rust = analyze::rust::RustAnalyzer::new();
+    let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
+        .context("loading the rule packs (rules.extra at the base commit)")?;
+    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
+    let scanned = analyze::scan(&cs, &analyzers);
+    let mut findings: Vec<Finding> =
+        scanned.findings.into_iter().filter(|f| !config.rules.disable.contains(&f.rule)).collect();
+    let mut notes = scanned.notes;
+    let touches_retry = !findings.is_empty() || cs.files.iter().any(|f| is_retry_code(f, config));
+
+    // Facts and agent detection.
+    let head_branch = input.head_branch.clone().or_else(|| facts::branch_name(&git, &input.head));
+    let pr = PrFacts {
+        author: input.author.clone(),
+        head_branch: head_branch.clone(),
+        labels: input.labels.clone(),
+        co_authors: facts::co_authors(&git, &cs.merge_base, &cs.head)?,
+        forced: input.forced_agent,
+    };
+    let agent = agent::detect(&config.agents, &pr);
+
+    // The policy's own findings.
+    findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    if agent.is_agent {
+        findings.extend(policy::paths::protected_path_changes(config, &cs.files));
+    }
+    if let Some(max) = config.limits.max_attempts {
+        let (policies, parse_notes) = head_policies(&cs);
+        findings.extend(policy::limits_findings(max, &policies));
+        // The scan already says when a file cannot be parsed.
+        for n in parse_notes {
+            if !notes.iter().any(|m| m.blocking && m.path == n.path) {
+                notes.push(n);
+            }
+        }
+    }
+    notes.dedup();
+
+    // Evidence, as `require` demands it of agent PRs.
+    let ledger = if agent.is_agent && config.require.ledger {
+        Some(verify_ledger(input, config, &cs, &git)?)
+    } else {
+        None
+    };
+    let mut replay_report = None;
+    let replay = if agent.is_agent && config.require.replay {
+        if !touches_retry {
+            Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
+        } else {
+            let ev = replay_evidence(input, config, &git, &cs.head, &expected);
+            replay_report = ev.report;
+            Some(ev.summary)
+        }
+    } else {
+        None
+    };
+    let not_required = ReplaySummary::not_required("not demanded");
+
+    let decision = policy::decide(&PolicyInput {
+        mode: config.mode,
+        head: &cs.head,
+        findings: &findings,
+        notes: &notes,
+        agent: &agent,
+        ledger: ledger.as_ref(),
+        replay: replay.as_ref().unwrap_or(&not_required),
+        sign_off: input.sign_off.as_ref(),
+    });
+
+    let gate = GateVerdict {
+        verdict: decision.verdict,
+        findings,
+        notes,
+        reasons: decision.reasons,
+        evidence: Evidence { ledger, replay },
+        facts: GateFacts {
+            base: input.base.clone(),
+            base_sha,
+            merge_base: cs.merge_base.clone(),
+            head: cs.head.clone(),
+            head_branch,
+            author: input.author.clone(),
+            labels: input.labels.clone(),
+            agent,
+            config_source: base.source.clone(),
+            mode: config.mode,
+        },
+        sign_off: decision.sign_off,
+    };
+    let json = serde_json::to_value(&gate).context("serialising the verdict")?;
+    let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &gate.facts.head));
+    let markdown = render::markdown(&gate, replay_report.as_ref(), config, link_base.as_deref());
+    Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
+}
+
+/// The replay evidence: `--replay-report` first, else `replay.command` (when
+/// this job may run it), else missing.
+fn replay_evidence(
+    input: &CheckInput,
+    config: &Config,
+    git: &Git,
+    head: &str,
+    expected: &crate::replay::LoadedScenario,
+) -> replay::ReplayEvidence {
+    let changed = "retry or HTTP-client code changed";
+    if let Some(path) = &input.replay_report {
+        return replay::from_report_file(path, head, expected);
+    }
+    let Some(cmd) = &config.replay.command else {
+        return replay::ReplayEvidence {
+            summary: ReplaySummary::with_status(
+                policy::ReplayStatus::Missing,
+                &format!(
+                    "{changed}, no --replay-report was given and the base config sets no replay.command"
+                ),
+            ),
+            report: None,
+        };
+    };
+    if !input.allow_replay_command {
+        return replay::ReplayEvidence {
+            summary: ReplaySummary {
+                source: Some(format!("replay.command: {cmd}")),
+                problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
+                ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, changed)
+            },
+            report: None,
+        };
+    }
+    let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
+    replay::run_command(git, &config.replay, cmd, head, timeout, expected)
+}
+
+/// Verifies the ledger: `--ledger PATH` when given; else the ledger
+/// committed at the head (`HEAD:ledger.path`, the one the pull request
+/// carries); else the file at `ledger.path` in the working tree (where CI
+/// puts a downloaded artifact).
+fn verify_ledger(
+    input: &CheckInput,
+    config: &Config,
+    cs: &ChangeSet,
+    git: &Git,
+) -> anyhow::Result<LedgerReport> {
+    let rel = config.ledger.path.trim_start_matches("./");
+    let mut target = ChangeTarget::from_changeset(cs)?;
+    // The ledger committed with the change is not an edit it must explain.
+    target.exclude(rel);
+    if let Some(path) = &input.ledger {
+        return Ok(ledger::verify(path, Some(&target))?);
+    }
+    let limits = ledger::lines::Limits::default();
+    // One byte over the limit is enough for the verifier to say it is too large.
+    match git.read_blob_at(&cs.head, rel, limits.max_ledger_bytes + 1)? {
+        Some(Blob::Bytes(bytes)) => {
+            let name = format!("{}:{rel}", &cs.head[..cs.head.len().min(7)]);
+            Ok(ledger::verify::verify_reader(&name, bytes.as_slice(), Some(&target), limits)?)
+        }
+        Some(Blob::TooLarge(size)) => anyhow::bail!(
+            "the ledger {rel} committed at the head is {size} bytes, over the {} MiB limit; a real ledger is a few MB",
+            limits.max_ledger_bytes >> 20
+        ),
+        _ => {
+            // `--repo` may be a subdirectory; `ledger.path` is relative to the root.
+            let root = git.run(&["rev-parse", "--show-toplevel"]).map(PathBuf::from)?;
+            Ok(ledger::verify(&root.join(rel), Some(&target))?)
+        }
+    }
+}
+
+/// Extensions of files that hold prose, not code.
+const PROSE: &[&str] = &["md", "markdown", "txt", "rst", "adoc", "lock"];
+
+/// HTTP-client words that [`analyze::rust::is_retry_relevant`] does not
+/// already cover.
+const HTTP_WORDS: &[&str] = &[
+    "reqwest",
+    "hyper",
+    "urllib",
+    "requests.",
+    "axios",
+    "fetch(",
+    "httpclient",
+    "http.client",
+    "okhttp",
+    "grpc",
+];
+
+/// Whether a changed file holds retry or HTTP-client code on either side.
+fn is_retry_code(f: &FileChange, config: &Config) -> bool {
+    if f.path == config.ledger.path || f.extension().is_some_and(|e| PROSE.contains(&e.as_str())) {
+        return false;
+    }
+    [f.base.text(), f.head.text()].into_iter().flatten().any(|t| {
+        analyze::rust::is_retry_relevant(t) || {
+            let lower = t.to_ascii_lowercase();
+            HTTP_WORDS.iter().any(|w| lower.contains(w))
+        }
+    })
+}
+
+/// Every retry policy in the head version of the changed Rust files, with a
+/// blocking note for a file that cannot be parsed (its policies are unknown).
+fn head_policies(cs: &ChangeSet) -> (Vec<HeadPolicy>, Vec<Note>) {
+    use crate::analyze::rust::policy::Attempts;
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for f in cs.files.iter().filter(|f| f.path.ends_with(".rs")) {
+        let Some(text) = f.head.text() else { continue };
+        match analyze::rust::sites_in(text) {
+            Ok(sites) => {
+                for s in sites {
+                    let attempts = match s.policy.attempts.value {
+                        Attempts::Total(n) => Some(n),
+                        Attempts::Unbounded => None,
+                        // Bounded by time or not known: no count to compare.
+                        Attempts::TimeBounded(_) | Attempts::Unknown => continue,
+                    };
+                    out.push(HeadPolicy {
+                        path: f.path.clone(),
+                        line: s.line,
+                        end_line: s.end_line,
+                        attempts,
+                        lib: s.policy.lib.id().to_string(),
+                    });
+                }
+            }
+            Err(e) => notes.push(Note::blocking(
+                Some(&f.path),
+                format!("could not parse the head version ({e}); limits.max_attempts cannot be checked"),
+            )),
+        }
+    }
+    (out, notes)
+}

@@ -1,0 +1,278 @@
+//! Replay evidence: a report from `retrygate replay` bound to the head
+//! commit and the base config's scenario, or the base config's
+//! `replay.command` run through the replay harness.
+//!
+//! A report is a file anyone in the job could edit, so it is checked before
+//! it is believed: it must name the head commit, the scenario the base config
+//! demands (by name *and* by the SHA-256 of the scenario text at the base),
+//! and its verdict must follow from its own checks and timeline (a flipped
+//! `"verdict": "pass"` over failing checks is rejected). This catches edits
+//! and reports from another run; it is not a signature, so a report rebuilt
+//! consistently by hand is indistinguishable from a real one; the replay
+//! should run in the same job as the gate (or by the gate itself).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::changeset::git::Blob;
+use crate::changeset::Git;
+use crate::config::ReplayConfig;
+use crate::policy::{ReplayStatus, ReplaySummary};
+use crate::replay::judge::CheckStatus;
+use crate::replay::scenario::{Level, LoadedScenario, BUNDLED};
+use crate::replay::{CheckId, ReplayOptions, ReplayReport, ReplayVerdict};
+
+/// Replay reports larger than this are refused unread.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// Slack on top of the judge's own 50 ms tolerance when re-checking gaps.
+const GAP_SLACK_MS: f64 = 51.0;
+
+/// The replay evidence and, when there is one, the report behind it (for
+/// the Markdown timeline).
+#[derive(Debug, Clone)]
+pub struct ReplayEvidence {
+    pub summary: ReplaySummary,
+    pub report: Option<ReplayReport>,
+}
+
+/// The scenario text the base config demands, for binding a report to it.
+pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
+    if let Some((name, text)) = BUNDLED.iter().find(|(n, _)| *n == spec) {
+        return LoadedScenario::from_text(name, text).map_err(|e| e.to_string());
+    }
+    let path = spec.trim_start_matches("./");
+    match git.read_blob_at(base_sha, path, 1 << 20) {
+        Ok(Some(Blob::Bytes(b))) => {
+            let text =
+                String::from_utf8(b).map_err(|_| format!("scenario file {path} at the base is not UTF-8"))?;
+            LoadedScenario::from_text(spec, &text).map_err(|e| e.to_string())
+        }
+        Ok(_) => Err(format!(
+            "replay.scenario `{spec}` is neither a bundled scenario nor a file at the base commit"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Reads the report at `path` and judges whether it vouches for `head`.
+pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
+    let source = format!("--replay-report {}", path.display());
+    let rejected = |problem: String| ReplayEvidence {
+        summary: ReplaySummary {
+            source: Some(source.clone()),
+            problems: vec![problem],
+            ..ReplaySummary::with_status(ReplayStatus::Rejected, "retry or HTTP-client code changed")
+        },
+        report: None,
+    };
+    let text = match std::fs::metadata(path) {
+        Ok(m) if m.len() > MAX_REPORT_BYTES => {
+            return rejected(format!(
+                "{} is {} bytes, over the {} MiB limit for a replay report",
+                path.display(),
+                m.len(),
+                MAX_REPORT_BYTES >> 20
+            ))
+        }
+        Ok(_) => match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return rejected(format!("cannot read {}: {e}", path.display())),
+        },
+        Err(e) => return rejected(format!("cannot read {}: {e}", path.display())),
+    };
+    match ReplayReport::from_json(&text) {
+        Ok(report) => judged(report, source, head, expected),
+        Err(e) => rejected(format!("{}: {e:#}", path.display())),
+    }
+}
+
+/// Runs `replay.command` (through `sh -c`) in `repo`, which must have the
+/// head checked out with no tracked change: the replay runs the code on disk.
+pub fn run_command(
+    git: &Git,
+    config: &ReplayConfig,
+    command: &str,
+    head: &str,
+    timeout: Duration,
+    expected: &LoadedScenario,
+) -> ReplayEvidence {
+    let source = format!("replay.command: {command}");
+    let not_run = |problem: String| ReplayEvidence {
+        summary: ReplaySummary {
+            source: Some(source.clone()),
+            problems: vec![problem],
+            ..ReplaySummary::with_status(ReplayStatus::NotRun, "retry or HTTP-client code changed")
+        },
+        report: None,
+    };
+    // The command runs at the top of the working tree, whatever `--repo` named.
+    let root = match git.run(&["rev-parse", "--show-toplevel"]) {
+        Ok(r) if !r.is_empty() => std::path::PathBuf::from(r),
+        _ => return not_run(format!("{} has no working tree to run replay.command in", git.dir().display())),
+    };
+    let on_disk = git.run(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default();
+    if !on_disk.eq_ignore_ascii_case(head) {
+        return not_run(format!(
+            "the working tree {} has {} checked out, not the head {head}; check out the head, or pass --replay-report",
+            git.dir().display(),
+            if on_disk.is_empty() { "nothing" } else { &on_disk }
+        ));
+    }
+    match git.run(&["status", "--porcelain", "--untracked-files=no"]) {
+        Ok(s) if s.is_empty() => {}
+        Ok(_) => {
+            return not_run(format!(
+            "the working tree {} has uncommitted changes, so it is not the head {head}; commit or stash them",
+            git.dir().display()
+        ))
+        }
+        Err(e) => return not_run(e.to_string()),
+    }
+    // A scenario file is the one in the repository, not in our own cwd.
+    let scenario = if BUNDLED.iter().any(|(n, _)| *n == config.scenario) {
+        config.scenario.clone()
+    } else {
+        root.join(&config.scenario).display().to_string()
+    };
+    let opts = ReplayOptions {
+        scenario,
+        clients: config.clients as usize,
+        timeout,
+        command: vec!["sh".into(), "-c".into(), command.to_string()],
+        commit: Some(head.to_string()),
+        cwd: Some(root),
+    };
+    // The harness starts its own tokio runtime; a thread of its own keeps
+    // that legal when the caller is itself inside a runtime.
+    let ran = std::thread::scope(|s| {
+        s.spawn(|| crate::replay::run_replay_blocking(&opts))
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the replay harness panicked")))
+    });
+    match ran {
+        Ok(report) => judged(report, source, head, expected),
+        Err(e) => not_run(format!("{e:#}")),
+    }
+}
+
+fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
+    let problems = binding_problems(&report, head, expected);
+    let status = if !problems.is_empty() {
+        ReplayStatus::Rejected
+    } else if report.verdict == ReplayVerdict::Pass {
+        ReplayStatus::Pass
+    } else {
+        ReplayStatus::Fail
+    };
+    let summary = ReplaySummary {
+        status,
+        why: "retry or HTTP-client code changed".into(),
+        source: Some(source),
+        commit: report.commit.clone(),
+        scenario: Some(report.scenario.clone()),
+        scenario_sha256: Some(report.scenario_sha256.clone()),
+        reasons: report.reasons.clone(),
+        problems,
+    };
+    ReplayEvidence { summary, report: Some(report) }
+}
+
+/// Why `report` cannot vouch for `head`; empty when it can.
+pub fn binding_problems(report: &ReplayReport, head: &str, expected: &LoadedScenario) -> Vec<String> {
+    let mut p = Vec::new();
+    match &report.commit {
+        None => p.push("the report names no commit, so it cannot vouch for any".into()),
+        Some(c) if !c.eq_ignore_ascii_case(head) => {
+            p.push(format!("the report was run on commit {c}, not on the head {head}"))
+        }
+        Some(_) => {}
+    }
+    // The text is what counts: a bundled name and a file path that hold the
+    // same scenario are the same scenario.
+    if !report.scenario_sha256.eq_ignore_ascii_case(&expected.sha256) {
+        p.push(format!(
+            "the report ran scenario `{}` (SHA-256 {}), but the base config demands `{}` (SHA-256 {})",
+            report.scenario,
+            short(&report.scenario_sha256),
+            expected.name,
+            short(&expected.sha256)
+        ));
+    }
+    p.extend(consistency_problems(report, expected.scenario.budget));
+    p
+}
+
+fn short(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}
+
+/// Does the report's verdict follow from its own checks and timeline?
+fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
+    let mut p = Vec::new();
+    let edited = "the report was edited after the replay";
+    for id in CheckId::ALL {
+        let n = r.checks.iter().filter(|c| c.check == id).count();
+        if n != 1 {
+            p.push(format!("check `{}` appears {n} times, not once: {edited}", id.id()));
+        }
+    }
+    let failing: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.status == CheckStatus::Fail && c.level == Level::Error)
+        .map(|c| c.check.id())
+        .collect();
+    let should_fail = r.timed_out || !failing.is_empty();
+    if r.verdict == ReplayVerdict::Pass && should_fail {
+        p.push(format!(
+            "the verdict says pass, but {}: {edited}",
+            if failing.is_empty() {
+                "CMD timed out".to_string()
+            } else {
+                format!("check(s) {} failed", failing.join(", "))
+            }
+        ));
+    }
+    if r.verdict == ReplayVerdict::Pass && !r.reasons.is_empty() {
+        p.push(format!("the verdict says pass, but it lists reasons to fail: {edited}"));
+    }
+    if r.timeline.len() != r.clients {
+        p.push(format!(
+            "the report names {} clients but has {} timelines: {edited}",
+            r.clients,
+            r.timeline.len()
+        ));
+    }
+    let status_of = |id: CheckId| r.check(id).map(|c| c.status);
+    let mut over_budget = false;
+    let mut early = false;
+    for t in &r.timeline {
+        over_budget |= t.requests.len() > budget;
+        for q in &t.requests {
+            if let (Some(gap), Some(asked)) = (q.gap_ms, q.asked_ms) {
+                early |= gap + GAP_SLACK_MS < asked;
+            }
+            for b in &q.broke {
+                if status_of(*b) == Some(CheckStatus::Pass) {
+                    p.push(format!(
+                        "client {} request {} broke `{}`, yet that check says pass: {edited}",
+                        t.client,
+                        q.seq,
+                        b.id()
+                    ));
+                }
+            }
+        }
+    }
+    if over_budget && status_of(CheckId::AttemptBudget) == Some(CheckStatus::Pass) {
+        p.push(format!(
+            "a client made more than {budget} attempts, yet `attempt-budget` says pass: {edited}"
+        ));
+    }
+    if early && status_of(CheckId::RetryAfterHonored) == Some(CheckStatus::Pass) {
+        p.push(format!("a retry came before its Retry-After, yet `retry-after-honored` says pass: {edited}"));
+    }
+    p.dedup();
+    p
+}

@@ -1,0 +1,560 @@
+//! The gate's decisions as pure functions: findings + evidence + pull
+//! request facts + config in, a verdict with its reasons out. No I/O here;
+//! [`crate::gate`] gathers the inputs and [`decide`] judges them, so every
+//! rule below is tested with plain values.
+//!
+//! - [`agent`]: is this an agent's pull request, and which fact says so;
+//! - [`paths`]: `gate-config-changed` and `protected-path` findings;
+//! - [`limits_findings`]: `limits.max_attempts` over the head's retry policies;
+//! - [`decide`]: the verdict, each blocking reason with a one-line fix, and
+//!   the sign-off check.
+//!
+//! ```
+//! use retrygate::policy::{decide, PolicyInput, ReplaySummary};
+//! use retrygate::policy::agent::AgentDecision;
+//! let person = AgentDecision { is_agent: false, because: vec![] };
+//! let replay = ReplaySummary::not_required("not an agent's pull request");
+//! let d = decide(&PolicyInput {
+//!     mode: Default::default(), head: "abc", findings: &[], notes: &[],
+//!     agent: &person, ledger: None, replay: &replay, sign_off: None,
+//! });
+//! assert_eq!(d.verdict, retrygate::report::Verdict::Pass);
+//! ```
+
+pub mod agent;
+pub mod paths;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Mode;
+use crate::finding::{Finding, Kind, Note};
+use crate::ledger::LedgerReport;
+use crate::report::Verdict;
+use agent::AgentDecision;
+
+/// One reason the gate blocks (or would block, in advisory mode or under a
+/// sign-off), with what to do about it in one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    /// Stable identifier: `blocking-findings`, `scan-incomplete`,
+    /// `gate-config-changed`, `protected-path`, `ledger-missing`,
+    /// `ledger-invalid`, `replay-missing`, `replay-rejected`, `replay-not-run`,
+    /// `replay-failed`, `sign-off-rejected`.
+    pub code: String,
+    pub message: String,
+    /// How to fix it, one line.
+    pub fix: String,
+}
+
+impl Reason {
+    fn new(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Reason {
+        Reason { code: code.into(), message: message.into(), fix: fix.into() }
+    }
+}
+
+/// Where the replay evidence stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayStatus {
+    /// Not demanded (a person's PR, `require.replay: false`, or no retry or
+    /// HTTP-client code touched).
+    NotRequired,
+    /// Demanded, but no report was given and no `replay.command` is set.
+    Missing,
+    /// A report was given but cannot vouch for this head (another commit,
+    /// another scenario, inconsistent or unreadable JSON).
+    Rejected,
+    /// `replay.command` could not be run.
+    NotRun,
+    Pass,
+    Fail,
+}
+
+/// The replay evidence as the verdict JSON shows it (`evidence.replay`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplaySummary {
+    pub status: ReplayStatus,
+    /// Why it was (not) demanded.
+    pub why: String,
+    /// `--replay-report PATH`, or `replay.command: CMD`.
+    pub source: Option<String>,
+    /// The commit the report names.
+    pub commit: Option<String>,
+    pub scenario: Option<String>,
+    pub scenario_sha256: Option<String>,
+    /// The replay's own failing checks (status `fail`).
+    pub reasons: Vec<String>,
+    /// Why a report was rejected or not run.
+    pub problems: Vec<String>,
+}
+
+impl ReplaySummary {
+    /// Evidence that is not demanded, and why.
+    pub fn not_required(why: &str) -> ReplaySummary {
+        ReplaySummary::with_status(ReplayStatus::NotRequired, why)
+    }
+
+    /// A summary with `status` and nothing else known yet.
+    pub fn with_status(status: ReplayStatus, why: &str) -> ReplaySummary {
+        ReplaySummary {
+            status,
+            why: why.to_string(),
+            source: None,
+            commit: None,
+            scenario: None,
+            scenario_sha256: None,
+            reasons: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+}
+
+/// A maintainer's sign-off as given (`--sign-off SHA`, or a comment).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignOffRequest {
+    pub sha: String,
+    /// Who signed off, when known.
+    pub by: Option<String>,
+}
+
+/// What became of a sign-off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignOffResult {
+    pub sha: String,
+    pub by: Option<String>,
+    /// It names the head commit, so it lifts every block.
+    pub accepted: bool,
+    pub message: String,
+}
+
+/// Everything [`decide`] judges.
+#[derive(Debug, Clone)]
+pub struct PolicyInput<'a> {
+    pub mode: Mode,
+    /// The head commit id (full).
+    pub head: &'a str,
+    /// The scan's findings plus the policy's own (gate changes, protected
+    /// paths, limits).
+    pub findings: &'a [Finding],
+    pub notes: &'a [Note],
+    pub agent: &'a AgentDecision,
+    /// The verified ledger when one is demanded; `None` when it is not.
+    pub ledger: Option<&'a LedgerReport>,
+    pub replay: &'a ReplaySummary,
+    pub sign_off: Option<&'a SignOffRequest>,
+}
+
+/// The verdict and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    /// What blocks; in advisory mode or under an accepted sign-off, what
+    /// would have blocked.
+    pub reasons: Vec<Reason>,
+    pub sign_off: Option<SignOffResult>,
+}
+
+/// Shortest commit prefix a sign-off may use: what `git log --oneline` shows.
+pub const MIN_SIGN_OFF_PREFIX: usize = 7;
+
+/// Judges one head commit. Fail closed: anything that cannot vouch for the
+/// change is a reason; the verdict passes only when no reason is left, or in
+/// advisory mode, or under a sign-off naming this head.
+pub fn decide(input: &PolicyInput<'_>) -> Decision {
+    let mut reasons = finding_reasons(input.findings, input.notes);
+    if let Some(ledger) = input.ledger {
+        reasons.extend(ledger_reason(ledger));
+    }
+    reasons.extend(replay_reason(input.replay));
+
+    let sign_off = input.sign_off.map(|s| check_sign_off(s, input.head));
+    let accepted = sign_off.as_ref().is_some_and(|s| s.accepted);
+    if let Some(s) = sign_off.as_ref().filter(|s| !s.accepted) {
+        if !reasons.is_empty() {
+            reasons.push(Reason::new(
+                "sign-off-rejected",
+                s.message.clone(),
+                format!("sign off on the current head: `--sign-off {}`", input.head),
+            ));
+        }
+    }
+    let verdict = if reasons.is_empty() || accepted || input.mode == Mode::Advisory {
+        Verdict::Pass
+    } else {
+        Verdict::Block
+    };
+    Decision { verdict, reasons, sign_off }
+}
+
+/// A sign-off counts only for the commit it names (a new push voids it).
+pub fn check_sign_off(s: &SignOffRequest, head: &str) -> SignOffResult {
+    let sha = s.sha.trim().to_ascii_lowercase();
+    let is_hex = !sha.is_empty() && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    let accepted = is_hex && sha.len() >= MIN_SIGN_OFF_PREFIX && head.to_ascii_lowercase().starts_with(&sha);
+    let who = s.by.as_deref().map(|b| format!(" by {b}")).unwrap_or_default();
+    let message = if accepted {
+        format!("signed off{who} on {head}: every block is lifted for this commit")
+    } else if is_hex && sha.len() < MIN_SIGN_OFF_PREFIX {
+        format!(
+            "sign-off{who} names `{}`, too short to identify a commit (at least {MIN_SIGN_OFF_PREFIX} hex digits); the current head is {head}",
+            s.sha
+        )
+    } else {
+        format!(
+            "sign-off{who} names `{}`, but the current head is {head}: a sign-off holds for the commit it names only, and a new push voids it",
+            s.sha
+        )
+    };
+    SignOffResult { sha: s.sha.clone(), by: s.by.clone(), accepted, message }
+}
+
+fn finding_reasons(findings: &[Finding], notes: &[Note]) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    let blocking = |k: Kind| findings.iter().filter(move |f| f.is_blocking() && f.kind == k);
+    let gate: Vec<&Finding> = blocking(Kind::GateConfigChanged).collect();
+    if !gate.is_empty() {
+        reasons.push(Reason::new(
+            "gate-config-changed",
+            format!("the pull request changes the gate itself: {}", list_paths(&gate)),
+            "revert those files, or have a maintainer review them and sign off on this head; the base's config stays in force either way",
+        ));
+    }
+    let protected: Vec<&Finding> = blocking(Kind::ProtectedPath).collect();
+    if !protected.is_empty() {
+        reasons.push(Reason::new(
+            "protected-path",
+            format!("an agent's pull request changes protected paths: {}", list_paths(&protected)),
+            "move the change out of the protected paths, or have a maintainer review it and sign off on this head",
+        ));
+    }
+    let other: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.is_blocking() && !matches!(f.kind, Kind::GateConfigChanged | Kind::ProtectedPath))
+        .collect();
+    if !other.is_empty() {
+        let mut kinds: Vec<&str> = other.iter().map(|f| f.kind.id()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        reasons.push(Reason::new(
+            "blocking-findings",
+            format!(
+                "{} retry regression{} ({})",
+                other.len(),
+                if other.len() == 1 { "" } else { "s" },
+                kinds.join(", ")
+            ),
+            format!("fix each finding in the table (`retrygate explain {}` says how)", kinds[0]),
+        ));
+    }
+    let incomplete = notes.iter().filter(|n| n.blocking).count();
+    if incomplete > 0 {
+        reasons.push(Reason::new(
+            "scan-incomplete",
+            format!(
+                "{incomplete} file{} could not be analysed, so findings may be missing",
+                if incomplete == 1 { "" } else { "s" }
+            ),
+            "make the files parseable (see the blocking notes), or have a maintainer sign off",
+        ));
+    }
+    reasons
+}
+
+fn list_paths(findings: &[&Finding]) -> String {
+    let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
+    paths.dedup();
+    let shown: Vec<String> = paths.iter().take(5).map(|p| format!("`{p}`")).collect();
+    let more = paths.len().saturating_sub(5);
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
+}
+
+fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
+    if !ledger.present {
+        return Some(Reason::new(
+            "ledger-missing",
+            format!("ledger missing: no tool-call ledger at {}", ledger.ledger),
+            "record the agent's session with `retrygate ledger hook` (docs/ledger.md) and commit the ledger or pass --ledger PATH",
+        ));
+    }
+    if ledger.valid {
+        return None;
+    }
+    let total = ledger.problems.len() as u64 + ledger.problems_omitted;
+    let first = ledger.problems.first().map_or_else(String::new, |p| match p.line {
+        Some(l) => format!("; line {l}: {}", p.message),
+        None => format!("; {}", p.message),
+    });
+    let fix = ledger
+        .problems
+        .first()
+        .map_or("verify it with `retrygate ledger verify` and fix what it names".to_string(), |p| {
+            p.fix.clone()
+        });
+    Some(Reason::new(
+        "ledger-invalid",
+        format!(
+            "the ledger {} does not hold ({total} problem{}){first}",
+            ledger.ledger,
+            if total == 1 { "" } else { "s" }
+        ),
+        fix,
+    ))
+}
+
+fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
+    let how = "run `retrygate replay --report replay.json -- CMD` on this head and pass `--replay-report replay.json`, or set replay.command in the base config";
+    match r.status {
+        ReplayStatus::NotRequired | ReplayStatus::Pass => None,
+        ReplayStatus::Missing => Some(Reason::new(
+            "replay-missing",
+            format!("no 429 replay for a change to retry or HTTP-client code ({})", r.why),
+            how,
+        )),
+        ReplayStatus::Rejected => Some(Reason::new(
+            "replay-rejected",
+            format!("the replay report cannot vouch for this head: {}", r.problems.join("; ")),
+            "re-run the replay on this head commit in the same job (`retrygate replay --report PATH`) and pass that report unmodified",
+        )),
+        ReplayStatus::NotRun => Some(Reason::new(
+            "replay-not-run",
+            format!("the replay could not run: {}", r.problems.join("; ")),
+            "fix replay.command in the base config (it must exit, and reach $RETRYGATE_URL), or pass --replay-report",
+        )),
+        ReplayStatus::Fail => Some(Reason::new(
+            "replay-failed",
+            format!("the 429 replay failed: {}", r.reasons.join("; ")),
+            "make the client honour Retry-After with jitter on top, cap its attempts, and never retry a POST without an Idempotency-Key; then replay again",
+        )),
+    }
+}
+
+/// One retry policy found in the head version of a changed file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadPolicy {
+    pub path: String,
+    pub line: u32,
+    pub end_line: u32,
+    /// Total attempts (first call included); `None` for unbounded.
+    pub attempts: Option<f64>,
+    /// The retry library (`backon`, `loop`, ...).
+    pub lib: String,
+}
+
+/// `limits.max_attempts`: every head policy allowed more attempts than the
+/// ceiling is an `error` finding, raised in this PR or not (the limit is
+/// absolute, unlike `retry-count-raised`, which compares with the base).
+pub fn limits_findings(max_attempts: u32, policies: &[HeadPolicy]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for p in policies {
+        let (kind, what) = match p.attempts {
+            None => (Kind::RetryUnbounded, "unbounded attempts".to_string()),
+            Some(n) if n > f64::from(max_attempts) => {
+                (Kind::RetryCountRaised, format!("{} attempts", n as u64))
+            }
+            Some(_) => continue,
+        };
+        out.push(
+            Finding::new(kind, "policy/max-attempts", &p.path, p.line)
+                .lines(p.line, p.end_line)
+                .message(format!(
+                    "{} retry policy allows {what}, over limits.max_attempts {max_attempts}",
+                    p.lib
+                ))
+                .head(serde_json::json!({"attempts": p.attempts.map_or(serde_json::json!("unbounded"), |n| serde_json::json!(n as u64)), "max_attempts": max_attempts})),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Severity;
+    use crate::ledger::Problem;
+
+    const HEAD: &str = "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809";
+
+    fn agent() -> AgentDecision {
+        AgentDecision { is_agent: true, because: vec!["--agent was given".into()] }
+    }
+
+    fn ledger(present: bool, problems: Vec<Problem>) -> LedgerReport {
+        LedgerReport {
+            ledger: ".tool_ledger.jsonl".into(),
+            present,
+            valid: present && problems.is_empty(),
+            format: present.then(|| "v2".into()),
+            records: 3,
+            lines: 3,
+            problems,
+            problems_omitted: 0,
+            coverage: None,
+        }
+    }
+
+    fn input<'a>(
+        findings: &'a [Finding],
+        ledger: Option<&'a LedgerReport>,
+        replay: &'a ReplaySummary,
+        agent: &'a AgentDecision,
+    ) -> PolicyInput<'a> {
+        PolicyInput {
+            mode: Mode::Enforce,
+            head: HEAD,
+            findings,
+            notes: &[],
+            agent,
+            ledger,
+            replay,
+            sign_off: None,
+        }
+    }
+
+    fn codes(d: &Decision) -> Vec<&str> {
+        d.reasons.iter().map(|r| r.code.as_str()).collect()
+    }
+
+    #[test]
+    fn clean_evidence_passes_and_each_gap_blocks_with_its_own_code() {
+        let a = agent();
+        let good = ledger(true, vec![]);
+        let pass = ReplaySummary::with_status(ReplayStatus::Pass, "retry code changed");
+        let d = decide(&input(&[], Some(&good), &pass, &a));
+        assert_eq!((d.verdict, d.reasons.len()), (Verdict::Pass, 0));
+
+        let missing = ledger(false, vec![]);
+        let d = decide(&input(&[], Some(&missing), &pass, &a));
+        assert_eq!((d.verdict, codes(&d)), (Verdict::Block, vec!["ledger-missing"]));
+        assert!(d.reasons[0].message.starts_with("ledger missing"), "{:?}", d.reasons[0]);
+
+        let bad = ledger(
+            true,
+            vec![Problem { line: Some(4), message: "digest mismatch".into(), fix: "restore it".into() }],
+        );
+        let d = decide(&input(&[], Some(&bad), &pass, &a));
+        assert_eq!(codes(&d), ["ledger-invalid"]);
+        assert!(d.reasons[0].message.contains("line 4: digest mismatch"), "{:?}", d.reasons[0]);
+        assert_eq!(d.reasons[0].fix, "restore it");
+
+        for (status, code) in [
+            (ReplayStatus::Missing, "replay-missing"),
+            (ReplayStatus::Rejected, "replay-rejected"),
+            (ReplayStatus::NotRun, "replay-not-run"),
+            (ReplayStatus::Fail, "replay-failed"),
+        ] {
+            let r = ReplaySummary::with_status(status, "retry code changed");
+            let d = decide(&input(&[], Some(&good), &r, &a));
+            assert_eq!((d.verdict, codes(&d)), (Verdict::Block, vec![code]), "{status:?}");
+            assert!(!d.reasons[0].fix.is_empty());
+        }
+    }
+
+    #[test]
+    fn findings_block_by_kind_and_warnings_do_not() {
+        let a = agent();
+        let r = ReplaySummary::not_required("x");
+        let findings = vec![
+            Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3).message("m"),
+            Finding::new(Kind::GateConfigChanged, "policy/gate-config-changed", ".github/retrygate.yml", 0),
+            Finding::new(Kind::ProtectedPath, "policy/protected-path", "app/x.rs", 0),
+            Finding::new(Kind::RetryWithoutJitter, "rust/x", "src/b.rs", 1),
+        ];
+        let d = decide(&input(&findings, None, &r, &a));
+        assert_eq!(codes(&d), ["gate-config-changed", "protected-path", "blocking-findings"]);
+        assert!(
+            d.reasons[2].message.starts_with("1 retry regression (jitter-removed)"),
+            "{:?}",
+            d.reasons[2]
+        );
+        let warning_only = &findings[3..];
+        assert_eq!(warning_only[0].severity, Severity::Warning);
+        assert_eq!(decide(&input(warning_only, None, &r, &a)).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn blocking_notes_block_because_the_scan_was_incomplete() {
+        let a = agent();
+        let r = ReplaySummary::not_required("x");
+        let notes = [Note::blocking(Some("src/a.rs"), "could not parse"), Note::info(None, "fine")];
+        let mut i = input(&[], None, &r, &a);
+        i.notes = &notes;
+        assert_eq!(codes(&decide(&i)), ["scan-incomplete"]);
+    }
+
+    #[test]
+    fn advisory_mode_reports_everything_and_never_blocks() {
+        let a = agent();
+        let missing = ledger(false, vec![]);
+        let r = ReplaySummary::with_status(ReplayStatus::Fail, "x");
+        let mut i = input(&[], Some(&missing), &r, &a);
+        i.mode = Mode::Advisory;
+        let d = decide(&i);
+        assert_eq!(d.verdict, Verdict::Pass);
+        assert_eq!(codes(&d), ["ledger-missing", "replay-failed"]);
+    }
+
+    #[test]
+    fn a_sign_off_lifts_every_block_for_its_head_only() {
+        let a = agent();
+        let missing = ledger(false, vec![]);
+        let r = ReplaySummary::with_status(ReplayStatus::Fail, "x");
+        let right = SignOffRequest { sha: HEAD[..12].to_uppercase(), by: Some("maint".into()) };
+        let mut i = input(&[], Some(&missing), &r, &a);
+        i.sign_off = Some(&right);
+        let d = decide(&i);
+        assert_eq!(d.verdict, Verdict::Pass);
+        let s = d.sign_off.unwrap();
+        assert!(s.accepted && s.message.contains("by maint"), "{s:?}");
+        assert_eq!(codes(&decide(&i)), ["ledger-missing", "replay-failed"], "lifted reasons stay visible");
+
+        let wrong = SignOffRequest { sha: "0000000deadbeef".into(), by: None };
+        i.sign_off = Some(&wrong);
+        let d = decide(&i);
+        assert_eq!(d.verdict, Verdict::Block);
+        let s = d.sign_off.clone().unwrap();
+        assert!(!s.accepted);
+        assert!(s.message.contains(&format!("the current head is {HEAD}")), "{}", s.message);
+        assert_eq!(codes(&d).last(), Some(&"sign-off-rejected"));
+
+        for short in ["3f2a9c", "", "not-a-sha", "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f80900"] {
+            let s = check_sign_off(&SignOffRequest { sha: short.into(), by: None }, HEAD);
+            assert!(!s.accepted, "{short:?}");
+        }
+        assert!(check_sign_off(&SignOffRequest { sha: "3f2a9c".into(), by: None }, HEAD)
+            .message
+            .contains("too short"));
+    }
+
+    #[test]
+    fn a_rejected_sign_off_on_a_passing_change_is_not_a_reason() {
+        let a = agent();
+        let r = ReplaySummary::not_required("x");
+        let wrong = SignOffRequest { sha: "0000000".into(), by: None };
+        let mut i = input(&[], None, &r, &a);
+        i.sign_off = Some(&wrong);
+        let d = decide(&i);
+        assert_eq!((d.verdict, d.reasons.len()), (Verdict::Pass, 0));
+        assert!(!d.sign_off.unwrap().accepted);
+    }
+
+    #[test]
+    fn limits_flag_policies_above_the_ceiling_and_unbounded_ones() {
+        let p = |attempts| HeadPolicy {
+            path: "src/a.rs".into(),
+            line: 4,
+            end_line: 9,
+            attempts,
+            lib: "backon".into(),
+        };
+        let found = limits_findings(3, &[p(Some(3.0)), p(Some(7.0)), p(None)]);
+        assert_eq!(found.len(), 2);
+        assert_eq!((found[0].kind, found[0].line, found[0].end_line), (Kind::RetryCountRaised, 4, 9));
+        assert_eq!(found[0].message, "backon retry policy allows 7 attempts, over limits.max_attempts 3");
+        assert_eq!(found[1].kind, Kind::RetryUnbounded);
+        assert!(found.iter().all(|f| f.rule == "policy/max-attempts" && f.is_blocking()));
+    }
+}

@@ -1,0 +1,133 @@
+//! Findings about *which* files a pull request touches, rather than what
+//! the code does: edits to the gate itself (`gate-config-changed`) and an
+//! agent's edits under `protected_paths` (`protected-path`).
+
+use crate::changeset::FileChange;
+use crate::config::{Config, CONFIG_PATH};
+use crate::finding::{Finding, Kind};
+
+/// Whether `path` is a GitHub Actions workflow file.
+pub fn is_workflow(path: &str) -> bool {
+    path.strip_prefix(".github/workflows/")
+        .is_some_and(|name| !name.contains('/') && (name.ends_with(".yml") || name.ends_with(".yaml")))
+}
+
+/// Whether a workflow text runs retrygate (the Action or the binary).
+fn runs_retrygate(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("retrygate")
+}
+
+/// Whether `path` is inside the rule folder `dir` (as `rules.extra` names it).
+fn under_dir(path: &str, dir: &str) -> bool {
+    let d = dir.trim_start_matches("./").trim_end_matches('/');
+    !d.is_empty() && (path == d || path.starts_with(&format!("{d}/")))
+}
+
+/// One `gate-config-changed` finding per file of the change that is the
+/// config, a rule folder the base config names, or a workflow that runs
+/// retrygate on either side (removing retrygate from a workflow counts).
+pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in files {
+        let names: Vec<&str> = std::iter::once(f.path.as_str()).chain(f.old_path.as_deref()).collect();
+        let why = if names.contains(&CONFIG_PATH) {
+            Some(format!(
+                "{CONFIG_PATH} changed: the gate keeps using the base commit's config; a maintainer must sign off on the new one"
+            ))
+        } else if let Some(dir) = config.rules.extra.iter().find(|d| names.iter().any(|p| under_dir(p, d))) {
+            Some(format!(
+                "rule pack in {dir} (rules.extra) changed: the gate keeps using the base commit's rules; a maintainer must sign off"
+            ))
+        } else if names.iter().any(|p| is_workflow(p))
+            && (f.base.text().is_some_and(runs_retrygate) || f.head.text().is_some_and(runs_retrygate))
+        {
+            Some("a workflow that runs retrygate changed; a maintainer must sign off".to_string())
+        } else {
+            None
+        };
+        if let Some(message) = why {
+            out.push(
+                Finding::new(Kind::GateConfigChanged, "policy/gate-config-changed", &f.path, 0)
+                    .message(message),
+            );
+        }
+    }
+    out
+}
+
+/// One `protected-path` finding per changed file under `protected_paths`
+/// (a rename counts from either side). Call it for agent PRs only.
+pub fn protected_path_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
+    let protected = config.protected();
+    let mut out = Vec::new();
+    for f in files {
+        let hit =
+            protected.matching(&f.path).or_else(|| f.old_path.as_deref().and_then(|o| protected.matching(o)));
+        if let Some(pattern) = hit {
+            out.push(
+                Finding::new(Kind::ProtectedPath, "policy/protected-path", &f.path, 0).message(format!(
+                    "an agent's pull request changes {} under protected path `{pattern}`; a maintainer must review and sign off",
+                    f.path
+                )),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(path: &str, base: Option<&str>, head: Option<&str>) -> FileChange {
+        FileChange::from_texts(path, base, head)
+    }
+
+    #[test]
+    fn the_config_rule_folders_and_retrygate_workflows_are_gate_changes() {
+        let config =
+            Config::from_yaml_str("rules: { extra: [\".github/retrygate-rules/\"] }\n", "r.yml").unwrap();
+        let files = vec![
+            change(CONFIG_PATH, Some("mode: enforce\n"), Some("mode: advisory\n")),
+            change(".github/retrygate-rules/py.yml", None, Some("rules: []\n")),
+            change(".github/workflows/gate.yml", Some("uses: org/retrygate@v1\n"), Some("run: true\n")),
+            change(".github/workflows/lint.yml", Some("run: cargo clippy\n"), Some("run: cargo fmt\n")),
+            change(".github/retrygate-rules-old.txt", None, Some("x")),
+            change("src/lib.rs", None, Some("fn a() {}")),
+        ];
+        let found = gate_config_changes(&config, &files);
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, [CONFIG_PATH, ".github/retrygate-rules/py.yml", ".github/workflows/gate.yml"]);
+        assert!(found.iter().all(|f| f.kind == Kind::GateConfigChanged && f.is_blocking()));
+        assert!(found[0].message.contains("base commit's config"), "{}", found[0].message);
+        assert!(found[1].message.contains(".github/retrygate-rules/"), "{}", found[1].message);
+    }
+
+    #[test]
+    fn a_config_moved_away_is_still_a_gate_change() {
+        let mut f = change("old/retrygate.yml", Some("mode: enforce\n"), Some("mode: enforce\n"));
+        f.old_path = Some(CONFIG_PATH.into());
+        assert_eq!(gate_config_changes(&Config::default(), &[f]).len(), 1);
+    }
+
+    #[test]
+    fn workflow_paths() {
+        assert!(is_workflow(".github/workflows/ci.yml") && is_workflow(".github/workflows/ci.yaml"));
+        assert!(!is_workflow(".github/workflows/sub/ci.yml") && !is_workflow("workflows/ci.yml"));
+    }
+
+    #[test]
+    fn protected_paths_match_either_side_of_a_rename() {
+        let config = Config::default();
+        let mut moved = change("lib/checkout.rs", Some("a"), Some("a"));
+        moved.old_path = Some("clients/checkout.rs".into());
+        let files =
+            vec![change("app/pay.rs", Some("a"), Some("b")), moved, change("src/x.rs", None, Some("b"))];
+        let found = protected_path_changes(&config, &files);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].message.contains("`app/`"), "{}", found[0].message);
+        assert!(found[1].message.contains("`clients/`"), "{}", found[1].message);
+        let none = Config::from_yaml_str("protected_paths: []\n", "r.yml").unwrap();
+        assert!(protected_path_changes(&none, &files).is_empty());
+    }
+}
