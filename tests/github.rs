@@ -54,6 +54,7 @@ impl Job {
             sarif: None,
             bot_login: None,
             replay_report: None,
+            link_base: None,
             // Pacing is tested on its own; the other tests need not wait.
             write_interval: Duration::ZERO,
         };

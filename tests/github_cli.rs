@@ -40,14 +40,25 @@ fn event(c: &Checkout) -> Value {
 }
 
 fn run(fake: &FakeGithub, c: &Checkout, token: &str, extra: &[&str]) -> Output {
+    run_event(fake, c, token, "pull_request", &event(c), extra)
+}
+
+fn run_event(
+    fake: &FakeGithub,
+    c: &Checkout,
+    token: &str,
+    name: &str,
+    payload: &Value,
+    extra: &[&str],
+) -> Output {
     let event_path = c.dir.path().join("event.json");
-    std::fs::write(&event_path, event(c).to_string()).unwrap();
+    std::fs::write(&event_path, payload.to_string()).unwrap();
     std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
         .arg("github")
         .args(extra)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_NAME", name)
         .env("GITHUB_EVENT_PATH", &event_path)
         .env("GITHUB_REPOSITORY", OWNER_REPO)
         .env("GITHUB_API_URL", &fake.url)
@@ -119,4 +130,44 @@ fn missing_runner_variables_are_named() {
         stderr.contains("GITHUB_EVENT_NAME is not set; retrygate github runs inside GitHub Actions"),
         "{stderr}"
     );
+}
+
+#[test]
+fn an_agent_pull_request_without_evidence_is_blocked_and_a_maintainer_sign_off_lifts_it() {
+    let fake = FakeGithub::start();
+    let c = checkout(retrygate::demo::BEFORE, retrygate::demo::AGENT_PATCH);
+    let mut ev = event(&c);
+    ev["pull_request"]["head"]["ref"] = json!("claude/faster");
+    ev["pull_request"]["user"] = fake_github::user("claude[bot]");
+    let out = run_event(&fake, &c, ACTIONS_TOKEN, "pull_request", &ev, &[]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let run = &fake.check_runs()[0];
+    let title = run.title.clone().unwrap();
+    assert!(title.starts_with("blocked: ") && title.contains("blocking-findings"), "{title}");
+    println!("agent PR check title: {title}");
+
+    // A maintainer signs off the head by comment.
+    let mut pr = ev["pull_request"].clone();
+    pr["number"] = json!(5);
+    fake.with(|s| s.pulls.insert(5, pr));
+    fake.set_permission("maintainer", "write", "write");
+    let path = format!(
+        "{}/tests/fixtures/github/issue_comment_edited_webhook_event.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut comment: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    comment["action"] = json!("created");
+    comment["comment"]["user"] = fake_github::user("maintainer");
+    comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", &c.head[..10]));
+    let out = run_event(&fake, &c, ACTIONS_TOKEN, "issue_comment", &comment, &[]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let runs = fake.check_runs();
+    let signed = runs.iter().find(|r| r.head_sha == c.head && r.conclusion.as_deref() == Some("success"));
+    let signed = signed.unwrap_or_else(|| panic!("no passing check run: {runs:?}"));
+    assert_eq!(
+        signed.title.as_deref(),
+        Some(format!("passing: signed off by maintainer for {}", &c.head[..7]).as_str())
+    );
+    let pr5 = fake.comments().into_iter().find(|x| x.issue == 5).unwrap();
+    assert!(pr5.body.contains("maintainer"), "{}", pr5.body);
 }

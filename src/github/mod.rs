@@ -5,7 +5,8 @@
 //! The decision is not made here: [`action::run`] takes the gate as a
 //! parameter (a function from a [`GateRequest`], the pull request's facts,
 //! to a [`Publication`]), so the network side is complete and testable on its
-//! own, and a laptop computes the same verdict as the Action.
+//! own, and a laptop computes the same verdict as the Action: the binary
+//! passes [`check_gate`], which is [`crate::gate::check`].
 //!
 //! - [`event`]: the webhook payload, reduced to a [`event::Trigger`];
 //! - [`signoff`]: `/retrygate sign-off <sha>`, parsed and judged (pure);
@@ -99,6 +100,9 @@ pub struct ActionEnv {
     pub output: Option<PathBuf>,
     /// This workflow run's page, linked from the check run and status.
     pub run_url: Option<String>,
+    /// `{server}/{owner}/{repo}/blob/{head}`: where line links in the report
+    /// point (`{head}` stands for the head commit).
+    pub link_base: Option<String>,
     pub mode: Mode,
     pub verdict_file: PathBuf,
     pub sarif: Option<PathBuf>,
@@ -116,6 +120,10 @@ impl ActionEnv {
             var(k).ok_or_else(|| {
                 anyhow::anyhow!("{k} is not set; retrygate github runs inside GitHub Actions (see docs/github.md), or set {k} yourself")
             })
+        };
+        let link_base = match (var("GITHUB_SERVER_URL"), var("GITHUB_REPOSITORY")) {
+            (Some(server), Some(repo)) => Some(format!("{server}/{repo}/blob/{{head}}")),
+            _ => None,
         };
         let run_url = match (var("GITHUB_SERVER_URL"), var("GITHUB_REPOSITORY"), var("GITHUB_RUN_ID")) {
             (Some(server), Some(repo), Some(id)) => Some(format!("{server}/{repo}/actions/runs/{id}")),
@@ -137,6 +145,7 @@ impl ActionEnv {
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             output: var("GITHUB_OUTPUT").map(PathBuf::from),
             run_url,
+            link_base,
             mode: args.mode,
             verdict_file: in_workspace(&args.verdict_file),
             sarif: args.sarif.as_ref().map(in_workspace),
@@ -169,6 +178,8 @@ pub struct GateRequest {
     /// Whether the replay may run the PR's code here. False when the job
     /// holds a write token (a sign-off comment): the PR's code is data there.
     pub allow_replay: bool,
+    /// Prefix of line links in the report (see [`ActionEnv::link_base`]).
+    pub link_base: Option<String>,
 }
 
 impl GateRequest {
@@ -192,21 +203,61 @@ impl GateRequest {
             sign_off,
             replay_report: env.replay_report.clone(),
             allow_replay,
+            link_base: env.link_base.clone(),
         }
     }
 }
 
-/// The gate `retrygate github` uses: the scan of the change from the PR's
-/// base to its head in the checkout, with a sign-off on the head lifting a
-/// block.
-pub fn scan_gate(req: &GateRequest) -> anyhow::Result<Publication> {
-    let cs = crate::changeset::ChangeSet::from_git(&req.workspace, &req.base_sha, &req.head_sha)?;
-    let report = crate::cli::scan_changeset(&cs)?;
-    Ok(Publication::from_report(&req.head_sha, &report, req.sign_off.as_ref()))
+/// The gate `retrygate github` uses: [`crate::gate::check`] (the same
+/// decision as `retrygate check`) on the PR's facts, its Markdown as the
+/// check summary and the sticky comment.
+pub fn check_gate(req: &GateRequest) -> anyhow::Result<Publication> {
+    let input = crate::gate::CheckInput {
+        author: Some(req.author.clone()),
+        labels: req.labels.clone(),
+        head_branch: Some(req.head_branch.clone()),
+        replay_report: req.replay_report.clone(),
+        sign_off: req
+            .sign_off
+            .as_ref()
+            .map(|s| crate::policy::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
+        allow_replay_command: req.allow_replay,
+        link_base: req.link_base.clone(),
+        ..crate::gate::CheckInput::new(&req.workspace, &req.base_sha, &req.head_sha)
+    };
+    let outcome = crate::gate::check(&input)?;
+    let accepted = outcome.gate.sign_off.as_ref().filter(|s| s.accepted);
+    let title = match (outcome.verdict, accepted) {
+        (crate::report::Verdict::Pass, Some(s)) => {
+            format!(
+                "passing: signed off by {} for {}",
+                s.by.as_deref().unwrap_or("a maintainer"),
+                signoff::short(&s.sha)
+            )
+        }
+        (crate::report::Verdict::Pass, None) => "passing: no blocking retry regressions".to_string(),
+        (crate::report::Verdict::Block, _) => {
+            let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+            codes.dedup();
+            if codes.is_empty() {
+                "blocked".to_string()
+            } else {
+                format!("blocked: {}", codes.join(", "))
+            }
+        }
+    };
+    Ok(Publication {
+        head_sha: req.head_sha.clone(),
+        verdict: outcome.verdict,
+        title,
+        summary_markdown: outcome.markdown.clone(),
+        comment_markdown: outcome.markdown,
+        findings: outcome.gate.findings,
+    })
 }
 
 /// `retrygate github`: the environment, then [`action::run`] with the gate.
 pub fn run_cli(args: GithubArgs) -> anyhow::Result<crate::cli::Exit> {
     let env = ActionEnv::from_env(&args)?;
-    action::run(&env, &scan_gate)
+    action::run(&env, &check_gate)
 }
