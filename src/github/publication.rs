@@ -40,8 +40,9 @@ pub struct Publication {
 }
 
 impl Publication {
-    /// Builds a publication from a scan [`Report`] (the interim gate until
-    /// `retrygate check` is wired in), recording the sign-off it was given.
+    /// Builds a publication from a scan [`Report`] alone (no ledger or
+    /// replay evidence), recording the sign-off it was given: for callers
+    /// that judge the scan only, and for tests of the publishing side.
     pub fn from_report(head_sha: &str, report: &Report, sign_off: Option<&SignOff>) -> Publication {
         let mut md = Vec::new();
         // Writing into a Vec cannot fail.
