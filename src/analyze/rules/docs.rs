@@ -1,7 +1,7 @@
 //! Renders the rule table of `docs/rules.md` from the loaded rules, so the
 //! documentation is generated from the rules themselves and checked by a test.
 
-use super::spec::{Rule, When};
+use super::spec::Rule;
 
 /// Marks the start of the generated table in `docs/rules.md`.
 pub const BEGIN: &str = "<!-- BEGIN GENERATED RULE TABLE (retrygate rules list --format markdown) -->";
@@ -28,7 +28,7 @@ pub fn markdown_table(rules: &[Rule]) -> String {
             r.kind.id(),
             r.severity,
             langs.join(", "),
-            when_name(r.when),
+            r.when.as_str(),
             cell(&r.docs.what),
             cell(&r.docs.why),
             code_cell(&r.docs.example),
@@ -36,15 +36,6 @@ pub fn markdown_table(rules: &[Rule]) -> String {
         ));
     }
     out
-}
-
-fn when_name(w: When) -> &'static str {
-    match w {
-        When::Raised => "raised",
-        When::Lowered => "lowered",
-        When::Added => "added",
-        When::Removed => "removed",
-    }
 }
 
 fn cell(s: &str) -> String {

@@ -253,7 +253,7 @@ fn compile(
         if compares && !names.contains(&"n") {
             bail!(
                 "pattern {p:?} has no `(?P<n>...)` group; `when: {}` compares the number it captures",
-                when_name(spec.when)
+                spec.when.as_str()
             );
         }
         if let Some(bad) = names.iter().find(|n| !matches!(**n, "n" | "unit" | "key")) {
@@ -264,7 +264,7 @@ fn compile(
     match (compares, spec.counts) {
         (true, None) => bail!(
             "`when: {}` needs `counts:` (retries, attempts, seconds or ratio) so that like is compared with like",
-            when_name(spec.when)
+            spec.when.as_str()
         ),
         (false, Some(_)) => bail!("`counts:` only applies to `when: raised` or `when: lowered`"),
         _ => {}
@@ -331,12 +331,15 @@ pub fn build_regex(p: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(p).unicode(false).multi_line(true).size_limit(REGEX_SIZE_LIMIT).build()
 }
 
-fn when_name(w: When) -> &'static str {
-    match w {
-        When::Raised => "raised",
-        When::Lowered => "lowered",
-        When::Added => "added",
-        When::Removed => "removed",
+impl When {
+    /// The name used in rule files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            When::Raised => "raised",
+            When::Lowered => "lowered",
+            When::Added => "added",
+            When::Removed => "removed",
+        }
     }
 }
 
@@ -364,7 +367,7 @@ fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
             let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
             bail!(
                 "`message` uses {{{name}}}; with `when: {}` it may use {}",
-                when_name(when),
+                when.as_str(),
                 names.join(", ")
             );
         }
