@@ -272,6 +272,17 @@ impl Finding {
         self.severity == Severity::Error
     }
 
+    /// `path:line` or `path:line-end` for people; line 0 means the whole file.
+    pub fn location(&self) -> String {
+        if self.line == 0 {
+            self.path.clone()
+        } else if self.end_line > self.line {
+            format!("{}:{}-{}", self.path, self.line, self.end_line)
+        } else {
+            format!("{}:{}", self.path, self.line)
+        }
+    }
+
     /// Ordering used by every reporter: by path, line, then kind.
     pub fn sort_key(&self) -> (&str, u32, Kind, &str) {
         (&self.path, self.line, self.kind, &self.rule)

@@ -230,13 +230,7 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
         let _ = writeln!(o, "\n#### Findings ({})\n", all.len());
         let _ = writeln!(o, "| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|");
         for f in all.iter().take(MAX_FINDING_ROWS) {
-            let loc = if f.line == 0 {
-                f.path.clone()
-            } else if f.end_line > f.line {
-                format!("{}:{}-{}", f.path, f.line, f.end_line)
-            } else {
-                format!("{}:{}", f.path, f.line)
-            };
+            let loc = f.location();
             let location = match link_base {
                 Some(base) => {
                     let anchor = match (f.line, f.end_line) {

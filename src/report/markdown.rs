@@ -89,14 +89,7 @@ fn findings(report: &Report) -> String {
 }
 
 fn row(f: &Finding) -> String {
-    // Line 0 means the whole file.
-    let location = if f.line == 0 {
-        f.path.clone()
-    } else if f.end_line > f.line {
-        format!("{}:{}-{}", f.path, f.line, f.end_line)
-    } else {
-        format!("{}:{}", f.path, f.line)
-    };
+    let location = f.location();
     format!(
         "| {} | {} | {} | {} | {} |\n",
         severity_badge(f.severity),
