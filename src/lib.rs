@@ -13,12 +13,14 @@
 //! - [`gate`]: `retrygate check`, which gathers the inputs and renders the verdict;
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
 //! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
-//! - [`cli`]: the command line that ties them together.
+//! - [`cli`]: the command line that ties them together;
+//! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused).
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
 //! Action compute the same verdict.
 
 pub mod analyze;
+pub mod bounded;
 pub mod changeset;
 pub mod cli;
 pub mod config;
