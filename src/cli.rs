@@ -152,13 +152,19 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
     }
 }
 
-/// The scan as a [`Report`]: change set, then every analyzer.
+/// The scan as a [`Report`]: the config from the base commit (as `check`
+/// reads it; the defaults when the base has none), the change set, then
+/// every analyzer as that config shapes them.
 pub fn scan_report(range: &RangeArgs) -> anyhow::Result<Report> {
     let cs = ChangeSet::from_git(&range.repo, &range.base, &range.head)?;
-    scan_changeset(&cs)
+    let git = crate::changeset::Git::open(&range.repo)?;
+    let base_sha = git.resolve_commit(&range.base)?;
+    let base = crate::gate::facts::config_at_base(&git, &base_sha)?;
+    let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
+    Ok(Report::from_scan(outcome.findings, outcome.notes))
 }
 
-/// Runs the bundled analyzers over a change set.
+/// Runs the bundled analyzers over a change set with the default config.
 pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<Report> {
     let rust = analyze::rust::RustAnalyzer::new();
     let packs = analyze::rules::RulePackAnalyzer::bundled()?;

@@ -124,6 +124,21 @@ pub struct Rules {
     pub extra: Vec<String>,
 }
 
+/// Which changed files the analyzers read, and which of them are test code.
+/// Both lists use the `protected_paths` pattern rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Paths {
+    /// Files the analyzers never read (vendored or generated code). The
+    /// policy still sees them: gate edits, protected paths and the ledger
+    /// cover every changed file.
+    pub ignore: Vec<String>,
+    /// Test code: findings there are notes that do not block. When set (even
+    /// to `[]`) it replaces the default test patterns; Rust `#[cfg(test)]`
+    /// items and `#[test]` functions stay test code either way.
+    pub tests: Option<Vec<String>>,
+}
+
 /// A repository permission level, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -165,6 +180,7 @@ pub struct Config {
     /// everything under it.
     pub protected_paths: Vec<String>,
     pub limits: Limits,
+    pub paths: Paths,
     pub rules: Rules,
     pub sign_off: SignOff,
 }
@@ -179,6 +195,7 @@ impl Default for Config {
             replay: ReplayConfig::default(),
             protected_paths: vec!["app/".into(), "infra/".into(), "clients/".into()],
             limits: Limits::default(),
+            paths: Paths::default(),
             rules: Rules::default(),
             sign_off: SignOff::default(),
         }
@@ -195,7 +212,7 @@ pub struct ConfigError {
     pub fix: String,
 }
 
-const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, rules, sign_off";
+const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, paths, rules, sign_off";
 
 impl Config {
     /// Parses and validates a configuration; `source_name` names it in errors.
@@ -226,6 +243,19 @@ impl Config {
                     format!("protected_paths: invalid glob \"{pattern}\": {}", e.kind()),
                     "fix the pattern: `dir/` protects a directory, `**/*.tf` any depth, `[...]` is a character class",
                 ));
+            }
+        }
+        let path_lists =
+            [("paths.ignore", Some(&config.paths.ignore)), ("paths.tests", config.paths.tests.as_ref())];
+        for (key, patterns) in path_lists {
+            for pattern in patterns.into_iter().flatten() {
+                if let Err(e) = protected_matcher(pattern) {
+                    return Err(err(
+                        line_of(text, pattern),
+                        format!("{key}: invalid glob \"{pattern}\": {}", e.kind()),
+                        "fix the pattern: `dir/` is a directory, `**/tests/` one at any depth, `*` stays within a directory, `[...]` is a character class",
+                    ));
+                }
             }
         }
         if config.replay.clients == 0 {
@@ -301,7 +331,8 @@ fn protected_matcher(pattern: &str) -> Result<GlobSet, globset::Error> {
     b.build()
 }
 
-/// Decides whether a repository-relative path is protected.
+/// Decides whether a repository-relative path is protected. The same
+/// compiled pattern list serves `paths.ignore` and `paths.tests`.
 #[derive(Debug, Clone)]
 pub struct ProtectedPaths {
     set: GlobSet,
@@ -435,6 +466,36 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         assert!(msg.contains("invalid glob \"app/[\""), "{msg}");
         let zero = Config::from_yaml_str("replay: { clients: 0 }\n", "r.yml").unwrap_err();
         assert!(zero.to_string().contains("replay.clients: must be at least 1"), "{zero}");
+    }
+
+    #[test]
+    fn paths_ignore_and_tests_parse_and_default_to_unset() {
+        let c = Config::default();
+        assert!(c.paths.ignore.is_empty(), "nothing is ignored by default");
+        assert_eq!(c.paths.tests, None, "unset: the default test patterns apply");
+        let c = Config::from_yaml_str("paths:\n  ignore: [\"vendor/**\"]\n  tests: []\n", "r.yml").unwrap();
+        assert_eq!(c.paths.ignore, ["vendor/**"]);
+        assert_eq!(c.paths.tests, Some(vec![]), "an empty list is set: no path is test code");
+        let c = Config::from_yaml_str("paths: { tests: [\"qa/\"] }\n", "r.yml").unwrap();
+        assert_eq!(c.paths.tests, Some(vec!["qa/".to_string()]));
+        assert!(c.paths.ignore.is_empty());
+    }
+
+    #[test]
+    fn bad_path_globs_name_their_key_and_line() {
+        for (text, key, line) in [
+            ("mode: enforce\npaths:\n  ignore: [\"vendor/{a\"]\n", "paths.ignore", 3),
+            ("paths:\n  tests:\n    - \"qa/\"\n    - \"[z-a]\"\n", "paths.tests", 4),
+        ] {
+            let err = Config::from_yaml_str(text, "r.yml").unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("r.yml:{line}: {key}: invalid glob")), "{msg}");
+            assert!(msg.contains("fix the pattern"), "{msg}");
+        }
+        let typo = Config::from_yaml_str("paths: { test: [] }\n", "r.yml").unwrap_err();
+        assert!(typo.to_string().contains("unknown field `test`"), "{typo}");
+        let scalar = Config::from_yaml_str("paths: { ignore: vendor }\n", "r.yml").unwrap_err();
+        assert!(scalar.to_string().contains("paths.ignore"), "{scalar}");
     }
 
     #[test]

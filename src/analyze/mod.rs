@@ -4,15 +4,19 @@
 //! retry crates and their defaults) and [`rules::RulePackAnalyzer`] (YAML rule
 //! packs for other languages and config files). Both implement [`Analyzer`];
 //! [`scan`] runs them over every changed file, one file per task on a rayon
-//! pool, and collects what they say.
+//! pool, and collects what they say. [`scan_with`] leaves out the files
+//! `paths.ignore` names and then, for every analyzer at once, turns findings
+//! in test code into notes ([`testcode`]).
 
 pub mod rules;
 pub mod rust;
+pub mod testcode;
 
 use rayon::prelude::*;
 
 use crate::changeset::{ChangeSet, FileChange, Side};
 use crate::finding::{Finding, Note};
+use testcode::ScanPaths;
 
 /// Stack size for analysis threads. syn parses recursively; together with the
 /// nesting-depth guard in [`rust::parse`] this keeps hostile input (100,000
@@ -57,28 +61,44 @@ pub struct ScanOutcome {
     pub files_analyzed: usize,
 }
 
-/// Runs every analyzer over every changed file of `cs`.
+/// Runs every analyzer over every changed file of `cs`, with the default
+/// test patterns and nothing ignored (what a repository without config gets).
 pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
+    scan_with(cs, analyzers, &ScanPaths::defaults())
+}
+
+/// Runs every analyzer over every changed file of `cs` that `paths` does not
+/// ignore, then demotes findings in test code to notes.
+pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
     let pool = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES).build();
-    let work = || analyze_all(cs, analyzers);
+    let work = || analyze_all(cs, analyzers, paths);
     let mut out = match pool {
         Ok(pool) => pool.install(work),
         // Without a pool of our own the global one still works; only the
         // larger stack is lost, and the depth guard still applies.
         Err(_) => work(),
     };
+    testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
     out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.findings.dedup();
     out
 }
 
-fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
+fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
     let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
     let mut analyzed = vec![false; cs.files.len()];
+    let ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
+    let ignored_count = ignored.iter().filter(|i| **i).count();
+    if ignored_count > 0 {
+        out.notes.push(Note::info(
+            None,
+            format!("{ignored_count} changed file(s) matched paths.ignore and were not scanned"),
+        ));
+    }
     for a in analyzers {
         let mut readable = Vec::new();
         for (i, file) in cs.files.iter().enumerate() {
-            if !a.wants(&file.path) {
+            if ignored[i] || !a.wants(&file.path) {
                 continue;
             }
             analyzed[i] = true;

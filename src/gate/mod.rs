@@ -38,6 +38,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
 use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, FileChange, Git};
@@ -196,15 +197,10 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     })?;
     let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
 
-    // Findings: the scan with the base's rule packs, minus disabled rules.
-    let extra = facts::rules_at_base(&git, &base_sha, &config.rules.extra)?;
-    let rust = analyze::rust::RustAnalyzer::new();
-    let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
-        .context("loading the rule packs (rules.extra at the base commit)")?;
-    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
-    let scanned = analyze::scan(&cs, &analyzers);
-    let mut findings: Vec<Finding> =
-        scanned.findings.into_iter().filter(|f| !config.rules.disable.contains(&f.rule)).collect();
+    // Findings: the scan as the base config shapes it.
+    let paths = ScanPaths::from_config(&config.paths);
+    let scanned = scan_with_config(&git, &base_sha, config, &cs)?;
+    let mut findings = scanned.findings;
     let mut notes = scanned.notes;
     let touches_retry = !findings.is_empty() || cs.files.iter().any(|f| is_retry_code(f, config));
 
@@ -225,8 +221,10 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         findings.extend(policy::paths::protected_path_changes(config, &cs.files));
     }
     if let Some(max) = config.limits.max_attempts {
-        let (policies, parse_notes) = head_policies(&cs);
-        findings.extend(policy::limits_findings(max, &policies));
+        let (policies, parse_notes) = head_policies(&cs, &paths);
+        let mut over = policy::limits_findings(max, &policies);
+        analyze::testcode::demote(&mut over, &mut [], &cs, &paths);
+        findings.extend(over);
         // The scan already says when a file cannot be parsed.
         for n in parse_notes {
             if !notes.iter().any(|m| m.blocking && m.path == n.path) {
@@ -291,6 +289,27 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &gate.facts.head));
     let markdown = render::markdown(&gate, replay_report.as_ref(), config, link_base.as_deref());
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
+}
+
+/// The scan as the base config shapes it: the bundled rule packs plus the
+/// base's `rules.extra`, without the rules `rules.disable` names, leaving out
+/// the files `paths.ignore` names, and with findings in test code (the
+/// default patterns, or `paths.tests`) turned into notes. `retrygate scan`
+/// and `retrygate check` both call it, so their findings agree.
+pub fn scan_with_config(
+    git: &Git,
+    base_sha: &str,
+    config: &Config,
+    cs: &ChangeSet,
+) -> anyhow::Result<analyze::ScanOutcome> {
+    let extra = facts::rules_at_base(git, base_sha, &config.rules.extra)?;
+    let rust = analyze::rust::RustAnalyzer::new();
+    let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
+        .context("loading the rule packs (rules.extra at the base commit)")?;
+    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
+    let mut scanned = analyze::scan_with(cs, &analyzers, &ScanPaths::from_config(&config.paths));
+    scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
+    Ok(scanned)
 }
 
 /// The replay evidence: `--replay-report` first, else `replay.command` (when
@@ -400,11 +419,11 @@ fn is_retry_code(f: &FileChange, config: &Config) -> bool {
 
 /// Every retry policy in the head version of the changed Rust files, with a
 /// blocking note for a file that cannot be parsed (its policies are unknown).
-fn head_policies(cs: &ChangeSet) -> (Vec<HeadPolicy>, Vec<Note>) {
+fn head_policies(cs: &ChangeSet, paths: &ScanPaths) -> (Vec<HeadPolicy>, Vec<Note>) {
     use crate::analyze::rust::policy::Attempts;
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    for f in cs.files.iter().filter(|f| f.path.ends_with(".rs")) {
+    for f in cs.files.iter().filter(|f| f.path.ends_with(".rs") && paths.ignored(&f.path).is_none()) {
         let Some(text) = f.head.text() else { continue };
         match analyze::rust::sites_in(text) {
             Ok(sites) => {

@@ -8,6 +8,7 @@
 //! - [`libs`]: what each retry crate's constructors, defaults and setters mean;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`compare`]: the decisions (which finding kind a change is);
+//! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
 pub mod compare;
@@ -17,6 +18,7 @@ pub mod parse;
 pub mod policy;
 pub mod sites;
 pub mod syntax;
+pub mod testitems;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
