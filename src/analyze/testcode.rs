@@ -139,8 +139,9 @@ pub fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSet, path
         let facts =
             FileFacts { test_pattern, test_items: items.get(&f.path).map(Vec::as_slice).unwrap_or(&[]) };
         if let Some(why) = test_code_reason(f, &facts) {
+            let was = if f.severity == Severity::Error { "an error" } else { "a warning" };
             f.severity = Severity::Note;
-            f.message = format!("{}; {why}, so it is a note and does not block", f.message);
+            f.message = format!("{}; {why}: a note instead of {was}, so it does not block", f.message);
         }
     }
     for n in notes.iter_mut().filter(|n| n.blocking) {
@@ -282,7 +283,7 @@ mod tests {
         assert_eq!(findings[0].message, "raised", "production code keeps its message");
         assert_eq!(
             findings[1].message,
-            "raised; test code (inside `#[cfg(test)] mod tests`, lines 2-5), so it is a note and does not block"
+            "raised; test code (inside `#[cfg(test)] mod tests`, lines 2-5): a note instead of an error, so it does not block"
         );
         assert!(findings[2].message.contains("the path matches `**/tests/`"), "{}", findings[2].message);
         assert!(

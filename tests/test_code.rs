@@ -1,0 +1,349 @@
+//! Test code does not block, `paths.ignore` and `paths.tests`, through the
+//! binary on real git repositories, and the dogfood test: this repository,
+//! gated with its own `.github/retrygate.yml`, is not blocked by its own
+//! deliberately bad fixtures.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::Repo;
+use serde_json::Value;
+
+const CONFIG: &str = ".github/retrygate.yml";
+
+fn run(repo: &Repo, args: &[&str]) -> (Output, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(args)
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["--base", "main", "--head", "HEAD", "--format", "json"])
+        .output()
+        .expect("run retrygate");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}
+
+fn scan(repo: &Repo) -> (Output, Value) {
+    run(repo, &["scan"])
+}
+
+fn findings(json: &Value) -> &Vec<Value> {
+    json["findings"].as_array().expect("findings")
+}
+
+/// `(path, kind, severity)` of every finding.
+fn summary(json: &Value) -> Vec<(String, String, String)> {
+    findings(json)
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("path"), s("kind"), s("severity"))
+        })
+        .collect()
+}
+
+fn rust_retry(max: u32) -> String {
+    format!(
+        "use backon::{{ExponentialBuilder, Retryable}};\n\
+const MAX_RETRIES: usize = {max};\n\
+async fn fetch(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {{\n\
+    (|| async {{ c.get(\"https://api/x\").send().await }})\n\
+        .retry(ExponentialBuilder::default().with_jitter().with_max_times(MAX_RETRIES))\n\
+        .await\n\
+}}\n"
+    )
+}
+
+/// The same retry inside a `#[cfg(test)]` module (and a `#[tokio::test]`
+/// function) after some production code.
+fn rust_retry_in_tests(max: u32) -> String {
+    format!(
+        "pub fn live() {{}}\n\
+#[cfg(test)]\n\
+mod tests {{\n{}}}\n\
+#[tokio::test]\n\
+async fn storm() {{\n    let n: usize = {max};\n    let _ = backon::ExponentialBuilder::default().with_jitter().with_max_times(n);\n}}\n",
+        rust_retry(max)
+    )
+}
+
+fn python_retry(total: u32) -> String {
+    format!(
+        "from urllib3.util import Retry\n\nRETRY = Retry(\n    total={total},\n    backoff_factor=0.5,\n)\n"
+    )
+}
+
+/// A repository whose base has `files` with small retry budgets, and a
+/// `change` branch (checked out) that raises every one of them.
+fn raised_everywhere(config: Option<&str>, rust: &[&str], python: &[&str], cfg_test: &[&str]) -> Repo {
+    let repo = Repo::new();
+    repo.write("README.md", "x\n");
+    if let Some(c) = config {
+        repo.write(CONFIG, c);
+    }
+    for p in rust {
+        repo.write(p, rust_retry(2));
+    }
+    for p in python {
+        repo.write(p, python_retry(2));
+    }
+    for p in cfg_test {
+        repo.write(p, rust_retry_in_tests(2));
+    }
+    repo.commit("base");
+    repo.branch("change");
+    for p in rust {
+        repo.write(p, rust_retry(6));
+    }
+    for p in python {
+        repo.write(p, python_retry(8));
+    }
+    for p in cfg_test {
+        repo.write(p, rust_retry_in_tests(6));
+    }
+    repo.commit("raise the retry budgets");
+    repo
+}
+
+#[test]
+fn findings_in_test_code_are_notes_that_say_why_and_production_code_still_blocks() {
+    let repo = raised_everywhere(
+        None,
+        &["src/client.rs", "tests/retry.rs", "benches/load.rs", "examples/demo.rs"],
+        &["svc/client.py", "svc/test_client.py", "svc/tests/helpers.py", "svc/conftest.py"],
+        &["src/with_tests.rs"],
+    );
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "production code still blocks: {json:#}");
+    let all = summary(&json);
+    let blocking: Vec<&str> =
+        all.iter().filter(|(_, _, s)| s == "error").map(|(p, _, _)| p.as_str()).collect();
+    let mut blocking_paths = blocking.clone();
+    blocking_paths.dedup();
+    assert_eq!(blocking_paths, ["src/client.rs", "svc/client.py"], "{json:#}");
+    for path in ["tests/retry.rs", "benches/load.rs", "examples/demo.rs", "svc/test_client.py"] {
+        let f =
+            findings(&json).iter().find(|f| f["path"] == path).unwrap_or_else(|| panic!("{path}: {json:#}"));
+        assert_eq!(f["severity"], "note", "{f:#}");
+        assert_eq!(f["kind"], "retry-count-raised", "{f:#}");
+        let msg = f["message"].as_str().unwrap();
+        assert!(msg.contains("test code (the path matches `**/"), "{msg}");
+        assert!(msg.ends_with("a note instead of an error, so it does not block"), "{msg}");
+    }
+    for path in ["svc/tests/helpers.py", "svc/conftest.py"] {
+        assert!(
+            findings(&json).iter().filter(|f| f["path"] == path).all(|f| f["severity"] == "note"),
+            "{path}: {json:#}"
+        );
+    }
+    // The #[cfg(test)] module and the #[tokio::test] function, in src/.
+    let in_src: Vec<&Value> = findings(&json).iter().filter(|f| f["path"] == "src/with_tests.rs").collect();
+    assert!(!in_src.is_empty(), "the raise inside the test module is still reported: {json:#}");
+    assert!(in_src.iter().all(|f| f["severity"] == "note"), "{json:#}");
+    let msgs: Vec<&str> = in_src.iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert!(
+        msgs.iter().any(|m| m.contains("test code (inside `#[cfg(test)] mod tests`, lines 2-")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.contains("test code (inside `#[tokio::test] fn storm`, lines ")),
+        "{msgs:#?}"
+    );
+}
+
+#[test]
+fn the_same_raise_outside_test_code_blocks_from_both_analyzers() {
+    // Negative control: the files that were notes above block under other names.
+    let repo = raised_everywhere(None, &["src/testing.rs"], &["svc/contest.py"], &[]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let blocking: Vec<String> =
+        summary(&json).into_iter().filter(|(_, _, s)| s == "error").map(|(p, _, _)| p).collect();
+    assert!(blocking.contains(&"src/testing.rs".to_string()), "{json:#}");
+    assert!(blocking.contains(&"svc/contest.py".to_string()), "{json:#}");
+}
+
+#[test]
+fn paths_tests_replaces_the_default_patterns() {
+    let config = "paths:\n  tests: [\"qa/\"]\n";
+    let repo =
+        raised_everywhere(Some(config), &["qa/load.rs", "tests/retry.rs"], &[], &["src/with_tests.rs"]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let sev = |path: &str| -> Vec<String> {
+        findings(&json)
+            .iter()
+            .filter(|f| f["path"] == path)
+            .map(|f| f["severity"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(sev("qa/load.rs").iter().all(|s| s == "note") && !sev("qa/load.rs").is_empty(), "{json:#}");
+    assert!(sev("tests/retry.rs").contains(&"error".to_string()), "tests/ is no longer test code: {json:#}");
+    assert!(
+        sev("src/with_tests.rs").iter().all(|s| s == "note"),
+        "#[cfg(test)] items stay test code when paths.tests is set: {json:#}"
+    );
+    let qa = findings(&json).iter().find(|f| f["path"] == "qa/load.rs").unwrap();
+    assert!(qa["message"].as_str().unwrap().contains("the path matches `qa/`"), "{qa:#}");
+}
+
+#[test]
+fn paths_ignore_drops_files_from_the_scan_but_not_from_the_policy() {
+    let config = "paths:\n  ignore: [\"vendor/\", \"**/*.gen.py\"]\nprotected_paths: [\"vendor/\"]\n";
+    let repo = raised_everywhere(Some(config), &["vendor/lib/retry.rs"], &["api/client.gen.py"], &[]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert!(findings(&json).is_empty(), "ignored files are not analysed: {json:#}");
+    let notes: Vec<&str> =
+        json["notes"].as_array().unwrap().iter().map(|n| n["message"].as_str().unwrap()).collect();
+    assert_eq!(notes, ["2 changed file(s) matched paths.ignore and were not scanned"]);
+    // An agent's change under a protected path still needs a person, ignored or not.
+    let (out, json) = run(&repo, &["check", "--agent"]);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let kinds: Vec<&str> = findings(&json).iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["protected-path"], "{json:#}");
+}
+
+#[test]
+fn a_pull_request_that_changes_paths_is_a_gate_config_change_judged_by_the_base() {
+    let repo = Repo::new();
+    repo.write(CONFIG, "paths:\n  ignore: [\"vendor/\"]\n");
+    repo.write("src/client.rs", rust_retry(2));
+    repo.commit("base");
+    repo.branch("change");
+    // The pull request hides its own raise behind a new ignore entry and
+    // switches test-code handling to cover src/.
+    repo.write(CONFIG, "paths:\n  ignore: [\"vendor/\", \"src/\"]\n  tests: [\"src/\"]\n");
+    repo.write("src/client.rs", rust_retry(6));
+    repo.commit("ignore src");
+    let (out, json) = run(&repo, &["check", "--human"]);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let all = summary(&json);
+    assert!(all.contains(&(CONFIG.to_string(), "gate-config-changed".into(), "error".into())), "{json:#}");
+    assert!(
+        all.contains(&("src/client.rs".to_string(), "retry-count-raised".into(), "error".into())),
+        "the head's paths are not used: {json:#}"
+    );
+    // `scan` reads the base's config the same way.
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    assert!(summary(&json).iter().any(|(p, _, s)| p == "src/client.rs" && s == "error"), "{json:#}");
+}
+
+#[test]
+fn scan_refuses_a_base_config_with_a_bad_glob_naming_the_key() {
+    let repo = Repo::new();
+    repo.write(CONFIG, "paths:\n  ignore:\n    - \"vendor/[\"\n");
+    repo.commit("base");
+    repo.branch("change");
+    repo.write("src/a.rs", "fn a() {}\n");
+    repo.commit("change");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--base", "main", "--format", "json"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".github/retrygate.yml:3: paths.ignore: invalid glob \"vendor/[\""), "{err}");
+    assert!(err.contains("fix it there"), "{err}");
+}
+
+/// Copies `rel` (a file or a folder) of this repository into `repo`.
+fn copy_tree(src_root: &Path, rel: &str, repo: &Repo) -> usize {
+    let from = src_root.join(rel);
+    if from.is_file() {
+        repo.write(rel, std::fs::read(&from).unwrap());
+        return 1;
+    }
+    let mut n = 0;
+    for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = format!("{rel}/{name}");
+        if entry.file_type().unwrap().is_dir() {
+            if name == "target" {
+                continue;
+            }
+            n += copy_tree(src_root, &child, repo);
+        } else {
+            repo.write(&child, std::fs::read(entry.path()).unwrap());
+            n += 1;
+        }
+    }
+    n
+}
+
+/// This repository's deliberately bad inputs, added in one pull request to
+/// a repository whose base holds `config`.
+fn fixture_pull_request(config: Option<&str>) -> (Repo, usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = Repo::new();
+    repo.write("README.md", "dogfood\n");
+    if let Some(c) = config {
+        repo.write(CONFIG, c);
+    }
+    repo.commit("base");
+    repo.branch("fixtures");
+    let mut files = 0;
+    for dir in ["rules/tests", "tests/fixtures/rust", "tests/clients", "examples/checkout-incident"] {
+        files += copy_tree(root, dir, &repo);
+    }
+    repo.commit("add the fixture tree");
+    (repo, files)
+}
+
+#[test]
+fn dogfood_this_repository_is_not_blocked_by_its_own_fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let own = std::fs::read_to_string(root.join(CONFIG)).expect("this repository has .github/retrygate.yml");
+
+    // With this repository's own config: nothing blocks, and the gate as a
+    // whole passes for a person's pull request.
+    let (repo, files) = fixture_pull_request(Some(&own));
+    assert!(files > 50, "the fixture tree was copied ({files} files)");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert!(findings(&json).iter().all(|f| f["severity"] == "note"), "{json:#}");
+    assert!(json["notes"].as_array().unwrap().iter().all(|n| n["blocking"] == false), "{json:#}");
+    let (out, json) = run(&repo, &["check", "--human"]);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_eq!(json["verdict"], "pass");
+
+    // The same change with test-code handling switched off and nothing
+    // ignored blocks: the fixtures really are bad, and the config is what
+    // keeps them from blocking.
+    let (repo, _) = fixture_pull_request(Some("paths:\n  tests: []\n"));
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let blocking: Vec<(String, String, String)> =
+        summary(&json).into_iter().filter(|(_, _, s)| s == "error").collect();
+    assert!(blocking.len() >= 5, "{blocking:#?}");
+    let fixture_dirs = ["rules/tests/", "tests/fixtures/", "tests/clients/", "examples/checkout-incident/"];
+    assert!(blocking.iter().all(|(p, _, _)| fixture_dirs.iter().any(|d| p.starts_with(d))), "{blocking:#?}");
+    for dir in ["rules/tests/", "tests/fixtures/rust/"] {
+        assert!(blocking.iter().any(|(p, _, _)| p.starts_with(dir)), "{dir}: {blocking:#?}");
+    }
+
+    // Without any config the default test patterns already make every one
+    // of those findings a note that says why.
+    let (repo, _) = fixture_pull_request(None);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    let notes: Vec<&Value> = findings(&json).iter().collect();
+    assert!(notes.len() >= blocking.len(), "{json:#}");
+    assert!(
+        notes
+            .iter()
+            .all(|f| f["severity"] == "note" && f["message"].as_str().unwrap().contains("test code (")),
+        "{json:#}"
+    );
+}
