@@ -287,7 +287,7 @@ mod tests {
         );
         assert!(findings[2].message.contains("the path matches `**/tests/`"), "{}", findings[2].message);
         assert!(
-            findings[3].message.ends_with("so it is a note and does not block"),
+            findings[3].message.ends_with("a note instead of a warning, so it does not block"),
             "{}",
             findings[3].message
         );
