@@ -162,12 +162,16 @@ fn findings_in_test_code_are_notes_that_say_why_and_production_code_still_blocks
 #[test]
 fn the_same_raise_outside_test_code_blocks_from_both_analyzers() {
     // Negative control: the files that were notes above block under other names.
-    let repo = raised_everywhere(None, &["src/testing.rs"], &["svc/contest.py"], &[]);
+    // A Rust module inside src/ ships with the crate, whatever its folder is
+    // called: moving a retry into src/fixtures/ does not hide it.
+    let repo =
+        raised_everywhere(None, &["src/testing.rs", "src/fixtures/retry.rs"], &["svc/contest.py"], &[]);
     let (out, json) = scan(&repo);
     assert_eq!(out.status.code(), Some(1), "{json:#}");
     let blocking: Vec<String> =
         summary(&json).into_iter().filter(|(_, _, s)| s == "error").map(|(p, _, _)| p).collect();
     assert!(blocking.contains(&"src/testing.rs".to_string()), "{json:#}");
+    assert!(blocking.contains(&"src/fixtures/retry.rs".to_string()), "{json:#}");
     assert!(blocking.contains(&"svc/contest.py".to_string()), "{json:#}");
 }
 

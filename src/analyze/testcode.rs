@@ -79,7 +79,7 @@ impl ScanPaths {
             Some(globs) => (ProtectedPaths::new(globs), "paths.tests"),
             None => {
                 let defaults: Vec<String> = DEFAULT_TEST_PATTERNS.iter().map(|s| s.to_string()).collect();
-                (ProtectedPaths::new(&defaults), "the default test patterns")
+                (ProtectedPaths::new(&defaults), DEFAULTS_KEY)
             }
         };
         ScanPaths { ignore: ProtectedPaths::new(&paths.ignore), tests, tests_key }
@@ -91,10 +91,31 @@ impl ScanPaths {
     }
 
     /// The test pattern `path` matches, if any.
+    ///
+    /// With the default patterns a Rust file under a `src/` folder is
+    /// compiled into its crate, whatever the folders inside `src/` are
+    /// called (`src/fixtures/retry.rs` is a module that can ship); only
+    /// `#[cfg(test)]` and `#[test]` items make code there test code. So for
+    /// such a file only the path up to its last `src` folder is matched: the
+    /// crate as a whole may be test code (`tests/clients/x/src/main.rs`), a
+    /// folder inside `src/` cannot make it so. A `paths.tests` the base sets
+    /// is taken as written.
     pub fn test_pattern(&self, path: &str) -> Option<&str> {
+        if self.tests_key == DEFAULTS_KEY && path.ends_with(".rs") {
+            let crate_src = match path.rfind("/src/") {
+                Some(i) => Some(&path[..i + "/src".len()]),
+                None => path.starts_with("src/").then_some("src"),
+            };
+            if let Some(dir) = crate_src {
+                return self.tests.matching(dir);
+            }
+        }
         self.tests.matching(path)
     }
 }
+
+/// How the note names the default patterns (and how [`ScanPaths`] knows it has them).
+const DEFAULTS_KEY: &str = "the default test patterns";
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy)]
@@ -205,6 +226,13 @@ mod tests {
             "tests/fixtures/rust/backon_unbounded.rs",
             "go/testdata/x.go",
             "js/__fixtures__/a.js",
+            // A whole test crate: the folder above src/ decides.
+            "tests/clients/reqwest-retry/src/main.rs",
+            "examples/server/src/main.rs",
+            // Other languages keep their layouts inside src/.
+            "pkg/src/tests/test_x.py",
+            "web/src/__tests__/api.ts",
+            "app/src/fixtures/data.py",
         ];
         for path in tests {
             assert!(p.test_pattern(path).is_some(), "{path} is test code");
@@ -221,6 +249,11 @@ mod tests {
             "src/latest/api.ts",
             "app/src/main/java/Retry.java",
             "src/test_utils.rs",
+            // Rust modules inside src/ ship with the crate, whatever their folder is called.
+            "src/fixtures/retry.rs",
+            "src/tests/mod.rs",
+            "crates/net/src/examples/client.rs",
+            "crates/net/src/test/mod.rs",
         ];
         for path in production {
             assert_eq!(p.test_pattern(path), None, "{path} is not test code");
