@@ -160,6 +160,39 @@ fn findings_in_test_code_are_notes_that_say_why_and_production_code_still_blocks
 }
 
 #[test]
+fn a_module_file_declared_under_cfg_test_in_an_unchanged_file_is_test_code() {
+    let repo = Repo::new();
+    // lib.rs is not part of the change: the declaration is read from the head tree.
+    repo.write("src/lib.rs", "mod retry;\n#[cfg(test)]\nmod tests;\n");
+    repo.write("src/tests.rs", rust_retry(2));
+    repo.write("src/retry.rs", rust_retry(2));
+    repo.commit("base");
+    repo.branch("change");
+    repo.write("src/tests.rs", rust_retry(6));
+    repo.write("src/retry.rs", rust_retry(6));
+    repo.commit("raise both");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let sev = |path: &str| -> Vec<String> {
+        findings(&json)
+            .iter()
+            .filter(|f| f["path"] == path)
+            .map(|f| f["severity"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(sev("src/retry.rs").contains(&"error".to_string()), "declared plainly: {json:#}");
+    assert!(!sev("src/tests.rs").is_empty() && sev("src/tests.rs").iter().all(|s| s == "note"), "{json:#}");
+    let f = findings(&json).iter().find(|f| f["path"] == "src/tests.rs").unwrap();
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("(the module is declared by `#[cfg(test)] mod tests;` in src/lib.rs)"),
+        "{f:#}"
+    );
+}
+
+#[test]
 fn the_same_raise_outside_test_code_blocks_from_both_analyzers() {
     // Negative control: the files that were notes above block under other names.
     // A Rust module inside src/ ships with the crate, whatever its folder is

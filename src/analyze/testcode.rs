@@ -11,7 +11,8 @@
 //!   and `paths.tests` (test code; [`DEFAULT_TEST_PATTERNS`] unless set);
 //! - [`test_code_reason`]: the pure decision for one finding, given what is
 //!   known of its file ([`FileFacts`]: the test pattern its path matches, and
-//!   for Rust the `#[cfg(test)]`/`#[test]` items of the head);
+//!   for Rust the `#[cfg(test)] mod NAME;` declaring the file and the
+//!   `#[cfg(test)]`/`#[test]` items of the head);
 //! - [`demote`]: applies it to a scan's findings and notes.
 //!
 //! ```
@@ -19,13 +20,13 @@
 //! use retrygate::finding::{Finding, Kind};
 //! let paths = ScanPaths::defaults();
 //! let f = Finding::new(Kind::RetryCountRaised, "py/x", "svc/tests/test_client.py", 3);
-//! let facts = FileFacts { test_pattern: paths.test_pattern("svc/tests/test_client.py"), test_items: &[] };
+//! let facts = FileFacts { test_pattern: paths.test_pattern("svc/tests/test_client.py"), ..FileFacts::default() };
 //! assert!(test_code_reason(&f, &facts).unwrap().contains("**/tests/"));
 //! ```
 
 use std::collections::HashMap;
 
-use crate::analyze::rust::testitems::{test_items, TestItem};
+use crate::analyze::rust::testitems::{declares_module, test_items, TestItem};
 use crate::changeset::{ChangeSet, Side};
 use crate::config::{Paths, ProtectedPaths};
 use crate::finding::{Finding, Note, Severity};
@@ -118,10 +119,13 @@ impl ScanPaths {
 const DEFAULTS_KEY: &str = "the default test patterns";
 
 /// What is known of one file when deciding whether a finding in it is test code.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct FileFacts<'a> {
     /// The test pattern its path matches ([`ScanPaths::test_pattern`]).
     pub test_pattern: Option<&'a str>,
+    /// For a Rust module file: the `#[cfg(test)] mod NAME;` declaration that
+    /// makes the whole file test code, as `` `#[cfg(test)] mod tests;` in src/lib.rs ``.
+    pub test_module: Option<&'a str>,
     /// Test items of the file's head (Rust only; empty otherwise).
     pub test_items: &'a [TestItem],
 }
@@ -134,6 +138,9 @@ pub struct FileFacts<'a> {
 pub fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<String> {
     if let Some(pattern) = file.test_pattern {
         return Some(format!("test code (the path matches `{pattern}`)"));
+    }
+    if let Some(decl) = file.test_module {
+        return Some(format!("test code (the module is declared by {decl})"));
     }
     if finding.line == 0 {
         return None;
@@ -151,14 +158,18 @@ pub fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<String> {
 pub fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSet, paths: &ScanPaths) {
     // Parsed at most once per file, and only for files that have a finding
     // the path alone does not settle.
-    let mut items: HashMap<String, Vec<TestItem>> = HashMap::new();
+    let mut items: HashMap<String, (Option<String>, Vec<TestItem>)> = HashMap::new();
+    let mut tree = HeadTree::new(cs);
     for f in findings.iter_mut().filter(|f| f.severity > Severity::Note) {
         let test_pattern = paths.test_pattern(&f.path);
         if test_pattern.is_none() && !items.contains_key(&f.path) {
-            items.insert(f.path.clone(), rust_test_items(cs, &f.path));
+            let module = rust_test_module(&mut tree, &f.path);
+            let found = if module.is_some() { Vec::new() } else { rust_test_items(cs, &f.path) };
+            items.insert(f.path.clone(), (module, found));
         }
-        let facts =
-            FileFacts { test_pattern, test_items: items.get(&f.path).map(Vec::as_slice).unwrap_or(&[]) };
+        let (module, found) =
+            items.get(&f.path).map_or((None, &[][..]), |(m, i)| (m.as_deref(), i.as_slice()));
+        let facts = FileFacts { test_pattern, test_module: module, test_items: found };
         if let Some(why) = test_code_reason(f, &facts) {
             let was = if f.severity == Severity::Error { "an error" } else { "a warning" };
             f.severity = Severity::Note;
@@ -192,6 +203,91 @@ fn rust_test_items(cs: &ChangeSet, path: &str) -> Vec<TestItem> {
         return Vec::new();
     }
     test_items(text).unwrap_or_default()
+}
+
+/// Head versions of Rust files, from the change set or else from git at
+/// the head commit, read at most once each.
+struct HeadTree<'a> {
+    cs: &'a ChangeSet,
+    git: Option<crate::changeset::Git>,
+    texts: HashMap<String, Option<String>>,
+}
+
+impl<'a> HeadTree<'a> {
+    fn new(cs: &'a ChangeSet) -> HeadTree<'a> {
+        HeadTree { cs, git: None, texts: HashMap::new() }
+    }
+
+    fn text(&mut self, path: &str) -> Option<&str> {
+        if !self.texts.contains_key(path) {
+            let text = match self.cs.files.iter().find(|f| f.path == path) {
+                Some(f) => f.head.text().map(str::to_owned),
+                None => self.read_from_git(path),
+            };
+            self.texts.insert(path.to_string(), text);
+        }
+        self.texts.get(path).and_then(|t| t.as_deref())
+    }
+
+    /// An unchanged file of the head tree. A change set built without git
+    /// (tests, rule cases) has an all-zero head and no tree to read.
+    fn read_from_git(&mut self, path: &str) -> Option<String> {
+        if self.cs.head.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        if self.git.is_none() {
+            self.git = crate::changeset::Git::open(&self.cs.repo).ok();
+        }
+        let git = self.git.as_ref()?;
+        match git.read_blob_at(&self.cs.head, path, crate::changeset::MAX_FILE_BYTES) {
+            Ok(Some(crate::changeset::git::Blob::Bytes(b))) => String::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// How many parent modules are followed up from a file (`a/b/c/d.rs`).
+const MAX_MODULE_DEPTH: usize = 8;
+
+/// For a Rust module file (`src/tests.rs`, `src/net/tests/mod.rs`), the
+/// `#[cfg(test)] mod NAME;` declaration, in it parent or further up, that
+/// makes the whole file compile only in tests.
+fn rust_test_module(tree: &mut HeadTree, path: &str) -> Option<String> {
+    let mut current = path.to_string();
+    for _ in 0..MAX_MODULE_DEPTH {
+        let (name, parents) = module_parents(&current)?;
+        let (parent, is_test) = parents
+            .into_iter()
+            .find_map(|p| tree.text(&p).and_then(|t| declares_module(t, &name)).map(|d| (p, d)))?;
+        if is_test {
+            return Some(format!("`#[cfg(test)] mod {name};` in {parent}"));
+        }
+        current = parent;
+    }
+    None
+}
+
+/// The module name of a Rust file and the files that could declare it:
+/// `src/a/b.rs` is `b`, declared in `src/a.rs`, `src/a/mod.rs` (or a crate
+/// root `src/a/lib.rs`, `src/a/main.rs`); `src/a/b/mod.rs` likewise.
+/// Crate roots (`lib.rs`, `main.rs`) have no parent.
+fn module_parents(path: &str) -> Option<(String, Vec<String>)> {
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let stem = file.strip_suffix(".rs")?;
+    if matches!(stem, "lib" | "main") {
+        return None;
+    }
+    let (name, module_dir) =
+        if stem == "mod" { dir.rsplit_once('/').map_or((dir, ""), |(d, n)| (n, d)) } else { (stem, dir) };
+    if name.is_empty() {
+        return None;
+    }
+    let join = |f: &str| if module_dir.is_empty() { f.to_string() } else { format!("{module_dir}/{f}") };
+    let mut parents = vec![join("lib.rs"), join("main.rs"), join("mod.rs")];
+    if !module_dir.is_empty() {
+        parents.push(format!("{module_dir}.rs"));
+    }
+    Some((name.to_string(), parents))
 }
 
 #[cfg(test)]
@@ -278,19 +374,55 @@ mod tests {
     #[test]
     fn the_decision_by_path_and_by_test_item() {
         let item = TestItem { what: "#[cfg(test)] mod tests".into(), line: 10, end_line: 20 };
-        let by_item = FileFacts { test_pattern: None, test_items: std::slice::from_ref(&item) };
+        let by_item = FileFacts { test_items: std::slice::from_ref(&item), ..FileFacts::default() };
         let why = test_code_reason(&finding("src/a.rs", 12, 14), &by_item).unwrap();
         assert_eq!(why, "test code (inside `#[cfg(test)] mod tests`, lines 10-20)");
         assert_eq!(test_code_reason(&finding("src/a.rs", 9, 9), &by_item), None, "before the module");
         assert_eq!(test_code_reason(&finding("src/a.rs", 18, 22), &by_item), None, "reaches past it");
         assert_eq!(test_code_reason(&finding("src/a.rs", 0, 0), &by_item), None, "a whole-file finding");
-        let by_path = FileFacts { test_pattern: Some("**/tests/"), test_items: &[] };
+        let by_path = FileFacts { test_pattern: Some("**/tests/"), ..FileFacts::default() };
         assert_eq!(
             test_code_reason(&finding("tests/a.rs", 0, 0), &by_path).as_deref(),
             Some("test code (the path matches `**/tests/`)")
         );
-        let neither = FileFacts { test_pattern: None, test_items: &[] };
+        let neither = FileFacts::default();
         assert_eq!(test_code_reason(&finding("src/a.rs", 12, 12), &neither), None);
+    }
+
+    #[test]
+    fn module_files_and_the_files_that_can_declare_them() {
+        let (name, parents) = module_parents("src/net/tests.rs").unwrap();
+        assert_eq!(name, "tests");
+        assert_eq!(parents, ["src/net/lib.rs", "src/net/main.rs", "src/net/mod.rs", "src/net.rs"]);
+        let (name, parents) = module_parents("src/tests/mod.rs").unwrap();
+        assert_eq!(name, "tests");
+        assert_eq!(parents, ["src/lib.rs", "src/main.rs", "src/mod.rs", "src.rs"]);
+        assert_eq!(module_parents("src/lib.rs"), None);
+        assert_eq!(module_parents("src/main.rs"), None);
+        assert_eq!(module_parents("src/a.py"), None);
+    }
+
+    #[test]
+    fn a_module_declared_under_cfg_test_is_test_code_up_the_chain() {
+        let cs = ChangeSet::from_files(vec![
+            FileChange::from_texts("src/lib.rs", None, Some("mod net;\n#[cfg(test)]\nmod tests;\n")),
+            FileChange::from_texts("src/tests/mod.rs", None, Some("mod helpers;\n")),
+            FileChange::from_texts("src/tests/helpers.rs", None, Some("fn h() {}\n")),
+            FileChange::from_texts("src/net.rs", None, Some("mod retry;\n")),
+            FileChange::from_texts("src/net/retry.rs", None, Some("fn r() {}\n")),
+        ]);
+        let mut tree = HeadTree::new(&cs);
+        let decl = "`#[cfg(test)] mod tests;` in src/lib.rs";
+        assert_eq!(rust_test_module(&mut tree, "src/tests/mod.rs").as_deref(), Some(decl));
+        assert_eq!(rust_test_module(&mut tree, "src/tests/helpers.rs").as_deref(), Some(decl));
+        assert_eq!(rust_test_module(&mut tree, "src/net/retry.rs"), None, "declared plainly all the way up");
+        assert_eq!(rust_test_module(&mut tree, "src/orphan.rs"), None, "declared nowhere");
+        let f = finding("src/tests/helpers.rs", 1, 1);
+        let facts = FileFacts { test_module: Some(decl), ..FileFacts::default() };
+        assert_eq!(
+            test_code_reason(&f, &facts).as_deref(),
+            Some("test code (the module is declared by `#[cfg(test)] mod tests;` in src/lib.rs)")
+        );
     }
 
     #[test]

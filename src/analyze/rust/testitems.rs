@@ -42,6 +42,17 @@ pub fn test_items(src: &str) -> Result<Vec<TestItem>, ParseFailure> {
     Ok(v.found)
 }
 
+/// How the file `src` declares the out-of-line module `name` (`mod name;`):
+/// `Some(true)` under `#[cfg(test)]`, `Some(false)` plainly, `None` not at
+/// all (or the file does not parse). Only top-level declarations count.
+pub fn declares_module(src: &str, name: &str) -> Option<bool> {
+    let file = parse_file(src).ok()?;
+    file.items.iter().find_map(|item| match item {
+        Item::Mod(m) if m.content.is_none() && m.ident == name => Some(m.attrs.iter().any(is_cfg_test)),
+        _ => None,
+    })
+}
+
 struct Finder {
     found: Vec<TestItem>,
 }
@@ -215,6 +226,25 @@ fn g() {}
     fn an_inner_cfg_test_makes_the_whole_file_test_code() {
         let src = "#![cfg(test)]\nuse super::*;\n\nfn helper() {}\n";
         assert_eq!(ranges(src), [("#![cfg(test)] file".to_string(), 1, 4)]);
+    }
+
+    #[test]
+    fn out_of_line_module_declarations() {
+        let lib = "mod client;\n#[cfg(test)]\nmod tests;\n#[cfg(not(test))]\nmod live;\nmod inline { mod tests; }\n";
+        assert_eq!(declares_module(lib, "tests"), Some(true));
+        assert_eq!(declares_module(lib, "client"), Some(false));
+        assert_eq!(declares_module(lib, "live"), Some(false));
+        assert_eq!(
+            declares_module(lib, "inline"),
+            None,
+            "a module with a body is not an out-of-line declaration"
+        );
+        assert_eq!(declares_module(lib, "missing"), None);
+        assert_eq!(
+            declares_module("mod tests", "tests"),
+            None,
+            "a file that does not parse declares nothing"
+        );
     }
 
     #[test]
