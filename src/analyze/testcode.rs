@@ -246,13 +246,27 @@ impl<'a> HeadTree<'a> {
     }
 }
 
+/// Words in the path of a Rust module file that make a `#[cfg(test)] mod`
+/// declaration worth looking for (`tests.rs`, `test_util.rs`, `mock.rs`,
+/// `src/testing/`, `fakes.rs`, `fixtures.rs`, `stubs.rs`).
+const TEST_MODULE_WORDS: &[&str] = &["test", "mock", "fake", "fixture", "stub"];
+
 /// How many parent modules are followed up from a file (`a/b/c/d.rs`).
 const MAX_MODULE_DEPTH: usize = 8;
 
 /// For a Rust module file (`src/tests.rs`, `src/net/tests/mod.rs`), the
 /// `#[cfg(test)] mod NAME;` declaration, in it parent or further up, that
 /// makes the whole file compile only in tests.
+///
+/// Looked up only for files whose path names test code ([`TEST_MODULE_WORDS`]):
+/// each lookup may read a few files from git, and a pull request's findings
+/// in files called otherwise (thousands, in a large refactor) must not pay
+/// for it. A test module with another name stays blocking, the safe side.
 fn rust_test_module(tree: &mut HeadTree, path: &str) -> Option<String> {
+    let lower = path.to_ascii_lowercase();
+    if !path.ends_with(".rs") || !TEST_MODULE_WORDS.iter().any(|w| lower.contains(w)) {
+        return None;
+    }
     let mut current = path.to_string();
     for _ in 0..MAX_MODULE_DEPTH {
         let (name, parents) = module_parents(&current)?;
@@ -408,15 +422,17 @@ mod tests {
             FileChange::from_texts("src/lib.rs", None, Some("mod net;\n#[cfg(test)]\nmod tests;\n")),
             FileChange::from_texts("src/tests/mod.rs", None, Some("mod helpers;\n")),
             FileChange::from_texts("src/tests/helpers.rs", None, Some("fn h() {}\n")),
-            FileChange::from_texts("src/net.rs", None, Some("mod retry;\n")),
+            FileChange::from_texts("src/net.rs", None, Some("mod retry;\nmod mocks;\n")),
             FileChange::from_texts("src/net/retry.rs", None, Some("fn r() {}\n")),
+            FileChange::from_texts("src/net/mocks.rs", None, Some("fn m() {}\n")),
         ]);
         let mut tree = HeadTree::new(&cs);
         let decl = "`#[cfg(test)] mod tests;` in src/lib.rs";
         assert_eq!(rust_test_module(&mut tree, "src/tests/mod.rs").as_deref(), Some(decl));
         assert_eq!(rust_test_module(&mut tree, "src/tests/helpers.rs").as_deref(), Some(decl));
-        assert_eq!(rust_test_module(&mut tree, "src/net/retry.rs"), None, "declared plainly all the way up");
-        assert_eq!(rust_test_module(&mut tree, "src/orphan.rs"), None, "declared nowhere");
+        assert_eq!(rust_test_module(&mut tree, "src/net/retry.rs"), None, "not named like test code");
+        assert_eq!(rust_test_module(&mut tree, "src/net/mocks.rs"), None, "src/net.rs declares it plainly");
+        assert_eq!(rust_test_module(&mut tree, "src/net/mock_retry.rs"), None, "declared nowhere");
         let f = finding("src/tests/helpers.rs", 1, 1);
         let facts = FileFacts { test_module: Some(decl), ..FileFacts::default() };
         assert_eq!(
