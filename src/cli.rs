@@ -48,7 +48,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Find retry regressions in the change from merge-base(BASE, HEAD) to HEAD.
+    /// Find retry regressions in the change from merge-base(BASE, HEAD) to HEAD
+    /// (with the `paths` and `rules` of .github/retrygate.yml at BASE; defaults without one).
     Scan(ScanArgs),
     /// The full verdict for a change: scan, ledger, replay, policy (config from the base), sign-off.
     Check(crate::gate::cli::CheckArgs),
