@@ -160,6 +160,35 @@ fn findings_in_test_code_are_notes_that_say_why_and_production_code_still_blocks
 }
 
 #[test]
+fn limits_max_attempts_does_not_block_on_test_code_either() {
+    let repo = Repo::new();
+    repo.write(CONFIG, "limits: { max_attempts: 3 }\n");
+    repo.write("README.md", "x\n");
+    repo.commit("base");
+    repo.branch("change");
+    repo.write("tests/storm.rs", rust_retry(9));
+    repo.write("tests/broken.rs", "fn retry() { backon::ExponentialBuilder::default().with_max_times(3\n");
+    repo.commit("a test that retries ten times, and one that does not parse");
+    let (out, json) = run(&repo, &["check", "--human"]);
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    let limit: Vec<&Value> = findings(&json).iter().filter(|f| f["rule"] == "policy/max-attempts").collect();
+    assert_eq!(limit.len(), 1, "{json:#}");
+    assert_eq!(limit[0]["severity"], "note", "{json:#}");
+    assert!(json["notes"].as_array().unwrap().iter().all(|n| n["blocking"] == false), "{json:#}");
+    // The same policy in production code is over the limit and blocks.
+    repo.write("src/storm.rs", rust_retry(9));
+    repo.commit("and in production");
+    let (out, json) = run(&repo, &["check", "--human"]);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    assert!(
+        findings(&json).iter().any(|f| f["rule"] == "policy/max-attempts"
+            && f["path"] == "src/storm.rs"
+            && f["severity"] == "error"),
+        "{json:#}"
+    );
+}
+
+#[test]
 fn a_module_file_declared_under_cfg_test_in_an_unchanged_file_is_test_code() {
     let repo = Repo::new();
     // lib.rs is not part of the change: the declaration is read from the head tree.

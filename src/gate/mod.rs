@@ -221,13 +221,15 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         findings.extend(policy::paths::protected_path_changes(config, &cs.files));
     }
     if let Some(max) = config.limits.max_attempts {
-        let (policies, parse_notes) = head_policies(&cs, &paths);
+        let (policies, mut parse_notes) = head_policies(&cs, &paths);
         let mut over = policy::limits_findings(max, &policies);
-        analyze::testcode::demote(&mut over, &mut [], &cs, &paths);
+        // Test code does not block here either.
+        analyze::testcode::demote(&mut over, &mut parse_notes, &cs, &paths);
         findings.extend(over);
-        // The scan already says when a file cannot be parsed.
+        // The scan already says when a file cannot be parsed (blocking, or
+        // not when the file is test code).
         for n in parse_notes {
-            if !notes.iter().any(|m| m.blocking && m.path == n.path) {
+            if !notes.iter().any(|m| m.path == n.path && (m.blocking || !n.blocking)) {
                 notes.push(n);
             }
         }
