@@ -274,6 +274,13 @@ fn list_paths(findings: &[&Finding]) -> String {
 
 fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
     if !ledger.present {
+        // The gate lists the places it looked (docs/ledger.md, "Where the
+        // ledger is looked for"); say them rather than one path.
+        if !ledger.looked.is_empty() {
+            if let Some(p) = ledger.problems.first() {
+                return Some(Reason::new("ledger-missing", format!("ledger missing: {}", p.message), p.fix.clone()));
+            }
+        }
         return Some(Reason::new(
             "ledger-missing",
             format!("ledger missing: no tool-call ledger at {}", ledger.ledger),
@@ -393,6 +400,8 @@ mod tests {
             problems,
             problems_omitted: 0,
             coverage: None,
+            origin: None,
+            looked: Vec::new(),
         }
     }
 
