@@ -347,7 +347,8 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
 /// Where the ledger came from, with a link to the workflow run that
 /// uploaded it when it is an artifact.
 fn origin_markdown(origin: &LedgerOrigin) -> String {
-    let entry = |e: &Option<String>| e.as_deref().map(|e| format!("{} in ", code_span(e))).unwrap_or_default();
+    let entry =
+        |e: &Option<String>| e.as_deref().map(|e| format!("{} in ", code_span(e))).unwrap_or_default();
     match origin {
         LedgerOrigin::FileAtHead { commit, path } => {
             format!("{} committed at {}", code_span(path), code_span(short(commit)))
@@ -359,7 +360,9 @@ fn origin_markdown(origin: &LedgerOrigin) -> String {
             };
             format!("{}artifact {} {} of {run}", entry(e), artifact.artifact_id, code_span(&artifact.name))
         }
-        LedgerOrigin::ArtifactFile { zip, entry: e } => format!("{}the artifact zip {}", entry(e), code_span(zip)),
+        LedgerOrigin::ArtifactFile { zip, entry: e } => {
+            format!("{}the artifact zip {}", entry(e), code_span(zip))
+        }
         LedgerOrigin::File { path } => format!("the file {}", code_span(path)),
     }
 }

@@ -154,31 +154,40 @@ pub fn verify_zip(
 ) -> Result<(LedgerReport, String), ArtifactRefusal> {
     if zip.len() as u64 > MAX_ZIP_BYTES {
         return Err(ArtifactRefusal::new(
-            format!("{shown} is {} bytes, over the {} MiB an artifact zip may have", zip.len(), MAX_ZIP_BYTES >> 20),
+            format!(
+                "{shown} is {} bytes, over the {} MiB an artifact zip may have",
+                zip.len(),
+                MAX_ZIP_BYTES >> 20
+            ),
             FIX_UPLOAD,
         ));
     }
-    let count = entry_count(zip).map_err(|why| ArtifactRefusal::new(format!("{shown}: {why}"), FIX_UPLOAD))?;
+    let count =
+        entry_count(zip).map_err(|why| ArtifactRefusal::new(format!("{shown}: {why}"), FIX_UPLOAD))?;
     if count > MAX_ENTRIES {
         return Err(ArtifactRefusal::new(
             format!("{shown} holds {count} entries, more than the {MAX_ENTRIES} a ledger artifact may hold"),
             FIX_UPLOAD,
         ));
     }
-    let mut archive = zip::ZipArchive::new(Cursor::new(zip))
-        .map_err(|e| ArtifactRefusal::new(format!("{shown} is not a readable zip archive ({e})"), FIX_UPLOAD))?;
+    let mut archive = zip::ZipArchive::new(Cursor::new(zip)).map_err(|e| {
+        ArtifactRefusal::new(format!("{shown} is not a readable zip archive ({e})"), FIX_UPLOAD)
+    })?;
     if archive.len() > MAX_ENTRIES {
         return Err(ArtifactRefusal::new(
-            format!("{shown} holds {} entries, more than the {MAX_ENTRIES} a ledger artifact may hold", archive.len()),
+            format!(
+                "{shown} holds {} entries, more than the {MAX_ENTRIES} a ledger artifact may hold",
+                archive.len()
+            ),
             FIX_UPLOAD,
         ));
     }
     // Every entry is judged by its metadata alone (nothing is inflated).
     let mut files: Vec<(usize, String)> = Vec::new();
     for i in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(i)
-            .map_err(|e| ArtifactRefusal::new(format!("{shown}: entry {i} cannot be read ({e})"), FIX_UPLOAD))?;
+        let entry = archive.by_index_raw(i).map_err(|e| {
+            ArtifactRefusal::new(format!("{shown}: entry {i} cannot be read ({e})"), FIX_UPLOAD)
+        })?;
         let name = entry.name().to_string();
         if let Err(why) = safe_entry_name(&name) {
             return Err(ArtifactRefusal::new(
@@ -204,7 +213,8 @@ pub fn verify_zip(
             match jsonl.as_slice() {
                 [one] => (*one).clone(),
                 [] => {
-                    let names: Vec<String> = files.iter().take(10).map(|(_, n)| format!("`{}`", printable(n))).collect();
+                    let names: Vec<String> =
+                        files.iter().take(10).map(|(_, n)| format!("`{}`", printable(n))).collect();
                     return Err(ArtifactRefusal::new(
                         format!(
                             "{shown} holds no `{wanted}` and no `*.jsonl` file (entries: {})",
@@ -214,7 +224,8 @@ pub fn verify_zip(
                     ));
                 }
                 many => {
-                    let names: Vec<String> = many.iter().take(10).map(|(_, n)| format!("`{}`", printable(n))).collect();
+                    let names: Vec<String> =
+                        many.iter().take(10).map(|(_, n)| format!("`{}`", printable(n))).collect();
                     return Err(ArtifactRefusal::new(
                         format!(
                             "{shown} holds no `{wanted}` but {} `*.jsonl` files ({}); which one is the ledger is not clear",
@@ -298,11 +309,17 @@ fn short(sha: &str) -> &str {
 
 /// Reads a local artifact zip (`--ledger-artifact ZIP`), bounded: a file
 /// over [`MAX_ZIP_BYTES`] is refused, not read.
-pub fn read_zip_file(path: &std::path::Path) -> Result<Result<Vec<u8>, ArtifactRefusal>, crate::bounded::BoundedReadError> {
+pub fn read_zip_file(
+    path: &std::path::Path,
+) -> Result<Result<Vec<u8>, ArtifactRefusal>, crate::bounded::BoundedReadError> {
     match crate::bounded::read_regular(path, MAX_ZIP_BYTES) {
         Ok(bytes) => Ok(Ok(bytes)),
         Err(crate::bounded::BoundedReadError::TooLarge { .. }) => Ok(Err(ArtifactRefusal::new(
-            format!("the artifact zip {} is over the {} MiB an artifact zip may have", path.display(), MAX_ZIP_BYTES >> 20),
+            format!(
+                "the artifact zip {} is over the {} MiB an artifact zip may have",
+                path.display(),
+                MAX_ZIP_BYTES >> 20
+            ),
             FIX_UPLOAD,
         ))),
         Err(e) => Err(e),
@@ -357,7 +374,10 @@ mod tests {
         assert!(e.message.contains("2 `*.jsonl` files (`a.jsonl`, `b.jsonl`)"), "{e}");
         let none = zip_entries(&[("log.txt", b"x")]).unwrap();
         let e = verify(&none).unwrap_err();
-        assert!(e.message.contains("no `.tool_ledger.jsonl` and no `*.jsonl` file (entries: `log.txt`)"), "{e}");
+        assert!(
+            e.message.contains("no `.tool_ledger.jsonl` and no `*.jsonl` file (entries: `log.txt`)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -419,7 +439,10 @@ mod tests {
         let limits = Limits { max_line_bytes: 1 << 10, max_ledger_bytes: 1 << 20 };
         let (report, _) = verify_zip(&zip, "z", ".tool_ledger.jsonl", None, limits).unwrap();
         assert!(!report.valid);
-        assert!(report.problems.iter().any(|p| p.message.contains("larger than the 1 MiB limit")), "{report:?}");
+        assert!(
+            report.problems.iter().any(|p| p.message.contains("larger than the 1 MiB limit")),
+            "{report:?}"
+        );
     }
 
     #[test]

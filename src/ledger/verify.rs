@@ -91,7 +91,8 @@ impl LedgerReport {
     /// to give (every changed file unexplained).
     pub fn missing(looked: Vec<String>, artifact_name: &str, target: Option<&ChangeTarget>) -> LedgerReport {
         let mut v = Verifier::new("(none)");
-        let places: Vec<String> = looked.iter().enumerate().map(|(i, l)| format!("({}) {l}", i + 1)).collect();
+        let places: Vec<String> =
+            looked.iter().enumerate().map(|(i, l)| format!("({}) {l}", i + 1)).collect();
         v.problem(
             None,
             format!("no tool-call ledger found; looked, in order: {}", places.join("; ")),

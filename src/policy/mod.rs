@@ -278,7 +278,11 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
         // ledger is looked for"); say them rather than one path.
         if !ledger.looked.is_empty() {
             if let Some(p) = ledger.problems.first() {
-                return Some(Reason::new("ledger-missing", format!("ledger missing: {}", p.message), p.fix.clone()));
+                return Some(Reason::new(
+                    "ledger-missing",
+                    format!("ledger missing: {}", p.message),
+                    p.fix.clone(),
+                ));
             }
         }
         return Some(Reason::new(
