@@ -145,23 +145,73 @@ fn without_artifact_lookup_the_same_change_is_missing_its_ledger() {
 }
 
 #[test]
-fn an_artifact_only_of_an_older_head_is_not_taken() {
+fn the_agent_run_that_started_on_the_base_and_pushed_the_head_is_taken() {
+    // An agent's workflow run starts on the commit it branched from and
+    // pushes the head during the run: its run is on the base, its ledger
+    // explains the head.
     let fake = FakeGithub::start();
     let pr = pr();
-    let old = pr.base.clone();
-    fake.add_artifact(NAME, 70, &old, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
+    let id = fake.add_artifact(NAME, 70, &pr.base, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
+    let o = gate(&pr, &fake).unwrap();
+    assert_eq!((o.verdict, codes(&o)), (Verdict::Pass, vec![]), "{}", o.markdown);
+    assert_eq!(o.json["evidence"]["ledger"]["origin"]["artifact_id"], id);
+    assert_eq!(o.json["evidence"]["ledger"]["origin"]["head_sha"], pr.base.as_str());
+}
+
+#[test]
+fn an_artifact_for_an_older_head_fails_coverage() {
+    let fake = FakeGithub::start();
+    let pr = pr();
+    let first_head = pr.head.clone();
+    // The first push's run uploaded the first session's ledger; the agent
+    // then pushed V3 with no new ledger.
+    fake.add_artifact(NAME, 71, &first_head, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
+    pr.repo.write("src/sum.rs", V3);
+    pr.repo.commit("Check the sum\n\nCo-authored-by: Claude <noreply@anthropic.com>");
+    let o = gate(&pr, &fake).unwrap();
+    assert_eq!(codes(&o), ["ledger-invalid"], "{}", o.markdown);
+    let ledger = &o.json["evidence"]["ledger"];
+    assert_eq!(ledger["origin"]["head_sha"], first_head.as_str());
+    assert_eq!(ledger["coverage"]["unexplained"], json!(["src/sum.rs"]));
+    let why = reason(&o, "ledger-invalid");
+    assert!(why.contains("src/sum.rs changed in the pull request") || why.contains("src/sum.rs"), "{why}");
+}
+
+#[test]
+fn an_artifact_of_a_commit_outside_the_pull_request_is_not_taken() {
+    let fake = FakeGithub::start();
+    let pr = pr();
+    // A run on main after the branch point: another change's artifact.
+    pr.repo.checkout("main");
+    pr.repo.write("README.md", "main moved on\n");
+    let elsewhere = pr.repo.commit("unrelated");
+    pr.repo.checkout("claude/sum");
+    fake.add_artifact(NAME, 70, &elsewhere, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
     let o = gate(&pr, &fake).unwrap();
     assert_eq!(codes(&o), ["ledger-missing"]);
     let why = reason(&o, "ledger-missing");
     assert!(
         why.contains(&format!(
-            "the Actions artifacts of Codertocat/Hello-World: none of the 1 artifacts named `tool-ledger` comes from a run on {} (the newest is from a run on {})",
+            "the Actions artifacts of Codertocat/Hello-World: none of the 1 artifacts named `tool-ledger` comes from a run on {} or on an earlier commit of the pull request (the newest is from a run on {})",
             &pr.head[..7],
-            &old[..7]
+            &elsewhere[..7]
         )),
         "{why}"
     );
     assert_eq!(fake.count("GET", "/zip"), 0, "nothing is downloaded");
+}
+
+#[test]
+fn of_earlier_runs_the_first_whose_ledger_verifies_is_taken() {
+    // Two agent PRs branched from the same main commit: the newer artifact
+    // of a run on the base belongs to the other one.
+    let fake = FakeGithub::start();
+    let pr = pr();
+    let ours = fake.add_artifact(NAME, 70, &pr.base, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
+    fake.add_artifact(NAME, 71, &pr.base, "2026-11-29T11:00:00Z", zip_of(&session(&[V3])));
+    let o = gate(&pr, &fake).unwrap();
+    assert_eq!(codes(&o), Vec::<&str>::new(), "{}", o.markdown);
+    assert_eq!(o.json["evidence"]["ledger"]["origin"]["artifact_id"], ours);
 }
 
 #[test]

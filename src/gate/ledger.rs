@@ -7,7 +7,8 @@
 //! 2. `ledger.path` committed at the head commit;
 //! 3. the Actions artifact named `ledger.artifact`: `--ledger-artifact ZIP`
 //!    locally, or, in the Action, the newest unexpired artifact of that name
-//!    uploaded by a workflow run on the head commit ([`ArtifactSource`]);
+//!    uploaded by a workflow run on the head commit (else by a run on an
+//!    earlier commit of the pull request, see [`from_actions`]);
 //! 4. `ledger.path` in the working tree (a CI step that put it there).
 //!
 //! Wherever it comes from, the ledger is verified the same way: every line,
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
-use crate::ledger::artifact::{self, ArtifactRefusal, ArtifactSearch, LedgerOrigin};
+use crate::ledger::artifact::{self, ArtifactRefusal, ArtifactSource, LedgerOrigin, ListedArtifact};
 use crate::ledger::lines::Limits;
 use crate::ledger::{self, ChangeTarget, LedgerReport};
 
@@ -91,23 +92,11 @@ pub fn find_and_verify(
         });
     }
     match &input.artifacts {
-        Some(source) => match source.find(name, &cs.head)? {
-            ArtifactSearch::Found { artifact, zip } => {
-                let shown = format!("artifact {} `{}`", artifact.artifact_id, artifact.name);
-                let origin = |entry: Option<String>| LedgerOrigin::Artifact { artifact: artifact.clone(), entry };
-                return Ok(match artifact::verify_zip(&zip, &shown, rel, Some(&target), limits) {
-                    Ok((mut report, entry)) => {
-                        report.origin = Some(origin(Some(entry)));
-                        report
-                    }
-                    Err(refusal) => refused(&shown, refusal, origin(None), Some(&target)),
-                });
+        Some(source) => {
+            if let Some(report) = from_actions(source.as_ref(), name, cs, git, rel, &target, &mut looked)? {
+                return Ok(report);
             }
-            ArtifactSearch::NotFound(why) => looked.push(format!("{}: {why}", source.describe())),
-            ArtifactSearch::Refused { artifact, why } => {
-                looked.push(format!("{}: {} {why}", source.describe(), artifact.describe()))
-            }
-        },
+        }
         None => looked.push(format!(
             "the Actions artifact `{name}` of a run on {}: not looked up (no GitHub access here; pass --ledger-artifact ZIP)",
             short(&cs.head)
@@ -125,6 +114,114 @@ pub fn find_and_verify(
     }
     looked.push(format!("`{rel}` in the working tree {}: no such file", root.display()));
     Ok(LedgerReport::missing(looked, name, Some(&target)))
+}
+
+/// Artifacts of runs on commits of the pull request that are tried when no
+/// run on the head uploaded one, newest first.
+pub const MAX_EARLIER_CANDIDATES: usize = 3;
+
+/// Commits of the pull request looked at for earlier runs.
+const MAX_PR_COMMITS: usize = 1000;
+
+/// The ledger from the repository's Actions artifacts named `name`, or
+/// `None` (with what was found pushed on `looked`).
+///
+/// First choice: the newest unexpired artifact of a run on the head commit.
+/// An agent's own workflow run, though, starts on the commit it branched
+/// from (the base, or the previous head) and pushes the head during the
+/// run, so its run is never "on" the head it produced. When no run on the
+/// head uploaded one, the newest unexpired artifacts of runs on the merge
+/// base or an earlier commit of the pull request are tried (at most
+/// [`MAX_EARLIER_CANDIDATES`]): the first whose ledger verifies against the
+/// change is taken; when none does, the newest one's report is returned, so
+/// a ledger of another commit fails coverage and says so.
+fn from_actions(
+    source: &dyn ArtifactSource,
+    name: &str,
+    cs: &ChangeSet,
+    git: &Git,
+    rel: &str,
+    target: &ChangeTarget,
+    looked: &mut Vec<String>,
+) -> anyhow::Result<Option<LedgerReport>> {
+    let place = source.describe();
+    let all = match source.list(name)? {
+        Ok(all) => all,
+        Err(why) => {
+            looked.push(format!("{place}: {why}"));
+            return Ok(None);
+        }
+    };
+    if all.is_empty() {
+        looked.push(format!("{place}: no artifact named `{name}`"));
+        return Ok(None);
+    }
+    let on_head: Vec<&ListedArtifact> = all.iter().filter(|a| a.artifact.head_sha == cs.head).collect();
+    if !on_head.is_empty() {
+        let Some(live) = on_head.iter().find(|a| !a.expired) else {
+            let a = on_head[0];
+            let why = source.download(a)?.err().unwrap_or_default();
+            looked.push(format!("{place}: {} {why}", a.artifact.describe()));
+            return Ok(None);
+        };
+        return match source.download(live)? {
+            Ok(zip) => Ok(Some(verify_artifact(live, &zip, rel, target))),
+            Err(why) => {
+                looked.push(format!("{place}: {} {why}", live.artifact.describe()));
+                Ok(None)
+            }
+        };
+    }
+    // No run on the head: runs on the merge base or earlier commits of the
+    // pull request, where an agent's run starts.
+    let range = format!("{}..{}", cs.merge_base, cs.head);
+    let listing = git.run(&["rev-list", &format!("--max-count={MAX_PR_COMMITS}"), &range])?;
+    let mut ours: std::collections::HashSet<&str> = listing.lines().map(str::trim).collect();
+    ours.insert(cs.merge_base.as_str());
+    let earlier: Vec<&ListedArtifact> = all
+        .iter()
+        .filter(|a| !a.expired && ours.contains(a.artifact.head_sha.as_str()))
+        .take(MAX_EARLIER_CANDIDATES)
+        .collect();
+    let mut first: Option<LedgerReport> = None;
+    for candidate in &earlier {
+        match source.download(candidate)? {
+            Ok(zip) => {
+                let report = verify_artifact(candidate, &zip, rel, target);
+                if report.valid {
+                    return Ok(Some(report));
+                }
+                first.get_or_insert(report);
+            }
+            Err(why) => looked.push(format!("{place}: {} {why}", candidate.artifact.describe())),
+        }
+    }
+    if first.is_some() {
+        return Ok(first);
+    }
+    if earlier.is_empty() {
+        looked.push(format!(
+            "{place}: none of the {} artifacts named `{name}` comes from a run on {} or on an earlier commit of the pull request (the newest is from a run on {})",
+            all.len(),
+            short(&cs.head),
+            short(&all[0].artifact.head_sha)
+        ));
+    }
+    Ok(None)
+}
+
+/// Reads and verifies the ledger of a downloaded artifact.
+fn verify_artifact(listed: &ListedArtifact, zip: &[u8], rel: &str, target: &ChangeTarget) -> LedgerReport {
+    let a = &listed.artifact;
+    let shown = format!("artifact {} `{}`", a.artifact_id, a.name);
+    let origin = |entry: Option<String>| LedgerOrigin::Artifact { artifact: a.clone(), entry };
+    match artifact::verify_zip(zip, &shown, rel, Some(target), Limits::default()) {
+        Ok((mut report, entry)) => {
+            report.origin = Some(origin(Some(entry)));
+            report
+        }
+        Err(refusal) => refused(&shown, refusal, origin(None), Some(target)),
+    }
 }
 
 /// The report for an artifact that was found but could not be read as a

@@ -1,19 +1,21 @@
-//! Finding and downloading the tool-ledger artifact an agent's workflow run
-//! uploaded for the pull request's head commit.
+//! The repository's Actions artifacts, listed and downloaded for the gate,
+//! which decides which one holds the pull request's tool ledger
+//! (`src/gate/ledger.rs`: a run on the head first, else an agent's run on
+//! an earlier commit of the pull request).
 //!
-//! The lookup (GitHub REST, "Actions artifacts"):
+//! The calls (GitHub REST, "Actions artifacts"):
 //!
 //! 1. `GET /repos/{owner}/{repo}/actions/artifacts?name={ledger.artifact}`:
 //!    every artifact of that name in this repository, each with the
-//!    `workflow_run` that uploaded it (`id`, `head_sha`);
-//! 2. keep those whose run ran on the head commit; take the newest
-//!    (`created_at`, then `id`) that has not expired;
-//! 3. `GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip` answers `302`
+//!    `workflow_run` that uploaded it (`id`, `head_sha`), listed newest
+//!    first (`created_at`, then `id`);
+//! 2. `GET /repos/{owner}/{repo}/actions/artifacts/{id}/zip` answers `302`
 //!    with a short-lived signed `Location` (about a minute; `410` once the
 //!    artifact has expired); the zip is fetched from there **without** the
 //!    token (the URL carries its own signature; the token never leaves for
 //!    another host), at most [`MAX_ZIP_BYTES`] bytes, within
-//!    [`DOWNLOAD_TIMEOUT`].
+//!    [`DOWNLOAD_TIMEOUT`]. An expired artifact, or one listed larger than
+//!    that, is refused without a download.
 //!
 //! The bytes go to [`crate::ledger::artifact::verify_zip`], which reads the
 //! ledger entry in memory; nothing is written to disk. Works from any job
@@ -29,7 +31,7 @@ use octocrab::Octocrab;
 use serde::Deserialize;
 
 use super::client::{Api, ApiError, CONNECT_TIMEOUT, PER_PAGE, READ_TIMEOUT};
-use crate::ledger::artifact::{ArtifactRef, ArtifactSearch, ArtifactSource, MAX_ZIP_BYTES};
+use crate::ledger::artifact::{ArtifactRef, ArtifactSource, ListedArtifact, MAX_ZIP_BYTES};
 
 /// Longest the download of one artifact (redirect and zip) may take.
 pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -71,15 +73,15 @@ impl GithubArtifacts {
     }
 }
 
-impl ArtifactSource for GithubArtifacts {
-    fn describe(&self) -> String {
-        format!("the Actions artifacts of {}", self.repository)
-    }
-
-    fn find(&self, name: &str, head_sha: &str) -> anyhow::Result<ArtifactSearch> {
-        // The gate is synchronous and may be running inside the Action's own
-        // runtime, where another runtime cannot be entered: the lookup gets
-        // a thread and a runtime of its own.
+impl GithubArtifacts {
+    /// Runs `f` with an [`Api`] on a thread and a runtime of its own: the
+    /// gate is synchronous and may be running inside the Action's runtime,
+    /// where another runtime cannot be entered.
+    fn with_api<T: Send>(
+        &self,
+        f: impl FnOnce(Api) -> std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<T>> + Send>>
+            + Send,
+    ) -> anyhow::Result<T> {
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
@@ -87,9 +89,10 @@ impl ArtifactSource for GithubArtifacts {
                         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
                             anyhow::anyhow!("cannot start the async runtime for the artifact lookup: {e}")
                         })?;
+                    // octocrab's client spawns onto the runtime it is built in.
                     rt.block_on(async {
                         let api = Api::new(&self.api_url, None, &self.token, &self.repository)?;
-                        find(&api, name, head_sha, self.server_url.as_deref()).await
+                        f(api).await
                     })
                 })
                 .join()
@@ -99,6 +102,23 @@ impl ArtifactSource for GithubArtifacts {
                     ))
                 })
         })
+    }
+}
+
+impl ArtifactSource for GithubArtifacts {
+    fn describe(&self) -> String {
+        format!("the Actions artifacts of {}", self.repository)
+    }
+
+    fn list(&self, name: &str) -> anyhow::Result<Result<Vec<ListedArtifact>, String>> {
+        let name = name.to_string();
+        let server = self.server_url.clone();
+        self.with_api(move |api| Box::pin(async move { list(&api, &name, server.as_deref()).await }))
+    }
+
+    fn download(&self, artifact: &ListedArtifact) -> anyhow::Result<Result<Vec<u8>, String>> {
+        let a = artifact.clone();
+        self.with_api(move |api| Box::pin(async move { fetch(&api, &a).await }))
     }
 }
 
@@ -143,32 +163,25 @@ impl Listed {
     }
 }
 
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
-/// Looks for the newest unexpired artifact `name` of a run on `head_sha`
-/// and downloads it. `Err` = GitHub could not be asked or answered wrongly.
-pub async fn find(
+/// Every artifact named `name`, newest first. A token that may not read
+/// Actions artifacts (no `actions: read`) gives `Ok(Err(why))`: the
+/// artifact cannot be reached, which is a missing ledger with a hint, not a
+/// failure to decide.
+pub async fn list(
     api: &Api,
     name: &str,
-    head_sha: &str,
     server_url: Option<&str>,
-) -> anyhow::Result<ArtifactSearch> {
+) -> anyhow::Result<Result<Vec<ListedArtifact>, String>> {
     let what = format!("listing the Actions artifacts named `{name}`");
     let route = api.repo_route(&format!("/actions/artifacts?name={}&per_page={PER_PAGE}", encode(name)));
     let items = match api.get_all(&what, &route, Some("artifacts")).await {
         Ok(items) => items,
-        // A job without `actions: read` (the fork split's read-only job may
-        // have only `contents: read`): the artifact cannot be reached, which
-        // is a missing ledger with a hint, not a failure to decide.
         Err(e) if e.is_forbidden() => {
-            return Ok(ArtifactSearch::NotFound(format!(
-                "could not be listed ({e}); give the job `permissions: actions: read`"
-            )))
+            return Ok(Err(format!("could not be listed ({e}); give the job `permissions: actions: read`")))
         }
         Err(e) => return Err(e.into()),
     };
+    let owner_repo = format!("{}/{}", api.owner, api.repo);
     let mut listed = Vec::with_capacity(items.len());
     for item in items {
         let a: Listed = serde_json::from_value(item)
@@ -178,58 +191,46 @@ pub async fn find(
             listed.push(a);
         }
     }
-    let owner_repo = format!("{}/{}", api.owner, api.repo);
-    let mut for_head: Vec<&Listed> = listed.iter().filter(|a| a.head_sha() == Some(head_sha)).collect();
-    if for_head.is_empty() {
-        let why = match newest(listed.iter().collect()).first() {
-            None => format!("no artifact named `{name}`"),
-            Some(n) => format!(
-                "none of the {} artifacts named `{name}` comes from a run on {} (the newest is from a run on {})",
-                listed.len(),
-                short(head_sha),
-                short(n.head_sha().unwrap_or("an unknown commit"))
-            ),
-        };
-        return Ok(ArtifactSearch::NotFound(why));
-    }
-    for_head = newest(for_head);
-    let Some(live) = for_head.iter().find(|a| !a.expired) else {
-        let a = for_head[0].reference(&owner_repo, server_url);
+    Ok(Ok(newest(listed.iter().collect())
+        .into_iter()
+        .map(|a| ListedArtifact {
+            artifact: a.reference(&owner_repo, server_url),
+            expired: a.expired,
+            size_in_bytes: a.size_in_bytes,
+        })
+        .collect()))
+}
+
+/// Downloads one listed artifact, refusing an expired or oversized one.
+pub async fn fetch(api: &Api, listed: &ListedArtifact) -> anyhow::Result<Result<Vec<u8>, String>> {
+    let a = &listed.artifact;
+    if listed.expired {
         let when = a.expires_at.clone().unwrap_or_else(|| "an unknown date".into());
-        return Ok(ArtifactSearch::Refused {
-            artifact: a,
-            why: format!("expired on {when}; re-run the agent's workflow on this commit to upload it again, or commit the ledger"),
-        });
-    };
-    let artifact = live.reference(&owner_repo, server_url);
-    if live.size_in_bytes > MAX_ZIP_BYTES {
-        let why = format!(
-            "is {} bytes, over the {} MiB an artifact zip may have; upload the ledger file alone",
-            live.size_in_bytes,
-            MAX_ZIP_BYTES >> 20
-        );
-        return Ok(ArtifactSearch::Refused { artifact, why });
+        return Ok(Err(format!(
+            "expired on {when}; re-run the agent's workflow to upload it again, or commit the ledger"
+        )));
     }
-    match tokio::time::timeout(DOWNLOAD_TIMEOUT, download(api, live.id)).await {
+    if listed.size_in_bytes > MAX_ZIP_BYTES {
+        return Ok(Err(format!(
+            "is {} bytes, over the {} MiB an artifact zip may have; upload the ledger file alone",
+            listed.size_in_bytes,
+            MAX_ZIP_BYTES >> 20
+        )));
+    }
+    match tokio::time::timeout(DOWNLOAD_TIMEOUT, download(api, a.artifact_id)).await {
         Err(_) => anyhow::bail!(
             "downloading {}: no complete answer within {}s; re-run the job",
-            artifact.describe(),
+            a.describe(),
             DOWNLOAD_TIMEOUT.as_secs()
         ),
-        Ok(Ok(zip)) => Ok(ArtifactSearch::Found { artifact, zip }),
-        Ok(Err(Download::Expired)) => {
-            let why = "expired while it was being fetched (GitHub answered 410 Gone); re-run the agent's workflow on this commit to upload it again, or commit the ledger".to_string();
-            Ok(ArtifactSearch::Refused { artifact, why })
-        }
-        Ok(Err(Download::TooLarge)) => {
-            let why = format!(
-                "sent more than the {} MiB an artifact zip may have (its listing said {} bytes); upload the ledger file alone",
-                MAX_ZIP_BYTES >> 20,
-                live.size_in_bytes
-            );
-            Ok(ArtifactSearch::Refused { artifact, why })
-        }
-        Ok(Err(Download::Failed(e))) => Err(anyhow::anyhow!("downloading {}: {e}", artifact.describe())),
+        Ok(Ok(zip)) => Ok(Ok(zip)),
+        Ok(Err(Download::Expired)) => Ok(Err("expired while it was being fetched (GitHub answered 410 Gone); re-run the agent's workflow to upload it again, or commit the ledger".to_string())),
+        Ok(Err(Download::TooLarge)) => Ok(Err(format!(
+            "sent more than the {} MiB an artifact zip may have (its listing said {} bytes); upload the ledger file alone",
+            MAX_ZIP_BYTES >> 20,
+            listed.size_in_bytes
+        ))),
+        Ok(Err(Download::Failed(e))) => Err(anyhow::anyhow!("downloading {}: {e}", a.describe())),
     }
 }
 

@@ -100,28 +100,29 @@ impl ArtifactRef {
     }
 }
 
-/// What looking for the ledger artifact of a head commit found.
-#[derive(Debug, Clone)]
-pub enum ArtifactSearch {
-    /// The newest unexpired artifact of a run on the head, downloaded.
-    Found { artifact: ArtifactRef, zip: Vec<u8> },
-    /// No usable artifact: why, for the list of places looked (e.g. "none
-    /// of the 2 artifacts named `tool-ledger` comes from a run on abc1234").
-    NotFound(String),
-    /// The artifact is there but cannot be used (expired, too large to
-    /// download): the one-line reason.
-    Refused { artifact: ArtifactRef, why: String },
+/// One artifact of the list the gate chooses from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedArtifact {
+    pub artifact: ArtifactRef,
+    pub expired: bool,
+    pub size_in_bytes: u64,
 }
 
-/// Looks up and downloads a ledger artifact; `src/github/artifact.rs`
-/// implements it against the GitHub API. The gate owns no network code.
+/// The repository's Actions artifacts, as the gate sees them;
+/// `src/github/artifact.rs` implements it against the GitHub API. The gate
+/// owns no network code, and decides itself which artifact to take.
 pub trait ArtifactSource: Send + Sync + std::fmt::Debug {
-    /// Where it looks, for the list of places looked (e.g. "Actions
+    /// Where it looks, for the list of places looked (e.g. "the Actions
     /// artifacts of Codertocat/Hello-World").
     fn describe(&self) -> String;
-    /// The newest unexpired artifact named `name` uploaded by a workflow run
-    /// on `head_sha`. `Err` = the API could not be asked (could not decide).
-    fn find(&self, name: &str, head_sha: &str) -> anyhow::Result<ArtifactSearch>;
+    /// Every artifact named `name`, newest first (`created_at`, then id).
+    /// `Ok(Err(why))`: the list cannot be read here (the token may not), a
+    /// place looked in vain; `Err`: the API could not be asked (could not
+    /// decide).
+    fn list(&self, name: &str) -> anyhow::Result<Result<Vec<ListedArtifact>, String>>;
+    /// Downloads the artifact's zip, bounded by [`MAX_ZIP_BYTES`].
+    /// `Ok(Err(why))`: refused (expired, too large), one line.
+    fn download(&self, artifact: &ListedArtifact) -> anyhow::Result<Result<Vec<u8>, String>>;
 }
 
 /// Why an artifact zip was refused before or while its ledger was read.
