@@ -31,7 +31,10 @@ fn every_action_is_pinned_by_a_commit_sha() {
         for step in steps(&w) {
             let Some(uses) = step["uses"].as_str() else { continue };
             let (_, rev) = uses.split_once('@').unwrap_or_else(|| panic!("{rel}: {uses} has no ref"));
-            assert!(rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()), "{rel}: {uses} is not pinned by SHA");
+            assert!(
+                rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{rel}: {uses} is not pinned by SHA"
+            );
         }
     }
 }
@@ -48,12 +51,19 @@ fn the_uploads_carry_ledger_path_as_ledger_artifact() {
             .unwrap_or_else(|| panic!("{rel}: no upload-artifact step"));
         assert_eq!(upload["with"]["name"].as_str(), Some(defaults.ledger.artifact.as_str()), "{rel}");
         assert_eq!(upload["with"]["path"].as_str(), Some(defaults.ledger.path.as_str()), "{rel}");
-        assert_eq!(upload["with"]["include-hidden-files"], Value::Bool(true), "{rel}: the ledger is a dotfile");
-        assert!(all.iter().any(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo install --locked retrygate"))));
+        assert_eq!(
+            upload["with"]["include-hidden-files"],
+            Value::Bool(true),
+            "{rel}: the ledger is a dotfile"
+        );
+        assert!(all
+            .iter()
+            .any(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo install --locked retrygate"))));
     }
     // The generic job uploads before it pushes, so the check of the push finds it.
     let w: Value = serde_yaml::from_str(&read(WORKFLOWS[2])).unwrap();
-    let names: Vec<String> = steps(&w).iter().filter_map(|s| s["name"].as_str().map(str::to_string)).collect();
+    let names: Vec<String> =
+        steps(&w).iter().filter_map(|s| s["name"].as_str().map(str::to_string)).collect();
     let upload = names.iter().position(|n| n.starts_with("Upload")).unwrap();
     let push = names.iter().position(|n| n.contains("push")).unwrap();
     assert!(upload < push, "{names:?}");
@@ -61,8 +71,12 @@ fn the_uploads_carry_ledger_path_as_ledger_artifact() {
 
 #[test]
 fn the_claude_settings_call_the_ledger_hook_around_every_edit() {
-    let v: serde_json::Value = serde_json::from_str(&read("examples/agents/claude-code/.claude/settings.json")).unwrap();
-    for (event, tools) in [("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit"), ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit|Bash")] {
+    let v: serde_json::Value =
+        serde_json::from_str(&read("examples/agents/claude-code/.claude/settings.json")).unwrap();
+    for (event, tools) in [
+        ("PreToolUse", "Edit|Write|MultiEdit|NotebookEdit"),
+        ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit|Bash"),
+    ] {
         let entry = &v["hooks"][event][0];
         assert_eq!(entry["matcher"], tools, "{event}");
         assert_eq!(entry["hooks"][0]["command"], "retrygate ledger hook claude", "{event}");
@@ -74,6 +88,7 @@ fn copilot_runs_the_setup_job_by_its_fixed_name_and_installs_retrygate() {
     let w: Value = serde_yaml::from_str(&read(WORKFLOWS[1])).unwrap();
     let job = &w["jobs"]["copilot-setup-steps"];
     assert!(job.is_mapping(), "Copilot runs only the job named copilot-setup-steps");
-    let runs: Vec<&str> = job["steps"].as_sequence().unwrap().iter().filter_map(|s| s["run"].as_str()).collect();
+    let runs: Vec<&str> =
+        job["steps"].as_sequence().unwrap().iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(runs.iter().any(|r| r.contains("cargo install --locked retrygate")), "{runs:?}");
 }

@@ -247,6 +247,18 @@ fn an_expired_artifact_blocks_and_says_so() {
 }
 
 #[test]
+fn an_artifact_that_expires_between_list_and_download_blocks_and_says_so() {
+    let fake = FakeGithub::start();
+    let pr = pr();
+    fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
+    fake.with(|s| s.artifacts[0].gone = true);
+    let o = gate(&pr, &fake).unwrap();
+    let why = reason(&o, "ledger-missing");
+    assert!(why.contains("expired while it was being fetched (GitHub answered 410 Gone)"), "{why}");
+    assert_eq!(fake.count("GET", "/_blob/"), 0);
+}
+
+#[test]
 fn no_artifact_lists_the_places_looked_in_order() {
     let fake = FakeGithub::start();
     let pr = pr();

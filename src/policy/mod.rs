@@ -444,6 +444,22 @@ mod tests {
         assert_eq!((d.verdict, codes(&d)), (Verdict::Block, vec!["ledger-missing"]));
         assert!(d.reasons[0].message.starts_with("ledger missing"), "{:?}", d.reasons[0]);
 
+        let mut looked = ledger(
+            false,
+            vec![Problem {
+                line: None,
+                message: "no tool-call ledger found; looked, in order: (1) a; (2) b".into(),
+                fix: "upload it".into(),
+            }],
+        );
+        looked.looked = vec!["a".into(), "b".into()];
+        let d = decide(&input(&[], Some(&looked), &pass, &a));
+        assert_eq!(
+            d.reasons[0].message,
+            "ledger missing: no tool-call ledger found; looked, in order: (1) a; (2) b"
+        );
+        assert_eq!(d.reasons[0].fix, "upload it");
+
         let bad = ledger(
             true,
             vec![Problem { line: Some(4), message: "digest mismatch".into(), fix: "restore it".into() }],

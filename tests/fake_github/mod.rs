@@ -116,6 +116,9 @@ pub struct Artifact {
     pub head_sha: String,
     pub created_at: String,
     pub expired: bool,
+    /// Expired since it was listed: the list says `expired: false`, the
+    /// download answers 410.
+    pub gone: bool,
     /// What the list says; `None` = the zip's real length.
     pub size_in_bytes: Option<u64>,
     pub zip: Vec<u8>,
@@ -293,6 +296,7 @@ impl FakeGithub {
                 head_sha: head_sha.into(),
                 created_at: created_at.into(),
                 expired: false,
+                gone: false,
                 size_in_bytes: None,
                 zip,
             });
@@ -647,7 +651,7 @@ fn route(
         ("GET", ["actions", "artifacts", id, "zip"]) => {
             match st.artifacts.iter().find(|a| a.id.to_string() == *id) {
                 None => not_found(),
-                Some(a) if a.expired => reply(
+                Some(a) if a.expired || a.gone => reply(
                     410,
                     json!({"message": "Artifact has expired", "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}),
                 ),
