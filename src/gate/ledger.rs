@@ -159,9 +159,12 @@ fn from_actions(
     let on_head: Vec<&ListedArtifact> = all.iter().filter(|a| a.artifact.head_sha == cs.head).collect();
     if !on_head.is_empty() {
         let Some(live) = on_head.iter().find(|a| !a.expired) else {
-            let a = on_head[0];
-            let why = source.download(a)?.err().unwrap_or_default();
-            looked.push(format!("{place}: {} {why}", a.artifact.describe()));
+            let a = &on_head[0].artifact;
+            let when = a.expires_at.as_deref().unwrap_or("an unknown date");
+            looked.push(format!(
+                "{place}: {} expired on {when}; re-run the agent's workflow to upload it again, or commit the ledger",
+                a.describe()
+            ));
             return Ok(None);
         };
         return match source.download(live)? {
