@@ -10,7 +10,10 @@
 //!    findings, "ledger missing", and the storm as the server saw it;
 //! 2. the agent's second push, the calm patch (bounded retries, jitter on top
 //!    of Retry-After, POST not retried), with its tool-call ledger and a
-//!    replay of the `reference` client -> **pass**.
+//!    replay of the `reference` client -> **pass**. The ledger is committed
+//!    with the change, or, with `--ledger-from artifact`, zipped outside the
+//!    repository as an agent's workflow run uploads it and passed as
+//!    `--ledger-artifact`.
 //!
 //! It prints both sticky-comment bodies. Everything it needs is in the
 //! binary: the example files are embedded and the replayed clients are the
@@ -57,6 +60,20 @@ pub struct DemoArgs {
     /// Keep the temporary repository and print its path.
     #[arg(long)]
     pub keep: bool,
+    /// How the calm second push carries its ledger: committed with the
+    /// change, or uploaded by the agent's workflow run as an artifact (played
+    /// here by a local zip, passed as `--ledger-artifact`).
+    #[arg(long, value_enum, default_value = "commit")]
+    pub ledger_from: LedgerFrom,
+}
+
+/// Where the calm push's ledger travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LedgerFrom {
+    /// `.tool_ledger.jsonl` committed at the head.
+    Commit,
+    /// The `tool-ledger` artifact's zip (`--ledger-artifact`).
+    Artifact,
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
@@ -87,14 +104,32 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     }
 
     // Act 2: the calm patch, with its ledger.
-    println!("\n---\n\nThe agent pushes the calm patch, recorded in its tool-call ledger.\n");
-    calm_push(repo)?;
+    // The agent's workflow run: where an uploaded ledger artifact lands.
+    let run =
+        tempfile::Builder::new().prefix("retrygate-demo-run-").tempdir().context("creating a temp dir")?;
+    let zip = run.path().join("tool-ledger.zip");
+    let (artifact, flag) = match args.ledger_from {
+        LedgerFrom::Commit => {
+            println!("\n---\n\nThe agent pushes the calm patch, with its tool-call ledger committed.\n");
+            calm_push(repo, None)?;
+            (None, String::new())
+        }
+        LedgerFrom::Artifact => {
+            println!("\n---\n\nThe agent pushes the calm patch; its workflow run uploads the tool-call ledger as the artifact `tool-ledger` (here: {}).\n", zip.display());
+            calm_push(repo, Some(&zip))?;
+            (Some(zip.clone()), " --ledger-artifact tool-ledger.zip".to_string())
+        }
+    };
     let report2 = repo.join("replay-calm.json");
     let head2 = rev(repo, PR_BRANCH)?;
     println!("$ retrygate replay --report replay-calm.json -- retrygate replay-client --profile reference");
     replay(repo, &exe, "reference", &head2, &report2)?;
-    println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-calm.json\n");
-    let second = check(repo, &report2)?;
+    println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-calm.json{flag}\n");
+    let second = gate::check(&CheckInput {
+        replay_report: Some(report2.clone()),
+        ledger_artifact: artifact,
+        ..CheckInput::new(repo, "main", PR_BRANCH)
+    })?;
     show(&second, args.format)?;
 
     if args.keep {
@@ -170,9 +205,14 @@ pub fn build_repo(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The agent's second push: the calm patch and the ledger of the session
-/// that wrote it.
-fn calm_push(dir: &Path) -> anyhow::Result<()> {
-    let ledger = dir.join(LEDGER_PATH);
+/// that wrote it, committed with it, or (given `artifact`) written outside
+/// the repository and zipped there as the agent's upload step would.
+fn calm_push(dir: &Path, artifact: Option<&Path>) -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir().context("creating a temp dir")?;
+    let ledger = match artifact {
+        None => dir.join(LEDGER_PATH),
+        Some(_) => scratch.path().join(LEDGER_PATH),
+    };
     let obj = |pairs: &[(&str, &str)]| {
         Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), Value::Str(v.to_string()))).collect())
     };
@@ -190,6 +230,12 @@ fn calm_push(dir: &Path) -> anyhow::Result<()> {
         &ledger,
         NewRecord { tool: "bash".into(), payload: obj(&[("command", "cargo test")]), sha256: None },
     )?;
+    if let Some(zip) = artifact {
+        let bytes = std::fs::read(&ledger).with_context(|| format!("reading {}", ledger.display()))?;
+        let zipped =
+            crate::ledger::artifact::zip_entries(&[(LEDGER_PATH, &bytes)]).context("zipping the ledger")?;
+        std::fs::write(zip, zipped).with_context(|| format!("writing {}", zip.display()))?;
+    }
     git(dir, &["add", "-A"])?;
     git(dir, &["commit", "-q", "-m", "Honour Retry-After with jitter; keep POST single\n\nCo-authored-by: Claude <noreply@anthropic.com>"])?;
     Ok(())

@@ -41,3 +41,22 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
     assert!(!second.contains("⛔"), "nothing blocks the calm patch:\n{second}");
     eprintln!("retrygate demo took {:.1} s", took.as_secs_f64());
 }
+
+#[test]
+fn the_calm_push_can_carry_its_ledger_as_an_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["demo", "--ledger-from", "artifact"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (first, second) = text.split_once("The agent pushes the calm patch").expect("two acts");
+    assert!(first.contains("**ledger-missing**"), "{first}");
+    assert!(second.contains("--ledger-artifact tool-ledger.zip"), "{second}");
+    assert!(second.contains("### ✅ retrygate: passing"), "{second}");
+    assert!(second.contains("From `.tool_ledger.jsonl` in the artifact zip"), "{second}");
+    // The ledger was not committed: the artifact is what carried it.
+    assert!(!second.contains("committed at"), "{second}");
+}

@@ -13,16 +13,21 @@ use crate::cli::{default_format, Exit, RangeArgs};
 use crate::policy::SignOffRequest;
 use crate::report::Format;
 
-/// `retrygate check [--repo DIR] --base REV [--head REV] [--ledger PATH]
+/// `retrygate check [--repo DIR] --base REV [--head REV] [--ledger PATH | --ledger-artifact ZIP]
 /// [--replay-report PATH] [--agent|--human] [--author LOGIN] [--label L]...
 /// [--sign-off SHA] [--format F]`
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub range: RangeArgs,
-    /// The tool-call ledger (default: ledger.path of the base config, as committed at the head, else in the working tree).
+    /// The tool-call ledger (default: ledger.path of the base config as committed at the head,
+    /// else the --ledger-artifact zip, else ledger.path in the working tree).
     #[arg(long)]
     pub ledger: Option<PathBuf>,
+    /// The zip of the ledger artifact (ledger.artifact) downloaded from the agent's workflow run:
+    /// what the Action finds through the artifacts API. A ledger committed at the head still wins.
+    #[arg(long, value_name = "ZIP", conflicts_with = "ledger")]
+    pub ledger_artifact: Option<PathBuf>,
     /// A report written by `retrygate replay --report PATH` on the head commit.
     #[arg(long)]
     pub replay_report: Option<PathBuf>,
@@ -76,6 +81,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
             None
         },
         ledger: args.ledger,
+        ledger_artifact: args.ledger_artifact,
         replay_report: args.replay_report,
         sign_off: args.sign_off.map(|sha| SignOffRequest { sha, by: args.signed_off_by }),
         replay_timeout: Some(Duration::from_secs_f64(args.replay_timeout)),

@@ -29,6 +29,7 @@
 
 pub mod cli;
 pub mod facts;
+pub mod ledger;
 pub mod render;
 pub mod replay;
 
@@ -40,11 +41,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
-use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, FileChange, Git};
 use crate::config::{Config, Mode};
 use crate::finding::{Finding, Note};
-use crate::ledger::{self, ChangeTarget, LedgerReport};
+use crate::ledger::LedgerReport;
 use crate::policy::agent::{self, AgentDecision, PrFacts};
 use crate::policy::{self, HeadPolicy, PolicyInput, Reason, ReplaySummary, SignOffRequest, SignOffResult};
 use crate::replay::ReplayReport;
@@ -71,8 +71,15 @@ pub struct CheckInput {
     pub head_branch: Option<String>,
     /// `Some(true)` = `--agent`, `Some(false)` = `--human`.
     pub forced_agent: Option<bool>,
-    /// The ledger file; `None` = `ledger.path` of the config under `repo`.
+    /// The ledger file (`--ledger PATH`); `None` = look for it in the order
+    /// [`ledger`] describes.
     pub ledger: Option<PathBuf>,
+    /// A downloaded ledger artifact (`--ledger-artifact ZIP`), standing in
+    /// for the Actions artifact lookup.
+    pub ledger_artifact: Option<PathBuf>,
+    /// Where Actions artifacts are looked up (the GitHub layer sets it);
+    /// `None` = not looked up.
+    pub artifacts: Option<std::sync::Arc<dyn crate::ledger::artifact::ArtifactSource>>,
     /// A report written by `retrygate replay --report PATH`.
     pub replay_report: Option<PathBuf>,
     /// A maintainer's sign-off (`--sign-off SHA`, or a comment).
@@ -101,6 +108,8 @@ impl CheckInput {
             head_branch: None,
             forced_agent: None,
             ledger: None,
+            ledger_artifact: None,
+            artifacts: None,
             replay_report: None,
             sign_off: None,
             replay_timeout: None,
@@ -238,7 +247,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
 
     // Evidence, as `require` demands it of agent PRs.
     let ledger = if agent.is_agent && config.require.ledger {
-        Some(verify_ledger(input, config, &cs, &git)?)
+        Some(ledger::find_and_verify(input, config, &cs, &git)?)
     } else {
         None
     };
@@ -350,42 +359,6 @@ fn replay_evidence(
     }
     let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
     replay::run_command(git, &config.replay, cmd, head, timeout, expected)
-}
-
-/// Verifies the ledger: `--ledger PATH` when given; else the ledger
-/// committed at the head (`HEAD:ledger.path`, the one the pull request
-/// carries); else the file at `ledger.path` in the working tree (where CI
-/// puts a downloaded artifact).
-fn verify_ledger(
-    input: &CheckInput,
-    config: &Config,
-    cs: &ChangeSet,
-    git: &Git,
-) -> anyhow::Result<LedgerReport> {
-    let rel = config.ledger.path.trim_start_matches("./");
-    let mut target = ChangeTarget::from_changeset(cs)?;
-    // The ledger committed with the change is not an edit it must explain.
-    target.exclude(rel);
-    if let Some(path) = &input.ledger {
-        return Ok(ledger::verify(path, Some(&target))?);
-    }
-    let limits = ledger::lines::Limits::default();
-    // One byte over the limit is enough for the verifier to say it is too large.
-    match git.read_blob_at(&cs.head, rel, limits.max_ledger_bytes + 1)? {
-        Some(Blob::Bytes(bytes)) => {
-            let name = format!("{}:{rel}", &cs.head[..cs.head.len().min(7)]);
-            Ok(ledger::verify::verify_reader(&name, bytes.as_slice(), Some(&target), limits)?)
-        }
-        Some(Blob::TooLarge(size)) => anyhow::bail!(
-            "the ledger {rel} committed at the head is {size} bytes, over the {} MiB limit; a real ledger is a few MB",
-            limits.max_ledger_bytes >> 20
-        ),
-        _ => {
-            // `--repo` may be a subdirectory; `ledger.path` is relative to the root.
-            let root = git.run(&["rev-parse", "--show-toplevel"]).map(PathBuf::from)?;
-            Ok(ledger::verify(&root.join(rel), Some(&target))?)
-        }
-    }
 }
 
 /// Extensions of files that hold prose, not code.

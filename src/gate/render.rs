@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use super::GateVerdict;
 use crate::config::{Config, Mode};
+use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
 use crate::policy::{ReplayStatus, ReplaySummary};
 use crate::replay::ReplayReport;
@@ -293,6 +294,17 @@ fn url_path(p: &str) -> String {
 
 fn ledger_section(o: &mut String, l: &LedgerReport) {
     let _ = writeln!(o, "\n#### Tool-call ledger\n");
+    if !l.present && !l.looked.is_empty() {
+        let _ = writeln!(o, "⛔ **Ledger missing**. Looked, in order:\n");
+        for (i, place) in l.looked.iter().enumerate() {
+            let _ = writeln!(o, "{}. {}", i + 1, escape_text(&truncate(place, MAX_CELL_CHARS)));
+        }
+        let _ = writeln!(
+            o,
+            "\nRecord the agent's session with `retrygate ledger hook` (see docs/ledger.md), then commit the ledger or upload it from the agent's workflow run as an artifact."
+        );
+        return;
+    }
     if !l.present {
         let _ = writeln!(
             o,
@@ -311,6 +323,9 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
         let _ = write!(line, "; explains {} of {} changed files", c.explained, c.changed);
     }
     let _ = writeln!(o, "{line}.");
+    if let Some(origin) = &l.origin {
+        let _ = writeln!(o, "\nFrom {}.", origin_markdown(origin));
+    }
     if !l.problems.is_empty() {
         o.push('\n');
         for p in l.problems.iter().take(MAX_LEDGER_PROBLEMS) {
@@ -326,6 +341,29 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
         if more > 0 {
             let _ = writeln!(o, "- …and {more} more (`retrygate ledger verify` lists them)");
         }
+    }
+}
+
+/// Where the ledger came from, with a link to the workflow run that
+/// uploaded it when it is an artifact.
+fn origin_markdown(origin: &LedgerOrigin) -> String {
+    let entry =
+        |e: &Option<String>| e.as_deref().map(|e| format!("{} in ", code_span(e))).unwrap_or_default();
+    match origin {
+        LedgerOrigin::FileAtHead { commit, path } => {
+            format!("{} committed at {}", code_span(path), code_span(short(commit)))
+        }
+        LedgerOrigin::Artifact { artifact, entry: e } => {
+            let run = match &artifact.run_url {
+                Some(url) => format!("[workflow run {}]({url})", artifact.run_id),
+                None => format!("workflow run {}", artifact.run_id),
+            };
+            format!("{}artifact {} {} of {run}", entry(e), artifact.artifact_id, code_span(&artifact.name))
+        }
+        LedgerOrigin::ArtifactFile { zip, entry: e } => {
+            format!("{}the artifact zip {}", entry(e), code_span(zip))
+        }
+        LedgerOrigin::File { path } => format!("the file {}", code_span(path)),
     }
 }
 

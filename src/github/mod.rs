@@ -15,9 +15,12 @@
 //! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
 //!   sticky comment and auto-merge;
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
+//! - [`artifact`]: the tool-ledger artifact of the head commit, found and
+//!   downloaded for the gate;
 //! - [`action`]: the flow for each event and mode.
 
 pub mod action;
+pub mod artifact;
 pub mod checks;
 pub mod client;
 pub mod comment;
@@ -212,7 +215,35 @@ impl GateRequest {
 /// decision as `retrygate check`) on the PR's facts, its Markdown as the
 /// check summary and the sticky comment.
 pub fn check_gate(req: &GateRequest) -> anyhow::Result<Publication> {
+    check_gate_with(req, None)
+}
+
+/// The gate of the job `env` describes: [`check_gate`], with the
+/// repository's Actions artifacts as a place to look for the ledger when the
+/// job has a token ([`artifact::GithubArtifacts`]). Every job that decides
+/// (a pull request's, a sign-off's, a publishing job that recomputes) uses it.
+pub fn gate_for(env: &ActionEnv) -> impl Fn(&GateRequest) -> anyhow::Result<Publication> {
+    let artifacts = env.token.as_deref().map(|token| {
+        artifact::GithubArtifacts::new(&env.api_url, token, &env.repository, server_url(env).as_deref())
+            .shared()
+    });
+    move |req: &GateRequest| check_gate_with(req, artifacts.clone())
+}
+
+/// `GITHUB_SERVER_URL`, recovered from the line-link prefix
+/// `{server}/{owner}/{repo}/blob/{head}`.
+fn server_url(env: &ActionEnv) -> Option<String> {
+    let suffix = format!("/{}/blob/{{head}}", env.repository);
+    env.link_base.as_deref().and_then(|l| l.strip_suffix(&suffix)).map(str::to_string)
+}
+
+/// [`check_gate`] with `artifacts` as where Actions artifacts are looked up.
+pub fn check_gate_with(
+    req: &GateRequest,
+    artifacts: Option<std::sync::Arc<dyn crate::ledger::artifact::ArtifactSource>>,
+) -> anyhow::Result<Publication> {
     let input = crate::gate::CheckInput {
+        artifacts,
         author: Some(req.author.clone()),
         labels: req.labels.clone(),
         head_branch: Some(req.head_branch.clone()),
@@ -259,5 +290,5 @@ pub fn check_gate(req: &GateRequest) -> anyhow::Result<Publication> {
 /// `retrygate github`: the environment, then [`action::run`] with the gate.
 pub fn run_cli(args: GithubArgs) -> anyhow::Result<crate::cli::Exit> {
     let env = ActionEnv::from_env(&args)?;
-    action::run(&env, &check_gate)
+    action::run(&env, &gate_for(&env))
 }

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod append;
+pub mod artifact;
 pub mod cli;
 pub mod hook;
 pub mod lines;

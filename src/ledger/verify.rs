@@ -74,6 +74,35 @@ pub struct LedgerReport {
     pub problems_omitted: u64,
     /// Present when verified against a change.
     pub coverage: Option<Coverage>,
+    /// Where the gate found the ledger: committed at the head, an Actions
+    /// artifact (with its run and link), a zip or a file given locally.
+    /// Absent from `retrygate ledger verify`, which is told the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<super::artifact::LedgerOrigin>,
+    /// The places the gate looked, in order, and what each held; filled
+    /// when no ledger was found (or an artifact could not be used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looked: Vec<String>,
+}
+
+impl LedgerReport {
+    /// The report for "no ledger anywhere": `present: false`, one problem
+    /// listing `looked` in order, and the coverage a ledger would have had
+    /// to give (every changed file unexplained).
+    pub fn missing(looked: Vec<String>, artifact_name: &str, target: Option<&ChangeTarget>) -> LedgerReport {
+        let mut v = Verifier::new("(none)");
+        let places: Vec<String> =
+            looked.iter().enumerate().map(|(i, l)| format!("({}) {l}", i + 1)).collect();
+        v.problem(
+            None,
+            format!("no tool-call ledger found; looked, in order: {}", places.join("; ")),
+            &format!("an agent's pull request must carry its tool-call ledger: install the agent hook (`retrygate ledger hook claude|codex|cursor`, see docs/ledger.md), then commit the ledger or upload it from the agent's workflow run as the artifact `{artifact_name}`"),
+        );
+        let mut report = v.finish(target);
+        report.present = false;
+        report.looked = looked;
+        report
+    }
 }
 
 /// The head content of one changed file, as the v2 check needs it.
@@ -453,6 +482,8 @@ impl Verifier {
             problems: self.problems,
             problems_omitted: self.omitted,
             coverage,
+            origin: None,
+            looked: Vec::new(),
         }
     }
 
@@ -553,6 +584,9 @@ pub fn render_text(r: &LedgerReport) -> String {
         None => "no records".to_string(),
     };
     out.push_str(&format!("ledger {}: {state} ({counts})\n", r.ledger));
+    if let Some(o) = &r.origin {
+        out.push_str(&format!("  from {}\n", o.describe()));
+    }
     for p in &r.problems {
         let place = p.line.map_or_else(|| r.ledger.clone(), |l| format!("{}:{l}", r.ledger));
         out.push_str(&format!("  {place}: {}\n    fix: {}\n", p.message, p.fix));

@@ -274,6 +274,17 @@ fn list_paths(findings: &[&Finding]) -> String {
 
 fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
     if !ledger.present {
+        // The gate lists the places it looked (docs/ledger.md, "Where the
+        // ledger is looked for"); say them rather than one path.
+        if !ledger.looked.is_empty() {
+            if let Some(p) = ledger.problems.first() {
+                return Some(Reason::new(
+                    "ledger-missing",
+                    format!("ledger missing: {}", p.message),
+                    p.fix.clone(),
+                ));
+            }
+        }
         return Some(Reason::new(
             "ledger-missing",
             format!("ledger missing: no tool-call ledger at {}", ledger.ledger),
@@ -393,6 +404,8 @@ mod tests {
             problems,
             problems_omitted: 0,
             coverage: None,
+            origin: None,
+            looked: Vec::new(),
         }
     }
 
@@ -430,6 +443,22 @@ mod tests {
         let d = decide(&input(&[], Some(&missing), &pass, &a));
         assert_eq!((d.verdict, codes(&d)), (Verdict::Block, vec!["ledger-missing"]));
         assert!(d.reasons[0].message.starts_with("ledger missing"), "{:?}", d.reasons[0]);
+
+        let mut looked = ledger(
+            false,
+            vec![Problem {
+                line: None,
+                message: "no tool-call ledger found; looked, in order: (1) a; (2) b".into(),
+                fix: "upload it".into(),
+            }],
+        );
+        looked.looked = vec!["a".into(), "b".into()];
+        let d = decide(&input(&[], Some(&looked), &pass, &a));
+        assert_eq!(
+            d.reasons[0].message,
+            "ledger missing: no tool-call ledger found; looked, in order: (1) a; (2) b"
+        );
+        assert_eq!(d.reasons[0].fix, "upload it");
 
         let bad = ledger(
             true,

@@ -10,6 +10,13 @@
 //! token gets 403 on `GET /user`, a personal token may not create check runs.
 //! Faults can be injected on a chosen request (a status before or after the
 //! write is applied, a 429 with `retry-after`), and every request is logged.
+//!
+//! Actions artifacts behave as on github.com: the list is filtered by
+//! `name` and ordered newest first, each entry naming its `workflow_run`;
+//! `GET …/artifacts/{id}/zip` answers `302` to a signed URL on another path
+//! (`/_blob/…`) that serves the zip without a token and refuses a request
+//! that carries one (a token must never travel to the storage host), or
+//! `410` once the artifact has expired.
 
 #![allow(dead_code)]
 
@@ -69,6 +76,8 @@ pub struct Fault {
 
 #[derive(Debug, Clone)]
 pub struct Logged {
+    /// Whether the request carried an `Authorization` header.
+    pub authorized: bool,
     pub method: String,
     pub path: String,
     pub query: String,
@@ -98,8 +107,26 @@ pub struct Comment {
     pub body: String,
 }
 
+/// An Actions artifact and the zip it serves.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    pub run_id: u64,
+    pub head_sha: String,
+    pub created_at: String,
+    pub expired: bool,
+    /// Expired since it was listed: the list says `expired: false`, the
+    /// download answers 410.
+    pub gone: bool,
+    /// What the list says; `None` = the zip's real length.
+    pub size_in_bytes: Option<u64>,
+    pub zip: Vec<u8>,
+}
+
 #[derive(Debug, Default)]
 pub struct State {
+    pub artifacts: Vec<Artifact>,
     pub tokens: HashMap<String, Token>,
     pub pulls: HashMap<u64, Value>,
     /// login -> (permission, role_name)
@@ -249,6 +276,34 @@ impl FakeGithub {
         })
     }
 
+    /// Adds an artifact uploaded by workflow run `run_id` on `head_sha`,
+    /// created at `created_at` (ISO 8601); returns its id.
+    pub fn add_artifact(
+        &self,
+        name: &str,
+        run_id: u64,
+        head_sha: &str,
+        created_at: &str,
+        zip: Vec<u8>,
+    ) -> u64 {
+        self.with(|s| {
+            s.next_id += 1;
+            let id = s.next_id;
+            s.artifacts.push(Artifact {
+                id,
+                name: name.into(),
+                run_id,
+                head_sha: head_sha.into(),
+                created_at: created_at.into(),
+                expired: false,
+                gone: false,
+                size_in_bytes: None,
+                zip,
+            });
+            id
+        })
+    }
+
     pub fn log(&self) -> Vec<Logged> {
         self.with(|s| s.log.clone())
     }
@@ -310,6 +365,32 @@ async fn handle(
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
 
     let mut st = state.lock().expect("fake state");
+    // The artifact storage: a signed URL, no token (and none accepted).
+    if let Some(id) = path.strip_prefix("/_blob/artifacts/") {
+        let found = st.artifacts.iter().find(|a| a.id.to_string() == id).map(|a| a.zip.clone());
+        let (status, bytes) = match found {
+            _ if !auth.is_empty() => (
+                400,
+                Bytes::from_static(
+                    b"InvalidAuthenticationInfo: the URL is signed; send no Authorization header",
+                ),
+            ),
+            _ if !query.contains("sig=") => (403, Bytes::from_static(b"AuthenticationFailed")),
+            Some(zip) => (200, Bytes::from(zip)),
+            None => (404, Bytes::from_static(b"BlobNotFound")),
+        };
+        st.log.push(Logged {
+            authorized: !auth.is_empty(),
+            method,
+            path,
+            query,
+            status,
+            at: Instant::now(),
+            body: Value::Null,
+        });
+        let resp = Response::builder().status(status).header("content-type", "application/zip");
+        return Ok(resp.body(Full::new(bytes)).expect("response"));
+    }
     // Injected faults.
     let mut fault = None;
     for f in st.faults.iter_mut() {
@@ -335,7 +416,15 @@ async fn handle(
         }
         None => route(&mut st, &method, &path, &query, &auth, &body),
     };
-    st.log.push(Logged { method, path, query, status, at: Instant::now(), body });
+    st.log.push(Logged {
+        authorized: !auth.is_empty(),
+        method,
+        path,
+        query,
+        status,
+        at: Instant::now(),
+        body,
+    });
     drop(st);
     let mut resp =
         Response::builder().status(status).header("content-type", "application/json; charset=utf-8");
@@ -392,6 +481,41 @@ fn check_run_json(st: &State, run: &CheckRun) -> Value {
     });
     v["pull_requests"] = json!([]);
     v
+}
+
+fn artifact_json(st: &State, a: &Artifact) -> Value {
+    let mut v = fixture("repository_artifacts.json")["artifacts"][0].clone();
+    let api = format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/actions/artifacts/{}", st.port, a.id);
+    v["id"] = json!(a.id);
+    v["name"] = json!(a.name);
+    v["size_in_bytes"] = json!(a.size_in_bytes.unwrap_or(a.zip.len() as u64));
+    v["url"] = json!(api);
+    v["archive_download_url"] = json!(format!("{api}/zip"));
+    v["expired"] = json!(a.expired);
+    v["created_at"] = json!(a.created_at);
+    v["updated_at"] = json!(a.created_at);
+    v["expires_at"] = json!(if a.expired { "2026-11-01T00:00:00Z" } else { "2027-02-27T00:00:00Z" });
+    v["workflow_run"]["id"] = json!(a.run_id);
+    v["workflow_run"]["head_sha"] = json!(a.head_sha);
+    v
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(x) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(x);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn comment_json(st: &State, c: &Comment) -> Value {
@@ -513,6 +637,36 @@ fn route(
             });
             st.statuses.push(v.clone());
             reply(201, v)
+        }
+        ("GET", ["actions", "artifacts"]) => {
+            let name = query_param(query, "name").map(|n| percent_decode(&n));
+            let mut all: Vec<&Artifact> =
+                st.artifacts.iter().filter(|a| name.as_deref().is_none_or(|n| n == a.name)).collect();
+            all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+            let items: Vec<Value> = all.iter().map(|a| artifact_json(st, a)).collect();
+            let total = items.len();
+            let (page, headers) = paginate(st, path, query, items);
+            (200, json!({"total_count": total, "artifacts": page}), headers)
+        }
+        ("GET", ["actions", "artifacts", id, "zip"]) => {
+            match st.artifacts.iter().find(|a| a.id.to_string() == *id) {
+                None => not_found(),
+                Some(a) if a.expired || a.gone => reply(
+                    410,
+                    json!({"message": "Artifact has expired", "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}),
+                ),
+                Some(a) => (
+                    302,
+                    Value::Null,
+                    vec![(
+                        "location".to_string(),
+                        format!(
+                            "http://127.0.0.1:{}/_blob/artifacts/{}?sig=fake-signature&se=60",
+                            st.port, a.id
+                        ),
+                    )],
+                ),
+            }
         }
         ("GET", ["issues", n, "comments"]) => {
             let n: u64 = n.parse().unwrap_or(0);
