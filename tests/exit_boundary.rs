@@ -61,7 +61,15 @@ fn cases(repo: &Repo, dir: &std::path::Path) -> Vec<Case> {
         },
         Case {
             name: "check",
-            args: vec![s("check"), s("--repo"), r.clone(), s("--base"), s("HEAD~1"), s("--format"), s("json")],
+            args: vec![
+                s("check"),
+                s("--repo"),
+                r.clone(),
+                s("--base"),
+                s("HEAD~1"),
+                s("--format"),
+                s("json"),
+            ],
             stdin: String::new(),
             envs: vec![],
             normal_exit: 0,

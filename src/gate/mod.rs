@@ -222,7 +222,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     // The policy's own findings.
     findings.extend(policy::paths::gate_config_changes(config, &cs.files));
     if agent.is_agent {
-        findings.extend(policy::paths::protected_path_changes(config, &cs.files));
+        findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
     }
     if let Some(max) = config.limits.max_attempts {
         let (policies, parse_notes) = head_policies(&cs);
