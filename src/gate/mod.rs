@@ -74,6 +74,8 @@ pub struct CheckInput {
     pub ledger: Option<PathBuf>,
     /// A report written by `retrygate replay --report PATH`.
     pub replay_report: Option<PathBuf>,
+    /// Who ran the replay behind `replay_report` (see [`ReportOrigin`]).
+    pub replay_report_origin: ReportOrigin,
     /// A maintainer's sign-off (`--sign-off SHA`, or a comment).
     pub sign_off: Option<SignOffRequest>,
     /// Bound on running `replay.command`; `None` = [`DEFAULT_REPLAY_TIMEOUT`].
@@ -101,12 +103,28 @@ impl CheckInput {
             forced_agent: None,
             ledger: None,
             replay_report: None,
+            replay_report_origin: ReportOrigin::Caller,
             sign_off: None,
             replay_timeout: None,
             allow_replay_command: true,
             link_base: None,
         }
     }
+}
+
+/// Who produced a replay report, which decides how far it is believed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportOrigin {
+    /// The caller ran it (`retrygate check --replay-report` on a laptop, or
+    /// the same job as the gate): checked against the head and scenario, then
+    /// believed.
+    #[default]
+    Caller,
+    /// The pull request's own workflow run made it, with the pull request's
+    /// code: labelled as such. For a fork (`fork: true`) it cannot make the
+    /// pull request pass unless the base config sets
+    /// `replay.trust_fork_reports: true`.
+    PullRequestRun { fork: bool },
 }
 
 /// The facts the verdict rests on (`facts` in the JSON).
@@ -304,7 +322,21 @@ fn replay_evidence(
 ) -> replay::ReplayEvidence {
     let changed = "retry or HTTP-client code changed";
     if let Some(path) = &input.replay_report {
-        return replay::from_report_file(path, head, expected);
+        let mut ev = replay::from_report_file(path, head, expected);
+        if let ReportOrigin::PullRequestRun { fork } = input.replay_report_origin {
+            let who = if fork { "the fork's" } else { "the pull request's" };
+            ev.summary.source = Some(format!(
+                "reported by {who} own run (its code wrote this report): {}",
+                ev.summary.source.as_deref().unwrap_or("")
+            ));
+            if fork && !config.replay.trust_fork_reports && ev.summary.status == policy::ReplayStatus::Pass {
+                ev.summary.status = policy::ReplayStatus::Rejected;
+                ev.summary.problems.push(
+                    "a fork's own run wrote this report, so the fork could have faked it; it cannot make a fork's pull request pass unless the base config sets replay.trust_fork_reports: true; a maintainer can review the replay and sign off".into(),
+                );
+            }
+        }
+        return ev;
     }
     let Some(cmd) = &config.replay.command else {
         return replay::ReplayEvidence {

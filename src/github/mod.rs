@@ -15,6 +15,7 @@
 //! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
 //!   sticky comment and auto-merge;
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
+//! - [`merge_group`]: the verdict of a merge queue's group (pure);
 //! - [`action`]: the flow for each event and mode.
 
 pub mod action;
@@ -22,6 +23,7 @@ pub mod checks;
 pub mod client;
 pub mod comment;
 pub mod event;
+pub mod merge_group;
 pub mod publication;
 pub mod publish;
 pub mod retry;
@@ -166,15 +168,23 @@ pub struct GateRequest {
     pub workspace: PathBuf,
     pub pr_number: u64,
     pub base_sha: String,
+    /// The base branch: the check run is bound to it as well as to the head
+    /// (a pull request retargeted to another branch is judged again).
+    pub base_ref: String,
     pub head_sha: String,
     pub author: String,
     pub author_is_bot: bool,
+    /// `Some(false)` judges the change as a person's whatever the facts say
+    /// (a merge group: each pull request's evidence was judged on its own).
+    pub forced_agent: Option<bool>,
     pub labels: Vec<String>,
     pub head_branch: String,
     /// A maintainer's sign-off, already checked against the current head.
     pub sign_off: Option<SignOff>,
-    /// A replay report written earlier in the job, if any.
+    /// A replay report from the pull request's replay job, if any.
     pub replay_report: Option<PathBuf>,
+    /// Who made that report: always the pull request's own run on GitHub.
+    pub replay_report_origin: crate::gate::ReportOrigin,
     /// Whether the replay may run the PR's code here. False when the job
     /// holds a write token (a sign-off comment): the PR's code is data there.
     pub allow_replay: bool,
@@ -195,17 +205,26 @@ impl GateRequest {
             workspace: env.workspace.clone(),
             pr_number: pr.number,
             base_sha: pr.base.sha.clone(),
+            base_ref: pr.base.branch.clone(),
             head_sha: pr.head.sha.clone(),
             author: pr.user.login.clone(),
             author_is_bot: pr.user.is_bot(),
+            forced_agent: None,
             labels: pr.labels.iter().map(|l| l.name.clone()).collect(),
             head_branch: pr.head.branch.clone(),
             sign_off,
             replay_report: env.replay_report.clone(),
+            replay_report_origin: crate::gate::ReportOrigin::PullRequestRun { fork: is_fork(env, pr) },
             allow_replay,
             link_base: env.link_base.clone(),
         }
     }
+}
+
+/// Whether `pr` comes from another repository than the one the job runs
+/// in (a deleted fork counts as a fork).
+pub fn is_fork(env: &ActionEnv, pr: &event::PullRequest) -> bool {
+    pr.head.repo.as_ref().map(|r| r.full_name.as_str()) != Some(env.repository.as_str())
 }
 
 /// The gate `retrygate github` uses: [`crate::gate::check`] (the same
@@ -213,10 +232,12 @@ impl GateRequest {
 /// check summary and the sticky comment.
 pub fn check_gate(req: &GateRequest) -> anyhow::Result<Publication> {
     let input = crate::gate::CheckInput {
-        author: Some(req.author.clone()),
+        author: Some(req.author.clone()).filter(|a| !a.is_empty()),
+        forced_agent: req.forced_agent,
         labels: req.labels.clone(),
         head_branch: Some(req.head_branch.clone()),
         replay_report: req.replay_report.clone(),
+        replay_report_origin: req.replay_report_origin,
         sign_off: req
             .sign_off
             .as_ref()
@@ -227,27 +248,23 @@ pub fn check_gate(req: &GateRequest) -> anyhow::Result<Publication> {
     };
     let outcome = crate::gate::check(&input)?;
     let accepted = outcome.gate.sign_off.as_ref().filter(|s| s.accepted);
+    // One headline for the title and the comment's header.
+    let headline = crate::gate::render::headline(&outcome.gate);
+    let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+    codes.dedup();
     let title = match (outcome.verdict, accepted) {
-        (crate::report::Verdict::Pass, Some(s)) => {
-            format!(
-                "passing: signed off by {} for {}",
-                s.by.as_deref().unwrap_or("a maintainer"),
-                signoff::short(&s.sha)
-            )
-        }
-        (crate::report::Verdict::Pass, None) => "passing: no blocking retry regressions".to_string(),
-        (crate::report::Verdict::Block, _) => {
-            let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
-            codes.dedup();
-            if codes.is_empty() {
-                "blocked".to_string()
-            } else {
-                format!("blocked: {}", codes.join(", "))
-            }
-        }
+        (crate::report::Verdict::Pass, Some(s)) => format!(
+            "{headline}: by {} for {}",
+            s.by.as_deref().unwrap_or("a maintainer"),
+            signoff::short(&s.sha)
+        ),
+        _ if !codes.is_empty() => format!("{headline}: {}", codes.join(", ")),
+        (crate::report::Verdict::Pass, None) => format!("{headline}: no blocking retry regressions"),
+        (crate::report::Verdict::Block, _) => headline.to_string(),
     };
     Ok(Publication {
         head_sha: req.head_sha.clone(),
+        base: Some(publication::BaseBinding { branch: req.base_ref.clone(), sha: req.base_sha.clone() }),
         verdict: outcome.verdict,
         title,
         summary_markdown: outcome.markdown.clone(),
