@@ -60,9 +60,12 @@ fn write_set() -> Vec<(String, String)> {
     .collect()
 }
 
+/// A job's id, effective permissions and steps.
+type Job = (String, Vec<(String, String)>, Vec<Value>);
+
 /// Every job of a workflow with its effective permissions (its own, else
 /// the workflow's) and its steps.
-fn jobs(w: &Value) -> Vec<(String, Vec<(String, String)>, Vec<Value>)> {
+fn jobs(w: &Value) -> Vec<Job> {
     w["jobs"]
         .as_mapping()
         .unwrap()
