@@ -29,6 +29,11 @@ fn repo() -> tempfile::TempDir {
     dir
 }
 
+/// Longest a hook may take here: the agents' own hook timeout (Codex
+/// documents 10 s). A hook still running then is killed and the test fails,
+/// instead of hanging (a FIFO used to block it forever).
+const HOOK_DEADLINE: Duration = Duration::from_secs(10);
+
 fn run(agent: &str, stdin: &[u8], cwd: &Path, mutate: Option<&str>) -> Output {
     let mut cmd = Command::new(BIN);
     cmd.args(["ledger", "hook", agent])
@@ -45,6 +50,15 @@ fn run(agent: &str, stdin: &[u8], cwd: &Path, mutate: Option<&str>) -> Output {
     // The hook may refuse before reading everything: a broken pipe is fine.
     let _ = stdin_pipe.write_all(stdin);
     drop(stdin_pipe);
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > HOOK_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the hook was still running after {HOOK_DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     child.wait_with_output().unwrap()
 }
 

@@ -69,8 +69,9 @@ pub struct GithubArgs {
     /// (a GitHub App token: `<app-slug>[bot]`); default `github-actions[bot]`.
     #[arg(long, env = "RETRYGATE_BOT_LOGIN")]
     pub bot_login: Option<String>,
-    /// A report of `retrygate replay --report PATH` run earlier in the job
-    /// (the Action's `replay-command` input runs it).
+    /// A report of `retrygate replay --report PATH`: from the replay job's
+    /// artifact (full mode) or run earlier in the same read-only job
+    /// (compute mode). Publish mode finds it next to the verdict file.
     #[arg(long, env = "RETRYGATE_REPLAY_REPORT")]
     pub replay_report: Option<PathBuf>,
     /// The repository checkout (default: `$GITHUB_WORKSPACE`, else `.`).
