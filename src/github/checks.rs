@@ -319,6 +319,22 @@ pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_external_id_names_the_base_and_is_read_back() {
+        let mut p = Publication::could_not_decide("a", &anyhow::anyhow!("x"));
+        assert_eq!(external_id(&p), EXTERNAL_ID, "a verdict bound to no base");
+        assert_eq!(bound_base(EXTERNAL_ID), None);
+        p.base = Some(crate::github::publication::BaseBinding {
+            branch: "release/1.x".into(),
+            sha: "f95f852".into(),
+        });
+        let id = external_id(&p);
+        assert_eq!(id, "retrygate-gate base=release/1.x@f95f852");
+        assert!(is_own(&id) && is_own(EXTERNAL_ID));
+        assert!(!is_own("retrygate-gateway") && !is_own("d3e3b6ad-fb11-5de5-1243-51ac1bbad548"));
+        assert_eq!(bound_base(&id), Some(("release/1.x", "f95f852")));
+    }
     use crate::finding::Kind;
 
     #[test]
