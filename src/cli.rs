@@ -114,14 +114,58 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    match run(cli.command) {
-        Ok(exit) => exit.into(),
-        Err(e) => {
+    // The one exit boundary: every command ends in 0, 1 or 2, and a panic
+    // anywhere on this thread is "could not decide" (2), never Rust's 101.
+    // That matters beyond tidiness: Claude Code's PreToolUse treats every
+    // exit other than 2 as "go ahead", so a panicking `ledger hook` that
+    // exited 101 would wave the edit through.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.command)));
+    match outcome {
+        Ok(Ok(exit)) => exit.into(),
+        Ok(Err(e)) => {
             eprintln!("retrygate: error: {e:#}");
+            Exit::Error.into()
+        }
+        Err(panic) => {
+            eprintln!(
+                "retrygate: internal error ({}); this is a bug in retrygate, please report it; the change is treated as blocked (exit 2)",
+                panic_message(panic.as_ref())
+            );
             Exit::Error.into()
         }
     }
 }
+
+/// The message a panic was raised with, for the one-line error.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic")
+}
+
+/// Names the command for [`FORCE_PANIC_VAR`].
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Scan(_) => "scan",
+        Command::Check(_) => "check",
+        Command::Replay(_) => "replay",
+        Command::Ledger(_) => "ledger",
+        Command::Rules(_) => "rules",
+        Command::Demo(_) => "demo",
+        Command::Github(_) => "github",
+        Command::Explain { .. } => "explain",
+        Command::ReplayClient(_) => "replay-client",
+    }
+}
+
+/// Exists only for the exit-boundary test (`tests/cli_errors.rs`): when this
+/// variable names the command being run (`scan`, `check`, `ledger`,
+/// `github`, ...), the binary panics inside that command, so the test can
+/// see the panic become exit 2. Nothing else reads it, and no real input can
+/// reach a panic this way.
+pub const FORCE_PANIC_VAR: &str = "RETRYGATE_TEST_FORCE_PANIC";
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -131,6 +175,9 @@ fn init_tracing() {
 
 /// Runs one command. Errors become exit 2 in [`main`].
 pub fn run(command: Command) -> anyhow::Result<Exit> {
+    if std::env::var(FORCE_PANIC_VAR).is_ok_and(|v| v == command_name(&command)) {
+        panic!("{FORCE_PANIC_VAR} asked for a panic in `{}`", command_name(&command));
+    }
     match command {
         Command::Scan(args) => {
             let report = scan_report(&args.range)?;

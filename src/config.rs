@@ -8,7 +8,7 @@
 //!
 //! ```
 //! let c = retrygate::config::Config::from_yaml_str("protected_paths: [\"app/\"]\n", "retrygate.yml").unwrap();
-//! assert!(c.protected().is_protected("app/checkout.rs"));
+//! assert!(c.protected().unwrap().is_protected("app/checkout.rs"));
 //! assert_eq!(c.ledger.path, ".tool_ledger.jsonl");
 //! ```
 
@@ -98,11 +98,17 @@ pub struct ReplayConfig {
     pub command: Option<String>,
     pub scenario: String,
     pub clients: u32,
+    /// Whether a replay report made by a fork's own pull_request run may
+    /// make that fork's pull request pass. Off by default: the fork's code
+    /// wrote the report, so it is evidence the fork could fake, and a fork
+    /// agent PR that needs a replay then needs a maintainer's sign-off
+    /// (docs/github.md, "Trust model").
+    pub trust_fork_reports: bool,
 }
 
 impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
-        ReplayConfig { command: None, scenario: "default".into(), clients: 8 }
+        ReplayConfig { command: None, scenario: "default".into(), clients: 8, trust_fork_reports: false }
     }
 }
 
@@ -236,23 +242,17 @@ impl Config {
             err(line, e.to_string(), FIX_SCHEMA)
         })?;
         let config = parsed.unwrap_or_default();
-        for pattern in &config.protected_paths {
-            if let Err(e) = protected_matcher(pattern) {
-                return Err(err(
-                    line_of(text, pattern),
-                    format!("protected_paths: invalid glob \"{pattern}\": {}", e.kind()),
-                    "fix the pattern: `dir/` protects a directory, `**/*.tf` any depth, `[...]` is a character class",
-                ));
-            }
+        if let Err(e) = config.protected_checked() {
+            return Err(ConfigError { line: line_of(text, &e.pattern), ..e.into_config_error(source_name) });
         }
         let path_lists =
             [("paths.ignore", Some(&config.paths.ignore)), ("paths.tests", config.paths.tests.as_ref())];
         for (key, patterns) in path_lists {
             for pattern in patterns.into_iter().flatten() {
-                if let Err(e) = protected_matcher(pattern) {
+                if let Err(e) = ProtectedPaths::compile(std::slice::from_ref(pattern)) {
                     return Err(err(
                         line_of(text, pattern),
-                        format!("{key}: invalid glob \"{pattern}\": {}", e.kind()),
+                        format!("{key}: invalid glob \"{pattern}\": {}", e.error.kind()),
                         "fix the pattern: `dir/` is a directory, `**/tests/` one at any depth, `*` stays within a directory, `[...]` is a character class",
                     ));
                 }
@@ -300,9 +300,34 @@ impl Config {
         schema
     }
 
-    /// The compiled `protected_paths` matcher.
-    pub fn protected(&self) -> ProtectedPaths {
-        ProtectedPaths::new(&self.protected_paths)
+    /// The compiled `protected_paths` matcher: the only way to build one.
+    /// The patterns are compiled again and an invalid one is an error, so a
+    /// config built by hand (not through [`Config::from_yaml_str`]) cannot
+    /// turn a bad pattern into a matcher that protects nothing.
+    pub fn protected(&self) -> Result<ProtectedPaths, ConfigError> {
+        self.protected_checked().map_err(|e| e.into_config_error(CONFIG_PATH))
+    }
+
+    fn protected_checked(&self) -> Result<ProtectedPaths, BadPattern> {
+        ProtectedPaths::compile(&self.protected_paths)
+    }
+}
+
+/// A `protected_paths` entry that is not a valid glob.
+#[derive(Debug)]
+pub(crate) struct BadPattern {
+    pub(crate) pattern: String,
+    pub(crate) error: globset::Error,
+}
+
+impl BadPattern {
+    fn into_config_error(self, source_name: &str) -> ConfigError {
+        ConfigError {
+            source_name: source_name.to_string(),
+            line: None,
+            message: format!("protected_paths: invalid glob \"{}\": {}", self.pattern, self.error.kind()),
+            fix: "fix the pattern: `dir/` protects a directory, `**/*.tf` any depth, `[...]` is a character class".into(),
+        }
     }
 }
 
@@ -323,14 +348,6 @@ fn protected_globs(pattern: &str) -> Vec<String> {
     }
 }
 
-fn protected_matcher(pattern: &str) -> Result<GlobSet, globset::Error> {
-    let mut b = GlobSetBuilder::new();
-    for g in protected_globs(pattern) {
-        b.add(GlobBuilder::new(&g).literal_separator(true).backslash_escape(true).build()?);
-    }
-    b.build()
-}
-
 /// Decides whether a repository-relative path is protected. The same
 /// compiled pattern list serves `paths.ignore` and `paths.tests`.
 #[derive(Debug, Clone)]
@@ -340,25 +357,25 @@ pub struct ProtectedPaths {
 }
 
 impl ProtectedPaths {
-    /// Compiles validated patterns; an invalid one (impossible after
-    /// [`Config::from_yaml_str`]) protects nothing rather than panicking, and
-    /// [`ProtectedPaths::new_checked`] reports it.
-    pub fn new(patterns: &[String]) -> ProtectedPaths {
-        ProtectedPaths::new_checked(patterns)
-            .unwrap_or_else(|_| ProtectedPaths { set: GlobSet::empty(), patterns: Vec::new() })
-    }
-
-    /// Compiles patterns, failing on the first invalid glob.
-    pub fn new_checked(patterns: &[String]) -> Result<ProtectedPaths, globset::Error> {
+    /// Compiles the patterns, failing on the first invalid glob. Crate-private:
+    /// [`Config::protected`] and [`Paths`]'s matchers are the ways in, so an
+    /// invalid pattern can never become an empty matcher that protects nothing.
+    pub(crate) fn compile(patterns: &[String]) -> Result<ProtectedPaths, BadPattern> {
         let mut b = GlobSetBuilder::new();
         let mut owners = Vec::new();
         for p in patterns {
             for g in protected_globs(p) {
-                b.add(GlobBuilder::new(&g).literal_separator(true).backslash_escape(true).build()?);
+                let glob = GlobBuilder::new(&g)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|error| BadPattern { pattern: p.clone(), error })?;
+                b.add(glob);
                 owners.push(p.clone());
             }
         }
-        Ok(ProtectedPaths { set: b.build()?, patterns: owners })
+        let set = b.build().map_err(|error| BadPattern { pattern: patterns.join(", "), error })?;
+        Ok(ProtectedPaths { set, patterns: owners })
     }
 
     /// Whether `path` (repository-relative, `/`-separated) is protected.
@@ -426,7 +443,7 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         assert_eq!(c.limits.max_attempts, Some(3));
         assert_eq!(c.sign_off.min_permission, Permission::Maintain);
         assert_eq!(c.agents.branch_prefixes, ["codex/"]);
-        assert!(c.protected().is_protected("modules/net/main.tf"));
+        assert!(c.protected().unwrap().is_protected("modules/net/main.tf"));
     }
 
     #[test]
@@ -530,7 +547,11 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 
     #[test]
     fn protected_path_semantics() {
-        let p = ProtectedPaths::new(&["app/".into(), "infra".into(), "*.lock".into()]);
+        let c = Config {
+            protected_paths: vec!["app/".into(), "infra".into(), "*.lock".into()],
+            ..Config::default()
+        };
+        let p = c.protected().unwrap();
         assert_eq!(p.matching("app/x/y.rs"), Some("app/"));
         assert!(!p.is_protected("application/x.rs"), "a directory entry is not a prefix of other names");
         assert!(!p.is_protected("app"), "app/ names what is under the directory");
@@ -538,5 +559,21 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         assert!(p.is_protected("Cargo.lock"));
         assert!(!p.is_protected("sub/Cargo.lock"), "* stays within one directory");
         assert!(!p.is_protected("src/app/x.rs"));
+    }
+
+    #[test]
+    fn a_bad_pattern_set_by_hand_is_an_error_not_a_matcher_that_protects_nothing() {
+        // Reached without from_yaml_str: a library caller building a Config.
+        let c = Config { protected_paths: vec!["app/".into(), "clients/[".into()], ..Config::default() };
+        let e = c.protected().unwrap_err();
+        assert!(
+            e.to_string().starts_with(".github/retrygate.yml: protected_paths: invalid glob \"clients/[\""),
+            "{e}"
+        );
+        // The same pattern through the file names its line.
+        let e =
+            Config::from_yaml_str("mode: enforce\nprotected_paths: [\"clients/[\"]\n", "r.yml").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().contains("invalid glob \"clients/[\""), "{e}");
     }
 }

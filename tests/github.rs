@@ -460,7 +460,7 @@ fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     let runs = c.fake.check_runs();
     assert_eq!(runs.len(), 1, "the same check run is updated");
     assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
-    assert_eq!(runs[0].title.as_deref(), Some("passing: signed off by maintainer for ec26c3e"));
+    assert_eq!(runs[0].title.as_deref(), Some("passing (signed off): by maintainer for ec26c3e"));
     assert_eq!(runs[0].annotations.len(), 4, "annotations are not sent twice");
     let comments = c.fake.comments();
     assert_eq!(comments.len(), 1, "the sticky comment is edited");
@@ -554,7 +554,7 @@ fn verdict_file(path: &Path, pr: u64, head: &str) {
 }
 
 fn no_gate(_: &GateRequest) -> anyhow::Result<Publication> {
-    panic!("publishing never computes a verdict")
+    panic!("a refused publication never computes a verdict")
 }
 
 #[test]
@@ -576,19 +576,32 @@ fn compute_mode_writes_the_verdict_file_and_makes_no_request() {
 
 #[test]
 fn a_workflow_run_publishes_a_fork_verdict_after_checking_the_head() {
-    // workflow_run.completed for a fork PR: `pull_requests` is empty.
+    // workflow_run.completed for a fork PR: `pull_requests` is empty. The
+    // verdict is recomputed on the head in the checkout (fetched as data);
+    // tests/github_fail_closed.rs runs the real gate on this path.
+    let (repo, base) = checkout(None);
+    repo.write("README.md", "hello, fork\n");
+    let run_head = repo.commit("fork change");
     let fake = FakeGithub::start();
-    let run_head = "3484a3fb816e0859fd6e1cea078d76385ff50625";
-    let pr = fake.add_pull(2, run_head, BASE);
+    fake.add_pull(2, &run_head, &base);
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["head"]["repo"]["full_name"] = json!("octo-org/octo-repo"));
-    drop(pr);
-    let mut job =
-        Job::new(&fake, "workflow_run", &fixture("workflow_run__completed.payload.json"), ACTIONS_TOKEN);
+    let mut payload = fixture("workflow_run__completed.payload.json");
+    payload["workflow_run"]["head_sha"] = json!(run_head);
+    let mut job = Job::new(&fake, "workflow_run", &payload, ACTIONS_TOKEN);
     job.env.mode = Mode::Publish;
-    verdict_file(&job.env.verdict_file, 2, run_head);
-    assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), Exit::Fail);
+    job.env.workspace = repo.path().to_path_buf();
+    verdict_file(&job.env.verdict_file, 2, &run_head);
+    let seen = RefCell::new(Vec::new());
+    assert_eq!(retrygate::github::run(&job.env, &recording(&seen)).unwrap(), Exit::Fail);
+    let req = seen.borrow()[0].clone();
+    assert_eq!(
+        (req.pr_number, req.head_sha.as_str(), req.base_sha.as_str()),
+        (2, run_head.as_str(), base.as_str())
+    );
+    assert!(!req.allow_replay, "the publishing job runs no pull-request code");
+    assert_eq!(req.replay_report_origin, retrygate::gate::ReportOrigin::PullRequestRun { fork: true });
     let runs = fake.check_runs();
-    assert_eq!((runs.len(), runs[0].head_sha.as_str(), runs[0].annotations.len()), (1, run_head, 3));
+    assert_eq!((runs.len(), runs[0].head_sha.as_str(), runs[0].annotations.len()), (1, run_head.as_str(), 4));
     assert_eq!(fake.comments().len(), 1);
 
     // The PR moved on since the run: its verdict is not published.

@@ -29,15 +29,14 @@ fn the_action_has_the_documented_inputs_and_outputs() {
     assert_eq!(keys(&a["outputs"]), ["findings", "verdict"]);
     assert_eq!(a["inputs"]["token"]["default"], "${{ github.token }}");
     let steps = a["runs"]["steps"].as_sequence().unwrap();
-    let install = steps[0]["run"].as_str().unwrap();
+    let install = steps.iter().find(|s| s["id"] == "install").unwrap()["run"].as_str().unwrap();
     assert!(install.contains("sha256") && install.contains("cargo install --locked"), "{install}");
     // Inputs reach the script through the environment, never spliced into it.
     let run = steps.iter().find(|s| s["id"] == "gate").unwrap()["run"].as_str().unwrap();
     assert!(!run.contains("${{"), "{run}");
 }
 
-fn permissions(workflow: &Value) -> Vec<(String, String)> {
-    let p = &workflow["permissions"];
+fn permissions(p: &Value) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = p
         .as_mapping()
         .unwrap()
@@ -48,17 +47,8 @@ fn permissions(workflow: &Value) -> Vec<(String, String)> {
     v
 }
 
-#[test]
-fn the_fork_split_gives_write_access_only_to_the_job_that_runs_no_pr_code() {
-    let check = load("examples/workflows/retrygate-check.yml");
-    assert_eq!(permissions(&check), [("contents".to_string(), "read".to_string())]);
-    assert!(check["on"]["pull_request"].is_mapping());
-    assert!(check.get("on").unwrap().get("pull_request_target").is_none());
-
-    let publish = load("examples/workflows/retrygate-publish.yml");
-    let listened = &publish["on"]["workflow_run"]["workflows"][0];
-    assert_eq!(listened, &check["name"], "the publisher must name the checker");
-    let write: Vec<(String, String)> = [
+fn write_set() -> Vec<(String, String)> {
+    [
         ("actions", "read"),
         ("checks", "write"),
         ("contents", "read"),
@@ -67,26 +57,166 @@ fn the_fork_split_gives_write_access_only_to_the_job_that_runs_no_pr_code() {
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
-    assert_eq!(permissions(&publish), write);
-    let text = std::fs::read_to_string(format!(
-        "{}/examples/workflows/retrygate-publish.yml",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    assert!(!text.contains("actions/checkout"), "the publisher never checks out the PR");
+    .collect()
+}
 
-    for single in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-sign-off.yml"] {
-        assert_eq!(permissions(&load(single)), write, "{single}");
+/// A job's id, effective permissions and steps.
+type Job = (String, Vec<(String, String)>, Vec<Value>);
+
+/// Every job of a workflow with its effective permissions (its own, else
+/// the workflow's) and its steps.
+fn jobs(w: &Value) -> Vec<Job> {
+    w["jobs"]
+        .as_mapping()
+        .unwrap()
+        .iter()
+        .map(|(id, job)| {
+            let p = if job.get("permissions").is_some() { &job["permissions"] } else { &w["permissions"] };
+            (id.as_str().unwrap().to_string(), permissions(p), job["steps"].as_sequence().unwrap().clone())
+        })
+        .collect()
+}
+
+fn text(rel: &str) -> String {
+    std::fs::read_to_string(format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+const EXAMPLES: [&str; 4] = [
+    "examples/workflows/retrygate.yml",
+    "examples/workflows/retrygate-check.yml",
+    "examples/workflows/retrygate-publish.yml",
+    "examples/workflows/retrygate-sign-off.yml",
+];
+
+#[test]
+fn the_fork_split_gives_write_access_only_to_jobs_that_run_no_pr_code() {
+    let check = load("examples/workflows/retrygate-check.yml");
+    assert_eq!(permissions(&check["permissions"]), [("contents".to_string(), "read".to_string())]);
+    assert!(check["on"]["pull_request"].is_mapping());
+    assert!(check.get("on").unwrap().get("pull_request_target").is_none());
+
+    let publish = load("examples/workflows/retrygate-publish.yml");
+    let listened = &publish["on"]["workflow_run"]["workflows"][0];
+    assert_eq!(listened, &check["name"], "the publisher must name the checker");
+    for f in EXAMPLES {
+        for (id, perms, steps) in jobs(&load(f)) {
+            let writes = perms.iter().any(|(_, v)| v == "write");
+            let runs_pr_code = steps.iter().any(|s| s["with"].get("replay-command").is_some());
+            assert!(
+                !(writes && runs_pr_code),
+                "{f}: job {id} holds a write token and runs the pull request's code"
+            );
+            if writes {
+                assert_eq!(perms, write_set(), "{f}: {id}");
+            }
+            for s in &steps {
+                if s["uses"].as_str().is_some_and(|u| u.starts_with("actions/checkout@")) {
+                    // No ref: never the pull request's code checked out in a
+                    // write job; and no token stored in .git/config anywhere.
+                    assert_eq!(s["with"]["persist-credentials"], Value::Bool(false), "{f}: {id}");
+                    if writes {
+                        assert!(s["with"].get("ref").is_none(), "{f}: {id} checks out another ref");
+                    }
+                }
+            }
+        }
     }
+    // The replay job of the single workflow: no permissions at all.
+    let single = load("examples/workflows/retrygate.yml");
+    let replay = &single["jobs"]["replay"];
+    assert_eq!(replay["permissions"].as_mapping().map(|m| m.len()), Some(0));
+    assert_eq!(replay["steps"][1]["with"]["mode"], "replay");
+    assert_eq!(single["jobs"]["gate"]["needs"], "replay");
+}
+
+#[test]
+fn the_publisher_checks_out_the_base_and_fetches_the_head_as_data() {
+    let publish = load("examples/workflows/retrygate-publish.yml");
+    let steps = publish["jobs"]["publish"]["steps"].as_sequence().unwrap();
+    assert!(steps[0]["uses"].as_str().unwrap().starts_with("actions/checkout@"));
+    assert_eq!(steps[0]["with"]["fetch-depth"], 0);
+    let fetch = steps[1]["run"].as_str().unwrap();
+    assert!(fetch.contains("fetch --no-tags origin \"$HEAD_SHA\""), "{fetch}");
+    assert_eq!(steps[1]["env"]["HEAD_SHA"], "${{ github.event.workflow_run.head_sha }}");
+    assert_eq!(steps[2]["with"]["mode"], "publish");
+}
+
+#[test]
+fn the_examples_trigger_on_retargets_and_merge_queues() {
+    for f in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-check.yml"] {
+        let types = load(f)["on"]["pull_request"]["types"].as_sequence().unwrap().clone();
+        assert!(types.contains(&Value::from("edited")), "{f}");
+    }
+    for f in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-sign-off.yml"] {
+        assert_eq!(load(f)["on"]["merge_group"]["types"][0], "checks_requested", "{f}");
+    }
+}
+
+#[test]
+fn a_plain_comment_gets_its_own_concurrency_group() {
+    // Runs in one group replace each other while pending: a comment that is
+    // not a sign-off must not share the gate's group.
+    for f in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-sign-off.yml"] {
+        let group = load(f)["concurrency"]["group"].as_str().unwrap().to_string();
+        assert!(
+            group.contains(
+                "!contains(github.event.comment.body, '/retrygate sign-off')) && github.event.comment.id"
+            ),
+            "{f}: {group}"
+        );
+    }
+}
+
+#[test]
+fn every_action_is_pinned_by_commit_except_retrygate_itself() {
+    for f in ["action.yml"].iter().chain(EXAMPLES.iter()) {
+        for line in text(f).lines() {
+            let Some(uses) = line.trim_start().trim_start_matches("- ").strip_prefix("uses: ") else {
+                continue;
+            };
+            let target = uses.split_whitespace().next().unwrap();
+            if target.starts_with("retrygate/retrygate@") {
+                // Users pin their own release; the line says so to zizmor.
+                assert!(
+                    line.contains("# zizmor: ignore[unpinned-uses] pin a release commit SHA"),
+                    "{f}: {line}"
+                );
+                continue;
+            }
+            let sha = target.rsplit_once('@').map(|(_, r)| r).unwrap_or("");
+            assert!(sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()), "{f}: {line}");
+        }
+    }
+}
+
+#[test]
+fn the_action_refuses_a_replay_command_in_a_write_token_mode() {
+    let a = load("action.yml");
+    let steps = a["runs"]["steps"].as_sequence().unwrap();
+    let guard = steps[0]["run"].as_str().unwrap();
+    assert!(
+        guard.contains("full|publish)") && guard.contains("replay-command runs the pull request's code"),
+        "{guard}"
+    );
+    let replay = steps
+        .iter()
+        .find(|s| s["name"].as_str().is_some_and(|n| n.starts_with("Run the 429 replay")))
+        .unwrap();
+    assert_eq!(
+        replay["if"],
+        "inputs.mode == 'replay' || (inputs.mode == 'compute' && inputs.replay-command != '')"
+    );
+    assert!(replay["env"].get("GITHUB_TOKEN").is_none());
+    // The binary is named by its step output, not found on a PATH a step could change.
+    assert!(!text("action.yml").contains(">> \"$GITHUB_PATH\""));
 }
 
 #[test]
 fn no_example_job_is_named_like_the_check() {
     // A job's own check run carries the job's name; one named `retrygate`
     // would stand next to the gate's check run under the required name.
-    for f in ["retrygate.yml", "retrygate-check.yml", "retrygate-publish.yml", "retrygate-sign-off.yml"] {
-        let w = load(&format!("examples/workflows/{f}"));
+    for f in EXAMPLES {
+        let w = load(f);
         for (id, job) in w["jobs"].as_mapping().unwrap() {
             assert_ne!(id.as_str(), Some("retrygate"), "{f}");
             assert_ne!(job["name"].as_str(), Some("retrygate"), "{f}");

@@ -166,7 +166,7 @@ fn an_agent_pull_request_without_evidence_is_blocked_and_a_maintainer_sign_off_l
     let signed = signed.unwrap_or_else(|| panic!("no passing check run: {runs:?}"));
     assert_eq!(
         signed.title.as_deref(),
-        Some(format!("passing: signed off by maintainer for {}", &c.head[..7]).as_str())
+        Some(format!("passing (signed off): by maintainer for {}", &c.head[..7]).as_str())
     );
     let pr5 = fake.comments().into_iter().find(|x| x.issue == 5).unwrap();
     assert!(pr5.body.contains("maintainer"), "{}", pr5.body);

@@ -279,6 +279,9 @@ fn the_repository_config_decides_what_is_protected_and_where_the_ledger_goes() {
         ".github/retrygate.yml",
         "protected_paths: [\"src/**/*.rs\"]\nledger: { path: logs/agent.jsonl }\n",
     );
+    // The hook reads the config committed at HEAD, not the working tree.
+    git(d, &["add", ".github/retrygate.yml"]);
+    git(d, &["commit", "-qm", "config"]);
     let out = hook(
         "claude",
         &claude("PreToolUse", d, "Edit", json!({"file_path": d.join("app/checkout.py")})),
@@ -294,11 +297,15 @@ fn the_repository_config_decides_what_is_protected_and_where_the_ledger_goes() {
 
     // A broken config fails closed: the edit is blocked with the file and line.
     write(d, ".github/retrygate.yml", "protected_paths: [\"app/\"]\nprotect: []\n");
+    git(d, &["commit", "-qam", "broken config"]);
     let out =
         hook("claude", &claude("PreToolUse", d, "Edit", json!({"file_path": d.join("src/lib.rs")})), None);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(".github/retrygate.yml:2: unknown field `protect`"), "{stderr}");
+    assert!(
+        stderr.contains(".github/retrygate.yml (committed at HEAD):2: unknown field `protect`"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -71,19 +71,25 @@ pub struct ScanPaths {
 impl ScanPaths {
     /// No ignored files; the default test patterns.
     pub fn defaults() -> ScanPaths {
-        ScanPaths::from_config(&Paths::default())
+        // The default patterns are constants, compiled in a unit test below.
+        ScanPaths::from_config(&Paths::default()).expect("the default test patterns are valid globs")
     }
 
-    /// From the (validated) `paths` section of the base config.
-    pub fn from_config(paths: &Paths) -> ScanPaths {
+    /// From the `paths` section of the base config. An invalid glob is an
+    /// error naming its key, never a matcher that matches nothing.
+    pub fn from_config(paths: &Paths) -> anyhow::Result<ScanPaths> {
+        let compile = |key: &str, globs: &[String]| {
+            ProtectedPaths::compile(globs)
+                .map_err(|e| anyhow::anyhow!("{key}: invalid glob \"{}\": {}", e.pattern, e.error.kind()))
+        };
         let (tests, tests_key) = match &paths.tests {
-            Some(globs) => (ProtectedPaths::new(globs), "paths.tests"),
+            Some(globs) => (compile("paths.tests", globs)?, "paths.tests"),
             None => {
                 let defaults: Vec<String> = DEFAULT_TEST_PATTERNS.iter().map(|s| s.to_string()).collect();
-                (ProtectedPaths::new(&defaults), DEFAULTS_KEY)
+                (compile(DEFAULTS_KEY, &defaults)?, DEFAULTS_KEY)
             }
         };
-        ScanPaths { ignore: ProtectedPaths::new(&paths.ignore), tests, tests_key }
+        Ok(ScanPaths { ignore: compile("paths.ignore", &paths.ignore)?, tests, tests_key })
     }
 
     /// The `paths.ignore` entry that drops `path` from the scan, if any.
@@ -374,13 +380,13 @@ mod tests {
     fn paths_tests_replaces_the_defaults_and_ignore_matches_its_globs() {
         let paths =
             Paths { ignore: vec!["vendor/".into(), "**/*.pb.go".into()], tests: Some(vec!["qa/".into()]) };
-        let p = ScanPaths::from_config(&paths);
+        let p = ScanPaths::from_config(&paths).unwrap();
         assert_eq!(p.test_pattern("qa/load.py"), Some("qa/"));
         assert_eq!(p.test_pattern("tests/retry.rs"), None, "set paths.tests replaces the defaults");
         assert_eq!(p.ignored("vendor/lib/x.go"), Some("vendor/"));
         assert_eq!(p.ignored("api/v1/x.pb.go"), Some("**/*.pb.go"));
         assert_eq!(p.ignored("src/vendor.rs"), None);
-        let none = ScanPaths::from_config(&Paths { ignore: vec![], tests: Some(vec![]) });
+        let none = ScanPaths::from_config(&Paths { ignore: vec![], tests: Some(vec![]) }).unwrap();
         assert_eq!(none.test_pattern("tests/retry.rs"), None, "`tests: []` means no path is test code");
         assert_eq!(ScanPaths::defaults().ignored("vendor/x.go"), None, "nothing is ignored by default");
     }

@@ -82,6 +82,8 @@ pub struct CheckInput {
     pub artifacts: Option<std::sync::Arc<dyn crate::ledger::artifact::ArtifactSource>>,
     /// A report written by `retrygate replay --report PATH`.
     pub replay_report: Option<PathBuf>,
+    /// Who ran the replay behind `replay_report` (see [`ReportOrigin`]).
+    pub replay_report_origin: ReportOrigin,
     /// A maintainer's sign-off (`--sign-off SHA`, or a comment).
     pub sign_off: Option<SignOffRequest>,
     /// Bound on running `replay.command`; `None` = [`DEFAULT_REPLAY_TIMEOUT`].
@@ -111,12 +113,28 @@ impl CheckInput {
             ledger_artifact: None,
             artifacts: None,
             replay_report: None,
+            replay_report_origin: ReportOrigin::Caller,
             sign_off: None,
             replay_timeout: None,
             allow_replay_command: true,
             link_base: None,
         }
     }
+}
+
+/// Who produced a replay report, which decides how far it is believed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportOrigin {
+    /// The caller ran it (`retrygate check --replay-report` on a laptop, or
+    /// the same job as the gate): checked against the head and scenario, then
+    /// believed.
+    #[default]
+    Caller,
+    /// The pull request's own workflow run made it, with the pull request's
+    /// code: labelled as such. For a fork (`fork: true`) it cannot make the
+    /// pull request pass unless the base config sets
+    /// `replay.trust_fork_reports: true`.
+    PullRequestRun { fork: bool },
 }
 
 /// The facts the verdict rests on (`facts` in the JSON).
@@ -207,7 +225,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
 
     // Findings: the scan as the base config shapes it.
-    let paths = ScanPaths::from_config(&config.paths);
+    let paths = ScanPaths::from_config(&config.paths)?;
     let scanned = scan_with_config(&git, &base_sha, config, &cs)?;
     let mut findings = scanned.findings;
     let mut notes = scanned.notes;
@@ -227,7 +245,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     // The policy's own findings.
     findings.extend(policy::paths::gate_config_changes(config, &cs.files));
     if agent.is_agent {
-        findings.extend(policy::paths::protected_path_changes(config, &cs.files));
+        findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
     }
     if let Some(max) = config.limits.max_attempts {
         let (policies, mut parse_notes) = head_policies(&cs, &paths);
@@ -318,7 +336,7 @@ pub fn scan_with_config(
     let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
         .context("loading the rule packs (rules.extra at the base commit)")?;
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
-    let mut scanned = analyze::scan_with(cs, &analyzers, &ScanPaths::from_config(&config.paths));
+    let mut scanned = analyze::scan_with(cs, &analyzers, &ScanPaths::from_config(&config.paths)?);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     Ok(scanned)
 }
@@ -334,7 +352,21 @@ fn replay_evidence(
 ) -> replay::ReplayEvidence {
     let changed = "retry or HTTP-client code changed";
     if let Some(path) = &input.replay_report {
-        return replay::from_report_file(path, head, expected);
+        let mut ev = replay::from_report_file(path, head, expected);
+        if let ReportOrigin::PullRequestRun { fork } = input.replay_report_origin {
+            let who = if fork { "the fork's" } else { "the pull request's" };
+            ev.summary.source = Some(format!(
+                "reported by {who} own run (its code wrote this report): {}",
+                ev.summary.source.as_deref().unwrap_or("")
+            ));
+            if fork && !config.replay.trust_fork_reports && ev.summary.status == policy::ReplayStatus::Pass {
+                ev.summary.status = policy::ReplayStatus::Rejected;
+                ev.summary.problems.push(
+                    "a fork's own run wrote this report, so the fork could have faked it; it cannot make a fork's pull request pass unless the base config sets replay.trust_fork_reports: true; a maintainer can review the replay and sign off".into(),
+                );
+            }
+        }
+        return ev;
     }
     let Some(cmd) = &config.replay.command else {
         return replay::ReplayEvidence {

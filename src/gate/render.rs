@@ -180,17 +180,27 @@ fn short(s: &str) -> &str {
     s.get(..12).unwrap_or(s)
 }
 
+/// The verdict in a few words: the comment's header and the check run's
+/// title both start from it, so they cannot disagree (an advisory pass that
+/// would block says so in both).
+pub fn headline(gate: &GateVerdict) -> &'static str {
+    match (gate.verdict, gate.reasons.is_empty(), gate.facts.mode) {
+        (Verdict::Block, _, _) => "blocked",
+        (Verdict::Pass, true, _) => "passing",
+        (Verdict::Pass, false, Mode::Advisory) => "passing (advisory mode, would block)",
+        (Verdict::Pass, false, _) => "passing (signed off)",
+    }
+}
+
 fn header(o: &mut String, gate: &GateVerdict) {
     let n = gate.reasons.len();
-    let title = match (gate.verdict, n, gate.facts.mode) {
-        (Verdict::Block, _, _) => "❌ retrygate: blocked".to_string(),
-        (Verdict::Pass, 0, _) => "✅ retrygate: passing".to_string(),
-        (Verdict::Pass, _, Mode::Advisory) => {
-            "⚠️ retrygate: passing (advisory mode, would block)".to_string()
-        }
-        (Verdict::Pass, _, _) => "✅ retrygate: passing (signed off)".to_string(),
+    let icon = match (gate.verdict, n, gate.facts.mode) {
+        (Verdict::Block, _, _) => "❌",
+        (Verdict::Pass, 0, _) => "✅",
+        (Verdict::Pass, _, Mode::Advisory) => "⚠️",
+        (Verdict::Pass, _, _) => "✅",
     };
-    let _ = writeln!(o, "### {title}\n");
+    let _ = writeln!(o, "### {icon} retrygate: {}\n", headline(gate));
     if n == 0 {
         let t = report::Tally::of(&gate.report());
         let warnings = if t.warnings > 0 {

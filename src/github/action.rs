@@ -4,7 +4,18 @@
 //! |---|---|---|---|
 //! | `pull_request` | gate, publish | gate, write the verdict file | refused |
 //! | `issue_comment` (sign-off) | check the sign-off, gate with it, publish | refused | refused |
-//! | `workflow_run` | publish the verdict file | refused | publish the verdict file |
+//! | `workflow_run` | recompute, publish | refused | recompute, publish |
+//! | `merge_group` | judge the group, publish on its commit | refused | refused |
+//!
+//! **Trust model.** A job that holds a write token (full, publish) runs no
+//! pull-request code and trusts nothing the pull request's own run
+//! computed: it computes the verdict itself from the base config and the
+//! head fetched as data. The one thing it takes from the pull request's run
+//! is the replay report (only the PR's code can produce it), labelled as
+//! such; for a fork it cannot make the PR pass unless the base config sets
+//! `replay.trust_fork_reports: true` ([`crate::gate::ReportOrigin`]). The
+//! verdict file a compute job uploads only says which pull request the run
+//! was for; its verdict is never published.
 //!
 //! Every path ends in the job summary and the step outputs, and in an exit
 //! code that is 0 only for a pass that reached the commit: a block is 1, and
@@ -15,9 +26,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use anyhow::Context;
 
 use super::client::Api;
-use super::event::{CompletedRun, PrComment, PullRequest, Trigger};
+use super::event::{CompletedRun, MergeGroup, PrComment, PullRequest, Trigger};
+use super::merge_group;
 use super::publication::{Publication, VerdictFile};
-use super::publish::{publish, PrTarget, PublishReport};
+use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
 use super::{ActionEnv, GateRequest, Mode};
@@ -34,12 +46,7 @@ pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 /// Handles the event described by `env`, computing verdicts with `gate`.
 pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Exit> {
     let shown = env.event_path.display().to_string();
-    let meta = std::fs::metadata(&env.event_path)
-        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
-    if meta.len() > MAX_EVENT_BYTES {
-        anyhow::bail!("{shown}: {} bytes is larger than any GitHub event ({MAX_EVENT_BYTES})", meta.len());
-    }
-    let payload = std::fs::read_to_string(&env.event_path)
+    let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
         .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
     let trigger = Trigger::parse(&env.event_name, &payload, &shown)?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -57,7 +64,9 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
                 "--mode publish publishes a verdict file on a workflow_run event, and this is a pull_request event; use --mode compute in the pull_request job (docs/github.md)"
             ),
             Mode::Compute => {
-                let req = GateRequest::for_pr(env, &pr, None, true);
+                // A read-only job: the replay may run the PR's code here.
+                let mut req = GateRequest::for_pr(env, &pr, None, true);
+                req.replay_report_origin = crate::gate::ReportOrigin::Caller;
                 let (p, decided) = decide(gate, &req);
                 let file = VerdictFile {
                     version: super::publication::VERDICT_FILE_VERSION,
@@ -67,12 +76,24 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
                     publication: p.clone(),
                 };
                 file.write(&env.verdict_file)?;
+                // The replay report travels next to it, for the publishing
+                // job (the only part of this run it uses).
+                if let Some(report) = env.replay_report.as_ref().filter(|r| r.is_file()) {
+                    let dest = replay_report_beside(&env.verdict_file);
+                    if *report != dest {
+                        std::fs::copy(report, &dest).with_context(|| {
+                            format!("cannot copy the replay report {} to {}", report.display(), dest.display())
+                        })?;
+                    }
+                }
                 eprintln!("retrygate: verdict written to {}", env.verdict_file.display());
                 finish(env, &p, decided, None)
             }
             Mode::Full => {
                 let api = api(env)?;
-                let req = GateRequest::for_pr(env, &pr, None, true);
+                // This job holds a write token: the PR's code does not run
+                // here; a replay report comes from the replay job.
+                let req = GateRequest::for_pr(env, &pr, None, false);
                 let (p, decided) = decide(gate, &req);
                 let report = publish(&api, &target(&pr), &p, env.bot_login.as_deref(), env.run_url.as_deref()).await;
                 finish(env, &p, decided, Some(&report))
@@ -84,13 +105,21 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
             }
             sign_off(env, c, gate).await
         }
+        Trigger::MergeGroup(group) => {
+            if env.mode != Mode::Full {
+                anyhow::bail!(
+                    "a merge_group event is judged with --mode full (the job publishes the check run on the group's commit; docs/github.md, \"Merge queues\")"
+                );
+            }
+            merge_group(env, group, gate).await
+        }
         Trigger::WorkflowRun(run) => {
             if env.mode == Mode::Compute {
                 anyhow::bail!(
                     "--mode compute runs on pull_request; a workflow_run job publishes with --mode publish (docs/github.md)"
                 );
             }
-            publish_run(env, run).await
+            publish_run(env, run, gate).await
         }
     }
 }
@@ -265,9 +294,23 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
     finish(env, &p, decided, Some(&report))
 }
 
-/// Publishes the verdict file of a completed `pull_request` run, after
-/// checking it is about the head that run and the PR have now.
-async fn publish_run(env: &ActionEnv, run: CompletedRun) -> anyhow::Result<Exit> {
+/// The replay report's file name next to the verdict file in the artifact.
+pub const REPLAY_REPORT_FILE: &str = "replay.json";
+
+/// Where the replay report travels, next to `verdict_file`.
+pub fn replay_report_beside(verdict_file: &std::path::Path) -> std::path::PathBuf {
+    verdict_file.with_file_name(REPLAY_REPORT_FILE)
+}
+
+/// Publishes the verdict for a completed `pull_request` run, **recomputed
+/// here**: the run executed the pull request's code (a fork's, even its own
+/// edited workflow), so its verdict file may say anything. The file is read
+/// only to learn which pull request the run was for (a fork's run carries no
+/// PR numbers), and that is checked against the run and the PR as the API
+/// returns it. The verdict comes from the gate on the head fetched as data
+/// (`git fetch origin pull/N/head`), with the config and rules of the base;
+/// only the replay report is taken from the run, labelled as the PR's own.
+async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> anyhow::Result<Exit> {
     let file = match VerdictFile::read(&env.verdict_file) {
         Ok(f) => f,
         Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), Exit::Error),
@@ -312,8 +355,82 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun) -> anyhow::Result<Exit>
             return refuse(env, &why, Exit::Error);
         }
     }
-    let report =
-        publish(&api, &target(&pr), &file.publication, env.bot_login.as_deref(), env.run_url.as_deref())
-            .await;
-    finish(env, &file.publication, true, Some(&report))
+    if let Err(why) = commits_in_checkout(env, &[&pr.base.sha, &pr.head.sha]) {
+        let why = format!(
+            "refusing to publish: {why}; the publishing job checks out the base with fetch-depth: 0 and fetches the pull request's head as data (`git fetch origin pull/{}/head`), see examples/workflows/retrygate-publish.yml",
+            pr.number
+        );
+        return refuse(env, &why, Exit::Error);
+    }
+    let mut req = GateRequest::for_pr(env, &pr, None, false);
+    let beside = replay_report_beside(&env.verdict_file);
+    req.replay_report = beside.is_file().then_some(beside);
+    let (p, decided) = decide(gate, &req);
+    let report = publish(&api, &target(&pr), &p, env.bot_login.as_deref(), env.run_url.as_deref()).await;
+    finish(env, &p, decided, Some(&report))
+}
+
+/// Checks that every commit is in the checkout; the error names the first
+/// that is not.
+fn commits_in_checkout(env: &ActionEnv, shas: &[&str]) -> Result<(), String> {
+    let git = crate::changeset::git::Git::open(&env.workspace).map_err(|e| e.to_string())?;
+    for sha in shas {
+        git.resolve_commit(sha)
+            .map_err(|_| format!("commit {sha} is not in the checkout {}", env.workspace.display()))?;
+    }
+    Ok(())
+}
+
+/// Judges a merge queue's group commit (see [`super::merge_group`]) and
+/// publishes the verdict on it.
+async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> anyhow::Result<Exit> {
+    let api = api(env)?;
+    if let Err(why) = commits_in_checkout(env, &[&group.base_sha, &group.head_sha]) {
+        let why = format!("cannot judge the merge group: {why}; check out the group with fetch-depth: 0 (examples/workflows/retrygate.yml)");
+        let p = Publication::could_not_decide(&group.head_sha, &anyhow::anyhow!(why));
+        let report = publish_commit(&api, &p, env.run_url.as_deref()).await;
+        return finish(env, &p, false, Some(&report));
+    }
+    let git = crate::changeset::git::Git::open(&env.workspace)?;
+    let range = format!("{}..{}", group.base_sha, group.head_sha);
+    let log = git.run(&["log", "--first-parent", "--format=%H%x09%s", &range])?;
+    let commits: Vec<(String, String)> = log
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(sha, subject)| (sha.to_string(), subject.to_string()))
+        .collect();
+    let queued = merge_group::attribute(&commits, group.last_pr());
+    let mut verdicts = Vec::new();
+    for n in &queued.prs {
+        let v = match fetch_pr(&api, *n).await {
+            Ok(pr) => {
+                let run = super::checks::find(&api, &pr.head.sha).await?;
+                merge_group::judge_pr(run.as_ref(), &pr.head.sha, group.base_branch())
+            }
+            Err(e) => merge_group::PrVerdict::NotPassing(format!("cannot read it: {e:#}")),
+        };
+        verdicts.push((*n, v));
+    }
+    let req = GateRequest {
+        repository: env.repository.clone(),
+        workspace: env.workspace.clone(),
+        pr_number: queued.prs.last().copied().unwrap_or(0),
+        base_sha: group.base_sha.clone(),
+        base_ref: group.base_branch().to_string(),
+        head_sha: group.head_sha.clone(),
+        author: String::new(),
+        author_is_bot: false,
+        forced_agent: Some(false),
+        labels: Vec::new(),
+        head_branch: group.head_ref.trim_start_matches("refs/heads/").to_string(),
+        sign_off: None,
+        replay_report: None,
+        replay_report_origin: crate::gate::ReportOrigin::Caller,
+        allow_replay: false,
+        link_base: env.link_base.clone(),
+    };
+    let (group_p, decided) = decide(gate, &req);
+    let p = merge_group::combine(group_p, &verdicts, &queued.unattributed);
+    let report = publish_commit(&api, &p, env.run_url.as_deref()).await;
+    finish(env, &p, decided, Some(&report))
 }

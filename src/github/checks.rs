@@ -28,6 +28,28 @@ pub const CHECK_NAME: &str = "retrygate";
 /// Actions app); the id tells retrygate's own run from it.
 pub const EXTERNAL_ID: &str = "retrygate-gate";
 
+/// The `external_id` of the check run for `p`: [`EXTERNAL_ID`], then the
+/// base it was judged against, `retrygate-gate base=main@<sha>`. The merge
+/// queue reads it back ([`bound_base`]): a pass computed against another
+/// base branch (before a retarget) does not count for this one.
+pub fn external_id(p: &Publication) -> String {
+    match &p.base {
+        Some(b) => format!("{EXTERNAL_ID} base={}@{}", b.branch, b.sha),
+        None => EXTERNAL_ID.to_string(),
+    }
+}
+
+/// Whether an `external_id` is one of retrygate's own check runs.
+pub fn is_own(external_id: &str) -> bool {
+    external_id == EXTERNAL_ID || external_id.starts_with(&format!("{EXTERNAL_ID} "))
+}
+
+/// The base branch and commit an `external_id` from [`external_id`] names.
+pub fn bound_base(external_id: &str) -> Option<(&str, &str)> {
+    let rest = external_id.strip_prefix(EXTERNAL_ID)?.strip_prefix(" base=")?;
+    rest.rsplit_once('@')
+}
+
 /// GitHub accepts at most 50 annotations per create or update request.
 pub const MAX_ANNOTATIONS_PER_REQUEST: usize = 50;
 
@@ -145,7 +167,7 @@ pub fn annotations(findings: &[Finding]) -> Vec<Annotation> {
 }
 
 /// The `retrygate` check run on `head_sha`, if one exists.
-async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
+pub async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
     let route =
         api.repo_route(&format!("/commits/{head_sha}/check-runs?check_name={CHECK_NAME}&per_page=100"));
     let runs = api.get_all("listing check runs", &route, Some("check_runs")).await?;
@@ -154,7 +176,7 @@ async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
     Ok(runs
         .into_iter()
         .filter(|r| r.get("name").and_then(Value::as_str) == Some(CHECK_NAME))
-        .filter(|r| r.get("external_id").and_then(Value::as_str) == Some(EXTERNAL_ID))
+        .filter(|r| r.get("external_id").and_then(Value::as_str).is_some_and(is_own))
         .max_by_key(|r| r.get("id").and_then(Value::as_u64).unwrap_or(0)))
 }
 
@@ -187,7 +209,8 @@ pub async fn publish_check_run(
             let had = run.pointer("/output/annotations_count").and_then(Value::as_u64).unwrap_or(0) as usize;
             let same = run.get("conclusion").and_then(Value::as_str) == Some(conclusion_str(p.verdict))
                 && run.pointer("/output/title").and_then(Value::as_str) == Some(p.title.as_str())
-                && run.pointer("/output/summary").and_then(Value::as_str) == Some(summary.as_str());
+                && run.pointer("/output/summary").and_then(Value::as_str) == Some(summary.as_str())
+                && run.get("external_id").and_then(Value::as_str) == Some(external_id(p).as_str());
             if same && had >= all.len() {
                 return Ok(CheckOutcome::Unchanged { id });
             }
@@ -198,7 +221,7 @@ pub async fn publish_check_run(
             let sent = first.len();
             let mut create = checks
                 .create_check_run(CHECK_NAME, p.head_sha.clone())
-                .external_id(EXTERNAL_ID)
+                .external_id(external_id(p))
                 .status(CheckRunStatus::Completed)
                 .conclusion(conclusion(p.verdict))
                 .output(output(p, &summary, first));
@@ -225,7 +248,7 @@ pub async fn publish_check_run(
                         None => {
                             let retry = checks
                                 .create_check_run(CHECK_NAME, p.head_sha.clone())
-                                .external_id(EXTERNAL_ID)
+                                .external_id(external_id(p))
                                 .status(CheckRunStatus::Completed)
                                 .conclusion(conclusion(p.verdict))
                                 .output(output(p, &summary, first));
@@ -250,6 +273,8 @@ pub async fn publish_check_run(
         api.pace_write().await;
         checks
             .update_check_run(octocrab::models::CheckRunId(id))
+            // octocrab's setter for `external_id` on updates is named so.
+            .external_url(external_id(p))
             .status(CheckRunStatus::Completed)
             .conclusion(conclusion(p.verdict))
             .output(output(p, &summary, batch))
@@ -294,6 +319,22 @@ pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_external_id_names_the_base_and_is_read_back() {
+        let mut p = Publication::could_not_decide("a", &anyhow::anyhow!("x"));
+        assert_eq!(external_id(&p), EXTERNAL_ID, "a verdict bound to no base");
+        assert_eq!(bound_base(EXTERNAL_ID), None);
+        p.base = Some(crate::github::publication::BaseBinding {
+            branch: "release/1.x".into(),
+            sha: "f95f852".into(),
+        });
+        let id = external_id(&p);
+        assert_eq!(id, "retrygate-gate base=release/1.x@f95f852");
+        assert!(is_own(&id) && is_own(EXTERNAL_ID));
+        assert!(!is_own("retrygate-gateway") && !is_own("d3e3b6ad-fb11-5de5-1243-51ac1bbad548"));
+        assert_eq!(bound_base(&id), Some(("release/1.x", "f95f852")));
+    }
     use crate::finding::Kind;
 
     #[test]
@@ -323,6 +364,7 @@ mod tests {
     fn long_summaries_are_cut_with_a_pointer() {
         let p = Publication {
             head_sha: "a".repeat(40),
+            base: None,
             verdict: Verdict::Block,
             title: "t".repeat(300),
             summary_markdown: "é".repeat(70_000),

@@ -25,9 +25,17 @@ pub const ACTIONS_BOT_LOGIN: &str = "github-actions[bot]";
 /// What happened to the sticky comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommentOutcome {
-    Created { id: u64 },
-    Edited { id: u64 },
-    Unchanged { id: u64 },
+    Created {
+        id: u64,
+    },
+    Edited {
+        id: u64,
+    },
+    Unchanged {
+        id: u64,
+    },
+    /// Nothing to comment on: a merge group's commit belongs to no pull request.
+    NotApplicable,
 }
 
 /// The full body: the marker, then the Markdown, cut to the limit with a

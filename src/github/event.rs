@@ -8,10 +8,12 @@
 
 use serde::Deserialize;
 
-/// The `pull_request` actions that (re)compute the verdict. Others
-/// (`closed`, `edited`, `assigned`...) leave the head and labels as they were.
+/// The `pull_request` actions that (re)compute the verdict. `edited` also
+/// does when it changed the base (a retarget: the config and the change are
+/// another branch's now); other edits (title, body) and `closed`,
+/// `assigned`... leave the verdict as it was.
 pub const GATED_PR_ACTIONS: &[&str] =
-    &["opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled"];
+    &["opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited"];
 
 /// A user as payloads and the API describe one.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -72,6 +74,50 @@ pub struct PullRequest {
 struct PullRequestEvent {
     action: String,
     pull_request: PullRequest,
+    /// On `edited`: what changed (`base`, `title`, `body`).
+    #[serde(default)]
+    changes: Option<PrChanges>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct PrChanges {
+    #[serde(default)]
+    base: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct MergeGroupEvent {
+    action: String,
+    merge_group: MergeGroup,
+}
+
+/// A merge queue's group: the queue tests `head_sha`, which is `base_sha`
+/// with the queued pull requests merged on top, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct MergeGroup {
+    pub head_sha: String,
+    /// `refs/heads/gh-readonly-queue/<base>/pr-<N>-<base_sha>`.
+    pub head_ref: String,
+    /// Listed in GitHub's webhook documentation; older payload examples lack
+    /// it, and a group without it cannot be judged (an error, never a pass).
+    #[serde(default)]
+    pub base_sha: String,
+    /// `refs/heads/<base>`.
+    pub base_ref: String,
+}
+
+impl MergeGroup {
+    /// The base branch's name (`main` for `refs/heads/main`).
+    pub fn base_branch(&self) -> &str {
+        self.base_ref.strip_prefix("refs/heads/").unwrap_or(&self.base_ref)
+    }
+
+    /// The pull request the group was made for (the last one queued), from
+    /// `head_ref`'s `pr-<N>-`.
+    pub fn last_pr(&self) -> Option<u64> {
+        let tail = self.head_ref.rsplit('/').next()?;
+        tail.strip_prefix("pr-")?.split('-').next()?.parse().ok()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,6 +193,8 @@ pub enum Trigger {
     Comment(PrComment),
     /// Publish the verdict another run computed.
     WorkflowRun(CompletedRun),
+    /// Judge a merge queue's group commit.
+    MergeGroup(MergeGroup),
     /// Nothing to do, and why.
     Ignored(String),
 }
@@ -157,7 +205,7 @@ impl Trigger {
     pub fn parse(event_name: &str, payload: &str, source: &str) -> anyhow::Result<Trigger> {
         let bad = |e: serde_json::Error| {
             anyhow::anyhow!(
-                "{source}:{}: the {event_name} payload is not what GitHub sends ({e}); run retrygate github from a workflow triggered by pull_request, issue_comment or workflow_run",
+                "{source}:{}: the {event_name} payload is not what GitHub sends ({e}); run retrygate github from a workflow triggered by pull_request, issue_comment, workflow_run or merge_group",
                 e.line()
             )
         };
@@ -169,6 +217,11 @@ impl Trigger {
                         "pull_request action `{}` does not change what the gate decides",
                         ev.action
                     )));
+                }
+                if ev.action == "edited" && ev.changes.as_ref().and_then(|c| c.base.as_ref()).is_none() {
+                    return Ok(Trigger::Ignored(
+                        "pull_request `edited` without a base change (title or body) does not change what the gate decides".into(),
+                    ));
                 }
                 Ok(Trigger::PullRequest(Box::new(ev.pull_request)))
             }
@@ -206,11 +259,26 @@ impl Trigger {
                     pull_requests: run.pull_requests.iter().map(|p| p.number).collect(),
                 }))
             }
+            "merge_group" => {
+                let ev: MergeGroupEvent = serde_json::from_str(payload).map_err(bad)?;
+                if ev.action != "checks_requested" {
+                    return Ok(Trigger::Ignored(format!(
+                        "merge_group action `{}`: only `checks_requested` asks for a verdict",
+                        ev.action
+                    )));
+                }
+                if ev.merge_group.base_sha.is_empty() {
+                    anyhow::bail!(
+                        "{source}: the merge_group payload has no merge_group.base_sha, so the group's change cannot be told from its base; run retrygate github on GitHub's merge_group event as it is sent today"
+                    );
+                }
+                Ok(Trigger::MergeGroup(ev.merge_group))
+            }
             "pull_request_target" => anyhow::bail!(
                 "retrygate github refuses pull_request_target: that event runs with a write token next to the PR's code (a \"pwn request\"); use pull_request to compute and workflow_run to publish (docs/github.md, \"Pull requests from forks\")"
             ),
             other => anyhow::bail!(
-                "event `{other}` is not one retrygate github handles; trigger it on pull_request, issue_comment or workflow_run"
+                "event `{other}` is not one retrygate github handles; trigger it on pull_request, issue_comment, workflow_run or merge_group"
             ),
         }
     }
@@ -286,6 +354,40 @@ mod tests {
         let t =
             Trigger::parse("workflow_run", &fixture("workflow_run__requested.payload.json"), "e").unwrap();
         assert!(matches!(t, Trigger::Ignored(_)));
+    }
+
+    #[test]
+    fn a_retarget_recomputes_and_other_edits_are_ignored() {
+        let edited = fixture("pull_request__opened.payload.json").replacen(
+            "\"action\": \"opened\"",
+            "\"action\": \"edited\"",
+            1,
+        );
+        let t = Trigger::parse("pull_request", &edited, "e").unwrap();
+        assert!(matches!(&t, Trigger::Ignored(why) if why.contains("without a base change")), "{t:?}");
+        let mut v: serde_json::Value = serde_json::from_str(&edited).unwrap();
+        v["changes"] = serde_json::json!({"base": {"ref": {"from": "release"}, "sha": {"from": "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"}}});
+        let t = Trigger::parse("pull_request", &v.to_string(), "e").unwrap();
+        assert!(matches!(&t, Trigger::PullRequest(pr) if pr.base.branch == "master"), "{t:?}");
+    }
+
+    #[test]
+    fn merge_group_gives_the_group_and_needs_its_base() {
+        let payload = fixture("merge_group__checks_requested.payload.json");
+        let e = Trigger::parse("merge_group", &payload, "event.json").unwrap_err();
+        assert!(
+            e.to_string().starts_with("event.json: the merge_group payload has no merge_group.base_sha"),
+            "{e}"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        v["merge_group"]["base_sha"] = serde_json::json!("929f8209d40f77f4abc622a499c93a83babdbe64");
+        let Trigger::MergeGroup(g) = Trigger::parse("merge_group", &v.to_string(), "e").unwrap() else {
+            panic!()
+        };
+        assert_eq!(g.head_sha, "2ffea6db159f6b6c47a24e778fb9ef40cf6b1c7d");
+        assert_eq!((g.base_branch(), g.last_pr()), ("main", Some(104)));
+        v["action"] = serde_json::json!("destroyed");
+        assert!(matches!(Trigger::parse("merge_group", &v.to_string(), "e").unwrap(), Trigger::Ignored(_)));
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
 //! - [`artifact`]: the tool-ledger artifact of the head commit, found and
 //!   downloaded for the gate;
+//! - [`merge_group`]: the verdict of a merge queue's group (pure);
 //! - [`action`]: the flow for each event and mode.
 
 pub mod action;
@@ -25,6 +26,7 @@ pub mod checks;
 pub mod client;
 pub mod comment;
 pub mod event;
+pub mod merge_group;
 pub mod publication;
 pub mod publish;
 pub mod retry;
@@ -70,8 +72,9 @@ pub struct GithubArgs {
     /// (a GitHub App token: `<app-slug>[bot]`); default `github-actions[bot]`.
     #[arg(long, env = "RETRYGATE_BOT_LOGIN")]
     pub bot_login: Option<String>,
-    /// A report of `retrygate replay --report PATH` run earlier in the job
-    /// (the Action's `replay-command` input runs it).
+    /// A report of `retrygate replay --report PATH`: from the replay job's
+    /// artifact (full mode) or run earlier in the same read-only job
+    /// (compute mode). Publish mode finds it next to the verdict file.
     #[arg(long, env = "RETRYGATE_REPLAY_REPORT")]
     pub replay_report: Option<PathBuf>,
     /// The repository checkout (default: `$GITHUB_WORKSPACE`, else `.`).
@@ -169,15 +172,23 @@ pub struct GateRequest {
     pub workspace: PathBuf,
     pub pr_number: u64,
     pub base_sha: String,
+    /// The base branch: the check run is bound to it as well as to the head
+    /// (a pull request retargeted to another branch is judged again).
+    pub base_ref: String,
     pub head_sha: String,
     pub author: String,
     pub author_is_bot: bool,
+    /// `Some(false)` judges the change as a person's whatever the facts say
+    /// (a merge group: each pull request's evidence was judged on its own).
+    pub forced_agent: Option<bool>,
     pub labels: Vec<String>,
     pub head_branch: String,
     /// A maintainer's sign-off, already checked against the current head.
     pub sign_off: Option<SignOff>,
-    /// A replay report written earlier in the job, if any.
+    /// A replay report from the pull request's replay job, if any.
     pub replay_report: Option<PathBuf>,
+    /// Who made that report: always the pull request's own run on GitHub.
+    pub replay_report_origin: crate::gate::ReportOrigin,
     /// Whether the replay may run the PR's code here. False when the job
     /// holds a write token (a sign-off comment): the PR's code is data there.
     pub allow_replay: bool,
@@ -198,17 +209,26 @@ impl GateRequest {
             workspace: env.workspace.clone(),
             pr_number: pr.number,
             base_sha: pr.base.sha.clone(),
+            base_ref: pr.base.branch.clone(),
             head_sha: pr.head.sha.clone(),
             author: pr.user.login.clone(),
             author_is_bot: pr.user.is_bot(),
+            forced_agent: None,
             labels: pr.labels.iter().map(|l| l.name.clone()).collect(),
             head_branch: pr.head.branch.clone(),
             sign_off,
             replay_report: env.replay_report.clone(),
+            replay_report_origin: crate::gate::ReportOrigin::PullRequestRun { fork: is_fork(env, pr) },
             allow_replay,
             link_base: env.link_base.clone(),
         }
     }
+}
+
+/// Whether `pr` comes from another repository than the one the job runs
+/// in (a deleted fork counts as a fork).
+pub fn is_fork(env: &ActionEnv, pr: &event::PullRequest) -> bool {
+    pr.head.repo.as_ref().map(|r| r.full_name.as_str()) != Some(env.repository.as_str())
 }
 
 /// The gate `retrygate github` uses: [`crate::gate::check`] (the same
@@ -244,10 +264,12 @@ pub fn check_gate_with(
 ) -> anyhow::Result<Publication> {
     let input = crate::gate::CheckInput {
         artifacts,
-        author: Some(req.author.clone()),
+        author: Some(req.author.clone()).filter(|a| !a.is_empty()),
+        forced_agent: req.forced_agent,
         labels: req.labels.clone(),
         head_branch: Some(req.head_branch.clone()),
         replay_report: req.replay_report.clone(),
+        replay_report_origin: req.replay_report_origin,
         sign_off: req
             .sign_off
             .as_ref()
@@ -258,27 +280,23 @@ pub fn check_gate_with(
     };
     let outcome = crate::gate::check(&input)?;
     let accepted = outcome.gate.sign_off.as_ref().filter(|s| s.accepted);
+    // One headline for the title and the comment's header.
+    let headline = crate::gate::render::headline(&outcome.gate);
+    let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+    codes.dedup();
     let title = match (outcome.verdict, accepted) {
-        (crate::report::Verdict::Pass, Some(s)) => {
-            format!(
-                "passing: signed off by {} for {}",
-                s.by.as_deref().unwrap_or("a maintainer"),
-                signoff::short(&s.sha)
-            )
-        }
-        (crate::report::Verdict::Pass, None) => "passing: no blocking retry regressions".to_string(),
-        (crate::report::Verdict::Block, _) => {
-            let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
-            codes.dedup();
-            if codes.is_empty() {
-                "blocked".to_string()
-            } else {
-                format!("blocked: {}", codes.join(", "))
-            }
-        }
+        (crate::report::Verdict::Pass, Some(s)) => format!(
+            "{headline}: by {} for {}",
+            s.by.as_deref().unwrap_or("a maintainer"),
+            signoff::short(&s.sha)
+        ),
+        _ if !codes.is_empty() => format!("{headline}: {}", codes.join(", ")),
+        (crate::report::Verdict::Pass, None) => format!("{headline}: no blocking retry regressions"),
+        (crate::report::Verdict::Block, _) => headline.to_string(),
     };
     Ok(Publication {
         head_sha: req.head_sha.clone(),
+        base: Some(publication::BaseBinding { branch: req.base_ref.clone(), sha: req.base_sha.clone() }),
         verdict: outcome.verdict,
         title,
         summary_markdown: outcome.markdown.clone(),

@@ -28,6 +28,10 @@ pub const VERDICT_FILE_VERSION: u32 = 1;
 pub struct Publication {
     /// The commit the verdict is about: the check run and status go there.
     pub head_sha: String,
+    /// The base it was judged against; the check run records it, so a
+    /// verdict for one base branch is never taken for another's.
+    #[serde(default)]
+    pub base: Option<BaseBinding>,
     pub verdict: Verdict,
     /// One line: the check run's title.
     pub title: String,
@@ -62,6 +66,7 @@ impl Publication {
         let title = title(verdict, report.findings.iter().filter(|f| f.is_blocking()).count(), sign_off);
         Publication {
             head_sha: head_sha.to_string(),
+            base: None,
             verdict,
             title,
             comment_markdown: summary.clone(),
@@ -80,6 +85,7 @@ impl Publication {
         );
         Publication {
             head_sha: head_sha.to_string(),
+            base: None,
             verdict: Verdict::Block,
             title: "retrygate could not decide (blocked until it can)".to_string(),
             summary_markdown: text.clone(),
@@ -89,10 +95,18 @@ impl Publication {
     }
 }
 
+/// The base branch and commit a verdict was computed against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseBinding {
+    /// The branch name (`main`).
+    pub branch: String,
+    pub sha: String,
+}
+
 /// The check run's title for a verdict.
 pub fn title(verdict: Verdict, blocking: usize, sign_off: Option<&SignOff>) -> String {
     match (verdict, sign_off) {
-        (Verdict::Pass, Some(s)) => format!("passing: signed off by {} for {}", s.by, short(&s.sha)),
+        (Verdict::Pass, Some(s)) => format!("passing (signed off): by {} for {}", s.by, short(&s.sha)),
         (Verdict::Pass, None) => "passing: no blocking retry regressions".to_string(),
         (Verdict::Block, _) => {
             format!("blocked: {}", crate::report::plural(blocking, "blocking finding", "blocking findings"))
@@ -129,13 +143,13 @@ impl VerdictFile {
     /// publication is about the head the file names.
     pub fn read(path: &Path) -> anyhow::Result<VerdictFile> {
         let shown = path.display();
-        let meta = std::fs::metadata(path).map_err(|e| {
-            anyhow::anyhow!("{shown}: {e}; download the verdict artifact of the pull_request run before publishing (examples/workflows/retrygate-publish.yml)")
+        let text = crate::bounded::read_regular_string(path, MAX_VERDICT_FILE_BYTES).map_err(|e| {
+            if e.is_not_found() {
+                anyhow::anyhow!("{shown}: no such file; download the verdict artifact of the pull_request run before publishing (examples/workflows/retrygate-publish.yml)")
+            } else {
+                anyhow::anyhow!("{e}; it was not written by retrygate")
+            }
         })?;
-        if meta.len() > MAX_VERDICT_FILE_BYTES {
-            anyhow::bail!("{shown}: {} bytes is more than the {MAX_VERDICT_FILE_BYTES} a verdict file may have; it was not written by retrygate", meta.len());
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
         let file: VerdictFile = serde_json::from_str(&text).map_err(|e| {
             anyhow::anyhow!("{shown}:{}: not a retrygate verdict file ({e}); it must come from `retrygate github --mode compute`", e.line())
         })?;

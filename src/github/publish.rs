@@ -89,6 +89,10 @@ impl PublishReport {
             Ok(CommentOutcome::Created { id }) => format!("- sticky comment: created (id {id})\n"),
             Ok(CommentOutcome::Edited { id }) => format!("- sticky comment: edited (id {id})\n"),
             Ok(CommentOutcome::Unchanged { id }) => format!("- sticky comment: unchanged (id {id})\n"),
+            Ok(CommentOutcome::NotApplicable) => {
+                "- sticky comment: none (a merge group's commit has no pull request to comment on)\n"
+                    .to_string()
+            }
             Err(e) => format!("- sticky comment: **not written**: {e}\n"),
         });
         out.push_str(&match &self.auto_merge {
@@ -145,4 +149,23 @@ pub async fn publish(
         (Verdict::Block, true) => disable_auto_merge(api, pr).await,
     };
     PublishReport { check, status, comment, auto_merge }
+}
+
+/// Publishes `p` on a commit that belongs to no pull request (a merge
+/// group's): the check run, the status as fallback, nothing else.
+pub async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str>) -> PublishReport {
+    let check = checks::publish_check_run(api, p, details_url).await;
+    let status = match &check {
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("{e}; setting the commit status instead");
+            Some(checks::publish_status(api, p, details_url).await)
+        }
+    };
+    PublishReport {
+        check,
+        status,
+        comment: Ok(CommentOutcome::NotApplicable),
+        auto_merge: AutoMerge::NotNeeded,
+    }
 }

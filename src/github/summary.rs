@@ -82,6 +82,7 @@ mod tests {
     fn publication() -> Publication {
         Publication {
             head_sha: "a".repeat(40),
+            base: None,
             verdict: Verdict::Block,
             title: "blocked: 1 blocking finding".into(),
             summary_markdown: "### blocked\n".into(),

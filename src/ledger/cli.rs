@@ -1,6 +1,6 @@
 //! Command line of `retrygate ledger`: `verify`, `append`, `show`, `hook`.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -217,8 +217,14 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
 }
 
 fn run_hook_cmd(a: HookArgs) -> anyhow::Result<Exit> {
-    let mut input = Vec::new();
-    std::io::stdin().lock().take(MAX_INPUT_BYTES as u64 + 1).read_to_end(&mut input)?;
+    let input = match crate::bounded::read_stream(
+        std::io::stdin().lock(),
+        MAX_INPUT_BYTES as u64,
+        "the hook input (stdin)",
+    ) {
+        Ok(i) => i,
+        Err(e) => return Err(super::hook::HookError::InputTooLarge(e.to_string()).into()),
+    };
     let env = HookEnv {
         agent_mutate: std::env::var("AGENT_MUTATE").ok(),
         ledger: a.ledger,

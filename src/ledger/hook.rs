@@ -6,8 +6,25 @@
 //! records: one per file an edit touched, with the file's SHA-256 on disk,
 //! or one with the shell command. Before a call (`PreToolUse`, Cursor
 //! `preToolUse`) it is the mutation gate: an edit to a protected path
-//! (`protected_paths` in the repository's `.github/retrygate.yml`) is denied
+//! (`protected_paths` of the repository's `.github/retrygate.yml`), to the
+//! gate's own config or rules, or to an agent's hook settings is denied
 //! unless `AGENT_MUTATE=signed-off`, and the denied attempt is recorded too.
+//!
+//! What the agent controls is not trusted:
+//! - the config comes from the **committed `HEAD`**, never the working tree,
+//!   so writing `protected_paths: []` (or another `ledger.path`) into the
+//!   file changes nothing until a person commits it;
+//! - the repository is found from each **file's own path** (the nearest
+//!   enclosing `.git`, and every repository around it for the gate), not from
+//!   the event's `cwd`, which may be `/`, a parent folder, a missing folder
+//!   or another repository;
+//! - paths are resolved **through the filesystem** one component at a time,
+//!   so `link/../x.py` follows `link` as the kernel would, and a dangling
+//!   symlink is judged by where a write through it would land;
+//! - the event is read with a size cap ([`MAX_INPUT_BYTES`]) into values that
+//!   keep only the fields used ([`super::hook_input`]), and a call naming
+//!   more than [`MAX_FILES_PER_CALL`] files is denied outright, so the hook
+//!   answers well within the agents' hook timeouts (Codex: 10 s).
 //!
 //! Denial follows each agent's protocol: exit code 2 with the reason on
 //! stderr (Claude Code and Codex feed it back to the model); Cursor also
@@ -20,19 +37,48 @@
 //! edit made by a shell command has no edit record, so the changed file is
 //! "unexplained" and the pull request is blocked.
 
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
 
-use super::append::{append, hash_file, repo_relative, AppendError, NewRecord};
+use super::append::{append, append_all, hash_file, AppendError, NewRecord};
+use super::hook_input::{self, Loose};
 use super::patch::{parse_patch, touched};
 use super::pyjson::Value;
+use crate::changeset::git::Blob;
 use crate::changeset::Git;
-use crate::config::{Config, ProtectedPaths};
+use crate::config::{Config, ProtectedPaths, CONFIG_PATH, MAX_CONFIG_BYTES};
 
 /// The value of `AGENT_MUTATE` that lifts the mutation gate.
 pub const SIGNED_OFF: &str = "signed-off";
 
-/// Hook input larger than this is refused (a `Write` carries the whole file).
-pub const MAX_INPUT_BYTES: usize = 64 << 20;
+/// Hook input larger than this is refused. A real event is a few KB; a
+/// `Write` carries the whole file, and a few MB covers any source file an
+/// agent writes in one call.
+pub const MAX_INPUT_BYTES: usize = 8 << 20;
+
+/// A call naming more files than this is denied (before) or refused
+/// (after) without looking at each: checking 200,000 files took 30 s, past
+/// the agents' hook timeouts (Codex documents 10 s). Split such a patch.
+pub const MAX_FILES_PER_CALL: usize = 5_000;
+
+/// Most symbolic links followed while resolving one path (Linux's own
+/// limit is 40).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Files an agent may not edit without a sign-off whatever the config says:
+/// the agents' hook settings, which could switch this hook off. Compared
+/// without regard to ASCII case (case-insensitive filesystems).
+pub const HOOK_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".cursor/hooks.json",
+];
+
+/// Folders of hook settings (GitHub Copilot CLI's `.github/hooks/*.json`).
+pub const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
 
 /// Which agent's wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -57,7 +103,8 @@ pub struct HookEnv {
     pub agent_mutate: Option<String>,
     /// `--ledger`; otherwise the config's `ledger.path` under the repository root.
     pub ledger: Option<PathBuf>,
-    /// Where to start when the input names no directory (the process cwd).
+    /// Where relative paths start when the input names no directory (the
+    /// process cwd).
     pub fallback_dir: PathBuf,
 }
 
@@ -66,14 +113,18 @@ pub struct HookEnv {
 pub enum HookError {
     #[error("the hook input is not JSON ({0}); run this command only as a {1:?} hook (see docs/ledger.md)")]
     BadInput(String, Agent),
-    #[error("hook input over {} MiB; refusing to read it", MAX_INPUT_BYTES >> 20)]
-    InputTooLarge,
+    #[error("{0}; a hook event is a few KB, so this is not one (see docs/ledger.md, \"Limits\")")]
+    InputTooLarge(String),
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
+    #[error("cannot read {CONFIG_PATH} at HEAD of {repo}: {detail}")]
+    Git { repo: String, detail: String },
     #[error(transparent)]
     Append(#[from] AppendError),
     #[error("cannot hash {path}: {source}")]
     Hash { path: String, source: std::io::Error },
+    #[error("the call names {0} files, more than the {MAX_FILES_PER_CALL} the hook records in one call; nothing was recorded, so the gate will find these edits unexplained")]
+    TooManyFiles(usize),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,16 +133,10 @@ enum Phase {
     Post,
 }
 
-/// A file an edit touches, as the agent named it. Whether the edit removed
-/// it is read from the disk afterwards, not from the request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileTouch {
-    path: String,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Action {
-    Edit(Vec<FileTouch>),
+    /// The files an edit touches, as the agent named them.
+    Edit(Vec<String>),
     Command(String),
     Other(Option<String>),
 }
@@ -100,7 +145,8 @@ enum Action {
 struct Event {
     phase: Phase,
     tool: String,
-    dir: Option<PathBuf>,
+    /// Where relative paths start: `cwd`, and for Cursor every workspace root.
+    dirs: Vec<PathBuf>,
     action: Action,
     tool_use_id: Option<String>,
 }
@@ -108,51 +154,47 @@ struct Event {
 const EDIT_TOOLS: [&str; 8] =
     ["Write", "Edit", "MultiEdit", "NotebookEdit", "StrReplace", "Delete", "TabWrite", "apply_patch"];
 
-fn str_at<'a>(v: &'a serde_json::Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| v.get(*k).and_then(serde_json::Value::as_str))
-}
+/// Shell tools, recorded with their command. Claude Code on Windows runs
+/// commands through `PowerShell`.
+const SHELL_TOOLS: [&str; 6] = ["Bash", "PowerShell", "Shell", "shell", "exec_command", "local_shell"];
 
 /// The action a generic `tool_name`/`tool_input` call performs.
-fn tool_action(tool: &str, input: &serde_json::Value) -> Action {
-    // Cursor sends MCP tool_input as a JSON string; treat it as opaque.
+fn tool_action(tool: &str, input: &Loose) -> Action {
     if tool == "apply_patch" {
-        let patch = str_at(input, &["command", "patch", "input"]).unwrap_or("");
-        let files = touched(&parse_patch(patch)).into_iter().map(|t| FileTouch { path: t.path }).collect();
-        return Action::Edit(files);
+        let patch = input.str_at(&["command", "patch", "input"]).unwrap_or("");
+        return Action::Edit(touched(&parse_patch(patch)).into_iter().map(|t| t.path).collect());
     }
     if EDIT_TOOLS.contains(&tool) {
-        let files = str_at(input, &["file_path", "notebook_path", "path", "target_file"])
-            .map(|p| vec![FileTouch { path: p.to_string() }])
-            .unwrap_or_default();
-        return Action::Edit(files);
+        let files = input.str_at(&["file_path", "notebook_path", "path", "target_file"]);
+        return Action::Edit(files.map(|p| vec![p.to_string()]).unwrap_or_default());
     }
-    if matches!(tool, "Bash" | "Shell" | "shell" | "exec_command" | "local_shell") {
-        if let Some(cmd) = str_at(input, &["command", "cmd"]) {
+    if SHELL_TOOLS.contains(&tool) {
+        if let Some(cmd) = input.str_at(&["command", "cmd"]) {
             return Action::Command(cmd.to_string());
         }
-        if let Some(argv) = input.get("command").and_then(serde_json::Value::as_array) {
-            let words: Vec<&str> = argv.iter().filter_map(serde_json::Value::as_str).collect();
-            return Action::Command(words.join(" "));
+        if let Some(argv) = input.get("command").and_then(Loose::as_strs) {
+            return Action::Command(argv.join(" "));
         }
+        return Action::Command(String::new());
     }
-    Action::Other(str_at(input, &["file_path", "path"]).map(str::to_string))
+    Action::Other(input.str_at(&["file_path", "path"]).map(str::to_string))
 }
 
 /// Reads the agent's event; `None` for events the hook does not act on.
-fn parse_event(agent: Agent, v: &serde_json::Value) -> Option<Event> {
-    let name = v.get("hook_event_name").and_then(serde_json::Value::as_str).unwrap_or("");
-    let tool_use_id = str_at(v, &["tool_use_id", "generation_id"]).map(str::to_string);
-    let dir = match agent {
-        Agent::Cursor => v
-            .get("workspace_roots")
-            .and_then(|r| r.get(0))
-            .and_then(serde_json::Value::as_str)
-            .or_else(|| str_at(v, &["cwd"])),
-        _ => str_at(v, &["cwd"]),
+fn parse_event(agent: Agent, v: &Loose) -> Option<Event> {
+    let name = v.str_at(&["hook_event_name"]).unwrap_or("");
+    let tool_use_id = v.str_at(&["tool_use_id", "generation_id"]).map(str::to_string);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if agent == Agent::Cursor {
+        if let Some(roots) = v.get("workspace_roots").and_then(Loose::as_strs) {
+            dirs.extend(roots.iter().filter(|r| !r.is_empty()).map(PathBuf::from));
+        }
     }
-    .map(PathBuf::from);
-    let tool_name = str_at(v, &["tool_name"]).unwrap_or("").to_string();
-    let input = v.get("tool_input").cloned().unwrap_or(serde_json::Value::Null);
+    if let Some(cwd) = v.str_at(&["cwd"]).filter(|c| !c.is_empty()) {
+        dirs.push(PathBuf::from(cwd));
+    }
+    let tool_name = v.str_at(&["tool_name"]).unwrap_or("").to_string();
+    let input = v.get("tool_input").cloned().unwrap_or_default();
     let (phase, tool, action) = match (agent, name) {
         (Agent::Claude | Agent::Codex, "PreToolUse") | (Agent::Cursor, "preToolUse") => {
             (Phase::Pre, tool_name.clone(), tool_action(&tool_name, &input))
@@ -161,53 +203,278 @@ fn parse_event(agent: Agent, v: &serde_json::Value) -> Option<Event> {
             (Phase::Post, tool_name.clone(), tool_action(&tool_name, &input))
         }
         (Agent::Cursor, "afterFileEdit") => {
-            let files = str_at(v, &["file_path"])
-                .map(|p| vec![FileTouch { path: p.to_string() }])
-                .unwrap_or_default();
+            let files = v.str_at(&["file_path"]).map(|p| vec![p.to_string()]).unwrap_or_default();
             (Phase::Post, "afterFileEdit".to_string(), Action::Edit(files))
         }
         (Agent::Cursor, "afterShellExecution") => (
             Phase::Post,
             "Shell".to_string(),
-            Action::Command(str_at(v, &["command"]).unwrap_or("").to_string()),
+            Action::Command(v.str_at(&["command"]).unwrap_or("").to_string()),
         ),
         _ => return None,
     };
-    Some(Event { phase, tool, dir, action, tool_use_id })
+    Some(Event { phase, tool, dirs, action, tool_use_id })
 }
 
-/// Runs the hook on one stdin document.
+/// A repository the hook acts in: its root, the config committed at its
+/// `HEAD`, and the matcher and ledger that follow from it.
+struct Repo {
+    root: PathBuf,
+    config: Config,
+    protected: ProtectedPaths,
+    ledger: PathBuf,
+    /// The ledger's path relative to `root`, when it is inside.
+    ledger_rel: Option<String>,
+}
+
+/// Where a file the agent named lands, and the repositories around it.
+#[derive(Debug, Clone)]
+struct Located {
+    /// The file as the agent named it (for messages).
+    named: String,
+    /// Every repository root that contains the file, innermost first.
+    roots: Vec<PathBuf>,
+    /// The resolved absolute path.
+    real: PathBuf,
+}
+
+/// Opens repositories once per hook call.
+struct Repos<'a> {
+    env: &'a HookEnv,
+    open: HashMap<PathBuf, Repo>,
+    /// Directory -> the roots enclosing it, innermost first.
+    roots_of: HashMap<PathBuf, Vec<PathBuf>>,
+}
+
+impl<'a> Repos<'a> {
+    fn new(env: &'a HookEnv) -> Repos<'a> {
+        Repos { env, open: HashMap::new(), roots_of: HashMap::new() }
+    }
+
+    fn get(&mut self, root: &Path) -> Result<&Repo, HookError> {
+        if !self.open.contains_key(root) {
+            let config = config_at_head(root)?;
+            let protected = config.protected()?;
+            let ledger = self.env.ledger.clone().unwrap_or_else(|| root.join(&config.ledger.path));
+            let ledger_rel = resolve(&ledger).ok().and_then(|l| rel_to(root, &l));
+            let repo = Repo { root: root.to_path_buf(), config, protected, ledger, ledger_rel };
+            self.open.insert(root.to_path_buf(), repo);
+        }
+        Ok(&self.open[root])
+    }
+
+    /// The repository roots around `dir` (a resolved directory), innermost
+    /// first: every ancestor holding a `.git` entry (a directory, or the
+    /// file of a worktree or submodule).
+    fn roots_around(&mut self, dir: &Path) -> Vec<PathBuf> {
+        if let Some(r) = self.roots_of.get(dir) {
+            return r.clone();
+        }
+        let mut out = Vec::new();
+        if dir.join(".git").symlink_metadata().is_ok() {
+            out.push(dir.to_path_buf());
+        }
+        if let Some(parent) = dir.parent() {
+            out.extend(self.roots_around(parent));
+        }
+        self.roots_of.insert(dir.to_path_buf(), out.clone());
+        out
+    }
+
+    /// Where `named` lands, trying each directory a relative path may start
+    /// from. `Err` when it cannot be resolved at all.
+    fn locate(&mut self, named: &str, dirs: &[PathBuf]) -> Result<Vec<Located>, String> {
+        let path = Path::new(named);
+        let starts: Vec<PathBuf> = if path.is_absolute() {
+            vec![PathBuf::new()]
+        } else if dirs.is_empty() {
+            vec![self.env.fallback_dir.clone()]
+        } else {
+            dirs.to_vec()
+        };
+        let mut out = Vec::new();
+        for start in starts {
+            let joined = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                if !start.is_dir() {
+                    return Err(format!(
+                        "{named} is relative and the directory it is relative to, {}, does not exist",
+                        start.display()
+                    ));
+                }
+                start.join(path)
+            };
+            let real = resolve(&joined)?;
+            let roots = match real.parent() {
+                Some(parent) => self.roots_around(parent),
+                None => Vec::new(),
+            };
+            out.push(Located { named: named.to_string(), roots, real });
+        }
+        Ok(out)
+    }
+}
+
+/// `path` made absolute and resolved through the filesystem, component by
+/// component, as the kernel would open it: a symlink is replaced by its
+/// target (even a dangling one: a write through it creates the target), and
+/// `..` goes up from where the path really is, not from its text. Parts that
+/// do not exist yet are taken as written.
+pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?.join(path)
+    };
+    // Components still to walk, last on top.
+    let mut todo: Vec<OsString> = Vec::new();
+    push_components(&mut todo, &abs);
+    let mut cur = PathBuf::from("/");
+    let mut hops = 0;
+    let mut missing = false;
+    while let Some(part) = todo.pop() {
+        if part == ".." {
+            cur.pop();
+            continue;
+        }
+        let next = cur.join(&part);
+        if missing {
+            cur = next;
+            continue;
+        }
+        match next.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(format!("{}: too many levels of symbolic links", path.display()));
+                }
+                let target = std::fs::read_link(&next)
+                    .map_err(|e| format!("cannot read the symbolic link {}: {e}", next.display()))?;
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                push_components(&mut todo, &target);
+            }
+            Ok(_) => cur = next,
+            Err(e)
+                if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) =>
+            {
+                missing = true;
+                cur = next;
+            }
+            Err(e) => return Err(format!("cannot look at {}: {e}", next.display())),
+        }
+    }
+    Ok(cur)
+}
+
+/// Pushes the parts of `p` onto `todo` so that its first part is on top.
+fn push_components(todo: &mut Vec<OsString>, p: &Path) {
+    for c in p.components().rev() {
+        match c {
+            Component::Normal(n) => todo.push(n.to_os_string()),
+            Component::ParentDir => todo.push("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+}
+
+/// `path` (resolved) relative to `root` (resolved), `/`-separated.
+fn rel_to(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// The config committed at `HEAD` of the repository at `root`; the defaults
+/// when `HEAD` has none (or there is no commit yet). The working tree's
+/// copy is never read: the agent can write it.
+fn config_at_head(root: &Path) -> Result<Config, HookError> {
+    let err = |detail: String| HookError::Git { repo: root.display().to_string(), detail };
+    let git = Git::open(root).map_err(|e| err(e.to_string()))?;
+    let source = format!("{CONFIG_PATH} (committed at HEAD)");
+    match git.read_blob_at("HEAD", CONFIG_PATH, MAX_CONFIG_BYTES as u64).map_err(|e| err(e.to_string()))? {
+        None | Some(Blob::Missing) => Ok(Config::default()),
+        Some(Blob::TooLarge(_)) => Ok(Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), &source)?),
+        Some(Blob::Bytes(b)) => {
+            let text = String::from_utf8(b).map_err(|_| err("the file is not UTF-8".into()))?;
+            Ok(Config::from_yaml_str(&text, &source)?)
+        }
+    }
+}
+
+/// Runs the hook on one stdin document (already size-capped by the caller;
+/// checked again here).
 pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome, HookError> {
     if input.len() > MAX_INPUT_BYTES {
-        return Err(HookError::InputTooLarge);
+        return Err(HookError::InputTooLarge(format!(
+            "hook input over the {} MiB limit; refusing to read it",
+            MAX_INPUT_BYTES >> 20
+        )));
     }
-    let json: serde_json::Value =
-        serde_json::from_slice(input).map_err(|e| HookError::BadInput(e.to_string(), agent))?;
+    let json = hook_input::parse(input).map_err(|e| HookError::BadInput(e, agent))?;
+    if !matches!(json, Loose::Map(_)) {
+        return Err(HookError::BadInput("not a JSON object".into(), agent));
+    }
     let quiet = HookOutcome { exit: 0, stdout: allow_stdout(agent), stderr: String::new() };
     let Some(event) = parse_event(agent, &json) else {
         return Ok(quiet);
     };
-    let start = event.dir.clone().unwrap_or_else(|| env.fallback_dir.clone());
-    let root = repo_root(&start);
-    let config = Config::load_from_worktree(&root)?;
-    let ledger = env.ledger.clone().unwrap_or_else(|| root.join(&config.ledger.path));
     let signed_off = env.agent_mutate.as_deref() == Some(SIGNED_OFF);
-    let protected = config.protected();
+    let mut repos = Repos::new(env);
     let mut notes = String::new();
 
     match (event.phase, &event.action) {
         (Phase::Pre, Action::Edit(files)) => {
-            // Paths outside the repository are not part of a pull request.
-            let rels: Vec<String> =
-                files.iter().filter_map(|f| repo_relative(&root, &start, Path::new(&f.path)).ok()).collect();
-            let ledger_rel = repo_relative(&root, &root, &ledger).ok();
-            let denials = gate(files.is_empty(), &rels, &protected, ledger_rel.as_deref(), signed_off);
+            let mut denials: Vec<(Option<PathBuf>, Denial)> = Vec::new();
+            if files.is_empty() {
+                denials.push((None, Denial::unknown_target()));
+            } else if files.len() > MAX_FILES_PER_CALL {
+                denials.push((None, Denial::too_many(files.len())));
+            }
+            // A call refused as a whole is not looked at file by file.
+            let to_check: &[String] = if denials.is_empty() { files } else { &[] };
+            for f in to_check {
+                let located = match repos.locate(f, &event.dirs) {
+                    Ok(l) => l,
+                    Err(why) => {
+                        denials.push((None, Denial::unresolvable(f, &why)));
+                        continue;
+                    }
+                };
+                for loc in located {
+                    for root in &loc.roots {
+                        let repo = repos.get(root)?;
+                        let Some(rel) = rel_to(&repo.root, &loc.real) else { continue };
+                        if let Some(d) = gate(&rel, &loc.named, repo, signed_off) {
+                            denials.push((Some(root.clone()), d));
+                        }
+                    }
+                }
+            }
             if denials.is_empty() {
                 return Ok(quiet);
             }
-            let list: Vec<String> = denials.iter().map(|d| d.why.clone()).collect();
+            let mut list: Vec<String> = denials.iter().map(|(_, d)| d.why.clone()).collect();
+            list.dedup();
             let reason = format!("retrygate: {} is denied: {}.", event.tool, list.join("; "));
-            for d in &denials {
+            for (root, d) in &denials {
+                let root = match root {
+                    Some(r) => Some(r.clone()),
+                    // No file to place it by: the repository of the event's directory.
+                    None => event.dirs.iter().chain([&env.fallback_dir]).find_map(|dir| {
+                        resolve(dir).ok().and_then(|r| repos.roots_around(&r).into_iter().next())
+                    }),
+                };
+                let Some(root) = root else { continue };
+                let ledger = match repos.get(&root) {
+                    Ok(r) => r.ledger.clone(),
+                    Err(e) => {
+                        notes.push_str(&format!("\nretrygate: could not record the denial: {e}"));
+                        continue;
+                    }
+                };
                 let payload = payload(&[
                     ("path", d.path.as_deref()),
                     ("decision", Some("denied")),
@@ -224,36 +491,77 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
         }
         (Phase::Pre, _) => Ok(quiet),
         (Phase::Post, Action::Edit(files)) => {
+            if files.len() > MAX_FILES_PER_CALL {
+                return Err(HookError::TooManyFiles(files.len()));
+            }
+            // Records per ledger, written at the end with one append each.
+            let mut batches: Vec<(PathBuf, Vec<NewRecord>)> = Vec::new();
             for f in files {
-                let rel = match repo_relative(&root, &start, Path::new(&f.path)) {
-                    Ok(r) => r,
+                let located = match repos.locate(f, &event.dirs) {
+                    Ok(l) => l,
                     Err(why) => {
                         notes.push_str(&format!("retrygate: not recorded: {why}\n"));
                         continue;
                     }
                 };
-                let abs = root.join(&rel);
-                let sha = hash_file(&abs).map_err(|source| HookError::Hash { path: rel.clone(), source })?;
-                let is_protected = protected.is_protected(&rel);
+                // Of several candidates (a relative path and several
+                // workspace roots), the one that exists is the one written.
+                let Some(loc) = located
+                    .iter()
+                    .find(|l| l.real.symlink_metadata().is_ok() && !l.roots.is_empty())
+                    .or_else(|| located.iter().find(|l| !l.roots.is_empty()))
+                else {
+                    notes.push_str(&format!("retrygate: not recorded: {f} is outside any git repository\n"));
+                    continue;
+                };
+                let repo = repos.get(&loc.roots[0])?;
+                let Some(rel) = rel_to(&repo.root, &loc.real) else { continue };
+                let sha =
+                    hash_file(&loc.real).map_err(|source| HookError::Hash { path: rel.clone(), source })?;
+                let is_protected = repo.protected.is_protected(&rel) || is_gate_file(&rel, &repo.config);
                 let payload = payload(&[
                     ("path", Some(rel.as_str())),
                     ("tool_use_id", event.tool_use_id.as_deref()),
                     ("signed_off", (is_protected && signed_off).then_some("AGENT_MUTATE")),
                 ]);
-                append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: Some(sha) })?;
+                let record = NewRecord { tool: event.tool.clone(), payload, sha256: Some(sha) };
+                match batches.iter_mut().find(|(l, _)| *l == repo.ledger) {
+                    Some((_, b)) => b.push(record),
+                    None => batches.push((repo.ledger.clone(), vec![record])),
+                }
+            }
+            for (ledger, records) in batches {
+                append_all(&ledger, records)?;
             }
             Ok(HookOutcome { stderr: notes, ..quiet })
         }
-        (Phase::Post, Action::Command(cmd)) => {
-            let payload =
-                payload(&[("command", Some(cmd.as_str())), ("tool_use_id", event.tool_use_id.as_deref())]);
-            append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None })?;
-            Ok(quiet)
-        }
-        (Phase::Post, Action::Other(path)) => {
-            let rel = path.as_deref().and_then(|p| repo_relative(&root, &start, Path::new(p)).ok());
-            let payload = payload(&[("path", rel.as_deref()), ("tool_use_id", event.tool_use_id.as_deref())]);
-            append(&ledger, NewRecord { tool: event.tool.clone(), payload, sha256: None })?;
+        (Phase::Post, Action::Command(_) | Action::Other(_)) => {
+            let Some(root) =
+                event.dirs.iter().chain([&env.fallback_dir]).find_map(|dir| {
+                    resolve(dir).ok().and_then(|r| repos.roots_around(&r).into_iter().next())
+                })
+            else {
+                let why = "retrygate: not recorded: the event's directory is in no git repository\n";
+                return Ok(HookOutcome { stderr: why.into(), ..quiet });
+            };
+            let fields: Vec<(&str, Option<String>)> = match &event.action {
+                Action::Command(cmd) => vec![("command", Some(cmd.clone()))],
+                Action::Other(path) => {
+                    let rel = path.as_deref().and_then(|p| {
+                        let loc = repos.locate(p, &event.dirs).ok()?;
+                        loc.iter().find_map(|l| rel_to(&root, &l.real))
+                    });
+                    vec![("path", rel)]
+                }
+                Action::Edit(_) => Vec::new(),
+            };
+            let repo = repos.get(&root)?;
+            let mut all: Vec<(&str, Option<&str>)> = fields.iter().map(|(k, v)| (*k, v.as_deref())).collect();
+            all.push(("tool_use_id", event.tool_use_id.as_deref()));
+            append(
+                &repo.ledger,
+                NewRecord { tool: event.tool.clone(), payload: payload(&all), sha256: None },
+            )?;
             Ok(quiet)
         }
     }
@@ -268,42 +576,79 @@ struct Denial {
     why: String,
 }
 
-/// The mutation gate's decision for one edit call, as a pure function:
-/// which of the (repository-relative) files it may not touch, and why.
-fn gate(
-    names_no_file: bool,
-    files: &[String],
-    protected: &ProtectedPaths,
-    ledger: Option<&str>,
-    signed_off: bool,
-) -> Vec<Denial> {
-    if names_no_file {
-        return vec![Denial {
+impl Denial {
+    fn unknown_target() -> Denial {
+        Denial {
             path: None,
             rule: None,
             why: "retrygate cannot tell which file this edit touches (no file path in the tool input), so it cannot check it against the protected paths".into(),
-        }];
-    }
-    let mut out = Vec::new();
-    for f in files {
-        if Some(f.as_str()) == ledger {
-            // Not even a sign-off lets the agent rewrite its own record.
-            out.push(Denial {
-                path: Some(f.clone()),
-                rule: None,
-                why: format!("{f} is the tool-call ledger, which only retrygate writes"),
-            });
-        } else if let Some(rule) = protected.matching(f).filter(|_| !signed_off) {
-            out.push(Denial {
-                path: Some(f.clone()),
-                rule: Some(rule.to_string()),
-                why: format!(
-                    "{f} is a protected path (protected by \"{rule}\"); a human must sign off: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves"
-                ),
-            });
         }
     }
-    out
+
+    fn too_many(n: usize) -> Denial {
+        Denial {
+            path: None,
+            rule: None,
+            why: format!(
+                "the call names {n} files, more than the {MAX_FILES_PER_CALL} retrygate checks within the hook's time limit; split it into smaller edits"
+            ),
+        }
+    }
+
+    fn unresolvable(named: &str, why: &str) -> Denial {
+        Denial {
+            path: Some(named.to_string()),
+            rule: None,
+            why: format!("retrygate cannot tell where {named} is ({why}), so it cannot check it against the protected paths"),
+        }
+    }
+}
+
+/// Whether `rel` is the gate's own config or rules, or an agent's hook
+/// settings: edits that could switch the gate off.
+fn is_gate_file(rel: &str, config: &Config) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    lower == CONFIG_PATH
+        || HOOK_SETTINGS.contains(&lower.as_str())
+        || HOOK_SETTING_DIRS.iter().any(|d| lower.starts_with(d))
+        || config.rules.extra.iter().any(|d| {
+            let d = d.trim_start_matches("./").trim_end_matches('/');
+            !d.is_empty() && (rel == d || rel.starts_with(&format!("{d}/")))
+        })
+}
+
+/// The mutation gate's decision for one file (repository-relative `rel` in
+/// `repo`), as a pure function of the file, the repository's committed
+/// config and the sign-off.
+fn gate(rel: &str, named: &str, repo: &Repo, signed_off: bool) -> Option<Denial> {
+    if Some(rel) == repo.ledger_rel.as_deref() {
+        // Not even a sign-off lets the agent rewrite its own record.
+        return Some(Denial {
+            path: Some(rel.to_string()),
+            rule: None,
+            why: format!("{rel} is the tool-call ledger, which only retrygate writes"),
+        });
+    }
+    if signed_off {
+        return None;
+    }
+    let shown = if named.ends_with(rel) { rel.to_string() } else { format!("{named} (which is {rel})") };
+    if is_gate_file(rel, &repo.config) {
+        return Some(Denial {
+            path: Some(rel.to_string()),
+            rule: None,
+            why: format!(
+                "{shown} configures the gate or the agent's hooks; a human must sign off: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves"
+            ),
+        });
+    }
+    repo.protected.matching(rel).map(|rule| Denial {
+        path: Some(rel.to_string()),
+        rule: Some(rule.to_string()),
+        why: format!(
+            "{shown} is a protected path (protected by \"{rule}\"); a human must sign off: they set AGENT_MUTATE=signed-off for the agent session, or make the edit themselves"
+        ),
+    })
 }
 
 fn payload(fields: &[(&str, Option<&str>)]) -> Value {
@@ -336,66 +681,87 @@ fn deny(agent: Agent, reason: &str, notes: &str) -> HookOutcome {
     HookOutcome { exit: 2, stdout, stderr: format!("{reason}{notes}\n") }
 }
 
-/// The repository root containing `dir` (or `dir` itself outside git).
-fn repo_root(dir: &Path) -> PathBuf {
-    Git::open(dir)
-        .and_then(|g| g.run(&["rev-parse", "--show-toplevel"]))
-        .ok()
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dir.to_path_buf())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn event(agent: Agent, v: serde_json::Value) -> Option<Event> {
+        parse_event(agent, &hook_input::parse(v.to_string().as_bytes()).unwrap())
+    }
 
     #[test]
     fn reads_claude_codex_and_cursor_events() {
+        use serde_json::json;
         let claude = json!({"hook_event_name": "PreToolUse", "cwd": "/r", "tool_name": "MultiEdit",
             "tool_input": {"file_path": "/r/app/a.rs", "edits": []}, "tool_use_id": "t1"});
-        let e = parse_event(Agent::Claude, &claude).unwrap();
+        let e = event(Agent::Claude, claude).unwrap();
         assert_eq!(e.phase, Phase::Pre);
-        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "/r/app/a.rs".into() }]));
+        assert_eq!(e.action, Action::Edit(vec!["/r/app/a.rs".into()]));
         assert_eq!(e.tool_use_id.as_deref(), Some("t1"));
 
         let codex = json!({"hook_event_name": "PostToolUse", "cwd": "/r", "tool_name": "apply_patch",
             "tool_input": {"command": "*** Begin Patch\n*** Delete File: x\n*** End Patch\n"}});
-        let e = parse_event(Agent::Codex, &codex).unwrap();
-        assert_eq!(e.action, Action::Edit(vec![FileTouch { path: "x".into() }]));
+        let e = event(Agent::Codex, codex).unwrap();
+        assert_eq!(e.action, Action::Edit(vec!["x".into()]));
 
-        let cursor = json!({"hook_event_name": "afterShellExecution", "workspace_roots": ["/w"], "command": "ls", "cwd": "/elsewhere"});
-        let e = parse_event(Agent::Cursor, &cursor).unwrap();
-        assert_eq!((e.dir, e.action), (Some(PathBuf::from("/w")), Action::Command("ls".into())));
+        let cursor = json!({"hook_event_name": "afterShellExecution", "workspace_roots": ["/w", "/v"], "command": "ls", "cwd": "/elsewhere"});
+        let e = event(Agent::Cursor, cursor).unwrap();
+        assert_eq!(e.dirs, [PathBuf::from("/w"), PathBuf::from("/v"), PathBuf::from("/elsewhere")]);
+        assert_eq!(e.action, Action::Command("ls".into()));
 
-        assert!(parse_event(Agent::Claude, &json!({"hook_event_name": "Stop"})).is_none());
+        let ps = json!({"hook_event_name": "PostToolUse", "cwd": "/r", "tool_name": "PowerShell",
+            "tool_input": {"command": "Get-ChildItem"}});
+        assert_eq!(event(Agent::Claude, ps).unwrap().action, Action::Command("Get-ChildItem".into()));
+
+        assert!(event(Agent::Claude, json!({"hook_event_name": "Stop"})).is_none());
         assert!(
-            parse_event(Agent::Cursor, &json!({"hook_event_name": "PreToolUse"})).is_none(),
+            event(Agent::Cursor, json!({"hook_event_name": "PreToolUse"})).is_none(),
             "Cursor spells it preToolUse"
         );
     }
 
     #[test]
-    fn the_gate_denies_protected_files_unknown_targets_and_the_ledger() {
-        let p = ProtectedPaths::new(&["app/".into()]);
-        let files = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let l = Some(".tool_ledger.jsonl");
-        assert!(gate(false, &files(&["src/a.rs"]), &p, l, false).is_empty());
-        let d = gate(false, &files(&["src/a.rs", "app/b.py"]), &p, l, false);
-        assert_eq!(d.len(), 1);
-        assert_eq!((d[0].path.as_deref(), d[0].rule.as_deref()), (Some("app/b.py"), Some("app/")));
-        assert!(gate(false, &files(&["app/b.py"]), &p, l, true).is_empty(), "signed off");
-        let d = gate(false, &files(&[".tool_ledger.jsonl"]), &p, l, true);
-        assert!(d[0].why.contains("only retrygate writes"), "{d:?}");
-        let d = gate(true, &[], &p, l, true);
-        assert!(d[0].why.contains("cannot tell which file"), "{d:?}");
+    fn shell_commands_may_arrive_as_argv() {
+        let input = hook_input::parse(br#"{"command": ["bash", "-lc", "cargo test"]}"#).unwrap();
+        assert_eq!(tool_action("shell", &input), Action::Command("bash -lc cargo test".into()));
     }
 
     #[test]
-    fn shell_commands_may_arrive_as_argv() {
-        let a = tool_action("shell", &json!({"command": ["bash", "-lc", "cargo test"]}));
-        assert_eq!(a, Action::Command("bash -lc cargo test".into()));
+    fn gate_files_are_the_config_the_rules_and_hook_settings() {
+        let c = Config {
+            rules: crate::config::Rules { extra: vec!["./lint/rules/".into()], ..Default::default() },
+            ..Config::default()
+        };
+        for f in [
+            ".github/retrygate.yml",
+            ".claude/settings.json",
+            ".Claude/Settings.local.json",
+            ".codex/hooks.json",
+            ".cursor/hooks.json",
+            ".github/hooks/pre.json",
+            "lint/rules/x.yml",
+        ] {
+            assert!(is_gate_file(f, &c), "{f}");
+        }
+        for f in ["src/a.rs", ".claude/commands/x.md", ".github/workflows/ci.yml", "lint/rulesx"] {
+            assert!(!is_gate_file(f, &c), "{f}");
+        }
+    }
+
+    #[test]
+    fn resolve_follows_symlinks_before_dotdot_and_dangling_links_to_their_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(d.join("app/sub")).unwrap();
+        std::os::unix::fs::symlink(d.join("app/sub"), d.join("deep")).unwrap();
+        std::fs::create_dir_all(d.join("docs")).unwrap();
+        // Relative to the link's own folder, as the kernel reads it.
+        std::os::unix::fs::symlink("../app/new.py", d.join("docs/dangling")).unwrap();
+        assert_eq!(resolve(&d.join("deep/../x.py")).unwrap(), d.join("app/x.py"));
+        assert_eq!(resolve(&d.join("docs/dangling")).unwrap(), d.join("app/new.py"));
+        assert_eq!(resolve(&d.join("missing/../y.py")).unwrap(), d.join("y.py"));
+        std::os::unix::fs::symlink(d.join("loop"), d.join("loop")).unwrap();
+        assert!(resolve(&d.join("loop/x")).unwrap_err().contains("too many levels of symbolic links"));
     }
 
     #[test]
@@ -403,5 +769,7 @@ mod tests {
         let env = HookEnv { agent_mutate: None, ledger: None, fallback_dir: PathBuf::from(".") };
         let err = run_hook(Agent::Claude, b"{not json", &env).unwrap_err();
         assert!(err.to_string().contains("the hook input is not JSON"), "{err}");
+        let err = run_hook(Agent::Claude, b"[1, 2]", &env).unwrap_err();
+        assert!(err.to_string().contains("not a JSON object"), "{err}");
     }
 }

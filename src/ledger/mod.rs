@@ -31,6 +31,7 @@ pub mod append;
 pub mod artifact;
 pub mod cli;
 pub mod hook;
+pub mod hook_input;
 pub mod lines;
 pub mod patch;
 pub mod pyjson;

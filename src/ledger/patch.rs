@@ -63,9 +63,14 @@ pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
 /// touches its origin (removed) and its destination.
 pub fn touched(ops: &[PatchOp]) -> Vec<Touched> {
     let mut out: Vec<Touched> = Vec::new();
-    let mut put = |path: &str, removed: bool| match out.iter_mut().find(|t| t.path == path) {
-        Some(t) => t.removed = removed,
-        None => out.push(Touched { path: path.to_string(), removed }),
+    // Indexed: a patch naming 200,000 files must not cost 200,000² compares.
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut put = |path: &str, removed: bool| match index.get(path) {
+        Some(&i) => out[i].removed = removed,
+        None => {
+            index.insert(path.to_string(), out.len());
+            out.push(Touched { path: path.to_string(), removed });
+        }
     };
     for op in ops {
         match op {

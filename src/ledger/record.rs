@@ -207,6 +207,11 @@ pub fn is_sha256_hex(s: &str) -> bool {
 
 /// Checks that a recorded path stays inside the repository and returns it
 /// normalised (`./a/../b` is `b`); the error says why it does not.
+///
+/// Only `/` separates components in the result: git paths use `/` on every
+/// platform, and on Unix `src\client.rs` is a file of its own, so a record
+/// naming it does not explain `src/client.rs`. For the escape checks a `\`
+/// counts as a separator too, so `..\x` and `C:\x` are still refused.
 pub fn normalize_repo_path(path: &str) -> Result<String, String> {
     if path.is_empty() {
         return Err("the path is empty".into());
@@ -219,24 +224,30 @@ pub fn normalize_repo_path(path: &str) -> Result<String, String> {
     if p.starts_with('/') || drive {
         return Err("the path is absolute; ledgers record paths relative to the repository root".into());
     }
+    if normalize_parts(&p, '/').is_none() {
+        return Err("the path escapes the repository with '..'".into());
+    }
+    // A directory reference such as "clients/" or "." is not a file but
+    // does not escape either: it normalises to "".
+    normalize_parts(path, '/')
+        .map(|parts| parts.join("/"))
+        .ok_or_else(|| "the path escapes the repository with '..'".into())
+}
+
+/// The components of `p` split on `sep`, with `.` dropped and `..` applied;
+/// `None` when `..` climbs above the start.
+fn normalize_parts(p: &str, sep: char) -> Option<Vec<&str>> {
     let mut parts: Vec<&str> = Vec::new();
-    for part in p.split('/') {
+    for part in p.split(sep) {
         match part {
             "" | "." => {}
             ".." => {
-                if parts.pop().is_none() {
-                    return Err("the path escapes the repository with '..'".into());
-                }
+                parts.pop()?;
             }
             other => parts.push(other),
         }
     }
-    if parts.is_empty() {
-        // A directory reference such as "clients/" or "." is not a file but
-        // does not escape either.
-        return Ok(String::new());
-    }
-    Ok(parts.join("/"))
+    Some(parts)
 }
 
 #[cfg(test)]
@@ -320,11 +331,17 @@ mod tests {
     fn path_normalisation_rejects_escapes() {
         assert_eq!(normalize_repo_path("./a/../b/c.py").unwrap(), "b/c.py");
         assert_eq!(normalize_repo_path("clients/").unwrap(), "clients");
+        // A backslash is part of the name, not a separator: this record
+        // names another file than src/client.rs.
+        assert_eq!(normalize_repo_path("src\\client.rs").unwrap(), "src\\client.rs");
+        assert_eq!(normalize_repo_path("a\\..\\b").unwrap(), "a\\..\\b");
         for (p, want) in [
             ("/etc/passwd", "absolute"),
             ("C:\\x", "absolute"),
             ("../x", "escapes"),
             ("a/../../x", "escapes"),
+            ("..\\x", "escapes"),
+            ("a\\..\\..\\x", "escapes"),
             ("", "empty"),
         ] {
             let err = normalize_repo_path(p).unwrap_err();

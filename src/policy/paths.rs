@@ -57,8 +57,11 @@ pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding
 
 /// One `protected-path` finding per changed file under `protected_paths`
 /// (a rename counts from either side). Call it for agent PRs only.
-pub fn protected_path_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
-    let protected = config.protected();
+pub fn protected_path_changes(
+    config: &Config,
+    files: &[FileChange],
+) -> Result<Vec<Finding>, crate::config::ConfigError> {
+    let protected = config.protected()?;
     let mut out = Vec::new();
     for f in files {
         let hit =
@@ -72,7 +75,7 @@ pub fn protected_path_changes(config: &Config, files: &[FileChange]) -> Vec<Find
             );
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -123,11 +126,11 @@ mod tests {
         moved.old_path = Some("clients/checkout.rs".into());
         let files =
             vec![change("app/pay.rs", Some("a"), Some("b")), moved, change("src/x.rs", None, Some("b"))];
-        let found = protected_path_changes(&config, &files);
+        let found = protected_path_changes(&config, &files).unwrap();
         assert_eq!(found.len(), 2);
         assert!(found[0].message.contains("`app/`"), "{}", found[0].message);
         assert!(found[1].message.contains("`clients/`"), "{}", found[1].message);
         let none = Config::from_yaml_str("protected_paths: []\n", "r.yml").unwrap();
-        assert!(protected_path_changes(&none, &files).is_empty());
+        assert!(protected_path_changes(&none, &files).unwrap().is_empty());
     }
 }

@@ -544,6 +544,9 @@ fn apply_output(run: &mut CheckRun, body: &Value) {
     if let Some(s) = body.get("status").and_then(Value::as_str) {
         run.status = s.to_string();
     }
+    if let Some(e) = body.get("external_id").and_then(Value::as_str) {
+        run.external_id = Some(e.to_string());
+    }
 }
 
 fn route(

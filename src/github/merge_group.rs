@@ -1,0 +1,199 @@
+//! The verdict for a merge queue's group commit (`merge_group`), as pure
+//! functions; [`super::action`] gathers the facts.
+//!
+//! A merge queue tests `head_sha`: `base_sha` with the queued pull requests
+//! merged on top, in order. Auto-merge lives there, so the required check
+//! must report on that commit, and its verdict must **never be weaker than
+//! the verdicts of the pull requests in the group**:
+//!
+//! 1. Which pull requests: every first-parent commit in `base_sha..head_sha`
+//!    must name one, as GitHub's merge queue writes them (`Merge pull
+//!    request #N from ...` for the merge method, `Title (#N)` for squash),
+//!    and the pull request of `head_ref` (`.../pr-N-<sha>`) is always one.
+//!    A commit that names none (the rebase method) blocks: retrygate cannot
+//!    tell whose change it is, so it cannot vouch for it.
+//! 2. Each pull request's own verdict: retrygate's check run on its current
+//!    head must have concluded `success` against this base branch (the
+//!    check run's `external_id` names the base it was computed for, see
+//!    [`super::checks::external_id`]). A sign-off is part of that verdict:
+//!    the sign-off run published `success` on that head. No check run, a
+//!    failing one, or one computed for another base branch blocks the group.
+//! 3. The group's own gate: the change `base_sha..head_sha` with the config
+//!    of `base_sha`, as a person's change (ledger and replay evidence were
+//!    demanded of each pull request on its own). It catches what no single
+//!    pull request showed (two changes that together raise a retry budget,
+//!    a base that moved). Its block stands, except when a queued pull
+//!    request passed by a maintainer's sign-off: the group's findings may
+//!    then be the ones that maintainer accepted, and the group cannot tell
+//!    whose they are, so they are shown, not enforced.
+
+use serde_json::Value;
+
+use super::checks;
+use super::publication::Publication;
+use crate::report::Verdict;
+
+/// A first-parent commit of the group and the pull request it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attributed {
+    pub prs: Vec<u64>,
+    /// Commits that name no pull request.
+    pub unattributed: Vec<String>,
+}
+
+/// The pull request a merge-queue commit subject names, if any.
+pub fn pr_of_subject(subject: &str) -> Option<u64> {
+    if let Some(rest) = subject.strip_prefix("Merge pull request #") {
+        return rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok();
+    }
+    let open = subject.trim_end().strip_suffix(')')?.rfind("(#")?;
+    subject.trim_end()[open + 2..subject.trim_end().len() - 1].parse().ok()
+}
+
+/// The pull requests of a group from its first-parent commits (`(sha,
+/// subject)`, any order) and the pull request `head_ref` names.
+pub fn attribute(commits: &[(String, String)], last_pr: Option<u64>) -> Attributed {
+    let mut prs = Vec::new();
+    let mut unattributed = Vec::new();
+    for (sha, subject) in commits {
+        match pr_of_subject(subject) {
+            Some(n) if !prs.contains(&n) => prs.push(n),
+            Some(_) => {}
+            None => unattributed.push(sha.clone()),
+        }
+    }
+    if let Some(n) = last_pr.filter(|n| !prs.contains(n)) {
+        prs.push(n);
+    }
+    Attributed { prs, unattributed }
+}
+
+/// One queued pull request's own verdict, as its check run shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrVerdict {
+    Passing {
+        signed_off: bool,
+    },
+    /// Why it does not count as passing.
+    NotPassing(String),
+}
+
+/// Judges a pull request's `retrygate` check run (from
+/// [`super::checks::find`] on its head) for a group on `base_branch`.
+pub fn judge_pr(run: Option<&Value>, head_sha: &str, base_branch: &str) -> PrVerdict {
+    let short = super::signoff::short(head_sha);
+    let Some(run) = run else {
+        return PrVerdict::NotPassing(format!("no retrygate verdict on its head `{short}`"));
+    };
+    let conclusion = run.get("conclusion").and_then(Value::as_str).unwrap_or("none");
+    if conclusion != "success" {
+        return PrVerdict::NotPassing(format!("its verdict on `{short}` is `{conclusion}`"));
+    }
+    let bound = run.get("external_id").and_then(Value::as_str).and_then(checks::bound_base);
+    match bound {
+        Some((branch, _)) if branch == base_branch => {}
+        Some((branch, _)) => {
+            return PrVerdict::NotPassing(format!(
+                "its passing verdict on `{short}` was computed against `{branch}`, not `{base_branch}`"
+            ))
+        }
+        None => {
+            return PrVerdict::NotPassing(format!(
+                "its verdict on `{short}` does not say which base it was computed against; re-run retrygate on it"
+            ))
+        }
+    }
+    let title = run.pointer("/output/title").and_then(Value::as_str).unwrap_or("");
+    PrVerdict::Passing { signed_off: title.starts_with("passing (signed off)") }
+}
+
+/// The group's publication: the group gate's, never weaker than the pull
+/// requests' own verdicts (see the module docs).
+pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[String]) -> Publication {
+    let mut list = String::from("#### Queued pull requests\n\n");
+    for (n, v) in prs {
+        list.push_str(&match v {
+            PrVerdict::Passing { signed_off: false } => format!("- #{n}: passing\n"),
+            PrVerdict::Passing { signed_off: true } => format!("- #{n}: passing (signed off)\n"),
+            PrVerdict::NotPassing(why) => format!("- #{n}: **not passing**: {why}\n"),
+        });
+    }
+    for sha in unattributed {
+        list.push_str(&format!(
+            "- commit `{}` names no pull request (the rebase merge method?); retrygate cannot vouch for it: use the merge or squash method with the merge queue\n",
+            super::signoff::short(sha)
+        ));
+    }
+    let failing: Vec<String> = prs
+        .iter()
+        .filter(|(_, v)| matches!(v, PrVerdict::NotPassing(_)))
+        .map(|(n, _)| format!("#{n}"))
+        .collect();
+    let signed_off = prs.iter().any(|(_, v)| matches!(v, PrVerdict::Passing { signed_off: true }));
+    let (verdict, title, note) = if !failing.is_empty() || !unattributed.is_empty() || prs.is_empty() {
+        let mut parts = Vec::new();
+        if !failing.is_empty() {
+            parts.push(format!("queued pull requests without a passing verdict: {}", failing.join(", ")));
+        }
+        if !unattributed.is_empty() || prs.is_empty() {
+            parts.push("commits that name no pull request".to_string());
+        }
+        (Verdict::Block, format!("blocked: {}", parts.join("; ")), String::new())
+    } else if group.verdict == Verdict::Block && signed_off {
+        (
+            Verdict::Pass,
+            "passing: every queued pull request passed (one by sign-off); the group's own findings are shown, not enforced".to_string(),
+            "\nA queued pull request passed by a maintainer's sign-off, and the group cannot tell whose findings these are, so they are shown, not enforced.\n".to_string(),
+        )
+    } else {
+        (group.verdict, group.title.clone(), String::new())
+    };
+    let summary = format!("{list}{note}\n#### The group's own gate\n\n{}", group.summary_markdown);
+    Publication { verdict, title, comment_markdown: summary.clone(), summary_markdown: summary, ..group }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subjects_name_their_pull_request_in_both_queue_formats() {
+        assert_eq!(pr_of_subject("Merge pull request #42 from octo/fix-retry"), Some(42));
+        assert_eq!(pr_of_subject("Raise the retry budget (#7)"), Some(7));
+        assert_eq!(pr_of_subject("Raise (the) budget (#7) "), Some(7));
+        assert_eq!(pr_of_subject("Fix #7 in the client"), None);
+        assert_eq!(pr_of_subject("Raise retries (see #7 and more)"), None);
+        let a = attribute(
+            &[
+                ("c2".into(), "B (#4)".into()),
+                ("c1".into(), "Merge pull request #3 from o/x".into()),
+                ("c0".into(), "wip".into()),
+            ],
+            Some(4),
+        );
+        assert_eq!(a, Attributed { prs: vec![4, 3], unattributed: vec!["c0".into()] });
+        assert_eq!(attribute(&[], Some(9)).prs, [9]);
+    }
+
+    #[test]
+    fn a_pull_request_counts_only_with_a_success_bound_to_the_same_base() {
+        let head = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+        let run = |c: &str, ext: &str, title: &str| json!({"conclusion": c, "external_id": ext, "output": {"title": title}});
+        let ok = run("success", "retrygate-gate base=main@f95f852", "passing: no blocking retry regressions");
+        assert_eq!(judge_pr(Some(&ok), head, "main"), PrVerdict::Passing { signed_off: false });
+        let signed =
+            run("success", "retrygate-gate base=main@f95f852", "passing (signed off): by m for ec26c3e");
+        assert_eq!(judge_pr(Some(&signed), head, "main"), PrVerdict::Passing { signed_off: true });
+        let why = |v: PrVerdict| match v {
+            PrVerdict::NotPassing(w) => w,
+            other => panic!("{other:?}"),
+        };
+        assert!(why(judge_pr(None, head, "main")).contains("no retrygate verdict on its head `ec26c3e`"));
+        assert!(why(judge_pr(Some(&run("failure", "retrygate-gate base=main@x", "")), head, "main"))
+            .contains("`failure`"));
+        assert!(why(judge_pr(Some(&ok), head, "release")).contains("computed against `main`, not `release`"));
+        assert!(why(judge_pr(Some(&run("success", "retrygate-gate", "")), head, "main"))
+            .contains("does not say which base"));
+    }
+}
