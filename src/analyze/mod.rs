@@ -14,10 +14,10 @@ use rayon::prelude::*;
 use crate::changeset::{ChangeSet, FileChange, Side};
 use crate::finding::{Finding, Note};
 
-/// Stack size for analysis threads. syn parses recursively; together with the
-/// nesting-depth guard in [`rust::parse`] this keeps hostile input (100,000
-/// nested parentheses) from overflowing the stack.
-const ANALYSIS_STACK_BYTES: usize = 64 * 1024 * 1024;
+/// Stack size for analysis threads: syn parses recursively, and
+/// [`rust::bounds`] bounds the depth of what it parses to what this stack
+/// holds.
+use rust::bounds::ANALYSIS_STACK_BYTES;
 
 /// What an analyzer says about one file.
 #[derive(Debug, Default, Clone)]
@@ -63,9 +63,16 @@ pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
     let work = || analyze_all(cs, analyzers);
     let mut out = match pool {
         Ok(pool) => pool.install(work),
-        // Without a pool of our own the global one still works; only the
-        // larger stack is lost, and the depth guard still applies.
-        Err(_) => work(),
+        // Without threads of our own, parsing would run on stacks too small for
+        // what the depth limit admits: nothing is analysed, and the gate is
+        // told it is blind.
+        Err(e) => ScanOutcome {
+            notes: vec![Note::blocking(
+                None,
+                format!("could not start the analysis threads ({e}); no file was analysed; run again, or review the change by hand and sign off"),
+            )],
+            ..Default::default()
+        },
     };
     out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.findings.dedup();

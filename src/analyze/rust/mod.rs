@@ -3,6 +3,7 @@
 //! base and head sites by enclosing item and order, and reports what got
 //! more dangerous.
 //!
+//! - [`bounds`]: the depth limit and the stack every parse runs on;
 //! - [`parse`]: guarded parsing (depth limit, located errors);
 //! - [`sites`]: finding retry sites, timeouts and dropped builder setters;
 //! - [`libs`]: what each retry crate's constructors, defaults and setters mean;
@@ -10,6 +11,7 @@
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - this module: prefiltering, matching base with head, and placing findings.
 
+pub mod bounds;
 pub mod compare;
 pub mod eval;
 pub mod libs;
@@ -309,12 +311,17 @@ fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32)
 
 /// The retry sites of one version of a file, for callers that judge a
 /// version on its own (the gate's `limits.max_attempts`). Text that cannot
-/// contain a retry is not parsed; a parse error is returned as text.
+/// contain a retry is not parsed; a parse error is returned as text. Parsing
+/// runs on a thread with the analysis stack, so a caller on a main thread is
+/// as safe as `scan`.
 pub fn sites_in(text: &str) -> Result<Vec<Site>, String> {
     if !is_retry_relevant(text) {
         return Ok(Vec::new());
     }
-    let parsed = parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
-    proc_macro2::extra::invalidate_current_thread_spans();
-    parsed
+    bounds::on_analysis_stack(|| {
+        let parsed =
+            parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
+        proc_macro2::extra::invalidate_current_thread_spans();
+        parsed
+    })
 }

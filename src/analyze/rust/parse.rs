@@ -1,25 +1,25 @@
-//! Parses Rust source with syn, refusing input that would overflow a
-//! recursive parser, and turning every failure into a note with a location.
+//! Parses Rust source with syn, refusing input whose syntax tree could be
+//! deeper than [`bounds::MAX_DEPTH`] (see [`bounds`]), and turning every
+//! failure into a note with a location.
 
 use proc_macro2::LineColumn;
 
-/// Deeper bracket nesting than this is not parsed. Real code stays far below
-/// it; 100,000 nested parentheses would otherwise overflow the stack.
-pub const MAX_NESTING: usize = 256;
+use super::bounds;
 
 /// Why a file could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseFailure {
-    TooDeep { line: u32, depth: usize },
+    TooDeep { line: u32 },
     Syntax { line: u32, column: u32, message: String },
 }
 
 impl std::fmt::Display for ParseFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseFailure::TooDeep { line, depth } => write!(
+            ParseFailure::TooDeep { line } => write!(
                 f,
-                "line {line}: brackets nest deeper than {depth} levels; not parsed (limit {MAX_NESTING})"
+                "line {line}: brackets, operators, generics, closures or method chains nest deeper than the {} levels retrygate analyses; not parsed",
+                bounds::MAX_DEPTH
             ),
             ParseFailure::Syntax { line, column, message } => {
                 write!(f, "line {line}, column {column}: {message}")
@@ -28,55 +28,15 @@ impl std::fmt::Display for ParseFailure {
     }
 }
 
-/// Parses a whole file.
+/// Parses a whole file. Call it on a thread with
+/// [`bounds::ANALYSIS_STACK_BYTES`] of stack: the depth check bounds the
+/// tree, the stack must hold it.
 pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
-    check_nesting(src)?;
+    bounds::check_depth(src).map_err(|t| ParseFailure::TooDeep { line: t.line })?;
     syn::parse_file(src).map_err(|e| {
         let LineColumn { line, column } = e.span().start();
         ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
     })
-}
-
-/// Rejects input whose brackets nest deeper than [`MAX_NESTING`]. It skips
-/// string literals, chars and comments only roughly; that errs towards
-/// counting more depth, which only ever means "not parsed, with a note".
-fn check_nesting(src: &str) -> Result<(), ParseFailure> {
-    let bytes = src.as_bytes();
-    let mut depth = 0usize;
-    let mut line = 1u32;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => line += 1,
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(ParseFailure::TooDeep { line, depth });
-                }
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    } else if bytes[i] == b'\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
