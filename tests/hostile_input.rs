@@ -69,3 +69,195 @@ fn item_5_absurd_timeouts_are_usage_errors_not_panics() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A backon retry with `max_times` as given, in function `fetch`.
+fn retry_file(max_times: &str) -> String {
+    format!(
+        "use backon::{{ExponentialBuilder, Retryable}};\n\
+         async fn fetch(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {{\n\
+             (|| async {{ c.get(\"https://api/x\").send().await }})\n\
+                 .retry(ExponentialBuilder::default().with_jitter().with_max_times({max_times}))\n\
+                 .await\n\
+         }}\n"
+    )
+}
+
+fn scan(repo: &Repo) -> (Output, Value) {
+    let mut cmd = retrygate(&["scan", "--base", "main", "--head", "pr", "--format", "json", "--repo"]);
+    cmd.arg(repo.path());
+    let out = run_within(cmd, Duration::from_secs(60));
+    let v = json(&out);
+    (out, v)
+}
+
+fn findings_of<'a>(json: &'a Value, kind: &str) -> Vec<&'a Value> {
+    json["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == kind).collect()
+}
+
+fn notes_for<'a>(json: &'a Value, path: &str) -> Vec<&'a Value> {
+    json["notes"].as_array().unwrap().iter().filter(|n| n["path"] == path).collect()
+}
+
+fn has_blocking_note(json: &Value, path: &str, text: &str) -> bool {
+    notes_for(json, path)
+        .iter()
+        .any(|n| n["blocking"] == true && n["message"].as_str().unwrap().contains(text))
+}
+
+#[test]
+fn item_7_a_rust_file_swapped_for_a_symlink_blocks() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", retry_file("2"));
+    repo.write("docs/guide.md", "# guide\n");
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/v2/client.rs", retry_file("9"));
+    repo.remove("src/client.rs");
+    std::os::unix::fs::symlink("v2/client.rs", repo.join("src/client.rs")).unwrap();
+    repo.commit("swap in a link");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    let notes = notes_for(&json, "src/client.rs");
+    assert!(
+        notes.iter().any(|n| n["message"].as_str().unwrap().contains("symbolic link to `v2/client.rs`")),
+        "{notes:?}"
+    );
+    assert!(has_blocking_note(&json, "src/client.rs", "could not read this file"), "{notes:?}");
+
+    // A link outside any analyzed language is reported, not blocking.
+    let repo = Repo::new();
+    repo.write("src/client.rs", retry_file("2"));
+    repo.write("docs/guide.md", "# guide\n");
+    repo.commit("base");
+    repo.branch("pr");
+    repo.remove("docs/guide.md");
+    std::os::unix::fs::symlink("../README.md", repo.join("docs/guide.md")).unwrap();
+    repo.commit("link the guide");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    assert!(notes_for(&json, "docs/guide.md").iter().all(|n| n["blocking"] == false), "{json}");
+}
+
+#[test]
+fn item_8_a_submodule_bump_blocks_and_names_the_range() {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "fn f() {}\n");
+    let (old, new) = ("1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222");
+    repo.git(&["update-index", "--add", "--cacheinfo", &format!("160000,{old},vendor/client")]);
+    repo.git(&["add", "src/lib.rs"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.branch("pr");
+    repo.git(&["update-index", "--cacheinfo", &format!("160000,{new},vendor/client")]);
+    repo.git(&["commit", "-q", "-m", "bump"]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert!(
+        has_blocking_note(&json, "vendor/client", "submodule moved from 111111111111 to 222222222222"),
+        "{json}"
+    );
+    assert!(has_blocking_note(
+        &json,
+        "vendor/client",
+        "git -C vendor/client log -p 111111111111..222222222222"
+    ));
+
+    // Removing the submodule hides nothing: reported, not blocking.
+    repo.git(&["rm", "-q", "--cached", "vendor/client"]);
+    repo.git(&["commit", "-q", "-m", "drop it"]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    assert_eq!(notes_for(&json, "vendor/client")[0]["blocking"], false);
+}
+
+#[test]
+fn item_9_shifted_and_powered_counts_are_computed_and_unknown_ones_block() {
+    let repo = Repo::new();
+    for f in ["shift", "konst", "pow", "opaque", "untouched"] {
+        repo.write(&format!("src/{f}.rs"), retry_file("2"));
+    }
+    repo.write("src/untouched.rs", retry_file("limit()"));
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/shift.rs", retry_file("1 << 20"));
+    repo.write("src/konst.rs", format!("const N: usize = 1 << 20;\n{}", retry_file("N")));
+    repo.write("src/pow.rs", retry_file("10usize.pow(6)"));
+    repo.write("src/opaque.rs", retry_file("limit()"));
+    repo.write("src/untouched.rs", format!("// a comment\n{}", retry_file("limit()")));
+    repo.commit("raise");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    let raised: Vec<(&str, &Value)> = findings_of(&json, "retry-count-raised")
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), &f["head"]["attempts"]))
+        .collect();
+    assert!(raised.contains(&("src/shift.rs", &Value::from(1_048_577))), "{raised:?}");
+    assert!(raised.contains(&("src/konst.rs", &Value::from(1_048_577))), "{raised:?}");
+    assert!(raised.contains(&("src/pow.rs", &Value::from(1_000_001))), "{raised:?}");
+    assert!(
+        has_blocking_note(
+            &json,
+            "src/opaque.rs",
+            "line 3: the retry count given to `.with_max_times(..)` is computed"
+        ),
+        "{json}"
+    );
+    assert!(notes_for(&json, "src/untouched.rs").is_empty(), "an unchanged retry line is not news: {json}");
+}
+
+#[test]
+fn item_10_replace_refs_do_not_hide_the_head() {
+    let repo = Repo::new();
+    repo.write("src/client.rs", retry_file("2"));
+    repo.commit("base");
+    let base_blob = repo.git(&["rev-parse", "HEAD:src/client.rs"]);
+    repo.branch("pr");
+    repo.write("src/client.rs", retry_file("8"));
+    repo.commit("raise");
+    let head_blob = repo.git(&["rev-parse", "HEAD:src/client.rs"]);
+    repo.git(&["replace", &head_blob, &base_blob]);
+    assert_eq!(
+        repo.git(&["show", "pr:src/client.rs"]),
+        retry_file("2").trim_end(),
+        "the replace ref is active"
+    );
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert_eq!(findings_of(&json, "retry-count-raised")[0]["head"]["attempts"], 9, "{json}");
+}
+
+#[test]
+fn item_11_rust_behind_path_attributes_and_upper_case_extensions_is_read() {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "mod imp;\n");
+    repo.write("src/imp.rs", retry_file("2"));
+    repo.write("src/client.rs", retry_file("2"));
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/lib.rs", "#[path = \"client_impl.txt\"]\nmod imp;\n");
+    repo.remove("src/imp.rs");
+    repo.write("src/client_impl.txt", retry_file("7"));
+    repo.rename("src/client.rs", "src/client.RS");
+    repo.write("src/client.RS", retry_file("5"));
+    repo.commit("hide the raises");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    let paths: Vec<&str> =
+        findings_of(&json, "retry-count-raised").iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"src/client_impl.txt") && paths.contains(&"src/client.RS"), "{json}");
+
+    // An include of a file the change does not show is a blocking note.
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "mod imp;\n");
+    repo.write("src/imp.rs", retry_file("2"));
+    repo.write("src/old_impl.txt", retry_file("50"));
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/lib.rs", "#[path = \"old_impl.txt\"]\nmod imp;\n");
+    repo.commit("point elsewhere");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert!(
+        has_blocking_note(&json, "src/lib.rs", "now compiles `src/old_impl.txt` as Rust source"),
+        "{json}"
+    );
+}

@@ -26,12 +26,25 @@ pub struct FileResult {
     pub notes: Vec<Note>,
 }
 
+/// Changed files an analyzer reads beyond what [`Analyzer::wants`] names,
+/// and notes about what it cannot read.
+#[derive(Debug, Default)]
+pub struct Extra {
+    pub paths: std::collections::BTreeSet<String>,
+    pub notes: Vec<Note>,
+}
+
 /// One way of finding retry regressions in changed files.
 pub trait Analyzer: Send + Sync {
     /// A short name for logs and notes.
     fn name(&self) -> &str;
     /// Whether this analyzer reads files at `path`.
     fn wants(&self, path: &str) -> bool;
+    /// Files of `cs` this analyzer also reads although `wants` does not name
+    /// them (Rust pulled in by `#[path]`); none by default.
+    fn extra(&self, _cs: &ChangeSet) -> Extra {
+        Extra::default()
+    }
     /// Compares the base and head versions of one file.
     fn analyze(&self, file: &FileChange) -> FileResult;
     /// Analyses all wanted files of a change set together. The default runs
@@ -83,9 +96,11 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
     let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
     let mut analyzed = vec![false; cs.files.len()];
     for a in analyzers {
+        let extra = a.extra(cs);
+        out.notes.extend(extra.notes);
         let mut readable = Vec::new();
         for (i, file) in cs.files.iter().enumerate() {
-            if !a.wants(&file.path) {
+            if !a.wants(&file.path) && !extra.paths.contains(&file.path) {
                 continue;
             }
             analyzed[i] = true;

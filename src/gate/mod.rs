@@ -404,7 +404,7 @@ fn head_policies(cs: &ChangeSet) -> (Vec<HeadPolicy>, Vec<Note>) {
     use crate::analyze::rust::policy::Attempts;
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    for f in cs.files.iter().filter(|f| f.path.ends_with(".rs")) {
+    for f in cs.files.iter().filter(|f| analyze::rust::is_rust_path(&f.path)) {
         let Some(text) = f.head.text() else { continue };
         match analyze::rust::sites_in(text) {
             Ok(sites) => {
