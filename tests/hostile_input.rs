@@ -261,3 +261,163 @@ fn item_11_rust_behind_path_attributes_and_upper_case_extensions_is_read() {
         "{json}"
     );
 }
+
+/// A repository whose base has `config` as `.github/retrygate.yml`, and a
+/// `pr` branch with a small change.
+fn repo_with_config(config: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".github/retrygate.yml", config);
+    repo.write("src/lib.rs", "fn f() {}\n");
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/lib.rs", "fn g() {}\n");
+    repo.commit("change");
+    repo
+}
+
+fn check_cmd(repo: &Repo) -> Command {
+    check_as(repo, "--human")
+}
+
+fn check_as(repo: &Repo, who: &str) -> Command {
+    let mut cmd = retrygate(&["check", "--base", "main", "--head", "pr", who, "--format", "json", "--repo"]);
+    cmd.arg(repo.path());
+    cmd
+}
+
+#[test]
+fn item_15_deep_yaml_flow_nesting_is_refused_before_parsing() {
+    // A base config just under its 1 MiB limit, 500,000 levels deep.
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let repo = repo_with_config(&format!("mode: enforce\nagents: {}\n", deep(500_000)));
+    let start = Instant::now();
+    let out = run_within(check_cmd(&repo), Duration::from_secs(60));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(".github/retrygate.yml:2") && err.contains("nest deeper than 100 levels"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(30), "took {:?}", start.elapsed());
+
+    // A scenario and a rule file, 150,000 levels deep.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("deep.yml");
+    std::fs::write(&scenario, format!("responses: {}\n", deep(150_000))).unwrap();
+    let out = run_within(
+        retrygate(&["replay", "--scenario", scenario.to_str().unwrap(), "--", "true"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("line 1: brackets nest deeper than 100 levels"), "{}", stderr(&out));
+
+    let rules = dir.path().join("rules");
+    std::fs::create_dir(&rules).unwrap();
+    std::fs::write(rules.join("deep.yml"), format!("rules: {}\n", deep(150_000))).unwrap();
+    let out =
+        run_within(retrygate(&["rules", "list", "--dir", rules.to_str().unwrap()]), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("deep.yml: line 1: brackets nest deeper"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_yaml_tag_cannot_turn_enforce_into_advisory() {
+    let repo = repo_with_config("mode: !advisory\n");
+    let out = run_within(check_cmd(&repo), Duration::from_secs(60));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(".github/retrygate.yml:1") && err.contains("the YAML tag `!advisory` is not accepted"),
+        "{err}"
+    );
+    // The plain spelling is still accepted.
+    let repo = repo_with_config("mode: advisory\n");
+    let out = run_within(check_cmd(&repo), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["facts"]["mode"], "advisory");
+}
+
+#[test]
+fn item_16_fifos_are_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ledger.jsonl");
+    mkfifo(&fifo);
+    for sub in ["verify", "show"] {
+        let out = run_within(
+            retrygate(&["ledger", sub, "--ledger", fifo.to_str().unwrap()]),
+            Duration::from_secs(20),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "ledger {sub}: {err}");
+        assert!(
+            err.contains("ledger.jsonl") && err.contains("FIFO, not a regular file"),
+            "ledger {sub}: {err}"
+        );
+    }
+
+    // A rule-test case file that is a FIFO.
+    let rules = dir.path().join("rules");
+    std::fs::create_dir_all(rules.join("tests/case/base")).unwrap();
+    std::fs::create_dir_all(rules.join("tests/case/head")).unwrap();
+    std::fs::write(rules.join("py.yml"), "rules: []\n").unwrap();
+    std::fs::write(rules.join("tests/case/base/a.py"), "retries = 2\n").unwrap();
+    mkfifo(&rules.join("tests/case/head/a.py"));
+    let out = run_within(retrygate(&["rules", "test", rules.to_str().unwrap()]), Duration::from_secs(20));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("head/a.py: is a FIFO"), "{err}");
+}
+
+#[test]
+fn item_20_devices_are_refused_wherever_a_file_comes_from_outside() {
+    let dev = "/dev/zero";
+    let refused = "/dev/zero: is a character device, not a regular file";
+    // A replay scenario.
+    let out = run_within(retrygate(&["replay", "--scenario", dev, "--", "true"]), Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(refused), "{}", stderr(&out));
+
+    // The event payload, and the verdict file the publish job reads.
+    let ws = tempfile::tempdir().unwrap();
+    let fixture =
+        format!("{}/tests/fixtures/github/workflow_run__completed.payload.json", env!("CARGO_MANIFEST_DIR"));
+    for (event, args) in [
+        (dev, vec!["github"]),
+        (fixture.as_str(), vec!["github", "--mode", "publish", "--verdict-file", dev]),
+    ] {
+        let mut cmd = retrygate(&args);
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("GITHUB_EVENT_NAME", if event == dev { "pull_request" } else { "workflow_run" })
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_REPOSITORY", "octo/shop")
+            .env("GITHUB_API_URL", "http://127.0.0.1:9")
+            .env("GITHUB_TOKEN", "t")
+            .env("GITHUB_WORKSPACE", ws.path());
+        let out = run_within(cmd, Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(refused), "{args:?}: {}", stderr(&out));
+    }
+
+    // A replay report handed to `check`: rejected evidence, never a pass.
+    let repo = Repo::new();
+    repo.write("src/client.rs", retry_file("2"));
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/client.rs", retry_file("1"));
+    repo.commit("fewer retries: the replay is still required");
+    let mut cmd = check_as(&repo, "--agent");
+    cmd.args(["--replay-report", dev]);
+    let out = run_within(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(json(&out).to_string().contains(refused), "{}", json(&out));
+
+    // A rule-test case.
+    let rules = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(rules.path().join("tests/case/base")).unwrap();
+    std::fs::create_dir_all(rules.path().join("tests/case/head")).unwrap();
+    std::fs::write(rules.path().join("py.yml"), "rules: []\n").unwrap();
+    std::fs::write(rules.path().join("tests/case/base/a.py"), "retries = 2\n").unwrap();
+    std::os::unix::fs::symlink(dev, rules.path().join("tests/case/head/a.py")).unwrap();
+    let out =
+        run_within(retrygate(&["rules", "test", rules.path().to_str().unwrap()]), Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is a character device"), "{}", stderr(&out));
+}

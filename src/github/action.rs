@@ -34,13 +34,8 @@ pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 /// Handles the event described by `env`, computing verdicts with `gate`.
 pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Exit> {
     let shown = env.event_path.display().to_string();
-    let meta = std::fs::metadata(&env.event_path)
-        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
-    if meta.len() > MAX_EVENT_BYTES {
-        anyhow::bail!("{shown}: {} bytes is larger than any GitHub event ({MAX_EVENT_BYTES})", meta.len());
-    }
-    let payload = std::fs::read_to_string(&env.event_path)
-        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
+    let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
+        .map_err(|e| anyhow::anyhow!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))?;
     let trigger = Trigger::parse(&env.event_name, &payload, &shown)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
