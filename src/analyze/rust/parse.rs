@@ -32,11 +32,29 @@ impl std::fmt::Display for ParseFailure {
 /// [`bounds::ANALYSIS_STACK_BYTES`] of stack: the depth check bounds the
 /// tree, the stack must hold it.
 pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
-    bounds::check_depth(src).map_err(|t| ParseFailure::TooDeep { line: t.line })?;
-    syn::parse_file(src).map_err(|e| {
+    // Lexed once: the depth check and syn read the same tokens.
+    let body = without_bom_and_shebang(src);
+    let tokens: proc_macro2::TokenStream = body.parse().map_err(|e: proc_macro2::LexError| {
+        let LineColumn { line, column } = e.span().start();
+        ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
+    })?;
+    bounds::check_tokens(tokens.clone(), bounds::MAX_DEPTH)
+        .map_err(|t| ParseFailure::TooDeep { line: t.line })?;
+    syn::parse2(tokens).map_err(|e: syn::Error| {
         let LineColumn { line, column } = e.span().start();
         ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
     })
+}
+
+/// What `syn::parse_file` parses of a file: without a byte-order mark, and
+/// without a `#!` first line that is not an inner attribute (`#![..]`). The
+/// shebang's newline stays, so line numbers match the file's.
+fn without_bom_and_shebang(src: &str) -> &str {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    match src.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => src.find('\n').map_or("", |i| &src[i..]),
+        _ => src,
+    }
 }
 
 #[cfg(test)]
@@ -60,6 +78,20 @@ mod tests {
             other => panic!("expected a syntax error on line 2, got {other:?}"),
         }
         assert!(err.to_string().starts_with("line 2, column"), "{err}");
+    }
+
+    #[test]
+    fn a_shebang_and_a_bom_are_skipped_and_lines_still_match() {
+        let f = parse_file("\u{feff}#!/usr/bin/env run-cargo-script\nfn main() {}\n").unwrap();
+        assert_eq!(f.items.len(), 1);
+        let err = parse_file("#!/usr/bin/env x\nfn main() {\n    let x = ;\n}\n").unwrap_err();
+        assert!(matches!(err, ParseFailure::Syntax { line: 3, .. }), "{err:?}");
+        assert!(
+            parse_file("#![allow(dead_code)]\nfn f() {}\n").is_ok(),
+            "an inner attribute is not a shebang"
+        );
+        let lex = parse_file("fn f() {\n  let s = \"unterminated;\n}\n").unwrap_err();
+        assert!(matches!(lex, ParseFailure::Syntax { line: 2, .. }), "{lex:?}");
     }
 
     #[test]
