@@ -35,7 +35,7 @@ pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Exit> {
     let shown = env.event_path.display().to_string();
     let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
-        .map_err(|e| anyhow::anyhow!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot read the event payload {shown} (GITHUB_EVENT_PATH): {e}"))?;
     let trigger = Trigger::parse(&env.event_name, &payload, &shown)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
