@@ -99,6 +99,33 @@ pub struct ScanArgs {
     pub format: Option<Format>,
 }
 
+/// The longest time any `--timeout`-like flag accepts: a day. A replay or a
+/// replay command that needs longer is misconfigured, and larger numbers
+/// (`1e20`) do not fit the clocks they are added to.
+pub const MAX_TIMEOUT_SECS: f64 = 24.0 * 60.0 * 60.0;
+
+/// The one parser of every duration flag (`--timeout`, `--replay-timeout`):
+/// seconds as a decimal number, above 0 and at most [`MAX_TIMEOUT_SECS`].
+/// `inf`, `NaN`, negative and absurd values are usage errors (exit 2).
+pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds; write e.g. 60 or 2.5"))?;
+    if !secs.is_finite() {
+        return Err(format!("'{text}' is not a finite number of seconds; write e.g. 60 or 2.5"));
+    }
+    if secs <= 0.0 {
+        return Err(format!("{text} seconds is not a duration; give a number above 0, e.g. 60"));
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "{text} seconds is more than the {MAX_TIMEOUT_SECS} seconds (one day) retrygate accepts; give a shorter timeout"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     init_tracing();
@@ -266,4 +293,29 @@ fn explain(kind: Option<&str>) -> anyhow::Result<Exit> {
     }
     print!("{out}");
     Ok(Exit::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_accept_decimals_and_refuse_what_no_clock_holds() {
+        assert_eq!(parse_seconds("60").unwrap(), std::time::Duration::from_secs(60));
+        assert_eq!(parse_seconds("0.25").unwrap(), std::time::Duration::from_millis(250));
+        assert_eq!(parse_seconds("86400").unwrap(), std::time::Duration::from_secs(86_400));
+        for (bad, why) in [
+            ("1e20", "more than the 86400 seconds (one day)"),
+            ("1e19", "more than the 86400 seconds"),
+            ("86400.5", "more than the 86400 seconds"),
+            ("inf", "not a finite number"),
+            ("NaN", "not a finite number"),
+            ("-5", "not a duration"),
+            ("0", "not a duration"),
+            ("soon", "not a number of seconds"),
+        ] {
+            let err = parse_seconds(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
 }

@@ -236,6 +236,7 @@ impl Config {
                 "a retrygate config is a few hundred bytes; check that this is the right file",
             ));
         }
+        crate::yaml::check(text).map_err(|r| err(Some(r.line), r.message, FIX_SCHEMA))?;
         // An empty document (or one holding only comments) means "defaults".
         let parsed: Option<Config> = serde_yaml::from_str(text).map_err(|e| {
             let line = e.location().map(|l| l.line());
@@ -277,15 +278,14 @@ impl Config {
             message,
             fix: "make the file readable, or remove it to use the defaults".into(),
         };
-        let meta = match std::fs::metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        let text = match crate::bounded::read_regular_string(&path, MAX_CONFIG_BYTES as u64) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => return Ok(Config::default()),
+            Err(crate::bounded::BoundedReadError::TooLarge { .. }) => {
+                return Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), CONFIG_PATH)
+            }
             Err(e) => return Err(err(format!("cannot read: {e}"))),
         };
-        if meta.len() > MAX_CONFIG_BYTES as u64 {
-            return Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), CONFIG_PATH);
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| err(format!("cannot read: {e}")))?;
         Config::from_yaml_str(&text, CONFIG_PATH)
     }
 

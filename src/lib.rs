@@ -32,3 +32,4 @@ pub mod ledger;
 pub mod policy;
 pub mod replay;
 pub mod report;
+pub mod yaml;

@@ -18,15 +18,23 @@ use crate::changeset::{ChangeSet, FileChange, Side};
 use crate::finding::{Finding, Note};
 use testcode::ScanPaths;
 
-/// Stack size for analysis threads. syn parses recursively; together with the
-/// nesting-depth guard in [`rust::parse`] this keeps hostile input (100,000
-/// nested parentheses) from overflowing the stack.
-const ANALYSIS_STACK_BYTES: usize = 64 * 1024 * 1024;
+/// Stack size for analysis threads: syn parses recursively, and
+/// [`rust::bounds`] bounds the depth of what it parses to what this stack
+/// holds.
+use rust::bounds::ANALYSIS_STACK_BYTES;
 
 /// What an analyzer says about one file.
 #[derive(Debug, Default, Clone)]
 pub struct FileResult {
     pub findings: Vec<Finding>,
+    pub notes: Vec<Note>,
+}
+
+/// Changed files an analyzer reads beyond what [`Analyzer::wants`] names,
+/// and notes about what it cannot read.
+#[derive(Debug, Default)]
+pub struct Extra {
+    pub paths: std::collections::BTreeSet<String>,
     pub notes: Vec<Note>,
 }
 
@@ -36,6 +44,11 @@ pub trait Analyzer: Send + Sync {
     fn name(&self) -> &str;
     /// Whether this analyzer reads files at `path`.
     fn wants(&self, path: &str) -> bool;
+    /// Files of `cs` this analyzer also reads although `wants` does not name
+    /// them (Rust pulled in by `#[path]`); none by default.
+    fn extra(&self, _cs: &ChangeSet) -> Extra {
+        Extra::default()
+    }
     /// Compares the base and head versions of one file.
     fn analyze(&self, file: &FileChange) -> FileResult;
     /// Analyses all wanted files of a change set together. The default runs
@@ -74,9 +87,16 @@ pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths)
     let work = || analyze_all(cs, analyzers, paths);
     let mut out = match pool {
         Ok(pool) => pool.install(work),
-        // Without a pool of our own the global one still works; only the
-        // larger stack is lost, and the depth guard still applies.
-        Err(_) => work(),
+        // Without threads of our own, parsing would run on stacks too small for
+        // what the depth limit admits: nothing is analysed, and the gate is
+        // told it is blind.
+        Err(e) => ScanOutcome {
+            notes: vec![Note::blocking(
+                None,
+                format!("could not start the analysis threads ({e}); no file was analysed; run again, or review the change by hand and sign off"),
+            )],
+            ..Default::default()
+        },
     };
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
     out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -96,9 +116,11 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         ));
     }
     for a in analyzers {
+        let extra = a.extra(cs);
+        out.notes.extend(extra.notes);
         let mut readable = Vec::new();
         for (i, file) in cs.files.iter().enumerate() {
-            if ignored[i] || !a.wants(&file.path) {
+            if ignored[i] || (!a.wants(&file.path) && !extra.paths.contains(&file.path)) {
                 continue;
             }
             analyzed[i] = true;

@@ -58,6 +58,9 @@ impl Git {
             cmd.env_remove(var);
         }
         cmd.env("GIT_TERMINAL_PROMPT", "0");
+        // `refs/replace/*` can map the head's blob to the base's and hide the
+        // change: read the objects the commits really name.
+        cmd.env("GIT_NO_REPLACE_OBJECTS", "1");
         cmd
     }
 

@@ -222,8 +222,9 @@ impl ChangeSet {
         let mut notes = Vec::new();
         let mut blob_ids: Vec<String> = Vec::new();
         for e in &entries {
-            for id in [&e.old_id, &e.new_id] {
-                if !is_null_id(id) {
+            for (id, mode) in [(&e.old_id, &e.old_mode), (&e.new_id, &e.new_mode)] {
+                // A submodule's id names a commit of another repository.
+                if !is_null_id(id) && mode != SUBMODULE_MODE {
                     blob_ids.push(id.clone());
                 }
             }
@@ -237,12 +238,8 @@ impl ChangeSet {
 
         let mut files = Vec::with_capacity(entries.len());
         for e in entries {
-            if e.old_mode == "160000" || e.new_mode == "160000" {
-                notes.push(Note::info(Some(&e.path), "submodule change not analysed"));
-                continue;
-            }
-            if e.old_mode == "120000" || e.new_mode == "120000" {
-                notes.push(Note::info(Some(&e.path), "symbolic link not analysed"));
+            if e.old_mode == SUBMODULE_MODE || e.new_mode == SUBMODULE_MODE {
+                notes.push(submodule_note(&e));
                 continue;
             }
             let status = match e.status {
@@ -251,14 +248,30 @@ impl ChangeSet {
                 'R' => Status::Renamed,
                 _ => Status::Modified,
             };
-            let side = |id: &str, notes: &mut Vec<Note>| -> Side {
+            let side = |id: &str, mode: &str, which: &str, notes: &mut Vec<Note>| -> Side {
                 if is_null_id(id) {
                     return Side::Absent;
                 }
+                if mode == SYMLINK_MODE {
+                    // A link's blob is its target. Links are not followed (the
+                    // target may be outside the change, or outside the
+                    // repository); an analyzer that wants this path turns the
+                    // skipped side into a blocking note.
+                    notes.push(symlink_note(&e.path, which, lookup(id)));
+                    return Side::Skipped;
+                }
                 decode_side(&e.path, lookup(id), notes)
             };
-            let base = if status == Status::Added { Side::Absent } else { side(&e.old_id, &mut notes) };
-            let head = if status == Status::Deleted { Side::Absent } else { side(&e.new_id, &mut notes) };
+            let base = if status == Status::Added {
+                Side::Absent
+            } else {
+                side(&e.old_id, &e.old_mode, "base", &mut notes)
+            };
+            let head = if status == Status::Deleted {
+                Side::Absent
+            } else {
+                side(&e.new_id, &e.new_mode, "head", &mut notes)
+            };
             files.push(FileChange {
                 path: e.path,
                 old_path: e.old_path,
@@ -297,6 +310,52 @@ impl ChangeSet {
             notes: Vec::new(),
         }
     }
+}
+
+/// git's file mode of a submodule (a "gitlink").
+const SUBMODULE_MODE: &str = "160000";
+/// git's file mode of a symbolic link.
+const SYMLINK_MODE: &str = "120000";
+
+/// A submodule added or moved is code the gate cannot see: blocking, with
+/// the command that shows what changed inside it.
+fn submodule_note(e: &RawEntry) -> Note {
+    let short = |id: &str| id.chars().take(12).collect::<String>();
+    if e.new_mode != SUBMODULE_MODE {
+        return Note::info(Some(&e.path), "submodule removed; nothing inside it is analysed");
+    }
+    let what = if e.old_mode == SUBMODULE_MODE {
+        format!("submodule moved from {} to {}", short(&e.old_id), short(&e.new_id))
+    } else {
+        format!("submodule added at {}", short(&e.new_id))
+    };
+    let range = if e.old_mode == SUBMODULE_MODE {
+        format!("{}..{}", short(&e.old_id), short(&e.new_id))
+    } else {
+        short(&e.new_id)
+    };
+    Note::blocking(
+        Some(&e.path),
+        format!(
+            "{what}; retrygate does not analyse code inside submodules: a maintainer reviews `git -C {} log -p {range}` for retry, timeout and HTTP-client changes, then signs off",
+            e.path
+        ),
+    )
+}
+
+/// What a symbolic link on one side points to, for the note that explains
+/// why the file is not analysed.
+fn symlink_note(path: &str, which: &str, blob: Option<&Blob>) -> Note {
+    let target = match blob {
+        Some(Blob::Bytes(b)) => format!("`{}`", String::from_utf8_lossy(b)),
+        _ => "a target that could not be read".into(),
+    };
+    Note::info(
+        Some(path),
+        format!(
+            "the {which} version is a symbolic link to {target}; links are not followed, so the file it points to must keep the retry settings of the file it replaces"
+        ),
+    )
 }
 
 fn is_null_id(id: &str) -> bool {

@@ -53,8 +53,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "LOGIN", requires = "sign_off")]
     pub signed_off_by: Option<String>,
     /// Seconds replay.command may run.
-    #[arg(long, default_value_t = 120.0)]
-    pub replay_timeout: f64,
+    #[arg(long, default_value = "120", value_parser = crate::cli::parse_seconds)]
+    pub replay_timeout: Duration,
     /// Prefix of line links in the Markdown, `{head}` standing for the head commit
     /// (default in GitHub Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/{head}).
     #[arg(long, value_name = "URL")]
@@ -66,9 +66,6 @@ pub struct CheckArgs {
 
 /// Runs `retrygate check`.
 pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
-    if !(args.replay_timeout.is_finite() && args.replay_timeout > 0.0) {
-        anyhow::bail!("--replay-timeout must be a positive number of seconds, got {}", args.replay_timeout);
-    }
     let input = CheckInput {
         author: args.author,
         labels: args.labels,
@@ -84,7 +81,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         ledger_artifact: args.ledger_artifact,
         replay_report: args.replay_report,
         sign_off: args.sign_off.map(|sha| SignOffRequest { sha, by: args.signed_off_by }),
-        replay_timeout: Some(Duration::from_secs_f64(args.replay_timeout)),
+        replay_timeout: Some(args.replay_timeout),
         link_base: args.link_base.or_else(actions_link_base),
         ..CheckInput::new(args.range.repo, &args.range.base, &args.range.head)
     };

@@ -66,20 +66,10 @@ pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> R
         },
         report: None,
     };
-    let text = match std::fs::metadata(path) {
-        Ok(m) if m.len() > MAX_REPORT_BYTES => {
-            return rejected(format!(
-                "{} is {} bytes, over the {} MiB limit for a replay report",
-                path.display(),
-                m.len(),
-                MAX_REPORT_BYTES >> 20
-            ))
-        }
-        Ok(_) => match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return rejected(format!("cannot read {}: {e}", path.display())),
-        },
-        Err(e) => return rejected(format!("cannot read {}: {e}", path.display())),
+    // Bounded whatever the metadata says (`/dev/zero` claims 0 bytes).
+    let text = match crate::bounded::read_regular_string(path, MAX_REPORT_BYTES) {
+        Ok(t) => t,
+        Err(e) => return rejected(format!("cannot read the replay report: {e}")),
     };
     match ReplayReport::from_json(&text) {
         Ok(report) => judged(report, source, head, expected),

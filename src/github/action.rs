@@ -47,7 +47,7 @@ pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Exit> {
     let shown = env.event_path.display().to_string();
     let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
-        .with_context(|| format!("cannot read the event payload {shown} (GITHUB_EVENT_PATH)"))?;
+        .map_err(|e| anyhow::anyhow!("cannot read the event payload {shown} (GITHUB_EVENT_PATH): {e}"))?;
     let trigger = Trigger::parse(&env.event_name, &payload, &shown)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -8,7 +8,7 @@
 //! that fails is reported with [`ApiError::outcome_unknown`] so the caller
 //! can list again instead of re-sending.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use octocrab::Octocrab;
 use serde_json::Value;
@@ -32,7 +32,35 @@ pub const MIN_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Connect and read timeouts of one request.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The most one request may take, from sending it to the last byte of the
+/// answer: a server that accepts and never answers, or trickles a byte a
+/// second, is cut off here (the read timeout alone restarts with every
+/// byte). `RETRYGATE_REQUEST_DEADLINE` (seconds) overrides it.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
+
+/// The most all of one publish may spend talking to GitHub, counted from its
+/// first request: retries, their waits (a `retry-after: 60` that does not fit
+/// is not slept through) and every later request. A real publish takes a few
+/// seconds. `RETRYGATE_PUBLISH_DEADLINE` (seconds) overrides it.
+pub const PUBLISH_DEADLINE: Duration = Duration::from_secs(50);
+
+/// Which deadline ran out, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    Request,
+    Publish,
+}
+
+impl std::fmt::Display for Deadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Deadline::Request => "per-request deadline (RETRYGATE_REQUEST_DEADLINE)",
+            Deadline::Publish => "publish deadline (RETRYGATE_PUBLISH_DEADLINE)",
+        })
+    }
+}
 
 /// A failed API call, with enough to decide what to do next.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -49,6 +77,9 @@ pub enum ApiError {
     /// A read that kept failing, after the retries it was allowed.
     #[error("{what}: {last}; gave up after {attempts} attempts ({why})")]
     Exhausted { what: String, last: String, attempts: u32, why: String },
+    /// No complete answer before a deadline; a write may have landed.
+    #[error("{what}: no complete answer within the {which} of {}s; GitHub is unreachable or too slow: re-run the job", .after.as_secs_f64())]
+    Deadline { what: String, which: Deadline, after: Duration },
 }
 
 impl ApiError {
@@ -77,7 +108,7 @@ impl ApiError {
     /// body was unreadable.
     pub fn outcome_unknown(&self) -> bool {
         match self {
-            ApiError::NoAnswer { .. } | ApiError::Decode { .. } => true,
+            ApiError::NoAnswer { .. } | ApiError::Decode { .. } | ApiError::Deadline { .. } => true,
             ApiError::Status { status, .. } => *status >= 500,
             ApiError::Exhausted { .. } => false,
         }
@@ -103,6 +134,19 @@ pub struct Api {
     max_total_wait: Duration,
     write_interval: Duration,
     last_write: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    request_deadline: Duration,
+    publish_deadline: Duration,
+    /// When the publish's first request went out: its deadline counts from
+    /// there, so computing the verdict does not eat into it.
+    first_request: std::sync::Arc<std::sync::OnceLock<Instant>>,
+}
+
+/// A deadline from the environment, parsed like every duration flag.
+fn deadline_from_env(var: &str, default: Duration) -> anyhow::Result<Duration> {
+    match std::env::var(var) {
+        Ok(v) => crate::cli::parse_seconds(&v).map_err(|e| anyhow::anyhow!("{var}: {e}")),
+        Err(_) => Ok(default),
+    }
 }
 
 impl Api {
@@ -140,7 +184,44 @@ impl Api {
             max_total_wait: super::retry::MAX_TOTAL_WAIT,
             write_interval: MIN_WRITE_INTERVAL,
             last_write: Default::default(),
+            request_deadline: deadline_from_env("RETRYGATE_REQUEST_DEADLINE", REQUEST_DEADLINE)?,
+            publish_deadline: deadline_from_env("RETRYGATE_PUBLISH_DEADLINE", PUBLISH_DEADLINE)?,
+            first_request: Default::default(),
         })
+    }
+
+    /// Time left before the publish deadline (started by the first request,
+    /// or by this call).
+    pub fn publish_left(&self) -> Duration {
+        let started = *self.first_request.get_or_init(Instant::now);
+        self.publish_deadline.saturating_sub(started.elapsed())
+    }
+
+    /// The publish deadline, for messages.
+    pub fn publish_deadline(&self) -> Duration {
+        self.publish_deadline
+    }
+
+    /// Runs one request (send and read the whole answer) under the
+    /// per-request deadline and what is left of the publish deadline.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        request: impl std::future::Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
+        let left = self.publish_left();
+        let (limit, which) = if left < self.request_deadline {
+            (left, Deadline::Publish)
+        } else {
+            (self.request_deadline, Deadline::Request)
+        };
+        let after = if which == Deadline::Publish { self.publish_deadline } else { limit };
+        if limit.is_zero() {
+            return Err(ApiError::Deadline { what: what.to_string(), which, after });
+        }
+        tokio::time::timeout(limit, request)
+            .await
+            .unwrap_or_else(|_| Err(ApiError::Deadline { what: what.to_string(), which, after }))
     }
 
     /// Sets the least time between writes (default [`MIN_WRITE_INTERVAL`]).
@@ -179,15 +260,24 @@ impl Api {
     pub async fn get(&self, what: &str, route: &str) -> Result<Page, ApiError> {
         let mut backoff = Backoff::new(self.max_read_attempts, self.max_total_wait);
         loop {
-            let (failure, last) = match self.crab._get(route).await {
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let headers = resp.headers().clone();
-                    let body = self
-                        .crab
-                        .body_to_string(resp)
-                        .await
-                        .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+            let attempt = self.bounded(what, async {
+                let resp = self
+                    .crab
+                    ._get(route)
+                    .await
+                    .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+                let status = resp.status().as_u16();
+                let headers = resp.headers().clone();
+                let body = self
+                    .crab
+                    .body_to_string(resp)
+                    .await
+                    .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+                Ok((status, headers, body))
+            });
+            let (failure, last) = match attempt.await {
+                Err(e @ ApiError::Deadline { which: Deadline::Publish, .. }) => return Err(e),
+                Ok((status, headers, body)) => {
                     if (200..300).contains(&status) {
                         let body = if body.trim().is_empty() {
                             Value::Null
@@ -213,11 +303,22 @@ impl Api {
                         ApiError::Status { what: what.to_string(), status, message: error_message(&body) },
                     )
                 }
-                Err(e) => {
-                    (Failure::default(), ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })
-                }
+                Err(e) => (Failure::default(), e),
             };
             match backoff.next_wait(&failure, SystemTime::now()) {
+                Ok(wait) if wait >= self.publish_left() => {
+                    return Err(ApiError::Exhausted {
+                        what: what.to_string(),
+                        last: last.to_string(),
+                        attempts: backoff.attempts(),
+                        why: format!(
+                            "the next wait, {}s, would pass the {} of {}s; re-run the job later",
+                            wait.as_secs(),
+                            Deadline::Publish,
+                            self.publish_deadline.as_secs_f64()
+                        ),
+                    });
+                }
                 Ok(wait) => {
                     tracing::info!("{last}; retrying the read in {wait:?}");
                     tokio::time::sleep(wait).await;
@@ -281,17 +382,22 @@ impl Api {
     /// first message.
     pub async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
         self.pace_write().await;
-        let resp = self
-            .crab
-            ._post(self.graphql_url.as_str(), Some(body))
-            .await
-            .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
-        let status = resp.status().as_u16();
-        let text = self
-            .crab
-            .body_to_string(resp)
-            .await
-            .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+        let (status, text) = self
+            .bounded(what, async {
+                let resp = self
+                    .crab
+                    ._post(self.graphql_url.as_str(), Some(body))
+                    .await
+                    .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+                let status = resp.status().as_u16();
+                let text = self
+                    .crab
+                    .body_to_string(resp)
+                    .await
+                    .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
+                Ok((status, text))
+            })
+            .await?;
         if !(200..300).contains(&status) {
             return Err(ApiError::Status { what: what.to_string(), status, message: error_message(&text) });
         }

@@ -143,13 +143,12 @@ impl VerdictFile {
     /// publication is about the head the file names.
     pub fn read(path: &Path) -> anyhow::Result<VerdictFile> {
         let shown = path.display();
-        let text = crate::bounded::read_regular_string(path, MAX_VERDICT_FILE_BYTES).map_err(|e| {
-            if e.is_not_found() {
-                anyhow::anyhow!("{shown}: no such file; download the verdict artifact of the pull_request run before publishing (examples/workflows/retrygate-publish.yml)")
-            } else {
-                anyhow::anyhow!("{e}; it was not written by retrygate")
-            }
-        })?;
+        let text = match crate::bounded::read_regular_string(path, MAX_VERDICT_FILE_BYTES) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => anyhow::bail!("{e}; download the verdict artifact of the pull_request run before publishing (examples/workflows/retrygate-publish.yml)"),
+            Err(e @ crate::bounded::BoundedReadError::TooLarge { .. }) => anyhow::bail!("{e}; a verdict file this large was not written by retrygate"),
+            Err(e) => anyhow::bail!("{e}"),
+        };
         let file: VerdictFile = serde_json::from_str(&text).map_err(|e| {
             anyhow::anyhow!("{shown}:{}: not a retrygate verdict file ({e}); it must come from `retrygate github --mode compute`", e.line())
         })?;

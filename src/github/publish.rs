@@ -131,6 +131,35 @@ pub async fn publish(
     bot_login: Option<&str>,
     details_url: Option<&str>,
 ) -> PublishReport {
+    // Reads stop at the publish deadline themselves; octocrab's typed writes
+    // only know per-read timeouts, which a server trickling a byte a second
+    // never trips. This bounds the whole publish, writes included.
+    let left = api.publish_left();
+    match tokio::time::timeout(left, publish_steps(api, pr, p, bot_login, details_url)).await {
+        Ok(report) => report,
+        Err(_) => {
+            let e = crate::github::client::ApiError::Deadline {
+                what: "publishing the verdict".into(),
+                which: crate::github::client::Deadline::Publish,
+                after: api.publish_deadline(),
+            };
+            PublishReport {
+                check: Err(e.clone()),
+                status: Some(Err(e.clone())),
+                comment: Err(e.clone()),
+                auto_merge: AutoMerge::Failed(e.to_string()),
+            }
+        }
+    }
+}
+
+async fn publish_steps(
+    api: &Api,
+    pr: &PrTarget,
+    p: &Publication,
+    bot_login: Option<&str>,
+    details_url: Option<&str>,
+) -> PublishReport {
     let check = checks::publish_check_run(api, p, details_url).await;
     let status = match &check {
         Ok(_) => None,

@@ -199,16 +199,49 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
         Some(l) => l,
         None => default_ledger(&current_root(None)?)?,
     };
-    let file = std::fs::File::open(&ledger).map_err(|e| {
-        anyhow::anyhow!("cannot read the ledger {}: {e}; pass --ledger PATH", ledger.display())
-    })?;
-    let _ = fs4::fs_std::FileExt::lock_shared(&file);
-    let entries = show::timeline(std::io::BufReader::new(file), Limits::default())?;
-    match a.format {
-        LedgerFormat::Text => print_out(&show::render_text(&entries))?,
-        LedgerFormat::Json => print_out(&format!("{}\n", serde_json::to_string_pretty(&entries)?))?,
+    // A FIFO or device would block or never end: refuse it before opening.
+    crate::bounded::ensure_regular(&ledger)
+        .map_err(|e| anyhow::anyhow!("cannot read the ledger {e}; pass --ledger PATH"))?;
+    let open = || -> anyhow::Result<std::io::BufReader<std::fs::File>> {
+        let file = std::fs::File::open(&ledger).map_err(|e| {
+            anyhow::anyhow!("cannot read the ledger {}: {e}; pass --ledger PATH", ledger.display())
+        })?;
+        let _ = fs4::fs_std::FileExt::lock_shared(&file);
+        Ok(std::io::BufReader::with_capacity(1 << 16, file))
+    };
+    // Streamed: one entry in memory at a time, however long the ledger.
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut unreadable = 0usize;
+    let written = match a.format {
+        LedgerFormat::Text => {
+            // The tool column's width needs every entry: a first pass measures it.
+            let mut width = 4usize;
+            show::for_each(open()?, Limits::default(), |e| {
+                width = width.max(show::tool_width(&e));
+                Ok(())
+            })?;
+            show::for_each(open()?, Limits::default(), |e| {
+                unreadable += usize::from(e.error.is_some());
+                out.write_all(show::render_line(&e, width).as_bytes())
+            })
+        }
+        LedgerFormat::Json => {
+            let mut first = true;
+            let r = show::for_each(open()?, Limits::default(), |e| {
+                unreadable += usize::from(e.error.is_some());
+                let sep = if first { "[\n" } else { ",\n" };
+                first = false;
+                out.write_all(sep.as_bytes())?;
+                out.write_all(show::render_json_element(&e)?.as_bytes())
+            });
+            r.and_then(|_| out.write_all(if first { b"[]\n" } else { b"\n]\n" }))
+        }
+    };
+    match written.and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
-    let unreadable = entries.iter().filter(|e| e.error.is_some()).count();
     if unreadable > 0 {
         eprintln!("retrygate: {unreadable} line(s) are not readable records; run `retrygate ledger verify --ledger {}`", ledger.display());
         return Ok(Exit::Fail);

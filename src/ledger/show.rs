@@ -35,21 +35,35 @@ pub struct Entry {
     pub error: Option<String>,
 }
 
-/// Reads the timeline from a ledger stream.
+/// Reads the timeline from a ledger stream into memory (tests, small
+/// ledgers); the command line streams with [`for_each`] instead.
 pub fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>> {
     let mut out = Vec::new();
+    for_each(reader, limits, |e| {
+        out.push(e);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with each timeline entry in order, holding one line at a time:
+/// memory stays bounded by the longest line, whatever the ledger's length.
+pub fn for_each<R: BufRead>(
+    reader: R,
+    limits: Limits,
+    mut f: impl FnMut(Entry) -> io::Result<()>,
+) -> io::Result<()> {
     let mut lines = LineReader::new(reader, limits);
     loop {
         let line = match lines.next_line()? {
             Next::Line(l) => l,
             Next::LimitReached { bytes_read } => {
-                out.push(unreadable(
+                return f(unreadable(
                     0,
                     format!("stopped after {bytes_read} bytes: the ledger is over the size limit"),
                 ));
-                return Ok(out);
             }
-            Next::End => return Ok(out),
+            Next::End => return Ok(()),
         };
         let n = line.number;
         let parsed = match line.bytes.as_deref().map(std::str::from_utf8) {
@@ -57,10 +71,10 @@ pub fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>>
             Some(Err(_)) => Err("not UTF-8 text".to_string()),
             Some(Ok(text)) => Record::parse(n, text).map_err(|e| e.message),
         };
-        out.push(match parsed {
+        f(match parsed {
             Ok(r) => entry(&r),
             Err(e) => unreadable(n, e),
-        });
+        })?;
     }
 }
 
@@ -123,35 +137,45 @@ fn one_line(s: &str) -> String {
 
 /// Renders the timeline as aligned text.
 pub fn render_text(entries: &[Entry]) -> String {
-    let mut out = String::new();
-    let tool_width =
-        entries.iter().filter_map(|e| e.tool.as_ref()).map(|t| t.chars().count()).max().unwrap_or(4);
-    for e in entries {
-        match &e.error {
-            Some(err) => {
-                out.push_str(&format!("{:>5}  (unreadable: {err}; run `retrygate ledger verify`)\n", e.line))
+    let tool_width = entries.iter().map(tool_width).max().unwrap_or(4);
+    entries.iter().map(|e| render_line(e, tool_width)).collect()
+}
+
+/// The width an entry's tool name takes in the text timeline's tool column.
+pub fn tool_width(e: &Entry) -> usize {
+    e.tool.as_ref().map_or(4, |t| t.chars().count())
+}
+
+/// One entry as a line of the text timeline, its tool padded to `tool_width`.
+pub fn render_line(e: &Entry, tool_width: usize) -> String {
+    match &e.error {
+        Some(err) => format!("{:>5}  (unreadable: {err}; run `retrygate ledger verify`)\n", e.line),
+        None => {
+            let mut what = match (&e.path, &e.sha256) {
+                (Some(p), Some(h)) if h == "deleted" => format!("{p} (deleted)"),
+                (Some(p), Some(h)) => format!("{p} (sha256 {})", &h[..h.len().min(12)]),
+                (Some(p), None) => p.clone(),
+                (None, _) => e.summary.clone(),
+            };
+            if let Some(d) = &e.decision {
+                what.push_str(&format!(" [{d}]"));
             }
-            None => {
-                let mut what = match (&e.path, &e.sha256) {
-                    (Some(p), Some(h)) if h == "deleted" => format!("{p} (deleted)"),
-                    (Some(p), Some(h)) => format!("{p} (sha256 {})", &h[..h.len().min(12)]),
-                    (Some(p), None) => p.clone(),
-                    (None, _) => e.summary.clone(),
-                };
-                if let Some(d) = &e.decision {
-                    what.push_str(&format!(" [{d}]"));
-                }
-                out.push_str(&format!(
-                    "{:>5}  {}  {:<tool_width$}  {}  {what}\n",
-                    e.line,
-                    e.time.as_deref().unwrap_or("(no time)               "),
-                    e.tool.as_deref().unwrap_or(""),
-                    e.digest.as_deref().unwrap_or(""),
-                ));
-            }
+            format!(
+                "{:>5}  {}  {:<tool_width$}  {}  {what}\n",
+                e.line,
+                e.time.as_deref().unwrap_or("(no time)               "),
+                e.tool.as_deref().unwrap_or(""),
+                e.digest.as_deref().unwrap_or(""),
+            )
         }
     }
-    out
+}
+
+/// One entry as an element of the JSON timeline array, indented the way
+/// `serde_json::to_string_pretty` indents a whole array.
+pub fn render_json_element(e: &Entry) -> io::Result<String> {
+    let pretty = serde_json::to_string_pretty(e).map_err(io::Error::other)?;
+    Ok(pretty.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
 }
 
 #[cfg(test)]
@@ -179,6 +203,15 @@ mod tests {
         );
         assert!(shown.contains("    3  (unreadable: not valid JSON"), "{shown}");
         assert!(shown.contains("Edit       0000000000000000  app/x.py [denied]"), "{shown}");
+    }
+
+    #[test]
+    fn streamed_json_is_what_a_whole_array_would_print() {
+        let text = "{\"ts\": 1764410004.625, \"tool\": \"edit_file\", \"payload\": {\"path\": \"a.py\"}, \"digest\": \"1dd7502ccd19576a\"}\nnot json\n";
+        let entries = timeline(text.as_bytes(), Limits::default()).unwrap();
+        let streamed: Vec<String> = entries.iter().map(|e| render_json_element(e).unwrap()).collect();
+        let streamed = format!("[\n{}\n]", streamed.join(",\n"));
+        assert_eq!(streamed, serde_json::to_string_pretty(&entries).unwrap());
     }
 
     #[test]

@@ -220,6 +220,18 @@ pub fn verify_file(
 ) -> Result<LedgerReport, VerifyError> {
     let name = path.display().to_string();
     let unreadable = |source| VerifyError::Unreadable { path: name.clone(), source };
+    // Opening a FIFO blocks until a writer comes, and a device never ends:
+    // only regular files are read (the reader below bounds the size).
+    match crate::bounded::ensure_regular(path) {
+        Ok(_) => {}
+        Err(e) if e.is_not_found() => return Ok(absent(&name, target)),
+        Err(crate::bounded::BoundedReadError::NotRegular { what, .. }) => {
+            return Err(unreadable(io::Error::other(format!(
+                "it is a {what}, not a regular file (a {what} may block or never end)"
+            ))))
+        }
+        Err(_) => {}
+    }
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(absent(&name, target)),

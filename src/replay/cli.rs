@@ -30,8 +30,8 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
     /// Seconds the whole replay may take; CMD is killed after that and the replay fails.
-    #[arg(long, default_value_t = 60.0)]
-    pub timeout: f64,
+    #[arg(long, default_value = "60", value_parser = crate::cli::parse_seconds)]
+    pub timeout: Duration,
     /// Also write the JSON report to this file (for `retrygate check --replay-report`).
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -48,13 +48,10 @@ pub struct ReplayArgs {
 
 /// Runs `retrygate replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        anyhow::bail!("--timeout must be a positive number of seconds, got {}", args.timeout);
-    }
     let opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: args.timeout,
         command: args.command,
         commit: args.commit,
         cwd: None,

@@ -168,6 +168,7 @@ pub struct PlannedResponse<'a> {
 impl Scenario {
     /// Parses and validates scenario text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Scenario> {
+        crate::yaml::check(text).map_err(|r| anyhow::anyhow!("scenario {origin}: {r}"))?;
         let scenario: Scenario = serde_yaml::from_str(text).map_err(|e| {
             anyhow::anyhow!(
                 "scenario {origin}: {e}; fix the key or value (format: docs/replay.md, \"Scenario files\")"
@@ -268,8 +269,8 @@ impl LoadedScenario {
                 names.join(", ")
             );
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read scenario file {}", path.display()))?;
+        let text = crate::bounded::read_regular_string(path, crate::config::MAX_CONFIG_BYTES as u64)
+            .context("cannot read the scenario file")?;
         LoadedScenario::from_text(spec, &text)
     }
 

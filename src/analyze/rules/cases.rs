@@ -280,8 +280,8 @@ fn list_files(root: &Path) -> anyhow::Result<BTreeMap<String, String>> {
                     .with_context(|| format!("{} is outside {}", p.display(), root.display()))?;
                 let rel: Vec<String> =
                     rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("could not read {} as UTF-8 text", p.display()))?;
+                let text = crate::bounded::read_regular_string(&p, crate::changeset::MAX_FILE_BYTES)
+                    .map_err(|e| anyhow::anyhow!("could not read a rule-test case: {e}"))?;
                 out.insert(rel.join("/"), text);
             }
         }

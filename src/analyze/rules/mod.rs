@@ -128,7 +128,8 @@ pub fn read_rule_dir(dir: &std::path::Path) -> anyhow::Result<Vec<(String, Strin
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(&p).with_context(|| format!("could not read {}", p.display()))?;
+        let text = crate::bounded::read_regular_string(&p, crate::config::MAX_CONFIG_BYTES as u64)
+            .map_err(|e| anyhow::anyhow!("could not read a rule pack: {e}"))?;
         out.push((p.display().to_string(), text));
     }
     Ok(out)

@@ -164,6 +164,7 @@ impl RuleSet {
         let mut seen: HashMap<String, String> = HashMap::new();
         let mut context_ids: HashMap<String, usize> = HashMap::new();
         for (file, text) in sources {
+            crate::yaml::check(text).map_err(|r| anyhow!("{file}: {r}"))?;
             let spec: FileSpec = serde_yaml::from_str(text).map_err(|e| {
                 anyhow!("{file}: not a valid rule file: {e}; a rule file is a YAML mapping with one key, `rules:`, holding a list of rules (docs/rules.md)")
             })?;

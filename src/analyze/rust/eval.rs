@@ -49,7 +49,9 @@ impl<'a> Env<'a> {
         }
         match e {
             Expr::Lit(l) => match &l.lit {
-                Lit::Int(i) => i.base10_parse::<u64>().ok().map(|v| v as f64),
+                // As f64, so a literal past u64 (`1` followed by 30 zeros) is a
+                // huge count, not an unknown one.
+                Lit::Int(i) => i.base10_digits().parse::<f64>().ok(),
                 Lit::Float(f) => f.base10_parse::<f64>().ok(),
                 Lit::Bool(b) => Some(if b.value { 1.0 } else { 0.0 }),
                 _ => None,
@@ -66,6 +68,12 @@ impl<'a> Env<'a> {
                     BinOp::Sub(_) => Some(l - r),
                     BinOp::Mul(_) => Some(l * r),
                     BinOp::Div(_) if r != 0.0 => Some(l / r),
+                    BinOp::Rem(_) if r != 0.0 => Some(l % r),
+                    // `1 << 20`: a power of two, however large (f64 keeps the
+                    // magnitude where an integer type would wrap).
+                    BinOp::Shl(_) if r >= 0.0 => Some(l * 2f64.powf(r.trunc())),
+                    BinOp::Shr(_) if r >= 0.0 => Some((l / 2f64.powf(r.trunc())).trunc()),
+                    BinOp::BitOr(_) | BinOp::BitAnd(_) | BinOp::BitXor(_) => int_bits(b.op, l, r),
                     _ => None,
                 }
             }
@@ -86,6 +94,42 @@ impl<'a> Env<'a> {
             }
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.number_at(&m.receiver, depth + 1)
+            }
+            Expr::MethodCall(m) if m.args.len() == 1 => {
+                // Integer arithmetic written as methods: `10usize.pow(6)`,
+                // `n.saturating_mul(2)`, `a.max(b)`.
+                let l = self.number_at(&m.receiver, depth + 1)?;
+                let r = self.number_at(&m.args[0], depth + 1)?;
+                let name = m.method.to_string();
+                let op = name
+                    .strip_prefix("saturating_")
+                    .or_else(|| name.strip_prefix("wrapping_"))
+                    .or_else(|| name.strip_prefix("checked_"))
+                    .unwrap_or(&name);
+                match op {
+                    "pow" => Some(l.powf(r)),
+                    "add" => Some(l + r),
+                    "sub" => Some(l - r),
+                    "mul" => Some(l * r),
+                    "div" if r != 0.0 => Some(l / r),
+                    "min" => Some(l.min(r)),
+                    "max" => Some(l.max(r)),
+                    _ => None,
+                }
+            }
+            // `Some(6)` / `NonZeroU32::new(6)` / `u32::from(6u8)` around a count.
+            Expr::Call(c) if c.args.len() == 1 => {
+                let Expr::Path(p) = &*c.func else { return None };
+                let segs = last_segments(&p.path, 2);
+                let wraps = match segs.as_slice() {
+                    [.., last] if last == "Some" => true,
+                    [ty, f] => {
+                        (f == "from" && ty.starts_with(['u', 'i']))
+                            || (ty.starts_with("NonZero") && (f == "new" || f == "new_unchecked"))
+                    }
+                    _ => false,
+                };
+                wraps.then(|| self.number_at(&c.args[0], depth + 1)).flatten()
             }
             _ => None,
         }
@@ -166,6 +210,22 @@ impl<'a> Env<'a> {
     }
 }
 
+/// `|`, `&`, `^` on two whole numbers that fit in a u64; `None` otherwise.
+fn int_bits(op: BinOp, l: f64, r: f64) -> Option<f64> {
+    let fits = |v: f64| v >= 0.0 && v.fract() == 0.0 && v <= u64::MAX as f64;
+    if !fits(l) || !fits(r) {
+        return None;
+    }
+    let (a, b) = (l as u64, r as u64);
+    let v = match op {
+        BinOp::BitOr(_) => a | b,
+        BinOp::BitAnd(_) => a & b,
+        BinOp::BitXor(_) => a ^ b,
+        _ => return None,
+    };
+    Some(v as f64)
+}
+
 /// `1500.0` -> `1.5 s`, `800.0` -> `800 ms`: durations as people write them.
 pub fn fmt_ms(ms: f64) -> String {
     if ms.is_infinite() {
@@ -209,6 +269,31 @@ mod tests {
         assert_eq!(env.millis(&expr("Duration::from_millis(100) * 3")), Some(300.0));
         assert_eq!(env.millis(&expr("cache_ttl()")), None);
         assert_eq!(env.number(&expr("unknown_name")), None);
+    }
+
+    #[test]
+    fn shifts_powers_and_integer_methods_evaluate() {
+        let env = Env::default();
+        assert_eq!(env.number(&expr("1 << 20")), Some(1_048_576.0));
+        assert_eq!(env.number(&expr("1u64 << 63")), Some(9_223_372_036_854_775_808.0));
+        assert_eq!(env.number(&expr("(1 << 20) >> 10")), Some(1024.0));
+        assert_eq!(env.number(&expr("10usize.pow(6)")), Some(1_000_000.0));
+        assert_eq!(env.number(&expr("3u32.saturating_mul(2)")), Some(6.0));
+        assert_eq!(env.number(&expr("5.max(9)")), Some(9.0));
+        assert_eq!(env.number(&expr("0b1100 | 0b0011")), Some(15.0));
+        assert_eq!(env.number(&expr("17 % 5")), Some(2.0));
+        assert_eq!(env.number(&expr("Some(4)")), Some(4.0));
+        assert_eq!(env.number(&expr("NonZeroU32::new(4)")), Some(4.0));
+        assert_eq!(env.number(&expr("u32::from(4u8)")), Some(4.0));
+        assert_eq!(env.number(&expr("Client::new(4)")), None);
+        assert_eq!(
+            env.number(&expr("100000000000000000000000000000")),
+            Some(1e29),
+            "past u64 is huge, not unknown"
+        );
+        assert_eq!(env.number(&expr("n.pow(2)")), None, "an unknown operand stays unknown");
+        assert_eq!(env.number(&expr("1 << -1")), None);
+        assert_eq!(env.number(&expr("x.count_ones(2)")), None);
     }
 
     #[test]

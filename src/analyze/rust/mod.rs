@@ -3,16 +3,20 @@
 //! base and head sites by enclosing item and order, and reports what got
 //! more dangerous.
 //!
+//! - [`bounds`]: the depth limit and the stack every parse runs on;
 //! - [`parse`]: guarded parsing (depth limit, located errors);
 //! - [`sites`]: finding retry sites, timeouts and dropped builder setters;
 //! - [`libs`]: what each retry crate's constructors, defaults and setters mean;
+//! - [`includes`]: non-`.rs` files compiled as Rust (`#[path]`, `include!`);
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
+pub mod bounds;
 pub mod compare;
 pub mod eval;
+pub mod includes;
 pub mod libs;
 pub mod parse;
 pub mod policy;
@@ -61,6 +65,12 @@ fn retry_tokens() -> &'static AhoCorasick {
     })
 }
 
+/// Whether `path` names a Rust source file: `.rs` in any case (`client.RS`
+/// is Rust to rustc on a case-insensitive file system, and to a `#[path]`).
+pub fn is_rust_path(path: &str) -> bool {
+    path.len() >= 3 && path.as_bytes()[path.len() - 3..].eq_ignore_ascii_case(b".rs")
+}
+
 /// Whether a text may contain retry code worth parsing.
 pub fn is_retry_relevant(text: &str) -> bool {
     retry_tokens().is_match(text)
@@ -90,7 +100,11 @@ impl Analyzer for RustAnalyzer {
     }
 
     fn wants(&self, path: &str) -> bool {
-        path.ends_with(".rs")
+        is_rust_path(path)
+    }
+
+    fn extra(&self, cs: &crate::changeset::ChangeSet) -> super::Extra {
+        includes::included(cs)
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
@@ -103,6 +117,9 @@ impl Analyzer for RustAnalyzer {
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
         for (fi, m) in modelled.iter().enumerate() {
             result.notes.extend(m.notes.iter().cloned());
+            if let Some(head) = &m.head {
+                result.notes.extend(uncomputable_counts(m.file, head));
+            }
             let (Some(base), Some(head)) = (m.base.as_ref(), m.head.as_ref()) else {
                 // One side absent: every site is unmatched for now.
                 let b = m.base.as_ref().map_or(0, |x| x.sites.len());
@@ -131,6 +148,29 @@ impl Analyzer for RustAnalyzer {
         cross_file(&modelled, &leftovers, &mut result.findings);
         result
     }
+}
+
+/// Changed retry sites whose count is written out but cannot be computed
+/// (`with_max_times(limit())`, a shift of an unknown name): the gate cannot
+/// tell whether it went up, so a person must look.
+fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
+    head.sites
+        .iter()
+        .filter(|s| s.policy.attempts.value == policy::Attempts::Unknown && file.touches(s.line, s.end_line))
+        // A setter or constructor was given a count (`.with_max_times(..)`,
+        // `RetryConfig::Simple(n)`); a library whose count lives elsewhere
+        // (tower's Policy impl) says so in words instead.
+        .filter(|s| s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)"))
+        .map(|s| {
+            Note::blocking(
+                Some(&file.path),
+                format!(
+                    "line {}: the retry count given to `{}` is computed in a way retrygate cannot evaluate; a maintainer checks how many attempts it allows before signing off (or write it as a literal or a `const`)",
+                    s.line, s.policy.attempts.why
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Prefilters, parses and models both sides of one file.
@@ -311,12 +351,17 @@ fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32)
 
 /// The retry sites of one version of a file, for callers that judge a
 /// version on its own (the gate's `limits.max_attempts`). Text that cannot
-/// contain a retry is not parsed; a parse error is returned as text.
+/// contain a retry is not parsed; a parse error is returned as text. Parsing
+/// runs on a thread with the analysis stack, so a caller on a main thread is
+/// as safe as `scan`.
 pub fn sites_in(text: &str) -> Result<Vec<Site>, String> {
     if !is_retry_relevant(text) {
         return Ok(Vec::new());
     }
-    let parsed = parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
-    proc_macro2::extra::invalidate_current_thread_spans();
-    parsed
+    bounds::on_analysis_stack(|| {
+        let parsed =
+            parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
+        proc_macro2::extra::invalidate_current_thread_spans();
+        parsed
+    })
 }

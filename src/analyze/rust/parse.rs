@@ -1,25 +1,25 @@
-//! Parses Rust source with syn, refusing input that would overflow a
-//! recursive parser, and turning every failure into a note with a location.
+//! Parses Rust source with syn, refusing input whose syntax tree could be
+//! deeper than [`bounds::MAX_DEPTH`] (see [`bounds`]), and turning every
+//! failure into a note with a location.
 
 use proc_macro2::LineColumn;
 
-/// Deeper bracket nesting than this is not parsed. Real code stays far below
-/// it; 100,000 nested parentheses would otherwise overflow the stack.
-pub const MAX_NESTING: usize = 256;
+use super::bounds;
 
 /// Why a file could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseFailure {
-    TooDeep { line: u32, depth: usize },
+    TooDeep { line: u32 },
     Syntax { line: u32, column: u32, message: String },
 }
 
 impl std::fmt::Display for ParseFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseFailure::TooDeep { line, depth } => write!(
+            ParseFailure::TooDeep { line } => write!(
                 f,
-                "line {line}: brackets nest deeper than {depth} levels; not parsed (limit {MAX_NESTING})"
+                "line {line}: brackets, operators, generics, closures or method chains nest deeper than the {} levels retrygate analyses; not parsed",
+                bounds::MAX_DEPTH
             ),
             ParseFailure::Syntax { line, column, message } => {
                 write!(f, "line {line}, column {column}: {message}")
@@ -28,55 +28,33 @@ impl std::fmt::Display for ParseFailure {
     }
 }
 
-/// Parses a whole file.
+/// Parses a whole file. Call it on a thread with
+/// [`bounds::ANALYSIS_STACK_BYTES`] of stack: the depth check bounds the
+/// tree, the stack must hold it.
 pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
-    check_nesting(src)?;
-    syn::parse_file(src).map_err(|e| {
+    // Lexed once: the depth check and syn read the same tokens.
+    let body = without_bom_and_shebang(src);
+    let tokens: proc_macro2::TokenStream = body.parse().map_err(|e: proc_macro2::LexError| {
+        let LineColumn { line, column } = e.span().start();
+        ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
+    })?;
+    bounds::check_tokens(tokens.clone(), bounds::MAX_DEPTH)
+        .map_err(|t| ParseFailure::TooDeep { line: t.line })?;
+    syn::parse2(tokens).map_err(|e: syn::Error| {
         let LineColumn { line, column } = e.span().start();
         ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
     })
 }
 
-/// Rejects input whose brackets nest deeper than [`MAX_NESTING`]. It skips
-/// string literals, chars and comments only roughly; that errs towards
-/// counting more depth, which only ever means "not parsed, with a note".
-fn check_nesting(src: &str) -> Result<(), ParseFailure> {
-    let bytes = src.as_bytes();
-    let mut depth = 0usize;
-    let mut line = 1u32;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => line += 1,
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(ParseFailure::TooDeep { line, depth });
-                }
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    } else if bytes[i] == b'\n' {
-                        line += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
+/// What `syn::parse_file` parses of a file: without a byte-order mark, and
+/// without a `#!` first line that is not an inner attribute (`#![..]`). The
+/// shebang's newline stays, so line numbers match the file's.
+fn without_bom_and_shebang(src: &str) -> &str {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    match src.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => src.find('\n').map_or("", |i| &src[i..]),
+        _ => src,
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -100,6 +78,20 @@ mod tests {
             other => panic!("expected a syntax error on line 2, got {other:?}"),
         }
         assert!(err.to_string().starts_with("line 2, column"), "{err}");
+    }
+
+    #[test]
+    fn a_shebang_and_a_bom_are_skipped_and_lines_still_match() {
+        let f = parse_file("\u{feff}#!/usr/bin/env run-cargo-script\nfn main() {}\n").unwrap();
+        assert_eq!(f.items.len(), 1);
+        let err = parse_file("#!/usr/bin/env x\nfn main() {\n    let x = ;\n}\n").unwrap_err();
+        assert!(matches!(err, ParseFailure::Syntax { line: 3, .. }), "{err:?}");
+        assert!(
+            parse_file("#![allow(dead_code)]\nfn f() {}\n").is_ok(),
+            "an inner attribute is not a shebang"
+        );
+        let lex = parse_file("fn f() {\n  let s = \"unterminated;\n}\n").unwrap_err();
+        assert!(matches!(lex, ParseFailure::Syntax { line: 2, .. }), "{lex:?}");
     }
 
     #[test]
