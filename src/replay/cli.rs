@@ -23,11 +23,12 @@ pub enum ReplayFormat {
 /// [--report PATH] [--format F] [--commit SHA] -- CMD ARGS...`
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// A bundled scenario (default, http-date, no-retry-after, 503, post) or a path to a scenario YAML file.
+    /// A bundled scenario (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write,
+    /// 502-after-write), a path to a scenario YAML file, or several separated by commas (one report).
     #[arg(long, default_value = "default")]
     pub scenario: String,
-    /// How many copies of CMD run at once (4 or more to judge desynchronisation).
-    #[arg(long, default_value_t = 4)]
+    /// How many copies of CMD run at once (8 or more, over 3 retry rounds, to judge desynchronisation).
+    #[arg(long, default_value_t = 8)]
     pub clients: usize,
     /// Seconds the whole replay may take; CMD is killed after that and the replay fails.
     #[arg(long, default_value_t = 60.0)]
@@ -51,10 +52,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         anyhow::bail!("--timeout must be a positive number of seconds, got {}", args.timeout);
     }
+    // Never a panic on an absurd value, whatever the parser let through.
+    let timeout = Duration::try_from_secs_f64(args.timeout).map_err(|_| {
+        anyhow::anyhow!(
+            "--timeout {} is not a number of seconds a replay can wait; use at most a few minutes",
+            args.timeout
+        )
+    })?;
     let opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout,
         command: args.command,
         commit: args.commit,
         cwd: None,

@@ -3,12 +3,21 @@
 //!
 //! Each client has its own state under `/c/<i>/...`: its n-th request gets
 //! the scenario's n-th answer, whatever the path below `/c/<i>` is. Every
-//! request is written to the [`Journal`] when it arrives. The accept backlog
-//! is 1024 because a small one (Python's default 5) turns a burst of clients
-//! into ~1 s SYN-retry artefacts that look like client waits.
+//! request is written to the [`Journal`] with its arrival time. The accept
+//! backlog is 1024 because a small one (Python's default 5) turns a burst of
+//! clients into ~1 s SYN-retry artefacts that look like client waits.
+//!
+//! POST and PATCH are writes, and the server keeps the ones it applied, as a
+//! real API would: each is an *operation*, named by its `Idempotency-Key`
+//! when it has one, else by method, path and a digest of its body. A key
+//! already applied is answered from the stored result and not applied again;
+//! an unkeyed repeat is applied again (the duplicate `no-duplicate-write`
+//! looks for). An answer can also be lost after the write took effect
+//! (`drop: close` / `drop: reset`), which is how a client learns nothing.
 
-use std::convert::Infallible;
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -20,16 +29,18 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use sha2::{Digest, Sha256};
 use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 
-use super::journal::{Entry, Journal, Malformed};
+use super::journal::{Entry, Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::retry_after;
 use super::scenario::Scenario;
 
 /// Listen backlog; see the module docs.
 const BACKLOG: u32 = 1024;
-/// Request bodies are read (so keep-alive works) but never kept; cap them.
+/// Request bodies are read (for the write digest, and so keep-alive works)
+/// but never kept; cap them.
 const MAX_BODY: usize = 1 << 20;
 
 struct Shared {
@@ -40,10 +51,20 @@ struct Shared {
     state: Mutex<State>,
 }
 
+/// The answer an applied write is remembered by, for a repeat of its key.
+#[derive(Debug, Clone)]
+struct Stored {
+    status: u16,
+    body: Option<String>,
+    content_type: Option<String>,
+}
+
 #[derive(Default)]
 struct State {
     attempts: Vec<usize>,
     journal: Journal,
+    /// Applied writes by (client, operation).
+    writes: HashMap<(usize, String), Stored>,
 }
 
 /// A running server. Dropping it stops accepting connections.
@@ -52,6 +73,18 @@ pub struct ServerHandle {
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
 }
+
+/// The service's error: the answer is deliberately not sent (`drop`).
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("answer dropped by the scenario")
+    }
+}
+
+impl std::error::Error for Dropped {}
 
 impl ServerHandle {
     /// Binds 127.0.0.1:0 and starts serving `scenario` to `clients` clients.
@@ -75,6 +108,7 @@ impl ServerHandle {
             state: Mutex::new(State {
                 attempts: vec![0; clients],
                 journal: Journal { anchor_unix_ms, ..Journal::default() },
+                writes: HashMap::new(),
             }),
         });
         let accept_shared = shared.clone();
@@ -90,10 +124,11 @@ impl ServerHandle {
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                let fd = stream.as_raw_fd();
                 let conn_shared = accept_shared.clone();
                 tokio::spawn(async move {
                     let svc_shared = conn_shared.clone();
-                    let svc = service_fn(move |req| handle(svc_shared.clone(), req));
+                    let svc = service_fn(move |req| handle(svc_shared.clone(), fd, req));
                     let result = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
                     if let Err(e) = result {
                         // hyper has already answered 400 to unparsable bytes.
@@ -137,13 +172,33 @@ impl Drop for ServerHandle {
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A poisoned lock only means a handler panicked mid-push; the journal
-        // is still a list of whole entries.
+        // is still a list of whole entries, and the panic itself is recorded
+        // by the handler's guard.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn record_malformed(&self, error: String) {
         let at_ms = self.start.elapsed().as_secs_f64() * 1000.0;
         self.lock().journal.malformed.push(Malformed { at_ms, error });
+    }
+}
+
+/// Records a panic of the request handler in the journal when dropped while
+/// unwinding: a request the server could not answer must fail the replay,
+/// never vanish from it.
+struct PanicGuard {
+    shared: Arc<Shared>,
+    what: String,
+}
+
+impl Drop for PanicGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let what = std::mem::take(&mut self.what);
+            self.shared.lock().journal.server_errors.push(format!(
+                "the replay server's request handler panicked while answering {what}; this is a bug in retrygate, please report it"
+            ));
+        }
     }
 }
 
@@ -159,73 +214,219 @@ fn header(req: &Request<Incoming>, name: &str) -> Option<String> {
     req.headers().get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+fn is_write(method: &str) -> bool {
+    method.eq_ignore_ascii_case("POST") || method.eq_ignore_ascii_case("PATCH")
+}
+
+/// The operation a write request names: its key, else what it does.
+fn operation(method: &str, path: &str, key: Option<&str>, body: &[u8]) -> String {
+    match key {
+        Some(k) => format!("key:{k}"),
+        None => format!("digest:{method} {path} {}", hex::encode(Sha256::digest(body))),
+    }
+}
+
+/// The default body of an answer: a small JSON object for a 2xx, so a client
+/// that parses its success body finds JSON; a line of text otherwise.
+fn default_body(status: StatusCode, client: usize, attempt: usize) -> (String, &'static str) {
+    if status.is_success() {
+        (
+            format!(
+                "{{\"ok\":true,\"status\":{},\"client\":{client},\"attempt\":{attempt}}}\n",
+                status.as_u16()
+            ),
+            "application/json",
+        )
+    } else {
+        (
+            format!("{} {} (retrygate replay)\n", status.as_u16(), status.canonical_reason().unwrap_or("")),
+            "text/plain; charset=utf-8",
+        )
+    }
+}
+
+/// What one request gets, decided under the lock.
+struct Decision {
+    seq: usize,
+    status: u16,
+    retry_after: Option<String>,
+    delay_ms: u64,
+    body: Option<String>,
+    content_type: Option<String>,
+    headers: Vec<(String, String)>,
+    drop: Option<Loss>,
+    replayed: bool,
+    attempt: usize,
+}
+
+async fn handle(
+    shared: Arc<Shared>,
+    fd: RawFd,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Dropped> {
     let at_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
     let method = req.method().as_str().to_string();
     let path = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
     let idempotency_key = header(&req, "idempotency-key");
     let user_agent = header(&req, "user-agent");
     let client = client_of(req.uri().path(), shared.clients);
+    let _guard = PanicGuard { shared: shared.clone(), what: format!("{method} {path}") };
+
+    // The body names a write operation; read it (bounded) before deciding.
+    let body =
+        Limited::new(req.into_body(), MAX_BODY).collect().await.map(|b| b.to_bytes()).unwrap_or_default();
 
     // Choose the answer and write the journal entry under one lock, so the
     // n-th entry of a client is the one that got the n-th answer.
-    let (seq, status, retry_after, delay_ms) = {
+    let d = {
         let mut state = shared.lock();
-        let (status, retry_after, delay_ms) = match client {
-            Some(i) => {
-                let attempt = state.attempts[i];
-                state.attempts[i] += 1;
-                let planned = shared.scenario.response_for(attempt);
-                let ra = match (planned.retry_after, planned.retry_after_date) {
-                    (Some(s), _) => Some(s.to_string()),
-                    (None, Some(d)) => {
-                        let now = shared.anchor + shared.start.elapsed();
-                        Some(retry_after::date_ahead(now, d.ahead_s, d.format))
-                    }
-                    (None, None) => None,
-                };
-                (planned.status, ra, planned.delay_ms)
-            }
-            None => (404, None, 0),
-        };
         let seq = state.journal.entries.len();
+        let mut d = Decision {
+            seq,
+            status: 404,
+            retry_after: None,
+            delay_ms: 0,
+            body: None,
+            content_type: None,
+            headers: Vec::new(),
+            drop: None,
+            replayed: false,
+            attempt: 0,
+        };
+        let mut write = None;
+        if let Some(i) = client {
+            let attempt = state.attempts[i];
+            state.attempts[i] += 1;
+            d.attempt = attempt;
+            let planned = shared.scenario.response_for(attempt);
+            d.retry_after = match (planned.retry_after, planned.retry_after_date) {
+                (Some(s), _) => Some(s.to_string()),
+                (None, Some(date)) => {
+                    let now = shared.anchor + shared.start.elapsed();
+                    Some(retry_after::date_ahead(now, date.ahead_s, date.format))
+                }
+                (None, None) => None,
+            };
+            d.status = planned.status;
+            d.delay_ms = planned.delay_ms;
+            d.body = planned.body.map(str::to_string);
+            d.content_type = planned.content_type.map(str::to_string);
+            d.headers = planned
+                .headers
+                .map(|h| h.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            d.drop = planned.drop;
+            if is_write(&method) {
+                let op = operation(&method, &path, idempotency_key.as_deref(), &body);
+                let slot = (i, op.clone());
+                let effect = match state.writes.get(&slot) {
+                    // A well-behaved API: the key was applied, answer what it got.
+                    Some(stored) if idempotency_key.is_some() => {
+                        let stored = stored.clone();
+                        d.status = stored.status;
+                        d.body = stored.body;
+                        d.content_type = stored.content_type;
+                        d.retry_after = None;
+                        d.delay_ms = 0;
+                        d.drop = None;
+                        d.headers = vec![("idempotent-replayed".into(), "true".into())];
+                        d.replayed = true;
+                        WriteEffect::Deduplicated
+                    }
+                    _ if planned.apply => {
+                        // What the client would have been told had the answer
+                        // arrived: the planned 2xx, or a created/ok for a write
+                        // applied behind a 502 or a lost answer.
+                        let status = if (200..300).contains(&planned.status) {
+                            planned.status
+                        } else if method.eq_ignore_ascii_case("POST") {
+                            201
+                        } else {
+                            200
+                        };
+                        let stored = Stored {
+                            status,
+                            body: planned.body.map(str::to_string),
+                            content_type: planned.content_type.map(str::to_string),
+                        };
+                        state.writes.insert(slot, stored);
+                        WriteEffect::Applied
+                    }
+                    _ => WriteEffect::NotApplied,
+                };
+                write = Some(WriteRecord { operation: op, effect });
+            }
+        }
         state.journal.entries.push(Entry {
             seq,
             client,
             at_ms,
-            method,
-            path,
+            method: method.clone(),
+            path: path.clone(),
             idempotency_key,
             user_agent,
-            status,
-            retry_after: retry_after.clone(),
-            delay_ms,
+            status: d.status,
+            retry_after: d.retry_after.clone(),
+            delay_ms: d.delay_ms,
             answered_ms: None,
+            write,
+            lost: d.drop,
         });
-        (seq, status, retry_after, delay_ms)
+        d
     };
 
-    // Read the body so the connection can be reused; its content is not judged.
-    let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
-    if delay_ms > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    if d.delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(d.delay_ms)).await;
     }
     let answered_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
-    if let Some(entry) = shared.lock().journal.entries.get_mut(seq) {
+    if let Some(entry) = shared.lock().journal.entries.get_mut(d.seq) {
         entry.answered_ms = Some(answered_ms);
     }
-
-    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let text = match client {
-        Some(_) => {
-            format!("{} {} (retrygate replay)\n", code.as_u16(), code.canonical_reason().unwrap_or(""))
+    match d.drop {
+        Some(Loss::Reset) => {
+            // SO_LINGER 0: closing the socket sends RST, not FIN.
+            let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+            // SAFETY: `fd` is the connection's socket, open for as long as
+            // this request is being served; setsockopt only reads `linger`.
+            unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    &linger as *const libc::linger as *const libc::c_void,
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            return Err(Dropped);
         }
-        None => "not found: this server answers under /c/<client>/ (use $RETRYGATE_URL)\n".to_string(),
+        Some(Loss::Close) => return Err(Dropped),
+        None => {}
+    }
+
+    let code = StatusCode::from_u16(d.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let (text, content_type) = match client {
+        Some(i) => {
+            let (default_text, default_type) = default_body(code, i, d.attempt + 1);
+            match (d.body, d.content_type) {
+                (Some(b), Some(t)) => (b, t),
+                (Some(b), None) => (b, "text/plain; charset=utf-8".to_string()),
+                (None, Some(t)) => (default_text, t),
+                (None, None) => (default_text, default_type.to_string()),
+            }
+        }
+        None => (
+            "not found: this server answers under /c/<client>/ (use $RETRYGATE_URL)\n".to_string(),
+            "text/plain; charset=utf-8".to_string(),
+        ),
     };
-    let mut builder = Response::builder().status(code).header("content-type", "text/plain; charset=utf-8");
-    if let Some(ra) = &retry_after {
+    let mut builder = Response::builder().status(code).header("content-type", content_type);
+    if let Some(ra) = &d.retry_after {
         builder = builder.header("retry-after", ra.as_str());
     }
+    for (k, v) in &d.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let _ = d.replayed;
     let response = builder.body(Full::new(Bytes::from(text))).unwrap_or_else(|_| {
         let mut r = Response::new(Full::new(Bytes::from_static(b"internal error\n")));
         *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
