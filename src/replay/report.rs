@@ -603,3 +603,89 @@ pub fn render_text(r: &ReplayReport) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::judge::{judge, JudgeInput};
+    use crate::replay::scenario::CheckLevels;
+
+    /// A journal where client 0 got a 200 at once.
+    fn served() -> Journal {
+        let mut j = Journal::default();
+        j.entries.push(crate::replay::journal::Entry {
+            seq: 0,
+            client: Some(0),
+            at_ms: 1.0,
+            method: "GET".into(),
+            path: "/c/0".into(),
+            idempotency_key: None,
+            user_agent: None,
+            status: 200,
+            retry_after: None,
+            delay_ms: 0,
+            answered_ms: Some(2.0),
+            write: None,
+            lost: None,
+        });
+        j
+    }
+
+    fn report(journal: &Journal) -> ReplayReport {
+        let runs = vec![ClientRun {
+            client: 0,
+            exit: ClientExit::Exited { code: 0 },
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        }];
+        let exits = vec![ClientExit::Exited { code: 0 }];
+        let j = judge(JudgeInput { journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+        let ctx = ReportContext {
+            scenario: "s".into(),
+            scenario_description: String::new(),
+            scenario_sha256: "0".repeat(64),
+            commit: None,
+            command: vec!["true".into()],
+            timeout_s: 1.0,
+            timed_out: false,
+            wall_ms: 1.0,
+            demanded_wait_ms: 0,
+        };
+        ReplayReport::assemble(ctx, journal, &runs, j)
+    }
+
+    #[test]
+    fn a_server_error_fails_the_replay_even_when_every_check_passes() {
+        let mut j = served();
+        j.server_errors.push("the replay server's request handler panicked while answering GET /c/0".into());
+        let r = report(&j);
+        assert_eq!(r.verdict, ReplayVerdict::Fail);
+        assert!(
+            r.reasons[0].contains("panicked while answering GET /c/0; the replay cannot vouch"),
+            "{:?}",
+            r.reasons
+        );
+        assert!(render_text(&r).contains("server error: the replay server's request handler panicked"));
+        assert!(render_markdown(&r).contains("the replay fails"));
+    }
+
+    #[test]
+    fn several_scenarios_fail_together_and_render_part_by_part() {
+        let pass = report(&served());
+        assert_eq!(pass.verdict, ReplayVerdict::Pass);
+        let mut j = served();
+        j.server_errors.push("boom".into());
+        let mut fail = report(&j);
+        fail.scenario = "t".into();
+        let both = ReplayReport::combine("f".repeat(64), vec![pass.clone(), fail]);
+        assert_eq!(both.verdict, ReplayVerdict::Fail);
+        assert_eq!(both.scenario, "s,t");
+        assert_eq!(both.reasons, ["[t] boom; the replay cannot vouch for this client"]);
+        assert_eq!(both.checks.len(), CheckId::ALL.len());
+        assert!(render_markdown(&both).starts_with("## 429 replay: ❌ fail (2 scenarios: `s,t`)"));
+        let json = serde_json::to_string(&both).unwrap();
+        assert_eq!(ReplayReport::from_json(&json).unwrap(), both);
+        let ok = ReplayReport::combine("f".repeat(64), vec![pass.clone(), pass]);
+        assert_eq!(ok.verdict, ReplayVerdict::Pass);
+    }
+}

@@ -547,10 +547,82 @@ mod tests {
     }
 
     #[test]
+    fn absurd_values_are_refused_at_load_with_the_field_named() {
+        let cases = [
+            ("responses: [{status: 429, retry_after_date: {ahead_s: 9223372036854775807}}]\nbudget: 2\n",
+             "scenario s.yml: responses[0].retry_after_date.ahead_s is 9223372036854775807 s, over the 3600 s (one hour) a replay can wait"),
+            ("responses: [{status: 429, retry_after: 18446744073709552}]\nbudget: 2\n",
+             "scenario s.yml: responses[0].retry_after is 18446744073709552 s, over the 3600 s"),
+            ("responses: [{status: 200, delay_ms: 3600001}]\nbudget: 2\n", "responses[0].delay_ms is 3600001 ms"),
+            ("responses: [{status: 429, repeat: 1001}]\nbudget: 2\n", "responses[0].repeat 1001 is over 1000"),
+            ("responses: [{status: 200}]\nbudget: 100001\n", "`budget` 100001 is over 100000"),
+            ("responses: [{status: 200, headers: {Content-Length: '3'}}]\nbudget: 1\n", "sets Content-Length, which the server sets itself"),
+            ("responses: [{status: 200, headers: {'bad name': x}}]\nbudget: 1\n", "\"bad name\" is not a valid header name"),
+            ("responses: [{status: 200, content_type: \"a\\nb\"}]\nbudget: 1\n", "content_type \"a\\nb\" is not a valid header value"),
+            ("responses: [{status: 201, drop: reset, body: x}]\nbudget: 1\n", "sets `drop` and an answer to send"),
+            ("responses: [{status: 201, drop: hang}]\nbudget: 1\n", "unknown variant `hang`"),
+        ];
+        for (text, want) in cases {
+            let err = Scenario::parse(text, "s.yml").unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let big =
+            format!("responses: [{{status: 200, body: '{}'}}]\nbudget: 1\n", "x".repeat(MAX_BODY_BYTES + 1));
+        assert!(Scenario::parse(&big, "s.yml")
+            .unwrap_err()
+            .to_string()
+            .contains("responses[0].body is 65537 bytes"));
+    }
+
+    #[test]
+    fn the_planned_wait_saturates_instead_of_wrapping() {
+        // Built without validate(), as a library caller could: never 384 ms.
+        let mut s = Scenario::parse("responses: [{status: 429, retry_after: 1}]\nbudget: 2\n", "s").unwrap();
+        s.responses[0].retry_after = Some(18_446_744_073_709_552);
+        assert_eq!(s.demanded_wait_ms(), u64::MAX);
+    }
+
+    #[test]
+    fn write_loss_scenarios_apply_then_lose_the_answer() {
+        let lost = LoadedScenario::resolve("lost-response").unwrap().scenario;
+        let first = lost.response_for(0);
+        assert_eq!((first.apply, first.drop, first.delay_ms), (true, Some(Loss::Close), 10_000));
+        assert_eq!(lost.response_for(1).drop, None);
+        let reset = LoadedScenario::resolve("reset-after-write").unwrap().scenario;
+        assert_eq!((reset.response_for(0).apply, reset.response_for(0).drop), (true, Some(Loss::Reset)));
+        let bad_gateway = LoadedScenario::resolve("502-after-write").unwrap().scenario;
+        assert_eq!((bad_gateway.response_for(0).status, bad_gateway.response_for(0).apply), (502, true));
+        // A 429 is not applied unless it says so.
+        let post = LoadedScenario::resolve("post").unwrap().scenario;
+        assert!(!post.response_for(0).apply && post.response_for(1).apply);
+    }
+
+    #[test]
+    fn a_list_resolves_each_and_digests_them_together() {
+        let list = LoadedScenario::resolve_list("post,lost-response").unwrap();
+        assert_eq!(list.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["post", "lost-response"]);
+        let combined = LoadedScenario::combined_sha256(&list);
+        assert_eq!(combined.len(), 64);
+        assert_ne!(combined, list[0].sha256);
+        let swapped = LoadedScenario::resolve_list("lost-response,post").unwrap();
+        assert_ne!(LoadedScenario::combined_sha256(&swapped), combined, "order is part of what ran");
+        assert_eq!(LoadedScenario::combined_sha256(&list[..1]), list[0].sha256);
+        let e = LoadedScenario::resolve_list("post,,default").unwrap_err().to_string();
+        assert!(e.contains("has an empty name in its list"), "{e}");
+        let e = LoadedScenario::resolve_list("post,post").unwrap_err().to_string();
+        assert!(e.contains("names 'post' twice"), "{e}");
+        let e = LoadedScenario::resolve_list("post,nope").unwrap_err().to_string();
+        assert!(e.contains("unknown scenario 'nope'"), "{e}");
+    }
+
+    #[test]
     fn unknown_name_lists_the_bundled_ones() {
         let err = LoadedScenario::resolve("defualt").unwrap_err().to_string();
         assert!(err.contains("unknown scenario 'defualt'"), "{err}");
-        assert!(err.contains("default, http-date, no-retry-after, 503, post"), "{err}");
+        assert!(
+            err.contains("default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write"),
+            "{err}"
+        );
     }
 
     #[test]

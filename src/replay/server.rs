@@ -271,6 +271,11 @@ async fn handle(
     let user_agent = header(&req, "user-agent");
     let client = client_of(req.uri().path(), shared.clients);
     let _guard = PanicGuard { shared: shared.clone(), what: format!("{method} {path}") };
+    // The only way to make the handler panic on purpose, to test the guard.
+    #[cfg(test)]
+    if path.ends_with("/retrygate-test-panic") {
+        panic!("a panic the tests asked for");
+    }
 
     // The body names a write operation; read it (bounded) before deciding.
     let body =
@@ -438,6 +443,7 @@ async fn handle(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::journal::{Loss, WriteEffect};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// Sends one request with `Connection: close`; returns the raw response.
@@ -516,6 +522,119 @@ mod tests {
             }
             assert_eq!(server.journal().malformed.len(), 1);
             assert_eq!(server.journal().entries.len(), 1, "garbage is not a request");
+        });
+    }
+
+    /// Sends one request with a body; returns the raw response, or the
+    /// read error when the connection was reset.
+    async fn send_body(addr: SocketAddr, head: &str, body: &str) -> std::io::Result<String> {
+        let mut s = tokio::net::TcpStream::connect(addr).await?;
+        s.write_all(
+            format!("{head}\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+                .as_bytes(),
+        )
+        .await?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[test]
+    fn a_2xx_is_json_and_a_scenario_sets_body_type_and_headers() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text = "responses:\n  - status: 200\n  - status: 200\n    body: '<ok/>'\n    content_type: application/xml\n    headers: {Location: /orders/7, X-Request-Id: abc}\nbudget: 3\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 1).await.unwrap();
+            let r = send(server.addr(), "GET /c/0 HTTP/1.1").await;
+            assert!(r.contains("content-type: application/json\r\n"), "{r}");
+            let body = r.split("\r\n\r\n").nth(1).unwrap();
+            assert_eq!(body, "{\"ok\":true,\"status\":200,\"client\":0,\"attempt\":1}\n");
+            let r = send(server.addr(), "GET /c/0 HTTP/1.1").await;
+            assert!(r.contains("content-type: application/xml\r\n") && r.ends_with("\r\n\r\n<ok/>"), "{r}");
+            assert!(r.contains("location: /orders/7\r\n") && r.contains("x-request-id: abc\r\n"), "{r}");
+        });
+    }
+
+    #[test]
+    fn the_write_store_applies_dedups_keys_and_duplicates_unkeyed_repeats() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text = "responses: [{status: 502, apply: true}, {status: 201}]\nbudget: 9\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 2).await.unwrap();
+            let a = server.addr();
+            // Client 0 re-sends with its key: answered from the stored result.
+            let r = send_body(a, "POST /c/0/orders HTTP/1.1\r\nIdempotency-Key: k1", "item=1").await.unwrap();
+            assert!(r.starts_with("HTTP/1.1 502"), "{r}");
+            let r = send_body(a, "POST /c/0/orders HTTP/1.1\r\nIdempotency-Key: k1", "item=1").await.unwrap();
+            assert!(r.starts_with("HTTP/1.1 201") && r.contains("idempotent-replayed: true"), "{r}");
+            // Client 1 re-sends the same body without a key: applied twice.
+            send_body(a, "POST /c/1/orders HTTP/1.1", "item=1").await.unwrap();
+            send_body(a, "POST /c/1/orders HTTP/1.1", "item=1").await.unwrap();
+            // A different body is another operation.
+            send_body(a, "POST /c/1/orders HTTP/1.1", "item=2").await.unwrap();
+            let j = server.journal();
+            let effects: Vec<(WriteEffect, bool)> = j
+                .entries
+                .iter()
+                .map(|e| {
+                    let w = e.write.as_ref().unwrap();
+                    (w.effect, w.operation.starts_with("key:"))
+                })
+                .collect();
+            assert_eq!(
+                effects,
+                [
+                    (WriteEffect::Applied, true),
+                    (WriteEffect::Deduplicated, true),
+                    (WriteEffect::Applied, false),
+                    (WriteEffect::Applied, false),
+                    (WriteEffect::Applied, false),
+                ]
+            );
+            let ops: Vec<&str> =
+                j.entries.iter().map(|e| e.write.as_ref().unwrap().operation.as_str()).collect();
+            assert_eq!(ops[2], ops[3]);
+            assert_ne!(ops[3], ops[4]);
+            assert!(ops[2].starts_with("digest:POST /c/1/orders "), "{}", ops[2]);
+        });
+    }
+
+    #[test]
+    fn a_dropped_answer_is_a_reset_or_a_close_after_the_write_applied() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let text = "responses: [{status: 201, drop: reset}, {status: 201, delay_ms: 50, drop: close}, {status: 201}]\nbudget: 9\n";
+            let server = ServerHandle::start(Scenario::parse(text, "t").unwrap(), 1).await.unwrap();
+            let a = server.addr();
+            let reset = send_body(a, "POST /c/0/o HTTP/1.1", "x").await;
+            assert_eq!(reset.map_err(|e| e.kind()), Err(std::io::ErrorKind::ConnectionReset));
+            let closed = send_body(a, "POST /c/0/o HTTP/1.1", "y").await.unwrap();
+            assert_eq!(closed, "", "closed without an answer");
+            let j = server.journal();
+            assert_eq!(j.entries[0].lost, Some(Loss::Reset));
+            assert_eq!(j.entries[1].lost, Some(Loss::Close));
+            assert!(j.entries.iter().all(|e| e.write.as_ref().unwrap().effect == WriteEffect::Applied));
+            assert!(j.malformed.is_empty(), "a dropped answer is not a malformed request");
+        });
+    }
+
+    #[test]
+    fn a_panicking_handler_is_recorded_not_swallowed() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let s = Scenario::parse("responses: [{status: 200}]\nbudget: 2\n", "t").unwrap();
+            let server = ServerHandle::start(s, 1).await.unwrap();
+            let r = send(server.addr(), "GET /c/0/retrygate-test-panic HTTP/1.1").await;
+            assert_eq!(r, "", "no answer after a panic");
+            let j = server.journal();
+            assert_eq!(j.server_errors.len(), 1, "{j:?}");
+            assert!(
+                j.server_errors[0]
+                    .contains("request handler panicked while answering GET /c/0/retrygate-test-panic"),
+                "{j:?}"
+            );
+            // The next request is served as usual.
+            assert!(send(server.addr(), "GET /c/0 HTTP/1.1").await.starts_with("HTTP/1.1 200"));
         });
     }
 

@@ -832,4 +832,95 @@ mod tests {
         let out = judge(JudgeInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
         assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Off);
     }
+
+    fn write(c: usize, at: f64, status: u16, key: Option<&str>, effect: WriteEffect, lost: bool) -> Entry {
+        let mut e = req(c, at, "POST", status, None);
+        e.idempotency_key = key.map(str::to_string);
+        let op = key.map(|k| format!("key:{k}")).unwrap_or_else(|| "digest:POST /c/0/x abc".to_string());
+        e.write = Some(super::super::journal::WriteRecord { operation: op, effect });
+        e.lost = lost.then_some(super::super::journal::Loss::Reset);
+        e
+    }
+
+    #[test]
+    fn a_write_re_sent_without_a_key_after_a_lost_answer_is_a_duplicate() {
+        let e = vec![
+            write(0, 0.0, 201, None, WriteEffect::Applied, true),
+            write(0, 500.0, 201, None, WriteEffect::Applied, false),
+        ];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert!(c.message.starts_with("writes applied: 2 for 1 operation(s)"), "{}", c.message);
+        assert!(c.message.contains("request 1 replayed an applied write"), "{}", c.message);
+        assert_eq!(c.violations[0].seq, Some(1));
+        assert!(
+            c.violations[0].message.contains("without an Idempotency-Key and the server applied it a second time (first applied at request 0)"),
+            "{}",
+            c.violations[0].message
+        );
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn a_write_re_sent_with_its_key_is_deduplicated_and_passes() {
+        let e = vec![
+            write(0, 0.0, 502, Some("k"), WriteEffect::Applied, false),
+            write(0, 500.0, 201, Some("k"), WriteEffect::Deduplicated, false),
+        ];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(
+            c.message,
+            "writes applied: 1 for 1 operation(s); 1 repeat(s) of an applied Idempotency-Key answered from the \
+             stored result, not applied again (request 1)"
+        );
+    }
+
+    #[test]
+    fn a_client_that_parks_an_unanswered_write_passes_and_is_named() {
+        let e = vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)];
+        let out = judge_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert!(
+            c.message.contains("client 0 got no answer to an applied write and did not re-send it: parked"),
+            "{}",
+            c.message
+        );
+        // It did not recover: a warning, not a failure of the replay.
+        assert_eq!(check(&out, CheckId::Recovered).level, Level::Warning);
+        assert!(!out.failed());
+        let acc = write_account(&journal(vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)]), 1);
+        assert_eq!(acc.parked, [0]);
+    }
+
+    #[test]
+    fn no_write_applied_makes_no_duplicate_write_not_applicable() {
+        let e = vec![write(0, 0.0, 429, None, WriteEffect::NotApplied, false)];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::NotApplicable);
+        assert_eq!(c.message, "no write (POST/PATCH) was applied by the server");
+    }
+
+    #[test]
+    fn demanded_wait_is_what_the_served_values_asked() {
+        // Dates served 2718 ms and 2983 ms after the requests that got them.
+        let d1 = retry_after::format_date(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ANCHOR + 3000),
+            super::super::scenario::DateFormat::ImfFixdate,
+        );
+        let d2 = retry_after::format_date(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ANCHOR + 6000),
+            super::super::scenario::DateFormat::ImfFixdate,
+        );
+        let mut a = req(0, 282.0, "GET", 429, Some(&d1));
+        a.answered_ms = Some(283.0);
+        let b = req(0, 3017.0, "GET", 429, Some(&d2));
+        let c = req(0, 6010.0, "GET", 200, None);
+        assert_eq!(demanded_wait_ms(&journal(vec![a, b, c]), 1), Some(2718 + 2983));
+        assert_eq!(demanded_wait_ms(&journal(run(0, &[0.0, 10.0], None)), 1), None);
+    }
 }
