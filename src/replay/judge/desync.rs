@@ -6,11 +6,12 @@
 //!
 //! 1. Retry round *k* is the *k*-th retry of every client whose previous
 //!    attempt failed. A round is judged when at least [`DESYNC_MIN_CLIENTS`]
-//!    clients took part and their median wait was at least [`IMMEDIATE_MS`].
-//!    An **immediate** retry (urllib3's first retry waits 0 s) is shown but
-//!    not judged: it comes back as staggered as the first burst was, adds no
-//!    new synchronisation, and no library jitters a zero wait; how many such
-//!    retries a client makes is `attempt-budget`'s business.
+//!    clients took part, except an **immediate first retry** (median wait
+//!    below [`IMMEDIATE_MS`]; urllib3's first retry waits 0 s), which is
+//!    shown but not judged: it comes back as staggered as the first burst
+//!    was, adds no new synchronisation, and no library jitters a zero wait.
+//!    Later rounds are judged whatever their wait: coming back at once again
+//!    and again is a storm.
 //! 2. Each judged round has a *scale*: the weakest jitter window that counts
 //!    as real for its wait `W` (the wait the server asked for, else the median
 //!    wait taken): `max(100 ms, min(10% of W, 250 ms))`.
@@ -43,7 +44,7 @@ use crate::replay::scenario::Level;
 
 /// Fewer clients in a round than this cannot show lockstep.
 pub const DESYNC_MIN_CLIENTS: usize = 4;
-/// A round whose median wait is below this is an immediate retry (not judged).
+/// A first retry round whose median wait is below this is immediate (not judged).
 pub const IMMEDIATE_MS: f64 = 100.0;
 /// The weakest real jitter: this fraction of the wait ...
 pub const JITTER_FRACTION: f64 = 0.1;
@@ -78,7 +79,7 @@ pub struct DesyncRound {
     /// This round alone: the smaller of the median pair distances of waits
     /// and of arrivals, in ms (for people; the verdict pools all rounds).
     pub median_pair_ms: f64,
-    /// An immediate retry (median wait below 100 ms): shown, not judged.
+    /// An immediate first retry (median wait below 100 ms): shown, not judged.
     #[serde(default)]
     pub immediate: bool,
     /// This round alone would be read as lockstep.
@@ -185,7 +186,9 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
         let wait_pairs = pair_distances(&waits);
         let arrival_pairs = pair_distances(&arrivals);
         let median_pair_ms = median(&mut wait_pairs.clone()).min(median(&mut arrival_pairs.clone()));
-        let immediate = median_wait_ms < IMMEDIATE_MS;
+        // Only the first retry may be immediate: a later round that comes back
+        // at once is a storm, and judged like any other.
+        let immediate = k == 1 && median_wait_ms < IMMEDIATE_MS;
         if !immediate {
             ev.judged_waits += waits.len();
             ev.waits.extend(wait_pairs.iter().map(|d| d / scale_ms));
@@ -234,8 +237,8 @@ pub(super) fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncR
         let immediate = ev.rounds.len() - judged.len();
         let message = if judged.is_empty() && immediate > 0 {
             format!(
-                "every retry round was immediate (median wait under {IMMEDIATE_MS:.0} ms), which repeats \
-                 the first burst rather than re-synchronising it; attempt-budget judges how many there were"
+                "the only retry round was an immediate first retry (median wait under {IMMEDIATE_MS:.0} ms), \
+                 which repeats the first burst rather than re-synchronising it"
             )
         } else {
             format!(
@@ -588,11 +591,21 @@ mod tests {
 
         let mut only = Vec::new();
         for c in 0..8 {
-            only.extend(run(c, &[0.0, 10.0, 20.0], None));
+            only.extend(run(c, &[c as f64, 10.0 + c as f64], None));
         }
         let (c, _) = judged(&journal(only), 8);
         assert_eq!(c.status, CheckStatus::NotApplicable);
-        assert!(c.message.contains("every retry round was immediate"), "{}", c.message);
+        assert!(c.message.contains("the only retry round was an immediate first retry"), "{}", c.message);
+
+        // Coming back at once again and again is a storm, and judged.
+        let mut storm = Vec::new();
+        for c in 0..12 {
+            let s = c as f64 * 3.0;
+            storm.extend(run(c, &[s, s + 10.0, s + 20.0, s + 30.0], None));
+        }
+        let (c, rounds) = judged(&journal(storm), 12);
+        assert!(rounds[0].immediate && !rounds[1].immediate);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
     }
 
     #[test]
