@@ -111,7 +111,7 @@ fn real_clients_get_the_measured_verdicts() {
 
     let reports = batch(vec![
         // curl -o to stdout: `-o /dev/null` with --retry fails with exit 23 (curl#17371).
-        ("curl", "default", 4, sh("curl -sS -o - --retry 5 \"$RETRYGATE_URL/items\"")),
+        ("curl", "default", 8, sh("curl -sS -o - --retry 5 \"$RETRYGATE_URL/items\"")),
         ("curl-post", "post", 2, sh("curl -sS -o - -d item=1 --retry 5 \"$RETRYGATE_URL/orders\"")),
         (
             "curl-post-timeout",
@@ -119,7 +119,7 @@ fn real_clients_get_the_measured_verdicts() {
             1,
             sh("curl -sS -o - -d item=1 --max-time 1 --retry 2 \"$RETRYGATE_URL/orders\""),
         ),
-        ("urllib3", "default", 4, py("urllib3_client.py", &["default"])),
+        ("urllib3", "default", 8, py("urllib3_client.py", &["default"])),
         ("urllib3-ignore-ra", "default", 1, py("urllib3_client.py", &["ignore-retry-after"])),
         ("urllib3-post", "post", 1, py("urllib3_client.py", &["post-default"])),
         ("urllib3-post-any", "post", 1, py("urllib3_client.py", &["post-any-method"])),
