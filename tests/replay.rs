@@ -195,6 +195,19 @@ fn bad_input_is_named_and_never_passes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let bad = write_scenario(d, "bad.yml", "responses:\n  - status: 429\n    retry_afer: 1\nbudget: 3\n");
+    // issue 15: this date once panicked the request handler, the panic was
+    // swallowed and the replay passed.
+    let far_date = write_scenario(
+        d,
+        "far-date.yml",
+        "responses:\n  - status: 429\n    retry_after_date: {ahead_s: 9223372036854775807}\n  - status: 200\nbudget: 3\n",
+    );
+    // ... and this one made demanded_wait_ms wrap around to 384 ms.
+    let wrapping = write_scenario(
+        d,
+        "wrap.yml",
+        "responses:\n  - status: 429\n    retry_after: 18446744073709552\n  - status: 200\nbudget: 3\n",
+    );
     let garbage = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/mixed.sh");
     let garbage = garbage.to_str().unwrap().to_string();
     let runs: Vec<(&str, Vec<String>)> = vec![
@@ -209,6 +222,9 @@ fn bad_input_is_named_and_never_passes() {
             vec!["replay", "--format", "json", "--clients", "2", "--timeout", "1", "--", "sleep", "30"],
         ),
         ("bad-scenario", vec!["replay", "--scenario", &bad, "--", "true"]),
+        ("far-date", vec!["replay", "--scenario", &far_date, "--", "true"]),
+        ("wrapping-wait", vec!["replay", "--scenario", &wrapping, "--", "true"]),
+        ("bad-list", vec!["replay", "--scenario", "post,,default", "--", "true"]),
         ("unknown-scenario", vec!["replay", "--scenario", "defualt", "--", "true"]),
         ("zero-clients", vec!["replay", "--clients", "0", "--", "true"]),
         ("no-cmd", vec!["replay"]),
@@ -275,6 +291,19 @@ fn bad_input_is_named_and_never_passes() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(o);
     assert!(e.contains(&format!("scenario {bad}")) && e.contains("unknown field `retry_afer`"), "{e}");
+
+    for (name, path, field) in [
+        ("far-date", &far_date, "responses[0].retry_after_date.ahead_s is 9223372036854775807 s"),
+        ("wrapping-wait", &wrapping, "responses[0].retry_after is 18446744073709552 s"),
+    ] {
+        let o = get(name);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(o));
+        let e = stderr(o);
+        assert!(e.contains(&format!("scenario {path}: {field}, over the 3600 s (one hour)")), "{name}: {e}");
+    }
+    let o = get("bad-list");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(o).contains("has an empty name in its list"), "{}", stderr(o));
 
     let o = get("unknown-scenario");
     assert_eq!(o.status.code(), Some(2));
@@ -367,4 +396,72 @@ fn a_report_from_another_version_or_shape_is_refused() {
     r["version"] = serde_json::json!(99);
     let e = ReplayReport::from_json(&r.to_string()).unwrap_err().to_string();
     assert!(e.contains("replay report version 99 is not supported"), "{e}");
+}
+
+#[test]
+fn several_scenarios_run_into_one_report_that_the_gate_can_bind() {
+    use retrygate::gate::replay::binding_problems;
+    use retrygate::replay::LoadedScenario;
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_scenario(dir.path(), "a.yml", "responses: [{status: 200}]\nbudget: 2\n");
+    let b = write_scenario(
+        dir.path(),
+        "b.yml",
+        "responses: [{status: 502, apply: true}, {status: 201}]\nbudget: 3\n",
+    );
+    let list = format!("{a},{b}");
+    let out = retrygate(
+        &[
+            "replay",
+            "--scenario",
+            &list,
+            "--clients",
+            "1",
+            "--format",
+            "json",
+            "--commit",
+            "c0ffee",
+            "--",
+            BIN,
+            "replay-client",
+            "--profile",
+            "storm",
+            "--method",
+            "POST",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r = json_report(&out);
+    assert_eq!(r.parts.len(), 2);
+    assert_eq!(r.scenario, list);
+    assert_eq!(r.parts[0].verdict, ReplayVerdict::Pass);
+    assert_eq!(r.parts[1].verdict, ReplayVerdict::Fail);
+    // The storm re-sent the POST applied behind the 502, without a key.
+    let dup = r.check(CheckId::NoDuplicateWrite).unwrap();
+    assert_eq!((dup.status, dup.level), (CheckStatus::Fail, Level::Error));
+    assert!(
+        dup.message.starts_with(&format!("[{b}] writes applied: 2 for 1 operation(s)")),
+        "{}",
+        dup.message
+    );
+    assert!(r.reasons.iter().all(|x| x.starts_with(&format!("[{b}] "))), "{:?}", r.reasons);
+
+    let loaded = LoadedScenario::resolve_list(&list).unwrap();
+    assert_eq!(r.scenario_sha256, LoadedScenario::combined_sha256(&loaded));
+    let mut expected = loaded[0].clone();
+    expected.sha256 = LoadedScenario::combined_sha256(&loaded);
+    assert!(
+        binding_problems(&r, "c0ffee", &expected).is_empty(),
+        "{:?}",
+        binding_problems(&r, "c0ffee", &expected)
+    );
+    // A flipped verdict over a failing part is caught.
+    let mut forged = r.clone();
+    forged.verdict = ReplayVerdict::Pass;
+    forged.reasons.clear();
+    let p = binding_problems(&forged, "c0ffee", &expected);
+    assert!(p.iter().any(|x| x.contains("a scenario in it failed")), "{p:?}");
+    // One scenario alone is another scenario.
+    assert!(!binding_problems(&r, "c0ffee", &loaded[0]).is_empty());
 }
