@@ -107,9 +107,9 @@ pub struct Malformed {
 }
 
 impl Entry {
-    /// Whether the answer was a success (2xx).
+    /// Whether the client got a success: a 2xx that was delivered.
     pub fn succeeded(&self) -> bool {
-        (200..300).contains(&self.status)
+        (200..300).contains(&self.status) && self.lost.is_none()
     }
 
     /// When the answer went out, on the journal's clock (planned, if the

@@ -367,13 +367,14 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             ReplayVerdict::Pass => "✅ pass",
             ReplayVerdict::Fail => "❌ fail",
         };
-        let _ = writeln!(o, "## 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
+        let _ = writeln!(o, "### 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
         for reason in &r.reasons {
             let _ = writeln!(o, "- {reason}");
         }
         for p in &r.parts {
+            // Each part one level below the summary, however it is nested.
             o.push('\n');
-            o.push_str(&render_markdown(p));
+            o.push_str(&render_markdown(p).replacen("### ", "###### ", 1));
         }
         return o;
     }
@@ -682,7 +683,9 @@ mod tests {
         assert_eq!(both.scenario, "s,t");
         assert_eq!(both.reasons, ["[t] boom; the replay cannot vouch for this client"]);
         assert_eq!(both.checks.len(), CheckId::ALL.len());
-        assert!(render_markdown(&both).starts_with("## 429 replay: ❌ fail (2 scenarios: `s,t`)"));
+        let md = render_markdown(&both);
+        assert!(md.starts_with("### 429 replay: ❌ fail (2 scenarios: `s,t`)"), "{md}");
+        assert!(md.contains("\n###### 429 replay: ✅ pass (`s`, 1 client(s))"), "{md}");
         let json = serde_json::to_string(&both).unwrap();
         assert_eq!(ReplayReport::from_json(&json).unwrap(), both);
         let ok = ReplayReport::combine("f".repeat(64), vec![pass.clone(), pass]);

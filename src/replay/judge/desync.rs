@@ -235,7 +235,14 @@ pub(super) fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncR
     let judged: Vec<DesyncRound> = ev.rounds.iter().filter(|r| !r.immediate).cloned().collect();
     if ev.judged_waits < MIN_JUDGED_WAITS {
         let immediate = ev.rounds.len() - judged.len();
-        let message = if judged.is_empty() && immediate > 0 {
+        let message = if n < DESYNC_MIN_CLIENTS {
+            format!(
+                "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {n} client(s)); \
+                 run with --clients 8 or more"
+            )
+        } else if ev.rounds.is_empty() {
+            format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
+        } else if judged.is_empty() && immediate > 0 {
             format!(
                 "the only retry round was an immediate first retry (median wait under {IMMEDIATE_MS:.0} ms), \
                  which repeats the first burst rather than re-synchronising it"
@@ -621,6 +628,33 @@ mod tests {
             "{}",
             c.message
         );
+    }
+
+    #[test]
+    fn too_few_clients_or_no_retries_say_so() {
+        let three: Vec<Entry> = (0..3).flat_map(|c| run(c, &[0.0, 1000.0, 2000.0], None)).collect();
+        let (c, _) = judged(&journal(three), 3);
+        assert_eq!(c.status, CheckStatus::NotApplicable);
+        assert!(
+            c.message.starts_with("needs 4 or more clients retrying in the same round (had 3"),
+            "{}",
+            c.message
+        );
+        let no_retry: Vec<Entry> = (0..8).map(|c| entry(c, 1.0, 200)).collect();
+        let (c, rounds) = judged(&journal(no_retry), 8);
+        assert!(rounds.is_empty());
+        assert_eq!(c.message, "no retry round had 4 or more clients retrying");
+        // A 201 that never arrived is no success: the next request is a retry.
+        let lost: Vec<Entry> = (0..8)
+            .flat_map(|c| {
+                let mut first = entry(c, c as f64, 201);
+                first.lost = Some(crate::replay::journal::Loss::Reset);
+                [first, entry(c, 10.0 + c as f64, 201)]
+            })
+            .collect();
+        let (c, rounds) = judged(&journal(lost), 8);
+        assert_eq!(rounds.len(), 1);
+        assert!(c.message.contains("immediate first retry"), "{}", c.message);
     }
 
     #[test]

@@ -473,6 +473,8 @@ pub fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
             }
         }
     }
+    acc.duplicates.sort_unstable();
+    acc.deduplicated.sort_unstable();
     acc
 }
 
