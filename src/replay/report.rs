@@ -11,11 +11,24 @@
 //!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
 //!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
 //!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
-//!  "desync_rounds": [{"round": 1, "clients": 4, "spread_ms": 3.1, "threshold_ms": 100.0, "lockstep": true, …}],
+//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 100.0,
+//!                     "median_pair_ms": 2.4, "spread_ms": 6.1, "threshold_ms": 11.0, "immediate": false,
+//!                     "lockstep": true, …}],
 //!  "timeline": [{"client": 0, "exit": {"state": "exited", "code": 0}, "requests": [
 //!      {"seq": 0, "at_ms": 2.1, "method": "GET", "path": "/c/0", "status": 429, "retry_after": "1",
 //!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
-//!  "stray_requests": 0, "malformed_requests": []}
+//!  "stray_requests": 0, "malformed_requests": [],
+//!  "writes": {"applied": 2, "operations": 1, "duplicates": [3], "deduplicated": [], "parked": []},
+//!  "server_errors": [], "parts": []}
+//! ```
+//! `writes`, `server_errors` and `parts` are left out when empty; a request
+//! of a write carries `"write": {"operation": "key:…", "effect": "applied"}`
+//! and, when its answer was never delivered, `"lost": "reset"`. A report of
+//! several scenarios has one whole report per scenario in `parts`:
+//! ```json
+//! {"version": 1, "verdict": "fail", "scenario": "post,lost-response", "scenario_sha256": "…",
+//!  "checks": [{"check": "no-duplicate-write", "status": "fail", "message": "[lost-response] writes applied: 2 …"}],
+//!  "timeline": [], "parts": [{"scenario": "post", …}, {"scenario": "lost-response", …}], …}
 //! ```
 
 use std::fmt::Write as _;
