@@ -241,6 +241,27 @@ pub(super) fn desynchronized(input: JudgeInput<'_>) -> (CheckResult, Vec<DesyncR
         return (r, ev.rounds);
     }
     let judged: Vec<DesyncRound> = ev.rounds.iter().filter(|r| !r.immediate).cloned().collect();
+    // A later round that came back at once is a storm: whatever spread its
+    // few milliseconds of waits show is scheduling noise, not jitter (a
+    // window under 100 ms is not real jitter), so it is lockstep outright.
+    let storms: Vec<&DesyncRound> = judged.iter().filter(|r| r.median_wait_ms < IMMEDIATE_MS).collect();
+    if !storms.is_empty() {
+        let rounds: Vec<String> = storms
+            .iter()
+            .map(|r| {
+                format!("round {} ({} clients, median wait {:.0} ms)", r.round, r.clients, r.median_wait_ms)
+            })
+            .collect();
+        let message = format!(
+            "the fleet came back at once again: {}; a wait under {IMMEDIATE_MS:.0} ms after the first retry is a storm, \
+             not a backoff; back off with jitter",
+            rounds.join(", ")
+        );
+        let level = levels.desynchronized;
+        let v = vec![Violation { client: 0, seq: None, level, message: message.clone() }];
+        let r = outcome(check, level, v, String::new(), format!("lockstep: {message}"));
+        return (r, ev.rounds);
+    }
     if ev.judged_waits < MIN_JUDGED_WAITS {
         let immediate = ev.rounds.len() - judged.len();
         let message = if n < DESYNC_MIN_CLIENTS {
@@ -623,6 +644,20 @@ mod tests {
         let (c, rounds) = judged(&journal(storm), 12);
         assert!(rounds[0].immediate && !rounds[1].immediate);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
+        assert!(
+            c.message.contains("came back at once again: round 2 (12 clients, median wait 10 ms)"),
+            "{}",
+            c.message
+        );
+        // ... even when scheduling noise spreads its 10 ms waits, and with only 4 clients.
+        let mut noisy = Vec::new();
+        for c in 0..4 {
+            let s = c as f64 * 3.0;
+            let n = c as f64 * 11.0;
+            noisy.extend(run(c, &[s, s + 10.0, s + 20.0 + n, s + 30.0 + 2.0 * n], None));
+        }
+        let (c, _) = judged(&journal(noisy), 4);
+        assert_eq!(c.status, CheckStatus::Fail, "{c:?}");
     }
 
     #[test]
