@@ -255,7 +255,6 @@ struct Decision {
     content_type: Option<String>,
     headers: Vec<(String, String)>,
     drop: Option<Loss>,
-    replayed: bool,
     attempt: usize,
 }
 
@@ -295,7 +294,6 @@ async fn handle(
             content_type: None,
             headers: Vec::new(),
             drop: None,
-            replayed: false,
             attempt: 0,
         };
         let mut write = None;
@@ -335,7 +333,6 @@ async fn handle(
                         d.delay_ms = 0;
                         d.drop = None;
                         d.headers = vec![("idempotent-replayed".into(), "true".into())];
-                        d.replayed = true;
                         WriteEffect::Deduplicated
                     }
                     _ if planned.apply => {
@@ -431,7 +428,6 @@ async fn handle(
     for (k, v) in &d.headers {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let _ = d.replayed;
     let response = builder.body(Full::new(Bytes::from(text))).unwrap_or_else(|_| {
         let mut r = Response::new(Full::new(Bytes::from_static(b"internal error\n")));
         *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
