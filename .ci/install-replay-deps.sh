@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the replay tests (tests/replay*.rs) run as real third-party clients:
-# curl, and Python 3 with urllib3, requests and tenacity. The Rust client under
-# tests/clients/reqwest-retry is built by the test itself with cargo.
+# curl, and Python 3 with urllib3, requests and tenacity (tests/clients/*.py: the
+# write-loss clients use requests + urllib3; curl's Idempotency-Key comes from
+# /proc/sys/kernel/random/uuid). The Rust client under tests/clients/reqwest-retry
+# is built by the test itself with cargo.
 # Idempotent: safe to run on a machine that already has everything.
 set -euo pipefail
 

@@ -35,7 +35,7 @@ fn main() {
 }
 
 async fn latency() {
-    let scenario = Scenario::parse("responses: [{status: 200}]\nbudget: 1000000\n", "bench").unwrap();
+    let scenario = Scenario::parse("responses: [{status: 200}]\nbudget: 100000\n", "bench").unwrap();
     let server = ServerHandle::start(scenario, CLIENTS).await.unwrap();
     let baseline = start_baseline().await;
 

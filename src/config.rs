@@ -96,6 +96,10 @@ impl Default for LedgerConfig {
 pub struct ReplayConfig {
     /// The command to replay; off (`None`) until set.
     pub command: Option<String>,
+    /// A bundled scenario or a scenario file at the base, or a list of them
+    /// run into one report (kept here as `a,b,c`).
+    #[serde(deserialize_with = "scenario_list")]
+    #[schemars(with = "ScenarioSpec")]
     pub scenario: String,
     pub clients: u32,
     /// Whether a replay report made by a fork's own pull_request run may
@@ -104,6 +108,24 @@ pub struct ReplayConfig {
     /// agent PR that needs a replay then needs a maintainer's sign-off
     /// (docs/github.md, "Trust model").
     pub trust_fork_reports: bool,
+}
+
+/// `replay.scenario`: one name or path, or a list of them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum ScenarioSpec {
+    One(String),
+    List(Vec<String>),
+}
+
+fn scenario_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match ScenarioSpec::deserialize(d)? {
+        ScenarioSpec::One(s) => Ok(s),
+        ScenarioSpec::List(list) if list.is_empty() => {
+            Err(serde::de::Error::custom("replay.scenario is an empty list; name at least one scenario"))
+        }
+        ScenarioSpec::List(list) => Ok(list.join(",")),
+    }
 }
 
 impl Default for ReplayConfig {
@@ -415,6 +437,14 @@ mod tests {
         assert!(!c.require.ledger && c.require.replay);
         assert_eq!((c.replay.clients, c.replay.scenario.as_str()), (2, "default"));
         assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
+    }
+
+    #[test]
+    fn replay_scenario_may_be_a_list() {
+        let c = Config::from_yaml_str("replay: { scenario: [post, lost-response] }\n", "r.yml").unwrap();
+        assert_eq!(c.replay.scenario, "post,lost-response");
+        let e = Config::from_yaml_str("replay: { scenario: [] }\n", "r.yml").unwrap_err().to_string();
+        assert!(e.contains("replay.scenario is an empty list"), "{e}");
     }
 
     #[test]

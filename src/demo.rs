@@ -5,15 +5,18 @@
 //! `.github/retrygate.yml`, and the branch `claude/faster-checkout` holds the
 //! coding agent's pull request. Then it plays the gate twice:
 //!
-//! 1. the agent's patch, with no ledger, and a 429 replay of the patched
-//!    client's behaviour (the built-in `storm` client) -> **blocked**: the
-//!    findings, "ledger missing", and the storm as the server saw it;
+//! 1. the agent's patch, with no ledger, and a replay of the patched
+//!    client's checkout POST (the built-in `storm` client) against `default`
+//!    (429 with Retry-After) and `reset-after-write` (the order is created,
+//!    then the connection is reset) -> **blocked**: the findings, "ledger
+//!    missing", and the storm as the server saw it, a second order included;
 //! 2. the agent's second push, the calm patch (bounded retries, jitter on top
 //!    of Retry-After, POST not retried), with its tool-call ledger and a
-//!    replay of the `reference` client -> **pass**. The ledger is committed
-//!    with the change, or, with `--ledger-from artifact`, zipped outside the
-//!    repository as an agent's workflow run uploads it and passed as
-//!    `--ledger-artifact`.
+//!    replay of the `reference` client that never re-sends an unkeyed POST
+//!    (it parks the unanswered order as "maybe created") -> **pass**. The
+//!    ledger is committed with the change, or, with `--ledger-from artifact`,
+//!    zipped outside the repository as an agent's workflow run uploads it and
+//!    passed as `--ledger-artifact`.
 //!
 //! It prints both sticky-comment bodies. Everything it needs is in the
 //! binary: the example files are embedded and the replayed clients are the
@@ -43,12 +46,15 @@ pub const CALM_PATCH: &str = include_str!("../examples/checkout-incident/calm_pa
 const CLIENT_PATH: &str = "src/checkout.rs";
 const PR_BRANCH: &str = "claude/faster-checkout";
 const LEDGER_PATH: &str = ".tool_ledger.jsonl";
-const CLIENTS: usize = 4;
+/// 12 clients x 2 judged retry rounds: enough for `desynchronized` to decide.
+const CLIENTS: usize = 12;
+/// The scenarios a POSTing client is replayed against.
+const SCENARIOS: &str = "default,reset-after-write";
 
 /// The base config of the demo repository.
 const CONFIG: &str = "\
 # retrygate's policy for this repository (read from the base branch).
-replay: { scenario: default, clients: 4 }
+replay: { scenario: [default, reset-after-write], clients: 12 }
 limits: { max_attempts: 5 }
 ";
 
@@ -90,7 +96,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     // Act 1: the agent's patch.
     let report1 = repo.join("replay-agent.json");
     let head1 = rev(repo, PR_BRANCH)?;
-    println!("$ retrygate replay --report replay-agent.json -- retrygate replay-client --profile storm");
+    println!("$ retrygate replay --scenario {SCENARIOS} --clients {CLIENTS} --report replay-agent.json -- retrygate replay-client --profile storm --method POST");
     replay(repo, &exe, "storm", &head1, &report1)?;
     println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-agent.json\n");
     let first = check(repo, &report1)?;
@@ -122,7 +128,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     };
     let report2 = repo.join("replay-calm.json");
     let head2 = rev(repo, PR_BRANCH)?;
-    println!("$ retrygate replay --report replay-calm.json -- retrygate replay-client --profile reference");
+    println!("$ retrygate replay --scenario {SCENARIOS} --clients {CLIENTS} --report replay-calm.json -- retrygate replay-client --profile reference --method POST --no-idempotency-key");
     replay(repo, &exe, "reference", &head2, &report2)?;
     println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-calm.json{flag}\n");
     let second = gate::check(&CheckInput {
@@ -162,10 +168,21 @@ fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
 /// writes the report for `commit` to `out`.
 fn replay(repo: &Path, exe: &Path, profile: &str, commit: &str, out: &PathBuf) -> anyhow::Result<()> {
     let opts = ReplayOptions {
-        scenario: "default".into(),
+        scenario: SCENARIOS.into(),
         clients: CLIENTS,
         timeout: Duration::from_secs(20),
-        command: vec![exe.display().to_string(), "replay-client".into(), "--profile".into(), profile.into()],
+        command: [
+            exe.display().to_string().as_str(),
+            "replay-client",
+            "--profile",
+            profile,
+            "--method",
+            "POST",
+        ]
+        .into_iter()
+        .chain((profile == "reference").then_some("--no-idempotency-key"))
+        .map(String::from)
+        .collect(),
         commit: Some(commit.to_string()),
         cwd: Some(repo.to_path_buf()),
     };
@@ -175,7 +192,13 @@ fn replay(repo: &Path, exe: &Path, profile: &str, commit: &str, out: &PathBuf) -
     println!(
         "  replay verdict: {:?} ({} requests)\n",
         report.verdict,
-        report.timeline.iter().map(|t| t.requests.len()).sum::<usize>()
+        report
+            .parts
+            .iter()
+            .chain(std::iter::once(&report))
+            .flat_map(|r| &r.timeline)
+            .map(|t| t.requests.len())
+            .sum::<usize>()
     );
     Ok(())
 }

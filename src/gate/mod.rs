@@ -218,7 +218,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     // config (exit 2), whether or not this change needs a replay.
     let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario).map_err(|e| {
         anyhow::anyhow!(
-            "{}: replay.scenario: {e}; name a bundled scenario (default, http-date, no-retry-after, 503, post) or a scenario file committed at the base",
+            "{}: replay.scenario: {e}; name bundled scenarios (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write) or scenario files committed at the base",
             base.source
         )
     })?;

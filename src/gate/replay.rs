@@ -36,8 +36,24 @@ pub struct ReplayEvidence {
     pub report: Option<ReplayReport>,
 }
 
-/// The scenario text the base config demands, for binding a report to it.
+/// The scenario(s) the base config demands, for binding a report to them:
+/// one, or a list (`a,b,c`) that a report of several scenarios binds to by
+/// their combined digest.
 pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
+    let names: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if names.len() < 2 {
+        return expected_one(git, base_sha, spec);
+    }
+    let list = names.iter().map(|n| expected_one(git, base_sha, n)).collect::<Result<Vec<_>, _>>()?;
+    let budget = list.iter().map(|l| l.scenario.budget).max().unwrap_or(1);
+    let mut combined = list[0].clone();
+    combined.name = names.join(",");
+    combined.sha256 = LoadedScenario::combined_sha256(&list);
+    combined.scenario.budget = budget;
+    Ok(combined)
+}
+
+fn expected_one(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
     if let Some((name, text)) = BUNDLED.iter().find(|(n, _)| *n == spec) {
         return LoadedScenario::from_text(name, text).map_err(|e| e.to_string());
     }
@@ -120,11 +136,19 @@ pub fn run_command(
         Err(e) => return not_run(e.to_string()),
     }
     // A scenario file is the one in the repository, not in our own cwd.
-    let scenario = if BUNDLED.iter().any(|(n, _)| *n == config.scenario) {
-        config.scenario.clone()
-    } else {
-        root.join(&config.scenario).display().to_string()
-    };
+    let scenario = config
+        .scenario
+        .split(',')
+        .map(str::trim)
+        .map(|s| {
+            if BUNDLED.iter().any(|(n, _)| *n == s) {
+                s.to_string()
+            } else {
+                root.join(s).display().to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
     let opts = ReplayOptions {
         scenario,
         clients: config.clients as usize,
@@ -197,10 +221,27 @@ fn short(s: &str) -> &str {
     s.get(..12).unwrap_or(s)
 }
 
-/// Does the report's verdict follow from its own checks and timeline?
+/// Does the report's verdict follow from its own checks and timeline? A
+/// report of several scenarios is checked part by part, and its verdict
+/// must fail when any part does.
 fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
     let mut p = Vec::new();
     let edited = "the report was edited after the replay";
+    if r.verdict == ReplayVerdict::Pass && !r.server_errors.is_empty() {
+        p.push(format!("the verdict says pass, but the replay server failed: {edited}"));
+    }
+    if !r.parts.is_empty() {
+        if r.verdict == ReplayVerdict::Pass && r.parts.iter().any(|part| part.verdict != ReplayVerdict::Pass)
+        {
+            p.push(format!("the verdict says pass, but a scenario in it failed: {edited}"));
+        }
+        for part in &r.parts {
+            p.extend(
+                consistency_problems(part, budget).into_iter().map(|e| format!("[{}] {e}", part.scenario)),
+            );
+        }
+        return p;
+    }
     for id in CheckId::ALL {
         let n = r.checks.iter().filter(|c| c.check == id).count();
         if n != 1 {

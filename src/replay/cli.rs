@@ -23,11 +23,12 @@ pub enum ReplayFormat {
 /// [--report PATH] [--format F] [--commit SHA] -- CMD ARGS...`
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// A bundled scenario (default, http-date, no-retry-after, 503, post) or a path to a scenario YAML file.
+    /// A bundled scenario (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write,
+    /// 502-after-write), a path to a scenario YAML file, or several separated by commas (one report).
     #[arg(long, default_value = "default")]
     pub scenario: String,
-    /// How many copies of CMD run at once (4 or more to judge desynchronisation).
-    #[arg(long, default_value_t = 4)]
+    /// How many copies of CMD run at once (8 or more, over 3 retry rounds, to judge desynchronisation).
+    #[arg(long, default_value_t = 8)]
     pub clients: usize,
     /// Seconds the whole replay may take; CMD is killed after that and the replay fails.
     #[arg(long, default_value = "60", value_parser = crate::cli::parse_seconds)]

@@ -138,7 +138,7 @@ pub fn wait_before_retry(
             // same wait spreads over up to half of it (at least 0.5 s).
             Some(a) => {
                 let spread_ms = (a.as_millis() as u64 / 2).max(500);
-                a + Duration::from_millis(rng.below(spread_ms + 1))
+                a.saturating_add(Duration::from_millis(rng.below(spread_ms.saturating_add(1))))
             }
             // Full jitter: uniform in [0, min(cap, base * 2^retry)].
             None => Duration::from_millis(rng.below(exp(500, 8_000) + 1)),

@@ -18,6 +18,11 @@ pub struct Journal {
     pub entries: Vec<Entry>,
     /// Connections that sent bytes which were not HTTP/1.1 (answered 400).
     pub malformed: Vec<Malformed>,
+    /// Requests the server itself failed to answer (a panic in its handler):
+    /// any one fails the replay, because what the client would have done
+    /// next was never tested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_errors: Vec<String>,
 }
 
 /// One request and the answer the server chose for it.
@@ -49,6 +54,44 @@ pub struct Entry {
     /// request, so delta-seconds are judged from here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_ms: Option<f64>,
+    /// For a POST or PATCH: which operation it is (`key:<Idempotency-Key>`,
+    /// else `digest:<method> <path> <SHA-256 of the body>`) and what the
+    /// server's write store did with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<WriteRecord>,
+    /// The answer was never delivered: the connection was closed or reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<Loss>,
+}
+
+/// What the server's write store did with one POST/PATCH.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteRecord {
+    pub operation: String,
+    pub effect: WriteEffect,
+}
+
+/// The store's decision for one write request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteEffect {
+    /// The write took effect (again, if the operation was applied before).
+    Applied,
+    /// A repeat of an Idempotency-Key already applied: answered from the
+    /// stored result, not applied again.
+    Deduplicated,
+    /// Refused before taking effect (a 429, a 503 ...).
+    NotApplied,
+}
+
+/// How an answer was lost on the way to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Loss {
+    /// The connection was closed without an answer.
+    Close,
+    /// The connection was reset (RST).
+    Reset,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -64,9 +107,9 @@ pub struct Malformed {
 }
 
 impl Entry {
-    /// Whether the answer was a success (2xx).
+    /// Whether the client got a success: a 2xx that was delivered.
     pub fn succeeded(&self) -> bool {
-        (200..300).contains(&self.status)
+        (200..300).contains(&self.status) && self.lost.is_none()
     }
 
     /// When the answer went out, on the journal's clock (planned, if the

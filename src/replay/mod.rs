@@ -6,7 +6,7 @@
 //! - [`scenario`]: what the server answers, the budget, the check weights;
 //! - [`server`]: the hyper server and its [`journal::Journal`];
 //! - [`runner`]: CMD once per client, released together, bounded by a timeout;
-//! - [`judge`]: five pure checks over the journal;
+//! - [`judge`]: six pure checks over the journal;
 //! - [`report`]: the JSON report for the gate, Markdown and text renderings;
 //! - [`clients`]: built-in example clients (storm, calm, compliant, reference);
 //! - [`cli`]: `retrygate replay`.
@@ -72,15 +72,17 @@ impl ReplayOptions {
     }
 }
 
-/// Runs one replay: resolve the scenario, start the server, run CMD N times,
-/// judge the journal. `Err` means no decision could be made (exit 2): bad
-/// scenario, CMD not found, no socket. Needs a tokio runtime with IO and
-/// time enabled; [`run_replay_blocking`] brings its own.
+/// Runs one replay: resolve the scenario(s), start the server, run CMD N
+/// times, judge the journal. Several scenarios (`a,b,c`) run one after the
+/// other, each with its own server, into one report. `Err` means no decision
+/// could be made (exit 2): bad scenario, CMD not found, no socket. Needs a
+/// tokio runtime with IO and time enabled; [`run_replay_blocking`] brings
+/// its own.
 pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
-    let loaded = LoadedScenario::resolve(&opts.scenario)?;
+    let list = LoadedScenario::resolve_list(&opts.scenario)?;
     if opts.clients == 0 || opts.clients > MAX_CLIENTS {
         anyhow::bail!(
-            "--clients must be between 1 and {MAX_CLIENTS}, got {} (4 or more judge desynchronisation)",
+            "--clients must be between 1 and {MAX_CLIENTS}, got {} (8 or more judge desynchronisation)",
             opts.clients
         );
     }
@@ -90,7 +92,21 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
         Some(c) => Some(c.clone()),
         None => head_commit(opts.cwd.as_deref()),
     };
+    let mut parts = Vec::new();
+    for loaded in &list {
+        parts.push(run_one(opts, loaded, commit.clone()).await?);
+    }
+    if parts.len() == 1 {
+        return Ok(parts.remove(0));
+    }
+    Ok(ReplayReport::combine(LoadedScenario::combined_sha256(&list), parts))
+}
 
+async fn run_one(
+    opts: &ReplayOptions,
+    loaded: &LoadedScenario,
+    commit: Option<String>,
+) -> anyhow::Result<ReplayReport> {
     let server = server::ServerHandle::start(loaded.scenario.clone(), opts.clients).await?;
     let urls: Vec<String> = (0..opts.clients).map(|i| server.client_url(i)).collect();
     let released = server.now_ms();
@@ -115,7 +131,8 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
         timeout_s: opts.timeout.as_secs_f64(),
         timed_out: outcome.timed_out,
         wall_ms,
-        demanded_wait_ms: loaded.scenario.demanded_wait_ms(),
+        demanded_wait_ms: judge::demanded_wait_ms(&journal, opts.clients)
+            .unwrap_or_else(|| loaded.scenario.demanded_wait_ms()),
     };
     Ok(ReplayReport::assemble(ctx, &journal, &outcome.clients, judgement))
 }

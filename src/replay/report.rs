@@ -11,19 +11,34 @@
 //!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
 //!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
 //!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
-//!  "desync_rounds": [{"round": 1, "clients": 4, "spread_ms": 3.1, "threshold_ms": 100.0, "lockstep": true, …}],
+//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 100.0,
+//!                     "median_pair_ms": 2.4, "spread_ms": 6.1, "threshold_ms": 11.0, "immediate": false,
+//!                     "lockstep": true, …}],
 //!  "timeline": [{"client": 0, "exit": {"state": "exited", "code": 0}, "requests": [
 //!      {"seq": 0, "at_ms": 2.1, "method": "GET", "path": "/c/0", "status": 429, "retry_after": "1",
 //!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
-//!  "stray_requests": 0, "malformed_requests": []}
+//!  "stray_requests": 0, "malformed_requests": [],
+//!  "writes": {"applied": 2, "operations": 1, "duplicates": [3], "deduplicated": [], "parked": []},
+//!  "server_errors": [], "parts": []}
+//! ```
+//! `writes`, `server_errors` and `parts` are left out when empty; a request
+//! of a write carries `"write": {"operation": "key:…", "effect": "applied"}`
+//! and, when its answer was never delivered, `"lost": "reset"`. A report of
+//! several scenarios has one whole report per scenario in `parts`:
+//! ```json
+//! {"version": 1, "verdict": "fail", "scenario": "post,lost-response", "scenario_sha256": "…",
+//!  "checks": [{"check": "no-duplicate-write", "status": "fail", "message": "[lost-response] writes applied: 2 …"}],
+//!  "timeline": [], "parts": [{"scenario": "post", …}, {"scenario": "lost-response", …}], …}
 //! ```
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::journal::{Journal, Malformed};
-use super::judge::{self, CheckId, CheckResult, CheckStatus, DesyncRound, Judgement};
+use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
+use super::judge::{
+    self, CheckId, CheckResult, CheckStatus, DesyncRound, Judgement, Violation, WriteAccount,
+};
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
 
@@ -68,6 +83,19 @@ pub struct ReplayReport {
     pub stray_requests: usize,
     /// Connections whose bytes were not HTTP (answered 400).
     pub malformed_requests: Vec<Malformed>,
+    /// The write store's account (POST/PATCH applied, duplicated,
+    /// deduplicated, parked); absent when no write arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<WriteAccount>,
+    /// Requests the server failed to answer (a bug in retrygate); any one
+    /// fails the replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_errors: Vec<String>,
+    /// With several scenarios (`--scenario a,b`): one full report each, in
+    /// order. The fields above then sum them up: `checks` has each check once
+    /// (failed if it failed in any scenario), `timeline` is empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ReplayReport>,
 }
 
 /// One client's story.
@@ -100,6 +128,12 @@ pub struct TimelineRequest {
     pub asked_ms: Option<f64>,
     /// Checks this request broke.
     pub broke: Vec<CheckId>,
+    /// For a POST/PATCH: its operation and what the write store did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<WriteRecord>,
+    /// The answer was never delivered (connection closed or reset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<Loss>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -154,6 +188,8 @@ impl ReplayReport {
                     asked_ms: prev
                         .and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
                     broke,
+                    write: e.write.clone(),
+                    lost: e.lost,
                 });
             }
             timeline.push(ClientTimeline {
@@ -171,11 +207,19 @@ impl ReplayReport {
                 ctx.timeout_s
             ));
         }
+        for e in &journal.server_errors {
+            reasons.push(format!("{e}; the replay cannot vouch for this client"));
+        }
         for c in &judgement.checks {
             if c.status == CheckStatus::Fail && c.level == Level::Error {
                 reasons.push(format!("{}: {}", c.check.id(), c.message));
             }
         }
+        let writes = journal
+            .entries
+            .iter()
+            .any(|e| e.write.is_some())
+            .then(|| judge::write_account(journal, runs.len()));
         let verdict = if reasons.is_empty() { ReplayVerdict::Pass } else { ReplayVerdict::Fail };
         ReplayReport {
             version: REPORT_VERSION,
@@ -196,6 +240,53 @@ impl ReplayReport {
             timeline,
             stray_requests: journal.entries.iter().filter(|e| e.client.is_none()).count(),
             malformed_requests: journal.malformed.clone(),
+            writes,
+            server_errors: journal.server_errors.clone(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// One report for several scenarios run in turn: each part kept whole,
+    /// and a summary on top that fails when any part fails.
+    pub fn combine(scenario_sha256: String, parts: Vec<ReplayReport>) -> ReplayReport {
+        let mut checks = Vec::new();
+        for id in CheckId::ALL {
+            let of: Vec<(&str, &CheckResult)> =
+                parts.iter().filter_map(|p| p.check(id).map(|c| (p.scenario.as_str(), c))).collect();
+            checks.push(combine_check(id, &of));
+        }
+        let mut reasons = Vec::new();
+        for p in &parts {
+            reasons.extend(p.reasons.iter().map(|r| format!("[{}] {r}", p.scenario)));
+        }
+        let verdict = if reasons.is_empty() && parts.iter().all(|p| p.verdict == ReplayVerdict::Pass) {
+            ReplayVerdict::Pass
+        } else {
+            ReplayVerdict::Fail
+        };
+        let first = parts.first();
+        ReplayReport {
+            version: REPORT_VERSION,
+            verdict,
+            scenario: parts.iter().map(|p| p.scenario.as_str()).collect::<Vec<_>>().join(","),
+            scenario_description: format!("{} scenarios, run one after the other", parts.len()),
+            scenario_sha256,
+            commit: first.and_then(|p| p.commit.clone()),
+            command: first.map(|p| p.command.clone()).unwrap_or_default(),
+            clients: first.map(|p| p.clients).unwrap_or(0),
+            timeout_s: first.map(|p| p.timeout_s).unwrap_or(0.0),
+            timed_out: parts.iter().any(|p| p.timed_out),
+            wall_ms: parts.iter().map(|p| p.wall_ms).sum(),
+            demanded_wait_ms: parts.iter().fold(0u64, |a, p| a.saturating_add(p.demanded_wait_ms)),
+            reasons,
+            checks,
+            desync_rounds: Vec::new(),
+            timeline: Vec::new(),
+            stray_requests: parts.iter().map(|p| p.stray_requests).sum(),
+            malformed_requests: parts.iter().flat_map(|p| p.malformed_requests.clone()).collect(),
+            writes: None,
+            server_errors: parts.iter().flat_map(|p| p.server_errors.clone()).collect(),
+            parts,
         }
     }
 
@@ -219,6 +310,43 @@ impl ReplayReport {
         }
         Ok(report)
     }
+}
+
+/// One check over several scenarios: failed if it failed anywhere (at the
+/// heaviest level), else passed if it passed anywhere, else n/a or off.
+fn combine_check(id: CheckId, of: &[(&str, &CheckResult)]) -> CheckResult {
+    let rank = |l: Level| match l {
+        Level::Off => 0,
+        Level::Warning => 1,
+        Level::Error => 2,
+    };
+    let failed: Vec<&(&str, &CheckResult)> =
+        of.iter().filter(|(_, c)| c.status == CheckStatus::Fail).collect();
+    let (status, level) = if let Some(worst) = failed.iter().map(|(_, c)| c.level).max_by_key(|l| rank(*l)) {
+        (CheckStatus::Fail, worst)
+    } else if let Some((_, c)) = of.iter().find(|(_, c)| c.status == CheckStatus::Pass) {
+        (CheckStatus::Pass, c.level)
+    } else if let Some((_, c)) = of.iter().find(|(_, c)| c.status == CheckStatus::NotApplicable) {
+        (CheckStatus::NotApplicable, c.level)
+    } else {
+        (CheckStatus::Off, of.first().map(|(_, c)| c.level).unwrap_or(Level::Off))
+    };
+    let shown: Vec<&(&str, &CheckResult)> = if failed.is_empty() { of.iter().collect() } else { failed };
+    let message =
+        shown.iter().map(|(name, c)| format!("[{name}] {}", c.message)).collect::<Vec<_>>().join("; ");
+    let violations = of
+        .iter()
+        .flat_map(|(name, c)| {
+            c.violations.iter().map(move |v| Violation {
+                client: v.client,
+                // A seq names a request of that scenario's own journal.
+                seq: None,
+                level: v.level,
+                message: format!("[{name}] {}", v.message),
+            })
+        })
+        .collect();
+    CheckResult { check: id, status, level, message, violations }
 }
 
 fn status_mark(s: CheckStatus, level: Level) -> &'static str {
@@ -246,6 +374,23 @@ fn short_sha(s: &str) -> &str {
 /// Markdown for a PR comment: verdict, checks, lockstep rounds, and a
 /// collapsible timeline per client.
 pub fn render_markdown(r: &ReplayReport) -> String {
+    if !r.parts.is_empty() {
+        let mut o = String::new();
+        let verdict = match r.verdict {
+            ReplayVerdict::Pass => "✅ pass",
+            ReplayVerdict::Fail => "❌ fail",
+        };
+        let _ = writeln!(o, "### 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
+        for reason in &r.reasons {
+            let _ = writeln!(o, "- {reason}");
+        }
+        for p in &r.parts {
+            // Each part one level below the summary, however it is nested.
+            o.push('\n');
+            o.push_str(&render_markdown(p).replacen("### ", "###### ", 1));
+        }
+        return o;
+    }
     let mut o = String::new();
     let verdict = match r.verdict {
         ReplayVerdict::Pass => "✅ pass",
@@ -293,16 +438,26 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             .desync_rounds
             .iter()
             .map(|d| {
-                format!(
-                    "retry {}: {} apart, lockstep below {}{}",
-                    d.round,
-                    ms(d.spread_ms),
-                    ms(d.threshold_ms),
-                    if d.lockstep { " (**lockstep**)" } else { "" }
-                )
+                if d.immediate {
+                    format!("retry {}: immediate (median wait {}), not judged", d.round, ms(d.median_wait_ms))
+                } else {
+                    format!(
+                        "retry {}: median pair {} apart against a {} jitter window{}",
+                        d.round,
+                        ms(d.median_pair_ms),
+                        ms(d.scale_ms),
+                        if d.lockstep { " (**lockstep**)" } else { "" }
+                    )
+                }
             })
             .collect();
         let _ = writeln!(o, "\nSpread of the fleet per retry round: {}.", rounds.join("; "));
+    }
+    if let Some(w) = &r.writes {
+        let _ = writeln!(o, "\n**{}**{}.", w.summary(), write_notes(w));
+    }
+    for e in &r.server_errors {
+        let _ = writeln!(o, "\n> **{e}**: the replay fails.");
     }
     if r.stray_requests > 0 || !r.malformed_requests.is_empty() {
         let _ = writeln!(
@@ -335,6 +490,20 @@ pub fn render_markdown(r: &ReplayReport) -> String {
                 if q.delay_ms > 0 {
                     served.push_str(&format!(" (held {})", ms(q.delay_ms as f64)));
                 }
+                match q.lost {
+                    Some(Loss::Close) => {
+                        served = format!("no answer, connection closed (would have been {served})")
+                    }
+                    Some(Loss::Reset) => served = format!("connection reset (would have been {served})"),
+                    None => {}
+                }
+                if let Some(w) = &q.write {
+                    served.push_str(match w.effect {
+                        WriteEffect::Applied => ", write applied",
+                        WriteEffect::Deduplicated => ", stored result of its key (not applied again)",
+                        WriteEffect::NotApplied => "",
+                    });
+                }
                 let key = q.idempotency_key.as_deref().map(|k| format!(" key `{k}`")).unwrap_or_default();
                 let broke: Vec<String> = q.broke.iter().map(|c| format!("`{}`", c.id())).collect();
                 let _ = writeln!(
@@ -355,9 +524,48 @@ pub fn render_markdown(r: &ReplayReport) -> String {
     o
 }
 
+/// ", 1 repeat answered from its key's stored result, client 0 parked ...".
+fn write_notes(w: &WriteAccount) -> String {
+    let mut notes = String::new();
+    if !w.duplicates.is_empty() {
+        let _ = write!(
+            notes,
+            "; {} request(s) replayed an applied write and were applied again",
+            w.duplicates.len()
+        );
+    }
+    if !w.deduplicated.is_empty() {
+        let _ = write!(
+            notes,
+            "; {} repeat(s) of an applied Idempotency-Key answered from the stored result (deduplicated)",
+            w.deduplicated.len()
+        );
+    }
+    if !w.parked.is_empty() {
+        let who: Vec<String> = w.parked.iter().map(|c| c.to_string()).collect();
+        let _ = write!(
+            notes,
+            "; client {} did not re-send its unanswered write (parked as \"maybe created\", safe)",
+            who.join(", ")
+        );
+    }
+    notes
+}
+
 /// Plain text for a terminal: verdict, checks and violations, then a compact
 /// timeline.
 pub fn render_text(r: &ReplayReport) -> String {
+    if !r.parts.is_empty() {
+        let verdict = match r.verdict {
+            ReplayVerdict::Pass => "PASS",
+            ReplayVerdict::Fail => "FAIL",
+        };
+        let mut o = format!("retrygate replay: {verdict} ({} scenarios: {})\n", r.parts.len(), r.scenario);
+        for p in &r.parts {
+            o.push_str(&render_text(p));
+        }
+        return o;
+    }
     let mut o = String::new();
     let verdict = match r.verdict {
         ReplayVerdict::Pass => "PASS",
@@ -386,10 +594,114 @@ pub fn render_text(r: &ReplayReport) -> String {
             let _ = writeln!(o, "      - {}", v.message);
         }
     }
+    if let Some(w) = &r.writes {
+        let _ = writeln!(o, "  {}{}", w.summary(), write_notes(w));
+    }
+    for e in &r.server_errors {
+        let _ = writeln!(o, "  server error: {e}");
+    }
     for t in &r.timeline {
-        let steps: Vec<String> =
-            t.requests.iter().map(|q| format!("+{}:{} {}", ms(q.at_ms), q.method, q.status)).collect();
+        let steps: Vec<String> = t
+            .requests
+            .iter()
+            .map(|q| {
+                let status = match q.lost {
+                    Some(Loss::Close) => "lost".to_string(),
+                    Some(Loss::Reset) => "reset".to_string(),
+                    None => q.status.to_string(),
+                };
+                format!("+{}:{} {status}", ms(q.at_ms), q.method)
+            })
+            .collect();
         let _ = writeln!(o, "  client {} ({}): {}", t.client, t.exit.describe(), steps.join(", "));
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::judge::{judge, JudgeInput};
+    use crate::replay::scenario::CheckLevels;
+
+    /// A journal where client 0 got a 200 at once.
+    fn served() -> Journal {
+        let mut j = Journal::default();
+        j.entries.push(crate::replay::journal::Entry {
+            seq: 0,
+            client: Some(0),
+            at_ms: 1.0,
+            method: "GET".into(),
+            path: "/c/0".into(),
+            idempotency_key: None,
+            user_agent: None,
+            status: 200,
+            retry_after: None,
+            delay_ms: 0,
+            answered_ms: Some(2.0),
+            write: None,
+            lost: None,
+        });
+        j
+    }
+
+    fn report(journal: &Journal) -> ReplayReport {
+        let runs = vec![ClientRun {
+            client: 0,
+            exit: ClientExit::Exited { code: 0 },
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        }];
+        let exits = vec![ClientExit::Exited { code: 0 }];
+        let j = judge(JudgeInput { journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+        let ctx = ReportContext {
+            scenario: "s".into(),
+            scenario_description: String::new(),
+            scenario_sha256: "0".repeat(64),
+            commit: None,
+            command: vec!["true".into()],
+            timeout_s: 1.0,
+            timed_out: false,
+            wall_ms: 1.0,
+            demanded_wait_ms: 0,
+        };
+        ReplayReport::assemble(ctx, journal, &runs, j)
+    }
+
+    #[test]
+    fn a_server_error_fails_the_replay_even_when_every_check_passes() {
+        let mut j = served();
+        j.server_errors.push("the replay server's request handler panicked while answering GET /c/0".into());
+        let r = report(&j);
+        assert_eq!(r.verdict, ReplayVerdict::Fail);
+        assert!(
+            r.reasons[0].contains("panicked while answering GET /c/0; the replay cannot vouch"),
+            "{:?}",
+            r.reasons
+        );
+        assert!(render_text(&r).contains("server error: the replay server's request handler panicked"));
+        assert!(render_markdown(&r).contains("the replay fails"));
+    }
+
+    #[test]
+    fn several_scenarios_fail_together_and_render_part_by_part() {
+        let pass = report(&served());
+        assert_eq!(pass.verdict, ReplayVerdict::Pass);
+        let mut j = served();
+        j.server_errors.push("boom".into());
+        let mut fail = report(&j);
+        fail.scenario = "t".into();
+        let both = ReplayReport::combine("f".repeat(64), vec![pass.clone(), fail]);
+        assert_eq!(both.verdict, ReplayVerdict::Fail);
+        assert_eq!(both.scenario, "s,t");
+        assert_eq!(both.reasons, ["[t] boom; the replay cannot vouch for this client"]);
+        assert_eq!(both.checks.len(), CheckId::ALL.len());
+        let md = render_markdown(&both);
+        assert!(md.starts_with("### 429 replay: ❌ fail (2 scenarios: `s,t`)"), "{md}");
+        assert!(md.contains("\n###### 429 replay: ✅ pass (`s`, 1 client(s))"), "{md}");
+        let json = serde_json::to_string(&both).unwrap();
+        assert_eq!(ReplayReport::from_json(&json).unwrap(), both);
+        let ok = ReplayReport::combine("f".repeat(64), vec![pass.clone(), pass]);
+        assert_eq!(ok.verdict, ReplayVerdict::Pass);
+    }
 }

@@ -31,14 +31,17 @@ pub fn parse(value: &str) -> Option<RetryAfter> {
     Some(RetryAfter::Until { unix_ms })
 }
 
+/// The last moment an HTTP-date can name (9999-12-31 23:59:59 UTC): its
+/// year has four digits.
+pub const LAST_HTTP_DATE_S: u64 = 253_402_300_799;
+
 /// The HTTP-date for `ahead_s` seconds after `now`, rounded up to a whole
-/// second so a client never has to come back earlier than `ahead_s`.
+/// second so a client never has to come back earlier than `ahead_s`. A date
+/// past year 9999 is written as the last one there is, never a panic.
 pub fn date_ahead(now: SystemTime, ahead_s: u64, format: DateFormat) -> String {
     let since = now.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let mut secs = since.as_secs() + ahead_s;
-    if since.subsec_nanos() > 0 {
-        secs += 1;
-    }
+    let round_up = u64::from(since.subsec_nanos() > 0);
+    let secs = since.as_secs().saturating_add(ahead_s).saturating_add(round_up).min(LAST_HTTP_DATE_S);
     format_date(UNIX_EPOCH + Duration::from_secs(secs), format)
 }
 
@@ -107,6 +110,15 @@ mod tests {
         for bad in ["1.5", "-1", "", "soon", "Sun, 06 Nov 1994"] {
             assert_eq!(parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_date_past_year_9999_is_the_last_one_not_a_panic() {
+        let now = UNIX_EPOCH + Duration::from_millis(T * 1000 + 300);
+        let d = date_ahead(now, i64::MAX as u64, DateFormat::ImfFixdate);
+        assert_eq!(d, "Fri, 31 Dec 9999 23:59:59 GMT");
+        assert_eq!(parse(&d), Some(RetryAfter::Until { unix_ms: LAST_HTTP_DATE_S * 1000 }));
+        assert_eq!(date_ahead(now, u64::MAX, DateFormat::Asctime), "Fri Dec 31 23:59:59 9999");
     }
 
     #[test]

@@ -4,14 +4,19 @@
 //! Each client is started as `/bin/sh -c 'read; exec "$@"' CMD ARGS...` with
 //! its stdin on a pipe: the shell waits on the pipe until every client has
 //! been spawned, and closing the pipes releases them together (the moment a
-//! real fleet gets its 429s). Each client leads its own process group, so
-//! `--timeout` can kill CMD together with anything it started.
+//! real fleet gets its 429s). Each client leads its own session (and process
+//! group), and carries a token in its environment that its descendants
+//! inherit: when the replay ends, by `--timeout` or not, everything still
+//! running in a client's session or with its token is killed, including a
+//! daemon that called `setsid` to leave the session (Linux: found through
+//! `/proc`).
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -110,6 +115,7 @@ pub async fn run_clients(
     };
     resolve_program(program)?;
 
+    let token = format!("{}-{}", std::process::id(), RUN_COUNTER.fetch_add(1, Ordering::Relaxed));
     let mut children = Vec::new();
     let mut gates = Vec::new();
     for (i, url) in urls.iter().enumerate() {
@@ -120,11 +126,21 @@ pub async fn run_clients(
             .args(cmd.iter().map(OsStr::new))
             .env("RETRYGATE_URL", url)
             .env("RETRYGATE_CLIENT", i.to_string())
+            .env(TOKEN_VAR, &token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // SAFETY: setsid(2) is async-signal-safe and touches no memory of
+        // ours; it makes the client a session and process-group leader.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::setsid() == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         if let Some(dir) = cwd {
             c.current_dir(dir);
         }
@@ -134,7 +150,8 @@ pub async fn run_clients(
     }
     // Release: every shell's `read` sees end-of-file at once.
     drop(gates);
-    let deadline = Instant::now() + timeout;
+    // A timeout too far away to add is as good as none.
+    let deadline = Instant::now().checked_add(timeout).unwrap_or_else(|| Instant::now() + FAR_FUTURE);
 
     let mut tasks = Vec::new();
     let mut pgids = Vec::new();
@@ -192,6 +209,10 @@ pub async fn run_clients(
             });
         }
     }
+    // Whatever the clients left behind (a backgrounded child, a `setsid`
+    // daemon) ends with the replay.
+    let sessions: Vec<u32> = pgids.iter().flatten().copied().collect();
+    kill_leftovers(&sessions, &token);
     let clients = results
         .into_iter()
         .enumerate()
@@ -214,6 +235,70 @@ fn exit_of(status: std::process::ExitStatus) -> ClientExit {
         (None, Some(signal)) => ClientExit::Signalled { signal },
         (None, None) => ClientExit::Exited { code: -1 },
     }
+}
+
+/// The environment variable that marks a replay's client processes.
+const TOKEN_VAR: &str = "RETRYGATE_REPLAY_RUN";
+/// Makes each run's token unique within this process.
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+/// Stands in for a deadline too far away to compute (a century).
+const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// Kills every process in one of `sessions` (the clients' session ids, which
+/// are their pids) or carrying `token` in its environment. Each pass kills
+/// what it finds; a few passes catch a child forked while the last one ran.
+fn kill_leftovers(sessions: &[u32], token: &str) {
+    for &sid in sessions {
+        kill_group(sid);
+    }
+    let marker = format!("{TOKEN_VAR}={token}");
+    let me = std::process::id();
+    for _ in 0..3 {
+        let found = processes_of(sessions, &marker, me);
+        if found.is_empty() {
+            break;
+        }
+        for pid in found {
+            // SAFETY: kill(2) has no memory effects; `pid` was read from /proc
+            // just now and is not this process.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Pids (other than `me`) whose session is in `sessions` or whose
+/// environment holds `marker`. Empty where there is no /proc.
+fn processes_of(sessions: &[u32], marker: &str, me: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let path = entry.path();
+        let in_session = std::fs::read_to_string(path.join("stat")).ok().and_then(|stat| session_of(&stat));
+        let marked = || {
+            std::fs::read(path.join("environ"))
+                .map(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+                .unwrap_or(false)
+        };
+        if in_session.is_some_and(|sid| sessions.contains(&sid)) || marked() {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The session id in a `/proc/<pid>/stat` line: the 6th field, counted after
+/// the command name, which is in parentheses and may hold spaces.
+fn session_of(stat: &str) -> Option<u32> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    // state ppid pgrp session
+    after.split_whitespace().nth(3)?.parse().ok()
 }
 
 fn kill_group(pgid: u32) {
@@ -277,6 +362,39 @@ mod tests {
         assert_eq!(out.clients[0].exit, ClientExit::Exited { code: 0 });
         assert_eq!(out.clients[1].exit, ClientExit::Exited { code: 1 });
         assert_eq!(out.clients[1].stdout_tail, "1 u1\n");
+    }
+
+    #[test]
+    fn a_setsid_daemon_does_not_outlive_the_replay() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("daemon-survived");
+        // The client exits at once; its daemon leaves the session and the
+        // process group, then would touch the marker a second later.
+        let script = format!(
+            "setsid sh -c 'sleep 1; touch \"{}\"' </dev/null >/dev/null 2>&1 & exit 0",
+            marker.display()
+        );
+        let cmd: Vec<String> = vec!["sh".into(), "-c".into(), script];
+        let out = rt.block_on(run_clients(&cmd, &["u".to_string()], Duration::from_secs(20), None)).unwrap();
+        assert!(!out.timed_out);
+        assert_eq!(out.clients[0].exit, ClientExit::Exited { code: 0 });
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "the setsid daemon outlived the replay");
+    }
+
+    #[test]
+    fn an_unaddable_timeout_is_no_timeout_not_a_panic() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let cmd: Vec<String> = vec!["true".into()];
+        let out = rt.block_on(run_clients(&cmd, &["u".to_string()], Duration::MAX, None)).unwrap();
+        assert_eq!((out.timed_out, &out.clients[0].exit), (false, &ClientExit::Exited { code: 0 }));
+    }
+
+    #[test]
+    fn the_session_is_read_after_the_command_name() {
+        assert_eq!(session_of("42 (a b) c) S 1 42 4242 0 -1"), Some(4242));
+        assert_eq!(session_of("garbage"), None);
     }
 
     #[test]

@@ -8,12 +8,15 @@
 //! error that names the key (`deny_unknown_fields`), because a misspelt
 //! `retry_afer` silently ignored would test something else than intended.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+pub use super::journal::Loss;
 
 /// The bundled scenarios, by name, as (name, YAML text).
 pub const BUNDLED: &[(&str, &str)] = &[
@@ -22,7 +25,26 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("no-retry-after", include_str!("../../rules/replay/no-retry-after.yml")),
     ("503", include_str!("../../rules/replay/503.yml")),
     ("post", include_str!("../../rules/replay/post.yml")),
+    ("lost-response", include_str!("../../rules/replay/lost-response.yml")),
+    ("reset-after-write", include_str!("../../rules/replay/reset-after-write.yml")),
+    ("502-after-write", include_str!("../../rules/replay/502-after-write.yml")),
 ];
+
+/// The longest wait a scenario may ask for (`retry_after`, `ahead_s`) and the
+/// longest it may hold an answer: an hour is far past any replay's timeout,
+/// and keeps every sum and date of the server and the judge finite.
+pub const MAX_WAIT_S: u64 = 3600;
+/// The most answers a scenario may list, and the most `repeat` of one.
+pub const MAX_RESPONSES: usize = 1000;
+/// The largest `budget`.
+pub const MAX_BUDGET: usize = 100_000;
+/// The largest `body` of one answer.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// The most extra `headers` of one answer.
+pub const MAX_HEADERS: usize = 32;
+/// Headers the server sets itself: a scenario says them with its own keys.
+const RESERVED_HEADERS: &[&str] =
+    &["content-length", "transfer-encoding", "connection", "content-type", "retry-after", "upgrade"];
 
 /// A parsed scenario file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +82,26 @@ pub struct ResponseSpec {
     /// held counts as a retry after a timeout.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    /// The answer's body (default: a small JSON object for a 2xx, a line of
+    /// text otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The body's `Content-Type` (default: `application/json` for the
+    /// default 2xx body, `text/plain; charset=utf-8` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Extra response headers, e.g. `{Location: /orders/1}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Whether a POST or PATCH that gets this answer is applied by the
+    /// server (default: yes for a 2xx, no otherwise). `apply: true` on a
+    /// 502 or a dropped answer is a write the client never learns about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<bool>,
+    /// Never deliver the answer: after `delay_ms`, `close` the connection or
+    /// `reset` it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<Loss>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -134,6 +176,9 @@ pub struct CheckLevels {
     pub desynchronized_after_retry_after: Level,
     #[serde(default = "error")]
     pub no_unsafe_replay: Level,
+    /// One write operation applied more than once by the server.
+    #[serde(default = "error")]
+    pub no_duplicate_write: Level,
 }
 
 fn warning() -> Level {
@@ -152,6 +197,7 @@ impl Default for CheckLevels {
             desynchronized: Level::Error,
             desynchronized_after_retry_after: Level::Warning,
             no_unsafe_replay: Level::Error,
+            no_duplicate_write: Level::Error,
         }
     }
 }
@@ -163,6 +209,27 @@ pub struct PlannedResponse<'a> {
     pub retry_after: Option<u64>,
     pub retry_after_date: Option<&'a RetryAfterDate>,
     pub delay_ms: u64,
+    pub body: Option<&'a str>,
+    pub content_type: Option<&'a str>,
+    pub headers: Option<&'a BTreeMap<String, String>>,
+    /// A POST/PATCH that gets this answer is applied.
+    pub apply: bool,
+    pub drop: Option<Loss>,
+}
+
+impl PlannedResponse<'_> {
+    /// What a healthy server answers.
+    const OK: PlannedResponse<'static> = PlannedResponse {
+        status: 200,
+        retry_after: None,
+        retry_after_date: None,
+        delay_ms: 0,
+        body: None,
+        content_type: None,
+        headers: None,
+        apply: true,
+        drop: None,
+    };
 }
 
 impl Scenario {
@@ -182,10 +249,86 @@ impl Scenario {
         if self.responses.is_empty() {
             bail!("scenario {origin}: `responses` is empty; list at least one answer, e.g. `- status: 200`");
         }
+        if self.responses.len() > MAX_RESPONSES {
+            bail!(
+                "scenario {origin}: `responses` lists {} answers, more than {MAX_RESPONSES}; use `repeat`",
+                self.responses.len()
+            );
+        }
         if self.budget == 0 {
             bail!("scenario {origin}: `budget` is 0; a client needs at least one attempt");
         }
+        if self.budget > MAX_BUDGET {
+            bail!(
+                "scenario {origin}: `budget` {} is over {MAX_BUDGET}; no replay needs that many attempts",
+                self.budget
+            );
+        }
+        let too_long = |field: String, value: u64, unit: &str, max: u64| {
+            anyhow::anyhow!(
+                "scenario {origin}: {field} is {value} {unit}, over the {max} {unit} (one hour) a replay can wait; \
+                 use a smaller value"
+            )
+        };
         for (i, r) in self.responses.iter().enumerate() {
+            if let Some(s) = r.retry_after.filter(|s| *s > MAX_WAIT_S) {
+                return Err(too_long(format!("responses[{i}].retry_after"), s, "s", MAX_WAIT_S));
+            }
+            if let Some(d) = r.retry_after_date.as_ref().filter(|d| d.ahead_s > MAX_WAIT_S) {
+                return Err(too_long(
+                    format!("responses[{i}].retry_after_date.ahead_s"),
+                    d.ahead_s,
+                    "s",
+                    MAX_WAIT_S,
+                ));
+            }
+            if r.delay_ms > MAX_WAIT_S * 1000 {
+                return Err(too_long(
+                    format!("responses[{i}].delay_ms"),
+                    r.delay_ms,
+                    "ms",
+                    MAX_WAIT_S * 1000,
+                ));
+            }
+            if r.repeat > MAX_RESPONSES {
+                bail!("scenario {origin}: responses[{i}].repeat {} is over {MAX_RESPONSES}; the last answer repeats forever anyway", r.repeat);
+            }
+            if let Some(b) = r.body.as_ref().filter(|b| b.len() > MAX_BODY_BYTES) {
+                bail!(
+                    "scenario {origin}: responses[{i}].body is {} bytes, over {MAX_BODY_BYTES}; a client's parser needs only the shape",
+                    b.len()
+                );
+            }
+            if let Some(ct) = &r.content_type {
+                if hyper::header::HeaderValue::from_str(ct).is_err() {
+                    bail!(
+                        "scenario {origin}: responses[{i}].content_type {ct:?} is not a valid header value"
+                    );
+                }
+            }
+            if r.headers.len() > MAX_HEADERS {
+                bail!(
+                    "scenario {origin}: responses[{i}].headers has {} entries, more than {MAX_HEADERS}",
+                    r.headers.len()
+                );
+            }
+            for (name, value) in &r.headers {
+                if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    bail!("scenario {origin}: responses[{i}].headers: {name:?} is not a valid header name");
+                }
+                if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                    bail!(
+                        "scenario {origin}: responses[{i}].headers sets {name}, which the server sets itself; \
+                         use `content_type`, `retry_after` or `body` instead"
+                    );
+                }
+                if hyper::header::HeaderValue::from_str(value).is_err() {
+                    bail!("scenario {origin}: responses[{i}].headers.{name}: {value:?} is not a valid header value");
+                }
+            }
+            if r.drop.is_some() && (r.body.is_some() || r.content_type.is_some() || !r.headers.is_empty()) {
+                bail!("scenario {origin}: responses[{i}] sets `drop` and an answer to send; a dropped answer is never sent");
+            }
             if !(100..=599).contains(&r.status) {
                 bail!(
                     "scenario {origin}: responses[{i}].status {} is not an HTTP status (100-599)",
@@ -222,22 +365,29 @@ impl Scenario {
                 retry_after: r.retry_after,
                 retry_after_date: r.retry_after_date.as_ref(),
                 delay_ms: r.delay_ms,
+                body: r.body.as_deref(),
+                content_type: r.content_type.as_deref(),
+                headers: Some(&r.headers),
+                apply: r.apply.unwrap_or((200..300).contains(&r.status)),
+                drop: r.drop,
             },
             // validate() rejects an empty sequence; answer as a healthy server would.
-            None => PlannedResponse { status: 200, retry_after: None, retry_after_date: None, delay_ms: 0 },
+            None => PlannedResponse::OK,
         }
     }
 
     /// The least time a perfect client must spend waiting before its first
-    /// 2xx: the sum of the waits the sequence demands (dates count `ahead_s`).
+    /// 2xx, as planned: the sum of the waits the sequence demands (dates
+    /// count `ahead_s`; the report gives what the served dates asked).
+    /// Saturates instead of wrapping.
     pub fn demanded_wait_ms(&self) -> u64 {
-        let mut total = 0;
+        let mut total: u64 = 0;
         for r in &self.responses {
             if (200..300).contains(&r.status) {
                 break;
             }
             let each = r.retry_after.or(r.retry_after_date.as_ref().map(|d| d.ahead_s)).unwrap_or(0);
-            total += each * 1000 * r.repeat as u64;
+            total = total.saturating_add(each.saturating_mul(1000).saturating_mul(r.repeat as u64));
         }
         total
     }
@@ -272,6 +422,43 @@ impl LoadedScenario {
         let text = crate::bounded::read_regular_string(path, crate::config::MAX_CONFIG_BYTES as u64)
             .context("cannot read the scenario file")?;
         LoadedScenario::from_text(spec, &text)
+    }
+
+    /// Resolves a `--scenario` list: `a,b,c` names several scenarios, run one
+    /// after the other into one report. A value that is itself a bundled name
+    /// or an existing file is one scenario, even with a comma in it.
+    pub fn resolve_list(spec: &str) -> anyhow::Result<Vec<LoadedScenario>> {
+        if BUNDLED.iter().any(|(n, _)| *n == spec) || Path::new(spec).is_file() {
+            return Ok(vec![LoadedScenario::resolve(spec)?]);
+        }
+        let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            bail!("--scenario '{spec}' has an empty name in its list; separate names with single commas, e.g. post,lost-response");
+        }
+        let mut out: Vec<LoadedScenario> = Vec::new();
+        for p in parts {
+            if out.iter().any(|l| l.name == p) {
+                bail!("--scenario '{spec}' names '{p}' twice; name each scenario once");
+            }
+            out.push(LoadedScenario::resolve(p)?);
+        }
+        Ok(out)
+    }
+
+    /// The digest a report of several scenarios carries: SHA-256 over each
+    /// scenario's name and text digest, one line each, in order. One
+    /// scenario keeps its own text digest.
+    pub fn combined_sha256(list: &[LoadedScenario]) -> String {
+        match list {
+            [one] => one.sha256.clone(),
+            _ => {
+                let mut h = Sha256::new();
+                for l in list {
+                    h.update(format!("{} {}\n", l.name, l.sha256).as_bytes());
+                }
+                hex::encode(h.finalize())
+            }
+        }
     }
 
     /// Parses `text` as the scenario called `name`.
@@ -361,10 +548,82 @@ mod tests {
     }
 
     #[test]
+    fn absurd_values_are_refused_at_load_with_the_field_named() {
+        let cases = [
+            ("responses: [{status: 429, retry_after_date: {ahead_s: 9223372036854775807}}]\nbudget: 2\n",
+             "scenario s.yml: responses[0].retry_after_date.ahead_s is 9223372036854775807 s, over the 3600 s (one hour) a replay can wait"),
+            ("responses: [{status: 429, retry_after: 18446744073709552}]\nbudget: 2\n",
+             "scenario s.yml: responses[0].retry_after is 18446744073709552 s, over the 3600 s"),
+            ("responses: [{status: 200, delay_ms: 3600001}]\nbudget: 2\n", "responses[0].delay_ms is 3600001 ms"),
+            ("responses: [{status: 429, repeat: 1001}]\nbudget: 2\n", "responses[0].repeat 1001 is over 1000"),
+            ("responses: [{status: 200}]\nbudget: 100001\n", "`budget` 100001 is over 100000"),
+            ("responses: [{status: 200, headers: {Content-Length: '3'}}]\nbudget: 1\n", "sets Content-Length, which the server sets itself"),
+            ("responses: [{status: 200, headers: {'bad name': x}}]\nbudget: 1\n", "\"bad name\" is not a valid header name"),
+            ("responses: [{status: 200, content_type: \"a\\nb\"}]\nbudget: 1\n", "content_type \"a\\nb\" is not a valid header value"),
+            ("responses: [{status: 201, drop: reset, body: x}]\nbudget: 1\n", "sets `drop` and an answer to send"),
+            ("responses: [{status: 201, drop: hang}]\nbudget: 1\n", "unknown variant `hang`"),
+        ];
+        for (text, want) in cases {
+            let err = Scenario::parse(text, "s.yml").unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let big =
+            format!("responses: [{{status: 200, body: '{}'}}]\nbudget: 1\n", "x".repeat(MAX_BODY_BYTES + 1));
+        assert!(Scenario::parse(&big, "s.yml")
+            .unwrap_err()
+            .to_string()
+            .contains("responses[0].body is 65537 bytes"));
+    }
+
+    #[test]
+    fn the_planned_wait_saturates_instead_of_wrapping() {
+        // Built without validate(), as a library caller could: never 384 ms.
+        let mut s = Scenario::parse("responses: [{status: 429, retry_after: 1}]\nbudget: 2\n", "s").unwrap();
+        s.responses[0].retry_after = Some(18_446_744_073_709_552);
+        assert_eq!(s.demanded_wait_ms(), u64::MAX);
+    }
+
+    #[test]
+    fn write_loss_scenarios_apply_then_lose_the_answer() {
+        let lost = LoadedScenario::resolve("lost-response").unwrap().scenario;
+        let first = lost.response_for(0);
+        assert_eq!((first.apply, first.drop, first.delay_ms), (true, Some(Loss::Close), 10_000));
+        assert_eq!(lost.response_for(1).drop, None);
+        let reset = LoadedScenario::resolve("reset-after-write").unwrap().scenario;
+        assert_eq!((reset.response_for(0).apply, reset.response_for(0).drop), (true, Some(Loss::Reset)));
+        let bad_gateway = LoadedScenario::resolve("502-after-write").unwrap().scenario;
+        assert_eq!((bad_gateway.response_for(0).status, bad_gateway.response_for(0).apply), (502, true));
+        // A 429 is not applied unless it says so.
+        let post = LoadedScenario::resolve("post").unwrap().scenario;
+        assert!(!post.response_for(0).apply && post.response_for(1).apply);
+    }
+
+    #[test]
+    fn a_list_resolves_each_and_digests_them_together() {
+        let list = LoadedScenario::resolve_list("post,lost-response").unwrap();
+        assert_eq!(list.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["post", "lost-response"]);
+        let combined = LoadedScenario::combined_sha256(&list);
+        assert_eq!(combined.len(), 64);
+        assert_ne!(combined, list[0].sha256);
+        let swapped = LoadedScenario::resolve_list("lost-response,post").unwrap();
+        assert_ne!(LoadedScenario::combined_sha256(&swapped), combined, "order is part of what ran");
+        assert_eq!(LoadedScenario::combined_sha256(&list[..1]), list[0].sha256);
+        let e = LoadedScenario::resolve_list("post,,default").unwrap_err().to_string();
+        assert!(e.contains("has an empty name in its list"), "{e}");
+        let e = LoadedScenario::resolve_list("post,post").unwrap_err().to_string();
+        assert!(e.contains("names 'post' twice"), "{e}");
+        let e = LoadedScenario::resolve_list("post,nope").unwrap_err().to_string();
+        assert!(e.contains("unknown scenario 'nope'"), "{e}");
+    }
+
+    #[test]
     fn unknown_name_lists_the_bundled_ones() {
         let err = LoadedScenario::resolve("defualt").unwrap_err().to_string();
         assert!(err.contains("unknown scenario 'defualt'"), "{err}");
-        assert!(err.contains("default, http-date, no-retry-after, 503, post"), "{err}");
+        assert!(
+            err.contains("default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write"),
+            "{err}"
+        );
     }
 
     #[test]

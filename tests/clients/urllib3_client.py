@@ -6,6 +6,8 @@ Usage: urllib3_client.py MODE
                      backoff_factor=0.5, backoff_jitter=0.5): GET
   post-default       default PoolManager, POST (urllib3 does not retry POST by default)
   post-any-method    Retry(3, allowed_methods=None): POST is retried too
+  jitter             Retry(3, status_forcelist=[429], backoff_factor=0.5, backoff_jitter=0.5):
+                     GET; without Retry-After it waits 0 s, then 1 s, 2 s plus up to 0.5 s
 Exits 0 on a 2xx answer, 1 otherwise.
 """
 import os
@@ -28,6 +30,9 @@ elif mode == "post-default":
 elif mode == "post-any-method":
     retries = Retry(total=3, allowed_methods=None)
     http, method, path = urllib3.PoolManager(retries=retries), "POST", "/orders"
+elif mode == "jitter":
+    retries = Retry(total=3, status_forcelist=[429], backoff_factor=0.5, backoff_jitter=0.5)
+    http, method, path = urllib3.PoolManager(retries=retries), "GET", "/items"
 else:
     sys.exit(f"unknown mode {mode!r}")
 

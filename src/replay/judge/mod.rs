@@ -1,4 +1,4 @@
-//! The judge: five pure checks over the server's [`Journal`] and the clients'
+//! The judge: six pure checks over the server's [`Journal`] and the clients'
 //! exit states (DESIGN.md, "Replay"). No I/O, no clock: the same journal
 //! always gives the same verdict, so every rule is unit-tested on synthetic
 //! journals.
@@ -10,6 +10,7 @@
 //! | `retry-after-honored` | a request came sooner than the previous answer's Retry-After (minus 50 ms) |
 //! | `desynchronized` | with >= 4 clients retrying, most retry rounds stayed in lockstep |
 //! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
+//! | `no-duplicate-write` | the server applied one write operation more than once |
 //!
 //! The lockstep statistic behind `desynchronized` is in [`desync`].
 
@@ -17,9 +18,11 @@ use serde::{Deserialize, Serialize};
 
 pub mod desync;
 
-pub use desync::{desync_rounds, DesyncRound, DESYNC_MIN_CLIENTS, LOCKSTEP_FLOOR_MS, LOCKSTEP_FRACTION};
+pub use desync::{
+    desync_rounds, desync_statistic, DesyncRound, DESYNC_MIN_CLIENTS, LOCKSTEP_RATIO, MIN_JUDGED_WAITS,
+};
 
-use super::journal::{Entry, Journal};
+use super::journal::{Entry, Journal, WriteEffect};
 use super::retry_after::{self, RetryAfter};
 use super::runner::ClientExit;
 use super::scenario::{CheckLevels, Level};
@@ -28,7 +31,7 @@ use desync::desynchronized;
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
 pub const HONOR_TOLERANCE_MS: f64 = 50.0;
 
-/// The five checks.
+/// The six checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckId {
@@ -37,16 +40,18 @@ pub enum CheckId {
     RetryAfterHonored,
     Desynchronized,
     NoUnsafeReplay,
+    NoDuplicateWrite,
 }
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 5] = [
+    pub const ALL: [CheckId; 6] = [
         CheckId::Recovered,
         CheckId::AttemptBudget,
         CheckId::RetryAfterHonored,
         CheckId::Desynchronized,
         CheckId::NoUnsafeReplay,
+        CheckId::NoDuplicateWrite,
     ];
 
     /// The stable id used in reports and scenario files.
@@ -57,6 +62,7 @@ impl CheckId {
             CheckId::RetryAfterHonored => "retry-after-honored",
             CheckId::Desynchronized => "desynchronized",
             CheckId::NoUnsafeReplay => "no-unsafe-replay",
+            CheckId::NoDuplicateWrite => "no-duplicate-write",
         }
     }
 }
@@ -120,7 +126,7 @@ pub struct JudgeInput<'a> {
     pub levels: &'a CheckLevels,
 }
 
-/// Runs all five checks.
+/// Runs all six checks.
 pub fn judge(input: JudgeInput<'_>) -> Judgement {
     let (desync, desync_rounds) = desynchronized(input);
     Judgement {
@@ -130,6 +136,7 @@ pub fn judge(input: JudgeInput<'_>) -> Judgement {
             retry_after_honored(input),
             desync,
             no_unsafe_replay(input),
+            no_duplicate_write(input),
         ],
         desync_rounds,
     }
@@ -152,6 +159,38 @@ pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, S
         }
         None => Err(format!("served Retry-After '{value}' does not parse")),
     }
+}
+
+/// What the served `Retry-After` values actually asked a perfect client to
+/// wait before its first 2xx: per client, the sum of the asked waits of its
+/// answers before its first 2xx; the median over the clients that got one.
+/// HTTP-dates count from each request to the date served, after its
+/// whole-second rounding. `None` when no client was told a wait.
+pub fn demanded_wait_ms(journal: &Journal, clients: usize) -> Option<u64> {
+    let mut sums: Vec<f64> = Vec::new();
+    for i in 0..clients {
+        let mut sum = 0.0;
+        let mut told = false;
+        for e in journal.of_client(i) {
+            if e.succeeded() {
+                break;
+            }
+            if let Ok(Some(a)) = asked_wait_ms(e, journal.anchor_unix_ms) {
+                sum += a;
+                told = true;
+            }
+        }
+        if told {
+            sums.push(sum);
+        }
+    }
+    if sums.is_empty() {
+        return None;
+    }
+    sums.sort_by(|a, b| a.total_cmp(b));
+    let m = sums[(sums.len() - 1) / 2];
+    // Finite and non-negative by construction; `as` saturates anyway.
+    Some(m.round().max(0.0) as u64)
 }
 
 fn rank(level: Level) -> u8 {
@@ -377,6 +416,136 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
     )
 }
 
+/// The write store's account of one replay: which operations were applied
+/// how often, which requests repeated an applied one, and who parked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriteAccount {
+    /// Writes that took effect, counting duplicates.
+    pub applied: usize,
+    /// Distinct operations (per client) that took effect.
+    pub operations: usize,
+    /// Requests that repeated an operation already applied, and were applied again.
+    pub duplicates: Vec<usize>,
+    /// Requests that repeated an applied key and were answered from the stored result.
+    pub deduplicated: Vec<usize>,
+    /// Clients whose applied write got no usable answer and who did not send
+    /// it again: they parked it as "maybe created".
+    pub parked: Vec<usize>,
+}
+
+impl WriteAccount {
+    /// "writes applied: 2 for 1 operation(s)".
+    pub fn summary(&self) -> String {
+        format!("writes applied: {} for {} operation(s)", self.applied, self.operations)
+    }
+}
+
+/// Tallies the journal's write records.
+pub fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
+    let mut acc = WriteAccount::default();
+    for i in 0..clients {
+        let reqs = journal.of_client(i);
+        let mut seen: Vec<&str> = Vec::new();
+        for (k, e) in reqs.iter().enumerate() {
+            let Some(w) = &e.write else { continue };
+            match w.effect {
+                WriteEffect::Applied => {
+                    acc.applied += 1;
+                    if seen.contains(&w.operation.as_str()) {
+                        acc.duplicates.push(e.seq);
+                    } else {
+                        seen.push(&w.operation);
+                        acc.operations += 1;
+                    }
+                    // No usable answer (lost, or a non-2xx over an applied
+                    // write), and the operation never sent again: parked.
+                    let unanswered = e.lost.is_some() || !e.succeeded();
+                    let sent_again = reqs[k + 1..].iter().any(|later| {
+                        later.write.as_ref().is_some_and(|l| l.operation == w.operation)
+                            || later.method == e.method && later.path == e.path
+                    });
+                    if unanswered && !sent_again && !acc.parked.contains(&i) {
+                        acc.parked.push(i);
+                    }
+                }
+                WriteEffect::Deduplicated => acc.deduplicated.push(e.seq),
+                WriteEffect::NotApplied => {}
+            }
+        }
+    }
+    acc.duplicates.sort_unstable();
+    acc.deduplicated.sort_unstable();
+    acc
+}
+
+fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
+    let level = input.levels.no_duplicate_write;
+    let acc = write_account(input.journal, clients(&input));
+    let mut v = Vec::new();
+    for &seq in &acc.duplicates {
+        let Some(e) = input.journal.entries.get(seq) else { continue };
+        let client = e.client.unwrap_or(0);
+        let first = input
+            .journal
+            .entries
+            .iter()
+            .find(|f| {
+                f.client == e.client
+                    && f.write
+                        .as_ref()
+                        .zip(e.write.as_ref())
+                        .is_some_and(|(a, b)| a.operation == b.operation && a.effect == WriteEffect::Applied)
+            })
+            .map(|f| f.seq);
+        v.push(Violation {
+            client,
+            seq: Some(seq),
+            level,
+            message: format!(
+                "client {client} sent {} {} again {} and the server applied it a second time (first applied at request {}); \
+                 send one Idempotency-Key with every attempt of a write, or do not re-send a write whose answer was lost",
+                e.method,
+                e.path,
+                if e.idempotency_key.is_some() { "with a new Idempotency-Key" } else { "without an Idempotency-Key" },
+                first.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
+            ),
+        });
+    }
+    if acc.applied == 0 && level != Level::Off {
+        return CheckResult {
+            check: CheckId::NoDuplicateWrite,
+            status: CheckStatus::NotApplicable,
+            level,
+            message: "no write (POST/PATCH) was applied by the server".into(),
+            violations: v,
+        };
+    }
+    let mut notes = vec![acc.summary()];
+    if !acc.deduplicated.is_empty() {
+        let seqs: Vec<String> = acc.deduplicated.iter().map(|s| s.to_string()).collect();
+        notes.push(format!(
+            "{} repeat(s) of an applied Idempotency-Key answered from the stored result, not applied again (request {})",
+            acc.deduplicated.len(),
+            seqs.join(", ")
+        ));
+    }
+    if !acc.parked.is_empty() {
+        let who: Vec<String> = acc.parked.iter().map(|c| c.to_string()).collect();
+        notes.push(format!(
+            "client {} got no answer to an applied write and did not re-send it: parked as \"maybe created\" for a person, which is safe",
+            who.join(", ")
+        ));
+    }
+    let replays: Vec<String> = acc.duplicates.iter().map(|s| s.to_string()).collect();
+    outcome(
+        CheckId::NoDuplicateWrite,
+        level,
+        v,
+        notes.join("; "),
+        format!("{}; request {} replayed an applied write", notes.join("; "), replays.join(", ")),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,6 +566,8 @@ mod tests {
             retry_after: ra.map(str::to_string),
             delay_ms: 0,
             answered_ms: None,
+            write: None,
+            lost: None,
         }
     }
 
@@ -405,7 +576,7 @@ mod tests {
         for (i, e) in entries.iter_mut().enumerate() {
             e.seq = i;
         }
-        Journal { anchor_unix_ms: ANCHOR, entries, malformed: vec![] }
+        Journal { anchor_unix_ms: ANCHOR, entries, ..Journal::default() }
     }
 
     /// Client `c` attempts at `times`: 429 + `ra` for all but the last, then 200.
@@ -440,13 +611,19 @@ mod tests {
     #[test]
     fn a_patient_jittered_client_passes_everything() {
         let mut e = Vec::new();
-        for c in 0..4 {
-            let j = c as f64 * 130.0;
+        for c in 0..8 {
+            let j = c as f64 * 60.0;
             e.extend(run(c, &[0.0, 1000.0 + j, 2100.0 + 2.0 * j, 3200.0 + 3.0 * j], Some("1")));
         }
-        let out = judge_with(&journal(e), &ok_exits(4));
+        let out = judge_with(&journal(e), &ok_exits(8));
         for c in &out.checks {
-            assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+            // GETs only: there is no write to judge.
+            let want = if c.check == CheckId::NoDuplicateWrite {
+                CheckStatus::NotApplicable
+            } else {
+                CheckStatus::Pass
+            };
+            assert_eq!(c.status, want, "{c:?}");
         }
         assert!(!out.failed());
         assert_eq!(out.desync_rounds.len(), 3);
@@ -583,113 +760,6 @@ mod tests {
         assert_eq!(c.violations[0].message, "client 0 made 7 attempts; the budget is 5");
     }
 
-    #[test]
-    fn lockstep_after_honoured_retry_after_is_a_warning() {
-        let mut e = Vec::new();
-        for c in 0..5 {
-            let s = c as f64 * 7.0; // staggered start, identical waits
-            e.extend(run(c, &[s, s + 1003.0, s + 2006.0, s + 3009.0], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(5));
-        let c = check(&out, CheckId::Desynchronized);
-        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
-        assert!(c.violations[0].message.contains("add jitter on top of Retry-After"));
-        assert!(out.desync_rounds.iter().all(|r| r.lockstep && r.honoured_retry_after));
-        assert!(!out.failed());
-    }
-
-    #[test]
-    fn lockstep_without_retry_after_is_an_error() {
-        let mut e = Vec::new();
-        for c in 0..4 {
-            let s = c as f64 * 300.0; // widely staggered start, identical waits
-            e.extend(run(c, &[s, s + 500.0, s + 1500.0, s + 3500.0], None));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        let c = check(&out, CheckId::Desynchronized);
-        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
-        assert!(out.desync_rounds[0].arrival_spread_ms > 800.0);
-        assert!(out.desync_rounds[0].wait_spread_ms < 1.0);
-    }
-
-    #[test]
-    fn everyone_waiting_for_the_same_date_is_lockstep() {
-        // Staggered waits, identical arrivals: the arrival spread catches it.
-        let mut e = Vec::new();
-        for c in 0..4 {
-            e.extend(run(c, &[c as f64 * 200.0, 2005.0 + c as f64], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        assert!(out.desync_rounds[0].lockstep);
-        assert!(out.desync_rounds[0].wait_spread_ms > 500.0);
-    }
-
-    #[test]
-    fn one_bunched_round_among_spread_ones_passes() {
-        let mut e = Vec::new();
-        for c in 0..4 {
-            let j = c as f64;
-            e.extend(run(c, &[0.0, 1000.0 + j, 2000.0 + 300.0 * j, 3000.0 + 600.0 * j], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        assert!(out.desync_rounds[0].lockstep);
-        assert_eq!(check(&out, CheckId::Desynchronized).status, CheckStatus::Pass);
-    }
-
-    #[test]
-    fn most_rounds_in_lockstep_fails_even_with_one_straggler_round() {
-        let mut e = Vec::new();
-        for c in 0..4 {
-            // Round 2 has one client descheduled by 300 ms; rounds 1 and 3 are tight.
-            let late = if c == 3 { 300.0 } else { 0.0 };
-            e.extend(run(c, &[0.0, 1002.0, 2004.0 + late, 3006.0 + late], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        let lockstep: Vec<bool> = out.desync_rounds.iter().map(|r| r.lockstep).collect();
-        assert_eq!(lockstep, [true, false, true]);
-        let c = check(&out, CheckId::Desynchronized);
-        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
-        assert_eq!(c.message, "lockstep in 2 of 3 judged retry round(s)");
-    }
-
-    #[test]
-    fn half_the_rounds_in_lockstep_passes() {
-        let mut e = Vec::new();
-        for c in 0..4 {
-            let j = 200.0 * c as f64;
-            e.extend(run(c, &[0.0, 1002.0, 2004.0 + j], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        assert_eq!(out.desync_rounds.iter().map(|r| r.lockstep).collect::<Vec<_>>(), [true, false]);
-        let c = check(&out, CheckId::Desynchronized);
-        assert_eq!(c.status, CheckStatus::Pass);
-        assert_eq!(c.message, "1 of 2 retry round(s) spread out (round 2)");
-    }
-
-    #[test]
-    fn desync_needs_four_clients() {
-        let mut e = Vec::new();
-        for c in 0..3 {
-            e.extend(run(c, &[0.0, 1000.0, 2000.0], Some("1")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(3));
-        let c = check(&out, CheckId::Desynchronized);
-        assert_eq!(c.status, CheckStatus::NotApplicable);
-        assert!(c.message.contains("--clients 4"));
-    }
-
-    #[test]
-    fn desync_threshold_scales_with_the_wait() {
-        let mut e = Vec::new();
-        for c in 0..4 {
-            // 150 ms apart on a 3 s wait: below 10% (300 ms), so lockstep.
-            e.extend(run(c, &[0.0, 3000.0 + 50.0 * c as f64, 6000.0], Some("3")));
-        }
-        let out = judge_with(&journal(e), &ok_exits(4));
-        assert_eq!(out.desync_rounds[0].threshold_ms, 300.0);
-        assert!(out.desync_rounds[0].lockstep);
-    }
-
     fn post(c: usize, at: f64, status: u16, key: Option<&str>) -> Entry {
         let mut e = req(c, at, "POST", status, Some("1"));
         e.idempotency_key = key.map(str::to_string);
@@ -763,5 +833,96 @@ mod tests {
         let levels = CheckLevels { no_unsafe_replay: Level::Off, ..CheckLevels::default() };
         let out = judge(JudgeInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
         assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Off);
+    }
+
+    fn write(c: usize, at: f64, status: u16, key: Option<&str>, effect: WriteEffect, lost: bool) -> Entry {
+        let mut e = req(c, at, "POST", status, None);
+        e.idempotency_key = key.map(str::to_string);
+        let op = key.map(|k| format!("key:{k}")).unwrap_or_else(|| "digest:POST /c/0/x abc".to_string());
+        e.write = Some(super::super::journal::WriteRecord { operation: op, effect });
+        e.lost = lost.then_some(super::super::journal::Loss::Reset);
+        e
+    }
+
+    #[test]
+    fn a_write_re_sent_without_a_key_after_a_lost_answer_is_a_duplicate() {
+        let e = vec![
+            write(0, 0.0, 201, None, WriteEffect::Applied, true),
+            write(0, 500.0, 201, None, WriteEffect::Applied, false),
+        ];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert!(c.message.starts_with("writes applied: 2 for 1 operation(s)"), "{}", c.message);
+        assert!(c.message.contains("request 1 replayed an applied write"), "{}", c.message);
+        assert_eq!(c.violations[0].seq, Some(1));
+        assert!(
+            c.violations[0].message.contains("without an Idempotency-Key and the server applied it a second time (first applied at request 0)"),
+            "{}",
+            c.violations[0].message
+        );
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn a_write_re_sent_with_its_key_is_deduplicated_and_passes() {
+        let e = vec![
+            write(0, 0.0, 502, Some("k"), WriteEffect::Applied, false),
+            write(0, 500.0, 201, Some("k"), WriteEffect::Deduplicated, false),
+        ];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(
+            c.message,
+            "writes applied: 1 for 1 operation(s); 1 repeat(s) of an applied Idempotency-Key answered from the \
+             stored result, not applied again (request 1)"
+        );
+    }
+
+    #[test]
+    fn a_client_that_parks_an_unanswered_write_passes_and_is_named() {
+        let e = vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)];
+        let out = judge_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert!(
+            c.message.contains("client 0 got no answer to an applied write and did not re-send it: parked"),
+            "{}",
+            c.message
+        );
+        // It did not recover: a warning, not a failure of the replay.
+        assert_eq!(check(&out, CheckId::Recovered).level, Level::Warning);
+        assert!(!out.failed());
+        let acc = write_account(&journal(vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)]), 1);
+        assert_eq!(acc.parked, [0]);
+    }
+
+    #[test]
+    fn no_write_applied_makes_no_duplicate_write_not_applicable() {
+        let e = vec![write(0, 0.0, 429, None, WriteEffect::NotApplied, false)];
+        let out = judge_with(&journal(e), &ok_exits(1));
+        let c = check(&out, CheckId::NoDuplicateWrite);
+        assert_eq!(c.status, CheckStatus::NotApplicable);
+        assert_eq!(c.message, "no write (POST/PATCH) was applied by the server");
+    }
+
+    #[test]
+    fn demanded_wait_is_what_the_served_values_asked() {
+        // Dates served 2718 ms and 2983 ms after the requests that got them.
+        let d1 = retry_after::format_date(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ANCHOR + 3000),
+            super::super::scenario::DateFormat::ImfFixdate,
+        );
+        let d2 = retry_after::format_date(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ANCHOR + 6000),
+            super::super::scenario::DateFormat::ImfFixdate,
+        );
+        let mut a = req(0, 282.0, "GET", 429, Some(&d1));
+        a.answered_ms = Some(283.0);
+        let b = req(0, 3017.0, "GET", 429, Some(&d2));
+        let c = req(0, 6010.0, "GET", 200, None);
+        assert_eq!(demanded_wait_ms(&journal(vec![a, b, c]), 1), Some(2718 + 2983));
+        assert_eq!(demanded_wait_ms(&journal(run(0, &[0.0, 10.0], None)), 1), None);
     }
 }
