@@ -67,8 +67,7 @@ pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
         // larger stack is lost, and the depth guard still applies.
         Err(_) => work(),
     };
-    out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    out.findings.dedup();
+    crate::finding::keep_most_severe(&mut out.findings);
     out
 }
 

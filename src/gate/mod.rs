@@ -198,7 +198,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
 
     // Findings: the scan with the base's rule packs, minus disabled rules.
     let extra = facts::rules_at_base(&git, &base_sha, &config.rules.extra)?;
-    let rust = analyze::rust::RustAnalyzer::new();
+    let rust = analyze::rust::RustAnalyzer::for_changeset(&cs);
     let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
         .context("loading the rule packs (rules.extra at the base commit)")?;
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
