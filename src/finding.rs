@@ -289,8 +289,8 @@ impl Finding {
     }
 }
 
-/// Keeps one finding per path, line and kind: the most severe (then the
-/// first in order). Two rules that say the same thing about a line must not
+/// Keeps one finding per path, line and kind: the most severe, and among
+/// equally severe ones the first in the input (the sort is stable). Two rules that say the same thing about a line must not
 /// lose the blocking one because the other was loaded first. The result is
 /// in [`Finding::sort_key`] order.
 pub fn keep_most_severe(findings: &mut Vec<Finding>) {
@@ -298,7 +298,6 @@ pub fn keep_most_severe(findings: &mut Vec<Finding>) {
         (a.path.as_str(), a.line, a.kind)
             .cmp(&(b.path.as_str(), b.line, b.kind))
             .then(b.severity.cmp(&a.severity))
-            .then(a.rule.cmp(&b.rule))
     });
     findings.dedup_by(|later, first| {
         later.path == first.path && later.line == first.line && later.kind == first.kind

@@ -110,12 +110,25 @@ pub fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
     Some(TreeListing { rust_files, manifests })
 }
 
-/// Indexes the crates in `roots`: `changed` holds the head text of every
-/// changed file (these are read from memory, not from the tree).
+/// (crate root, path, write sites) of one file.
+type FileWrites = (String, String, Vec<(String, u32)>);
+
+/// What the index knows of a changed file.
+pub enum Changed<'a> {
+    /// The head was parsed; these are its write sites.
+    Sites(&'a [(String, u32)]),
+    /// The head was not parsed (no retry words); its text.
+    Text(&'a str),
+    Deleted,
+}
+
+/// Indexes the crates in `roots`: `changed` holds, for every changed file,
+/// the write sites its head model already found (`None`: deleted), so that
+/// only unchanged files are read from the tree and parsed.
 pub fn index_crates(
     roots: &[String],
     tree: Option<(&HeadTree, &TreeListing)>,
-    changed: &HashMap<&str, Option<&str>>,
+    changed: &HashMap<&str, Changed<'_>>,
 ) -> HashMap<String, CrateWrites> {
     let mut out: HashMap<String, CrateWrites> = HashMap::new();
     let manifests: &[String] = tree.map_or(&[], |(_, l)| l.manifests.as_slice());
@@ -123,13 +136,18 @@ pub fn index_crates(
         let root = crate_root(path, manifests);
         roots.iter().any(|r| r == root).then(|| root.to_string())
     };
-    // Changed files, from memory.
+    // Changed files: their models hold the sites already.
+    let mut found: Vec<FileWrites> = Vec::new();
     let mut texts: Vec<(String, String, Cow<'_, str>)> = Vec::new();
-    for (path, text) in changed {
-        if let (Some(root), Some(text)) = (in_roots(path), text) {
-            if !is_test_path(path) && write_tokens().is_match(text) {
-                texts.push((root, path.to_string(), Cow::Borrowed(*text)));
-            }
+    for (path, c) in changed {
+        let Some(root) = in_roots(path) else { continue };
+        if is_test_path(path) {
+            continue;
+        }
+        match c {
+            Changed::Sites(w) if !w.is_empty() => found.push((root, path.to_string(), w.to_vec())),
+            Changed::Text(t) if may_write(t) => texts.push((root, path.to_string(), Cow::Borrowed(*t))),
+            _ => {}
         }
     }
     // Unchanged files of the same crates, from the head tree.
@@ -174,12 +192,12 @@ pub fn index_crates(
     for r in roots {
         out.entry(r.clone()).or_default();
     }
-    // Parse the prefiltered files in parallel; paths in sorted order so that
-    // the example site is the same from run to run.
-    texts.sort_by(|a, b| a.1.cmp(&b.1));
-    let found: Vec<(String, String, Vec<(String, u32)>)> =
-        texts.par_iter().map(|(root, path, text)| (root.clone(), path.clone(), write_sites(text))).collect();
-    proc_macro2::extra::invalidate_current_thread_spans();
+    // Parse the prefiltered unchanged files in parallel; then take paths in
+    // sorted order so that the example site is the same from run to run.
+    found.par_extend(
+        texts.par_iter().map(|(root, path, text)| (root.clone(), path.clone(), write_sites(text))),
+    );
+    found.sort_by(|a, b| a.1.cmp(&b.1));
     for (root, path, sites) in found {
         let entry = out.entry(root).or_default();
         for (method, line) in sites {
@@ -189,12 +207,23 @@ pub fn index_crates(
     out
 }
 
+/// Whether a text may hold a write request (the prefilter).
+pub fn may_write(text: &str) -> bool {
+    write_tokens().is_match(text)
+}
+
 /// POST/PATCH request sites of one file, outside test code, in line order.
 fn write_sites(text: &str) -> Vec<(String, u32)> {
     let Ok(file) = super::parse::parse_file(text) else { return Vec::new() };
-    let mut v = WriteSites(Vec::new());
-    v.visit_file(&file);
+    let sites = write_sites_of(&file);
     proc_macro2::extra::invalidate_current_thread_spans();
+    sites
+}
+
+/// POST/PATCH request sites of a parsed file, outside test code, in line order.
+pub fn write_sites_of(file: &syn::File) -> Vec<(String, u32)> {
+    let mut v = WriteSites(Vec::new());
+    v.visit_file(file);
     v.0.sort_by_key(|(_, l)| *l);
     v.0
 }

@@ -8,8 +8,8 @@
 //! (`Ok(v) => return Ok(v)`, `break resp`, `if resp.status().is_success() {
 //! break }`); the others carry on whatever the request returned.
 //!
-//! The bound of a retry is read from the shapes real code uses: `if attempt
-//! >= MAX { return .. }`, a match guard `Err(e) if attempt < MAX => ..`, a
+//! The bound of a retry is read from the shapes real code uses:
+//! `if attempt >= MAX { return .. }`, a match guard `Err(e) if attempt < MAX => ..`, a
 //! counter kept in a struct field (`self.attempts > self.max`), or an
 //! elapsed-time limit (`start.elapsed() > limit`). A bound whose value cannot
 //! be computed is still a bound: it is reported as unknown, never as none.

@@ -96,7 +96,7 @@ impl RustAnalyzer {
 
     /// Adds the crate's write requests to every client-wide policy that is
     /// not limited to idempotent methods, on both sides alike.
-    fn apply_crate_index(&self, files: &[&FileChange], modelled: &mut [Modelled]) -> Vec<Note> {
+    fn apply_crate_index(&self, modelled: &mut [Modelled]) -> Vec<Note> {
         let wants = |p: &policy::Policy| p.client_wide && !p.method_gated && !p.refusal_only;
         let needs: Vec<usize> = (0..modelled.len())
             .filter(|&i| {
@@ -115,8 +115,17 @@ impl RustAnalyzer {
             .collect();
         roots.sort();
         roots.dedup();
-        let changed: HashMap<&str, Option<&str>> =
-            files.iter().map(|f| (f.path.as_str(), f.head.text())).collect();
+        let changed: HashMap<&str, crate_index::Changed> = modelled
+            .iter()
+            .map(|m| {
+                let c = match (&m.head, m.head_parsed) {
+                    (Some(h), true) => crate_index::Changed::Sites(&h.writes),
+                    (Some(_), false) => crate_index::Changed::Text(m.file.head.text().unwrap_or("")),
+                    (None, _) => crate_index::Changed::Deleted,
+                };
+                (m.file.path.as_str(), c)
+            })
+            .collect();
         let tree = self.head_tree.as_ref().zip(listing.as_ref());
         let index = crate_index::index_crates(&roots, tree, &changed);
         let mut notes = Vec::new();
@@ -149,6 +158,8 @@ struct Modelled<'f> {
     file: &'f FileChange,
     base: Option<FileModel>,
     head: Option<FileModel>,
+    /// Whether the head was parsed (its model's write sites are complete).
+    head_parsed: bool,
     notes: Vec<Note>,
 }
 
@@ -168,7 +179,7 @@ impl Analyzer for RustAnalyzer {
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         let mut modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
         let mut result = FileResult::default();
-        result.notes.extend(self.apply_crate_index(files, &mut modelled));
+        result.notes.extend(self.apply_crate_index(&mut modelled));
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
         for (fi, m) in modelled.iter().enumerate() {
             result.notes.extend(m.notes.iter().cloned());
@@ -204,7 +215,7 @@ impl Analyzer for RustAnalyzer {
 
 /// Prefilters, parses and models both sides of one file.
 fn model_file(file: &FileChange) -> Modelled<'_> {
-    let mut m = Modelled { file, base: None, head: None, notes: Vec::new() };
+    let mut m = Modelled { file, base: None, head: None, head_parsed: false, notes: Vec::new() };
     let base = file.base.text();
     let head = file.head.text();
     if !base.is_some_and(is_retry_relevant) && !head.is_some_and(is_retry_relevant) {
@@ -213,6 +224,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
         m.head = head.map(|_| FileModel::default());
         return m;
     }
+    m.head_parsed = head.is_some();
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
         match parse::parse_file(text) {

@@ -80,6 +80,10 @@ pub struct FileModel {
     pub sites: Vec<Site>,
     pub timeouts: Vec<TimeoutSite>,
     pub discarded: Vec<Discarded>,
+    /// POST/PATCH request sites outside test code (method, line), for the
+    /// crate-wide index; read while the tree is at hand so that the index
+    /// never parses a changed file a second time.
+    pub writes: Vec<(String, u32)>,
 }
 
 /// Crates whose names decide between same-named types; a file that names
@@ -116,7 +120,11 @@ pub fn model(file: &syn::File, src: &str) -> FileModel {
         facts_of_fn: HashMap::new(),
     };
     walker.items(&file.items, &mut Vec::new());
-    walker.finish()
+    let mut model = walker.finish();
+    if super::crate_index::may_write(src) {
+        model.writes = super::crate_index::write_sites_of(file);
+    }
+    model
 }
 
 /// File-wide facts gathered before the walk: constants, helper functions,
