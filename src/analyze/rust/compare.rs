@@ -291,6 +291,26 @@ mod tests {
         let h = policy(Lib::Backon, Attempts::Unbounded, Some(true));
         assert_eq!(kinds(&compare_sites(Some(&b), &h)), [Kind::RetryUnbounded]);
         assert!(compare_sites(Some(&h), &h).is_empty(), "already unbounded is not news");
+        let removed = compare_sites(Some(&b), &h);
+        assert_eq!(removed[0].severity, Severity::Error, "removing a bound blocks");
+        let new = compare_sites(None, &h);
+        assert_eq!(kinds(&new), [Kind::RetryUnbounded]);
+        assert_eq!(new[0].severity, Severity::Warning, "a new unbounded retry warns");
+        assert!(new[0].message.contains("limits.max_attempts"), "{}", new[0].message);
+    }
+
+    #[test]
+    fn a_write_retried_only_after_refusals_widened_to_5xx() {
+        let mut b = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
+        b.methods.insert("POST".into());
+        b.refusal_only = true;
+        assert!(compare_sites(None, &b).is_empty(), "a POST retried only on 429 is safe");
+        let mut h = b.clone();
+        h.refusal_only = false;
+        let c = compare_sites(Some(&b), &h);
+        assert_eq!(kinds(&c), [Kind::RetryNonIdempotent]);
+        assert!(c[0].message.contains("only after a refusal"), "{}", c[0].message);
+        assert!(compare_sites(Some(&b), &b).is_empty());
     }
 
     #[test]

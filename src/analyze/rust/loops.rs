@@ -558,3 +558,57 @@ impl<'ast> Visit<'ast> for RetryPaths {
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast Item) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(src: &str) -> syn::Block {
+        syn::parse_str(src).unwrap()
+    }
+
+    #[test]
+    fn success_exits_are_told_from_failure_exits() {
+        assert!(exits_on_success(&body("{ match send() { Ok(v) => return Ok(v), Err(e) => sleep(d) } }")));
+        assert!(exits_on_success(&body(
+            "{ let r = send()?; if r.status().is_success() { break; } sleep(d); }"
+        )));
+        assert!(exits_on_success(&body("{ if let Ok(r) = send() { break r; } }")));
+        assert!(!exits_on_success(&body("{ if let Err(e) = send() { warn(e); } sleep(d); }")));
+        assert!(!exits_on_success(&body(
+            "{ match send() { Err(e) => return Err(e), Ok(_) => {} } sleep(d); }"
+        )));
+        assert!(!exits_on_success(&body("{ if stop.is_cancelled() { return Ok(()); } send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn timer_ticks_make_a_loop_periodic() {
+        assert!(is_periodic(&body("{ interval.tick().await; send(); }")));
+        assert!(is_periodic(&body("{ tokio::select! { _ = interval.tick() => send(), } }")));
+        assert!(!is_periodic(&body("{ send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn refusal_only_retries_are_told_from_wide_ones() {
+        let refusal = "{ let r = send(); if r.status() == StatusCode::TOO_MANY_REQUESTS { sleep(d); continue; } return r; }";
+        assert!(retries_on_refusal_only(&body(refusal)));
+        let wide = "{ let r = send(); if r.status() == 429 || r.status().is_server_error() { sleep(d); continue; } return r; }";
+        assert!(!retries_on_refusal_only(&body(wide)));
+        let any = "{ match send() { Ok(r) => return Ok(r), Err(_) => sleep(d) } }";
+        assert!(!retries_on_refusal_only(&body(any)));
+    }
+
+    #[test]
+    fn bounds_written_other_ways_are_bounds() {
+        let env = Env::default();
+        let guard = "{ match send() { Ok(v) => return Ok(v), Err(e) if attempt < 3 => sleep(d), Err(e) => return Err(e) } }";
+        assert_eq!(loop_bound(&body(guard), &env).map(|b| b.0), Some(Attempts::Total(4.0)));
+        let field = "{ if self.attempts >= self.max_attempts { return Err(e); } }";
+        assert_eq!(loop_bound(&body(field), &env).map(|b| b.0), Some(Attempts::Unknown));
+        let elapsed = "{ if start.elapsed() > Duration::from_secs(30) { return Err(e); } }";
+        assert_eq!(loop_bound(&body(elapsed), &env).map(|b| b.0), Some(Attempts::TimeBounded(30_000.0)));
+        let cont = "{ if retries < 3 { retries += 1; continue; } return r; }";
+        assert_eq!(loop_bound(&body(cont), &env).map(|b| b.0), Some(Attempts::Total(4.0)));
+        assert_eq!(loop_bound(&body("{ send(); sleep(d); }"), &env), None);
+    }
+}
