@@ -108,6 +108,13 @@ impl RustAnalyzer {
             return Vec::new();
         }
         let listing = self.head_tree.as_ref().and_then(crate_index::list_tree);
+        let mut notes = Vec::new();
+        if self.head_tree.is_some() && listing.is_none() {
+            notes.push(Note::info(
+                None,
+                "could not list the head tree for the crate-wide index; client-wide retry policies were checked against the changed files only",
+            ));
+        }
         let manifests: &[String] = listing.as_ref().map_or(&[], |l| l.manifests.as_slice());
         let mut roots: Vec<String> = needs
             .iter()
@@ -128,7 +135,6 @@ impl RustAnalyzer {
             .collect();
         let tree = self.head_tree.as_ref().zip(listing.as_ref());
         let index = crate_index::index_crates(&roots, tree, &changed);
-        let mut notes = Vec::new();
         for i in needs {
             let m = &mut modelled[i];
             let root = crate_index::crate_root(&m.file.path, manifests);
