@@ -289,6 +289,22 @@ impl Finding {
     }
 }
 
+/// Keeps one finding per path, line and kind: the most severe, and among
+/// equally severe ones the first in the input (the sort is stable). Two rules that say the same thing about a line must not
+/// lose the blocking one because the other was loaded first. The result is
+/// in [`Finding::sort_key`] order.
+pub fn keep_most_severe(findings: &mut Vec<Finding>) {
+    findings.sort_by(|a, b| {
+        (a.path.as_str(), a.line, a.kind)
+            .cmp(&(b.path.as_str(), b.line, b.kind))
+            .then(b.severity.cmp(&a.severity))
+    });
+    findings.dedup_by(|later, first| {
+        later.path == first.path && later.line == first.line && later.kind == first.kind
+    });
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+}
+
 /// Something the scan could not do, or chose not to do, said out loud.
 ///
 /// A `blocking` note means findings may be missing (a source file that could
@@ -324,6 +340,27 @@ impl fmt::Display for Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_kind_same_line_keeps_the_most_severe() {
+        let warn = Finding::new(Kind::RetryUnbounded, "a/first", "src/x.rs", 7).severity(Severity::Warning);
+        let err = Finding::new(Kind::RetryUnbounded, "b/second", "src/x.rs", 7);
+        let other_line =
+            Finding::new(Kind::RetryUnbounded, "a/first", "src/x.rs", 8).severity(Severity::Warning);
+        let other_kind = Finding::new(Kind::JitterRemoved, "a/first", "src/x.rs", 7);
+        let mut v = vec![warn.clone(), err.clone(), other_line.clone(), other_kind.clone()];
+        keep_most_severe(&mut v);
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert!(v
+            .iter()
+            .any(|f| f.kind == Kind::RetryUnbounded && f.line == 7 && f.severity == Severity::Error));
+        assert!(v.contains(&other_line) && v.contains(&other_kind));
+        // The order the rules came in does not matter.
+        let mut w = vec![err, warn];
+        keep_most_severe(&mut w);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].severity, Severity::Error);
+    }
 
     #[test]
     fn kind_ids_round_trip_and_match_serde() {

@@ -6,9 +6,13 @@
 //! versions (PATH defaults to `src/lib.rs`; a case may hold several files, or
 //! only a head for a new file). In head sections, `// ruleid: KIND` on a line
 //! says a finding of KIND must cover the next line; `// ok: KIND` says none
-//! may. Any finding no marker expects fails the case ("noisy"), so a case
-//! with only `ok:` markers is a negative fixture. A header line
-//! `// crate: NAME` names the library the case is about.
+//! may. `// error: KIND` and `// warning: KIND` are `ruleid` markers that
+//! also fix the finding's severity (a new unbounded retry warns; removing a
+//! bound blocks). Any finding no marker expects fails the case ("noisy"), so
+//! a case with only `ok:` markers is a negative fixture. A header line
+//! `// crate: NAME` names the library the case is about, and
+//! `// pattern: N` the pattern of issue 11 ("detection that holds on real
+//! code") it was built for.
 //!
 //! If you add a retry library to the analyzer, add a positive and a negative
 //! case for it here; `every_crate_and_kind_has_positive_and_negative_cases`
@@ -29,6 +33,8 @@ struct Case {
     head: BTreeMap<String, String>,
     /// `// note: TEXT`: a blocking note containing TEXT is expected.
     notes: Vec<String>,
+    /// `// pattern: N`
+    pattern: Option<u32>,
 }
 
 fn load(path: &Path) -> Case {
@@ -39,6 +45,7 @@ fn load(path: &Path) -> Case {
         base: BTreeMap::new(),
         head: BTreeMap::new(),
         notes: Vec::new(),
+        pattern: None,
     };
     let mut current: Option<(bool, String)> = None;
     for line in text.lines() {
@@ -56,6 +63,10 @@ fn load(path: &Path) -> Case {
         }
         if let Some(k) = t.strip_prefix("// crate: ") {
             case.krate = k.trim().to_string();
+        }
+        if let Some(n) = t.strip_prefix("// pattern: ") {
+            case.pattern =
+                Some(n.trim().parse().unwrap_or_else(|_| panic!("{}: bad pattern {n}", case.name)));
         }
         if let Some(n) = t.strip_prefix("// note: ") {
             case.notes.push(n.trim().to_string());
@@ -101,16 +112,22 @@ fn run(case: &Case) -> (Vec<Finding>, Vec<String>) {
     (out.findings, out.notes.iter().map(|n| n.to_string()).collect())
 }
 
-/// Expected (path, line, kind, positive?) from the markers.
-fn expectations(case: &Case) -> Vec<(String, u32, String, bool)> {
+/// Expected (path, line, kind, positive?, severity) from the markers.
+fn expectations(case: &Case) -> Vec<(String, u32, String, bool, Option<Severity>)> {
     let mut out = Vec::new();
+    let markers = [
+        ("// ruleid: ", true, None),
+        ("// error: ", true, Some(Severity::Error)),
+        ("// warning: ", true, Some(Severity::Warning)),
+        ("// ok: ", false, None),
+    ];
     for (path, text) in &case.head {
         for (i, line) in text.lines().enumerate() {
             let t = line.trim();
-            for (prefix, positive) in [("// ruleid: ", true), ("// ok: ", false)] {
+            for (prefix, positive, severity) in markers {
                 if let Some(kinds) = t.strip_prefix(prefix) {
                     for k in kinds.split(',') {
-                        out.push((path.clone(), i as u32 + 2, k.trim().to_string(), positive));
+                        out.push((path.clone(), i as u32 + 2, k.trim().to_string(), positive, severity));
                     }
                 }
             }
@@ -134,7 +151,7 @@ fn check(case: &Case) -> Vec<String> {
     }
     let exp = expectations(case);
     let mut explained = vec![false; findings.len()];
-    for (path, line, kind, positive) in &exp {
+    for (path, line, kind, positive, severity) in &exp {
         let hits: Vec<usize> = findings
             .iter()
             .enumerate()
@@ -144,6 +161,16 @@ fn check(case: &Case) -> Vec<String> {
         if *positive {
             if hits.is_empty() {
                 problems.push(format!("missing: {kind} at {path}:{line}"));
+            }
+            if let Some(want) = severity {
+                for &i in &hits {
+                    if findings[i].severity != *want {
+                        problems.push(format!(
+                            "{kind} at {path}:{line} is {:?}, the marker says {want:?}: {}",
+                            findings[i].severity, findings[i].message
+                        ));
+                    }
+                }
             }
             for i in hits {
                 explained[i] = true;
@@ -193,6 +220,7 @@ const CRATES: &[&str] = &[
     "again",
     "retry",
     "exponential-backoff",
+    "tryhard",
     "loop",
 ];
 
@@ -225,6 +253,26 @@ fn every_crate_and_kind_has_positive_and_negative_cases() {
         let neg = all.iter().any(|c| expectations(c).iter().any(|e| !e.3 && e.2 == *kind));
         if !pos || !neg {
             missing.push(format!("kind {kind}: positive {pos}, negative {neg}"));
+        }
+    }
+    assert!(missing.is_empty(), "fixtures missing:\n{}", missing.join("\n"));
+}
+
+/// Issue 11's patterns that the Rust analyzer decides (3, test code, is
+/// decided with the paths configuration; 7, one finding per kind and line,
+/// has its own tests next to `keep_most_severe`).
+const PATTERNS: &[u32] = &[1, 2, 4, 5, 6];
+
+#[test]
+fn every_pattern_has_positive_and_negative_cases() {
+    let all = cases();
+    let mut missing = Vec::new();
+    for p in PATTERNS {
+        let mine: Vec<&Case> = all.iter().filter(|c| c.pattern == Some(*p)).collect();
+        let pos = mine.iter().any(|c| expectations(c).iter().any(|e| e.3));
+        let neg = mine.iter().any(|c| expectations(c).iter().all(|e| !e.3));
+        if !pos || !neg {
+            missing.push(format!("pattern {p}: positive {pos}, negative {neg}"));
         }
     }
     assert!(missing.is_empty(), "fixtures missing:\n{}", missing.join("\n"));

@@ -99,8 +99,7 @@ pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths)
         },
     };
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
-    out.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    out.findings.dedup();
+    crate::finding::keep_most_severe(&mut out.findings);
     out
 }
 

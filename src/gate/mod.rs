@@ -332,7 +332,7 @@ pub fn scan_with_config(
     cs: &ChangeSet,
 ) -> anyhow::Result<analyze::ScanOutcome> {
     let extra = facts::rules_at_base(git, base_sha, &config.rules.extra)?;
-    let rust = analyze::rust::RustAnalyzer::new();
+    let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
     let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
         .context("loading the rule packs (rules.extra at the base commit)")?;
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];

@@ -254,9 +254,8 @@ impl Engine {
         }
         // One finding per kind and line: when two rules say the same thing
         // about a line (`jitter=True` -> `jitter=False` is both a disabling
-        // flag added and a jitter flag removed), the first rule loaded speaks.
-        let mut seen = BTreeSet::new();
-        out.findings.retain(|f| seen.insert((f.kind, f.line)));
+        // flag added and a jitter flag removed), the most severe one speaks.
+        crate::finding::keep_most_severe(&mut out.findings);
         out
     }
 }

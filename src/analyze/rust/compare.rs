@@ -44,11 +44,19 @@ fn attempts(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     let h = head.attempts.value;
     let Some(base) = base else {
         if h == Attempts::Unbounded {
+            // A new unbounded retry is a design choice (a reconnect loop, a
+            // queue consumer) more often than a mistake: it warns. It blocks
+            // when a bound is removed (below), or when the base config sets
+            // `limits.max_attempts` (the gate checks that).
             let mut c = Change::new(
                 Kind::RetryUnbounded,
                 "unbounded",
-                format!("new retry has no limit on attempts or time ({})", head.attempts.why),
+                format!(
+                    "new retry has no limit on attempts or time ({}); set `limits.max_attempts` to make this blocking",
+                    head.attempts.why
+                ),
             );
+            c.severity = Severity::Warning;
             c.head = Some(json!({"attempts": "unbounded"}));
             out.push(c);
         }
@@ -170,6 +178,24 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     }
     let known: Vec<&str> = new.iter().copied().filter(|m| *m != "UNKNOWN").collect();
     let scope = if head.client_wide { "the client's retry policy covers" } else { "the retry wraps" };
+    // The base retried these methods only after a refusal (429, 401); the
+    // head also retries after failures that can follow an applied write.
+    let widened = base
+        .is_some_and(|b| b.refusal_only && !known.is_empty() && known.iter().all(|m| b.methods.contains(*m)));
+    if widened {
+        let mut c = Change::new(
+            Kind::RetryNonIdempotent,
+            "methods",
+            format!(
+                "{scope} a {} request that the base retried only after a refusal (429/401); the head also retries after 5xx, timeouts or connection errors, which can come after the write was applied",
+                known.join("/")
+            ),
+        );
+        c.base = base.map(|b| json!({"methods": b.methods, "refusal_only": true}));
+        c.head = Some(json!({"methods": head.methods, "refusal_only": false}));
+        out.push(c);
+        return;
+    }
     let mut c = if known.is_empty() {
         let mut c = Change::new(
             Kind::RetryNonIdempotent,
@@ -181,11 +207,15 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
         c.severity = Severity::Warning;
         c
     } else {
+        let at = match &head.write_example {
+            Some(site) if head.client_wide => format!(" (sent at {site})"),
+            _ => String::new(),
+        };
         Change::new(
             Kind::RetryNonIdempotent,
             "methods",
             format!(
-                "{scope} a {} request with no Idempotency-Key: a retry after a 429 or timeout can repeat the write",
+                "{scope} a {} request{at} with no Idempotency-Key: a retry after a 5xx or timeout can repeat the write; limit the policy to idempotent methods or send a key",
                 known.join("/")
             ),
         )
@@ -261,6 +291,26 @@ mod tests {
         let h = policy(Lib::Backon, Attempts::Unbounded, Some(true));
         assert_eq!(kinds(&compare_sites(Some(&b), &h)), [Kind::RetryUnbounded]);
         assert!(compare_sites(Some(&h), &h).is_empty(), "already unbounded is not news");
+        let removed = compare_sites(Some(&b), &h);
+        assert_eq!(removed[0].severity, Severity::Error, "removing a bound blocks");
+        let new = compare_sites(None, &h);
+        assert_eq!(kinds(&new), [Kind::RetryUnbounded]);
+        assert_eq!(new[0].severity, Severity::Warning, "a new unbounded retry warns");
+        assert!(new[0].message.contains("limits.max_attempts"), "{}", new[0].message);
+    }
+
+    #[test]
+    fn a_write_retried_only_after_refusals_widened_to_5xx() {
+        let mut b = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
+        b.methods.insert("POST".into());
+        b.refusal_only = true;
+        assert!(compare_sites(None, &b).is_empty(), "a POST retried only on 429 is safe");
+        let mut h = b.clone();
+        h.refusal_only = false;
+        let c = compare_sites(Some(&b), &h);
+        assert_eq!(kinds(&c), [Kind::RetryNonIdempotent]);
+        assert!(c[0].message.contains("only after a refusal"), "{}", c[0].message);
+        assert!(compare_sites(Some(&b), &b).is_empty());
     }
 
     #[test]

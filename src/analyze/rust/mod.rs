@@ -8,30 +8,35 @@
 //! - [`sites`]: finding retry sites, timeouts and dropped builder setters;
 //! - [`libs`]: what each retry crate's constructors, defaults and setters mean;
 //! - [`includes`]: non-`.rs` files compiled as Rust (`#[path]`, `include!`);
+//! - [`loops`]: which hand-written loops are retries, and their bounds;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
+//! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
 pub mod bounds;
 pub mod compare;
+pub mod crate_index;
 pub mod eval;
 pub mod includes;
 pub mod libs;
+pub mod loops;
 pub mod parse;
 pub mod policy;
 pub mod sites;
 pub mod syntax;
 pub mod testitems;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 
 use super::{Analyzer, FileResult};
-use crate::changeset::FileChange;
+use crate::changeset::git::Git;
+use crate::changeset::{ChangeSet, FileChange};
 use crate::finding::{Finding, Kind, Note};
 use compare::Change;
 use sites::{FileModel, Site};
@@ -78,11 +83,91 @@ pub fn is_retry_relevant(text: &str) -> bool {
 
 /// The syn-based analyzer for `.rs` files.
 #[derive(Debug, Default)]
-pub struct RustAnalyzer;
+pub struct RustAnalyzer {
+    /// The head tree, for the crate-wide index; without it the index covers
+    /// the changed files only.
+    head_tree: Option<crate_index::HeadTree>,
+}
 
 impl RustAnalyzer {
     pub fn new() -> Self {
-        RustAnalyzer
+        RustAnalyzer::default()
+    }
+
+    /// An analyzer that reads the rest of the head tree of `cs` when a
+    /// client-wide retry policy needs the crate-wide index.
+    pub fn for_changeset(cs: &ChangeSet) -> Self {
+        let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
+        let head_tree = if is_commit {
+            Git::open(&cs.repo).ok().map(|git| crate_index::HeadTree { git, rev: cs.head.clone() })
+        } else {
+            None
+        };
+        RustAnalyzer { head_tree }
+    }
+
+    /// Adds the crate's write requests to every client-wide policy that is
+    /// not limited to idempotent methods, on both sides alike.
+    fn apply_crate_index(&self, modelled: &mut [Modelled]) -> Vec<Note> {
+        let wants = |p: &policy::Policy| p.client_wide && !p.method_gated && !p.refusal_only;
+        let needs: Vec<usize> = (0..modelled.len())
+            .filter(|&i| {
+                let m = &modelled[i];
+                [&m.base, &m.head].into_iter().flatten().any(|fm| fm.sites.iter().any(|s| wants(&s.policy)))
+            })
+            .collect();
+        if needs.is_empty() {
+            return Vec::new();
+        }
+        let listing = self.head_tree.as_ref().and_then(crate_index::list_tree);
+        let mut notes = Vec::new();
+        if self.head_tree.is_some() && listing.is_none() {
+            notes.push(Note::info(
+                None,
+                "could not list the head tree for the crate-wide index; client-wide retry policies were checked against the changed files only",
+            ));
+        }
+        let manifests: &[String] = listing.as_ref().map_or(&[], |l| l.manifests.as_slice());
+        let mut roots: Vec<String> = needs
+            .iter()
+            .map(|&i| crate_index::crate_root(&modelled[i].file.path, manifests).to_string())
+            .collect();
+        roots.sort();
+        roots.dedup();
+        let changed: HashMap<&str, crate_index::Changed> = modelled
+            .iter()
+            .map(|m| {
+                let c = match (&m.head, m.head_parsed) {
+                    (Some(h), true) => crate_index::Changed::Sites(&h.writes),
+                    (Some(_), false) => crate_index::Changed::Text(m.file.head.text().unwrap_or("")),
+                    (None, _) => crate_index::Changed::Deleted,
+                };
+                (m.file.path.as_str(), c)
+            })
+            .collect();
+        let tree = self.head_tree.as_ref().zip(listing.as_ref());
+        let index = crate_index::index_crates(&roots, tree, &changed);
+        for i in needs {
+            let m = &mut modelled[i];
+            let root = crate_index::crate_root(&m.file.path, manifests);
+            let Some(writes) = index.get(root) else { continue };
+            if writes.partial {
+                notes.push(Note::info(
+                    Some(&m.file.path),
+                    "some files of this crate were too large to index for the client-wide retry policy; its write requests may be incomplete",
+                ));
+            }
+            let example = writes.sites.get("POST").or_else(|| writes.sites.get("PATCH")).cloned();
+            for fm in [&mut m.base, &mut m.head].into_iter().flatten() {
+                for s in fm.sites.iter_mut().filter(|s| wants(&s.policy)) {
+                    s.policy.methods.extend(writes.sites.keys().cloned());
+                    if s.policy.write_example.is_none() {
+                        s.policy.write_example = example.clone();
+                    }
+                }
+            }
+        }
+        notes
     }
 }
 
@@ -91,6 +176,8 @@ struct Modelled<'f> {
     file: &'f FileChange,
     base: Option<FileModel>,
     head: Option<FileModel>,
+    /// Whether the head was parsed (its model's write sites are complete).
+    head_parsed: bool,
     notes: Vec<Note>,
 }
 
@@ -112,8 +199,9 @@ impl Analyzer for RustAnalyzer {
     }
 
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
-        let modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
+        let mut modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
         let mut result = FileResult::default();
+        result.notes.extend(self.apply_crate_index(&mut modelled));
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
         for (fi, m) in modelled.iter().enumerate() {
             result.notes.extend(m.notes.iter().cloned());
@@ -175,7 +263,7 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
 
 /// Prefilters, parses and models both sides of one file.
 fn model_file(file: &FileChange) -> Modelled<'_> {
-    let mut m = Modelled { file, base: None, head: None, notes: Vec::new() };
+    let mut m = Modelled { file, base: None, head: None, head_parsed: false, notes: Vec::new() };
     let base = file.base.text();
     let head = file.head.text();
     if !base.is_some_and(is_retry_relevant) && !head.is_some_and(is_retry_relevant) {
@@ -184,6 +272,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
         m.head = head.map(|_| FileModel::default());
         return m;
     }
+    m.head_parsed = head.is_some();
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
         match parse::parse_file(text) {
@@ -204,14 +293,18 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     m
 }
 
-/// Pairs base and head sites: by item and library in order, then by item in
+/// Pairs base and head sites: unchanged policies by item, then by item and
+/// library in order, then by item in
 /// order, then by library in order (a renamed function), then the rest in
 /// order when both sides have the same number left.
 fn match_sites(base: &[Site], head: &[Site]) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let mut used_b = vec![false; base.len()];
     let mut used_h = vec![false; head.len()];
     let mut pairs = Vec::new();
-    let passes: [&dyn Fn(&Site) -> String; 3] = [
+    // An unchanged policy pairs with itself first: a new policy added in
+    // front of an old one in the same function must not take its place.
+    let passes: [&dyn Fn(&Site) -> String; 4] = [
+        &|s: &Site| format!("{}\u{0}{:?}", s.item, s.policy),
         &|s: &Site| format!("{}\u{0}{}", s.item, s.policy.lib.id()),
         &|s: &Site| s.item.clone(),
         &|s: &Site| s.policy.lib.id().to_string(),
@@ -249,11 +342,18 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         let name = s.item.rsplit("::").next().unwrap_or(&s.item).to_string();
         format!("{name}\u{0}{}", s.policy.lib.id())
     };
-    let mut pool: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
-    for (fi, lb, _) in leftovers.iter().rev() {
+    // Per name: the files that lost a site of that name, in order, each with
+    // its sites in order. Grouping by file keeps the search linear when one
+    // file holds thousands of unmatched sites.
+    let mut pool: HashMap<String, Vec<(usize, VecDeque<usize>)>> = HashMap::new();
+    for (fi, lb, _) in leftovers {
         if let Some(base) = &modelled[*fi].base {
-            for &i in lb.iter().rev() {
-                pool.entry(short(&base.sites[i])).or_default().push((*fi, i));
+            for &i in lb {
+                let groups = pool.entry(short(&base.sites[i])).or_default();
+                match groups.last_mut() {
+                    Some((f, q)) if f == fi => q.push_back(i),
+                    _ => groups.push((*fi, VecDeque::from([i]))),
+                }
             }
         }
     }
@@ -262,9 +362,10 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         let Some(head) = &m.head else { continue };
         for &j in lh {
             let site = &head.sites[j];
-            let from_elsewhere = pool
-                .get_mut(&short(site))
-                .and_then(|v| v.iter().position(|(bf, _)| bf != fi).map(|p| v.remove(p)));
+            let from_elsewhere = pool.get_mut(&short(site)).and_then(|groups| {
+                let (bf, q) = groups.iter_mut().find(|(bf, q)| bf != fi && !q.is_empty())?;
+                q.pop_front().map(|i| (*bf, i))
+            });
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
             place(m.file, site, compare::compare_sites(base_policy, &site.policy), out);
@@ -279,14 +380,18 @@ fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec
     }
     let mut leftover_base: HashMap<String, Vec<usize>> = HashMap::new();
     let mut unmatched_head = Vec::new();
+    let mut used = vec![false; base.timeouts.len()];
     for t in &head.timeouts {
         match queue.get_mut(&(t.item.clone(), t.setter.clone())).and_then(Vec::pop) {
-            Some(i) => emit_timeout(file, &base.timeouts[i], t, out),
+            Some(i) => {
+                used[i] = true;
+                emit_timeout(file, &base.timeouts[i], t, out)
+            }
             None => unmatched_head.push(t),
         }
     }
     for (i, t) in base.timeouts.iter().enumerate().rev() {
-        if queue.get(&(t.item.clone(), t.setter.clone())).is_some_and(|v| v.contains(&i)) {
+        if !used[i] {
             leftover_base.entry(t.setter.clone()).or_default().push(i);
         }
     }

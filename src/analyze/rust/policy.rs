@@ -26,6 +26,7 @@ pub enum Lib {
     RetryCrate,
     ExponentialBackoff,
     Octocrab,
+    Tryhard,
     HandRolled,
 }
 
@@ -45,6 +46,7 @@ impl Lib {
             Lib::RetryCrate => "retry",
             Lib::ExponentialBackoff => "exponential-backoff",
             Lib::Octocrab => "octocrab",
+            Lib::Tryhard => "tryhard",
             Lib::HandRolled => "loop",
         }
     }
@@ -139,6 +141,12 @@ pub struct Policy {
     pub method_gated: bool,
     /// The policy is installed on a client and covers every request it sends.
     pub client_wide: bool,
+    /// It retries only after a refusal (429, 401): the server did not act on
+    /// the request, so repeating a write is safe.
+    pub refusal_only: bool,
+    /// For a client-wide policy: one write request it covers (`path:line`),
+    /// found by the crate-wide index.
+    pub write_example: Option<String>,
 }
 
 impl Policy {
@@ -158,12 +166,14 @@ impl Policy {
             idempotency_key: false,
             method_gated: false,
             client_wide: false,
+            refusal_only: false,
+            write_example: None,
         }
     }
 
     /// Non-idempotent methods this site retries without a key.
     pub fn unsafe_methods(&self) -> Vec<&str> {
-        if self.idempotency_key || self.method_gated {
+        if self.idempotency_key || self.method_gated || self.refusal_only {
             return Vec::new();
         }
         self.methods

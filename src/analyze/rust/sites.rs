@@ -18,6 +18,7 @@ use syn::{Expr, ExprMethodCall, Item, Pat, Stmt};
 
 use super::eval::Env;
 use super::libs::{self, Imports, Root, Setter};
+use super::loops::{self, exits_on_success, has_exit, is_variant};
 use super::policy::{Attempts, Fact, Lib, Policy};
 use super::syntax::{body_facts, chain_of, ident_of, last_segments, line_of, lines_of, BodyFacts, Chain};
 
@@ -38,6 +39,10 @@ const TIMEOUT_METHODS: &[&str] = &[
 
 /// How deep policy resolution follows variables and helper functions.
 const MAX_RESOLVE_DEPTH: u32 = 8;
+
+/// How many in-place setter statements on one binding are applied to its
+/// policy (the last ones win; real code has a handful).
+const MAX_MUTATIONS_APPLIED: usize = 64;
 
 /// One retry site.
 #[derive(Debug, Clone)]
@@ -75,6 +80,10 @@ pub struct FileModel {
     pub sites: Vec<Site>,
     pub timeouts: Vec<TimeoutSite>,
     pub discarded: Vec<Discarded>,
+    /// POST/PATCH request sites outside test code (method, line), for the
+    /// crate-wide index; read while the tree is at hand so that the index
+    /// never parses a changed file a second time.
+    pub writes: Vec<(String, u32)>,
 }
 
 /// Crates whose names decide between same-named types; a file that names
@@ -98,10 +107,24 @@ pub fn model(file: &syn::File, src: &str) -> FileModel {
             index.imports.crates.insert((*name).to_string());
         }
     }
-    let mut walker =
-        Walker { index: &index, out: FileModel::default(), consumed: HashSet::new(), standalone: Vec::new() };
+    // The constants move into one environment that every function's walk
+    // borrows in turn (cloning them per function cost a fifth of a scan).
+    let consts = std::mem::take(&mut index.consts);
+    let mut walker = Walker {
+        index: &index,
+        env: Some(Env { consts, lets: HashMap::new() }),
+        out: FileModel::default(),
+        consumed: HashSet::new(),
+        standalone: Vec::new(),
+        standalone_keys: HashSet::new(),
+        facts_of_fn: HashMap::new(),
+    };
     walker.items(&file.items, &mut Vec::new());
-    walker.finish()
+    let mut model = walker.finish();
+    if super::crate_index::may_write(src) {
+        model.writes = super::crate_index::write_sites_of(file);
+    }
+    model
 }
 
 /// File-wide facts gathered before the walk: constants, helper functions,
@@ -229,10 +252,18 @@ struct Candidate {
 
 struct Walker<'i, 'a> {
     index: &'i FileIndex<'a>,
+    /// The file's constants (and, during a function's walk, lent to it).
+    env: Option<Env<'a>>,
     out: FileModel,
     /// Root positions of chains that a retry call consumed.
     consumed: HashSet<(u32, u32)>,
     standalone: Vec<Candidate>,
+    /// Keys of `standalone`, so that adding one stays O(1) in a file with
+    /// tens of thousands of policies.
+    standalone_keys: HashSet<(u32, u32)>,
+    /// [`body_facts`] of the file's helper functions, computed once each:
+    /// every retry that calls a helper would otherwise re-read its body.
+    facts_of_fn: HashMap<String, BodyFacts>,
 }
 
 fn root_key(e: &Expr) -> (u32, u32) {
@@ -263,7 +294,11 @@ impl<'i, 'a> Walker<'i, 'a> {
                             if is_tower_policy && f.sig.ident == "retry" {
                                 self.tower_policy(i, f, path);
                             }
-                            self.function(&f.block, path);
+                            // Inside a tower Policy impl, `RetryConfig::Simple(n - 1)`
+                            // is the next state of the policy, not a second policy.
+                            if !is_tower_policy {
+                                self.function(&f.block, path);
+                            }
                             path.pop();
                         }
                     }
@@ -306,21 +341,33 @@ impl<'i, 'a> Walker<'i, 'a> {
 
     /// A constant initialised with a policy (`static P: .. = ..`).
     fn loose_expr(&mut self, e: &'a Expr, path: &[String]) {
-        let env = Env { consts: self.index.consts.clone(), lets: HashMap::new() };
+        let env = self.lend_env(HashMap::new());
         let mut fw = FnWalker { w: self, env, mutations: HashMap::new(), item: path.join("::") };
         fw.visit_expr(e);
+        let env = fw.env;
+        self.env = Some(env);
+    }
+
+    /// The file environment with one function's `let` bindings in it; given
+    /// back with `self.env = Some(env)` when the walk is done.
+    fn lend_env(&mut self, lets: HashMap<String, Vec<(u32, &'a Expr)>>) -> Env<'a> {
+        let mut env = self.env.take().unwrap_or_default();
+        env.lets = lets;
+        env
     }
 
     fn function(&mut self, block: &'a syn::Block, path: &[String]) {
         let mut lets = LetCollector::default();
         lets.visit_block(block);
-        let env = Env { consts: self.index.consts.clone(), lets: lets.lets };
+        let env = self.lend_env(lets.lets);
         let item = path.join("::");
         let mut fw = FnWalker { w: self, env, mutations: lets.mutations, item };
         fw.visit_block(block);
         for (line, m) in lets.statements {
             fw.discarded_setter(m, line);
         }
+        let env = fw.env;
+        self.env = Some(env);
     }
 
     /// tower: `impl Policy<Req, Res, E> for X { fn retry(..) }`.
@@ -342,6 +389,27 @@ impl<'i, 'a> Walker<'i, 'a> {
         p.retry_after = Fact::new(Some(facts.reads_retry_after), "the Policy impl");
         let (line, end_line) = lines_of(&f.sig);
         self.out.sites.push(Site { item: path.join("::"), line, end_line, policy: p });
+    }
+
+    /// What helper function `name` of this file does, read once.
+    fn fn_facts(&mut self, name: &str) -> Option<&BodyFacts> {
+        if !self.facts_of_fn.contains_key(name) {
+            let block = self.index.fns.get(name)?;
+            self.facts_of_fn.insert(name.to_string(), body_facts(*block));
+        }
+        self.facts_of_fn.get(name)
+    }
+
+    /// Merges what the named helpers do into `facts`, each name once.
+    fn merge_callees(&mut self, facts: &mut BodyFacts, names: Vec<String>) {
+        let mut seen = HashSet::new();
+        for name in names {
+            if seen.insert(name.clone()) {
+                if let Some(f) = self.fn_facts(&name) {
+                    merge_facts(facts, f);
+                }
+            }
+        }
     }
 
     fn finish(mut self) -> FileModel {
@@ -392,8 +460,12 @@ impl<'a> Visit<'a> for LetCollector<'a> {
     fn visit_stmt(&mut self, s: &'a Stmt) {
         if let Stmt::Expr(Expr::MethodCall(m), Some(_)) = s {
             self.statements.push((line_of(m), m));
-            if let Some(var) = ident_of(&m.receiver) {
-                self.mutations.entry(var).or_default().push((line_of(m), m));
+            // Only in-place setters change a binding's policy; nothing else
+            // is looked up here.
+            if libs::exponential_backoff::MUTATING_SETTERS.iter().any(|s| m.method == s) {
+                if let Some(var) = ident_of(&m.receiver) {
+                    self.mutations.entry(var).or_default().push((line_of(m), m));
+                }
             }
         }
         syn::visit::visit_stmt(self, s);
@@ -426,6 +498,16 @@ struct Resolved {
 }
 
 impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
+    /// The in-place setters called on `name` (up to `line` when given), at
+    /// most the last [`MAX_MUTATIONS_APPLIED`]: later setters override
+    /// earlier ones, and the bound keeps a file with thousands of setter
+    /// statements on one binding linear.
+    fn mutations_of(&self, name: &str, line: Option<u32>) -> &[(u32, &'a ExprMethodCall)] {
+        let all = self.mutations.get(name).map_or(&[][..], Vec::as_slice);
+        let end = line.map_or(all.len(), |line| all.partition_point(|(l, _)| *l <= line));
+        &all[end.saturating_sub(MAX_MUTATIONS_APPLIED)..end]
+    }
+
     /// Resolves an expression to a policy: a constructor chain, a variable
     /// bound to one, or a helper function of this file returning one.
     fn resolve(&self, e: &'a Expr, depth: u32) -> Option<Resolved> {
@@ -460,15 +542,8 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 let init = self.env.lookup(&name, line)?;
                 let mut r = self.resolve(init, depth + 1)?;
                 // `let mut b = Backoff::new(..); b.set_jitter(0.0);`
-                if let Some(muts) = self.mutations.get(&name) {
-                    for (l, m) in muts {
-                        if *l <= line {
-                            let s = setter(m);
-                            if libs::exponential_backoff::MUTATING_SETTERS.contains(&s.name.as_str()) {
-                                libs::apply(&mut r.policy, &s, &self.env);
-                            }
-                        }
-                    }
+                for (_, m) in self.mutations_of(&name, Some(line)) {
+                    libs::apply(&mut r.policy, &setter(m), &self.env);
                 }
                 Some((r, 0))
             }
@@ -495,7 +570,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     /// Facts about a retried operation: a closure's body, or a function of
     /// this file named by path or `self.name`; callees are followed once.
-    fn op_facts(&self, op: &'a Expr) -> BodyFacts {
+    fn op_facts(&mut self, op: &'a Expr) -> BodyFacts {
         let mut facts = body_facts(op);
         let named = match op {
             Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -505,13 +580,9 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             },
             _ => None,
         };
-        let mut callees: Vec<String> = facts.callees.clone();
+        let mut callees: Vec<String> = std::mem::take(&mut facts.callees);
         callees.extend(named);
-        for name in callees {
-            if let Some(block) = self.w.index.fns.get(&name) {
-                merge_facts(&mut facts, &body_facts(*block));
-            }
-        }
+        self.w.merge_callees(&mut facts, callees);
         facts
     }
 
@@ -556,7 +627,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         if as_root(chain.root).is_some() {
             if let Some(r) = self.resolve(whole, 0) {
                 let key = root_key(chain.root);
-                if !self.w.standalone.iter().any(|c| c.key == key) {
+                if self.w.standalone_keys.insert(key) {
                     let (line, end_line) = lines_of(whole);
                     let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
                     self.w.standalone.push(Candidate { key, site });
@@ -605,7 +676,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         },
                     );
                 }
-                "when" => r.policy.method_gated |= body_facts(a).method_gated,
+                "when" => {
+                    r.policy.method_gated |= body_facts(a).method_gated;
+                    let t = loops::tests_of_expr(a);
+                    r.policy.refusal_only = t.refusal && !t.after_apply;
+                }
                 _ => {}
             }
         }
@@ -635,6 +710,8 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 if let Some(mut r) = self.resolve(args[0], 0) {
                     if let Some(cond) = args.get(2) {
                         r.policy.method_gated |= body_facts(*cond).method_gated;
+                        let t = loops::tests_of_expr(cond);
+                        r.policy.refusal_only = t.refusal && !t.after_apply;
                     }
                     self.consume_and_push(r, Some(args[1]), whole);
                 }
@@ -682,18 +759,45 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         self.push_site(r.policy, op, whole);
     }
 
-    /// Hand-rolled retry loops.
+    /// Hand-rolled retry loops. A retry re-issues the same request after a
+    /// failure and stops on success; a loop that sends each pass and carries
+    /// on whatever happens (a periodic flush or poll, the supervision or
+    /// reconnect loop of a long-running task) is not one, nor is a `for` over
+    /// a collection (one request per item).
     fn retry_loop(&mut self, whole: &'a Expr) {
         let (body, attempts, label_hint, bound_text) = match whole {
             Expr::ForLoop(f) => {
+                if !matches!(&*f.expr, Expr::Range(_)) {
+                    return;
+                }
                 let hint = pat_ident(&f.pat).unwrap_or_default();
                 let text = format!("`for {} in {}`", code(&f.pat), code(&f.expr));
                 (&f.body, self.range_len(&f.expr), hint, text)
             }
-            Expr::While(w) => {
-                let hint = cond_ident(&w.cond).unwrap_or_default();
-                (&w.body, self.while_bound(&w.cond), hint, format!("`while {}`", code(&w.cond)))
-            }
+            Expr::While(w) => match &*w.cond {
+                // `while let Err(e) = call()`: runs until the call succeeds.
+                Expr::Let(l) if is_variant(&l.pat, "Err") => match self.loop_bound(&w.body) {
+                    Some((bound, cond)) => (
+                        &w.body,
+                        Some(bound),
+                        String::new(),
+                        format!("`while let Err(..)` exits on `{cond}`"),
+                    ),
+                    None => (
+                        &w.body,
+                        Some(Attempts::Unbounded),
+                        String::new(),
+                        "a `while let Err(..)` loop with no attempt limit".into(),
+                    ),
+                },
+                // `while let Some(x) = rx.recv()`: a consumer, not a retry.
+                Expr::Let(_) => return,
+                cond => {
+                    let hint = cond_ident(cond).unwrap_or_default();
+                    let bound = self.while_bound(cond).or_else(|| self.loop_bound(&w.body).map(|(b, _)| b));
+                    (&w.body, bound, hint, format!("`while {}`", code(cond)))
+                }
+            },
             Expr::Loop(l) => match self.loop_bound(&l.body) {
                 Some((bound, cond)) => {
                     (&l.body, Some(bound), String::new(), format!("`loop` exits on `{cond}`"))
@@ -707,15 +811,24 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             },
             _ => return,
         };
-        let facts = body_facts(body);
-        let exits = has_exit(body);
+        // The whole loop: `while let Err(e) = client.post(..).send()` sends
+        // in its condition.
+        let facts = body_facts(whole);
+        if !facts.sends_request || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
+            return;
+        }
         let named_like_retry = {
             let h = label_hint.to_ascii_lowercase();
             h.contains("attempt") || h.contains("retr") || h.contains("tries") || h.contains("try")
         };
-        let is_retry = facts.sends_request
-            && (facts.sleeps > 0 || facts.has_continue)
-            && (exits || named_like_retry || matches!(whole, Expr::Loop(_)));
+        let is_retry = match whole {
+            // A bounded `for`/`while` over attempts: the loop ends by itself,
+            // so an exit on success (or a name that says so) makes it a retry.
+            Expr::ForLoop(_) => has_exit(body) || named_like_retry,
+            Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) => true,
+            // An open-ended loop must stop when the request succeeds.
+            _ => exits_on_success(body) || (named_like_retry && has_exit(body)),
+        };
         if !is_retry {
             return;
         }
@@ -740,14 +853,12 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         p.methods = facts.methods.clone();
         p.idempotency_key = facts.idempotency_key;
         p.method_gated = facts.method_gated;
+        p.refusal_only = loops::retries_on_refusal_only(body);
         let (line, end_line) = lines_of(whole);
         // Follow helpers the loop calls for the request itself.
         let mut merged = facts;
-        for name in &merged.callees.clone() {
-            if let Some(b) = self.w.index.fns.get(name) {
-                merge_facts(&mut merged, &body_facts(*b));
-            }
-        }
+        let callees = std::mem::take(&mut merged.callees);
+        self.w.merge_callees(&mut merged, callees);
         p.methods.extend(merged.methods);
         p.idempotency_key |= merged.idempotency_key;
         self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy: p });
@@ -773,9 +884,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     /// `loop { .. if attempt >= N { break/return } .. }`.
     fn loop_bound(&self, body: &syn::Block) -> Option<(Attempts, String)> {
-        let mut finder = BoundFinder { env: &self.env, found: None };
-        finder.visit_block(body);
-        finder.found
+        loops::loop_bound(body, &self.env)
     }
 
     /// A by-value setter whose result is dropped: `b.with_jitter();`.
@@ -844,14 +953,11 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
             let chain = chain_of(&init.expr);
             if as_root(chain.root).is_some() {
                 if let Some(mut r) = self.resolve(&init.expr, 0) {
-                    for (_, m) in self.mutations.get(&name).into_iter().flatten() {
-                        let s = setter(m);
-                        if libs::exponential_backoff::MUTATING_SETTERS.contains(&s.name.as_str()) {
-                            libs::apply(&mut r.policy, &s, &self.env);
-                        }
+                    for (_, m) in self.mutations_of(&name, None) {
+                        libs::apply(&mut r.policy, &setter(m), &self.env);
                     }
                     let key = root_key(chain.root);
-                    if !self.w.standalone.iter().any(|c| c.key == key) {
+                    if self.w.standalone_keys.insert(key) {
                         let (line, end_line) = lines_of(l);
                         let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
                         self.w.standalone.push(Candidate { key, site });
@@ -894,6 +1000,7 @@ const INTERESTING_CALLS: &[&str] = &[
     "scoped",
     "never",
     "Simple",
+    "retry_fn",
 ];
 
 fn interesting_call_name(ident: &proc_macro2::Ident) -> bool {
@@ -966,53 +1073,6 @@ fn cond_ident(e: &Expr) -> Option<String> {
         Expr::Binary(b) => ident_of(&b.left),
         _ => None,
     }
-}
-
-fn has_exit(body: &syn::Block) -> bool {
-    struct Exit(bool);
-    impl<'ast> Visit<'ast> for Exit {
-        fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-            self.0 = true;
-        }
-        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-            self.0 = true;
-        }
-        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-            self.0 = true;
-            syn::visit::visit_expr_try(self, t);
-        }
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &'ast Item) {}
-    }
-    let mut v = Exit(false);
-    v.visit_block(body);
-    v.0
-}
-
-struct BoundFinder<'e, 'a> {
-    env: &'e Env<'a>,
-    found: Option<(Attempts, String)>,
-}
-
-impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
-    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        if self.found.is_none() {
-            if let Expr::Binary(b) = &*i.cond {
-                if let Some(n) = self.env.number(&b.right) {
-                    let exits = has_exit(&i.then_branch);
-                    let bound = match b.op {
-                        syn::BinOp::Ge(_) | syn::BinOp::Eq(_) if exits => Some(Attempts::from_total(Some(n))),
-                        syn::BinOp::Gt(_) if exits => Some(Attempts::from_total(Some(n + 1.0))),
-                        _ => None,
-                    };
-                    self.found = bound.map(|a| (a, code(&*i.cond)));
-                }
-            }
-        }
-        syn::visit::visit_expr_if(self, i);
-    }
-    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    fn visit_item(&mut self, _: &'ast Item) {}
 }
 
 /// Durations passed to `sleep(..)` inside a loop body.

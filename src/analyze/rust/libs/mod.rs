@@ -18,6 +18,7 @@ pub mod reqwest_retry;
 pub mod retry;
 pub mod tokio_retry;
 pub mod tower;
+pub mod tryhard;
 
 use std::collections::BTreeSet;
 
@@ -73,6 +74,7 @@ pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
         .or_else(|| again::construct(root, env))
         .or_else(|| exponential_backoff::construct(root, env, imports))
         .or_else(|| octocrab::construct(root, env))
+        .or_else(|| tryhard::construct(root, env))
 }
 
 /// Applies one setter to a policy; `false` when the library has no such setter
@@ -89,6 +91,7 @@ pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
         Lib::Aws => aws::apply(p, s, env),
         Lib::Again => again::apply(p, s, env),
         Lib::ExponentialBackoff => exponential_backoff::apply(p, s, env),
+        Lib::Tryhard => tryhard::apply(p, s, env),
         Lib::Octocrab | Lib::HandRolled => false,
     }
 }
@@ -104,6 +107,7 @@ pub fn by_value_setters(lib: Lib) -> &'static [&'static str] {
         Lib::Reqwest => reqwest::BY_VALUE_SETTERS,
         Lib::Aws => aws::BY_VALUE_SETTERS,
         Lib::Again => again::BY_VALUE_SETTERS,
+        Lib::Tryhard => tryhard::BY_VALUE_SETTERS,
         _ => &[],
     }
 }

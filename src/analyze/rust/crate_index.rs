@@ -1,0 +1,274 @@
+//! The crate-wide index of write requests, for client-wide retry policies.
+//!
+//! A retry installed on a client (reqwest-middleware's
+//! `RetryTransientMiddleware`, a tower `RetryLayer` or `impl Policy`,
+//! octocrab's retry config) covers every request sent through that client,
+//! and real crates build the client in one file and send from many others,
+//! often through a wrapper (`fn post(&self, ..)`). So when a changed file
+//! holds such a policy, the analyzer looks for POST and PATCH requests in the
+//! whole crate at the head: the changed files, and the unchanged files of the
+//! same crate read from the head tree.
+//!
+//! The index is built only when a client-wide policy that is not limited to
+//! idempotent methods is in the change, and only once per crate. Files are
+//! prefiltered by text (most have no `post(`/`patch(`/`Method::POST`) before
+//! they are parsed. Test code (`tests/`, `benches/`, `examples/`,
+//! `#[cfg(test)]`, `#[test]`) sends no production traffic and is not indexed.
+//! Both the base and the head policy see the same index, so an unchanged
+//! policy reports nothing; a new policy, or one that loses its method gate,
+//! does.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+use syn::visit::Visit;
+
+use super::syntax::line_of;
+use crate::changeset::git::{Blob, Git};
+
+/// Text every indexed request site contains.
+const WRITE_TOKENS: &[&str] = &["post(", "patch(", "Method::POST", "Method::PATCH", "\"POST\"", "\"PATCH\""];
+
+/// The most bytes of unchanged files read from the head tree per scan, and
+/// the largest file read: past these the index is partial and says so.
+pub const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_INDEX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+fn write_tokens() -> &'static AhoCorasick {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasick::new(WRITE_TOKENS)
+            .unwrap_or_else(|e| panic!("write token patterns are constant and valid: {e}"))
+    })
+}
+
+/// Where the head tree is, when the change came from git.
+#[derive(Debug, Clone)]
+pub struct HeadTree {
+    pub git: Git,
+    pub rev: String,
+}
+
+/// The write requests of one crate: method -> first `path:line` seen.
+#[derive(Debug, Default, Clone)]
+pub struct CrateWrites {
+    pub sites: BTreeMap<String, String>,
+    /// Set when some files could not be read (too large, over budget).
+    pub partial: bool,
+}
+
+/// Whether a path is test, bench or example code, which is not indexed.
+fn is_test_path(path: &str) -> bool {
+    let p = format!("/{path}");
+    ["/tests/", "/benches/", "/examples/", "/test/", "/fuzz/"].iter().any(|d| p.contains(d))
+}
+
+/// The crate a file belongs to: the deepest folder above it holding a
+/// `Cargo.toml` (the repository root when none does).
+pub fn crate_root<'m>(path: &str, manifests: &'m [String]) -> &'m str {
+    manifests
+        .iter()
+        .filter(|dir| dir.is_empty() || path.starts_with(&format!("{dir}/")))
+        .max_by_key(|dir| dir.len())
+        .map_or("", String::as_str)
+}
+
+/// Every `.rs` file and every crate folder of the head tree.
+pub struct TreeListing {
+    /// (path, blob id, size)
+    pub rust_files: Vec<(String, String, u64)>,
+    /// Folders holding a `Cargo.toml` (`""` for the root).
+    pub manifests: Vec<String>,
+}
+
+pub fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
+    let out = tree.git.run_bytes(&["ls-tree", "-r", "-l", "-z", "--full-tree", &tree.rev]).ok()?;
+    let mut rust_files = Vec::new();
+    let mut manifests = Vec::new();
+    for entry in out.split(|b| *b == 0) {
+        let Ok(entry) = std::str::from_utf8(entry) else { continue };
+        // `<mode> blob <id> <size>\t<path>`
+        let Some((meta, path)) = entry.split_once('\t') else { continue };
+        let mut parts = meta.split_whitespace();
+        let (Some(_mode), Some(kind), Some(id), Some(size)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if kind != "blob" {
+            continue;
+        }
+        if path == "Cargo.toml" || path.ends_with("/Cargo.toml") {
+            manifests.push(path.strip_suffix("Cargo.toml").unwrap_or("").trim_end_matches('/').to_string());
+        } else if path.ends_with(".rs") && !is_test_path(path) {
+            rust_files.push((path.to_string(), id.to_string(), size.parse().unwrap_or(u64::MAX)));
+        }
+    }
+    Some(TreeListing { rust_files, manifests })
+}
+
+/// (crate root, path, write sites) of one file.
+type FileWrites = (String, String, Vec<(String, u32)>);
+
+/// What the index knows of a changed file.
+pub enum Changed<'a> {
+    /// The head was parsed; these are its write sites.
+    Sites(&'a [(String, u32)]),
+    /// The head was not parsed (no retry words); its text.
+    Text(&'a str),
+    Deleted,
+}
+
+/// Indexes the crates in `roots`: `changed` holds, for every changed file,
+/// the write sites its head model already found (`None`: deleted), so that
+/// only unchanged files are read from the tree and parsed.
+pub fn index_crates(
+    roots: &[String],
+    tree: Option<(&HeadTree, &TreeListing)>,
+    changed: &HashMap<&str, Changed<'_>>,
+) -> HashMap<String, CrateWrites> {
+    let mut out: HashMap<String, CrateWrites> = HashMap::new();
+    let manifests: &[String] = tree.map_or(&[], |(_, l)| l.manifests.as_slice());
+    let in_roots = |path: &str| -> Option<String> {
+        let root = crate_root(path, manifests);
+        roots.iter().any(|r| r == root).then(|| root.to_string())
+    };
+    // Changed files: their models hold the sites already.
+    let mut found: Vec<FileWrites> = Vec::new();
+    let mut texts: Vec<(String, String, Cow<'_, str>)> = Vec::new();
+    for (path, c) in changed {
+        let Some(root) = in_roots(path) else { continue };
+        if is_test_path(path) {
+            continue;
+        }
+        match c {
+            Changed::Sites(w) if !w.is_empty() => found.push((root, path.to_string(), w.to_vec())),
+            Changed::Text(t) if may_write(t) => texts.push((root, path.to_string(), Cow::Borrowed(*t))),
+            _ => {}
+        }
+    }
+    // Unchanged files of the same crates, from the head tree.
+    if let Some((tree, listing)) = tree {
+        let mut wanted = Vec::new();
+        let mut budget = MAX_INDEX_BYTES;
+        for (path, id, size) in &listing.rust_files {
+            if changed.contains_key(path.as_str()) {
+                continue;
+            }
+            let Some(root) = in_roots(path) else { continue };
+            if *size > MAX_INDEX_FILE_BYTES || *size > budget {
+                out.entry(root).or_default().partial = true;
+                continue;
+            }
+            budget -= size;
+            wanted.push((root, path.clone(), id.clone()));
+        }
+        let ids: Vec<String> = wanted.iter().map(|(_, _, id)| id.clone()).collect();
+        match tree.git.read_blobs(&ids, MAX_INDEX_FILE_BYTES) {
+            Ok(blobs) => {
+                for ((root, path, _), blob) in wanted.into_iter().zip(blobs) {
+                    match blob {
+                        Blob::Bytes(b) => {
+                            if write_tokens().is_match(&b) {
+                                if let Ok(text) = String::from_utf8(b) {
+                                    texts.push((root, path, Cow::Owned(text)));
+                                }
+                            }
+                        }
+                        _ => out.entry(root).or_default().partial = true,
+                    }
+                }
+            }
+            Err(_) => {
+                for (root, _, _) in wanted {
+                    out.entry(root).or_default().partial = true;
+                }
+            }
+        }
+    }
+    for r in roots {
+        out.entry(r.clone()).or_default();
+    }
+    // Parse the prefiltered unchanged files in parallel; then take paths in
+    // sorted order so that the example site is the same from run to run.
+    found.par_extend(
+        texts.par_iter().map(|(root, path, text)| (root.clone(), path.clone(), write_sites(text))),
+    );
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    for (root, path, sites) in found {
+        let entry = out.entry(root).or_default();
+        for (method, line) in sites {
+            entry.sites.entry(method).or_insert_with(|| format!("{path}:{line}"));
+        }
+    }
+    out
+}
+
+/// Whether a text may hold a write request (the prefilter).
+pub fn may_write(text: &str) -> bool {
+    write_tokens().is_match(text)
+}
+
+/// POST/PATCH request sites of one file, outside test code, in line order.
+fn write_sites(text: &str) -> Vec<(String, u32)> {
+    let Ok(file) = super::parse::parse_file(text) else { return Vec::new() };
+    let sites = write_sites_of(&file);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    sites
+}
+
+/// POST/PATCH request sites of a parsed file, outside test code, in line order.
+pub fn write_sites_of(file: &syn::File) -> Vec<(String, u32)> {
+    let mut v = WriteSites(Vec::new());
+    v.visit_file(file);
+    v.0.sort_by_key(|(_, l)| *l);
+    v.0
+}
+
+struct WriteSites(Vec<(String, u32)>);
+
+fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let p = a.path();
+        if p.segments.last().is_some_and(|s| s.ident == "test") {
+            return true;
+        }
+        // `#[cfg(test)]`
+        p.is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
+}
+
+impl<'ast> Visit<'ast> for WriteSites {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test_attr(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test_attr(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if (m.method == "post" || m.method == "patch") && !m.args.is_empty() {
+            self.0.push((m.method.to_string().to_ascii_uppercase(), line_of(&m.method)));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let n = p.segments.len();
+        if n >= 2 && p.segments[n - 2].ident == "Method" {
+            let v = &p.segments[n - 1].ident;
+            if v == "POST" || v == "PATCH" {
+                self.0.push((v.to_string(), line_of(v)));
+            }
+        }
+        syn::visit::visit_path(self, p);
+    }
+}

@@ -1,0 +1,50 @@
+//! tryhard 0.5: `tryhard::retry_fn(op).retries(n)` then a backoff
+//! (`fixed_backoff`, `linear_backoff`, `exponential_backoff`,
+//! `custom_backoff`) and `.max_delay(d)`; or the same settings on a
+//! `RetryFutureConfig::new(n)` handed over with `.with_config(..)`.
+//! Its built-in backoffs do not jitter; a custom backoff function may.
+//! It does not read Retry-After.
+
+use super::{Root, Setter};
+use crate::analyze::rust::eval::Env;
+use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+pub const BY_VALUE_SETTERS: &[&str] =
+    &["retries", "fixed_backoff", "linear_backoff", "exponential_backoff", "custom_backoff", "max_delay"];
+
+pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
+    let Root::Call { ty, func, args } = root else { return None };
+    let attempts = match (ty.as_str(), func.as_str()) {
+        ("tryhard" | "", "retry_fn") => Fact::new(Attempts::Unknown, "tryhard::retry_fn before .retries(..)"),
+        ("RetryFutureConfig", "new") => Fact::new(
+            Attempts::from_retries(args.first().and_then(|a| env.number(a))),
+            "RetryFutureConfig::new(..)",
+        ),
+        _ => return None,
+    };
+    Some(Policy::new(
+        Lib::Tryhard,
+        attempts,
+        Fact::new(Some(false), "tryhard's built-in backoffs do not jitter"),
+    ))
+}
+
+pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+    match s.name.as_str() {
+        "retries" => {
+            p.attempts =
+                Fact::new(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".retries(..)")
+        }
+        "fixed_backoff" | "linear_backoff" | "exponential_backoff" => {
+            p.min_delay_ms = s.arg(0).and_then(|a| env.millis(a));
+            p.jitter = Fact::new(Some(false), format!(".{}(..) does not jitter", s.name));
+        }
+        "custom_backoff" => {
+            p.jitter = Fact::new(None, ".custom_backoff(..) decides");
+        }
+        "max_delay" => p.max_delay_ms = s.arg(0).and_then(|a| env.millis(a)),
+        "with_config" | "on_retry" => {}
+        _ => return false,
+    }
+    true
+}

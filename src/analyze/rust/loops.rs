@@ -1,0 +1,614 @@
+//! What makes a hand-written loop a retry, and what bounds it.
+//!
+//! A retry re-issues the same request after a failure and stops when it
+//! succeeds. Loops that merely contain a request are common in real crates
+//! and are not retries: a periodic flush or poll (`interval.tick()`), or the
+//! supervision loop of a long-running task that reconnects forever by design.
+//! What tells them apart is the exit: a retry leaves the loop on success
+//! (`Ok(v) => return Ok(v)`, `break resp`, `if resp.status().is_success() {
+//! break }`); the others carry on whatever the request returned.
+//!
+//! The bound of a retry is read from the shapes real code uses:
+//! `if attempt >= MAX { return .. }`, a match guard `Err(e) if attempt < MAX => ..`, a
+//! counter kept in a struct field (`self.attempts > self.max`), or an
+//! elapsed-time limit (`start.elapsed() > limit`). A bound whose value cannot
+//! be computed is still a bound: it is reported as unknown, never as none.
+
+use syn::visit::Visit;
+use syn::{Expr, Item, Pat};
+
+use super::eval::Env;
+use super::policy::Attempts;
+
+/// Whether `pat` is `Variant(..)` (`Ok(v)`, `Err(_)`, `Some(x)`), possibly
+/// qualified (`Result::Ok(v)`).
+pub fn is_variant(pat: &Pat, variant: &str) -> bool {
+    match pat {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == variant),
+        Pat::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == variant),
+        Pat::Or(o) => o.cases.iter().all(|c| is_variant(c, variant)),
+        Pat::Paren(p) => is_variant(&p.pat, variant),
+        Pat::Reference(r) => is_variant(&r.pat, variant),
+        _ => false,
+    }
+}
+
+fn call_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        },
+        Expr::MethodCall(m) if m.method == "into" => call_name(&m.receiver),
+        Expr::Paren(p) => call_name(&p.expr),
+        _ => None,
+    }
+}
+
+/// `Ok(())` / `()`: what a loop that merely stops returns.
+fn is_unit_result(e: &Expr) -> bool {
+    match e {
+        Expr::Tuple(t) => t.elems.is_empty(),
+        Expr::Call(c) => {
+            call_name(e).as_deref() == Some("Ok")
+                && c.args.len() == 1
+                && c.args.first().is_some_and(is_unit_result)
+        }
+        _ => false,
+    }
+}
+
+/// Method names whose truth means the request succeeded.
+const SUCCESS_TESTS: &[&str] = &["is_success", "is_ok", "is_some"];
+/// Method names whose truth means it failed (the `else` branch succeeded).
+const FAILURE_TESTS: &[&str] = &["is_err", "is_none", "is_client_error", "is_server_error"];
+
+/// Whether a condition tests for success (`Some(true)`), failure
+/// (`Some(false)`), or neither.
+fn tests_success(cond: &Expr) -> Option<bool> {
+    match cond {
+        Expr::Let(l) if is_variant(&l.pat, "Ok") || is_variant(&l.pat, "Some") => Some(true),
+        Expr::Let(l) if is_variant(&l.pat, "Err") => Some(false),
+        Expr::MethodCall(m) => {
+            if SUCCESS_TESTS.iter().any(|t| m.method == t) {
+                Some(true)
+            } else if FAILURE_TESTS.iter().any(|t| m.method == t) {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => tests_success(&u.expr).map(|b| !b),
+        Expr::Paren(p) => tests_success(&p.expr),
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+            tests_success(&b.left).or(tests_success(&b.right))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the loop body leaves the loop when the request succeeds.
+pub fn exits_on_success(body: &syn::Block) -> bool {
+    let mut v = SuccessExit { in_success: 0, found: false };
+    v.visit_block(body);
+    v.found
+}
+
+struct SuccessExit {
+    /// Depth of success contexts (`Ok(..) =>` arms, `if let Ok(..)`) around
+    /// the node being visited.
+    in_success: u32,
+    found: bool,
+}
+
+impl SuccessExit {
+    fn exit(&mut self, value: Option<&Expr>) {
+        let success_value = value.is_some_and(|v| {
+            !matches!(call_name(v).as_deref(), Some("Err" | "None"))
+                && !is_unit_result(v)
+                && !is_error_path(v)
+        });
+        if self.in_success > 0 || success_value {
+            self.found = true;
+        }
+    }
+
+    fn in_context<F: FnOnce(&mut Self)>(&mut self, success: bool, f: F) {
+        if success {
+            self.in_success += 1;
+            f(self);
+            self.in_success -= 1;
+        } else {
+            f(self);
+        }
+    }
+}
+
+/// `e` / `err` / `error`: a value named as an error.
+fn is_error_path(e: &Expr) -> bool {
+    match e {
+        Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+            let s = i.to_string();
+            s == "e" || s.starts_with("err") || s.ends_with("_err") || s.ends_with("error")
+        }),
+        Expr::MethodCall(m) if m.method == "into" => is_error_path(&m.receiver),
+        _ => false,
+    }
+}
+
+impl<'ast> Visit<'ast> for SuccessExit {
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        // A labelled `break 'outer` leaves an enclosing loop too.
+        self.exit(b.expr.as_deref());
+        syn::visit::visit_expr_break(self, b);
+    }
+
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        self.exit(r.expr.as_deref());
+        syn::visit::visit_expr_return(self, r);
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let success = is_variant(&a.pat, "Ok") || is_variant(&a.pat, "Some");
+        self.in_context(success, |v| syn::visit::visit_arm(v, a));
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        self.visit_expr(&i.cond);
+        let t = tests_success(&i.cond);
+        self.in_context(t == Some(true), |v| v.visit_block(&i.then_branch));
+        if let Some((_, e)) = &i.else_branch {
+            self.in_context(t == Some(false), |v| v.visit_expr(e));
+        }
+    }
+
+    fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {
+        // An inner loop's exits leave the inner loop.
+    }
+    fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+    fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+/// Whether the body waits on a timer tick (`interval.tick().await`): a
+/// periodic loop, which sends new data each pass.
+pub fn is_periodic(body: &syn::Block) -> bool {
+    struct Tick(bool);
+    impl<'ast> Visit<'ast> for Tick {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.method == "tick" && m.args.is_empty() {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // `tokio::select! { _ = interval.tick() => .. }`
+            let mut prev_tick = false;
+            for tt in m.tokens.clone() {
+                match &tt {
+                    proc_macro2::TokenTree::Ident(i) => prev_tick = i == "tick",
+                    proc_macro2::TokenTree::Group(g) if prev_tick && g.stream().is_empty() => self.0 = true,
+                    _ => prev_tick = false,
+                }
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Tick(false);
+    v.visit_block(body);
+    v.0
+}
+
+/// Identifiers that name an attempt counter or a time budget.
+fn names_a_counter(e: &Expr) -> bool {
+    let text = match e {
+        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(n) => Some(n.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::MethodCall(m) => Some(m.method.to_string()),
+        Expr::Paren(p) => return names_a_counter(&p.expr),
+        Expr::Cast(c) => return names_a_counter(&c.expr),
+        Expr::Unary(u) => return names_a_counter(&u.expr),
+        _ => None,
+    };
+    text.is_some_and(|t| {
+        let t = t.to_ascii_lowercase();
+        ["attempt", "retr", "tries", "try", "count", "elapsed", "deadline", "budget", "remaining", "left"]
+            .iter()
+            .any(|w| t.contains(w))
+            || t == "n"
+            || t == "i"
+    })
+}
+
+/// Whether a comparison reads elapsed time (`start.elapsed() > limit`,
+/// `Instant::now() >= deadline`).
+fn is_time_test(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) => m.method == "elapsed" || is_time_test(&m.receiver),
+        Expr::Call(c) => {
+            matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "now"))
+        }
+        Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+            let s = i.to_string().to_ascii_lowercase();
+            s.contains("deadline") || s.contains("elapsed")
+        }),
+        Expr::Paren(p) => is_time_test(&p.expr),
+        _ => false,
+    }
+}
+
+/// The attempt bound of a loop body, with the condition's text.
+pub fn loop_bound(body: &syn::Block, env: &Env) -> Option<(Attempts, String)> {
+    let mut finder = BoundFinder { env, found: None };
+    finder.visit_block(body);
+    finder.found
+}
+
+struct BoundFinder<'e, 'a> {
+    env: &'e Env<'a>,
+    found: Option<(Attempts, String)>,
+}
+
+impl BoundFinder<'_, '_> {
+    /// A comparison that stops the loop when true (`attempt >= MAX` before
+    /// a `return`), or keeps retrying while true (`attempt < MAX` in a guard).
+    fn comparison(&self, cond: &Expr, stops_when_true: bool) -> Option<Attempts> {
+        let Expr::Binary(b) = cond else { return None };
+        if let syn::BinOp::And(_) | syn::BinOp::Or(_) = b.op {
+            return self
+                .comparison(&b.left, stops_when_true)
+                .or_else(|| self.comparison(&b.right, stops_when_true));
+        }
+        // Normalise `MAX <= attempt` to `attempt >= MAX`.
+        let (counter, limit, op) =
+            if self.env.number(&b.left).is_some() && self.env.number(&b.right).is_none() {
+                (&*b.right, &*b.left, flip(b.op))
+            } else {
+                (&*b.left, &*b.right, b.op)
+            };
+        if is_time_test(counter) || is_time_test(limit) {
+            let stop = matches!(op, syn::BinOp::Gt(_) | syn::BinOp::Ge(_));
+            let keep = matches!(op, syn::BinOp::Lt(_) | syn::BinOp::Le(_));
+            if (stops_when_true && stop) || (!stops_when_true && keep) {
+                return Some(match self.env.millis(limit) {
+                    Some(ms) => Attempts::TimeBounded(ms),
+                    None => Attempts::Unknown,
+                });
+            }
+            return None;
+        }
+        let n = self.env.number(limit);
+        if n.is_none() && !names_a_counter(counter) && !names_a_counter(limit) {
+            return None;
+        }
+        let bound = match (op, stops_when_true) {
+            (syn::BinOp::Ge(_) | syn::BinOp::Eq(_), true) => n.map(|n| Attempts::from_total(Some(n))),
+            (syn::BinOp::Gt(_), true) => n.map(|n| Attempts::from_total(Some(n + 1.0))),
+            (syn::BinOp::Lt(_), false) => n.map(|n| Attempts::from_retries(Some(n))),
+            (syn::BinOp::Le(_), false) => n.map(|n| Attempts::from_retries(Some(n + 1.0))),
+            (syn::BinOp::Ne(_), false) => n.map(|n| Attempts::from_total(Some(n))),
+            _ => return None,
+        };
+        // A bound that cannot be computed (`self.max_attempts`) is a bound.
+        Some(bound.unwrap_or(Attempts::Unknown))
+    }
+}
+
+fn flip(op: syn::BinOp) -> syn::BinOp {
+    use syn::BinOp::*;
+    match op {
+        Lt(t) => Gt(syn::Token![>](t.span)),
+        Le(t) => Ge(syn::Token![>=](t.spans)),
+        Gt(t) => Lt(syn::Token![<](t.span)),
+        Ge(t) => Le(syn::Token![<=](t.spans)),
+        other => other,
+    }
+}
+
+/// Whether a block leaves the loop or the function (`break`, `return`, `?`,
+/// a panic).
+pub fn has_exit(body: &syn::Block) -> bool {
+    let mut v = Exit(false);
+    v.visit_block(body);
+    v.0
+}
+
+/// Whether a block `continue`s the loop it is in.
+fn has_continue(b: &syn::Block) -> bool {
+    struct Continue(bool);
+    impl<'ast> Visit<'ast> for Continue {
+        fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
+            self.0 = true;
+        }
+        fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
+        fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Continue(false);
+    v.visit_block(b);
+    v.0
+}
+
+fn expr_exits(e: &Expr) -> bool {
+    let mut v = Exit(false);
+    v.visit_expr(e);
+    v.0
+}
+
+struct Exit(bool);
+
+impl<'ast> Visit<'ast> for Exit {
+    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
+        self.0 = true;
+    }
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.0 = true;
+    }
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        self.0 = true;
+        syn::visit::visit_expr_try(self, t);
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if m.path.segments.last().is_some_and(|s| s.ident == "panic" || s.ident == "bail") {
+            self.0 = true;
+        }
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+fn code<T: quote::ToTokens>(node: &T) -> String {
+    let text = node.to_token_stream().to_string();
+    match text.char_indices().nth(57) {
+        Some((i, _)) if text.len() > 60 => format!("{}..", &text[..i]),
+        _ => text,
+    }
+}
+
+impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        if self.found.is_none() {
+            let then_exits = has_exit(&i.then_branch);
+            let else_exits = i.else_branch.as_ref().is_some_and(|(_, e)| expr_exits(e));
+            let bound = if then_exits {
+                self.comparison(&i.cond, true)
+            } else if else_exits || has_continue(&i.then_branch) {
+                // `if attempt < MAX { sleep; continue } else { return Err(e) }`,
+                // or `if retries < MAX { retries += 1; continue; }` then a
+                // fall-through that returns.
+                self.comparison(&i.cond, false)
+            } else {
+                None
+            };
+            self.found = bound.map(|a| (a, code(&*i.cond)));
+        }
+        syn::visit::visit_expr_if(self, i);
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        // `Err(e) if attempt < MAX => { attempt += 1; sleep(..) }`
+        if self.found.is_none() {
+            if let Some((_, guard)) = &a.guard {
+                let bound = if expr_exits(&a.body) {
+                    self.comparison(guard, true)
+                } else {
+                    self.comparison(guard, false)
+                };
+                self.found = bound.map(|b| (b, code(&**guard)));
+            }
+        }
+        syn::visit::visit_arm(self, a);
+    }
+
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+/// Statuses and tests meaning the server refused the request before acting
+/// on it (429, 401, 407): a retry after them cannot repeat a write.
+const REFUSAL_WORDS: &[&str] =
+    &["TOO_MANY_REQUESTS", "UNAUTHORIZED", "PROXY_AUTHENTICATION_REQUIRED", "is_rate_limited"];
+const REFUSAL_CODES: &[u64] = &[429, 401, 407];
+/// Statuses and tests that come after the request may have been applied:
+/// 5xx, timeouts, broken connections.
+const AFTER_APPLY_WORDS: &[&str] = &[
+    "is_server_error",
+    "INTERNAL_SERVER_ERROR",
+    "BAD_GATEWAY",
+    "SERVICE_UNAVAILABLE",
+    "GATEWAY_TIMEOUT",
+    "is_timeout",
+    "is_connect",
+    "is_request",
+    "is_body",
+    "TimedOut",
+    "ConnectionReset",
+    "ConnectionAborted",
+    "BrokenPipe",
+    "UnexpectedEof",
+];
+
+/// What a condition tests: a refusal status, an after-apply failure, both
+/// or neither.
+#[derive(Default, Clone, Copy)]
+pub struct Tests {
+    pub refusal: bool,
+    pub after_apply: bool,
+}
+
+struct TestWords(Tests);
+
+impl<'ast> Visit<'ast> for TestWords {
+    fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+        let s = i.to_string();
+        if REFUSAL_WORDS.contains(&s.as_str()) {
+            self.0.refusal = true;
+        }
+        if AFTER_APPLY_WORDS.contains(&s.as_str()) {
+            self.0.after_apply = true;
+        }
+    }
+    fn visit_lit_int(&mut self, l: &'ast syn::LitInt) {
+        if let Ok(v) = l.base10_parse::<u64>() {
+            if REFUSAL_CODES.contains(&v) {
+                self.0.refusal = true;
+            } else if (500..600).contains(&v) {
+                self.0.after_apply = true;
+            }
+        }
+    }
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+/// What an expression (a `.when(..)` predicate, a condition) tests.
+pub fn tests_of_expr(e: &Expr) -> Tests {
+    let mut v = TestWords(Tests::default());
+    v.visit_expr(e);
+    v.0
+}
+
+fn tests_of_pat(p: &Pat) -> Tests {
+    let mut v = TestWords(Tests::default());
+    v.visit_pat(p);
+    v.0
+}
+
+/// Whether every way a loop body goes round again (a sleep or a `continue`)
+/// sits under a test for a refusal status (429, 401) and none for a 5xx or
+/// a timeout: such a loop never re-sends a write the server may have applied.
+pub fn retries_on_refusal_only(body: &syn::Block) -> bool {
+    let mut v = RetryPaths { refusal_depth: 0, refusal_paths: 0, other_paths: 0, after_apply: false };
+    v.visit_block(body);
+    v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply
+}
+
+struct RetryPaths {
+    refusal_depth: u32,
+    refusal_paths: u32,
+    other_paths: u32,
+    after_apply: bool,
+}
+
+impl RetryPaths {
+    fn path(&mut self) {
+        if self.refusal_depth > 0 {
+            self.refusal_paths += 1;
+        } else {
+            self.other_paths += 1;
+        }
+    }
+
+    fn under(&mut self, t: Tests, f: impl FnOnce(&mut Self)) {
+        self.after_apply |= t.after_apply;
+        let refusal = t.refusal && !t.after_apply;
+        if refusal {
+            self.refusal_depth += 1;
+        }
+        f(self);
+        if refusal {
+            self.refusal_depth -= 1;
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for RetryPaths {
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let t = tests_of_expr(&i.cond);
+        self.visit_expr(&i.cond);
+        self.under(t, |v| v.visit_block(&i.then_branch));
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_arm(&mut self, a: &'ast syn::Arm) {
+        let mut t = tests_of_pat(&a.pat);
+        if let Some((_, g)) = &a.guard {
+            let g = tests_of_expr(g);
+            t.refusal |= g.refusal;
+            t.after_apply |= g.after_apply;
+        }
+        self.under(t, |v| v.visit_expr(&a.body));
+    }
+
+    fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
+        self.path();
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms") {
+                self.path();
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
+    fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+    fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(src: &str) -> syn::Block {
+        syn::parse_str(src).unwrap()
+    }
+
+    #[test]
+    fn success_exits_are_told_from_failure_exits() {
+        assert!(exits_on_success(&body("{ match send() { Ok(v) => return Ok(v), Err(e) => sleep(d) } }")));
+        assert!(exits_on_success(&body(
+            "{ let r = send()?; if r.status().is_success() { break; } sleep(d); }"
+        )));
+        assert!(exits_on_success(&body("{ if let Ok(r) = send() { break r; } }")));
+        assert!(!exits_on_success(&body("{ if let Err(e) = send() { warn(e); } sleep(d); }")));
+        assert!(!exits_on_success(&body(
+            "{ match send() { Err(e) => return Err(e), Ok(_) => {} } sleep(d); }"
+        )));
+        assert!(!exits_on_success(&body("{ if stop.is_cancelled() { return Ok(()); } send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn timer_ticks_make_a_loop_periodic() {
+        assert!(is_periodic(&body("{ interval.tick().await; send(); }")));
+        assert!(is_periodic(&body("{ tokio::select! { _ = interval.tick() => send(), } }")));
+        assert!(!is_periodic(&body("{ send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn refusal_only_retries_are_told_from_wide_ones() {
+        let refusal = "{ let r = send(); if r.status() == StatusCode::TOO_MANY_REQUESTS { sleep(d); continue; } return r; }";
+        assert!(retries_on_refusal_only(&body(refusal)));
+        let wide = "{ let r = send(); if r.status() == 429 || r.status().is_server_error() { sleep(d); continue; } return r; }";
+        assert!(!retries_on_refusal_only(&body(wide)));
+        let any = "{ match send() { Ok(r) => return Ok(r), Err(_) => sleep(d) } }";
+        assert!(!retries_on_refusal_only(&body(any)));
+    }
+
+    #[test]
+    fn bounds_written_other_ways_are_bounds() {
+        let env = Env::default();
+        let guard = "{ match send() { Ok(v) => return Ok(v), Err(e) if attempt < 3 => sleep(d), Err(e) => return Err(e) } }";
+        assert_eq!(loop_bound(&body(guard), &env).map(|b| b.0), Some(Attempts::Total(4.0)));
+        let field = "{ if self.attempts >= self.max_attempts { return Err(e); } }";
+        assert_eq!(loop_bound(&body(field), &env).map(|b| b.0), Some(Attempts::Unknown));
+        let elapsed = "{ if start.elapsed() > Duration::from_secs(30) { return Err(e); } }";
+        assert_eq!(loop_bound(&body(elapsed), &env).map(|b| b.0), Some(Attempts::TimeBounded(30_000.0)));
+        let cont = "{ if retries < 3 { retries += 1; continue; } return r; }";
+        assert_eq!(loop_bound(&body(cont), &env).map(|b| b.0), Some(Attempts::Total(4.0)));
+        assert_eq!(loop_bound(&body("{ send(); sleep(d); }"), &env), None);
+    }
+}
