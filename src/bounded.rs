@@ -117,8 +117,10 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError
 /// [`read_regular`] for UTF-8 text.
 pub fn read_regular_string(path: &Path, limit: u64) -> Result<String, BoundedReadError> {
     let bytes = read_regular(path, limit)?;
-    String::from_utf8(bytes)
-        .map_err(|e| BoundedReadError::NotUtf8 { path: path.to_path_buf(), offset: e.utf8_error().valid_up_to() })
+    String::from_utf8(bytes).map_err(|e| BoundedReadError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// Reads at most `limit` bytes from a stream (standard input, a socket);
