@@ -804,6 +804,9 @@ fn removed(
                 best_counterpart(base_side.line_text(o.line), head_side, wa, wb)
                     .or(first_site)
                     .or_else(|| (wa..=wb).find(|&l| head_side.has_code(l)))
+                    // Replaced by comments or blank lines only: report at
+                    // the retry site, as for a deletion.
+                    .or_else(|| sites.iter().copied().min_by_key(|&l| l.abs_diff(wa)))
                     .unwrap_or(wa)
             }
             Spot::Gap(after) => sites.iter().copied().min_by_key(|&l| l.abs_diff(after)).unwrap_or(after),
