@@ -15,3 +15,8 @@ axiosRetry(api, {
   retries: 2,
   retryCondition: (e) => e.config.method === 'get' && isNetworkError(e),
 });
+
+export async function fetchWithRetry(url, init, retries = 3) {
+  return retryingFetch(url, { ...init, retries });
+}
+export const PAGE_SIZE = 30;

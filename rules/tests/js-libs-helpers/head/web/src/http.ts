@@ -26,3 +26,10 @@ axiosRetry(api, {
   // ruleid: js/method-guard-removed
   retryCondition: (e) => isNetworkError(e),
 });
+
+// ruleid: js/retry-count-option-raised
+export async function fetchWithRetry(url, init, retries = 6) {
+  return retryingFetch(url, { ...init, retries });
+}
+// ok: js/retry-count-option-raised
+export const PAGE_SIZE = 60;
