@@ -1,5 +1,7 @@
 import httpx
 from openai import OpenAI
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_PAGE_SIZE = 20
 
 SETTINGS = {"max_retries": 2, "timeout": 30}
 client = OpenAI(**SETTINGS)

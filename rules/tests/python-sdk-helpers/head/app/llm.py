@@ -1,5 +1,9 @@
 import httpx
 from openai import OpenAI
+# ruleid: python/sdk-max-retries-raised
+DEFAULT_MAX_RETRIES = 5
+# ok: python/sdk-max-retries-raised
+DEFAULT_PAGE_SIZE = 50
 
 # ruleid: python/sdk-max-retries-raised
 SETTINGS = {"max_retries": 8, "timeout": 30}

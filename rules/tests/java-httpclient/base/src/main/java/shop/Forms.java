@@ -7,4 +7,8 @@ class Forms {
         }
         return "page";
     }
+
+    public static final int DEFAULT_MAX_AUTO_RETRIES_NEXT_SERVER = 0;
+    public static final int DEFAULT_POOL_SIZE = 20;
+    int retryTimes = 2;
 }

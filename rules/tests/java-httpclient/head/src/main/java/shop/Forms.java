@@ -5,4 +5,11 @@ class Forms {
         // ok: java/method-guard-removed
         return "page";
     }
+
+    // ruleid: java/retry-constant-raised
+    public static final int DEFAULT_MAX_AUTO_RETRIES_NEXT_SERVER = 3;
+    // ok: java/retry-constant-raised
+    public static final int DEFAULT_POOL_SIZE = 50;
+    // ruleid: java/retry-constant-raised
+    int retryTimes = 5;
 }
