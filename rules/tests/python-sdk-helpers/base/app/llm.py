@@ -39,3 +39,11 @@ def unrelated(req):
     if req.method != "GET":
         return render_form()
     return render_page()
+
+
+def call_provider(prompt, max_retries: int = 3):
+    return complete(prompt, max_retries=max_retries)
+
+
+def page(limit: int = 30):
+    return fetch(limit)

@@ -53,3 +53,13 @@ def should_retry(resp):
 def unrelated(req):
     # ok: python/method-guard-removed
     return render_page()
+
+
+# ruleid: python/retries-raised
+def call_provider(prompt, max_retries: int = 4):
+    return complete(prompt, max_retries=max_retries)
+
+
+# ok: python/retries-raised
+def page(limit: int = 40):
+    return fetch(limit)

@@ -11,4 +11,6 @@ class Forms {
     public static final int DEFAULT_MAX_AUTO_RETRIES_NEXT_SERVER = 0;
     public static final int DEFAULT_POOL_SIZE = 20;
     int retryTimes = 2;
+    private static final int DEFAULT_MAX_ATTEMPT_COUNT = 10;
+    private static final int MAX_ATTEMPTS = 5;
 }

@@ -12,4 +12,8 @@ class Forms {
     public static final int DEFAULT_POOL_SIZE = 50;
     // ruleid: java/retry-constant-raised
     int retryTimes = 5;
+    // ruleid: java/attempt-constant-raised
+    private static final int DEFAULT_MAX_ATTEMPT_COUNT = 100;
+    // ok: java/attempt-constant-raised
+    private static final int MAX_ATTEMPTS = 3;
 }
