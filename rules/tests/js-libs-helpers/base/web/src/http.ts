@@ -20,3 +20,5 @@ export async function fetchWithRetry(url, init, retries = 3) {
   return retryingFetch(url, { ...init, retries });
 }
 export const PAGE_SIZE = 30;
+const readRetries = (opts) => opts.maxRetries ?? 3;
+const pageLimit = (opts) => opts.limit ?? 3;

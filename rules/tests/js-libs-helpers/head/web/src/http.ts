@@ -33,3 +33,7 @@ export async function fetchWithRetry(url, init, retries = 6) {
 }
 // ok: js/retry-count-option-raised
 export const PAGE_SIZE = 60;
+// ruleid: js/retry-count-option-raised
+const readRetries = (opts) => opts.maxRetries ?? 10;
+// ok: js/retry-count-option-raised
+const pageLimit = (opts) => opts.limit ?? 10;
