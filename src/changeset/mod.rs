@@ -131,13 +131,17 @@ impl FileChange {
     }
 
     /// Whether head line `line` was added or changed by this change.
+    /// A binary search: `added` is sorted and non-overlapping, and callers
+    /// ask once per match, so a linear scan made them quadratic.
     pub fn is_added(&self, line: u32) -> bool {
-        self.added.iter().any(|&(a, b)| a <= line && line <= b)
+        self.touches(line, line)
     }
 
     /// Whether any head line in `start..=end` was added or changed.
     pub fn touches(&self, start: u32, end: u32) -> bool {
-        self.added.iter().any(|&(a, b)| a <= end && start <= b)
+        // The first range that ends at or after `start` is the only candidate.
+        let i = self.added.partition_point(|&(_, b)| b < start);
+        self.added.get(i).is_some_and(|&(a, _)| a <= end)
     }
 
     /// The file's extension, lower-cased, without the dot.

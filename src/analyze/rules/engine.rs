@@ -20,7 +20,7 @@
 //! is still compared.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use aho_corasick::AhoCorasick;
 use regex::bytes::{RegexSet, RegexSetBuilder};
@@ -241,7 +241,10 @@ impl Engine {
                 let lines = base_changed_lines(&base, &head, &file.added);
                 (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
             });
-            let in_base_change = |l: u32| base_lines.iter().any(|&(a, b)| a <= l && l <= b);
+            let in_base_change = |l: u32| {
+                let i = base_lines.partition_point(|&(_, b)| b < l);
+                base_lines.get(i).is_some_and(|&(a, _)| a <= l)
+            };
             let b = occurrences(&self.set, rule, &base, base_regions, &in_base_change);
             let h = occurrences(&self.set, rule, &head, &head_regions, &|l| file.is_added(l));
             match rule.when {
@@ -273,6 +276,15 @@ impl Num {
             (Num::Unbounded, Num::Finite(_)) => true,
             (Num::Finite(a), Num::Finite(b)) => a > b,
             _ => false,
+        }
+    }
+
+    /// An exact identity for pairing equal values (`Unbounded` is `u64::MAX`,
+    /// which no finite `f64` has as its bits).
+    fn bits(self) -> u64 {
+        match self {
+            Num::Unbounded => u64::MAX,
+            Num::Finite(v) => (v + 0.0).to_bits(),
         }
     }
 
@@ -480,7 +492,7 @@ fn occurrences(
                     },
                     None => None,
                 };
-                let written = format!("{raw_n}{}", raw_unit.as_deref().unwrap_or(""));
+                let written = format!("{}{}", shorten_number(&raw_n), raw_unit.as_deref().unwrap_or(""));
                 let text = quote(&String::from_utf8_lossy(&raw[from + m.start()..from + m.end()]));
                 found.push((from + m.start(), Occ { line, key, raw: written, value, text }));
             }
@@ -488,6 +500,16 @@ fn occurrences(
     }
     found.sort_by_key(|(start, _)| *start);
     found.into_iter().map(|(_, o)| o).collect()
+}
+
+/// A number as written, shortened for messages when it is too long to read
+/// (`1000...000 (309 digits)`).
+fn shorten_number(raw: &str) -> String {
+    const KEEP: usize = 6;
+    if raw.len() <= 3 * KEEP || !raw.is_ascii() {
+        return raw.to_string();
+    }
+    format!("{}...{} ({} digits)", &raw[..KEEP], &raw[raw.len() - KEEP..], raw.len())
 }
 
 fn normalise_key(bytes: &[u8]) -> String {
@@ -516,9 +538,13 @@ fn number(rule: &Rule, counts: Counts, raw: &str, unit: Option<&str>) -> Option<
     if rule.unbounded.iter().any(|u| u == trimmed) {
         return Some(Num::Unbounded);
     }
-    let v: f64 = trimmed.replace('_', "").parse().ok()?;
+    let digits = trimmed.replace('_', "");
+    let v: f64 = digits.parse().ok()?;
     if !v.is_finite() {
-        return None;
+        // A literal too large for an f64 (`retries=` and 309 digits) is a
+        // count no budget can hold: it compares as unbounded rather than
+        // being dropped, so raising a count to it is still reported.
+        return digits.bytes().all(|c| c.is_ascii_digit() || c == b'.').then_some(Num::Unbounded);
     }
     Some(Num::Finite(match counts {
         Counts::Retries => v + 1.0,
@@ -558,10 +584,16 @@ fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Fi
         let bases = base_by.get(key).cloned().unwrap_or_default();
         // Settings whose value did not change pair off first; what is left
         // pairs in order: those are the settings that changed (or moved and changed).
+        // Each head takes the first unused base of its value, from a queue
+        // per value: scanning all bases per head was quadratic.
+        let mut by_value: HashMap<Option<u64>, VecDeque<usize>> = HashMap::new();
+        for (j, b) in bases.iter().enumerate() {
+            by_value.entry(b.value.map(Num::bits)).or_default().push_back(j);
+        }
         let mut used = vec![false; bases.len()];
         let mut changed_heads = Vec::new();
         for h in heads {
-            match bases.iter().enumerate().position(|(j, b)| !used[j] && b.value == h.value) {
+            match by_value.get_mut(&h.value.map(Num::bits)).and_then(VecDeque::pop_front) {
                 Some(j) => used[j] = true,
                 None => changed_heads.push(h),
             }
@@ -676,20 +708,34 @@ fn removed(
     // appears on an added line elsewhere (moved code). Pairing is in that order.
     let mut used = vec![false; head.len()];
     let mut pending = Vec::new();
+    let spots = Spots::new(ops);
     for o in base {
-        if let Some(spot) = head_spot(ops, o.line) {
+        if let Some(spot) = spots.head_spot(o.line) {
             pending.push((o, spot));
         }
     }
-    let in_range = |spot: Spot, line: u32| matches!(spot, Spot::Replaced(a, b) if (a..=b).contains(&line));
-    let passes: [&PairingPass; 3] = [
-        &|o, spot, h| h.key == o.key && in_range(spot, h.line),
-        &|_, spot, h| in_range(spot, h.line),
-        &|o, _, h| h.key == o.key && file.is_added(h.line),
-    ];
-    for pass in passes {
+    // Each pass gives every pending base occurrence the first unused head
+    // occurrence (in head order, which is line order) that it accepts.
+    // Head occurrences are indexed per pass so that a pass is a binary
+    // search per occurrence, not a scan of the head.
+    for pass in [Pass::SameKeyInReplacement, Pass::AnyInReplacement, Pass::SameKeyAdded] {
+        let mut pools: HashMap<&str, Pool> = HashMap::new();
+        for (j, h) in head.iter().enumerate() {
+            if used[j] || (pass == Pass::SameKeyAdded && !file.is_added(h.line)) {
+                continue;
+            }
+            let key = if pass == Pass::AnyInReplacement { "" } else { h.key.as_str() };
+            pools.entry(key).or_default().push(j, h.line);
+        }
         pending.retain(|&(o, spot)| {
-            match head.iter().enumerate().position(|(j, h)| !used[j] && pass(o, spot, h)) {
+            let key = if pass == Pass::AnyInReplacement { "" } else { o.key.as_str() };
+            let Some(pool) = pools.get_mut(key) else { return true };
+            let (lo, hi) = match (pass, spot) {
+                (Pass::SameKeyAdded, _) => (0, u32::MAX),
+                (_, Spot::Replaced(a, b)) => (a, b),
+                (_, Spot::Gap(_)) => return true,
+            };
+            match pool.take_first(lo, hi) {
                 Some(j) => {
                     used[j] = true;
                     false
@@ -699,6 +745,16 @@ fn removed(
         });
     }
     let mut out = Vec::new();
+    // Many removed occurrences can share one replaced block; the context
+    // lines of a head range are searched once per range, not once per
+    // occurrence (that was quadratic in the size of the block).
+    let mut head_sites: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+    let mut sites_in = |lo: u32, hi: u32| -> Vec<u32> {
+        head_sites
+            .entry((lo, hi))
+            .or_insert_with(|| head_side.context_in(set, inside.context, rule.view, lo, hi))
+            .clone()
+    };
     for (o, spot) in pending {
         // The retry site that made this a match in the base (the nearest
         // context line) must still be there, unchanged or edited, not
@@ -711,13 +767,11 @@ fn removed(
             o.line + inside.after,
         );
         let nearest = base_sites.iter().copied().min_by_key(|&l| (l.abs_diff(o.line), l > o.line));
-        let survived = match nearest.map(|l| (l, head_spot(ops, l))) {
+        let survived = match nearest.map(|l| (l, spots.head_spot(l))) {
             // Unchanged.
-            Some((l, None)) => survives(ops, l),
+            Some((l, None)) => spots.survives(l),
             // Edited: the edited lines must still look like a retry site.
-            Some((_, Some(Spot::Replaced(a, b)))) => {
-                !head_side.context_in(set, inside.context, rule.view, a, b).is_empty()
-            }
+            Some((_, Some(Spot::Replaced(a, b)))) => !sites_in(a, b).is_empty(),
             _ => false,
         };
         if !survived {
@@ -727,16 +781,33 @@ fn removed(
             Spot::Replaced(a, b) => (a.saturating_sub(inside.before).max(1), b + inside.after),
             Spot::Gap(after) => ((after + 1).saturating_sub(inside.before).max(1), after + inside.after),
         };
-        let sites = head_side.context_in(set, inside.context, rule.view, lo, hi);
+        let sites = sites_in(lo, hi);
         if sites.is_empty() {
             // The retry site went with it: a removed retry is not a weaker one.
             continue;
         }
         let line = match spot {
-            Spot::Replaced(a, b) => best_counterpart(base_side.line_text(o.line), head_side, a, b)
-                .or_else(|| sites.iter().copied().find(|l| (a..=b).contains(l)))
-                .or_else(|| (a..=b).find(|&l| head_side.has_code(l)))
-                .unwrap_or(a),
+            Spot::Replaced(a, b) => {
+                // The counterpart is looked for near the line's place in the
+                // block, so a large replaced block is not read once per line.
+                let offset = match spots.op(o.line) {
+                    Some(&DiffOp::Replace { old_index, .. }) => (o.line - 1).saturating_sub(old_index as u32),
+                    _ => 0,
+                };
+                let at = a.saturating_add(offset).min(b);
+                let (wa, wb) = (
+                    at.saturating_sub(COUNTERPART_WINDOW).max(a),
+                    at.saturating_add(COUNTERPART_WINDOW).min(b),
+                );
+                let first_site = sites.get(sites.partition_point(|&l| l < wa)).copied().filter(|&l| l <= wb);
+                best_counterpart(base_side.line_text(o.line), head_side, wa, wb)
+                    .or(first_site)
+                    .or_else(|| (wa..=wb).find(|&l| head_side.has_code(l)))
+                    // Replaced by comments or blank lines only: report at
+                    // the retry site, as for a deletion.
+                    .or_else(|| sites.iter().copied().min_by_key(|&l| l.abs_diff(wa)))
+                    .unwrap_or(wa)
+            }
             Spot::Gap(after) => sites.iter().copied().min_by_key(|&l| l.abs_diff(after)).unwrap_or(after),
         };
         out.push(
@@ -748,6 +819,11 @@ fn removed(
     }
     out
 }
+
+/// How far from a removed line's own place in a replaced block its
+/// counterpart is looked for, in lines (blocks up to twice this size are
+/// read whole).
+const COUNTERPART_WINDOW: u32 = 50;
 
 /// The replacing head line that reads most like the removed base line (the
 /// longest common prefix, indentation ignored), so `retryDelay: exponentialDelay`
@@ -768,8 +844,61 @@ fn best_counterpart(removed: &str, head: &SideText, a: u32, b: u32) -> Option<u3
     best.map(|(_, l)| l)
 }
 
-/// One way a removed base occurrence can find its head counterpart.
-type PairingPass<'a> = dyn Fn(&Occ, Spot, &Occ) -> bool + 'a;
+/// The ways a removed base occurrence can find its head counterpart, tried
+/// in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// The head lines that replaced it hold the same setting.
+    SameKeyInReplacement,
+    /// They hold another occurrence of the rule (one jittered wait exchanged for another).
+    AnyInReplacement,
+    /// The same setting is on an added line elsewhere (moved code).
+    SameKeyAdded,
+}
+
+/// Head occurrences (indices into the head's list, in line order) not yet
+/// taken, with "the next untaken one" kept as a path-compressed forest so
+/// that taking the first untaken occurrence at or after a line is
+/// near-constant time however many were taken before it.
+#[derive(Debug, Default)]
+struct Pool {
+    lines: Vec<u32>,
+    heads: Vec<usize>,
+    /// `next[i]` leads to the first untaken slot at or after `i` (`len` = none).
+    next: Vec<usize>,
+}
+
+impl Pool {
+    fn push(&mut self, head: usize, line: u32) {
+        self.next.push(self.heads.len());
+        self.lines.push(line);
+        self.heads.push(head);
+    }
+
+    fn find(&mut self, mut i: usize) -> usize {
+        let mut root = i;
+        while root < self.next.len() && self.next[root] != root {
+            root = self.next[root];
+        }
+        while i < self.next.len() && self.next[i] != i {
+            let up = self.next[i];
+            self.next[i] = root;
+            i = up;
+        }
+        root
+    }
+
+    /// Takes the first untaken occurrence on a line in `lo..=hi`.
+    fn take_first(&mut self, lo: u32, hi: u32) -> Option<usize> {
+        let start = self.lines.partition_point(|&l| l < lo);
+        let i = self.find(start);
+        if i >= self.lines.len() || self.lines[i] > hi {
+            return None;
+        }
+        self.next[i] = i + 1;
+        Some(self.heads[i])
+    }
+}
 
 /// Where a removed base line went in the head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -888,38 +1017,54 @@ fn diff_ops(file: &FileChange) -> Vec<DiffOp> {
         .to_vec()
 }
 
-/// Whether base line `base_line` is still in the head, unchanged or edited.
-fn survives(ops: &[DiffOp], base_line: u32) -> bool {
-    let Some(idx) = base_line.checked_sub(1).map(|i| i as usize) else { return false };
-    ops.iter().any(|op| match *op {
-        DiffOp::Equal { old_index, len, .. } => (old_index..old_index + len).contains(&idx),
-        DiffOp::Replace { old_index, old_len, .. } => (old_index..old_index + old_len).contains(&idx),
-        _ => false,
-    })
+/// The line diff's operations that cover base lines, indexed by base line
+/// for binary search (each removed occurrence asks where its line went; a
+/// scan of the operations per question was quadratic).
+struct Spots<'d> {
+    /// `(first base line index, end, op)`, in base order, without insertions.
+    ops: Vec<(usize, usize, &'d DiffOp)>,
 }
 
-fn head_spot(ops: &[DiffOp], base_line: u32) -> Option<Spot> {
-    let idx = base_line.checked_sub(1)? as usize;
-    for op in ops {
-        match *op {
-            DiffOp::Delete { old_index, old_len, new_index }
-                if (old_index..old_index + old_len).contains(&idx) =>
-            {
-                return Some(Spot::Gap(new_index as u32));
+impl<'d> Spots<'d> {
+    fn new(ops: &'d [DiffOp]) -> Self {
+        let ops = ops
+            .iter()
+            .filter_map(|op| {
+                let (from, len) = match *op {
+                    DiffOp::Equal { old_index, len, .. } => (old_index, len),
+                    DiffOp::Delete { old_index, old_len, .. } => (old_index, old_len),
+                    DiffOp::Replace { old_index, old_len, .. } => (old_index, old_len),
+                    DiffOp::Insert { .. } => return None,
+                };
+                (len > 0).then_some((from, from + len, op))
+            })
+            .collect();
+        Spots { ops }
+    }
+
+    /// The operation covering base line `base_line` (1-based).
+    fn op(&self, base_line: u32) -> Option<&'d DiffOp> {
+        let idx = base_line.checked_sub(1)? as usize;
+        let i = self.ops.partition_point(|&(_, end, _)| end <= idx);
+        self.ops.get(i).filter(|&&(from, _, _)| from <= idx).map(|&(_, _, op)| op)
+    }
+
+    /// Whether base line `base_line` is still in the head, unchanged or edited.
+    fn survives(&self, base_line: u32) -> bool {
+        matches!(self.op(base_line), Some(DiffOp::Equal { .. } | DiffOp::Replace { .. }))
+    }
+
+    /// Where a deleted or replaced base line went; `None` for an unchanged
+    /// line (the text is there, only its masking changed) or no line at all.
+    fn head_spot(&self, base_line: u32) -> Option<Spot> {
+        match *self.op(base_line)? {
+            DiffOp::Delete { new_index, .. } => Some(Spot::Gap(new_index as u32)),
+            DiffOp::Replace { new_index, new_len, .. } => {
+                Some(Spot::Replaced(new_index as u32 + 1, (new_index + new_len) as u32))
             }
-            DiffOp::Replace { old_index, old_len, new_index, new_len }
-                if (old_index..old_index + old_len).contains(&idx) =>
-            {
-                return Some(Spot::Replaced(new_index as u32 + 1, (new_index + new_len) as u32));
-            }
-            // Still on an equal line: the text is there, only its masking changed.
-            DiffOp::Equal { old_index, len, .. } if (old_index..old_index + len).contains(&idx) => {
-                return None
-            }
-            _ => {}
+            _ => None,
         }
     }
-    None
 }
 
 #[cfg(test)]
@@ -982,6 +1127,27 @@ rules:
         let e = engine(RAISED);
         let f = run(&e, "a.py", Some("a(retries=2)\nb(retries=6)\n"), Some("a(retries=6)\nb(retries=6)\n"));
         assert_eq!(f.iter().map(|f| f.line).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn a_count_too_large_for_a_float_is_unbounded_not_dropped() {
+        let e = engine(RAISED);
+        let big = "9".repeat(309);
+        assert_eq!(big.len(), 309);
+        let f = run(&e, "a.py", Some("c(retries=2)\n"), Some(&format!("c(retries={big})\n")));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::RetryUnbounded);
+        assert_eq!(f[0].head, Some(json!({"attempts": "unbounded"})));
+        assert_eq!(
+            f[0].message,
+            "retries raised from 2 to 999999...999999 (309 digits) (3 -> unbounded attempts)"
+        );
+        // 308 digits is a finite (if absurd) count, reported as a raise.
+        let f = run(&e, "a.py", Some("c(retries=2)\n"), Some(&format!("c(retries={})\n", &big[1..])));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::RetryCountRaised);
+        // Lowering from it is not a raise.
+        assert!(run(&e, "a.py", Some(&format!("c(retries={big})\n")), Some("c(retries=2)\n")).is_empty());
     }
 
     #[test]

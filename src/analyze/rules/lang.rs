@@ -111,7 +111,7 @@ impl Language {
     /// Which file names belong to the language (for the docs).
     pub fn file_names(self) -> &'static str {
         match self {
-            Language::Python => "*.py, *.pyi",
+            Language::Python => "*.py",
             Language::JavaScript => "*.js, *.mjs, *.cjs, *.jsx",
             Language::TypeScript => "*.ts, *.mts, *.cts, *.tsx",
             Language::Go => "*.go",
@@ -139,9 +139,14 @@ impl Language {
         if lower == ".env" || lower.starts_with(".env.") {
             return Some(Language::Env);
         }
+        // Type declarations (`.d.ts`, `.pyi` stubs) hold no behaviour: a
+        // signature or a doc comment that changed there retries nothing.
+        if [".d.ts", ".d.mts", ".d.cts", ".pyi"].iter().any(|s| lower.ends_with(s)) {
+            return None;
+        }
         let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
         Some(match ext {
-            "py" | "pyi" => Language::Python,
+            "py" => Language::Python,
             "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
             "ts" | "mts" | "cts" | "tsx" => Language::TypeScript,
             "go" => Language::Go,
@@ -208,6 +213,10 @@ mod tests {
         assert_eq!(Language::of_path("README.md"), None);
         assert_eq!(Language::of_path("docs/retries.txt"), None);
         assert_eq!(Language::of_path("Makefile"), None);
+        assert_eq!(Language::of_path("index.d.ts"), None, "declarations hold no behaviour");
+        assert_eq!(Language::of_path("types/retry.D.MTS"), None);
+        assert_eq!(Language::of_path("stubs/client.pyi"), None);
+        assert_eq!(Language::of_path("src/index.ts"), Some(Language::TypeScript));
     }
 
     #[test]

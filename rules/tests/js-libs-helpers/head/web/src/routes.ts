@@ -1,0 +1,4 @@
+export function route(req) {
+  // ok: js/method-guard-removed
+  return page(req);
+}
