@@ -1,4 +1,4 @@
-//! retrygate's configuration, `.github/retrygate.yml` (DESIGN.md, "Config").
+//! retrygate's configuration, `.github/retrygate.yml` (README, "Configuration"; docs/gate.md).
 //!
 //! [`Config::from_yaml_str`] is the only way in: it refuses oversized input
 //! before parsing, rejects unknown keys and wrong types with the file, line

@@ -3,7 +3,7 @@
 //!
 //! Every analyzer (the syn-based Rust analyzer, the YAML rule packs) and every
 //! policy step produces `Finding`s; every reporter consumes them. The set of
-//! kinds is fixed by DESIGN.md and each kind carries its own documentation
+//! kinds is fixed (README, "Finding kinds") and each kind carries its own documentation
 //! (What it flags / Why it matters / Example / Use instead), from which the
 //! README table and `retrygate explain` are checked and rendered.
 
@@ -63,14 +63,14 @@ macro_rules! declare_kinds {
             use_instead: $use_instead:literal $(,)?
         }
     )*) => {
-        /// The fixed set of finding kinds (DESIGN.md, "Findings").
+        /// The fixed set of finding kinds (README, "Finding kinds").
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Kind {
             $( $(#[doc = $summary])* #[serde(rename = $id)] $variant, )*
         }
 
         impl Kind {
-            /// Every kind, in the order of DESIGN.md.
+            /// Every kind, in the order of the README's table.
             pub const ALL: &'static [Kind] = &[$(Kind::$variant),*];
 
             /// The stable id used in JSON, SARIF and rule files.

@@ -1,7 +1,7 @@
 //! retrygate: a merge gate for pull requests that make retry behaviour more
 //! dangerous.
 //!
-//! The crate is laid out as the pipeline it runs (DESIGN.md, "The pipeline"):
+//! The crate is laid out as the pipeline it runs (docs/architecture.md, "The pipeline"):
 //!
 //! - [`changeset`]: the pull request as base/head file pairs from local git;
 //! - [`analyze`]: the Rust analyzer (syn) and the YAML rule packs, which turn

@@ -1,6 +1,6 @@
 //! Real third-party retry clients against the 429 replay: curl, urllib3,
 //! requests, tenacity (Python) and reqwest-retry (Rust), with the verdicts
-//! measured in research/replay-and-clients.md and re-measured here
+//! measured when the replay was designed (docs/replay.md) and re-measured here
 //! (docs/replay.md, "Measured clients").
 //!
 //! The tools are installed by `.ci/install-replay-deps.sh`; a missing one

@@ -208,7 +208,7 @@ fn rust_fixtures() {
     );
 }
 
-/// The crates of `../shared/research/rust-retry-crates.md` plus hand-rolled loops.
+/// The crates of the README's crate table plus hand-rolled loops.
 const CRATES: &[&str] = &[
     "backon",
     "reqwest-retry",

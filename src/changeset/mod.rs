@@ -23,7 +23,7 @@ use crate::finding::Note;
 use git::Blob;
 pub use git::Git;
 
-/// Files larger than this are not read (DESIGN.md): they are skipped with a note.
+/// Files larger than this are not read (docs/limits.md): they are skipped with a note.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// git's own rule for "binary": a NUL byte in the first 8000 bytes.

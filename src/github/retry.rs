@@ -2,7 +2,7 @@
 //! waits: the rule the gate demands of the code it judges, applied to itself.
 //!
 //! Only reads (GET) come through here. Writes are never re-sent blindly
-//! (DESIGN.md, principle 1): the publisher lists again after a failed write
+//! (docs/architecture.md, principle 1): the publisher lists again after a failed write
 //! and writes only what is missing.
 //!
 //! A read is retried on 429, on 5xx, on a secondary rate limit (a 403 that

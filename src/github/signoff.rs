@@ -1,5 +1,5 @@
 //! Sign-off by comment: a maintainer lifts a block by commenting
-//! `/retrygate sign-off <sha>` on the pull request (DESIGN.md, principle 5).
+//! `/retrygate sign-off <sha>` on the pull request (docs/architecture.md, principle 5).
 //!
 //! Both steps here are pure: [`parse_command`] reads a comment body, and
 //! [`decide`] takes the facts the caller fetched (the commenter's permission

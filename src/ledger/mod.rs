@@ -2,7 +2,7 @@
 //! to explain, written by `retrygate ledger append` and the agent hooks, and
 //! shown as a timeline.
 //!
-//! A ledger is JSON Lines, one tool call per line (DESIGN.md, "Ledger"):
+//! A ledger is JSON Lines, one tool call per line (docs/ledger.md):
 //!
 //! - **v1** (what existing tool layers write): `ts`, `tool`, `payload`,
 //!   `digest` = first 16 hex of SHA-256 over Python's

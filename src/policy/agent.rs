@@ -2,7 +2,7 @@
 //! head branch, labels, `Co-authored-by` trailers), as a pure function.
 //!
 //! Branch names and trailers are chosen by whoever pushes, so detection is a
-//! policy input, not a security boundary (research/github-platform.md, "Who
+//! policy input, not a security boundary (docs/architecture.md, "Trust model"; "Who
 //! is an agent"); the `[bot]` logins of GitHub Apps are the hard-to-fake fact.
 
 use serde::{Deserialize, Serialize};

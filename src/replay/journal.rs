@@ -1,5 +1,5 @@
 //! The server's journal: one [`Entry`] per request, written at arrival, which
-//! is all the judge reads (DESIGN.md principle 2: judge behaviour, not
+//! is all the judge reads (docs/architecture.md, principle 2: judge behaviour, not
 //! self-reports).
 //!
 //! Times are offsets in milliseconds from the server's start on a monotonic

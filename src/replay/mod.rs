@@ -1,6 +1,6 @@
 //! The 429 replay: runs the user's own client against a loopback server that
 //! answers 429 with Retry-After, and judges the client by what the server
-//! observed (DESIGN.md, "Replay"; principle 2).
+//! observed (docs/replay.md; docs/architecture.md, principle 2).
 //!
 //! The pieces, each with one job:
 //! - [`scenario`]: what the server answers, the budget, the check weights;

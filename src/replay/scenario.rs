@@ -155,7 +155,7 @@ impl fmt::Display for Level {
     }
 }
 
-/// The weight of each check. Defaults follow DESIGN.md: giving up is a
+/// The weight of each check. Defaults follow docs/replay.md: giving up is a
 /// warning, lockstep after an honoured Retry-After is a warning (RFC-compliant
 /// clients do it), everything else is an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! The JSON rendering: DESIGN.md's stable interface,
+//! The JSON rendering: the stable interface of docs/architecture.md and the README,
 //! `{"verdict": .., "findings": [..], "notes": [..]}`.
 
 use std::io::{self, Write};

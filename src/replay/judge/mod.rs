@@ -1,5 +1,5 @@
 //! The judge: six pure checks over the server's [`Journal`] and the clients'
-//! exit states (DESIGN.md, "Replay"). No I/O, no clock: the same journal
+//! exit states (docs/replay.md). No I/O, no clock: the same journal
 //! always gives the same verdict, so every rule is unit-tested on synthetic
 //! journals.
 //!

@@ -4,7 +4,7 @@
 //! One file per crate, each with `construct` (a constructor call or struct
 //! literal -> a [`Policy`] holding that crate's defaults) and `apply` (one
 //! setter in a builder chain -> its effect). The defaults and sources are in
-//! `../shared/research/rust-retry-crates.md`; the comparison that turns two
+//! each crate's documentation and source (the README's crate table names what is known); the comparison that turns two
 //! policies into findings is in [`super::compare`].
 
 pub mod again;
