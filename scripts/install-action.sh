@@ -86,8 +86,11 @@ prebuilt() {
   for p in Cargo.toml Cargo.lock src rules; do
     [ -e "$ACTION_PATH/$p" ] && inputs+=("$p")
   done
-  src_sum="$(cd "$ACTION_PATH" && find "${inputs[@]}" -type f | LC_ALL=C sort \
-    | while IFS= read -r f; do printf '%s  %s\n' "$(sha256_of "$f")" "$f"; done | sha256_of /dev/stdin)"
+  # One hashing process for all files (one per file takes a second on this tree).
+  local hasher=(sha256sum)
+  command -v sha256sum >/dev/null 2>&1 || hasher=(shasum -a 256)
+  src_sum="$(cd "$ACTION_PATH" && find "${inputs[@]}" -type f -print0 | LC_ALL=C sort -z \
+    | xargs -0 "${hasher[@]}" | sha256_of /dev/stdin)"
   {
     echo "cache-key=retrygate-source-${RUNNER_OS:-unknown}-${RUNNER_ARCH:-unknown}-${ACTION_REF:-local}-lock-${lock_sum:0:16}-src-${src_sum:0:16}"
     echo "cache-dir=$cargo_root"
