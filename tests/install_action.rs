@@ -388,3 +388,56 @@ fn the_script_refuses_an_unknown_phase_and_a_missing_runner_environment() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("RUNNER_TEMP is not set"), "{}", text(&out.stderr));
 }
+
+/// release.yml builds exactly the archives the script looks for, and only its
+/// upload job can write.
+#[test]
+fn the_release_workflow_builds_the_archives_the_script_installs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let wf: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap())
+            .unwrap();
+    assert_eq!(wf["on"]["push"]["tags"][0], "v[0-9]+.[0-9]+.[0-9]+");
+    assert_eq!(wf["permissions"], serde_yaml::Value::Mapping(Default::default()));
+    let mut targets: Vec<String> = wf["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|e| e["target"].as_str().unwrap().to_string())
+        .collect();
+    targets.sort();
+    let script = std::fs::read_to_string(root.join("scripts/install-action.sh")).unwrap();
+    let mut known: Vec<String> = script
+        .lines()
+        .filter_map(|l| l.trim().split_once(") target=").map(|(_, t)| t.trim_end_matches(" ;;").to_string()))
+        .filter(|t| !t.starts_with('"'))
+        .collect();
+    known.sort();
+    assert_eq!(targets, known);
+    assert_eq!(
+        targets,
+        [
+            "aarch64-apple-darwin",
+            "aarch64-unknown-linux-musl",
+            "x86_64-apple-darwin",
+            "x86_64-unknown-linux-musl"
+        ]
+    );
+    // The archive name the pack step writes is the one the script downloads.
+    let build = serde_yaml::to_string(&wf["jobs"]["build"]).unwrap();
+    assert!(build.contains("retrygate-${TAG}-${TARGET}.tar.gz"), "{build}");
+    assert!(script.contains("asset=\"retrygate-v${version}-${target}.tar.gz\""));
+    // Least privilege: the build jobs read; only the upload job writes, and no sums file is uploaded.
+    let jobs = wf["jobs"].as_mapping().unwrap();
+    for (name, job) in jobs {
+        let contents = job["permissions"]["contents"].as_str().unwrap();
+        let want = if name == "upload" { "write" } else { "read" };
+        assert_eq!(contents, want, "job {name:?}");
+        assert_eq!(job["permissions"].as_mapping().unwrap().len(), 1, "job {name:?}");
+    }
+    let upload = serde_yaml::to_string(&wf["jobs"]["upload"]).unwrap();
+    assert!(upload.contains("gh release upload \"$TAG\" retrygate-\"$TAG\"-*.tar.gz"), "{upload}");
+    for line in upload.lines().filter(|l| l.contains("gh release upload")) {
+        assert!(!line.contains("sha256"), "a sums file next to the archives: {line}");
+    }
+}
