@@ -110,6 +110,11 @@ prebuilt() {
     return 0
   fi
 
+  if [ -z "${RETRYGATE_DOWNLOAD_BASE:-}" ] && [ -z "${ACTION_REPOSITORY:-}" ]; then
+    # A local action (`uses: ./`) has no release to download from.
+    echo "::notice title=retrygate install::the action has no repository to download $asset from (a local action); building from source"
+    return 0
+  fi
   base="${RETRYGATE_DOWNLOAD_BASE:-${GITHUB_SERVER_URL:-https://github.com}/${ACTION_REPOSITORY:-}/releases/download}"
   case "$base" in
     https://*) proto='=https' ;;

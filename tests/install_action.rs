@@ -441,3 +441,20 @@ fn the_release_workflow_builds_the_archives_the_script_installs() {
         assert!(!line.contains("sha256"), "a sums file next to the archives: {line}");
     }
 }
+
+#[test]
+fn a_local_action_without_a_repository_builds_from_source_without_downloading() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = archive(dir.path(), "y");
+    let runner = Runner::new(&format!("{}  {ASSET}\n", sha256_hex(&good)));
+    // No download base override and no ACTION_REPOSITORY: `uses: ./`.
+    let out = runner.run("prebuilt", "", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .contains(&format!("the action has no repository to download {ASSET} from (a local action)")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!runner.outputs().contains_key("bin"));
+}
