@@ -29,8 +29,25 @@ fn the_action_has_the_documented_inputs_and_outputs() {
     assert_eq!(keys(&a["outputs"]), ["findings", "verdict"]);
     assert_eq!(a["inputs"]["token"]["default"], "${{ github.token }}");
     let steps = a["runs"]["steps"].as_sequence().unwrap();
-    let install = steps.iter().find(|s| s["id"] == "install").unwrap()["run"].as_str().unwrap();
-    assert!(install.contains("sha256") && install.contains("cargo install --locked"), "{install}");
+    // Installing is scripts/install-action.sh (tested in tests/install_action.rs):
+    // the prebuilt phase, the cache restore, then the source phase (id `install`,
+    // whose `bin` output later steps run).
+    let run_of =
+        |id: &str| steps.iter().find(|s| s["id"] == id).unwrap()["run"].as_str().unwrap().to_string();
+    assert_eq!(run_of("prebuilt"), "bash \"$ACTION_PATH/scripts/install-action.sh\" prebuilt");
+    assert_eq!(run_of("install"), "bash \"$ACTION_PATH/scripts/install-action.sh\" source");
+    let script = text("scripts/install-action.sh");
+    assert!(script.contains("sha256sums.txt") && script.contains("install --locked"), "{script}");
+    // The source build is saved to the cache only by the modes that run no
+    // pull-request code.
+    let save = steps
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache/save@")))
+        .unwrap();
+    assert_eq!(
+        save["if"],
+        "steps.install.outputs.built == 'true' && (inputs.mode == 'full' || inputs.mode == 'publish')"
+    );
     // Inputs reach the script through the environment, never spliced into it.
     let run = steps.iter().find(|s| s["id"] == "gate").unwrap()["run"].as_str().unwrap();
     assert!(!run.contains("${{"), "{run}");
