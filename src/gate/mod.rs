@@ -430,7 +430,9 @@ fn head_policies(cs: &ChangeSet, paths: &ScanPaths) -> (Vec<HeadPolicy>, Vec<Not
     use crate::analyze::rust::policy::Attempts;
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    for f in cs.files.iter().filter(|f| analyze::rust::is_rust_path(&f.path) && paths.ignored(&f.path).is_none()) {
+    for f in
+        cs.files.iter().filter(|f| analyze::rust::is_rust_path(&f.path) && paths.ignored(&f.path).is_none())
+    {
         let Some(text) = f.head.text() else { continue };
         match analyze::rust::sites_in(text) {
             Ok(sites) => {
