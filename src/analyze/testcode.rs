@@ -44,10 +44,14 @@ pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "**/conftest.py",
     // Go
     "**/*_test.go",
-    // JavaScript / TypeScript
+    // JavaScript / TypeScript. `test/` and `spec/` are mocha's, ava's and
+    // jasmine's default folders: in the real-history evaluation every
+    // JS/TS error in them was a library testing its own retry option.
     "**/*.test.*",
     "**/*.spec.*",
     "**/__tests__/",
+    "**/test/",
+    "**/spec/",
     // Java / Kotlin (Maven and Gradle layout)
     "**/src/test/",
     // Fixture folders
@@ -336,6 +340,9 @@ mod tests {
             "src/api.test.ts",
             "web/api.spec.js",
             "web/__tests__/api.ts",
+            "test/hooks.ts",
+            "packages/ky/test/stream.ts",
+            "spec/index.ts",
             "app/src/test/java/RetryTest.java",
             "app/src/test/kotlin/RetryTest.kt",
             "rules/tests/python-checkout/head/client.py",
@@ -363,6 +370,8 @@ mod tests {
             "net/client.go",
             "src/api.ts",
             "src/latest/api.ts",
+            "src/contest/api.ts",
+            "lib/testing/api.js",
             "app/src/main/java/Retry.java",
             "src/test_utils.rs",
             // Rust modules inside src/ ship with the crate, whatever their folder is called.
