@@ -341,8 +341,6 @@ mod tests {
     use crate::replay::runner::ClientExit;
     use crate::replay::scenario::CheckLevels;
 
-    const ANCHOR: u64 = 1_700_000_000_000;
-
     /// splitmix64: a seeded generator, so every run simulates the same fleets.
     struct Rng(u64);
     impl Rng {
@@ -402,30 +400,10 @@ mod tests {
         ImmediateThenDoubling,
     }
 
-    fn entry(c: usize, at_ms: f64, status: u16) -> Entry {
-        Entry {
-            seq: 0,
-            client: Some(c),
-            at_ms,
-            method: "GET".into(),
-            path: format!("/c/{c}"),
-            idempotency_key: None,
-            user_agent: None,
-            status,
-            retry_after: None,
-            delay_ms: 0,
-            answered_ms: None,
-            write: None,
-            lost: None,
-        }
-    }
+    use crate::replay::judge::tests::journal;
 
-    fn journal(mut entries: Vec<Entry>) -> Journal {
-        entries.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
-        for (i, e) in entries.iter_mut().enumerate() {
-            e.seq = i;
-        }
-        Journal { anchor_unix_ms: ANCHOR, entries, ..Journal::default() }
+    fn entry(c: usize, at_ms: f64, status: u16) -> Entry {
+        crate::replay::judge::tests::req(c, at_ms, "GET", status, None)
     }
 
     /// One simulated replay: `n` clients started up to 300 ms apart (Python

@@ -553,7 +553,7 @@ mod tests {
     const ANCHOR: u64 = 1_700_000_000_000;
 
     /// A request of `client` at `at_ms`, answered `status` with `ra`.
-    fn req(client: usize, at_ms: f64, method: &str, status: u16, ra: Option<&str>) -> Entry {
+    pub(super) fn req(client: usize, at_ms: f64, method: &str, status: u16, ra: Option<&str>) -> Entry {
         Entry {
             seq: 0,
             client: Some(client),
@@ -571,7 +571,9 @@ mod tests {
         }
     }
 
-    fn journal(mut entries: Vec<Entry>) -> Journal {
+    /// The journal of `entries`, in arrival order (also used by the
+    /// `desync` simulations).
+    pub(super) fn journal(mut entries: Vec<Entry>) -> Journal {
         entries.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
         for (i, e) in entries.iter_mut().enumerate() {
             e.seq = i;
