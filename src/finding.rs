@@ -156,7 +156,7 @@ declare_kinds! {
     }
     /// The PR edits retrygate's own config, rules or workflow.
     GateConfigChanged = "gate-config-changed", Error {
-        what: "The pull request edits retrygate's configuration, its rule folders, or a workflow that runs retrygate.",
+        what: "The pull request edits retrygate's configuration, its rule folders, a workflow that runs retrygate, or a workflow whose token may write check runs or statuses (it could forge the gate's check).",
         why: "A PR must not be able to weaken its own gate; the policy is read from the base and changes to it need a maintainer's sign-off.",
         example: ".github/retrygate.yml: mode: enforce  ->  mode: advisory",
         use_instead: "Change the gate in a separate, human-reviewed pull request.",

@@ -457,10 +457,21 @@ fn editing_a_workflow_that_runs_retrygate_or_a_rule_folder_is_a_gate_change() {
 
     repo.checkout("main");
     repo.branch("lint");
-    repo.write(".github/workflows/lint.yml", "jobs: { lint: {} }\n");
+    repo.write(".github/workflows/lint.yml", "permissions: {contents: read}\njobs: { lint: {} }\n");
     repo.commit("lint only");
     let r = check(&repo, &["--head", "lint", "--human"]);
-    assert_eq!((r.code, codes(&r.json).len()), (Some(0), 0), "a workflow without retrygate is not the gate");
+    assert_eq!(
+        (r.code, codes(&r.json).len()),
+        (Some(0), 0),
+        "a read-only workflow without retrygate is not the gate"
+    );
+
+    // A workflow whose token may write check runs could forge the gate's check.
+    repo.write(".github/workflows/lint.yml", "jobs: { lint: {} }\n");
+    repo.commit("lint with the default token");
+    let r = check(&repo, &["--head", "lint", "--human"]);
+    assert_eq!(codes(&r.json), ["gate-config-changed"]);
+    assert!(r.json["reasons"][0]["message"].as_str().unwrap().contains(".github/workflows/lint.yml"));
 }
 
 const LOCAL_RULE: &str = r#"rules:

@@ -22,10 +22,7 @@ use serde_json::{json, Value};
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 const BASE: &str = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e";
 
-fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use common::github_fixture as fixture;
 
 /// A job's surroundings: a temp dir with the event file, summary and outputs.
 struct Job {

@@ -18,10 +18,7 @@ use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
 
-fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use common::github_fixture as fixture;
 
 struct Job {
     dir: tempfile::TempDir,

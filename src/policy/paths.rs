@@ -17,6 +17,40 @@ fn runs_retrygate(text: &str) -> bool {
     text.to_ascii_lowercase().contains("retrygate")
 }
 
+/// Whether a workflow's token may write check runs or commit statuses, and so
+/// could publish a forged `retrygate` verdict: a `permissions` block (top
+/// level, or on every job) that grants `checks: write`, `statuses: write` or
+/// `write-all`, or no block at all (the repository's default token may be
+/// read-write). A workflow retrygate cannot read as YAML counts as able to.
+fn may_write_checks(text: &str) -> bool {
+    use serde_yaml::Value;
+    if crate::yaml::check(text).is_err() {
+        return true;
+    }
+    let Ok(doc) = serde_yaml::from_str::<Value>(text) else { return true };
+    let writes = |p: &Value| match p {
+        Value::String(s) => s != "read-all",
+        Value::Mapping(m) => ["checks", "statuses"]
+            .iter()
+            .any(|k| m.get(*k).and_then(Value::as_str).is_some_and(|v| v == "write")),
+        // `permissions: {}` parses as a mapping; anything else is unknown.
+        _ => true,
+    };
+    match doc.get("permissions") {
+        Some(p) if writes(p) => return true,
+        Some(_) => {}
+        None => {
+            let Some(jobs) = doc.get("jobs").and_then(Value::as_mapping) else { return true };
+            if jobs.values().any(|j| j.get("permissions").is_none()) {
+                return true;
+            }
+        }
+    }
+    doc.get("jobs")
+        .and_then(Value::as_mapping)
+        .is_some_and(|jobs| jobs.values().filter_map(|j| j.get("permissions")).any(writes))
+}
+
 /// Whether `path` is inside the rule folder `dir` (as `rules.extra` names it).
 fn under_dir(path: &str, dir: &str) -> bool {
     let d = dir.trim_start_matches("./").trim_end_matches('/');
@@ -24,8 +58,10 @@ fn under_dir(path: &str, dir: &str) -> bool {
 }
 
 /// One `gate-config-changed` finding per file of the change that is the
-/// config, a rule folder the base config names, or a workflow that runs
-/// retrygate on either side (removing retrygate from a workflow counts).
+/// config, a rule folder the base config names, a workflow that runs
+/// retrygate on either side (removing retrygate from a workflow counts), or
+/// a workflow whose head may write check runs or statuses (it could forge
+/// the gate's own check, which merge queues and rulesets trust).
 pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in files {
@@ -42,6 +78,8 @@ pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding
             && (f.base.text().is_some_and(runs_retrygate) || f.head.text().is_some_and(runs_retrygate))
         {
             Some("a workflow that runs retrygate changed; a maintainer must sign off".to_string())
+        } else if names.iter().any(|p| is_workflow(p)) && f.head.text().is_some_and(may_write_checks) {
+            Some("a workflow whose token may write check runs or statuses changed (it could publish a forged `retrygate` check); give it `permissions:` without `checks: write`/`statuses: write`, or a maintainer must sign off".to_string())
         } else {
             None
         };
@@ -94,7 +132,11 @@ mod tests {
             change(CONFIG_PATH, Some("mode: enforce\n"), Some("mode: advisory\n")),
             change(".github/retrygate-rules/py.yml", None, Some("rules: []\n")),
             change(".github/workflows/gate.yml", Some("uses: org/retrygate@v1\n"), Some("run: true\n")),
-            change(".github/workflows/lint.yml", Some("run: cargo clippy\n"), Some("run: cargo fmt\n")),
+            change(
+                ".github/workflows/lint.yml",
+                Some("permissions: {contents: read}\njobs: {l: {steps: [{run: cargo clippy}]}}\n"),
+                Some("permissions: {contents: read}\njobs: {l: {steps: [{run: cargo fmt}]}}\n"),
+            ),
             change(".github/retrygate-rules-old.txt", None, Some("x")),
             change("src/lib.rs", None, Some("fn a() {}")),
         ];
@@ -104,6 +146,25 @@ mod tests {
         assert!(found.iter().all(|f| f.kind == Kind::GateConfigChanged && f.is_blocking()));
         assert!(found[0].message.contains("base commit's config"), "{}", found[0].message);
         assert!(found[1].message.contains(".github/retrygate-rules/"), "{}", found[1].message);
+    }
+
+    #[test]
+    fn a_workflow_that_may_write_checks_is_a_gate_change() {
+        let wf = |head: &str| change(".github/workflows/x.yml", None, Some(head));
+        let flagged = |head: &str| gate_config_changes(&Config::default(), &[wf(head)]).len() == 1;
+        // Could forge the check: explicit grants, write-all, or no block at all.
+        assert!(flagged("permissions: {checks: write}\njobs: {a: {steps: []}}\n"));
+        assert!(flagged("permissions: write-all\njobs: {a: {steps: []}}\n"));
+        assert!(flagged("jobs: {a: {steps: []}}\n"));
+        assert!(flagged("jobs: {a: {permissions: {}, steps: []}, b: {steps: []}}\n"));
+        assert!(flagged("permissions: {}\njobs: {a: {permissions: {statuses: write}, steps: []}}\n"));
+        assert!(flagged("permissions: [\n"));
+        // Cannot: read-only tokens, at the top or on every job.
+        assert!(!flagged("permissions: {contents: read}\njobs: {a: {steps: []}}\n"));
+        assert!(!flagged("permissions: read-all\njobs: {a: {steps: []}}\n"));
+        assert!(!flagged("jobs: {a: {permissions: {}, steps: []}, b: {permissions: {contents: read}}}\n"));
+        let found = gate_config_changes(&Config::default(), &[wf("jobs: {a: {steps: []}}\n")]);
+        assert!(found[0].message.contains("forged `retrygate` check"), "{}", found[0].message);
     }
 
     #[test]

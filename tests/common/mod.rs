@@ -179,3 +179,10 @@ pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
     std::fs::create_dir_all(p.parent().expect("a relative path has a parent")).expect("create dirs");
     std::fs::write(p, text).expect("write file");
 }
+
+/// A real GitHub payload from `tests/fixtures/github/` (see its README for
+/// where each came from), parsed.
+pub fn github_fixture(name: &str) -> serde_json::Value {
+    let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
