@@ -14,7 +14,8 @@
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
 //! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
 //! - [`cli`]: the command line that ties them together;
-//! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused).
+//! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused);
+//! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares.
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
 //! Action compute the same verdict.
@@ -32,4 +33,5 @@ pub mod ledger;
 pub mod policy;
 pub mod replay;
 pub mod report;
+pub mod text;
 pub mod yaml;

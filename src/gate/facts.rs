@@ -19,20 +19,16 @@ pub struct BaseConfig {
     pub source: String,
 }
 
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
 /// Reads `.github/retrygate.yml` at `base_sha` (`git show BASE:PATH`), or the
 /// defaults when the base has none. Oversized, non-UTF-8 and invalid files are
 /// errors naming the file, the line and the key.
 pub fn config_at_base(git: &Git, base_sha: &str) -> anyhow::Result<BaseConfig> {
-    let name = format!("{}:{CONFIG_PATH}", short(base_sha));
+    let name = format!("{}:{CONFIG_PATH}", crate::text::short_sha(base_sha));
     let after = "the gate reads its config from the base commit, so fix it there (a pull request cannot change its own gate)";
     match git.read_blob_at(base_sha, CONFIG_PATH, MAX_CONFIG_BYTES as u64)? {
         None | Some(Blob::Missing) => Ok(BaseConfig {
             config: Config::default(),
-            source: format!("defaults (no {CONFIG_PATH} at base {})", short(base_sha)),
+            source: format!("defaults (no {CONFIG_PATH} at base {})", crate::text::short_sha(base_sha)),
         }),
         Some(Blob::TooLarge(size)) => Err(anyhow!(
             "{name}: the file is {size} bytes, over the {} KiB limit; a retrygate config is a few hundred bytes; {after}",
@@ -66,24 +62,30 @@ pub fn rules_at_base(git: &Git, base_sha: &str, dirs: &[String]) -> anyhow::Resu
             found = true;
             match git.read_blob_at(base_sha, path, MAX_RULE_BYTES)? {
                 Some(Blob::Bytes(b)) => {
-                    let text = String::from_utf8(b)
-                        .map_err(|_| anyhow!("{}:{path}: rule file is not UTF-8 text", short(base_sha)))?;
+                    let text = String::from_utf8(b).map_err(|_| {
+                        anyhow!("{}:{path}: rule file is not UTF-8 text", crate::text::short_sha(base_sha))
+                    })?;
                     out.push((path.to_string(), text));
                 }
                 Some(Blob::TooLarge(size)) => {
                     return Err(anyhow!(
                         "{}:{path}: rule file is {size} bytes, over the {} KiB limit",
-                        short(base_sha),
+                        crate::text::short_sha(base_sha),
                         MAX_RULE_BYTES >> 10
                     ))
                 }
-                _ => return Err(anyhow!("{}:{path}: cannot read the rule file", short(base_sha))),
+                _ => {
+                    return Err(anyhow!(
+                        "{}:{path}: cannot read the rule file",
+                        crate::text::short_sha(base_sha)
+                    ))
+                }
             }
         }
         if !found {
             return Err(anyhow!(
                 "rules.extra names {d}, but the base commit {} has no *.yml rule file there; fix rules.extra in the base config",
-                short(base_sha)
+                crate::text::short_sha(base_sha)
             ));
         }
     }

@@ -28,10 +28,6 @@ use crate::ledger::{self, ChangeTarget, LedgerReport};
 
 use super::CheckInput;
 
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
 /// Finds the ledger of the change `cs` and verifies it against the change.
 /// `Err` = could not decide (git failed, the artifacts API could not be
 /// asked, a path given on the command line cannot be read).
@@ -64,7 +60,7 @@ pub fn find_and_verify(
     // verifier to say it is too large.
     match git.read_blob_at(&cs.head, rel, limits.max_ledger_bytes + 1)? {
         Some(Blob::Bytes(bytes)) => {
-            let shown = format!("{}:{rel}", short(&cs.head));
+            let shown = format!("{}:{rel}", crate::text::short_sha(&cs.head));
             let mut report = ledger::verify::verify_reader(&shown, bytes.as_slice(), Some(&target), limits)?;
             report.origin = Some(LedgerOrigin::FileAtHead { commit: cs.head.clone(), path: rel.to_string() });
             return Ok(report);
@@ -73,7 +69,7 @@ pub fn find_and_verify(
             "the ledger {rel} committed at the head is {size} bytes, over the {} MiB limit; a real ledger is a few MB",
             limits.max_ledger_bytes >> 20
         ),
-        _ => looked.push(format!("`{rel}` committed at {}: not there", short(&cs.head))),
+        _ => looked.push(format!("`{rel}` committed at {}: not there", crate::text::short_sha(&cs.head))),
     }
 
     // 3. The artifact: a local zip, or the Actions artifacts of the head.
@@ -99,7 +95,7 @@ pub fn find_and_verify(
         }
         None => looked.push(format!(
             "the Actions artifact `{name}` of a run on {}: not looked up (no GitHub access here; pass --ledger-artifact ZIP)",
-            short(&cs.head)
+            crate::text::short_sha(&cs.head)
         )),
     }
 
@@ -206,8 +202,8 @@ fn from_actions(
         looked.push(format!(
             "{place}: none of the {} artifacts named `{name}` comes from a run on {} or on an earlier commit of the pull request (the newest is from a run on {})",
             all.len(),
-            short(&cs.head),
-            short(&all[0].artifact.head_sha)
+            crate::text::short_sha(&cs.head),
+            crate::text::short_sha(&all[0].artifact.head_sha)
         ));
     }
     Ok(None)

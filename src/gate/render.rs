@@ -164,8 +164,8 @@ pub fn markdown(
         "\n<sub>head {} · base {} ({}) · merge base {} · config {} · mode {} · {}</sub>",
         code_span(&f.head),
         code_span(&f.base),
-        code_span(short(&f.base_sha)),
-        code_span(short(&f.merge_base)),
+        code_span(crate::text::short_sha(&f.base_sha)),
+        code_span(crate::text::short_sha(&f.merge_base)),
         code_span(&f.config_source),
         code_span(match f.mode {
             Mode::Enforce => "enforce",
@@ -174,10 +174,6 @@ pub fn markdown(
         escape_text(&who(gate))
     );
     o
-}
-
-fn short(s: &str) -> &str {
-    s.get(..12).unwrap_or(s)
 }
 
 /// The verdict in a few words: the comment's header and the check run's
@@ -216,7 +212,7 @@ fn header(o: &mut String, gate: &GateVerdict) {
         let _ = writeln!(
             o,
             "No blocking finding{warnings}, and {evidence} for {}.\n",
-            code_span(short(&gate.facts.head))
+            code_span(crate::text::short_sha(&gate.facts.head))
         );
         return;
     }
@@ -226,8 +222,8 @@ fn header(o: &mut String, gate: &GateVerdict) {
             o,
             "| ⛔ | **{}**: {} | {} |",
             escape_text(&r.code),
-            escape_text(&truncate(&r.message, MAX_CELL_CHARS)),
-            escape_text(&truncate(&r.fix, MAX_CELL_CHARS))
+            escape_text(&crate::text::truncate(&r.message, MAX_CELL_CHARS)),
+            escape_text(&crate::text::truncate(&r.fix, MAX_CELL_CHARS))
         );
     }
 }
@@ -267,7 +263,7 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
                 o,
                 "| {sev} | {} | {location} | {} | {} |",
                 code_span(f.kind.id()),
-                escape_text(&truncate(&f.message, MAX_CELL_CHARS)),
+                escape_text(&crate::text::truncate(&f.message, MAX_CELL_CHARS)),
                 code_span(&f.rule)
             );
         }
@@ -284,7 +280,11 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
         let _ = writeln!(o, "\n**Could not analyse** ({}):\n", blocking.len());
         for n in blocking.iter().take(20) {
             let place = n.path.as_deref().map(|p| format!("{}: ", code_span(p))).unwrap_or_default();
-            let _ = writeln!(o, "- ⛔ {place}{}", escape_text(&truncate(&n.message, MAX_CELL_CHARS)));
+            let _ = writeln!(
+                o,
+                "- ⛔ {place}{}",
+                escape_text(&crate::text::truncate(&n.message, MAX_CELL_CHARS))
+            );
         }
     }
 }
@@ -307,7 +307,7 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
     if !l.present && !l.looked.is_empty() {
         let _ = writeln!(o, "⛔ **Ledger missing**. Looked, in order:\n");
         for (i, place) in l.looked.iter().enumerate() {
-            let _ = writeln!(o, "{}. {}", i + 1, escape_text(&truncate(place, MAX_CELL_CHARS)));
+            let _ = writeln!(o, "{}. {}", i + 1, escape_text(&crate::text::truncate(place, MAX_CELL_CHARS)));
         }
         let _ = writeln!(
             o,
@@ -343,8 +343,8 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
             let _ = writeln!(
                 o,
                 "- {at}{} (fix: {})",
-                escape_text(&truncate(&p.message, MAX_CELL_CHARS)),
-                escape_text(&truncate(&p.fix, MAX_CELL_CHARS))
+                escape_text(&crate::text::truncate(&p.message, MAX_CELL_CHARS)),
+                escape_text(&crate::text::truncate(&p.fix, MAX_CELL_CHARS))
             );
         }
         let more = l.problems.len().saturating_sub(MAX_LEDGER_PROBLEMS) as u64 + l.problems_omitted;
@@ -361,7 +361,7 @@ fn origin_markdown(origin: &LedgerOrigin) -> String {
         |e: &Option<String>| e.as_deref().map(|e| format!("{} in ", code_span(e))).unwrap_or_default();
     match origin {
         LedgerOrigin::FileAtHead { commit, path } => {
-            format!("{} committed at {}", code_span(path), code_span(short(commit)))
+            format!("{} committed at {}", code_span(path), code_span(crate::text::short_sha(commit)))
         }
         LedgerOrigin::Artifact { artifact, entry: e } => {
             let run = match &artifact.run_url {
@@ -388,7 +388,7 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
         let _ = writeln!(o, "\nSource: {}.", code_span(s));
     }
     for p in &r.problems {
-        let _ = writeln!(o, "- ⛔ {}", escape_text(&truncate(p, MAX_CELL_CHARS * 2)));
+        let _ = writeln!(o, "- ⛔ {}", escape_text(&crate::text::truncate(p, MAX_CELL_CHARS * 2)));
     }
     // The timeline of a report that was rejected is not evidence; it is not
     // shown, so a forged story cannot appear in the comment.
@@ -435,13 +435,6 @@ fn sign_off_section(o: &mut String, gate: &GateVerdict, config: &Config) {
         format!("{:?}", config.sign_off.min_permission).to_lowercase(),
         config.sign_off.command.replace('`', "'"),
     );
-}
-
-fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -208,17 +208,13 @@ pub fn binding_problems(report: &ReplayReport, head: &str, expected: &LoadedScen
         p.push(format!(
             "the report ran scenario `{}` (SHA-256 {}), but the base config demands `{}` (SHA-256 {})",
             report.scenario,
-            short(&report.scenario_sha256),
+            crate::text::short_sha(&report.scenario_sha256),
             expected.name,
-            short(&expected.sha256)
+            crate::text::short_sha(&expected.sha256)
         ));
     }
     p.extend(consistency_problems(report, expected.scenario.budget));
     p
-}
-
-fn short(s: &str) -> &str {
-    s.get(..12).unwrap_or(s)
 }
 
 /// Does the report's verdict follow from its own checks and timeline? A

@@ -286,7 +286,11 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
         Ok(s) => s,
         Err(r) => return refuse(env, &r.to_string(), Exit::Fail),
     };
-    eprintln!("retrygate: sign-off by {} for {} accepted", accepted.by, signoff::short(&accepted.sha));
+    eprintln!(
+        "retrygate: sign-off by {} for {} accepted",
+        accepted.by,
+        crate::text::short_sha(&accepted.sha)
+    );
     // The job holds a write token: the PR's code is not run here.
     let req = GateRequest::for_pr(env, &pr, Some(accepted), false);
     let (p, decided) = decide(gate, &req);

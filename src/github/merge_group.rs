@@ -81,7 +81,7 @@ pub enum PrVerdict {
 /// Judges a pull request's `retrygate` check run (from
 /// [`super::checks::find`] on its head) for a group on `base_branch`.
 pub fn judge_pr(run: Option<&Value>, head_sha: &str, base_branch: &str) -> PrVerdict {
-    let short = super::signoff::short(head_sha);
+    let short = crate::text::short_sha(head_sha);
     let Some(run) = run else {
         return PrVerdict::NotPassing(format!("no retrygate verdict on its head `{short}`"));
     };
@@ -121,7 +121,7 @@ pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[Str
     for sha in unattributed {
         list.push_str(&format!(
             "- commit `{}` names no pull request (the rebase merge method?); retrygate cannot vouch for it: use the merge or squash method with the merge queue\n",
-            super::signoff::short(sha)
+            crate::text::short_sha(sha)
         ));
     }
     let failing: Vec<String> = prs

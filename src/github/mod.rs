@@ -288,7 +288,7 @@ pub fn check_gate_with(
         (crate::report::Verdict::Pass, Some(s)) => format!(
             "{headline}: by {} for {}",
             s.by.as_deref().unwrap_or("a maintainer"),
-            signoff::short(&s.sha)
+            crate::text::short_sha(&s.sha)
         ),
         _ if !codes.is_empty() => format!("{headline}: {}", codes.join(", ")),
         (crate::report::Verdict::Pass, None) => format!("{headline}: no blocking retry regressions"),

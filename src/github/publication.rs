@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::finding::Finding;
 use crate::report::{markdown, Report, Verdict};
 
-use super::signoff::{short, SignOff};
+use super::signoff::SignOff;
+use crate::text::short_sha as short;
 
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any

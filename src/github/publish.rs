@@ -10,8 +10,8 @@ use super::checks::{self, CheckOutcome};
 use super::client::{Api, ApiError};
 use super::comment::{self, CommentOutcome};
 use super::publication::Publication;
-use super::signoff::short;
 use crate::report::Verdict;
+use crate::text::short_sha as short;
 
 /// The pull request a publication is for.
 #[derive(Debug, Clone, PartialEq, Eq)]

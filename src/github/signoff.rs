@@ -108,8 +108,8 @@ impl fmt::Display for Refusal {
             Refusal::StaleSha { named, head } => write!(
                 f,
                 "sign-off for {named} refused: the pull request's head is now {} (a push voids a sign-off); review the new head and sign off {}",
-                short(head),
-                short(head)
+                crate::text::short_sha(head),
+                crate::text::short_sha(head)
             ),
         }
     }
@@ -124,11 +124,6 @@ fn level(p: Option<Permission>) -> &'static str {
         Some(Permission::Maintain) => "maintain",
         Some(Permission::Admin) => "admin",
     }
-}
-
-/// The first 7 characters of a SHA, as GitHub shows it.
-pub fn short(sha: &str) -> &str {
-    sha.get(..MIN_SHA_CHARS).unwrap_or(sha)
 }
 
 /// The checks that need no API call: a bot or the PR's author can never

@@ -60,7 +60,7 @@ impl LedgerOrigin {
     pub fn describe(&self) -> String {
         match self {
             LedgerOrigin::FileAtHead { commit, path } => {
-                format!("`{path}` committed at {}", short(commit))
+                format!("`{path}` committed at {}", crate::text::short_sha(commit))
             }
             LedgerOrigin::Artifact { artifact, entry } => match entry {
                 Some(e) => format!("`{e}` in {}", artifact.describe()),
@@ -302,10 +302,6 @@ fn entry_count(zip: &[u8]) -> Result<usize, String> {
 /// `name` with control characters shown as `?`, for one-line messages.
 fn printable(name: &str) -> String {
     name.chars().take(200).map(|c| if c.is_control() { '?' } else { c }).collect()
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
 }
 
 /// Reads a local artifact zip (`--ledger-artifact ZIP`), bounded: a file

@@ -125,14 +125,7 @@ pub fn iso_time(ts: f64) -> Option<String> {
 }
 
 fn one_line(s: &str) -> String {
-    let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let flat = flat.trim();
-    if flat.chars().count() > SUMMARY_CHARS {
-        let cut: String = flat.chars().take(SUMMARY_CHARS - 1).collect();
-        format!("{cut}…")
-    } else {
-        flat.to_string()
-    }
+    crate::text::truncate(crate::text::one_line(s.trim()).as_str(), SUMMARY_CHARS - 1)
 }
 
 /// Renders the timeline as aligned text.

@@ -422,7 +422,12 @@ impl Verifier {
                                 .to_string()
                         }
                         (Some(p), Some(e)) => {
-                            format!("prev {} does not match line {}'s SHA-256 {}", short(p), n - 1, short(e))
+                            format!(
+                                "prev {} does not match line {}'s SHA-256 {}",
+                                crate::text::short_sha(p),
+                                n - 1,
+                                crate::text::short_sha(e)
+                            )
                         }
                         (None, None) => unreachable!("equal values"),
                     };
@@ -548,11 +553,12 @@ impl Verifier {
                 unexplained.push(f.path.clone());
                 let head = match &f.head {
                     HeadContent::Absent => "deleted".to_string(),
-                    HeadContent::Sha256(h) => format!("sha256 {}", short(h)),
+                    HeadContent::Sha256(h) => format!("sha256 {}", crate::text::short_sha(h)),
                     HeadContent::Unknown(_) => unreachable!("handled above"),
                 };
-                let said =
-                    recorded.as_deref().map_or("deleted".to_string(), |r| format!("sha256 {}", short(r)));
+                let said = recorded
+                    .as_deref()
+                    .map_or("deleted".to_string(), |r| format!("sha256 {}", crate::text::short_sha(r)));
                 found.push((
                     Some(line),
                     format!("{}: the last record of this file says {said}, but the head has {head}: the file changed after its last recorded edit", f.path),
@@ -575,10 +581,6 @@ impl Verifier {
             not_landed,
         }
     }
-}
-
-fn short(hex: &str) -> &str {
-    &hex[..hex.len().min(12)]
 }
 
 /// Renders a report for a terminal.
@@ -610,7 +612,7 @@ pub fn render_text(r: &LedgerReport) -> String {
         out.push_str(&format!(
             "coverage of {}..{}: {} changed, {} explained\n",
             c.base,
-            short(&c.head),
+            crate::text::short_sha(&c.head),
             c.changed,
             c.explained
         ));

@@ -367,10 +367,6 @@ fn ms(v: f64) -> String {
     }
 }
 
-fn short_sha(s: &str) -> &str {
-    s.get(..12).unwrap_or(s)
-}
-
 /// Markdown for a PR comment: verdict, checks, lockstep rounds, and a
 /// collapsible timeline per client.
 pub fn render_markdown(r: &ReplayReport) -> String {
@@ -402,8 +398,8 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         "Scenario `{}` ({}; sha256 `{}`), commit `{}`, CMD `{}`. Wall time {} for {} of demanded waits.\n",
         r.scenario,
         if r.scenario_description.is_empty() { "no description" } else { &r.scenario_description },
-        short_sha(&r.scenario_sha256),
-        r.commit.as_deref().map(short_sha).unwrap_or("unknown"),
+        crate::text::short_sha(&r.scenario_sha256),
+        r.commit.as_deref().map(crate::text::short_sha).unwrap_or("unknown"),
         r.command.join(" ").replace('`', "'"),
         ms(r.wall_ms),
         ms(r.demanded_wait_ms as f64),

@@ -95,7 +95,7 @@ fn row(f: &Finding) -> String {
         severity_badge(f.severity),
         code_span(f.kind.id()),
         code_span(&location),
-        escape_text(&truncate(&f.message, MAX_CELL_CHARS)),
+        escape_text(&crate::text::truncate(&f.message, MAX_CELL_CHARS)),
         code_span(&f.rule)
     )
 }
@@ -141,7 +141,7 @@ fn notes(notes: &[Note]) -> String {
         // Every item starts with fixed text, so a message can never begin a
         // nested list, a heading or a quote.
         let mark = if n.blocking { "⛔ **blocking**" } else { "ℹ️" };
-        let text = escape_text(&truncate(&n.message, MAX_CELL_CHARS));
+        let text = escape_text(&crate::text::truncate(&n.message, MAX_CELL_CHARS));
         match &n.path {
             Some(p) => out.push_str(&format!("- {mark} {}: {text}\n", code_span(p))),
             None => out.push_str(&format!("- {mark} {text}\n")),
@@ -207,13 +207,6 @@ pub fn code_span(s: &str) -> String {
     // which CommonMark strips again when rendering.
     let pad = if content.starts_with('`') || content.ends_with('`') { " " } else { "" };
     format!("{fence}{pad}{content}{pad}{fence}")
-}
-
-fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
 }
 
 fn capitalise(s: &str) -> String {

@@ -7,7 +7,6 @@
 //! written as a visible escape: a finding can never spill onto a second line
 //! or send escape sequences to the reader's terminal.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{plural, reason, sorted_findings, Report, Tally, Verdict};
@@ -47,28 +46,4 @@ pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// `s` on one line: `\n`, `\r`, `\t`, `\\`, every other control character
-/// and the bidirectional-override characters ("Trojan Source", which make a
-/// line read differently from what it says) are written as escapes, the way
-/// Rust's `{:?}` would, without the quotes.
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() || is_bidi_control(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Unicode's explicit direction marks, embeddings, overrides and isolates.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+pub use crate::text::one_line;

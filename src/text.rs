@@ -1,0 +1,76 @@
+//! Small text helpers every renderer shares: a commit's short form, a string
+//! cut to a length, a string forced onto one line. They live once, here, so
+//! that a SHA reads the same in the terminal, the PR comment and the check run,
+//! and so that every renderer makes the same characters visible.
+
+use std::fmt::Write as _;
+
+/// How many hex digits of a commit are shown: GitHub's own short form, so a
+/// maintainer can match it by eye against the PR's commit list.
+pub const SHORT_SHA_CHARS: usize = 7;
+
+/// The first [`SHORT_SHA_CHARS`] characters of a commit id (the whole string
+/// when it is shorter).
+pub fn short_sha(sha: &str) -> &str {
+    sha.get(..SHORT_SHA_CHARS).unwrap_or(sha)
+}
+
+/// `s` cut to at most `max_chars` characters, with `…` when something was cut.
+pub fn truncate(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// `s` on one line: `\n`, `\r`, `\t`, `\\`, every other control character
+/// and the bidirectional-override characters ("Trojan Source", which make a
+/// line read differently from what it says) are written as escapes, the way
+/// Rust's `{:?}` would, without the quotes.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || is_bidi_control(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Unicode's explicit direction marks, embeddings, overrides and isolates.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_sha_keeps_githubs_seven_digits_and_short_input_whole() {
+        assert_eq!(short_sha("0123456789abcdef"), "0123456");
+        assert_eq!(short_sha("abc"), "abc");
+        // Not a char boundary at 7: the whole string, never a panic.
+        assert_eq!(short_sha("ééééé"), "ééééé");
+    }
+
+    #[test]
+    fn truncate_marks_a_cut_and_counts_characters_not_bytes() {
+        assert_eq!(truncate("héllo", 5), "héllo");
+        assert_eq!(truncate("héllo world", 5), "héllo…");
+    }
+
+    #[test]
+    fn one_line_makes_controls_and_bidi_overrides_visible() {
+        assert_eq!(one_line("a\nb\tc\\"), "a\\nb\\tc\\\\");
+        assert_eq!(one_line("x\u{202e}y\u{7}"), "x\\u{202e}y\\u{7}");
+        assert_eq!(one_line("plain"), "plain");
+    }
+}
