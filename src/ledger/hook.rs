@@ -81,7 +81,7 @@ pub const HOOK_SETTINGS: &[&str] = &[
 pub const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
 
 /// Which agent's wire format to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Claude,
     Codex,
