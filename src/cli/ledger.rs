@@ -7,7 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use retrygate::config::Config;
 use retrygate::ledger::append::{append, hash_file, repo_relative, NewRecord};
-use retrygate::ledger::hook::{run_hook, Agent, HookEnv, HookError, MAX_INPUT_BYTES};
+use retrygate::ledger::hook::{run_hook, Agent, HookDecision, HookEnv, HookError, MAX_INPUT_BYTES};
 use retrygate::ledger::lines::Limits;
 use retrygate::ledger::pyjson::{self, Value};
 use retrygate::ledger::show;
@@ -288,9 +288,9 @@ fn run_hook_cmd(a: HookArgs) -> anyhow::Result<Exit> {
     if !outcome.stderr.is_empty() {
         eprint!("{}", outcome.stderr);
     }
-    Ok(match outcome.exit {
-        0 => Exit::Pass,
+    Ok(match outcome.decision {
+        HookDecision::Allow => Exit::Pass,
         // 2 is the agents' "block" code; retrygate's Exit::Error is also 2.
-        _ => Exit::Error,
+        HookDecision::Deny => Exit::Error,
     })
 }
