@@ -91,3 +91,33 @@ pub fn run(args: GithubArgs) -> anyhow::Result<Exit> {
     let env = ActionEnv::from_env(&args.into())?;
     Ok(retrygate::github::run(&env, &gate_for(&env))?.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_published_pass_exits_0() {
+        let codes: Vec<u8> = [Outcome::Pass, Outcome::Block, Outcome::CouldNotDecide]
+            .into_iter()
+            .map(|o| Exit::from(o) as u8)
+            .collect();
+        assert_eq!(codes, [0, 1, 2]);
+    }
+
+    #[test]
+    fn every_mode_flag_names_its_library_mode() {
+        let modes: Vec<(String, Mode)> = ModeArg::value_variants()
+            .iter()
+            .map(|m| (m.to_possible_value().unwrap().get_name().to_string(), Mode::from(*m)))
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                ("full".into(), Mode::Full),
+                ("compute".into(), Mode::Compute),
+                ("publish".into(), Mode::Publish)
+            ]
+        );
+    }
+}

@@ -204,7 +204,7 @@ fn command_name(command: &Command) -> &'static str {
     }
 }
 
-/// Exists only for the exit-boundary test (`tests/cli_errors.rs`): when this
+/// Exists only for the exit-boundary test (`tests/exit_boundary.rs`): when this
 /// variable names the command being run (`scan`, `check`, `ledger`,
 /// `github`, ...), the binary panics inside that command, so the test can
 /// see the panic become exit 2. Nothing else reads it, and no real input can
