@@ -80,7 +80,7 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool
     let cs = retrygate::changeset::ChangeSet::from_git(repo, "main", "pr").unwrap();
     let changeset_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let r = retrygate::cli::scan_changeset(&cs).unwrap();
+    let r = retrygate::scan::scan_changeset(&cs).unwrap();
     let analyze_s = t.elapsed().as_secs_f64();
     assert_eq!(r.findings.len(), findings);
 

@@ -12,20 +12,27 @@
 //! - [`policy`]: the gate's pure decisions (agent? evidence? sign-off?);
 //! - [`gate`]: `retrygate check`, which gathers the inputs and renders the verdict;
 //! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
-//! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
-//! - [`cli`]: the command line that ties them together;
+//! - [`github`]: the Action's flow, publishing on GitHub (octocrab);
+//! - [`scan`]: `retrygate scan` as a call, the findings with no policy;
 //! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused);
+//! - [`duration`]: the one parser of seconds given by people;
 //! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares.
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
 //! Action compute the same verdict.
+//!
+//! The library has no command line: it returns verdicts, outcomes and
+//! errors, never exit codes. The binary (`src/main.rs` and its `src/cli/`)
+//! owns every flag and its parser, the demo, the built-in replay clients,
+//! and the mapping from results to exit codes 0, 1 and 2;
+//! `tests/binary_boundary.rs` keeps the argument parser and the exit-code
+//! type out of the library.
 
 pub mod analyze;
 pub mod bounded;
 pub mod changeset;
-pub mod cli;
 pub mod config;
-pub mod demo;
+pub mod duration;
 pub mod finding;
 pub mod gate;
 pub mod github;
@@ -33,5 +40,6 @@ pub mod ledger;
 pub mod policy;
 pub mod replay;
 pub mod report;
+pub mod scan;
 pub mod text;
 pub mod yaml;

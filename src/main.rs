@@ -1,4 +1,7 @@
 //! The `retrygate` binary: parse arguments, run, map the outcome to an exit code.
+//!
+//! The command line lives in [`cli`], a module of this binary that the
+//! library cannot see (see its docs for why it is not a separate crate).
 
 /// syn allocates for every token; with both cores parsing, glibc's malloc
 /// spent about a third of the scan's time in locks and bookkeeping
@@ -7,6 +10,8 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cli;
+
 fn main() -> std::process::ExitCode {
-    retrygate::cli::main()
+    cli::main()
 }

@@ -5,7 +5,8 @@
 //! Code treats every exit other than 2 as "go ahead").
 //!
 //! The panic is forced with `RETRYGATE_TEST_FORCE_PANIC` (see
-//! `retrygate::cli::FORCE_PANIC_VAR`), which exists for this test only.
+//! `FORCE_PANIC_VAR` in the binary's `src/cli/mod.rs`), which exists for this
+//! test only.
 
 mod common;
 
@@ -14,12 +15,15 @@ use std::process::{Command, Output, Stdio};
 
 use common::Repo;
 
+/// The variable the binary reads to panic inside a command (its `FORCE_PANIC_VAR`).
+const FORCE_PANIC_VAR: &str = "RETRYGATE_TEST_FORCE_PANIC";
+
 fn run(args: &[&str], stdin: &str, panic_in: Option<&str>, envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_retrygate"));
     cmd.args(args)
         .env_remove("RUST_LOG")
         .env_remove("GIT_DIR")
-        .env_remove(retrygate::cli::FORCE_PANIC_VAR)
+        .env_remove(FORCE_PANIC_VAR)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -27,7 +31,7 @@ fn run(args: &[&str], stdin: &str, panic_in: Option<&str>, envs: &[(&str, &str)]
         cmd.env(k, v);
     }
     if let Some(c) = panic_in {
-        cmd.env(retrygate::cli::FORCE_PANIC_VAR, c);
+        cmd.env(FORCE_PANIC_VAR, c);
     }
     let mut child = cmd.spawn().expect("run the retrygate binary");
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();

@@ -88,7 +88,7 @@ fn rules(json: &Value) -> Vec<String> {
 /// branch `name` checked out.
 fn repo_with(config: Option<&str>, branch: &str) -> Repo {
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.write("README.txt", "shop\n");
     repo.write(".github/replay-fast.yml", FAST_SCENARIO);
     if let Some(c) = config {
@@ -153,7 +153,7 @@ fn replay_report(repo: &Repo, profile: &str, scenario: &str, clients: &str, comm
 #[test]
 fn blocking_findings_block_and_a_sign_off_on_the_head_lifts_them() {
     let repo = repo_with(None, "feature");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head = repo.commit("faster");
     let r = check(&repo, &["--head", "feature", "--human"]);
     assert_eq!(r.code, Some(1));
@@ -177,7 +177,7 @@ fn blocking_findings_block_and_a_sign_off_on_the_head_lifts_them() {
 #[test]
 fn scan_fields_are_shaped_exactly_as_retrygate_scan_prints_them() {
     let repo = repo_with(None, "feature");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("faster");
     let r = check(&repo, &["--head", "feature", "--human"]);
     let out = Command::new(BIN)
@@ -195,7 +195,7 @@ fn scan_fields_are_shaped_exactly_as_retrygate_scan_prints_them() {
 #[test]
 fn a_sign_off_for_another_sha_is_rejected_naming_the_current_head() {
     let repo = repo_with(None, "feature");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let old = repo.commit("faster");
     repo.write("README.txt", "shop, faster\n");
     let head = repo.commit("docs");
@@ -421,7 +421,7 @@ fn a_head_side_config_that_disables_everything_is_ignored_and_flagged() {
         ".github/retrygate.yml",
         "mode: advisory\nrequire: { ledger: false, replay: false }\nprotected_paths: []\nagents: { logins: [], branch_prefixes: [], labels: [], trailers: [] }\n",
     );
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head = repo.commit("relax the gate");
     let r = check(&repo, &["--head", "codex/relax"]);
     assert_eq!(r.code, Some(1), "the base's enforce mode still holds");
@@ -567,7 +567,7 @@ fn limits_max_attempts_flags_any_head_policy_above_it() {
 #[test]
 fn advisory_mode_reports_everything_and_never_blocks() {
     let repo = repo_with(Some("mode: advisory\n"), "codex/faster");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("faster");
     let r = check(&repo, &["--head", "codex/faster"]);
     assert_eq!(r.code, Some(0));
@@ -687,7 +687,7 @@ fn a_100_mb_config_is_refused_unread() {
 #[test]
 fn every_format_renders_the_same_verdict() {
     let repo = repo_with(None, "codex/faster");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("faster");
     let text = run(&repo, &["--head", "codex/faster", "--format", "text"]);
     assert_eq!(text.status.code(), Some(1));
@@ -745,7 +745,7 @@ fn usage_errors_are_exit_2() {
 #[test]
 fn rules_disable_drops_a_rule_and_an_unparsable_file_blocks_as_incomplete() {
     let repo = repo_with(Some("rules: { disable: [rust/loop-attempts, rust/client-timeout] }\n"), "feature");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("faster");
     let r = check(&repo, &["--head", "feature", "--human"]);
     let found = rules(&r.json);

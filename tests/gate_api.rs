@@ -11,11 +11,11 @@ use retrygate::report::Verdict;
 
 fn incident(config: &str) -> Repo {
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.write(".github/retrygate.yml", config);
     repo.commit("base");
     repo.branch("codex/faster");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("faster");
     repo
 }

@@ -75,7 +75,7 @@ fn run_event(
 #[test]
 fn the_incident_patch_is_blocked_on_the_pull_request() {
     let fake = FakeGithub::start();
-    let c = checkout(retrygate::demo::BEFORE, retrygate::demo::AGENT_PATCH);
+    let c = checkout(common::BEFORE, common::AGENT_PATCH);
     let out = run(&fake, &c, ACTIONS_TOKEN, &[]);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let runs = fake.check_runs();
@@ -108,7 +108,7 @@ fn a_read_only_token_prints_annotations_and_never_passes() {
     assert!(summary.contains("Resource not accessible by integration"), "{summary}");
 
     // Blocked: the findings reach the log as workflow commands, exit 1.
-    let c = checkout(retrygate::demo::BEFORE, retrygate::demo::AGENT_PATCH);
+    let c = checkout(common::BEFORE, common::AGENT_PATCH);
     let out = run(&fake, &c, READ_ONLY_TOKEN, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
@@ -135,7 +135,7 @@ fn missing_runner_variables_are_named() {
 #[test]
 fn an_agent_pull_request_without_evidence_is_blocked_and_a_maintainer_sign_off_lifts_it() {
     let fake = FakeGithub::start();
-    let c = checkout(retrygate::demo::BEFORE, retrygate::demo::AGENT_PATCH);
+    let c = checkout(common::BEFORE, common::AGENT_PATCH);
     let mut ev = event(&c);
     ev["pull_request"]["head"]["ref"] = json!("claude/faster");
     ev["pull_request"]["user"] = fake_github::user("claude[bot]");

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::Repo;
 use fake_github::{CheckRun, FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
-use retrygate::cli::Exit;
+use retrygate::github::Outcome;
 use retrygate::github::{check_gate, ActionEnv, Mode, VerdictFile};
 use serde_json::{json, Value};
 
@@ -68,7 +68,7 @@ impl Job {
 /// branch `branch` with `head_text` as the client.
 fn repo(config: Option<&str>, branch: &str, head_text: &str) -> (Repo, String, String) {
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     if let Some(c) = config {
         repo.write(".github/retrygate.yml", c);
     }
@@ -102,7 +102,7 @@ fn run_payload(head: &str) -> Value {
 #[test]
 fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
     let fake = FakeGithub::start();
-    let (repo, base, head) = repo(None, "feature", retrygate::demo::AGENT_PATCH);
+    let (repo, base, head) = repo(None, "feature", common::AGENT_PATCH);
     fake.add_pull(2, &head, &base);
     fork_of(&fake, 2, "octo-org/octo-repo");
 
@@ -115,7 +115,7 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
         READ_ONLY_TOKEN,
         Mode::Compute,
     );
-    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
     // ...and its own code rewrites the verdict file to an all-clear.
     let mut file = VerdictFile::read(&compute.env.verdict_file).unwrap();
     assert_eq!(file.publication.verdict, retrygate::report::Verdict::Block);
@@ -129,7 +129,7 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
         Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     file.write(&publish.env.verdict_file).unwrap();
-    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
@@ -144,7 +144,7 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
 #[test]
 fn publishing_needs_the_head_fetched_into_the_checkout() {
     let fake = FakeGithub::start();
-    let (repo, base, head) = repo(None, "feature", retrygate::demo::AGENT_PATCH);
+    let (repo, base, head) = repo(None, "feature", common::AGENT_PATCH);
     fake.add_pull(2, &head, &base);
     fork_of(&fake, 2, "octo-org/octo-repo");
     // The publishing job's checkout: the base only.
@@ -160,7 +160,7 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     }
     .write(&job.env.verdict_file)
     .unwrap();
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Error);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::CouldNotDecide);
     assert!(fake.check_runs().is_empty());
     assert!(
         job.summary().contains(&format!("commit {head} is not in the checkout"))
@@ -172,7 +172,7 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     );
     // Fetched as data, the same job publishes.
     checkout.git(&["fetch", "-q", "origin", "feature"]);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
 }
 
@@ -208,7 +208,7 @@ const FAST_SCENARIO: &str =
 fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
     let fake = FakeGithub::start();
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.write(".github/replay-fast.yml", FAST_SCENARIO);
     repo.write(".github/retrygate.yml", config);
     let base = repo.commit("base");
@@ -236,7 +236,7 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
 fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_it() {
     let config = "require: { ledger: false, replay: true }\nreplay: { scenario: .github/replay-fast.yml, clients: 1 }\n";
     let (fake, job, _repo) = fork_replay_case(config);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let c = &fake.comments()[0].body;
     assert!(c.contains("reported by the fork's own run"), "{c}");
     assert!(c.contains("replay.trust\\_fork\\_reports: true"), "{c}");
@@ -247,7 +247,7 @@ fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_i
     )
     .replacen("replay: { scenario: .github/replay-fast.yml, clients: 1 }\n", "", 1);
     let (fake, job, _repo) = fork_replay_case(&trusting);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Pass, "{}", job.summary());
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass, "{}", job.summary());
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.comments()[0].body.contains("reported by the fork's own run"));
 }
@@ -256,7 +256,7 @@ fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_i
 fn the_write_token_job_never_runs_the_pull_requests_replay_command() {
     let fake = FakeGithub::start();
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.write(".github/replay-fast.yml", FAST_SCENARIO);
     let marker = repo.path().join("pr-code-ran");
     repo.write(
@@ -271,7 +271,7 @@ fn the_write_token_job_never_runs_the_pull_requests_replay_command() {
     payload["pull_request"]["head"]["ref"] = json!("codex/http");
     fake.add_pull(2, &head, &base);
     let job = Job::new(&fake, repo.path(), "pull_request", &payload, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     assert!(!marker.exists(), "replay.command ran in the job that holds the write token");
     assert!(fake.comments()[0].body.contains("running replay.command is not allowed in this job"));
 }
@@ -281,13 +281,13 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     // `release` says advisory; `main` enforces.
     let fake = FakeGithub::start();
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     let main = repo.commit("base");
     repo.branch("release");
     repo.write(".github/retrygate.yml", "mode: advisory\n");
     let release = repo.commit("advisory on release");
     repo.branch("feature");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head = repo.commit("faster");
 
     fake.add_pull(2, &head, &release);
@@ -295,7 +295,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     let mut opened = pr_payload("opened", &head, &release);
     opened["pull_request"]["base"]["ref"] = json!("release");
     let job = Job::new(&fake, repo.path(), "pull_request", &opened, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"));
     // The title says what the comment says: it would block.
@@ -308,7 +308,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     let mut title_edit = pr_payload("edited", &head, &release);
     title_edit["changes"] = json!({"title": {"from": "Update the README"}});
     let job = Job::new(&fake, repo.path(), "pull_request", &title_edit, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
 
     // Retargeted to main: `edited` with a base change; the same head now blocks.
@@ -316,7 +316,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     retarget["pull_request"]["base"]["ref"] = json!("main");
     retarget["changes"] = json!({"base": {"ref": {"from": "release"}, "sha": {"from": release}}});
     let job = Job::new(&fake, repo.path(), "pull_request", &retarget, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1, "the same check run is updated");
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
@@ -338,7 +338,7 @@ struct Queue {
 
 fn queue() -> Queue {
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.write("README.md", "shop\n");
     let base = repo.commit("base");
     repo.branch("docs");
@@ -346,7 +346,7 @@ fn queue() -> Queue {
     let head3 = repo.commit("docs");
     repo.checkout("main");
     repo.branch("faster");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head4 = repo.commit("faster");
     repo.checkout("main");
     repo.git(&["checkout", "-q", "-b", &format!("gh-readonly-queue/main/pr-4-{base}")]);
@@ -399,7 +399,7 @@ fn a_queued_pull_request_without_a_passing_verdict_blocks_the_group() {
     let fake = FakeGithub::start();
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert_eq!(run.title.as_deref(), Some("blocked: queued pull requests without a passing verdict: #4"));
@@ -420,7 +420,7 @@ fn a_queued_pull_request_without_a_passing_verdict_blocks_the_group() {
         pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
         pr_check_run(&fake, 2, &q.head4, conclusion, branch, "x");
         let job = group_job(&fake, &q);
-        assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+        assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
         assert!(group_run(&fake, &q).summary.unwrap().contains(why), "{why}");
     }
 }
@@ -434,7 +434,7 @@ fn the_groups_own_gate_counts_unless_a_queued_pull_request_was_signed_off() {
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     pr_check_run(&fake, 2, &q.head4, "success", "main", "passing: no blocking retry regressions");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert!(run.title.as_deref().unwrap().starts_with("blocked: "), "{:?}", run.title);
@@ -445,7 +445,7 @@ fn the_groups_own_gate_counts_unless_a_queued_pull_request_was_signed_off() {
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     pr_check_run(&fake, 2, &q.head4, "success", "main", "passing (signed off): by maintainer for 1234567");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Pass, "{}", job.summary());
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass, "{}", job.summary());
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("success"));
     assert!(run.summary.unwrap().contains("#4: passing (signed off)"));
@@ -462,7 +462,7 @@ fn a_group_commit_that_names_no_pull_request_blocks() {
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     pr_check_run(&fake, 2, &q.head4, "success", "main", "passing (signed off): by maintainer for 1234567");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.title.as_deref(), Some("blocked: commits that name no pull request"));
     assert!(run.summary.unwrap().contains(&format!("commit `{}` names no pull request", &extra[..7])));

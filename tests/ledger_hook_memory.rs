@@ -4,7 +4,7 @@
 
 #![cfg(target_os = "linux")]
 
-use retrygate::ledger::hook::{run_hook, Agent, HookEnv, MAX_INPUT_BYTES};
+use retrygate::ledger::hook::{run_hook, Agent, HookDecision, HookEnv, MAX_INPUT_BYTES};
 
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -36,6 +36,6 @@ fn an_event_just_under_the_cap_full_of_small_values_stays_within_a_few_times_its
     let before = peak_rss_kib();
     let out = run_hook(Agent::Claude, input.as_bytes(), &env).unwrap();
     let grew_mib = peak_rss_kib().saturating_sub(before) / 1024;
-    assert_eq!(out.exit, 0, "{}", out.stderr);
+    assert_eq!(out.decision, HookDecision::Allow, "{}", out.stderr);
     assert!(grew_mib < 32, "parsing an {} MiB event grew the peak by {grew_mib} MiB", MAX_INPUT_BYTES >> 20);
 }

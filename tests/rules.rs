@@ -8,7 +8,7 @@ use common::{git, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use retrygate::analyze::rules::{cases, cli, docs, read_rule_dir, RulePackAnalyzer, BUNDLED};
+use retrygate::analyze::rules::{cases, docs, read_rule_dir, test_dir, RulePackAnalyzer, BUNDLED};
 use retrygate::analyze::Analyzer;
 use retrygate::changeset::{ChangeSet, FileChange};
 use retrygate::finding::Kind;
@@ -23,7 +23,7 @@ fn bin() -> Command {
 
 #[test]
 fn every_bundled_rule_case_validates() {
-    let report = cli::test_dir(&rules_dir()).unwrap();
+    let report = test_dir(&rules_dir()).unwrap();
     assert!(report.passed(), "rule tests failed:\n{}", report.render());
     assert!(report.cases >= 10, "expected the bundled cases, found {}", report.cases);
 }
@@ -44,7 +44,7 @@ fn every_rule_has_docs_and_a_positive_and_a_negative_case() {
         }
         assert!(!r.languages.is_empty(), "{}: no languages", r.id);
     }
-    let report = cli::test_dir(&rules_dir()).unwrap();
+    let report = test_dir(&rules_dir()).unwrap();
     for r in packs.rules() {
         let validated = |positive: bool| {
             report
@@ -154,7 +154,7 @@ fn scan_of_a_real_repository_reports_head_lines_with_attempts() {
         ("deploy/values.yaml", "replicas: 2\npage:\n  limit: 20\n", "replicas: 6\npage:\n  limit: 50\n"),
     ]);
     let cs = ChangeSet::from_git(dir.path(), "main", "HEAD").unwrap();
-    let report = retrygate::cli::scan_changeset(&cs).unwrap();
+    let report = retrygate::scan::scan_changeset(&cs).unwrap();
     let json = serde_json::to_value(&report).unwrap();
     let findings = json["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 3, "{json:#}");
@@ -184,7 +184,7 @@ fn a_change_that_only_moves_or_lowers_retries_passes() {
         "from urllib3.util import Retry\n\ndef f():\n    return 1\nA = Retry(total=2, allowed_methods=None)\n",
     )]);
     let cs = ChangeSet::from_git(dir.path(), "main", "HEAD").unwrap();
-    let report = retrygate::cli::scan_changeset(&cs).unwrap();
+    let report = retrygate::scan::scan_changeset(&cs).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
 }
 

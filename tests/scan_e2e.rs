@@ -41,10 +41,10 @@ async fn fetch(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n\
 #[test]
 fn the_incident_patch_is_blocked_with_its_four_errors() {
     let repo = Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     repo.commit("base");
     repo.branch("claude/faster");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     repo.commit("make it faster");
     let (out, json) = scan(&repo, "claude/faster");
     assert_eq!(out.status.code(), Some(1), "blocked");

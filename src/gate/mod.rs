@@ -27,7 +27,6 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod cli;
 pub mod facts;
 pub mod ledger;
 pub mod render;

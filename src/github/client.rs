@@ -144,7 +144,7 @@ pub struct Api {
 /// A deadline from the environment, parsed like every duration flag.
 fn deadline_from_env(var: &str, default: Duration) -> anyhow::Result<Duration> {
     match std::env::var(var) {
-        Ok(v) => crate::cli::parse_seconds(&v).map_err(|e| anyhow::anyhow!("{var}: {e}")),
+        Ok(v) => crate::duration::parse_seconds(&v).map_err(|e| anyhow::anyhow!("{var}: {e}")),
         Err(_) => Ok(default),
     }
 }

@@ -36,14 +36,12 @@ pub mod text;
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
-
-pub use action::run;
+pub use action::{run, Outcome};
 pub use publication::{Publication, VerdictFile};
 pub use signoff::SignOff;
 
 /// What `retrygate github` does with the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Compute the verdict and publish it (same-repository pull requests).
     Full,
@@ -54,31 +52,26 @@ pub enum Mode {
     Publish,
 }
 
-/// `retrygate github` options. Everything else comes from the runner's
+/// `retrygate github` options (the binary fills them from its flags and
+/// `RETRYGATE_*` variables). Everything else comes from the runner's
 /// environment (`GITHUB_*`).
-#[derive(Debug, Args, Clone)]
-pub struct GithubArgs {
+#[derive(Debug, Clone)]
+pub struct ActionOptions {
     /// full: compute and publish; compute: write the verdict file only;
     /// publish: publish a verdict file from a workflow_run.
-    #[arg(long, value_enum, default_value = "full", env = "RETRYGATE_MODE")]
     pub mode: Mode,
     /// Where `compute` writes and `publish` reads the verdict.
-    #[arg(long, default_value = "retrygate-verdict/verdict.json", env = "RETRYGATE_VERDICT_FILE")]
     pub verdict_file: PathBuf,
     /// Also write the findings as SARIF 2.1.0 to this file.
-    #[arg(long, env = "RETRYGATE_SARIF")]
     pub sarif: Option<PathBuf>,
     /// The login the token writes comments as, when `GET /user` cannot say
     /// (a GitHub App token: `<app-slug>[bot]`); default `github-actions[bot]`.
-    #[arg(long, env = "RETRYGATE_BOT_LOGIN")]
     pub bot_login: Option<String>,
     /// A report of `retrygate replay --report PATH`: from the replay job's
     /// artifact (full mode) or run earlier in the same read-only job
     /// (compute mode). Publish mode finds it next to the verdict file.
-    #[arg(long, env = "RETRYGATE_REPLAY_REPORT")]
     pub replay_report: Option<PathBuf>,
     /// The repository checkout (default: `$GITHUB_WORKSPACE`, else `.`).
-    #[arg(long)]
     pub repo: Option<PathBuf>,
 }
 
@@ -120,7 +113,7 @@ pub struct ActionEnv {
 
 impl ActionEnv {
     /// Reads the runner's environment, with `args` on top.
-    pub fn from_env(args: &GithubArgs) -> anyhow::Result<ActionEnv> {
+    pub fn from_env(args: &ActionOptions) -> anyhow::Result<ActionEnv> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let need = |k: &str| {
             var(k).ok_or_else(|| {
@@ -303,10 +296,4 @@ pub fn check_gate_with(
         comment_markdown: outcome.markdown,
         findings: outcome.gate.findings,
     })
-}
-
-/// `retrygate github`: the environment, then [`action::run`] with the gate.
-pub fn run_cli(args: GithubArgs) -> anyhow::Result<crate::cli::Exit> {
-    let env = ActionEnv::from_env(&args)?;
-    action::run(&env, &gate_for(&env))
 }

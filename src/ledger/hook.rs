@@ -81,17 +81,26 @@ pub const HOOK_SETTINGS: &[&str] = &[
 pub const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
 
 /// Which agent's wire format to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Claude,
     Codex,
     Cursor,
 }
 
-/// What the process should do: exit code and the text for stdout/stderr.
+/// Whether the agent may go ahead with the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookDecision {
+    /// Let the call run (the binary exits 0).
+    Allow,
+    /// Refuse it: the binary exits 2, the agents' "block" code.
+    Deny,
+}
+
+/// What the process should do: the decision and the text for stdout/stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookOutcome {
-    pub exit: u8,
+    pub decision: HookDecision,
     pub stdout: String,
     pub stderr: String,
 }
@@ -417,7 +426,8 @@ pub fn run_hook(agent: Agent, input: &[u8], env: &HookEnv) -> Result<HookOutcome
     if !matches!(json, Loose::Map(_)) {
         return Err(HookError::BadInput("not a JSON object".into(), agent));
     }
-    let quiet = HookOutcome { exit: 0, stdout: allow_stdout(agent), stderr: String::new() };
+    let quiet =
+        HookOutcome { decision: HookDecision::Allow, stdout: allow_stdout(agent), stderr: String::new() };
     let Some(event) = parse_event(agent, &json) else {
         return Ok(quiet);
     };
@@ -678,7 +688,7 @@ fn deny(agent: Agent, reason: &str, notes: &str) -> HookOutcome {
         }
         Agent::Claude | Agent::Codex => String::new(),
     };
-    HookOutcome { exit: 2, stdout, stderr: format!("{reason}{notes}\n") }
+    HookOutcome { decision: HookDecision::Deny, stdout, stderr: format!("{reason}{notes}\n") }
 }
 
 #[cfg(test)]

@@ -29,7 +29,6 @@
 
 pub mod append;
 pub mod artifact;
-pub mod cli;
 pub mod hook;
 pub mod hook_input;
 pub mod lines;

@@ -7,9 +7,10 @@
 //! - [`server`]: the hyper server and its [`journal::Journal`];
 //! - [`runner`]: CMD once per client, released together, bounded by a timeout;
 //! - [`judge`]: six pure checks over the journal;
-//! - [`report`]: the JSON report for the gate, Markdown and text renderings;
-//! - [`clients`]: built-in example clients (storm, calm, compliant, reference);
-//! - [`cli`]: `retrygate replay`.
+//! - [`report`]: the JSON report for the gate, Markdown and text renderings.
+//!
+//! The command line (`retrygate replay`) and the built-in example clients
+//! (`retrygate replay-client`) are the binary's (`src/cli/`).
 //!
 //! ```no_run
 //! use retrygate::replay::{run_replay_blocking, render_markdown, ReplayOptions};
@@ -19,8 +20,6 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod cli;
-pub mod clients;
 pub mod journal;
 pub mod judge;
 pub mod report;

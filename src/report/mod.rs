@@ -153,7 +153,7 @@ pub fn reason(report: &Report) -> String {
 }
 
 /// Output formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,

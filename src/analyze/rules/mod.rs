@@ -33,7 +33,6 @@
 //! ```
 
 pub mod cases;
-pub mod cli;
 pub mod docs;
 pub mod engine;
 pub mod lang;
@@ -133,4 +132,43 @@ pub fn read_rule_dir(dir: &std::path::Path) -> anyhow::Result<Vec<(String, Strin
         out.push((p.display().to_string(), text));
     }
     Ok(out)
+}
+
+/// One line of `retrygate rules list`: a check's id and what it reports.
+/// The binary prints these; the data stays here so that every kind of check
+/// the scan runs can be listed from one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedCheck {
+    pub id: String,
+    pub kind: crate::finding::Kind,
+    pub severity: crate::finding::Severity,
+    pub languages: Vec<&'static str>,
+}
+
+/// Every check `retrygate rules list` shows: the rules of `packs`, in file order.
+pub fn list_checks(packs: &RulePackAnalyzer) -> Vec<ListedCheck> {
+    packs
+        .rules()
+        .iter()
+        .map(|r| ListedCheck {
+            id: r.id.clone(),
+            kind: r.kind,
+            severity: r.severity,
+            languages: r.languages.iter().map(|l| l.name()).collect(),
+        })
+        .collect()
+}
+
+/// `retrygate rules test DIR`: loads `dir/*.yml` (only those, not the bundled
+/// packs) and runs the annotated cases in `dir/tests/`.
+pub fn test_dir(dir: &std::path::Path) -> anyhow::Result<cases::TestReport> {
+    let sources = read_rule_dir(dir)?;
+    if sources.is_empty() {
+        anyhow::bail!(
+            "{} holds no *.yml rule files; pass the folder that holds the rule files",
+            dir.display()
+        );
+    }
+    let packs = RulePackAnalyzer::from_sources(sources)?;
+    cases::run(&packs, &dir.join("tests"))
 }

@@ -1,16 +1,37 @@
-//! Defines retrygate's command line and maps every outcome to an exit code:
-//! 0 pass, 1 blocked/failed, 2 could not decide (usage or internal error).
+//! The binary's command line: every flag and subcommand (clap), and the
+//! one mapping from library results to exit codes: 0 pass, 1 blocked/failed,
+//! 2 could not decide (usage or internal error).
+//!
+//! This is a module of the binary (`src/main.rs` declares it; `src/lib.rs`
+//! does not), not a `src/bin/` target or a crate of its own: one package
+//! keeps `cargo install retrygate` and `CARGO_BIN_EXE_retrygate` as they
+//! were, and the library cannot reach this module, so library code can
+//! neither import [`Exit`] nor depend on clap (`tests/binary_boundary.rs`
+//! checks the library's sources for it). Library functions return verdicts,
+//! outcomes and errors; the functions here print them and choose the code.
+//!
+//! - [`check`], [`ledger`], [`replay`], [`rules`], [`github`]: one
+//!   subcommand each (flags to library inputs, results to an [`Exit`]);
+//! - [`demo`]: `retrygate demo`, the checkout incident end to end, offline;
+//! - [`replay_client`]: the hidden `replay-client`, the built-in example
+//!   clients the demo and the tests replay.
+
+pub mod check;
+pub mod demo;
+pub mod github;
+pub mod ledger;
+pub mod replay;
+pub mod replay_client;
+pub mod rules;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::analyze::{self, Analyzer};
-use crate::changeset::ChangeSet;
-use crate::finding::Kind;
-use crate::report::{self, Format, Report, Verdict};
+use retrygate::finding::Kind;
+use retrygate::report::{self, Format, Report, Verdict};
 
 /// The three outcomes every command maps onto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,17 +73,17 @@ pub enum Command {
     /// (with the `paths` and `rules` of .github/retrygate.yml at BASE; defaults without one).
     Scan(ScanArgs),
     /// The full verdict for a change: scan, ledger, replay, policy (config from the base), sign-off.
-    Check(crate::gate::cli::CheckArgs),
+    Check(check::CheckArgs),
     /// Run a command against the loopback 429 server and judge it from the server's journal.
-    Replay(crate::replay::cli::ReplayArgs),
+    Replay(replay::ReplayArgs),
     /// Write, show and verify the agent's tool-call ledger.
-    Ledger(crate::ledger::cli::LedgerArgs),
+    Ledger(ledger::LedgerArgs),
     /// Work with the YAML rule packs.
-    Rules(crate::analyze::rules::cli::RulesArgs),
+    Rules(rules::RulesArgs),
     /// Replay the checkout incident end to end, offline, in a temporary repository.
-    Demo(crate::demo::DemoArgs),
+    Demo(demo::DemoArgs),
     /// The GitHub Action's entrypoint: read the event, compute the verdict, publish it.
-    Github(crate::github::GithubArgs),
+    Github(github::GithubArgs),
     /// Explain a finding kind (What it flags / Why it matters / Example / Use instead).
     Explain {
         /// A finding kind such as `jitter-removed`; all kinds when omitted.
@@ -73,7 +94,7 @@ pub enum Command {
     },
     /// A built-in example HTTP client for the replay (storm, calm, compliant, reference).
     #[command(hide = true, name = "replay-client")]
-    ReplayClient(crate::replay::clients::ClientArgs),
+    ReplayClient(replay_client::ClientArgs),
 }
 
 /// The revision range and output options shared by `scan` (and later `check`).
@@ -96,34 +117,30 @@ pub struct ScanArgs {
     pub range: RangeArgs,
     /// Output format (default: text on a terminal, json otherwise).
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
 }
 
-/// The longest time any `--timeout`-like flag accepts: a day. A replay or a
-/// replay command that needs longer is misconfigured, and larger numbers
-/// (`1e20`) do not fit the clocks they are added to.
-pub const MAX_TIMEOUT_SECS: f64 = 24.0 * 60.0 * 60.0;
+/// `--format` of `scan`, `check` and `demo`: the library's [`Format`], as
+/// the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+    Markdown,
+    Sarif,
+    Github,
+}
 
-/// The one parser of every duration flag (`--timeout`, `--replay-timeout`):
-/// seconds as a decimal number, above 0 and at most [`MAX_TIMEOUT_SECS`].
-/// `inf`, `NaN`, negative and absurd values are usage errors (exit 2).
-pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds; write e.g. 60 or 2.5"))?;
-    if !secs.is_finite() {
-        return Err(format!("'{text}' is not a finite number of seconds; write e.g. 60 or 2.5"));
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
+        }
     }
-    if secs <= 0.0 {
-        return Err(format!("{text} seconds is not a duration; give a number above 0, e.g. 60"));
-    }
-    if secs > MAX_TIMEOUT_SECS {
-        return Err(format!(
-            "{text} seconds is more than the {MAX_TIMEOUT_SECS} seconds (one day) retrygate accepts; give a shorter timeout"
-        ));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Entry point of the binary.
@@ -187,7 +204,7 @@ fn command_name(command: &Command) -> &'static str {
     }
 }
 
-/// Exists only for the exit-boundary test (`tests/cli_errors.rs`): when this
+/// Exists only for the exit-boundary test (`tests/exit_boundary.rs`): when this
 /// variable names the command being run (`scan`, `check`, `ledger`,
 /// `github`, ...), the binary panics inside that command, so the test can
 /// see the panic become exit 2. Nothing else reads it, and no real input can
@@ -207,45 +224,24 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
     }
     match command {
         Command::Scan(args) => {
-            let report = scan_report(&args.range)?;
-            let format = args.format.unwrap_or_else(default_format);
+            let report = retrygate::scan::scan_report(&args.range.repo, &args.range.base, &args.range.head)?;
+            let format = args.format.map_or_else(default_format, Format::from);
             emit(&report, format)?;
             Ok(report.verdict.into())
         }
-        Command::Check(args) => crate::gate::cli::run(args),
-        Command::Replay(args) => crate::replay::cli::run(args),
-        Command::Ledger(args) => crate::ledger::cli::run(args),
-        Command::Rules(args) => crate::analyze::rules::cli::run(args),
-        Command::Demo(args) => crate::demo::run(args),
-        Command::Github(args) => crate::github::run_cli(args),
+        Command::Check(args) => check::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Ledger(args) => ledger::run(args),
+        Command::Rules(args) => rules::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Github(args) => github::run(args),
         Command::Explain { markdown: true, .. } => {
-            print!("{}", crate::finding::kinds_markdown_table());
+            print!("{}", retrygate::finding::kinds_markdown_table());
             Ok(Exit::Pass)
         }
         Command::Explain { kind, .. } => explain(kind.as_deref()),
-        Command::ReplayClient(args) => crate::replay::clients::run(args),
+        Command::ReplayClient(args) => replay_client::run(args),
     }
-}
-
-/// The scan as a [`Report`]: the config from the base commit (as `check`
-/// reads it; the defaults when the base has none), the change set, then
-/// every analyzer as that config shapes them.
-pub fn scan_report(range: &RangeArgs) -> anyhow::Result<Report> {
-    let cs = ChangeSet::from_git(&range.repo, &range.base, &range.head)?;
-    let git = crate::changeset::Git::open(&range.repo)?;
-    let base_sha = git.resolve_commit(&range.base)?;
-    let base = crate::gate::facts::config_at_base(&git, &base_sha)?;
-    let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
-    Ok(Report::from_scan(outcome.findings, outcome.notes))
-}
-
-/// Runs the bundled analyzers over a change set with the default config.
-pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<Report> {
-    let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
-    let packs = analyze::rules::RulePackAnalyzer::bundled()?;
-    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
-    let outcome = analyze::scan(cs, &analyzers);
-    Ok(Report::from_scan(outcome.findings, outcome.notes))
 }
 
 pub fn default_format() -> Format {
@@ -293,29 +289,4 @@ fn explain(kind: Option<&str>) -> anyhow::Result<Exit> {
     }
     print!("{out}");
     Ok(Exit::Pass)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_accept_decimals_and_refuse_what_no_clock_holds() {
-        assert_eq!(parse_seconds("60").unwrap(), std::time::Duration::from_secs(60));
-        assert_eq!(parse_seconds("0.25").unwrap(), std::time::Duration::from_millis(250));
-        assert_eq!(parse_seconds("86400").unwrap(), std::time::Duration::from_secs(86_400));
-        for (bad, why) in [
-            ("1e20", "more than the 86400 seconds (one day)"),
-            ("1e19", "more than the 86400 seconds"),
-            ("86400.5", "more than the 86400 seconds"),
-            ("inf", "not a finite number"),
-            ("NaN", "not a finite number"),
-            ("-5", "not a duration"),
-            ("0", "not a duration"),
-            ("soon", "not a number of seconds"),
-        ] {
-            let err = parse_seconds(bad).unwrap_err();
-            assert!(err.contains(why), "{bad}: {err}");
-        }
-    }
 }

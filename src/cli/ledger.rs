@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::append::{append, hash_file, repo_relative, NewRecord};
-use super::hook::{run_hook, Agent, HookEnv, MAX_INPUT_BYTES};
-use super::lines::Limits;
-use super::pyjson::{self, Value};
-use super::show;
-use super::verify::{self, ChangeTarget};
-use crate::cli::Exit;
-use crate::config::Config;
+use retrygate::config::Config;
+use retrygate::ledger::append::{append, hash_file, repo_relative, NewRecord};
+use retrygate::ledger::hook::{run_hook, Agent, HookDecision, HookEnv, HookError, MAX_INPUT_BYTES};
+use retrygate::ledger::lines::Limits;
+use retrygate::ledger::pyjson::{self, Value};
+use retrygate::ledger::show;
+use retrygate::ledger::verify::{self, ChangeTarget};
+
+use super::Exit;
 
 #[derive(Debug, Args)]
 pub struct LedgerArgs {
@@ -87,11 +88,30 @@ pub struct ShowArgs {
     pub format: LedgerFormat,
 }
 
+/// The agents whose hook protocol `ledger hook` speaks: the library's
+/// [`Agent`], as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    Claude,
+    Codex,
+    Cursor,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(a: AgentArg) -> Agent {
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+            AgentArg::Cursor => Agent::Cursor,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// The agent whose hook protocol to speak.
     #[arg(value_enum)]
-    pub agent: Agent,
+    pub agent: AgentArg,
     /// The ledger (default: the config's ledger.path under the repository root).
     #[arg(long)]
     pub ledger: Option<PathBuf>,
@@ -142,7 +162,7 @@ fn current_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
         Some(r) => r.to_path_buf(),
         None => std::env::current_dir()?,
     };
-    let root = crate::changeset::Git::open(&dir)
+    let root = retrygate::changeset::Git::open(&dir)
         .and_then(|g| g.run(&["rev-parse", "--show-toplevel"]))
         .ok()
         .filter(|s| !s.is_empty())
@@ -200,7 +220,7 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
         None => default_ledger(&current_root(None)?)?,
     };
     // A FIFO or device would block or never end: refuse it before opening.
-    crate::bounded::ensure_regular(&ledger)
+    retrygate::bounded::ensure_regular(&ledger)
         .map_err(|e| anyhow::anyhow!("cannot read the ledger {e}; pass --ledger PATH"))?;
     let open = || -> anyhow::Result<std::io::BufReader<std::fs::File>> {
         let file = std::fs::File::open(&ledger).map_err(|e| {
@@ -250,27 +270,27 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
 }
 
 fn run_hook_cmd(a: HookArgs) -> anyhow::Result<Exit> {
-    let input = match crate::bounded::read_stream(
+    let input = match retrygate::bounded::read_stream(
         std::io::stdin().lock(),
         MAX_INPUT_BYTES as u64,
         "the hook input (stdin)",
     ) {
         Ok(i) => i,
-        Err(e) => return Err(super::hook::HookError::InputTooLarge(e.to_string()).into()),
+        Err(e) => return Err(HookError::InputTooLarge(e.to_string()).into()),
     };
     let env = HookEnv {
         agent_mutate: std::env::var("AGENT_MUTATE").ok(),
         ledger: a.ledger,
         fallback_dir: std::env::current_dir()?,
     };
-    let outcome = run_hook(a.agent, &input, &env)?;
+    let outcome = run_hook(a.agent.into(), &input, &env)?;
     print_out(&outcome.stdout)?;
     if !outcome.stderr.is_empty() {
         eprint!("{}", outcome.stderr);
     }
-    Ok(match outcome.exit {
-        0 => Exit::Pass,
+    Ok(match outcome.decision {
+        HookDecision::Allow => Exit::Pass,
         // 2 is the agents' "block" code; retrygate's Exit::Error is also 2.
-        _ => Exit::Error,
+        HookDecision::Deny => Exit::Error,
     })
 }

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{check, CheckInput};
-use crate::cli::{default_format, Exit, RangeArgs};
-use crate::policy::SignOffRequest;
-use crate::report::Format;
+use retrygate::gate::{check, render, CheckInput};
+use retrygate::policy::SignOffRequest;
+use retrygate::report::Format;
+
+use super::{default_format, Exit, FormatArg, RangeArgs};
 
 /// `retrygate check [--repo DIR] --base REV [--head REV] [--ledger PATH | --ledger-artifact ZIP]
 /// [--replay-report PATH] [--agent|--human] [--author LOGIN] [--label L]...
@@ -53,7 +54,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "LOGIN", requires = "sign_off")]
     pub signed_off_by: Option<String>,
     /// Seconds replay.command may run.
-    #[arg(long, default_value = "120", value_parser = crate::cli::parse_seconds)]
+    #[arg(long, default_value = "120", value_parser = retrygate::duration::parse_seconds)]
     pub replay_timeout: Duration,
     /// Prefix of line links in the Markdown, `{head}` standing for the head commit
     /// (default in GitHub Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/{head}).
@@ -61,7 +62,7 @@ pub struct CheckArgs {
     pub link_base: Option<String>,
     /// Output format (default: text on a terminal, json otherwise).
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
 }
 
 /// Runs `retrygate check`.
@@ -89,11 +90,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     if let Some(s) = outcome.gate.sign_off.as_ref().filter(|s| !s.accepted) {
         eprintln!("retrygate: sign-off rejected: {}", s.message);
     }
-    let format = args.format.unwrap_or_else(default_format);
+    let format = args.format.map_or_else(default_format, Format::from);
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     let written =
-        super::render::render(&outcome.gate, &outcome.markdown, format, &mut lock).and_then(|_| lock.flush());
+        render::render(&outcome.gate, &outcome.markdown, format, &mut lock).and_then(|_| lock.flush());
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
         _ => {}

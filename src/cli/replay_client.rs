@@ -21,8 +21,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 
-use super::retry_after::{self, RetryAfter};
-use crate::cli::Exit;
+use retrygate::replay::retry_after::{self, RetryAfter};
+
+use super::Exit;
 
 /// The behaviours on offer; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

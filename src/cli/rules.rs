@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{cases, docs, read_rule_dir, RulePackAnalyzer};
-use crate::cli::Exit;
+use retrygate::analyze::rules::{docs, list_checks, read_rule_dir, test_dir, RulePackAnalyzer};
+
+use super::Exit;
 
 #[derive(Debug, clap::Args)]
 pub struct RulesArgs {
@@ -79,26 +80,18 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
             match format {
                 ListFormat::Markdown => print!("{}", docs::markdown_table(packs.rules())),
                 ListFormat::Text => {
-                    for r in packs.rules() {
-                        let langs: Vec<&str> = r.languages.iter().map(|l| l.name()).collect();
-                        println!("{:<44} {:<22} {:<8} {}", r.id, r.kind.id(), r.severity, langs.join(","));
+                    for c in list_checks(&packs) {
+                        println!(
+                            "{:<44} {:<22} {:<8} {}",
+                            c.id,
+                            c.kind.id(),
+                            c.severity,
+                            c.languages.join(",")
+                        );
                     }
                 }
             }
             Ok(Exit::Pass)
         }
     }
-}
-
-/// Loads `dir/*.yml` (only those, not the bundled packs) and runs `dir/tests/`.
-pub fn test_dir(dir: &Path) -> anyhow::Result<cases::TestReport> {
-    let sources = read_rule_dir(dir)?;
-    if sources.is_empty() {
-        anyhow::bail!(
-            "{} holds no *.yml rule files; pass the folder that holds the rule files",
-            dir.display()
-        );
-    }
-    let packs = RulePackAnalyzer::from_sources(sources)?;
-    cases::run(&packs, &dir.join("tests"))
 }

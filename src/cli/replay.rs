@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{render_markdown, render_text, run_replay_blocking, ReplayOptions, ReplayVerdict};
-use crate::cli::Exit;
+use retrygate::replay::{render_markdown, render_text, run_replay_blocking, ReplayOptions, ReplayVerdict};
+
+use super::Exit;
 
 /// How `retrygate replay` prints its report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,7 +32,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 8)]
     pub clients: usize,
     /// Seconds the whole replay may take; CMD is killed after that and the replay fails.
-    #[arg(long, default_value = "60", value_parser = crate::cli::parse_seconds)]
+    #[arg(long, default_value = "60", value_parser = retrygate::duration::parse_seconds)]
     pub timeout: Duration,
     /// Also write the JSON report to this file (for `retrygate check --replay-report`).
     #[arg(long)]

@@ -29,19 +29,20 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use sha2::{Digest, Sha256};
 
-use crate::cli::Exit;
-use crate::gate::{self, CheckInput, GateOutcome};
-use crate::ledger::append::{append, NewRecord};
-use crate::ledger::pyjson::Value;
-use crate::replay::{run_replay_blocking, ReplayOptions};
-use crate::report::{Format, Verdict};
+use retrygate::gate::{self, CheckInput, GateOutcome};
+use retrygate::ledger::append::{append, NewRecord};
+use retrygate::ledger::pyjson::Value;
+use retrygate::replay::{run_replay_blocking, ReplayOptions};
+use retrygate::report::{Format, Verdict};
+
+use super::{Exit, FormatArg};
 
 /// The client before the incident.
-pub const BEFORE: &str = include_str!("../examples/checkout-incident/before.rs");
+pub const BEFORE: &str = include_str!("../../examples/checkout-incident/before.rs");
 /// The agent's "make checkout faster" patch.
-pub const AGENT_PATCH: &str = include_str!("../examples/checkout-incident/agent_patch.rs");
+pub const AGENT_PATCH: &str = include_str!("../../examples/checkout-incident/agent_patch.rs");
 /// The agent's second push: bounded, jittered, Retry-After honoured, POST once.
-pub const CALM_PATCH: &str = include_str!("../examples/checkout-incident/calm_patch.rs");
+pub const CALM_PATCH: &str = include_str!("../../examples/checkout-incident/calm_patch.rs");
 
 const CLIENT_PATH: &str = "src/checkout.rs";
 const PR_BRANCH: &str = "claude/faster-checkout";
@@ -62,7 +63,7 @@ limits: { max_attempts: 5 }
 pub struct DemoArgs {
     /// How to show each verdict (markdown is the pull-request comment).
     #[arg(long, value_enum, default_value = "markdown")]
-    pub format: Format,
+    pub format: FormatArg,
     /// Keep the temporary repository and print its path.
     #[arg(long)]
     pub keep: bool,
@@ -100,7 +101,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     replay(repo, &exe, "storm", &head1, &report1)?;
     println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-agent.json\n");
     let first = check(repo, &report1)?;
-    show(&first, args.format)?;
+    show(&first, args.format.into())?;
     let codes: Vec<&str> = first.gate.reasons.iter().map(|r| r.code.as_str()).collect();
     if first.verdict != Verdict::Block
         || !codes.contains(&"ledger-missing")
@@ -136,7 +137,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         ledger_artifact: artifact,
         ..CheckInput::new(repo, "main", PR_BRANCH)
     })?;
-    show(&second, args.format)?;
+    show(&second, args.format.into())?;
 
     if args.keep {
         let kept = dir.keep();
@@ -255,8 +256,8 @@ fn calm_push(dir: &Path, artifact: Option<&Path>) -> anyhow::Result<()> {
     )?;
     if let Some(zip) = artifact {
         let bytes = std::fs::read(&ledger).with_context(|| format!("reading {}", ledger.display()))?;
-        let zipped =
-            crate::ledger::artifact::zip_entries(&[(LEDGER_PATH, &bytes)]).context("zipping the ledger")?;
+        let zipped = retrygate::ledger::artifact::zip_entries(&[(LEDGER_PATH, &bytes)])
+            .context("zipping the ledger")?;
         std::fs::write(zip, zipped).with_context(|| format!("writing {}", zip.display()))?;
     }
     git(dir, &["add", "-A"])?;

@@ -1,0 +1,34 @@
+//! `retrygate scan` as a library call: the findings of a change with no
+//! evidence and no policy, as a [`Report`].
+//!
+//! [`scan_report`] reads a revision range the way `retrygate check` does (the
+//! `paths` and `rules` of the config at the base, the defaults without one);
+//! [`scan_changeset`] runs the bundled analyzers with the default config over
+//! a change set already in memory (the benchmarks and rule tests use it).
+
+use std::path::Path;
+
+use crate::analyze::{self, Analyzer};
+use crate::changeset::{ChangeSet, Git};
+use crate::report::Report;
+
+/// The scan of `merge-base(base, head)..head` in `repo`: the config from the
+/// base commit (as `check` reads it; the defaults when the base has none),
+/// the change set, then every analyzer as that config shapes them.
+pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<Report> {
+    let cs = ChangeSet::from_git(repo, base, head)?;
+    let git = Git::open(repo)?;
+    let base_sha = git.resolve_commit(base)?;
+    let base = crate::gate::facts::config_at_base(&git, &base_sha)?;
+    let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
+    Ok(Report::from_scan(outcome.findings, outcome.notes))
+}
+
+/// Runs the bundled analyzers over a change set with the default config.
+pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<Report> {
+    let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
+    let packs = analyze::rules::RulePackAnalyzer::bundled()?;
+    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
+    let outcome = analyze::scan(cs, &analyzers);
+    Ok(Report::from_scan(outcome.findings, outcome.notes))
+}
