@@ -92,8 +92,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let format = args.format.unwrap_or_else(default_format);
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    let written =
-        super::render::render(&outcome.gate, &outcome.markdown, format, &mut lock).and_then(|_| lock.flush());
+    let written = crate::report::render_checked(&outcome.gate, &outcome.markdown, format, &mut lock)
+        .and_then(|_| lock.flush());
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
         _ => {}

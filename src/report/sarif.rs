@@ -17,7 +17,7 @@
 //! `ruleId` and path across runs, so fingerprints stay stable.
 //!
 //! The types below are the subset of the 2.1.0 object model retrygate writes,
-//! named as in the specification; `tests/report_sarif.rs` checks the output
+//! named as in the specification; `tests/report.rs` (module `sarif`) checks the output
 //! against the official JSON schema.
 
 use std::collections::BTreeMap;
@@ -224,7 +224,7 @@ pub fn to_sarif(report: &Report) -> SarifLog {
 /// out and where to find them: an upload that is rejected whole would hide
 /// every finding.
 pub fn to_sarif_with_limit(report: &Report, max_results: usize) -> SarifLog {
-    let mut findings = super::sorted_findings(report);
+    let mut findings = super::sorted_findings(&report.findings);
     let omitted = findings.len().saturating_sub(max_results);
     if omitted > 0 {
         // Stable: within a severity the reporting order is kept.
