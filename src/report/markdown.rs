@@ -51,6 +51,10 @@ pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TAB
 /// Characters of a message or note shown before it is cut with `…`.
 pub const MAX_CELL_CHARS: usize = 300;
 
+/// Characters of a reason's message in the reasons table: the first screen
+/// says what blocks, and the ledger and replay sections below say the rest.
+pub const MAX_REASON_CHARS: usize = 160;
+
 /// Notes listed before the rest are summarised in one line.
 pub const MAX_NOTES: usize = 50;
 
@@ -123,7 +127,7 @@ fn header(o: &mut String, v: &GateVerdict) {
             o,
             "| {mark} | **{}**: {} | {} |",
             r.code,
-            inline(&truncate(&r.message, MAX_CELL_CHARS)),
+            inline(&truncate(&r.message, MAX_REASON_CHARS)),
             inline(&truncate(&r.fix, MAX_CELL_CHARS))
         );
     }
@@ -397,15 +401,6 @@ fn retries(r: &ReplayReport) -> Vec<(&TimelineRequest, &TimelineRequest)> {
     out
 }
 
-/// Every retry round the desynchronisation check judged, across scenarios.
-fn desync_rounds(r: &ReplayReport) -> Vec<&crate::replay::judge::DesyncRound> {
-    let mut out: Vec<_> = r.desync_rounds.iter().collect();
-    for p in &r.parts {
-        out.extend(desync_rounds(p));
-    }
-    out
-}
-
 /// `10 ms`, or `10–19 ms` for a range.
 fn ms_range(values: impl Iterator<Item = f64>) -> Option<String> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -422,7 +417,9 @@ fn ms_range(values: impl Iterator<Item = f64>) -> Option<String> {
 
 /// One line per failed check of the replay, with how many retries broke it
 /// and the range of what they did: the story in a sentence each, where the
-/// per-request detail is collapsed below.
+/// per-request detail is collapsed below. A check that judges the fleet
+/// rather than single retries (lockstep, recovery, the attempt budget) says
+/// it in its own summary line.
 fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
     let all = retries(r);
     // Only a retry after an answer that asked for a wait can honour one.
@@ -454,19 +451,6 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
             }
             CheckId::NoDuplicateWrite if !broke.is_empty() => {
                 Some(format!("{of} applied a write that had already been applied"))
-            }
-            CheckId::Desynchronized => {
-                let judged: Vec<_> = desync_rounds(r).into_iter().filter(|d| !d.immediate).collect();
-                let lockstep: Vec<_> = judged.iter().filter(|d| d.lockstep).collect();
-                (!lockstep.is_empty()).then(|| {
-                    format!(
-                        "the fleet came back together in {} of {}: the median pair {} apart against a {} jitter window",
-                        lockstep.len(),
-                        plural(judged.len(), "judged retry round", "judged retry rounds"),
-                        ms_range(lockstep.iter().map(|d| d.median_pair_ms)).unwrap_or_default(),
-                        ms_range(lockstep.iter().map(|d| d.scale_ms)).unwrap_or_default()
-                    )
-                })
             }
             _ => None,
         };
