@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::finding::Finding;
 use crate::policy::{GateVerdict, Verdict};
-use crate::text::short_sha as short;
 
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any
@@ -67,16 +66,12 @@ impl Publication {
     /// The fail-closed publication when the verdict could not be computed:
     /// blocking, with the reason and what to do.
     pub fn could_not_decide(head_sha: &str, error: &anyhow::Error) -> Publication {
-        let text = format!(
-            "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job; a maintainer can also sign off this commit with `/retrygate sign-off {}`.\n",
-            format!("{error:#}").replace("```", "'''"),
-            short(head_sha)
-        );
+        let text = crate::report::markdown::could_not_decide(&format!("{error:#}"), head_sha);
         Publication {
             head_sha: head_sha.to_string(),
             base: None,
             verdict: Verdict::Block,
-            title: "retrygate could not decide (blocked until it can)".to_string(),
+            title: crate::report::COULD_NOT_DECIDE_TITLE.to_string(),
             summary_markdown: text.clone(),
             comment_markdown: text,
             findings: Vec::new(),

@@ -24,8 +24,6 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline};
 use crate::config::{Mode, SignOff};
 use crate::finding::{Finding, Kind, Note, Severity};
@@ -34,7 +32,7 @@ use crate::ledger::LedgerReport;
 use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
 use crate::replay::{CheckId, CheckStatus, ReplayReport};
-use crate::text::{short_sha, truncate};
+use crate::text::{path_to_uri, short_sha, truncate};
 
 /// Rows of the findings table. A row is one location and kind, however many
 /// rules found it. Thirty rows are what a reviewer reads on one screen; the
@@ -65,10 +63,6 @@ pub const MAX_LEDGER_PROBLEMS: usize = 10;
 /// Markdown (its checks and each client's requests) is cut to this many
 /// characters, at a client boundary, so the whole body stays under it.
 pub const MAX_REPLAY_CHARS: usize = 20_000;
-
-/// What stays unencoded in a path of a line link: RFC 3986's unreserved
-/// characters and the `/` between segments.
-const PATH: &AsciiSet = &NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// The comment body for `v`.
 pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
@@ -101,6 +95,16 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
         inline(&super::text::who(v))
     );
     o
+}
+
+/// The comment when the gate failed before reaching a verdict: blocking,
+/// with the error and what to do.
+pub fn could_not_decide(error: &str, head: &str) -> String {
+    format!(
+        "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job; a maintainer can also sign off this commit with `/retrygate sign-off {}`.\n",
+        error.replace("```", "'''"),
+        short_sha(head)
+    )
 }
 
 /// The headline, then the reasons with their fixes, or why it passes.
@@ -219,12 +223,7 @@ fn location(f: &Finding, link_base: Option<&str>) -> String {
         (l, e) if e > l => format!("#L{l}-L{e}"),
         (l, _) => format!("#L{l}"),
     };
-    format!("[{shown}]({}/{}{anchor})", base.trim_end_matches('/'), url_path(&f.path))
-}
-
-/// A repository path percent-encoded for a URL, `/` kept.
-pub fn url_path(p: &str) -> String {
-    utf8_percent_encode(p, PATH).to_string()
+    format!("[{shown}]({}/{}{anchor})", base.trim_end_matches('/'), path_to_uri(&f.path))
 }
 
 /// A collapsed "what these kinds mean" block for the kinds in the table, so a
@@ -599,13 +598,6 @@ mod tests {
         assert_eq!(inline("a `b|c` d"), "a `b\\|c` d");
         assert_eq!(inline("odd ` tick"), "odd \\` tick");
         assert_eq!(inline("``"), "` `");
-    }
-
-    #[test]
-    fn url_paths_are_percent_encoded_keeping_slashes() {
-        assert_eq!(url_path("src/a b#c.rs"), "src/a%20b%23c.rs");
-        assert_eq!(url_path("ü.rs"), "%C3%BC.rs");
-        assert_eq!(url_path("dir/x-y_z.~rs"), "dir/x-y_z.~rs");
     }
 
     #[test]

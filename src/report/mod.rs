@@ -92,6 +92,9 @@ pub fn headline(v: &GateVerdict) -> Headline {
     }
 }
 
+/// The check run's title when the gate failed before reaching a verdict.
+pub const COULD_NOT_DECIDE_TITLE: &str = "retrygate could not decide (blocked until it can)";
+
 /// The check run's title: the headline, then who signed off or the reason
 /// codes. Built from codes and the sign-off only, never from the pull
 /// request's text.
