@@ -112,7 +112,7 @@ fn header(o: &mut String, v: &GateVerdict) {
     let h = headline(v);
     let _ = writeln!(o, "### {} retrygate: {}\n", h.icon(), h.words());
     if v.reasons.is_empty() {
-        let mut why = capitalise(&reason(v));
+        let mut why = escape_text(&capitalise(&reason(v)));
         if let Some(f) = &v.facts {
             let evidence = if f.agent.is_agent {
                 "the evidence holds"
