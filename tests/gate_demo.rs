@@ -2,9 +2,27 @@
 //! tree, run in an empty directory) and tells the whole story: the agent's
 //! patch blocked with its findings, "ledger missing" and the storm's
 //! timeline; the calm patch passing with its ledger and replay.
+//!
+//! Its comments, and a comment as large as the printer makes, are rendered
+//! by a real GitHub-Flavored Markdown renderer (Debian's `cmark-gfm` with the
+//! table extension, which `scripts/test.sh` installs): every table parses
+//! with the rows it was written with, no escaped backtick shows, and the
+//! part above the first `<details>` stays short. The README shows the first
+//! comment as printed.
 
-use std::process::Command;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use retrygate::config::Mode;
+use retrygate::finding::{Finding, Kind, Note, Severity};
+use retrygate::ledger::LedgerReport;
+use retrygate::policy::agent::AgentDecision;
+use retrygate::policy::{
+    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
+};
+use retrygate::report::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
+use retrygate::report::Context;
 
 #[test]
 fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
@@ -26,7 +44,7 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
         "`timeout-lowered`",
         "limits.max\\_attempts 5",
         "| `retry-after-honored` | ❌ fail |",
-        "(**lockstep**)",
+        "| `desynchronized` | ❌ fail |",
         "<details><summary>client 0",
         "retrygate-demo-",
         "(exit code 1)",
@@ -59,4 +77,244 @@ fn the_calm_push_can_carry_its_ledger_as_an_artifact() {
     assert!(second.contains("From `.tool_ledger.jsonl` in the artifact zip"), "{second}");
     // The ledger was not committed: the artifact is what carried it.
     assert!(!second.contains("committed at"), "{second}");
+}
+
+/// `md` rendered to HTML by `cmark-gfm` with GitHub's extensions. Raw HTML
+/// is let through (`--unsafe`) as GitHub lets `<details>`, `<br>` and
+/// `<sub>` through.
+fn gfm(md: &str) -> String {
+    let mut child = Command::new("cmark-gfm")
+        .args(["-e", "table", "-e", "strikethrough", "-e", "autolink", "--unsafe"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run cmark-gfm ({e}); install it with `apt-get install cmark-gfm` (scripts/test.sh does)")
+        });
+    child.stdin.take().unwrap().write_all(md.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "cmark-gfm failed: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Rows (header included) of each Markdown table in `md`, in order: every
+/// run of lines starting with `|`, less its delimiter row.
+fn markdown_tables(md: &str) -> Vec<usize> {
+    let mut tables = Vec::new();
+    let mut run = 0;
+    for line in md.lines().chain([""]) {
+        if line.starts_with('|') {
+            run += 1;
+        } else if run > 0 {
+            tables.push(run - 1);
+            run = 0;
+        }
+    }
+    tables
+}
+
+/// Rows of each `<table>` in rendered HTML, in order.
+fn html_tables(html: &str) -> Vec<usize> {
+    html.split("<table>")
+        .skip(1)
+        .map(|t| t.split("</table>").next().unwrap().matches("<tr>").count())
+        .collect()
+}
+
+/// Lines of `md` before its first `<details>` (all of them when it has none).
+fn lines_before_details(md: &str) -> usize {
+    md.lines().take_while(|l| !l.starts_with("<details>")).count()
+}
+
+/// Renders `md` and checks what a maintainer would see: every table parsed
+/// with all its rows, no escaped backtick, the first screen short.
+fn assert_renders_well(md: &str, what: &str) -> String {
+    let html = gfm(md);
+    let want = markdown_tables(md);
+    assert!(!want.is_empty(), "{what}: no table at all:\n{md}");
+    assert_eq!(html_tables(&html), want, "{what}: a table did not parse as written:\n{html}");
+    assert!(!html.contains("\\`"), "{what}: a literal \\` shows:\n{html}");
+    let above = lines_before_details(md);
+    assert!(above <= MAX_LINES_BEFORE_DETAILS, "{what}: {above} lines before the first <details>:\n{md}");
+    html
+}
+
+/// The comment of each `retrygate check` in the demo's output, in order.
+fn comments(out: &str) -> Vec<&str> {
+    out.split("$ retrygate check ")
+        .skip(1)
+        .map(|part| {
+            let body = &part[part.find("\n\n").expect("a blank line after the command") + 2..];
+            &body[..body.find("\n(exit code").expect("the exit code after the comment")]
+        })
+        .collect()
+}
+
+fn demo() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("retrygate");
+    std::fs::copy(env!("CARGO_BIN_EXE_retrygate"), &bin).unwrap();
+    let out = Command::new(&bin).arg("demo").current_dir(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_demos_comments_render_as_a_maintainer_reads_them() {
+    let out = demo();
+    let comments = comments(&out);
+    assert_eq!(comments.len(), 2, "{out}");
+    let blocked = comments[0];
+    let html = assert_renders_well(blocked, "the blocked push's comment");
+    // Above the first <details>: the headline, the reasons, the findings.
+    let top = &blocked[..blocked.find("\n<details>").unwrap()];
+    assert!(top.starts_with("### ❌ retrygate: blocked\n\n| | Why | How to fix |"), "{top}");
+    assert!(top.ends_with("| `rust/loop-jitter` |\n"), "only the findings table after the reasons: {top}");
+    assert_eq!(top.matches("\n#### ").count(), 1, "one heading, the findings': {top}");
+    assert!(html.contains("<code>retrygate explain jitter-removed</code>"), "fixes show as code: {html}");
+    // Two rules on one loop's raised count: one row naming both.
+    let raised: Vec<&str> = top.lines().filter(|l| l.contains("`retry-count-raised`")).collect();
+    assert_eq!(raised.len(), 2, "one row per location: {top}");
+    assert!(raised[0].contains("`policy/max-attempts`<br>`rust/loop-attempts`"), "{}", raised[0]);
+    // The replay: one line per failed check, the storm's range in words.
+    let replay = &blocked[blocked.find("#### 429 replay").unwrap()..];
+    let first = replay.lines().find(|l| l.starts_with("- ❌ `retry-after-honored`: ")).expect("its line");
+    assert!(
+        first.contains(" of ")
+            && first.contains(" retries came back ")
+            && first.contains("after a 429 that asked for 1000"),
+        "{first}"
+    );
+    assert!(replay.lines().filter(|l| l.starts_with("- ❌ ")).count() >= 3, "{replay}");
+    assert!(replay.contains("\n- ❌ `no-unsafe-replay`: "), "{replay}");
+    let collapsed = &replay
+        [replay.find("<details><summary>Every check, and each client's requests</summary>").unwrap()..];
+    assert!(collapsed.contains("<details><summary>client 0"), "per-client detail is collapsed: {collapsed}");
+    assert!(!replay[..replay.len() - collapsed.len()].contains("client 0"), "{replay}");
+
+    assert_renders_well(comments[1], "the calm push's comment");
+}
+
+#[test]
+fn a_comment_as_large_as_the_printer_makes_still_renders_and_fits() {
+    // Every reason at once, hundreds of findings with hostile text, two rules
+    // on each location, and many notes.
+    let head = "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809";
+    let nasty = "raised | from `2` to\n6 <b>now</b> [x](y) *z* `unclosed";
+    let mut findings = Vec::new();
+    for i in 0..400u32 {
+        let path = format!("src/dir {}/file|{i}`.rs", i % 9);
+        for rule in ["rust/loop-attempts", "policy/max-attempts"] {
+            findings.push(
+                Finding::new(Kind::RetryCountRaised, rule, &path, i + 1).lines(i + 1, i + 4).message(nasty),
+            );
+        }
+        findings.push(
+            Finding::new(Kind::RetryWithoutJitter, "rust/loop-jitter", &path, i + 1)
+                .severity(Severity::Warning),
+        );
+    }
+    findings.push(Finding::new(
+        Kind::GateConfigChanged,
+        "policy/gate-config-changed",
+        ".github/retrygate.yml",
+        0,
+    ));
+    findings.push(Finding::new(Kind::ProtectedPath, "policy/protected-path", "deploy/prod.yml", 0));
+    let notes: Vec<Note> = (0..80)
+        .map(|i| Note::blocking(Some(&format!("vendor/{i}.rs")), format!("could not parse `{i}`")))
+        .collect();
+    let agent = AgentDecision { is_agent: true, because: vec!["label `agent`".into()] };
+    let ledger = LedgerReport::missing(vec!["`.tool_ledger.jsonl` at the head".into()], "tool-ledger", None);
+    let mut replay = ReplaySummary::with_status(ReplayStatus::Fail, "retry code changed");
+    replay.reasons = (0..40).map(|i| format!("check {i} failed with `x|y`")).collect();
+    let sign_off = SignOffRequest { sha: "0000000deadbeef".into(), by: Some("someone".into()) };
+    let decision = decide(&PolicyInput {
+        mode: Mode::Enforce,
+        head,
+        findings: &findings,
+        notes: &notes,
+        agent: &agent,
+        ledger: Some(&ledger),
+        replay: &replay,
+        sign_off: Some(&sign_off),
+    });
+    assert_eq!(decision.reasons.len(), 7, "{:?}", decision.reasons);
+    let facts = GateFacts {
+        base: "main".into(),
+        base_sha: "b".repeat(40),
+        merge_base: "b".repeat(40),
+        head: head.into(),
+        head_branch: Some("codex/x".into()),
+        author: Some("codex[bot]".into()),
+        labels: vec!["agent".into()],
+        agent: agent.clone(),
+        config_source: "defaults".into(),
+        mode: Mode::Enforce,
+    };
+    let v = GateVerdict::new(
+        decision,
+        findings,
+        notes,
+        Evidence { ledger: Some(ledger), replay: Some(replay) },
+        Some(facts),
+    );
+    let link = format!("https://github.com/acme/shop/blob/{head}");
+    let md = render_comment(&v, &Context { link_base: Some(&link), ..Context::default() });
+    let html = assert_renders_well(&md, "the large comment");
+    let findings_table = markdown_tables(&md)[1];
+    assert_eq!(findings_table, MAX_TABLE_ROWS + 1, "the cap, in rows of one location and kind");
+    assert!(md.len() < 65_536, "fits a GitHub comment: {} bytes", md.len());
+    assert!(
+        html.contains(&format!(
+            "<a href=\"{link}/src/dir%200/file%7C0%60.rs#L1-L4\"><code>src/dir 0/file|0`.rs:1-4</code></a>"
+        )),
+        "links survive odd paths: {html}"
+    );
+}
+
+/// `text` with what changes from one demo run to the next made equal:
+/// commit ids, temporary paths, numbers (timings, counts), the cut end of a
+/// truncated cell, and the per-request timeline inside the replay's
+/// collapsed block.
+fn normalised(text: &str) -> String {
+    let mut text = text.replace("\r\n", "\n");
+    if let Some(start) = text.find("<details><summary>Every check, and each client's requests</summary>") {
+        let end = ["\n#### Sign-off", "\n<sub>"].iter().filter_map(|m| text[start..].find(m)).min().unwrap();
+        text.replace_range(start..start + end, "REPLAY DETAIL");
+    }
+    let ids = regex::Regex::new(r"[0-9a-f]{7,40}").unwrap();
+    let temp = regex::Regex::new(r"\S*/retrygate-demo-[A-Za-z0-9]+").unwrap();
+    let exe = regex::Regex::new(r"\S*/retrygate replay-client").unwrap();
+    let numbers = regex::Regex::new(r"[0-9]+").unwrap();
+    let text = ids.replace_all(&text, "ID");
+    let text = temp.replace_all(&text, "DEMO");
+    let text = exe.replace_all(&text, "retrygate replay-client");
+    let text = numbers.replace_all(&text, "N").replace("N–N", "N");
+    text.lines()
+        .map(|l| {
+            l.trim_end()
+                .split(" | ")
+                .map(|c| if c.contains('…') { "…" } else { c })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_readme_shows_the_demos_first_comment_as_printed() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start =
+        readme.find("<!-- demo-comment:start -->\n").expect("README lacks the demo-comment:start marker");
+    let end = readme.find("<!-- demo-comment:end -->").expect("README lacks the demo-comment:end marker");
+    let shown = &readme[start + "<!-- demo-comment:start -->\n".len()..end];
+    let out = demo();
+    let printed = comments(&out)[0];
+    assert_eq!(
+        normalised(shown.trim_end()),
+        normalised(printed.trim_end()),
+        "README's demo comment is out of date: paste the first comment `cargo run -- demo` prints between the markers"
+    );
 }

@@ -1,8 +1,10 @@
 //! `retrygate github` against a stateful fake GitHub on a loopback port,
 //! driven by real webhook payloads (`tests/fixtures/github/`).
 //!
-//! The gate is injected (the network side is tested on its own); the
-//! binary tests at the end run the real scan gate on a real git repository.
+//! The gate is injected (the network side is tested on its own), but what it
+//! publishes is real: the policy's decision on the findings and the
+//! request's sign-off, titled and rendered by the printer. The binary tests
+//! at the end run the real gate on a real git repository.
 
 mod common;
 mod fake_github;
@@ -14,9 +16,14 @@ use std::time::Duration;
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO, PERSONAL_TOKEN, READ_ONLY_TOKEN};
 use retrygate::finding::{Finding, Kind, Severity};
 use retrygate::github::comment::MARKER;
+use retrygate::github::signoff::SignOff;
 use retrygate::github::Outcome;
 use retrygate::github::{ActionEnv, GateRequest, Mode, Publication, VerdictFile};
-use retrygate::report::{Report, Verdict};
+use retrygate::policy::agent::AgentDecision;
+use retrygate::policy::{
+    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplaySummary, SignOffRequest, Verdict,
+};
+use retrygate::report::{markdown, Context};
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
@@ -82,14 +89,53 @@ fn findings(n: usize) -> Vec<Finding> {
         .collect()
 }
 
-/// A gate that blocks with `n` findings (text tagged with `tag`).
+/// The publication of `n` findings on `head` for a person's pull request,
+/// with `sign_off`: decided by the real policy, titled and rendered by the
+/// printer, as `retrygate github` publishes a gate's verdict.
+fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
+    let findings = findings(n);
+    let person = AgentDecision { is_agent: false, because: vec![] };
+    let replay = ReplaySummary::not_required("not an agent's pull request");
+    let sign_off = sign_off.map(|s| SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) });
+    let decision = decide(&PolicyInput {
+        mode: retrygate::config::Mode::Enforce,
+        head,
+        findings: &findings,
+        notes: &[],
+        agent: &person,
+        ledger: None,
+        replay: &replay,
+        sign_off: sign_off.as_ref(),
+    });
+    let facts = GateFacts {
+        base: "main".into(),
+        base_sha: BASE.into(),
+        merge_base: BASE.into(),
+        head: head.into(),
+        head_branch: None,
+        author: None,
+        labels: vec![],
+        agent: person,
+        config_source: "defaults".into(),
+        mode: retrygate::config::Mode::Enforce,
+    };
+    let v = GateVerdict::new(decision, findings, vec![], Evidence::default(), Some(facts));
+    let md = markdown::render_comment(&v, &Context::default());
+    Publication::from_verdict(head, None, &v, md)
+}
+
+/// A gate that blocks with `n` findings (the comment tagged with `tag`).
 fn blocking(n: usize, tag: &'static str) -> impl Fn(&GateRequest) -> anyhow::Result<Publication> {
     move |req: &GateRequest| {
-        let report = Report::from_scan(findings(n), vec![]);
-        let mut p = Publication::from_report(&req.head_sha, &report, req.sign_off.as_ref());
+        let mut p = published(&req.head_sha, n, req.sign_off.as_ref());
         p.comment_markdown.push_str(tag);
         Ok(p)
     }
+}
+
+/// A gate that passes: no findings.
+fn passing(req: &GateRequest) -> anyhow::Result<Publication> {
+    Ok(published(&req.head_sha, 0, None))
 }
 
 fn pr_event(fake: &FakeGithub) -> Value {
@@ -119,7 +165,7 @@ fn a_blocking_verdict_with_120_findings_makes_exactly_3_annotation_requests() {
     assert_eq!(runs[0].head_sha, HEAD);
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
     assert_eq!(runs[0].annotations.len(), 120);
-    assert_eq!(runs[0].title.as_deref(), Some("blocked: 80 blocking findings"));
+    assert_eq!(runs[0].title.as_deref(), Some("blocked: blocking-findings"));
     assert_eq!(job.outputs(), "verdict=block\nfindings=120\n");
     assert!(job.summary().contains("check run `retrygate` on `ec26c3e`: created"), "{}", job.summary());
 }
@@ -226,7 +272,7 @@ fn a_personal_token_knows_its_login_and_falls_back_to_a_status() {
     assert_eq!(statuses.len(), 1);
     assert_eq!(statuses[0]["context"], "retrygate");
     assert_eq!(statuses[0]["state"], "failure");
-    assert_eq!(statuses[0]["description"], "blocked: 1 blocking finding");
+    assert_eq!(statuses[0]["description"], "blocked: blocking-findings");
     assert_eq!(fake.comments()[0].login, "octo-maintainer");
     assert!(
         job.summary().contains("commit status `retrygate` on `ec26c3e`: set (fallback)"),
@@ -325,10 +371,7 @@ fn a_read_only_token_degrades_to_the_summary_and_a_failing_exit() {
     assert!(s.contains("fork-safe split"), "{s}");
 
     // A pass that cannot be published is not a pass either.
-    let pass = |req: &GateRequest| {
-        Ok(Publication::from_report(&req.head_sha, &Report::from_scan(vec![], vec![]), None))
-    };
-    assert_eq!(retrygate::github::run(&job.env, &pass).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), Outcome::CouldNotDecide);
 }
 
 #[test]
@@ -337,10 +380,7 @@ fn a_pass_publishes_success_and_leaves_auto_merge_alone() {
     let mut event = pr_event(&fake);
     event["pull_request"]["auto_merge"] = json!({"merge_method": "squash"});
     let job = Job::new(&fake, "pull_request", &event, ACTIONS_TOKEN);
-    let pass = |req: &GateRequest| {
-        Ok(Publication::from_report(&req.head_sha, &Report::from_scan(vec![], vec![]), None))
-    };
-    assert_eq!(retrygate::github::run(&job.env, &pass).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), Outcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.with(|s| s.graphql.is_empty()));
     assert_eq!(job.outputs(), "verdict=pass\nfindings=0\n");
@@ -461,7 +501,11 @@ fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     assert_eq!(runs[0].annotations.len(), 4, "annotations are not sent twice");
     let comments = c.fake.comments();
     assert_eq!(comments.len(), 1, "the sticky comment is edited");
-    assert!(comments[0].body.contains("maintainer signed off commit `ec26c3e`"));
+    assert!(
+        comments[0].body.contains(&format!("✅ signed off by maintainer on {HEAD}: every block is lifted")),
+        "{}",
+        comments[0].body
+    );
     assert_eq!(c.fake.count("GET", "/collaborators/maintainer/permission"), 1);
 }
 
@@ -538,13 +582,12 @@ fn comments_that_are_not_sign_offs_and_comments_on_issues_do_nothing() {
 // ---- the fork-safe split -------------------------------------------------
 
 fn verdict_file(path: &Path, pr: u64, head: &str) {
-    let report = Report::from_scan(findings(3), vec![]);
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
         pr_number: pr,
         head_sha: head.into(),
-        publication: Publication::from_report(head, &report, None),
+        publication: published(head, 3, None),
     }
     .write(path)
     .unwrap();

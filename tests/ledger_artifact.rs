@@ -101,7 +101,7 @@ fn an_artifact_of_a_run_on_the_head_carries_the_ledger_requirement() {
     let pr = pr();
     let id = fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
     let o = gate(&pr, &fake).unwrap();
-    assert!(o.gate.facts.agent.is_agent);
+    assert!(o.gate.facts.as_ref().is_some_and(|f| f.agent.is_agent));
     assert_eq!((o.verdict, codes(&o)), (Verdict::Pass, vec![]), "{}", o.markdown);
 
     // The verdict JSON says where the ledger came from.

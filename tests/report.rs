@@ -1,6 +1,8 @@
-//! Every `--format` rendering of a [`Report`], on one report with several
+//! Every `--format` rendering of a verdict, on one scan with several
 //! findings and notes and on the edge cases: an empty report, a non-ASCII
-//! path, and a message holding a line break, a pipe, backticks and Markdown.
+//! path, and a message holding a line break, a pipe, backticks and Markdown;
+//! then a gate's verdicts (evidence, advisory mode, sign-off), decided by
+//! the real policy.
 //!
 //! Tests for a new format go in a module of their own here.
 
@@ -142,10 +144,13 @@ mod json {
 
 mod markdown {
     use super::*;
-    use retrygate::report::markdown::{code_span, escape_text, render_with, Section};
+    use retrygate::report::markdown::{code_span, escape_text, inline, MAX_TABLE_ROWS};
+    use retrygate::report::Context;
 
+    /// The rows of the findings table (not the reasons table above it).
     fn table_rows(md: &str) -> Vec<&str> {
-        md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| Severity")).collect()
+        let table = md.split("#### Findings").nth(1).unwrap_or("");
+        table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| Severity")).collect()
     }
 
     /// Splits a table row on the pipes GFM treats as cell borders (not `\|`).
@@ -169,9 +174,18 @@ mod markdown {
     }
 
     #[test]
-    fn header_says_blocked_and_why() {
+    fn header_says_blocked_and_lists_each_reason_with_its_fix() {
         let md = render(&blocked_report(), Format::Markdown);
-        assert!(md.starts_with("### ❌ retrygate: blocked\n\n2 blocking findings (jitter-removed, retry-count-raised) and 1 blocking note (something could not be analysed, so findings may be missing).\n"), "{md}");
+        assert!(
+            md.starts_with(
+                "### ❌ retrygate: blocked\n\n| | Why | How to fix |\n|---|---|---|\n\
+                 | ⛔ | **blocking-findings**: 2 retry regressions (jitter-removed, retry-count-raised) \
+                 | fix each finding in the table; `retrygate explain jitter-removed` says how |\n\
+                 | ⛔ | **scan-incomplete**: 1 file could not be analysed, so findings may be missing \
+                 | make the files parseable (see the blocking notes), or have a maintainer sign off |\n"
+            ),
+            "{md}"
+        );
         let pass = render(&passing_report(), Format::Markdown);
         assert!(
             pass.starts_with("### ✅ retrygate: passing\n\nNo blocking findings (1 warning).\n"),
@@ -182,7 +196,12 @@ mod markdown {
     #[test]
     fn findings_table_has_five_cells_per_row_whatever_the_message() {
         let md = render(&blocked_report(), Format::Markdown);
-        assert!(md.contains("#### Findings (4)\n\n| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|\n"), "{md}");
+        assert!(
+            md.contains(
+                "#### Findings (4)\n\n| Severity | Kind | Location | Why | Rule |\n|---|---|---|---|---|\n"
+            ),
+            "{md}"
+        );
         let rows = table_rows(&md);
         assert_eq!(rows.len(), 4, "{md}");
         for r in &rows {
@@ -205,7 +224,7 @@ mod markdown {
         assert_eq!(nasty[2], "`src/zahlungsdienst/größe.rs:7`");
         assert_eq!(
             nasty[3],
-            "new retry \\| no jitter<br>second line with \\`code\\`, 100% sure: \\<b\\>bold\\</b\\> \\[x\\](http://e)"
+            "new retry \\| no jitter<br>second line with `code`, 100% sure: \\<b\\>bold\\</b\\> \\[x\\](http://e)"
         );
     }
 
@@ -250,26 +269,80 @@ mod markdown {
             .map(|i| Finding::new(Kind::RetryCountRaised, "r", "src/a.rs", i).message("x".repeat(1000)))
             .collect();
         let md = render(&Report::from_scan(findings, vec![]), Format::Markdown);
-        assert_eq!(table_rows(&md).len(), 100);
-        assert!(md.contains(
-            "…and 30 more findings not shown here; `retrygate scan --format json` lists them all."
-        ));
+        assert_eq!(table_rows(&md).len(), MAX_TABLE_ROWS);
+        assert!(md.contains(&format!(
+            "…and {} more findings not shown here; `retrygate scan --format json` lists them all.",
+            130 - MAX_TABLE_ROWS
+        )));
         assert!(md.contains(&format!("| {}… |", "x".repeat(300))), "cell cut at 300 characters");
         assert!(md.len() < 65_536, "fits a GitHub comment: {} bytes", md.len());
     }
 
     #[test]
-    fn sections_are_appended_for_the_gate() {
-        let mut buf = Vec::new();
-        let sections = vec![
-            Section { title: "Ledger".into(), body: "All 3 changed files are explained.\n".into() },
-            Section { title: "Replay | 429".into(), body: "- client 0 recovered".into() },
+    fn one_row_per_location_and_kind_names_every_rule() {
+        // Two rules see the same raised count on the same loop; a third
+        // kind on the same lines keeps its own row.
+        let findings = vec![
+            Finding::new(Kind::RetryCountRaised, "policy/max-attempts", "src/a.rs", 23)
+                .lines(23, 29)
+                .message("loop retry policy allows 7 attempts, over limits.max_attempts 5"),
+            Finding::new(Kind::RetryCountRaised, "rust/loop-attempts", "src/a.rs", 23)
+                .lines(23, 29)
+                .message("retries raised from 2 to 6 (`for attempt in 0..=6`)"),
+            Finding::new(Kind::JitterRemoved, "rust/loop-jitter", "src/a.rs", 23).lines(23, 29).message("m"),
+            Finding::new(Kind::RetryCountRaised, "policy/max-attempts", "src/a.rs", 35)
+                .lines(35, 41)
+                .message("loop retry policy allows 7 attempts, over limits.max_attempts 5")
+                .severity(Severity::Warning),
         ];
-        render_with(&passing_report(), &sections, &mut buf).unwrap();
-        let md = String::from_utf8(buf).unwrap();
-        assert!(md.ends_with(
-            "\n#### Ledger\n\nAll 3 changed files are explained.\n\n#### Replay \\| 429\n\n- client 0 recovered\n"
-        ), "{md}");
+        let v = Report::from_scan(findings, vec![]);
+        let md = render(&v, Format::Markdown);
+        let rows = table_rows(&md);
+        assert_eq!(rows.len(), 3, "{md}");
+        assert!(md.contains("#### Findings (4)"), "the count is of findings: {md}");
+        let row = |kind: &str, at: &str| {
+            rows.iter().map(|r| cells(r)).find(|c| c[1] == kind && c[2] == at).expect("a row")
+        };
+        let merged = row("`retry-count-raised`", "`src/a.rs:23-29`");
+        assert_eq!(
+            merged[3],
+            "loop retry policy allows 7 attempts, over limits.max\\_attempts 5<br>retries raised from 2 to 6 (`for attempt in 0..=6`)"
+        );
+        assert_eq!(merged[4], "`policy/max-attempts`<br>`rust/loop-attempts`");
+        assert_eq!(row("`jitter-removed`", "`src/a.rs:23-29`")[4], "`rust/loop-jitter`");
+        assert_eq!(row("`retry-count-raised`", "`src/a.rs:35-41`")[0], "🟡 warning", "another location");
+        // The JSON keeps every finding: merging is the table's business.
+        let json: Value = serde_json::from_str(&render(&v, Format::Json)).unwrap();
+        assert_eq!(json["findings"].as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn locations_link_to_their_lines_only_when_the_repository_is_known() {
+        let head = "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809";
+        let base = format!("https://github.com/acme/shop/blob/{head}");
+        let ctx = Context { link_base: Some(&base), ..Context::default() };
+        let mut linked = Vec::new();
+        report::render_in(&blocked_report(), &ctx, Format::Markdown, &mut linked).unwrap();
+        let linked = String::from_utf8(linked).unwrap();
+        let rows = table_rows(&linked);
+        assert_eq!(cells(rows[2])[2], format!("[`src/client.rs:42-44`]({base}/src/client.rs#L42-L44)"));
+        assert_eq!(
+            cells(rows[3])[2],
+            format!("[`src/zahlungsdienst/größe.rs:7`]({base}/src/zahlungsdienst/gr%C3%B6%C3%9Fe.rs#L7)")
+        );
+        assert_eq!(
+            cells(rows[0])[2],
+            format!("[`dir with space/a,b:c.rs`]({base}/dir%20with%20space/a%2Cb%3Ac.rs)"),
+            "a whole-file finding links to the file"
+        );
+        let plain = render(&blocked_report(), Format::Markdown);
+        assert!(!plain.contains("https://"), "no repository, no links: {plain}");
+    }
+
+    #[test]
+    fn inline_text_shows_commands_as_code() {
+        assert_eq!(inline("run `retrygate explain x`, then push"), "run `retrygate explain x`, then push");
+        assert_eq!(inline("`a|b` and *c*"), "`a\\|b` and \\*c\\*");
     }
 
     #[test]
@@ -597,5 +670,156 @@ mod github {
              retrygate: PASS: no blocking findings (1 warning)\n"
         );
         assert_eq!(render(&empty_report(), Format::Github), "retrygate: PASS: no blocking findings\n");
+    }
+}
+
+/// A gate's verdicts, decided by the real policy from evidence and facts,
+/// through every format.
+mod gate {
+    use super::*;
+    use retrygate::config::Mode;
+    use retrygate::policy::agent::AgentDecision;
+    use retrygate::policy::{
+        decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
+    };
+    use retrygate::report::{check_title, headline, Context, Headline};
+
+    const HEAD: &str = "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809";
+
+    /// The gate's verdict on one jitter regression with the replay in
+    /// `replay` state (its problems hostile), in `mode`, with a sign-off.
+    fn gate(mode: Mode, replay: ReplayStatus, sign_off: Option<&str>) -> GateVerdict {
+        let findings =
+            vec![Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3)
+                .message("jitter removed")];
+        let agent = AgentDecision { is_agent: true, because: vec!["head branch `codex/x`".into()] };
+        let mut replay = ReplaySummary::with_status(replay, "retry code changed");
+        replay.problems = vec!["report for <b>|x|</b>".into()];
+        let sign_off = sign_off.map(|s| SignOffRequest { sha: s.into(), by: Some("maintainer".into()) });
+        let decision = decide(&PolicyInput {
+            mode,
+            head: HEAD,
+            findings: &findings,
+            notes: &[],
+            agent: &agent,
+            ledger: None,
+            replay: &replay,
+            sign_off: sign_off.as_ref(),
+        });
+        let facts = GateFacts {
+            base: "main".into(),
+            base_sha: "b".repeat(40),
+            merge_base: "b".repeat(40),
+            head: HEAD.into(),
+            head_branch: Some("codex/x".into()),
+            author: None,
+            labels: vec![],
+            agent: agent.clone(),
+            config_source: "defaults".into(),
+            mode,
+        };
+        GateVerdict::new(
+            decision,
+            findings,
+            vec![],
+            Evidence { ledger: None, replay: Some(replay) },
+            Some(facts),
+        )
+    }
+
+    fn markdown(v: &GateVerdict) -> String {
+        let mut out = Vec::new();
+        report::render_in(v, &Context::default(), Format::Markdown, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn one_headline_for_the_comment_the_title_and_the_terminal() {
+        let blocked = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        assert_eq!(headline(&blocked), Headline::Blocked);
+        assert!(markdown(&blocked).starts_with("### ❌ retrygate: blocked\n"));
+        assert_eq!(check_title(&blocked), "blocked: blocking-findings, replay-rejected");
+        let text = render(&blocked, Format::Text);
+        assert!(
+            text.starts_with("retrygate check: BLOCK (agent pull request: head branch `codex/x`)\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("retrygate: BLOCK: blocking-findings, replay-rejected\n"), "{text}");
+
+        let advisory = gate(Mode::Advisory, ReplayStatus::Rejected, None);
+        assert_eq!((advisory.verdict, headline(&advisory)), (Verdict::Pass, Headline::PassingAdvisory));
+        let md = markdown(&advisory);
+        assert!(md.starts_with("### ⚠️ retrygate: passing (advisory mode, would block)\n"), "{md}");
+        assert!(md.contains("| ⚠️ | **replay-rejected**"), "what would block is still listed: {md}");
+        assert!(md.contains("The base config sets `mode: advisory`"), "{md}");
+        assert_eq!(
+            check_title(&advisory),
+            "passing (advisory mode, would block): blocking-findings, replay-rejected"
+        );
+        assert!(
+            render(&advisory, Format::Text).starts_with("retrygate check: PASS (advisory mode: would block)")
+        );
+
+        let signed = gate(Mode::Enforce, ReplayStatus::Rejected, Some(&HEAD[..7]));
+        assert_eq!(headline(&signed), Headline::PassingSignedOff);
+        let md = markdown(&signed);
+        assert!(md.starts_with("### ✅ retrygate: passing (signed off)\n"), "{md}");
+        assert!(md.contains("#### Sign-off\n\n✅ signed off by maintainer on"), "{md}");
+        assert_eq!(check_title(&signed), "passing (signed off): by maintainer for 3f2a9c0");
+
+        let clean = gate(Mode::Enforce, ReplayStatus::Pass, None);
+        let clean = GateVerdict { findings: vec![], reasons: vec![], verdict: Verdict::Pass, ..clean };
+        let md = markdown(&clean);
+        assert!(
+            md.starts_with(
+                "### ✅ retrygate: passing\n\nNo blocking findings, and the evidence holds for `3f2a9c0`.\n"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains("#### Sign-off"), "nothing to sign off: {md}");
+        assert_eq!(check_title(&clean), "passing: no blocking retry regressions");
+    }
+
+    #[test]
+    fn reasons_are_escaped_and_their_fixes_show_commands_as_code() {
+        let v = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        let md = markdown(&v);
+        assert!(
+            md.contains("| ⛔ | **replay-rejected**: the replay report cannot vouch for this head: report for \\<b\\>\\|x\\|\\</b\\> | re-run the replay on this head commit in the same job (`retrygate replay --report PATH`) and pass that report unmodified |"),
+            "{md}"
+        );
+        assert!(!md.contains("\\`"), "no escaped backtick anywhere: {md}");
+        assert!(md.contains(&format!("commenting `/retrygate sign-off {HEAD}`")), "{md}");
+        assert!(md.contains("· mode `enforce` · agent pull request: head branch `codex/x`</sub>"), "{md}");
+    }
+
+    #[test]
+    fn a_rejected_sign_off_is_a_reason_and_said_in_the_sign_off_section() {
+        let v = gate(Mode::Enforce, ReplayStatus::Pass, Some("0000000deadbeef"));
+        assert_eq!(v.verdict, Verdict::Block);
+        assert_eq!(v.reasons.last().map(|r| r.code.as_str()), Some("sign-off-rejected"));
+        let md = markdown(&v);
+        assert!(md.contains("#### Sign-off\n\n⛔ sign-off by maintainer names `0000000deadbeef`"), "{md}");
+    }
+
+    #[test]
+    fn github_commands_carry_each_reason_and_json_the_whole_verdict() {
+        let v = gate(Mode::Enforce, ReplayStatus::Missing, None);
+        let out = render(&v, Format::Github);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("::error file=src/a.rs,line=3,endLine=3,title=jitter-removed"), "{out}");
+        assert!(lines[2].starts_with("::error title=retrygate replay-missing::no 429 replay"), "{out}");
+        assert!(
+            lines[2].contains("(fix: run `retrygate replay --report replay.json -- CMD` on this head"),
+            "{out}"
+        );
+        assert_eq!(lines[3], "retrygate: BLOCK: blocking-findings, replay-missing");
+        let json: Value = serde_json::from_str(&render(&v, Format::Json)).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["verdict", "findings", "notes", "reasons", "evidence", "facts", "sign_off"]);
+        assert_eq!(json["reasons"][1]["code"], "replay-missing");
+        assert_eq!(json["facts"]["head"], HEAD);
+        let back: GateVerdict = serde_json::from_value(json).unwrap();
+        assert_eq!(back, v, "the JSON reads back as the same verdict");
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use retrygate::gate::{check, render, CheckInput};
+use retrygate::gate::{check, CheckInput};
 use retrygate::policy::SignOffRequest;
 use retrygate::report::Format;
 
@@ -93,8 +93,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let format = args.format.map_or_else(default_format, Format::from);
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    let written =
-        render::render(&outcome.gate, &outcome.markdown, format, &mut lock).and_then(|_| lock.flush());
+    let written = retrygate::report::render_checked(&outcome.gate, &outcome.markdown, format, &mut lock)
+        .and_then(|_| lock.flush());
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
         _ => {}

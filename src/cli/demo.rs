@@ -160,7 +160,7 @@ fn check(repo: &Path, report: &Path) -> anyhow::Result<GateOutcome> {
 
 fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    gate::render::render(&outcome.gate, &outcome.markdown, format, &mut out)?;
+    retrygate::report::render_checked(&outcome.gate, &outcome.markdown, format, &mut out)?;
     println!("\n(exit code {})", Exit::from(outcome.verdict) as u8);
     Ok(())
 }

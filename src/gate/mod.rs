@@ -29,25 +29,21 @@
 
 pub mod facts;
 pub mod ledger;
-pub mod render;
 pub mod replay;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
 
 use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
 use crate::changeset::{ChangeSet, FileChange, Git};
-use crate::config::{Config, Mode};
-use crate::finding::{Finding, Note};
-use crate::ledger::LedgerReport;
-use crate::policy::agent::{self, AgentDecision, PrFacts};
-use crate::policy::{self, HeadPolicy, PolicyInput, Reason, ReplaySummary, SignOffRequest, SignOffResult};
+use crate::config::Config;
+use crate::finding::Note;
+use crate::policy::agent::{self, PrFacts};
+use crate::policy::{self, HeadPolicy, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
 use crate::replay::ReplayReport;
-use crate::report::{Report, Verdict};
 
 /// How long `replay.command` may run when the caller sets no bound.
 pub const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -136,49 +132,9 @@ pub enum ReportOrigin {
     PullRequestRun { fork: bool },
 }
 
-/// The facts the verdict rests on (`facts` in the JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GateFacts {
-    /// The base as given, and the commit it resolved to.
-    pub base: String,
-    pub base_sha: String,
-    pub merge_base: String,
-    pub head: String,
-    pub head_branch: Option<String>,
-    pub author: Option<String>,
-    pub labels: Vec<String>,
-    pub agent: AgentDecision,
-    /// Where the config came from (always the base commit, or the defaults).
-    pub config_source: String,
-    pub mode: Mode,
-}
-
-/// The evidence (`evidence` in the JSON); `null` where it was not demanded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Evidence {
-    pub ledger: Option<LedgerReport>,
-    pub replay: Option<ReplaySummary>,
-}
-
-/// The verdict document `retrygate check --format json` prints. `verdict`,
-/// `findings` and `notes` are shaped exactly as `retrygate scan`'s.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateVerdict {
-    pub verdict: Verdict,
-    pub findings: Vec<Finding>,
-    pub notes: Vec<Note>,
-    pub reasons: Vec<Reason>,
-    pub evidence: Evidence,
-    pub facts: GateFacts,
-    pub sign_off: Option<SignOffResult>,
-}
-
-impl GateVerdict {
-    /// The findings part as the report module renders it.
-    pub fn report(&self) -> Report {
-        Report { verdict: self.verdict, findings: self.findings.clone(), notes: self.notes.clone() }
-    }
-}
+// The verdict and what it holds are policy types: the printer renders them
+// without depending on the gate.
+pub use crate::policy::{Evidence, GateFacts, GateVerdict};
 
 /// What [`check`] returns.
 #[derive(Debug, Clone)]
@@ -293,13 +249,12 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         sign_off: input.sign_off.as_ref(),
     });
 
-    let gate = GateVerdict {
-        verdict: decision.verdict,
+    let gate = GateVerdict::new(
+        decision,
         findings,
         notes,
-        reasons: decision.reasons,
-        evidence: Evidence { ledger, replay },
-        facts: GateFacts {
+        Evidence { ledger, replay },
+        Some(GateFacts {
             base: input.base.clone(),
             base_sha,
             merge_base: cs.merge_base.clone(),
@@ -310,12 +265,18 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
             agent,
             config_source: base.source.clone(),
             mode: config.mode,
-        },
-        sign_off: decision.sign_off,
-    };
+        }),
+    );
     let json = serde_json::to_value(&gate).context("serialising the verdict")?;
-    let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &gate.facts.head));
-    let markdown = render::markdown(&gate, replay_report.as_ref(), config, link_base.as_deref());
+    let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &cs.head));
+    let markdown = crate::report::markdown::render_comment(
+        &gate,
+        &crate::report::Context {
+            replay: replay_report.as_ref(),
+            sign_off: Some(&config.sign_off),
+            link_base: link_base.as_deref(),
+        },
+    );
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
 }
 

@@ -18,7 +18,7 @@ use super::client::{write_error, Api, ApiError};
 use super::publication::Publication;
 use super::text::cut;
 use crate::finding::{Finding, Severity};
-use crate::report::{sorted_findings, Report, Verdict};
+use crate::report::{sorted_findings, Verdict};
 
 /// The check run's and the status's name: what branch protection requires.
 pub const CHECK_NAME: &str = "retrygate";
@@ -145,8 +145,7 @@ impl Annotation {
 /// One annotation per finding, in the order every reporter uses, with lines
 /// and lengths GitHub accepts.
 pub fn annotations(findings: &[Finding]) -> Vec<Annotation> {
-    let report = Report { verdict: Verdict::Pass, findings: findings.to_vec(), notes: Vec::new() };
-    sorted_findings(&report)
+    sorted_findings(findings)
         .into_iter()
         .map(|f| {
             let start = f.line.max(1);

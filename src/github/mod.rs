@@ -272,28 +272,6 @@ pub fn check_gate_with(
         ..crate::gate::CheckInput::new(&req.workspace, &req.base_sha, &req.head_sha)
     };
     let outcome = crate::gate::check(&input)?;
-    let accepted = outcome.gate.sign_off.as_ref().filter(|s| s.accepted);
-    // One headline for the title and the comment's header.
-    let headline = crate::gate::render::headline(&outcome.gate);
-    let mut codes: Vec<&str> = outcome.gate.reasons.iter().map(|r| r.code.as_str()).collect();
-    codes.dedup();
-    let title = match (outcome.verdict, accepted) {
-        (crate::report::Verdict::Pass, Some(s)) => format!(
-            "{headline}: by {} for {}",
-            s.by.as_deref().unwrap_or("a maintainer"),
-            crate::text::short_sha(&s.sha)
-        ),
-        _ if !codes.is_empty() => format!("{headline}: {}", codes.join(", ")),
-        (crate::report::Verdict::Pass, None) => format!("{headline}: no blocking retry regressions"),
-        (crate::report::Verdict::Block, _) => headline.to_string(),
-    };
-    Ok(Publication {
-        head_sha: req.head_sha.clone(),
-        base: Some(publication::BaseBinding { branch: req.base_ref.clone(), sha: req.base_sha.clone() }),
-        verdict: outcome.verdict,
-        title,
-        summary_markdown: outcome.markdown.clone(),
-        comment_markdown: outcome.markdown,
-        findings: outcome.gate.findings,
-    })
+    let base = publication::BaseBinding { branch: req.base_ref.clone(), sha: req.base_sha.clone() };
+    Ok(Publication::from_verdict(&req.head_sha, Some(base), &outcome.gate, outcome.markdown))
 }

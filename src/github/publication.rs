@@ -1,20 +1,18 @@
-//! What gets published: a [`Publication`] (the verdict and its texts, from
-//! whatever computed it) and, for the fork-safe split, the [`VerdictFile`]
+//! What gets published: a [`Publication`] (a verdict and its texts, as the
+//! printer rendered them) and, for the fork-safe split, the [`VerdictFile`]
 //! the read-only job uploads and the publishing job reads back.
 //!
-//! The GitHub layer never decides anything: the gate (or, until it is
-//! wired in, the scan) fills a `Publication`, and [`super::publish`] puts it
-//! on the pull request.
+//! The GitHub layer never decides anything: the gate decides a
+//! [`GateVerdict`], [`Publication::from_verdict`] takes its verdict, title
+//! and Markdown as they are, and [`super::publish`] puts them on the pull
+//! request.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::finding::Finding;
-use crate::report::{markdown, Report, Verdict};
-
-use super::signoff::SignOff;
-use crate::text::short_sha as short;
+use crate::policy::{GateVerdict, Verdict};
 
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any
@@ -45,50 +43,35 @@ pub struct Publication {
 }
 
 impl Publication {
-    /// Builds a publication from a scan [`Report`] alone (no ledger or
-    /// replay evidence), recording the sign-off it was given: for callers
-    /// that judge the scan only, and for tests of the publishing side.
-    pub fn from_report(head_sha: &str, report: &Report, sign_off: Option<&SignOff>) -> Publication {
-        let mut md = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = markdown::render(report, &mut md);
-        let mut summary = String::from_utf8_lossy(&md).into_owned();
-        let mut verdict = report.verdict;
-        if let Some(s) = sign_off.filter(|s| s.sha == head_sha) {
-            if verdict == Verdict::Block {
-                verdict = Verdict::Pass;
-            }
-            summary.push_str(&format!(
-                "\n#### Sign-off\n\n{} signed off commit `{}`; a new push voids it.\n",
-                markdown::escape_text(&s.by),
-                short(&s.sha)
-            ));
-        }
-        let title = title(verdict, report.findings.iter().filter(|f| f.is_blocking()).count(), sign_off);
+    /// The publication of a decided verdict: its verdict and findings as
+    /// they are, the printer's check-run title, and `markdown` (the
+    /// printer's comment for it) as the summary and the comment.
+    pub fn from_verdict(
+        head_sha: &str,
+        base: Option<BaseBinding>,
+        v: &GateVerdict,
+        markdown: String,
+    ) -> Publication {
         Publication {
             head_sha: head_sha.to_string(),
-            base: None,
-            verdict,
-            title,
-            comment_markdown: summary.clone(),
-            summary_markdown: summary,
-            findings: report.findings.clone(),
+            base,
+            verdict: v.verdict,
+            title: crate::report::check_title(v),
+            summary_markdown: markdown.clone(),
+            comment_markdown: markdown,
+            findings: v.findings.clone(),
         }
     }
 
     /// The fail-closed publication when the verdict could not be computed:
     /// blocking, with the reason and what to do.
     pub fn could_not_decide(head_sha: &str, error: &anyhow::Error) -> Publication {
-        let text = format!(
-            "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job; a maintainer can also sign off this commit with `/retrygate sign-off {}`.\n",
-            format!("{error:#}").replace("```", "'''"),
-            short(head_sha)
-        );
+        let text = crate::report::markdown::could_not_decide(&format!("{error:#}"), head_sha);
         Publication {
             head_sha: head_sha.to_string(),
             base: None,
             verdict: Verdict::Block,
-            title: "retrygate could not decide (blocked until it can)".to_string(),
+            title: crate::report::COULD_NOT_DECIDE_TITLE.to_string(),
             summary_markdown: text.clone(),
             comment_markdown: text,
             findings: Vec::new(),
@@ -102,17 +85,6 @@ pub struct BaseBinding {
     /// The branch name (`main`).
     pub branch: String,
     pub sha: String,
-}
-
-/// The check run's title for a verdict.
-pub fn title(verdict: Verdict, blocking: usize, sign_off: Option<&SignOff>) -> String {
-    match (verdict, sign_off) {
-        (Verdict::Pass, Some(s)) => format!("passing (signed off): by {} for {}", s.by, short(&s.sha)),
-        (Verdict::Pass, None) => "passing: no blocking retry regressions".to_string(),
-        (Verdict::Block, _) => {
-            format!("blocked: {}", crate::report::plural(blocking, "blocking finding", "blocking findings"))
-        }
-    }
 }
 
 /// What the read-only job hands to the publishing job, as an artifact.
@@ -177,29 +149,24 @@ mod tests {
 
     const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 
-    fn blocked() -> Report {
-        Report::from_scan(
+    /// A scan's verdict on one blocking finding, as the printer publishes it.
+    fn blocked() -> Publication {
+        let v = GateVerdict::from_scan(
             vec![Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3)],
             vec![],
-        )
+        );
+        let md = crate::report::markdown::render_comment(&v, &Default::default());
+        Publication::from_verdict(HEAD, None, &v, md)
     }
 
     #[test]
-    fn a_sign_off_on_the_head_passes_and_is_recorded() {
-        let p = Publication::from_report(HEAD, &blocked(), None);
+    fn a_publication_carries_the_verdict_and_the_printers_title_unchanged() {
+        let p = blocked();
         assert_eq!(p.verdict, Verdict::Block);
-        assert_eq!(p.title, "blocked: 1 blocking finding");
-        let s = SignOff { sha: HEAD.into(), by: "maintainer".into() };
-        let p = Publication::from_report(HEAD, &blocked(), Some(&s));
-        assert_eq!(p.verdict, Verdict::Pass);
-        assert!(
-            p.comment_markdown.contains("maintainer signed off commit `ec26c3e`"),
-            "{}",
-            p.comment_markdown
-        );
-        // A sign-off for another commit lifts nothing.
-        let old = SignOff { sha: "f95f852bd8fca8fcc58a9a2d6c842781e32a215e".into(), by: "maintainer".into() };
-        assert_eq!(Publication::from_report(HEAD, &blocked(), Some(&old)).verdict, Verdict::Block);
+        assert_eq!(p.title, "blocked: blocking-findings");
+        assert!(p.comment_markdown.starts_with("### ❌ retrygate: blocked\n"), "{}", p.comment_markdown);
+        assert_eq!(p.summary_markdown, p.comment_markdown);
+        assert_eq!(p.findings.len(), 1);
     }
 
     #[test]
@@ -211,7 +178,7 @@ mod tests {
             repository: "o/r".into(),
             pr_number: 2,
             head_sha: HEAD.into(),
-            publication: Publication::from_report(HEAD, &blocked(), None),
+            publication: blocked(),
         };
         file.write(&path).unwrap();
         assert_eq!(VerdictFile::read(&path).unwrap(), file);

@@ -47,9 +47,9 @@ pub fn write_outputs(path: Option<&Path>, verdict: &str, findings: usize) -> any
     }
 }
 
-/// The publication as a [`Report`], for the shared renderers.
+/// The publication's verdict with its findings, for the printer.
 pub fn as_report(p: &Publication) -> Report {
-    Report { verdict: p.verdict, findings: p.findings.clone(), notes: Vec::new() }
+    Report::findings_only(p.verdict, p.findings.clone())
 }
 
 /// Writes the SARIF 2.1.0 rendering of the findings to `path`.

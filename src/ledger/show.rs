@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(entries.len(), 4);
         assert_eq!(entries[0].time.as_deref(), Some("2025-11-29T09:53:24.625Z"));
         assert_eq!(entries[0].path.as_deref(), Some("clients/checkout.py"));
-        assert_eq!(entries[1].summary, "pytest -q tests/unit");
+        assert_eq!(entries[1].summary, "pytest -q\\ntests/unit", "the line break shown as an escape");
         assert!(entries[2].error.as_deref().unwrap().contains("not valid JSON"));
         let shown = render_text(&entries);
         assert!(

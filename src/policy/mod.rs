@@ -7,7 +7,9 @@
 //! - [`paths`]: `gate-config-changed` and `protected-path` findings;
 //! - [`limits_findings`]: `limits.max_attempts` over the head's retry policies;
 //! - [`decide`]: the verdict, each blocking reason with a one-line fix, and
-//!   the sign-off check.
+//!   the sign-off check;
+//! - [`verdict`]: the one verdict type every printer renders
+//!   ([`GateVerdict`]), its [`Verdict`] and its [`ReasonCode`]s.
 //!
 //! ```
 //! use retrygate::policy::{decide, PolicyInput, ReplaySummary};
@@ -18,39 +20,20 @@
 //!     mode: Default::default(), head: "abc", findings: &[], notes: &[],
 //!     agent: &person, ledger: None, replay: &replay, sign_off: None,
 //! });
-//! assert_eq!(d.verdict, retrygate::report::Verdict::Pass);
+//! assert_eq!(d.verdict, retrygate::policy::Verdict::Pass);
 //! ```
 
 pub mod agent;
 pub mod paths;
+pub mod verdict;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Mode;
 use crate::finding::{Finding, Kind, Note};
 use crate::ledger::LedgerReport;
-use crate::report::Verdict;
 use agent::AgentDecision;
-
-/// One reason the gate blocks (or would block, in advisory mode or under a
-/// sign-off), with what to do about it in one line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reason {
-    /// Stable identifier: `blocking-findings`, `scan-incomplete`,
-    /// `gate-config-changed`, `protected-path`, `ledger-missing`,
-    /// `ledger-invalid`, `replay-missing`, `replay-rejected`, `replay-not-run`,
-    /// `replay-failed`, `sign-off-rejected`.
-    pub code: String,
-    pub message: String,
-    /// How to fix it, one line.
-    pub fix: String,
-}
-
-impl Reason {
-    fn new(code: &str, message: impl Into<String>, fix: impl Into<String>) -> Reason {
-        Reason { code: code.into(), message: message.into(), fix: fix.into() }
-    }
-}
+pub use verdict::{Evidence, GateFacts, GateVerdict, Reason, ReasonCode, Verdict};
 
 /// Where the replay evidence stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,11 +154,7 @@ pub fn decide(input: &PolicyInput<'_>) -> Decision {
     let accepted = sign_off.as_ref().is_some_and(|s| s.accepted);
     if let Some(s) = sign_off.as_ref().filter(|s| !s.accepted) {
         if !reasons.is_empty() {
-            reasons.push(Reason::new(
-                "sign-off-rejected",
-                s.message.clone(),
-                format!("sign off on the current head: `--sign-off {}`", input.head),
-            ));
+            reasons.push(Reason::new(ReasonCode::SignOffRejected, s.message.clone()));
         }
     }
     let verdict = if reasons.is_empty() || accepted || input.mode == Mode::Advisory {
@@ -214,17 +193,15 @@ fn finding_reasons(findings: &[Finding], notes: &[Note]) -> Vec<Reason> {
     let gate: Vec<&Finding> = blocking(Kind::GateConfigChanged).collect();
     if !gate.is_empty() {
         reasons.push(Reason::new(
-            "gate-config-changed",
+            ReasonCode::GateConfigChanged,
             format!("the pull request changes the gate itself: {}", list_paths(&gate)),
-            "revert those files, or have a maintainer review them and sign off on this head; the base's config stays in force either way",
         ));
     }
     let protected: Vec<&Finding> = blocking(Kind::ProtectedPath).collect();
     if !protected.is_empty() {
         reasons.push(Reason::new(
-            "protected-path",
+            ReasonCode::ProtectedPath,
             format!("an agent's pull request changes protected paths: {}", list_paths(&protected)),
-            "move the change out of the protected paths, or have a maintainer review it and sign off on this head",
         ));
     }
     let other: Vec<&Finding> = findings
@@ -235,26 +212,25 @@ fn finding_reasons(findings: &[Finding], notes: &[Note]) -> Vec<Reason> {
         let mut kinds: Vec<&str> = other.iter().map(|f| f.kind.id()).collect();
         kinds.sort_unstable();
         kinds.dedup();
-        reasons.push(Reason::new(
-            "blocking-findings",
+        reasons.push(Reason::with_fix(
+            ReasonCode::BlockingFindings,
             format!(
                 "{} retry regression{} ({})",
                 other.len(),
                 if other.len() == 1 { "" } else { "s" },
                 kinds.join(", ")
             ),
-            format!("fix each finding in the table (`retrygate explain {}` says how)", kinds[0]),
+            format!("fix each finding in the table; `retrygate explain {}` says how", kinds[0]),
         ));
     }
     let incomplete = notes.iter().filter(|n| n.blocking).count();
     if incomplete > 0 {
         reasons.push(Reason::new(
-            "scan-incomplete",
+            ReasonCode::ScanIncomplete,
             format!(
                 "{incomplete} file{} could not be analysed, so findings may be missing",
                 if incomplete == 1 { "" } else { "s" }
             ),
-            "make the files parseable (see the blocking notes), or have a maintainer sign off",
         ));
     }
     reasons
@@ -278,17 +254,16 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
         // ledger is looked for"); say them rather than one path.
         if !ledger.looked.is_empty() {
             if let Some(p) = ledger.problems.first() {
-                return Some(Reason::new(
-                    "ledger-missing",
+                return Some(Reason::with_fix(
+                    ReasonCode::LedgerMissing,
                     format!("ledger missing: {}", p.message),
                     p.fix.clone(),
                 ));
             }
         }
         return Some(Reason::new(
-            "ledger-missing",
+            ReasonCode::LedgerMissing,
             format!("ledger missing: no tool-call ledger at {}", ledger.ledger),
-            "record the agent's session with `retrygate ledger hook` (docs/ledger.md) and commit the ledger or pass --ledger PATH",
         ));
     }
     if ledger.valid {
@@ -299,14 +274,9 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
         Some(l) => format!("; line {l}: {}", p.message),
         None => format!("; {}", p.message),
     });
-    let fix = ledger
-        .problems
-        .first()
-        .map_or("verify it with `retrygate ledger verify` and fix what it names".to_string(), |p| {
-            p.fix.clone()
-        });
-    Some(Reason::new(
-        "ledger-invalid",
+    let fix = ledger.problems.first().map_or(ReasonCode::LedgerInvalid.fix().to_string(), |p| p.fix.clone());
+    Some(Reason::with_fix(
+        ReasonCode::LedgerInvalid,
         format!(
             "the ledger {} does not hold ({total} problem{}){first}",
             ledger.ledger,
@@ -317,28 +287,23 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
 }
 
 fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
-    let how = "run `retrygate replay --report replay.json -- CMD` on this head and pass `--replay-report replay.json`, or set replay.command in the base config";
     match r.status {
         ReplayStatus::NotRequired | ReplayStatus::Pass => None,
         ReplayStatus::Missing => Some(Reason::new(
-            "replay-missing",
+            ReasonCode::ReplayMissing,
             format!("no 429 replay for a change to retry or HTTP-client code ({})", r.why),
-            how,
         )),
         ReplayStatus::Rejected => Some(Reason::new(
-            "replay-rejected",
+            ReasonCode::ReplayRejected,
             format!("the replay report cannot vouch for this head: {}", r.problems.join("; ")),
-            "re-run the replay on this head commit in the same job (`retrygate replay --report PATH`) and pass that report unmodified",
         )),
         ReplayStatus::NotRun => Some(Reason::new(
-            "replay-not-run",
+            ReasonCode::ReplayNotRun,
             format!("the replay could not run: {}", r.problems.join("; ")),
-            "fix replay.command in the base config (it must exit, and reach $RETRYGATE_URL), or pass --replay-report",
         )),
         ReplayStatus::Fail => Some(Reason::new(
-            "replay-failed",
+            ReasonCode::ReplayFailed,
             format!("the 429 replay failed: {}", r.reasons.join("; ")),
-            "make the client honour Retry-After with jitter on top, cap its attempts, and never retry a POST without an Idempotency-Key; then replay again",
         )),
     }
 }

@@ -1,6 +1,7 @@
 //! The GitHub Actions rendering: one workflow command per finding and note,
 //! which the runner turns into annotations on the pull request's diff, then a
-//! plain summary line for the log.
+//! plain summary line for the log. A gate's verdict adds one command per
+//! reason, with its fix.
 //!
 //! ```text
 //! ::error file=src/client.rs,line=42,endLine=44,title=retry-count-raised (rust/backon-max-times)::retries raised from 2 to 6
@@ -18,23 +19,32 @@
 
 use std::io::{self, Write};
 
-use super::{reason, sorted_findings, Report, Verdict};
+use super::{sorted_findings, text, Report, Verdict};
 use crate::finding::{Finding, Note, Severity};
 
-/// Writes one workflow command per finding and note, then the verdict line.
-pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    for f in sorted_findings(report) {
+/// Writes one workflow command per finding, note and reason, then the
+/// verdict line.
+pub fn render(v: &Report, w: &mut dyn Write) -> io::Result<()> {
+    for f in sorted_findings(&v.findings) {
         writeln!(w, "{}", finding_command(f))?;
     }
-    for n in &report.notes {
+    for n in &v.notes {
         writeln!(w, "{}", note_command(n))?;
     }
-    let verdict = match report.verdict {
-        Verdict::Block => "BLOCK",
-        Verdict::Pass => "PASS",
-    };
-    // Built only from counts and kind ids: nothing here can read as a command.
-    writeln!(w, "retrygate: {verdict}: {}", reason(report))
+    let level = if v.verdict == Verdict::Block { "error" } else { "warning" };
+    if !v.is_scan() {
+        for r in &v.reasons {
+            writeln!(
+                w,
+                "::{level} title={}::{}",
+                escape_property(&format!("retrygate {}", r.code)),
+                escape_data(&format!("{} (fix: {})", r.message, r.fix))
+            )?;
+        }
+    }
+    // Built only from counts, kind ids and reason codes: nothing here can
+    // read as a command.
+    writeln!(w, "{}", text::verdict_line(v))
 }
 
 /// The workflow command for one finding.

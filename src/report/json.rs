@@ -1,11 +1,30 @@
-//! The JSON rendering: the stable interface of docs/architecture.md and the README,
-//! `{"verdict": .., "findings": [..], "notes": [..]}`.
+//! The JSON rendering, the stable interface of docs/gate.md and the README.
+//! A gate's verdict is printed whole (`verdict`, `findings`, `notes`,
+//! `reasons`, `evidence`, `facts`, `sign_off`); a scan's prints the three
+//! fields it has always had, `{"verdict": .., "findings": [..], "notes": [..]}`.
 
 use std::io::{self, Write};
 
-use super::Report;
+use serde::Serialize;
 
-pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, report)?;
+use super::Report;
+use crate::finding::{Finding, Note};
+use crate::policy::Verdict;
+
+/// A scan's JSON: the verdict's first three fields.
+#[derive(Serialize)]
+struct ScanJson<'a> {
+    verdict: Verdict,
+    findings: &'a [Finding],
+    notes: &'a [Note],
+}
+
+pub fn render(v: &Report, w: &mut dyn Write) -> io::Result<()> {
+    if v.is_scan() {
+        let scan = ScanJson { verdict: v.verdict, findings: &v.findings, notes: &v.notes };
+        serde_json::to_writer_pretty(&mut *w, &scan)?;
+    } else {
+        serde_json::to_writer_pretty(&mut *w, v)?;
+    }
     writeln!(w)
 }

@@ -1,11 +1,19 @@
-//! The Markdown rendering: a summary a reviewer can take in at a glance in a
-//! pull-request comment or a job summary.
+//! The Markdown rendering: the sticky pull-request comment, the check run's
+//! summary, the job summary and `--format markdown`, all one layout, laid
+//! out so a maintainer knows what to do in ten seconds.
 //!
-//! The layout is: a header (blocked or passing, and why), a findings table
-//! (severity, kind, `path:line`, message, rule), a collapsed explanation of
-//! each kind that occurs, the notes (blocking ones marked), then any extra
-//! [`Section`]s. The gate adds its ledger and replay sections through
-//! [`render_with`]; `--format markdown` uses [`render`], which adds none.
+//! Above the first `<details>` there are only three things, at most
+//! [`MAX_LINES_BEFORE_DETAILS`] lines in all:
+//! 1. the headline (blocked or passing, and why);
+//! 2. the reasons, each with its fix (fixes show their commands as code);
+//! 3. the findings table, one row per location and kind naming every rule
+//!    that found it, each location a link to its line at the head commit
+//!    when the repository is known ([`super::Context::link_base`]).
+//!
+//! Then, for those who want more: what the kinds mean (collapsed), the
+//! notes, the ledger, the replay (one line per failed check, the per-client
+//! detail collapsed), how to sign off, and the facts in one small line. A
+//! scan's verdict has no evidence, so its Markdown ends after the notes.
 //!
 //! Everything that comes from the pull request (paths, messages, rule ids
 //! from rule packs) is escaped: a pipe cannot split a table cell, a backtick
@@ -13,145 +21,508 @@
 //! Markdown or HTML in a message is shown as text, never interpreted, so a
 //! file name cannot forge a "passing" header.
 
-use std::io::{self, Write};
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
-use super::{plural, reason, sorted_findings, Report, Tally, Verdict};
+use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline};
+use crate::config::{Mode, SignOff};
 use crate::finding::{Finding, Kind, Note, Severity};
+use crate::ledger::artifact::LedgerOrigin;
+use crate::ledger::LedgerReport;
+use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
+use crate::replay::report::TimelineRequest;
+use crate::replay::{CheckId, CheckStatus, ReplayReport};
+use crate::text::{path_to_uri, short_sha, truncate};
 
-/// Rows shown in the findings table. GitHub caps a comment at 65,536
-/// characters; 100 rows of at most [`MAX_CELL_CHARS`] stay well inside it,
-/// and nobody reads a longer table (the JSON and SARIF reports carry all).
-pub const MAX_TABLE_ROWS: usize = 100;
+/// Rows of the findings table. A row is one location and kind, however many
+/// rules found it. Thirty rows are what a reviewer reads on one screen; the
+/// check run's annotations, the JSON and the SARIF carry every finding.
+pub const MAX_TABLE_ROWS: usize = 30;
+
+/// The most lines the comment has before its first `<details>`: the
+/// headline and its blank line (2), a reasons table (2 + one row per
+/// [`ReasonCode`]), the findings heading with its blank lines (3), the table
+/// (2 + [`MAX_TABLE_ROWS`]), the "…and N more" line with its blank (2), and
+/// the blank line before `<details>` (1).
+pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TABLE_ROWS;
 
 /// Characters of a message or note shown before it is cut with `…`.
 pub const MAX_CELL_CHARS: usize = 300;
 
+/// Characters of a reason's message in the reasons table: the first screen
+/// says what blocks, and the ledger and replay sections below say the rest.
+pub const MAX_REASON_CHARS: usize = 160;
+
 /// Notes listed before the rest are summarised in one line.
 pub const MAX_NOTES: usize = 50;
 
-/// An extra part of the report, rendered after the findings and notes as
-/// `#### {title}` followed by `body`. `body` is Markdown the caller built
-/// (and escaped, with [`escape_text`] and [`code_span`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
-    pub title: String,
-    pub body: String,
-}
+/// Ledger problems listed in the comment (the JSON carries them all).
+pub const MAX_LEDGER_PROBLEMS: usize = 10;
 
-/// Writes the scan report as Markdown.
-pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    render_with(report, &[], w)
-}
+/// GitHub refuses a comment over 65,536 characters. The replay's own
+/// Markdown (its checks and each client's requests) is cut to this many
+/// characters, at a client boundary, so the whole body stays under it.
+pub const MAX_REPLAY_CHARS: usize = 20_000;
 
-/// Writes the report with `sections` appended (the gate's ledger and replay
-/// evidence).
-pub fn render_with(report: &Report, sections: &[Section], w: &mut dyn Write) -> io::Result<()> {
-    let mut out = String::new();
-    out.push_str(&header(report));
-    out.push_str(&findings(report));
-    out.push_str(&notes(&report.notes));
-    for s in sections {
-        out.push_str(&format!("\n#### {}\n\n{}\n", escape_text(&s.title), s.body.trim_end()));
-    }
-    w.write_all(out.as_bytes())
-}
-
-/// `### ❌ retrygate: blocked` or `### ✅ retrygate: passing`, and the reason.
-pub fn header(report: &Report) -> String {
-    let title = match report.verdict {
-        Verdict::Block => "❌ retrygate: blocked",
-        Verdict::Pass => "✅ retrygate: passing",
+/// The comment body for `v`.
+pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
+    let mut o = String::new();
+    header(&mut o, v);
+    findings_table(&mut o, v, ctx.link_base);
+    notes(&mut o, &v.notes);
+    let Some(facts) = &v.facts else {
+        return o;
     };
-    let why = capitalise(&reason(report));
-    format!("### {title}\n\n{}.\n", escape_text(&why))
+    if let Some(l) = &v.evidence.ledger {
+        ledger_section(&mut o, l);
+    }
+    if let Some(r) = &v.evidence.replay {
+        replay_section(&mut o, r, ctx.replay);
+    }
+    sign_off_section(&mut o, v, ctx.sign_off.cloned().unwrap_or_default());
+    let _ = writeln!(
+        o,
+        "\n<sub>head {} · base {} ({}) · merge base {} · config {} · mode {} · {}</sub>",
+        code_span(&facts.head),
+        code_span(&facts.base),
+        code_span(short_sha(&facts.base_sha)),
+        code_span(short_sha(&facts.merge_base)),
+        code_span(&facts.config_source),
+        code_span(match facts.mode {
+            Mode::Enforce => "enforce",
+            Mode::Advisory => "advisory",
+        }),
+        inline(&super::text::who(v))
+    );
+    o
 }
 
-/// The findings table, or a line saying there are none.
-fn findings(report: &Report) -> String {
-    let all = sorted_findings(report);
-    if all.is_empty() {
-        return "\nNo retry regressions found in the changed files.\n".to_string();
-    }
-    let t = Tally::of(report);
-    let mut out = format!("\n#### Findings ({})\n\n", t.findings());
-    out.push_str("| Severity | Kind | Location | Message | Rule |\n|---|---|---|---|---|\n");
-    for f in all.iter().take(MAX_TABLE_ROWS) {
-        out.push_str(&row(f));
-    }
-    if all.len() > MAX_TABLE_ROWS {
-        out.push_str(&format!(
-            "\n…and {} not shown here; `retrygate scan --format json` lists them all.\n",
-            plural(all.len() - MAX_TABLE_ROWS, "more finding", "more findings")
-        ));
-    }
-    out.push_str(&kind_docs(&all));
-    out
-}
-
-fn row(f: &Finding) -> String {
-    let location = f.location();
+/// The comment when the gate failed before reaching a verdict: blocking,
+/// with the error and what to do.
+pub fn could_not_decide(error: &str, head: &str) -> String {
     format!(
-        "| {} | {} | {} | {} | {} |\n",
-        severity_badge(f.severity),
-        code_span(f.kind.id()),
-        code_span(&location),
-        escape_text(&crate::text::truncate(&f.message, MAX_CELL_CHARS)),
-        code_span(&f.rule)
+        "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job; a maintainer can also sign off this commit with `/retrygate sign-off {}`.\n",
+        error.replace("```", "'''"),
+        short_sha(head)
     )
 }
 
-fn severity_badge(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "🔴 error",
-        Severity::Warning => "🟡 warning",
-        Severity::Note => "🔵 note",
+/// The headline, then the reasons with their fixes, or why it passes.
+fn header(o: &mut String, v: &GateVerdict) {
+    let h = headline(v);
+    let _ = writeln!(o, "### {} retrygate: {}\n", h.icon(), h.words());
+    if v.reasons.is_empty() {
+        let mut why = escape_text(&capitalise(&reason(v)));
+        if let Some(f) = &v.facts {
+            let evidence = if f.agent.is_agent {
+                "the evidence holds"
+            } else {
+                "no evidence is owed (not an agent's pull request)"
+            };
+            let _ = write!(why, ", and {evidence} for {}", code_span(short_sha(&f.head)));
+        }
+        let _ = writeln!(o, "{why}.");
+        return;
     }
+    let mark = if h == Headline::Blocked { "⛔" } else { "⚠️" };
+    let _ = writeln!(o, "| | Why | How to fix |\n|---|---|---|");
+    for r in &v.reasons {
+        let _ = writeln!(
+            o,
+            "| {mark} | **{}**: {} | {} |",
+            r.code,
+            inline(&truncate(&r.message, MAX_REASON_CHARS)),
+            inline(&truncate(&r.fix, MAX_CELL_CHARS))
+        );
+    }
+}
+
+/// One row of the findings table: every finding at one location of one
+/// kind (two rules that see the same raised count are one row).
+struct Row<'a> {
+    findings: Vec<&'a Finding>,
+}
+
+impl Row<'_> {
+    fn severity(&self) -> Severity {
+        self.findings.iter().map(|f| f.severity).max().unwrap_or(Severity::Note)
+    }
+}
+
+/// The findings merged into rows, in [`Finding::sort_key`] order.
+fn rows(findings: &[Finding]) -> Vec<Row<'_>> {
+    let mut rows: Vec<Row<'_>> = Vec::new();
+    let mut at: HashMap<(&str, u32, u32, Kind), usize> = HashMap::new();
+    for f in sorted_findings(findings) {
+        let key = (f.path.as_str(), f.line, f.end_line.max(f.line), f.kind);
+        match at.get(&key) {
+            Some(&i) => rows[i].findings.push(f),
+            None => {
+                at.insert(key, rows.len());
+                rows.push(Row { findings: vec![f] });
+            }
+        }
+    }
+    rows
+}
+
+fn findings_table(o: &mut String, v: &GateVerdict, link_base: Option<&str>) {
+    let rows = rows(&v.findings);
+    if rows.is_empty() {
+        let _ = writeln!(o, "\nNo retry regressions found in the changed files.");
+        return;
+    }
+    let _ = writeln!(o, "\n#### Findings ({})\n", v.findings.len());
+    let _ = writeln!(o, "| Severity | Kind | Location | Why | Rule |\n|---|---|---|---|---|");
+    for row in rows.iter().take(MAX_TABLE_ROWS) {
+        let first = row.findings[0];
+        let mut messages: Vec<String> = Vec::new();
+        let mut rules: Vec<String> = Vec::new();
+        for f in &row.findings {
+            let m = if f.message.is_empty() { f.kind.doc().what } else { f.message.as_str() };
+            let m = inline(&truncate(m, MAX_CELL_CHARS));
+            if !messages.contains(&m) {
+                messages.push(m);
+            }
+            let r = code_span(&f.rule);
+            if !rules.contains(&r) {
+                rules.push(r);
+            }
+        }
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            severity_badge(row.severity()),
+            code_span(first.kind.id()),
+            location(first, link_base),
+            messages.join("<br>"),
+            rules.join("<br>")
+        );
+    }
+    let hidden: usize = rows.iter().skip(MAX_TABLE_ROWS).map(|r| r.findings.len()).sum();
+    if hidden > 0 {
+        let command = if v.is_scan() { "retrygate scan" } else { "retrygate check" };
+        let _ = writeln!(
+            o,
+            "\n…and {} not shown here; `{command} --format json` lists them all.",
+            plural(hidden, "more finding", "more findings")
+        );
+    }
+    kind_docs(o, &v.findings);
+}
+
+/// `path:line` as code, linked to the line at the head commit when the
+/// repository is known.
+fn location(f: &Finding, link_base: Option<&str>) -> String {
+    let shown = code_span(&f.location());
+    let Some(base) = link_base else {
+        return shown;
+    };
+    let anchor = match (f.line, f.end_line) {
+        (0, _) => String::new(),
+        (l, e) if e > l => format!("#L{l}-L{e}"),
+        (l, _) => format!("#L{l}"),
+    };
+    format!("[{shown}]({}/{}{anchor})", base.trim_end_matches('/'), path_to_uri(&f.path))
 }
 
 /// A collapsed "what these kinds mean" block for the kinds in the table, so a
 /// reviewer need not leave the comment to learn why a finding matters.
-fn kind_docs(findings: &[&Finding]) -> String {
+fn kind_docs(o: &mut String, findings: &[Finding]) {
     let mut kinds: Vec<Kind> = findings.iter().map(|f| f.kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let mut out = String::from("\n<details><summary>What these findings mean</summary>\n\n");
+    o.push_str("\n<details><summary>What these findings mean</summary>\n\n");
     for k in kinds {
         let d = k.doc();
-        out.push_str(&format!(
-            "- {}: {} **Use instead:** {}\n",
+        let _ = writeln!(
+            o,
+            "- {}: {} **Use instead:** {}",
             code_span(k.id()),
             escape_text(d.what),
             escape_text(d.use_instead)
-        ));
+        );
     }
-    out.push_str("\nRun `retrygate explain <kind>` for why each one matters and an example.\n\n</details>\n");
-    out
+    o.push_str("\nRun `retrygate explain <kind>` for why each one matters and an example.\n\n</details>\n");
 }
 
 /// The notes as a list, blocking ones first and marked.
-fn notes(notes: &[Note]) -> String {
+fn notes(o: &mut String, notes: &[Note]) {
     if notes.is_empty() {
-        return String::new();
+        return;
     }
     let mut ordered: Vec<&Note> = notes.iter().collect();
     // Stable: within each group the producer's order is kept.
     ordered.sort_by_key(|n| !n.blocking);
-    let mut out = format!("\n#### Notes ({})\n\n", notes.len());
+    let _ = writeln!(o, "\n#### Notes ({})\n", notes.len());
     for n in ordered.iter().take(MAX_NOTES) {
         // Every item starts with fixed text, so a message can never begin a
         // nested list, a heading or a quote.
         let mark = if n.blocking { "⛔ **blocking**" } else { "ℹ️" };
-        let text = escape_text(&crate::text::truncate(&n.message, MAX_CELL_CHARS));
+        let text = escape_text(&truncate(&n.message, MAX_CELL_CHARS));
         match &n.path {
-            Some(p) => out.push_str(&format!("- {mark} {}: {text}\n", code_span(p))),
-            None => out.push_str(&format!("- {mark} {text}\n")),
+            Some(p) => {
+                let _ = writeln!(o, "- {mark} {}: {text}", code_span(p));
+            }
+            None => {
+                let _ = writeln!(o, "- {mark} {text}");
+            }
         }
     }
     if ordered.len() > MAX_NOTES {
-        out.push_str(&format!(
-            "- …and {} not shown\n",
-            plural(ordered.len() - MAX_NOTES, "more note", "more notes")
-        ));
+        let _ =
+            writeln!(o, "- …and {} not shown", plural(ordered.len() - MAX_NOTES, "more note", "more notes"));
+    }
+}
+
+fn ledger_section(o: &mut String, l: &LedgerReport) {
+    let _ = writeln!(o, "\n#### Tool-call ledger\n");
+    if !l.present && !l.looked.is_empty() {
+        let _ = writeln!(o, "⛔ **Ledger missing**. Looked, in order:\n");
+        for (i, place) in l.looked.iter().enumerate() {
+            let _ = writeln!(o, "{}. {}", i + 1, inline(&truncate(place, MAX_CELL_CHARS)));
+        }
+        let _ = writeln!(
+            o,
+            "\nRecord the agent's session with `retrygate ledger hook` (see docs/ledger.md), then commit the ledger or upload it from the agent's workflow run as an artifact."
+        );
+        return;
+    }
+    if !l.present {
+        let _ = writeln!(
+            o,
+            "⛔ **Ledger missing**: nothing at {}. Record the agent's session with `retrygate ledger hook` (see docs/ledger.md) and commit the ledger, or pass `--ledger PATH`.",
+            code_span(&l.ledger)
+        );
+        return;
+    }
+    let state = if l.valid { "✅ valid" } else { "⛔ invalid" };
+    let mut line = format!("{state}: {} ({} records", code_span(&l.ledger), l.records);
+    if let Some(f) = &l.format {
+        let _ = write!(line, ", {}", escape_text(f));
+    }
+    line.push(')');
+    if let Some(c) = &l.coverage {
+        let _ = write!(line, "; explains {} of {} changed files", c.explained, c.changed);
+    }
+    let _ = writeln!(o, "{line}.");
+    if let Some(origin) = &l.origin {
+        let _ = writeln!(o, "\nFrom {}.", origin_markdown(origin));
+    }
+    if !l.problems.is_empty() {
+        o.push('\n');
+        for p in l.problems.iter().take(MAX_LEDGER_PROBLEMS) {
+            let at = p.line.map(|n| format!("line {n}: ")).unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "- {at}{} (fix: {})",
+                inline(&truncate(&p.message, MAX_CELL_CHARS)),
+                inline(&truncate(&p.fix, MAX_CELL_CHARS))
+            );
+        }
+        let more = l.problems.len().saturating_sub(MAX_LEDGER_PROBLEMS) as u64 + l.problems_omitted;
+        if more > 0 {
+            let _ = writeln!(o, "- …and {more} more (`retrygate ledger verify` lists them)");
+        }
+    }
+}
+
+/// Where the ledger came from, with a link to the workflow run that
+/// uploaded it when it is an artifact.
+fn origin_markdown(origin: &LedgerOrigin) -> String {
+    let entry =
+        |e: &Option<String>| e.as_deref().map(|e| format!("{} in ", code_span(e))).unwrap_or_default();
+    match origin {
+        LedgerOrigin::FileAtHead { commit, path } => {
+            format!("{} committed at {}", code_span(path), code_span(short_sha(commit)))
+        }
+        LedgerOrigin::Artifact { artifact, entry: e } => {
+            let run = match &artifact.run_url {
+                Some(url) => format!("[workflow run {}]({url})", artifact.run_id),
+                None => format!("workflow run {}", artifact.run_id),
+            };
+            format!("{}artifact {} {} of {run}", entry(e), artifact.artifact_id, code_span(&artifact.name))
+        }
+        LedgerOrigin::ArtifactFile { zip, entry: e } => {
+            format!("{}the artifact zip {}", entry(e), code_span(zip))
+        }
+        LedgerOrigin::File { path } => format!("the file {}", code_span(path)),
+    }
+}
+
+fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayReport>) {
+    let mark = match r.status {
+        ReplayStatus::Pass | ReplayStatus::NotRequired => "✅",
+        _ => "⛔",
+    };
+    let _ = writeln!(o, "\n#### 429 replay: {mark} {}\n", super::text::status_word(r.status));
+    let _ = writeln!(o, "{}.", escape_text(&r.why));
+    if let Some(s) = &r.source {
+        let _ = writeln!(o, "\nSource: {}.", code_span(s));
+    }
+    if !r.problems.is_empty() {
+        o.push('\n');
+    }
+    for p in &r.problems {
+        let _ = writeln!(o, "- ⛔ {}", escape_text(&truncate(p, MAX_CELL_CHARS * 2)));
+    }
+    // The timeline of a report that was rejected is not evidence; it is not
+    // shown, so a forged story cannot appear in the comment.
+    let Some(rep) = report.filter(|_| matches!(r.status, ReplayStatus::Pass | ReplayStatus::Fail)) else {
+        return;
+    };
+    let lines = failed_check_lines(rep);
+    if !lines.is_empty() {
+        o.push('\n');
+        for l in lines {
+            let _ = writeln!(o, "- {l}");
+        }
+    }
+    let body = cap_replay(&crate::replay::render_markdown(rep));
+    // Nest the replay's own heading under this section.
+    let _ = writeln!(
+        o,
+        "\n<details><summary>Every check, and each client's requests</summary>\n\n{}\n\n</details>",
+        body.replacen("### ", "##### ", 1).trim_end()
+    );
+}
+
+/// Every retry in the report (a request after another from the same
+/// client), with the answer that came before it, across all scenarios.
+fn retries(r: &ReplayReport) -> Vec<(&TimelineRequest, &TimelineRequest)> {
+    let mut out = Vec::new();
+    for t in &r.timeline {
+        out.extend(t.requests.windows(2).map(|w| (&w[0], &w[1])));
+    }
+    for p in &r.parts {
+        out.extend(retries(p));
+    }
+    out
+}
+
+/// `10 ms`, or `10–19 ms` for a range.
+fn ms_range(values: impl Iterator<Item = f64>) -> Option<String> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return None;
+    }
+    let (lo, hi) = (lo.round() as u64, hi.round() as u64);
+    Some(if lo == hi { format!("{lo} ms") } else { format!("{lo}–{hi} ms") })
+}
+
+/// One line per failed check of the replay, with how many retries broke it
+/// and the range of what they did: the story in a sentence each, where the
+/// per-request detail is collapsed below. A check that judges the fleet
+/// rather than single retries (lockstep, recovery, the attempt budget) says
+/// it in its own summary line.
+fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
+    let all = retries(r);
+    // Only a retry after an answer that asked for a wait can honour one.
+    let asked = all.iter().filter(|(_, q)| q.asked_ms.is_some()).count();
+    let mut lines = Vec::new();
+    for c in r.checks.iter().filter(|c| c.status == CheckStatus::Fail) {
+        let mark = if c.level == crate::replay::scenario::Level::Error { "❌" } else { "⚠️" };
+        let broke: Vec<&(&TimelineRequest, &TimelineRequest)> =
+            all.iter().filter(|(_, q)| q.broke.contains(&c.check)).collect();
+        let of = format!("{} of {}", broke.len(), plural(all.len(), "retry", "retries"));
+        let said = match c.check {
+            CheckId::RetryAfterHonored if !broke.is_empty() => {
+                let of = format!("{} of {}", broke.len(), plural(asked, "retry", "retries"));
+                let mut answers: Vec<String> = broke.iter().map(|(p, _)| p.status.to_string()).collect();
+                answers.sort_unstable();
+                answers.dedup();
+                let gaps = ms_range(broke.iter().filter_map(|(_, q)| q.gap_ms)).unwrap_or_default();
+                let asked = ms_range(broke.iter().filter_map(|(_, q)| q.asked_ms)).unwrap_or_default();
+                Some(format!("{of} came back {gaps} after a {} that asked for {asked}", answers.join(" or ")))
+            }
+            CheckId::NoUnsafeReplay if !broke.is_empty() => {
+                let mut methods: Vec<&str> = broke.iter().map(|(_, q)| q.method.as_str()).collect();
+                methods.sort_unstable();
+                methods.dedup();
+                Some(format!(
+                    "{of} re-sent a {} without the same Idempotency-Key",
+                    escape_text(&methods.join(" or "))
+                ))
+            }
+            CheckId::NoDuplicateWrite if !broke.is_empty() => {
+                Some(format!("{of} applied a write that had already been applied"))
+            }
+            _ => None,
+        };
+        let said = said.unwrap_or_else(|| escape_text(&truncate(&c.message, MAX_CELL_CHARS)));
+        lines.push(format!("{mark} {}: {said}", code_span(c.check.id())));
+    }
+    lines
+}
+
+/// The replay's Markdown cut at a client boundary when it is too long for a
+/// comment; the JSON report keeps every request.
+fn cap_replay(md: &str) -> String {
+    if md.len() <= MAX_REPLAY_CHARS {
+        return md.to_string();
+    }
+    let mut cut = MAX_REPLAY_CHARS;
+    while !md.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = md[..cut].rfind("\n<details>").unwrap_or(cut);
+    format!(
+        "{}\n\n…the timeline is cut here to fit a comment; the replay's JSON report has every request.\n",
+        md[..cut].trim_end()
+    )
+}
+
+fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff) {
+    let Some(facts) = &v.facts else {
+        return;
+    };
+    let head = &facts.head;
+    if let Some(s) = v.accepted_sign_off() {
+        let _ = writeln!(o, "\n#### Sign-off\n\n✅ {}", inline(&s.message));
+        return;
+    }
+    if v.reasons.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\n#### Sign-off\n");
+    if let Some(s) = &v.sign_off {
+        let _ = writeln!(o, "⛔ {}\n", inline(&s.message));
+    }
+    let _ = writeln!(
+        o,
+        "Fix the reasons above and push, or a maintainer with {} permission can lift every block for this commit by commenting {} (locally: {}). A new push voids a sign-off.",
+        format!("{:?}", rule.min_permission).to_lowercase(),
+        code_span(&format!("{} {head}", rule.command)),
+        code_span(&format!("retrygate check --sign-off {head}")),
+    );
+    if v.verdict == Verdict::Pass {
+        // Advisory mode: nothing to lift, but the same fixes apply.
+        let _ = writeln!(o, "\nThe base config sets `mode: advisory`, so none of this blocks the merge.");
+    }
+}
+
+/// Text written for people that may hold commands in backticks (a reason's
+/// message and fix): the backticked parts become code spans, the rest is
+/// escaped, so a fix reads `retrygate explain jitter-removed` as code and
+/// never as literal backslashes and backticks. An unpaired backtick stays
+/// text.
+pub fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let is_code = i % 2 == 1 && i + 1 < parts.len();
+        if is_code {
+            out.push_str(&code_span(part));
+        } else if i % 2 == 1 {
+            // The opening backtick of a span that never closes.
+            out.push_str(&escape_text(&format!("`{part}")));
+        } else {
+            out.push_str(&escape_text(part));
+        }
     }
     out
 }
@@ -188,7 +559,7 @@ pub fn escape_text(s: &str) -> String {
 /// characters are shown as escapes (a span cannot hold a line break in a
 /// table), and `|` is escaped so a table cell is not split.
 pub fn code_span(s: &str) -> String {
-    let content = super::text::one_line(s).replace('|', "\\|");
+    let content = crate::text::one_line(s).replace('|', "\\|");
     if content.is_empty() {
         return "` `".to_string();
     }
@@ -214,5 +585,35 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(first) => first.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_turns_backticked_commands_into_code_and_escapes_the_rest() {
+        assert_eq!(inline("run `retrygate explain x` <now>"), "run `retrygate explain x` \\<now\\>");
+        assert_eq!(inline("a `b|c` d"), "a `b\\|c` d");
+        assert_eq!(inline("odd ` tick"), "odd \\` tick");
+        assert_eq!(inline("``"), "` `");
+    }
+
+    #[test]
+    fn ranges_read_as_one_value_or_a_span() {
+        assert_eq!(ms_range([10.2, 15.4, 12.0].into_iter()).as_deref(), Some("10–15 ms"));
+        assert_eq!(ms_range([1000.0].into_iter()).as_deref(), Some("1000 ms"));
+        assert_eq!(ms_range(std::iter::empty()), None);
+    }
+
+    #[test]
+    fn a_long_replay_is_cut_at_a_client_boundary() {
+        let long = format!("### head\n{}", "\n<details>client</details>\n".repeat(2000));
+        let capped = cap_replay(&long);
+        assert!(capped.len() < MAX_REPLAY_CHARS + 200, "{}", capped.len());
+        assert!(capped.trim_end().ends_with("has every request."));
+        assert!(!capped.contains("<details>client\n"), "cut at a client boundary");
+        assert_eq!(cap_replay("short"), "short");
     }
 }

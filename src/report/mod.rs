@@ -1,7 +1,11 @@
-//! Renderings of a verdict: one [`Reporter`]-style function per format,
+//! The printer: every rendering of a verdict, one function per format,
 //! chosen in one place ([`render`]).
 //!
-//! All formats render the same [`Report`]; none of them decides anything.
+//! All formats render the one verdict type, [`GateVerdict`] (a scan is a
+//! verdict with no evidence); none of them decides anything. The headline a
+//! verdict gets is chosen once, by [`headline`], and the check run's title
+//! ([`check_title`]), the comment's header and the terminal's verdict line
+//! all read it.
 
 pub mod github;
 pub mod json;
@@ -11,41 +15,102 @@ pub mod text;
 
 use std::io::{self, Write};
 
-use serde::{Deserialize, Serialize};
+use crate::config::{Mode, SignOff};
+use crate::finding::{Finding, Severity};
+pub use crate::policy::{GateVerdict, Verdict};
+use crate::replay::ReplayReport;
 
-use crate::finding::{Finding, Note, Severity};
+/// The name the scan commands use for a verdict: the same type.
+pub use crate::policy::GateVerdict as Report;
 
-/// The outcome the exit code and the check conclusion follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Block,
+/// What the Markdown needs besides the verdict; every field is optional, and
+/// a scan's Markdown has none of them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The replay report behind `evidence.replay`, for its per-client detail.
+    pub replay: Option<&'a ReplayReport>,
+    /// The base config's sign-off rule, for the "how to sign off" line.
+    pub sign_off: Option<&'a SignOff>,
+    /// `https://github.com/OWNER/REPO/blob/HEADSHA`: the Location cells link
+    /// to their lines under it. `None` (a CLI run outside a repository's
+    /// context) leaves them plain text.
+    pub link_base: Option<&'a str>,
 }
 
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
+/// The verdict in a few words, chosen in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Headline {
+    Blocked,
+    Passing,
+    /// Something would block, but the base config says `mode: advisory`.
+    PassingAdvisory,
+    /// Something would block, but a maintainer signed off on this head.
+    PassingSignedOff,
+}
+
+impl Headline {
+    /// `blocked`, `passing (signed off)`: the comment's header and the check
+    /// run's title start with it.
+    pub fn words(self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Block => "block",
+            Headline::Blocked => "blocked",
+            Headline::Passing => "passing",
+            Headline::PassingAdvisory => "passing (advisory mode, would block)",
+            Headline::PassingSignedOff => "passing (signed off)",
+        }
+    }
+
+    pub fn icon(self) -> &'static str {
+        match self {
+            Headline::Blocked => "❌",
+            Headline::Passing | Headline::PassingSignedOff => "✅",
+            Headline::PassingAdvisory => "⚠️",
+        }
+    }
+
+    /// The terminal's form: `BLOCK`, `PASS (signed off)`.
+    pub fn shout(self) -> &'static str {
+        match self {
+            Headline::Blocked => "BLOCK",
+            Headline::Passing => "PASS",
+            Headline::PassingAdvisory => "PASS (advisory mode: would block)",
+            Headline::PassingSignedOff => "PASS (signed off)",
         }
     }
 }
 
-/// What a scan (and later the full gate) concluded, ready to render.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
-    pub verdict: Verdict,
-    pub findings: Vec<Finding>,
-    pub notes: Vec<Note>,
+/// The headline of `v`: blocked, passing, or passing although something
+/// would block (advisory mode, or a sign-off on this head).
+pub fn headline(v: &GateVerdict) -> Headline {
+    match (v.verdict, v.reasons.is_empty()) {
+        (Verdict::Block, _) => Headline::Blocked,
+        (Verdict::Pass, true) => Headline::Passing,
+        (Verdict::Pass, false) if v.facts.as_ref().is_some_and(|f| f.mode == Mode::Advisory) => {
+            Headline::PassingAdvisory
+        }
+        (Verdict::Pass, false) => Headline::PassingSignedOff,
+    }
 }
 
-impl Report {
-    /// The scan verdict: blocked by any `error` finding or any blocking note
-    /// (something could not be analysed, so findings may be missing).
-    pub fn from_scan(findings: Vec<Finding>, notes: Vec<Note>) -> Report {
-        let blocked = findings.iter().any(Finding::is_blocking) || notes.iter().any(|n| n.blocking);
-        Report { verdict: if blocked { Verdict::Block } else { Verdict::Pass }, findings, notes }
+/// The check run's title when the gate failed before reaching a verdict.
+pub const COULD_NOT_DECIDE_TITLE: &str = "retrygate could not decide (blocked until it can)";
+
+/// The check run's title: the headline, then who signed off or the reason
+/// codes. Built from codes and the sign-off only, never from the pull
+/// request's text.
+pub fn check_title(v: &GateVerdict) -> String {
+    let words = headline(v).words();
+    let mut codes: Vec<&str> = v.reasons.iter().map(|r| r.code.as_str()).collect();
+    codes.dedup();
+    match (v.verdict, v.accepted_sign_off()) {
+        (Verdict::Pass, Some(s)) => format!(
+            "{words}: by {} for {}",
+            s.by.as_deref().unwrap_or("a maintainer"),
+            crate::text::short_sha(&s.sha)
+        ),
+        _ if !codes.is_empty() => format!("{words}: {}", codes.join(", ")),
+        (Verdict::Pass, None) => format!("{words}: no blocking retry regressions"),
+        (Verdict::Block, _) => words.to_string(),
     }
 }
 
@@ -96,17 +161,17 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The findings in the order every reporter uses ([`Finding::sort_key`]),
 /// whatever order the producer left them in.
-pub fn sorted_findings(report: &Report) -> Vec<&Finding> {
-    let mut v: Vec<&Finding> = report.findings.iter().collect();
+pub fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
+    let mut v: Vec<&Finding> = findings.iter().collect();
     v.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     v
 }
 
-/// Why the verdict is what it is, in one sentence without a trailing period:
-/// the reasons a person acts on first.
+/// Why a scan's verdict is what it is, in one sentence without a trailing
+/// period, for the line-oriented formats.
 ///
 /// A `Block` with no blocking finding and no blocking note can only come from
-/// a later gate stage (ledger, replay, policy) whose own section says why.
+/// a later gate stage (ledger, replay, policy) whose own reasons say why.
 pub fn reason(report: &Report) -> String {
     let t = Tally::of(report);
     match report.verdict {
@@ -162,13 +227,36 @@ pub enum Format {
     Github,
 }
 
-/// Writes `report` to `w` in `format`.
-pub fn render(report: &Report, format: Format, w: &mut dyn Write) -> io::Result<()> {
+/// Writes `v` to `w` in `format`, with no [`Context`] (a scan's output).
+pub fn render(v: &GateVerdict, format: Format, w: &mut dyn Write) -> io::Result<()> {
+    render_in(v, &Context::default(), format, w)
+}
+
+/// Writes `v` to `w` in `format`; the Markdown uses `ctx`.
+pub fn render_in(v: &GateVerdict, ctx: &Context<'_>, format: Format, w: &mut dyn Write) -> io::Result<()> {
     match format {
-        Format::Text => text::render(report, w),
-        Format::Json => json::render(report, w),
-        Format::Markdown => markdown::render(report, w),
-        Format::Sarif => sarif::render(report, w),
-        Format::Github => github::render(report, w),
+        Format::Text => text::render(v, w),
+        Format::Json => json::render(v, w),
+        Format::Markdown => w.write_all(markdown::render_comment(v, ctx).as_bytes()),
+        Format::Sarif => sarif::render(v, w),
+        Format::Github => github::render(v, w),
+    }
+}
+
+/// Writes a gate's verdict whose Markdown was already rendered (with its
+/// context) when the gate ran: `retrygate check` and the demo.
+pub fn render_checked(v: &GateVerdict, markdown: &str, format: Format, w: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Markdown => w.write_all(markdown.as_bytes()),
+        _ => render(v, format, w),
+    }
+}
+
+/// The badge a severity gets in every Markdown table.
+pub fn severity_badge(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "🔴 error",
+        Severity::Warning => "🟡 warning",
+        Severity::Note => "🔵 note",
     }
 }

@@ -17,7 +17,7 @@
 //! `ruleId` and path across runs, so fingerprints stay stable.
 //!
 //! The types below are the subset of the 2.1.0 object model retrygate writes,
-//! named as in the specification; `tests/report_sarif.rs` checks the output
+//! named as in the specification; `tests/report.rs` (module `sarif`) checks the output
 //! against the official JSON schema.
 
 use std::collections::BTreeMap;
@@ -28,6 +28,9 @@ use sha2::{Digest, Sha256};
 
 use super::Report;
 use crate::finding::{Finding, Kind, Note, Severity};
+/// A repository-relative path as a relative URI reference (one encoder for
+/// every format, in [`crate::text`]).
+pub use crate::text::path_to_uri;
 
 /// The schema the output conforms to (OASIS, errata 01).
 pub const SCHEMA_URI: &str =
@@ -224,7 +227,7 @@ pub fn to_sarif(report: &Report) -> SarifLog {
 /// out and where to find them: an upload that is rejected whole would hide
 /// every finding.
 pub fn to_sarif_with_limit(report: &Report, max_results: usize) -> SarifLog {
-    let mut findings = super::sorted_findings(report);
+    let mut findings = super::sorted_findings(&report.findings);
     let omitted = findings.len().saturating_sub(max_results);
     if omitted > 0 {
         // Stable: within a severity the reporting order is kept.
@@ -389,20 +392,6 @@ pub fn fingerprint(rule: &str, path: &str, message: &str, occurrence: usize) -> 
         h.update([0u8]);
     }
     hex::encode(&h.finalize()[..16])
-}
-
-/// A repository-relative path as a relative URI reference: every byte outside
-/// RFC 3986's unreserved set and `/` is percent-encoded (spaces, `%`, `#`,
-/// `?`, non-ASCII), so viewers resolve it against `%SRCROOT%` unchanged.
-pub fn path_to_uri(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 /// `jitter-removed` -> `JitterRemoved`: SARIF's `name` is an identifier a
