@@ -234,7 +234,7 @@ pub fn scan_report(range: &RangeArgs) -> anyhow::Result<Report> {
     let cs = ChangeSet::from_git(&range.repo, &range.base, &range.head)?;
     let git = crate::changeset::Git::open(&range.repo)?;
     let base_sha = git.resolve_commit(&range.base)?;
-    let base = crate::gate::facts::config_at_base(&git, &base_sha)?;
+    let base = crate::config::Config::at_base(&git, &base_sha)?;
     let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
     Ok(Report::from_scan(outcome.findings, outcome.notes))
 }

@@ -15,7 +15,8 @@
 //! - [`github`]: the Action's entrypoint, publishing on GitHub (octocrab);
 //! - [`cli`]: the command line that ties them together;
 //! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused);
-//! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares.
+//! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares;
+//! - [`http`]: `Retry-After` parsing and percent-encoding, shared by the GitHub client and the replay.
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
 //! Action compute the same verdict.
@@ -29,6 +30,7 @@ pub mod demo;
 pub mod finding;
 pub mod gate;
 pub mod github;
+pub mod http;
 pub mod ledger;
 pub mod policy;
 pub mod replay;

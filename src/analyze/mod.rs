@@ -7,7 +7,13 @@
 //! pool, and collects what they say. [`scan_with`] leaves out the files
 //! `paths.ignore` names and then, for every analyzer at once, turns findings
 //! in test code into notes ([`testcode`]).
+//!
+//! The [`ScanOutcome`] also carries what the gate needs besides findings, so
+//! that the gate never parses code itself: every retry policy of the head
+//! ([`HeadPolicy`], for `limits.max_attempts`) and which changed files hold
+//! retry or HTTP-client code ([`retry_code`], for whether a replay is due).
 
+pub mod retry_code;
 pub mod rules;
 pub mod rust;
 pub mod testcode;
@@ -28,6 +34,22 @@ use rust::bounds::ANALYSIS_STACK_BYTES;
 pub struct FileResult {
     pub findings: Vec<Finding>,
     pub notes: Vec<Note>,
+    /// The retry policies of the head version whose attempts are a count
+    /// or unbounded; an analyzer that models no policies leaves it empty.
+    pub head_policies: Vec<HeadPolicy>,
+}
+
+/// One retry policy found in the head version of a changed file, as the
+/// analyzer modelled it: what `limits.max_attempts` is checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadPolicy {
+    pub path: String,
+    pub line: u32,
+    pub end_line: u32,
+    /// Total attempts (first call included); `None` for unbounded.
+    pub attempts: Option<f64>,
+    /// The retry library (`backon`, `loop`, ...).
+    pub lib: String,
 }
 
 /// Changed files an analyzer reads beyond what [`Analyzer::wants`] names,
@@ -60,6 +82,7 @@ pub trait Analyzer: Send + Sync {
         for r in per_file {
             out.findings.extend(r.findings);
             out.notes.extend(r.notes);
+            out.head_policies.extend(r.head_policies);
         }
         out
     }
@@ -72,6 +95,13 @@ pub struct ScanOutcome {
     pub notes: Vec<Note>,
     /// Files at least one analyzer read.
     pub files_analyzed: usize,
+    /// Every retry policy with a count (or none) in the head version of the
+    /// changed files the analyzers read; a file that could not be parsed has
+    /// none here and a blocking note instead.
+    pub head_policies: Vec<HeadPolicy>,
+    /// The changed files (`paths.ignore` or not) that hold retry or
+    /// HTTP-client code on either side ([`retry_code::holds_retry_code`]).
+    pub retry_code: Vec<String>,
 }
 
 /// Runs every analyzer over every changed file of `cs`, with the default
@@ -100,6 +130,10 @@ pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths)
     };
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
     crate::finding::keep_most_severe(&mut out.findings);
+    // Ignoring a file hides its findings, not the need to replay the client
+    // it changes.
+    out.retry_code =
+        cs.files.iter().filter(|f| retry_code::holds_retry_code(f)).map(|f| f.path.clone()).collect();
     out
 }
 
@@ -140,6 +174,7 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         let r = a.analyze_set(&readable);
         out.findings.extend(r.findings);
         out.notes.extend(r.notes);
+        out.head_policies.extend(r.head_policies);
     }
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
     out

@@ -83,7 +83,7 @@ fn text(gate: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "  sign-off: {}", one(&s.message))?;
     }
     if let Some(l) = &gate.evidence.ledger {
-        write!(w, "  {}", crate::ledger::verify::render_text(l).replace('\n', "\n  ").trim_end())?;
+        write!(w, "  {}", crate::ledger::render::render_text(l).replace('\n', "\n  ").trim_end())?;
         writeln!(w)?;
     }
     if let Some(r) = &gate.evidence.replay {
@@ -291,15 +291,7 @@ fn findings_table(o: &mut String, gate: &GateVerdict, link_base: Option<&str>) {
 
 /// Percent-encodes a repository path for a URL, keeping `/`.
 fn url_path(p: &str) -> String {
-    let mut out = String::new();
-    for b in p.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+    crate::http::encode_path(p)
 }
 
 fn ledger_section(o: &mut String, l: &LedgerReport) {

@@ -395,14 +395,7 @@ pub fn fingerprint(rule: &str, path: &str, message: &str, occurrence: usize) -> 
 /// RFC 3986's unreserved set and `/` is percent-encoded (spaces, `%`, `#`,
 /// `?`, non-ASCII), so viewers resolve it against `%SRCROOT%` unchanged.
 pub fn path_to_uri(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    crate::http::encode_path(path)
 }
 
 /// `jitter-removed` -> `JitterRemoved`: SARIF's `name` is an identifier a
