@@ -29,6 +29,15 @@ use testcode::ScanPaths;
 /// holds.
 use rust::bounds::ANALYSIS_STACK_BYTES;
 
+/// A matcher for any of `words`, ignoring ASCII case: the analyzers'
+/// prefilters (a file without any of them is not worth a parse).
+pub(crate) fn any_word<'w>(words: impl IntoIterator<Item = &'w &'w str>) -> aho_corasick::AhoCorasick {
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(words)
+        .unwrap_or_else(|e| panic!("prefilter words are constant and valid: {e}"))
+}
+
 /// What an analyzer says about one file.
 #[derive(Debug, Default, Clone)]
 pub struct FileResult {

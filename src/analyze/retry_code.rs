@@ -5,9 +5,10 @@
 //!
 //! The retry words are the Rust analyzer's prefilter
 //! ([`super::rust::is_retry_relevant`]); the HTTP-client words below are the
-//! ones it does not already cover.
+//! ones it does not already cover. Both go into one matcher, so each file is
+//! scanned once.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
@@ -31,15 +32,9 @@ const HTTP_WORDS: &[&str] = &[
     "grpc",
 ];
 
-fn http_words() -> &'static AhoCorasick {
-    static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(HTTP_WORDS)
-            .unwrap_or_else(|e| panic!("HTTP-client words are constant and valid: {e}"))
-    })
-}
+/// The retry words and the HTTP-client words in one matcher.
+static RETRY_OR_HTTP_WORDS: LazyLock<AhoCorasick> =
+    LazyLock::new(|| super::any_word(super::rust::RETRY_TOKENS.iter().chain(HTTP_WORDS)));
 
 /// Whether `f` holds retry or HTTP-client code on either side. Prose (by
 /// extension) never does; a side that could not be read says nothing.
@@ -47,37 +42,54 @@ pub fn holds_retry_code(f: &FileChange) -> bool {
     if f.extension().is_some_and(|e| PROSE.contains(&e.as_str())) {
         return false;
     }
-    [f.base.text(), f.head.text()]
-        .into_iter()
-        .flatten()
-        .any(|t| super::rust::is_retry_relevant(t) || http_words().is_match(t))
+    [f.base.text(), f.head.text()].into_iter().flatten().any(|t| RETRY_OR_HTTP_WORDS.is_match(t))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn change(path: &str, base: Option<&str>, head: Option<&str>) -> FileChange {
-        FileChange::from_texts(path, base, head)
-    }
-
     #[test]
     fn retry_words_and_http_client_words_count_on_either_side_in_any_case() {
-        assert!(holds_retry_code(&change("src/a.rs", None, Some("let n = MAX_RETRIES;\n"))));
-        assert!(holds_retry_code(&change("web/api.ts", None, Some("await Fetch(url)\n"))));
-        assert!(holds_retry_code(&change("app/c.py", Some("import urllib.request\n"), Some("x = 1\n"))));
-        assert!(holds_retry_code(&change("app/c.py", Some("s = requests.Session()\n"), None)));
-        assert!(holds_retry_code(&change("svc/Main.java", None, Some("new OkHttpClient()\n"))));
+        assert!(holds_retry_code(&FileChange::from_texts("src/a.rs", None, Some("let n = MAX_RETRIES;\n"))));
+        assert!(holds_retry_code(&FileChange::from_texts("web/api.ts", None, Some("await Fetch(url)\n"))));
+        assert!(holds_retry_code(&FileChange::from_texts(
+            "app/c.py",
+            Some("import urllib.request\n"),
+            Some("x = 1\n")
+        )));
+        assert!(holds_retry_code(&FileChange::from_texts(
+            "app/c.py",
+            Some("s = requests.Session()\n"),
+            None
+        )));
+        assert!(holds_retry_code(&FileChange::from_texts(
+            "svc/Main.java",
+            None,
+            Some("new OkHttpClient()\n")
+        )));
     }
 
     #[test]
     fn plain_code_and_prose_do_not() {
-        assert!(!holds_retry_code(&change("src/lib.rs", Some("fn a() {}\n"), Some("fn b() {}\n"))));
+        assert!(!holds_retry_code(&FileChange::from_texts(
+            "src/lib.rs",
+            Some("fn a() {}\n"),
+            Some("fn b() {}\n")
+        )));
         // "requests" without the call dot is a word, not the library.
-        assert!(!holds_retry_code(&change("app/c.py", None, Some("pending_requests = []\n"))));
+        assert!(!holds_retry_code(&FileChange::from_texts(
+            "app/c.py",
+            None,
+            Some("pending_requests = []\n")
+        )));
         for prose in ["README.md", "docs/retries.MARKDOWN", "notes.txt", "Cargo.lock", "guide.rst"] {
             assert!(
-                !holds_retry_code(&change(prose, None, Some("retry with reqwest and backoff\n"))),
+                !holds_retry_code(&FileChange::from_texts(
+                    prose,
+                    None,
+                    Some("retry with reqwest and backoff\n")
+                )),
                 "{prose}"
             );
         }

@@ -344,7 +344,6 @@ fn replay_evidence(
     head: &str,
     expected: &crate::replay::LoadedScenario,
 ) -> replay::ReplayEvidence {
-    let changed = "retry or HTTP-client code changed";
     if let Some(path) = &input.replay_report {
         let mut ev = replay::from_report_file(path, head, expected);
         if let ReportOrigin::PullRequestRun { fork } = input.replay_report_origin {
@@ -367,21 +366,19 @@ fn replay_evidence(
             summary: ReplaySummary::with_status(
                 policy::ReplayStatus::Missing,
                 &format!(
-                    "{changed}, no --replay-report was given and the base config sets no replay.command"
+                    "{}, no --replay-report was given and the base config sets no replay.command",
+                    replay::DUE
                 ),
             ),
             report: None,
         };
     };
     if !input.allow_replay_command {
-        return replay::ReplayEvidence {
-            summary: ReplaySummary {
-                source: Some(format!("replay.command: {cmd}")),
-                problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
-                ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, changed)
-            },
-            report: None,
-        };
+        return replay::ReplayEvidence::without_report(
+            policy::ReplayStatus::NotRun,
+            format!("replay.command: {cmd}"),
+            "running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into(),
+        );
     }
     let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
     replay::run_command(git, &config.replay, cmd, head, timeout, expected)

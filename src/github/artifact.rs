@@ -263,11 +263,7 @@ async fn download(api: &Api, id: u64) -> Result<Vec<u8>, Download> {
         410 => return Err(Download::Expired),
         _ => {
             let body = read_bounded(resp).await.unwrap_or_default();
-            let text = String::from_utf8_lossy(&body);
-            let message = serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
-                .unwrap_or_else(|| text.chars().take(200).collect());
+            let message = super::client::error_message(&String::from_utf8_lossy(&body));
             let e = ApiError::Status { what: "the artifact download".into(), status, message };
             let hint = if e.is_forbidden() { "; give the job `permissions: actions: read`" } else { "" };
             return Err(Download::Failed(format!("{e}{hint}")));

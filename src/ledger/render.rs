@@ -79,6 +79,18 @@ mod tests {
         }
     }
 
+    fn coverage(head: &str, unexplained: &[&str], not_landed: &[&str]) -> Option<Coverage> {
+        let list = |l: &[&str]| l.iter().map(|p| p.to_string()).collect();
+        Some(Coverage {
+            base: "main".into(),
+            head: head.into(),
+            changed: 3,
+            explained: 1,
+            unexplained: list(unexplained),
+            not_landed: list(not_landed),
+        })
+    }
+
     #[test]
     fn a_valid_ledger_is_one_line_with_its_count_and_format() {
         assert_eq!(render_text(&report()), "ledger .tool_ledger.jsonl: valid (3 records, v2)\n");
@@ -121,14 +133,7 @@ mod tests {
     fn origin_and_coverage_are_shown_with_a_short_head() {
         let r = LedgerReport {
             origin: Some(LedgerOrigin::File { path: "ledger.jsonl".into() }),
-            coverage: Some(Coverage {
-                base: "main".into(),
-                head: "0123456789abcdef0123456789abcdef01234567".into(),
-                changed: 3,
-                explained: 1,
-                unexplained: vec!["b.py".into(), "c.py".into()],
-                not_landed: vec!["gone.py".into()],
-            }),
+            coverage: coverage("0123456789abcdef0123456789abcdef01234567", &["b.py", "c.py"], &["gone.py"]),
             ..report()
         };
         let text = render_text(&r);
@@ -140,17 +145,7 @@ mod tests {
 
     #[test]
     fn empty_coverage_lists_are_left_out() {
-        let r = LedgerReport {
-            coverage: Some(Coverage {
-                base: "main".into(),
-                head: "abc".into(),
-                changed: 1,
-                explained: 1,
-                unexplained: Vec::new(),
-                not_landed: Vec::new(),
-            }),
-            ..report()
-        };
+        let r = LedgerReport { coverage: coverage("abc", &[], &[]), ..report() };
         let text = render_text(&r);
         assert!(!text.contains("unexplained") && !text.contains("recorded but not"), "{text}");
     }

@@ -43,7 +43,7 @@ use sites::{FileModel, Site};
 
 /// Text that any retry site, timeout or retry builder contains. A file whose
 /// base and head both lack all of these is not parsed at all.
-const RETRY_TOKENS: &[&str] = &[
+pub(crate) const RETRY_TOKENS: &[&str] = &[
     "retr",
     "backoff",
     "backon",
@@ -62,12 +62,7 @@ const RETRY_TOKENS: &[&str] = &[
 
 fn retry_tokens() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(RETRY_TOKENS)
-            .unwrap_or_else(|e| panic!("retry token patterns are constant and valid: {e}"))
-    })
+    AC.get_or_init(|| super::any_word(RETRY_TOKENS))
 }
 
 /// Whether `path` names a Rust source file: `.rs` in any case (`client.RS`
