@@ -188,3 +188,71 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    const BACKON: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn f(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(\"https://x\").send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(4))\n        .await\n}\n";
+
+    fn scan_files(files: Vec<FileChange>, config: &str) -> ScanOutcome {
+        let config = Config::from_yaml_str(config, "t.yml").unwrap();
+        let cs = ChangeSet::from_files(files);
+        let rust = rust::RustAnalyzer::new();
+        scan_with(&cs, &[&rust], &ScanPaths::from_config(&config.paths).unwrap())
+    }
+
+    #[test]
+    fn the_scan_carries_the_heads_counted_retry_policies() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("src/fetch.rs", None, Some(BACKON)),
+                // Same policy in the base only: the head has none.
+                FileChange::from_texts("src/gone.rs", Some(BACKON), Some("fn f() {}\n")),
+            ],
+            "",
+        );
+        let got: Vec<_> =
+            out.head_policies.iter().map(|p| (p.path.as_str(), p.attempts, p.lib.as_str())).collect();
+        assert_eq!(got, [("src/fetch.rs", Some(5.0), "backon")]);
+        assert!(
+            out.head_policies[0].line >= 3 && out.head_policies[0].end_line <= 5,
+            "{:?}",
+            out.head_policies
+        );
+    }
+
+    #[test]
+    fn unparsable_ignored_and_non_rust_files_give_no_policies() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("src/broken.rs", None, Some("fn f( { retry\n")),
+                FileChange::from_texts("vendor/fetch.rs", None, Some(BACKON)),
+                FileChange::from_texts("src/fetch.txt", None, Some(BACKON)),
+            ],
+            "paths: { ignore: [\"vendor/\"] }\n",
+        );
+        assert!(out.head_policies.is_empty(), "{:?}", out.head_policies);
+        // The file that cannot be parsed blocks through the analyzer's own note.
+        assert!(
+            out.notes.iter().any(|n| n.blocking && n.path.as_deref() == Some("src/broken.rs")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn retry_code_lists_changed_files_with_retry_or_http_words_ignored_or_not() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("vendor/fetch.rs", None, Some(BACKON)),
+                FileChange::from_texts("web/api.ts", Some("await fetch(url)\n"), None),
+                FileChange::from_texts("README.md", None, Some("retries with backoff\n")),
+                FileChange::from_texts("src/lib.rs", None, Some("pub fn add(a: u8) -> u8 { a }\n")),
+            ],
+            "paths: { ignore: [\"vendor/\"] }\n",
+        );
+        assert_eq!(out.retry_code, ["vendor/fetch.rs", "web/api.ts"]);
+    }
+}
