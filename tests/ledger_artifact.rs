@@ -336,7 +336,7 @@ fn a_committed_ledger_wins_over_an_artifact() {
         (Some("file-at-head"), Some(head.as_str()))
     );
     assert!(
-        o.markdown.contains(&format!("From `.tool_ledger.jsonl` committed at `{}`.", &head[..12])),
+        o.markdown.contains(&format!("From `.tool_ledger.jsonl` committed at `{}`.", &head[..7])),
         "{}",
         o.markdown
     );

@@ -187,7 +187,8 @@ mod tests {
         assert_eq!(entries.len(), 4);
         assert_eq!(entries[0].time.as_deref(), Some("2025-11-29T09:53:24.625Z"));
         assert_eq!(entries[0].path.as_deref(), Some("clients/checkout.py"));
-        assert_eq!(entries[1].summary, "pytest -q tests/unit");
+        // A newline in a command is shown as `\n` (text::one_line), not hidden.
+        assert_eq!(entries[1].summary, "pytest -q\\ntests/unit");
         assert!(entries[2].error.as_deref().unwrap().contains("not valid JSON"));
         let shown = render_text(&entries);
         assert!(
