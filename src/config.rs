@@ -3,8 +3,9 @@
 //! [`Config::from_yaml_str`] is the only way in: it refuses oversized input
 //! before parsing, rejects unknown keys and wrong types with the file, line
 //! and key in the message, fills the documented defaults, and validates every
-//! glob. The gate reads the file from the base commit (a pull request cannot
-//! weaken its own gate); the agent hooks read it from the working tree.
+//! glob. The gate and the sign-off read the file from the base commit with
+//! [`Config::at_base`] (a pull request cannot weaken its own gate); the agent
+//! hooks read it from the working tree.
 //!
 //! ```
 //! let c = retrygate::config::Config::from_yaml_str("protected_paths: [\"app/\"]\n", "retrygate.yml").unwrap();
@@ -230,6 +231,18 @@ impl Default for Config {
     }
 }
 
+/// The config in force for a pull request and where it came from
+/// ([`Config::at_base`]).
+#[derive(Debug, Clone)]
+pub struct BaseConfig {
+    pub config: Config,
+    /// `1a2b3c4:.github/retrygate.yml`, or `defaults (no .github/retrygate.yml at base 1a2b3c4)`.
+    pub source: String,
+}
+
+/// What to do about a bad config at the base commit.
+const FIX_AT_BASE: &str = "the gate reads its config from the base commit, so fix it there (a pull request cannot change its own gate)";
+
 /// Why a configuration was refused: file, line and what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}{}: {message}; {fix}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -309,6 +322,37 @@ impl Config {
             Err(e) => return Err(err(format!("cannot read: {e}"))),
         };
         Config::from_yaml_str(&text, CONFIG_PATH)
+    }
+
+    /// The config in force for a pull request: `.github/retrygate.yml` at
+    /// the base commit `base_sha` (`git show BASE:PATH`, never the head: a
+    /// pull request cannot weaken its own gate), or the defaults when the
+    /// base has none. The gate and the sign-off both read it through here, so
+    /// they agree on the limit ([`MAX_CONFIG_BYTES`]) and on the errors: an
+    /// oversized, non-UTF-8 or invalid file is an error naming
+    /// `SHORT_SHA:.github/retrygate.yml` (and the line and key), ending in
+    /// what to do.
+    pub fn at_base(git: &crate::changeset::Git, base_sha: &str) -> anyhow::Result<BaseConfig> {
+        use crate::changeset::git::Blob;
+        let short = crate::text::short_sha(base_sha);
+        let name = format!("{short}:{CONFIG_PATH}");
+        match git.read_blob_at(base_sha, CONFIG_PATH, MAX_CONFIG_BYTES as u64)? {
+            None | Some(Blob::Missing) => Ok(BaseConfig {
+                config: Config::default(),
+                source: format!("defaults (no {CONFIG_PATH} at base {short})"),
+            }),
+            Some(Blob::TooLarge(size)) => Err(anyhow::anyhow!(
+                "{name}: the file is {size} bytes, over the {} KiB limit; a retrygate config is a few hundred bytes; {FIX_AT_BASE}",
+                MAX_CONFIG_BYTES >> 10
+            )),
+            Some(Blob::Bytes(bytes)) => {
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    anyhow::anyhow!("{name}: not UTF-8 text (byte {}); {FIX_AT_BASE}", e.utf8_error().valid_up_to())
+                })?;
+                let config = Config::from_yaml_str(&text, &name).map_err(|e| anyhow::anyhow!("{e}; {FIX_AT_BASE}"))?;
+                Ok(BaseConfig { config, source: name })
+            }
+        }
     }
 
     /// The JSON Schema of the file, generated from these types (so it can

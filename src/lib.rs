@@ -16,7 +16,8 @@
 //! - [`scan`]: `retrygate scan` as a call, the findings with no policy;
 //! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused);
 //! - [`duration`]: the one parser of seconds given by people;
-//! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares.
+//! - [`text`]: the short SHA, truncation and one-line escaping every renderer shares;
+//! - [`http`]: `Retry-After` parsing and percent-encoding, shared by the GitHub client and the replay.
 //!
 //! Every stage is a plain function of its inputs, so a laptop and the GitHub
 //! Action compute the same verdict.
@@ -36,6 +37,7 @@ pub mod duration;
 pub mod finding;
 pub mod gate;
 pub mod github;
+pub mod http;
 pub mod ledger;
 pub mod policy;
 pub mod replay;

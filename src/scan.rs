@@ -19,7 +19,7 @@ pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<Report
     let cs = ChangeSet::from_git(repo, base, head)?;
     let git = Git::open(repo)?;
     let base_sha = git.resolve_commit(base)?;
-    let base = crate::gate::facts::config_at_base(&git, &base_sha)?;
+    let base = crate::config::Config::at_base(&git, &base_sha)?;
     let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
     Ok(Report::from_scan(outcome.findings, outcome.notes))
 }

@@ -1,25 +1,10 @@
 //! Small text helpers every renderer shares: a commit's short form, a string
-//! cut to a length, a string forced onto one line, a path made a URI. They
+//! cut to a length, a string forced onto one line. They
 //! live once, here, so that a SHA reads the same in the terminal, the PR
 //! comment and the check run, and so that every renderer makes the same
 //! characters visible.
 
 use std::fmt::Write as _;
-
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-
-/// What a path keeps unencoded in a URI: RFC 3986's unreserved characters
-/// and the `/` between segments.
-const URI_PATH: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-
-/// A repository-relative path as a URI path: every byte outside RFC 3986's
-/// unreserved set and `/` is percent-encoded (spaces, `%`, `#`, `?`,
-/// non-ASCII), so a SARIF viewer resolves it against `%SRCROOT%` and a line
-/// link on GitHub opens the file.
-pub fn path_to_uri(path: &str) -> String {
-    utf8_percent_encode(path, URI_PATH).to_string()
-}
 
 /// How many hex digits of a commit are shown: GitHub's own short form, so a
 /// maintainer can match it by eye against the PR's commit list.
@@ -81,13 +66,6 @@ mod tests {
     fn truncate_marks_a_cut_and_counts_characters_not_bytes() {
         assert_eq!(truncate("héllo", 5), "héllo");
         assert_eq!(truncate("héllo world", 5), "héllo…");
-    }
-
-    #[test]
-    fn paths_become_uris_keeping_their_slashes() {
-        assert_eq!(path_to_uri("src/a b#c.rs"), "src/a%20b%23c.rs");
-        assert_eq!(path_to_uri("ü.rs"), "%C3%BC.rs");
-        assert_eq!(path_to_uri("dir/x-y_z.~rs%?"), "dir/x-y_z.~rs%25%3F");
     }
 
     #[test]

@@ -7,7 +7,13 @@
 //! pool, and collects what they say. [`scan_with`] leaves out the files
 //! `paths.ignore` names and then, for every analyzer at once, turns findings
 //! in test code into notes ([`testcode`]).
+//!
+//! The [`ScanOutcome`] also carries what the gate needs besides findings, so
+//! that the gate never parses code itself: every retry policy of the head
+//! ([`HeadPolicy`], for `limits.max_attempts`) and which changed files hold
+//! retry or HTTP-client code ([`retry_code`], for whether a replay is due).
 
+pub mod retry_code;
 pub mod rules;
 pub mod rust;
 pub mod testcode;
@@ -23,11 +29,36 @@ use testcode::ScanPaths;
 /// holds.
 use rust::bounds::ANALYSIS_STACK_BYTES;
 
+/// A matcher for any of `words`, ignoring ASCII case: the analyzers'
+/// prefilters (a file without any of them is not worth a parse).
+pub(crate) fn any_word<'w>(words: impl IntoIterator<Item = &'w &'w str>) -> aho_corasick::AhoCorasick {
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(words)
+        .unwrap_or_else(|e| panic!("prefilter words are constant and valid: {e}"))
+}
+
 /// What an analyzer says about one file.
 #[derive(Debug, Default, Clone)]
 pub struct FileResult {
     pub findings: Vec<Finding>,
     pub notes: Vec<Note>,
+    /// The retry policies of the head version whose attempts are a count
+    /// or unbounded; an analyzer that models no policies leaves it empty.
+    pub head_policies: Vec<HeadPolicy>,
+}
+
+/// One retry policy found in the head version of a changed file, as the
+/// analyzer modelled it: what `limits.max_attempts` is checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadPolicy {
+    pub path: String,
+    pub line: u32,
+    pub end_line: u32,
+    /// Total attempts (first call included); `None` for unbounded.
+    pub attempts: Option<f64>,
+    /// The retry library (`backon`, `loop`, ...).
+    pub lib: String,
 }
 
 /// Changed files an analyzer reads beyond what [`Analyzer::wants`] names,
@@ -60,6 +91,7 @@ pub trait Analyzer: Send + Sync {
         for r in per_file {
             out.findings.extend(r.findings);
             out.notes.extend(r.notes);
+            out.head_policies.extend(r.head_policies);
         }
         out
     }
@@ -72,6 +104,13 @@ pub struct ScanOutcome {
     pub notes: Vec<Note>,
     /// Files at least one analyzer read.
     pub files_analyzed: usize,
+    /// Every retry policy with a count (or none) in the head version of the
+    /// changed files the analyzers read; a file that could not be parsed has
+    /// none here and a blocking note instead.
+    pub head_policies: Vec<HeadPolicy>,
+    /// The changed files (`paths.ignore` or not) that hold retry or
+    /// HTTP-client code on either side ([`retry_code::holds_retry_code`]).
+    pub retry_code: Vec<String>,
 }
 
 /// Runs every analyzer over every changed file of `cs`, with the default
@@ -100,6 +139,10 @@ pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths)
     };
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
     crate::finding::keep_most_severe(&mut out.findings);
+    // Ignoring a file hides its findings, not the need to replay the client
+    // it changes.
+    out.retry_code =
+        cs.files.iter().filter(|f| retry_code::holds_retry_code(f)).map(|f| f.path.clone()).collect();
     out
 }
 
@@ -140,7 +183,76 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         let r = a.analyze_set(&readable);
         out.findings.extend(r.findings);
         out.notes.extend(r.notes);
+        out.head_policies.extend(r.head_policies);
     }
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    const BACKON: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn f(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(\"https://x\").send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(4))\n        .await\n}\n";
+
+    fn scan_files(files: Vec<FileChange>, config: &str) -> ScanOutcome {
+        let config = Config::from_yaml_str(config, "t.yml").unwrap();
+        let cs = ChangeSet::from_files(files);
+        let rust = rust::RustAnalyzer::new();
+        scan_with(&cs, &[&rust], &ScanPaths::from_config(&config.paths).unwrap())
+    }
+
+    #[test]
+    fn the_scan_carries_the_heads_counted_retry_policies() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("src/fetch.rs", None, Some(BACKON)),
+                // Same policy in the base only: the head has none.
+                FileChange::from_texts("src/gone.rs", Some(BACKON), Some("fn f() {}\n")),
+            ],
+            "",
+        );
+        let got: Vec<_> =
+            out.head_policies.iter().map(|p| (p.path.as_str(), p.attempts, p.lib.as_str())).collect();
+        assert_eq!(got, [("src/fetch.rs", Some(5.0), "backon")]);
+        assert!(
+            out.head_policies[0].line >= 3 && out.head_policies[0].end_line <= 5,
+            "{:?}",
+            out.head_policies
+        );
+    }
+
+    #[test]
+    fn unparsable_ignored_and_non_rust_files_give_no_policies() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("src/broken.rs", None, Some("fn f( { retry\n")),
+                FileChange::from_texts("vendor/fetch.rs", None, Some(BACKON)),
+                FileChange::from_texts("src/fetch.txt", None, Some(BACKON)),
+            ],
+            "paths: { ignore: [\"vendor/\"] }\n",
+        );
+        assert!(out.head_policies.is_empty(), "{:?}", out.head_policies);
+        // The file that cannot be parsed blocks through the analyzer's own note.
+        assert!(
+            out.notes.iter().any(|n| n.blocking && n.path.as_deref() == Some("src/broken.rs")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn retry_code_lists_changed_files_with_retry_or_http_words_ignored_or_not() {
+        let out = scan_files(
+            vec![
+                FileChange::from_texts("vendor/fetch.rs", None, Some(BACKON)),
+                FileChange::from_texts("web/api.ts", Some("await fetch(url)\n"), None),
+                FileChange::from_texts("README.md", None, Some("retries with backoff\n")),
+                FileChange::from_texts("src/lib.rs", None, Some("pub fn add(a: u8) -> u8 { a }\n")),
+            ],
+            "paths: { ignore: [\"vendor/\"] }\n",
+        );
+        assert_eq!(out.retry_code, ["vendor/fetch.rs", "web/api.ts"]);
+    }
 }

@@ -150,7 +150,7 @@ fn run_verify(a: VerifyArgs) -> anyhow::Result<Exit> {
     };
     let report = verify::verify(&a.ledger, target.as_ref())?;
     match a.format {
-        LedgerFormat::Text => print_out(&verify::render_text(&report))?,
+        LedgerFormat::Text => print_out(&retrygate::ledger::render::render_text(&report))?,
         LedgerFormat::Json => print_out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
     }
     Ok(if report.valid { Exit::Pass } else { Exit::Fail })

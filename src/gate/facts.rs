@@ -1,47 +1,15 @@
-//! The facts the gate reads from git: the config and rule packs at the base
-//! commit (never the head: a pull request cannot weaken its own gate), the
-//! head branch name, and the `Co-authored-by` trailers of the range.
+//! The facts the gate reads from git: the rule packs at the base commit
+//! (never the head: a pull request cannot weaken its own gate; the config is
+//! read the same way, by [`crate::config::Config::at_base`]), the head branch
+//! name, and the `Co-authored-by` trailers of the range.
 
 use anyhow::{anyhow, Context};
 
 use crate::changeset::git::Blob;
 use crate::changeset::Git;
-use crate::config::{Config, CONFIG_PATH, MAX_CONFIG_BYTES};
 
 /// Rule files larger than this are refused (a rule pack is a few KiB).
 const MAX_RULE_BYTES: u64 = 1 << 20;
-
-/// The config in force and where it came from.
-#[derive(Debug, Clone)]
-pub struct BaseConfig {
-    pub config: Config,
-    /// `1a2b3c4:.github/retrygate.yml`, or `defaults (no .github/retrygate.yml at 1a2b3c4)`.
-    pub source: String,
-}
-
-/// Reads `.github/retrygate.yml` at `base_sha` (`git show BASE:PATH`), or the
-/// defaults when the base has none. Oversized, non-UTF-8 and invalid files are
-/// errors naming the file, the line and the key.
-pub fn config_at_base(git: &Git, base_sha: &str) -> anyhow::Result<BaseConfig> {
-    let name = format!("{}:{CONFIG_PATH}", crate::text::short_sha(base_sha));
-    let after = "the gate reads its config from the base commit, so fix it there (a pull request cannot change its own gate)";
-    match git.read_blob_at(base_sha, CONFIG_PATH, MAX_CONFIG_BYTES as u64)? {
-        None | Some(Blob::Missing) => Ok(BaseConfig {
-            config: Config::default(),
-            source: format!("defaults (no {CONFIG_PATH} at base {})", crate::text::short_sha(base_sha)),
-        }),
-        Some(Blob::TooLarge(size)) => Err(anyhow!(
-            "{name}: the file is {size} bytes, over the {} KiB limit; a retrygate config is a few hundred bytes; {after}",
-            MAX_CONFIG_BYTES >> 10
-        )),
-        Some(Blob::Bytes(bytes)) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|e| anyhow!("{name}: not UTF-8 text (byte {}); {after}", e.utf8_error().valid_up_to()))?;
-            let config = Config::from_yaml_str(&text, &name).map_err(|e| anyhow!("{e}; {after}"))?;
-            Ok(BaseConfig { config, source: name })
-        }
-    }
-}
 
 /// The `*.yml`/`*.yaml` files directly in each `rules.extra` folder at the
 /// base commit, as `(path, text)` for the rule-pack analyzer.

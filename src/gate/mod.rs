@@ -4,7 +4,7 @@
 //! [`check`] gathers every input and hands them to the pure
 //! [`crate::policy::decide`]:
 //!
-//! 1. the config from the **base** commit ([`facts::config_at_base`]), and
+//! 1. the config from the **base** commit ([`Config::at_base`]), and
 //!    the rule packs its `rules.extra` names, also from the base;
 //! 2. the change set and the scan (Rust analyzer + rule packs), plus the
 //!    policy's own findings (gate edits, protected paths, `limits`);
@@ -38,11 +38,10 @@ use anyhow::Context;
 
 use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
-use crate::changeset::{ChangeSet, FileChange, Git};
+use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
-use crate::finding::Note;
 use crate::policy::agent::{self, PrFacts};
-use crate::policy::{self, HeadPolicy, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
+use crate::policy::{self, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
 use crate::replay::ReplayReport;
 
 /// How long `replay.command` may run when the caller sets no bound.
@@ -167,7 +166,7 @@ pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
 fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let git = Git::open(&input.repo)?;
     let base_sha = git.resolve_commit(&input.base)?;
-    let base = facts::config_at_base(&git, &base_sha)?;
+    let base = Config::at_base(&git, &base_sha)?;
     let config = &base.config;
     // The scenario is part of the config: one that cannot be found is a bad
     // config (exit 2), whether or not this change needs a replay.
@@ -184,7 +183,8 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let scanned = scan_with_config(&git, &base_sha, config, &cs)?;
     let mut findings = scanned.findings;
     let mut notes = scanned.notes;
-    let touches_retry = !findings.is_empty() || cs.files.iter().any(|f| is_retry_code(f, config));
+    // The ledger file names retry words without being retry code.
+    let touches_retry = !findings.is_empty() || scanned.retry_code.iter().any(|p| *p != config.ledger.path);
 
     // Facts and agent detection.
     let head_branch = input.head_branch.clone().or_else(|| facts::branch_name(&git, &input.head));
@@ -203,18 +203,11 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
     }
     if let Some(max) = config.limits.max_attempts {
-        let (policies, mut parse_notes) = head_policies(&cs, &paths);
-        let mut over = policy::limits_findings(max, &policies);
-        // Test code does not block here either.
-        analyze::testcode::demote(&mut over, &mut parse_notes, &cs, &paths);
+        let mut over = policy::limits_findings(max, &scanned.head_policies);
+        // Test code does not block here either. A file that could not be
+        // parsed has no policies here; the scan's blocking note covers it.
+        analyze::testcode::demote(&mut over, &mut Vec::new(), &cs, &paths);
         findings.extend(over);
-        // The scan already says when a file cannot be parsed (blocking, or
-        // not when the file is test code).
-        for n in parse_notes {
-            if !notes.iter().any(|m| m.path == n.path && (m.blocking || !n.blocking)) {
-                notes.push(n);
-            }
-        }
     }
     notes.dedup();
 
@@ -310,7 +303,6 @@ fn replay_evidence(
     head: &str,
     expected: &crate::replay::LoadedScenario,
 ) -> replay::ReplayEvidence {
-    let changed = "retry or HTTP-client code changed";
     if let Some(path) = &input.replay_report {
         let mut ev = replay::from_report_file(path, head, expected);
         if let ReportOrigin::PullRequestRun { fork } = input.replay_report_origin {
@@ -333,90 +325,20 @@ fn replay_evidence(
             summary: ReplaySummary::with_status(
                 policy::ReplayStatus::Missing,
                 &format!(
-                    "{changed}, no --replay-report was given and the base config sets no replay.command"
+                    "{}, no --replay-report was given and the base config sets no replay.command",
+                    replay::DUE
                 ),
             ),
             report: None,
         };
     };
     if !input.allow_replay_command {
-        return replay::ReplayEvidence {
-            summary: ReplaySummary {
-                source: Some(format!("replay.command: {cmd}")),
-                problems: vec!["running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into()],
-                ..ReplaySummary::with_status(policy::ReplayStatus::NotRun, changed)
-            },
-            report: None,
-        };
+        return replay::ReplayEvidence::without_report(
+            policy::ReplayStatus::NotRun,
+            format!("replay.command: {cmd}"),
+            "running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into(),
+        );
     }
     let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
     replay::run_command(git, &config.replay, cmd, head, timeout, expected)
-}
-
-/// Extensions of files that hold prose, not code.
-const PROSE: &[&str] = &["md", "markdown", "txt", "rst", "adoc", "lock"];
-
-/// HTTP-client words that [`analyze::rust::is_retry_relevant`] does not
-/// already cover.
-const HTTP_WORDS: &[&str] = &[
-    "reqwest",
-    "hyper",
-    "urllib",
-    "requests.",
-    "axios",
-    "fetch(",
-    "httpclient",
-    "http.client",
-    "okhttp",
-    "grpc",
-];
-
-/// Whether a changed file holds retry or HTTP-client code on either side.
-fn is_retry_code(f: &FileChange, config: &Config) -> bool {
-    if f.path == config.ledger.path || f.extension().is_some_and(|e| PROSE.contains(&e.as_str())) {
-        return false;
-    }
-    [f.base.text(), f.head.text()].into_iter().flatten().any(|t| {
-        analyze::rust::is_retry_relevant(t) || {
-            let lower = t.to_ascii_lowercase();
-            HTTP_WORDS.iter().any(|w| lower.contains(w))
-        }
-    })
-}
-
-/// Every retry policy in the head version of the changed Rust files, with a
-/// blocking note for a file that cannot be parsed (its policies are unknown).
-fn head_policies(cs: &ChangeSet, paths: &ScanPaths) -> (Vec<HeadPolicy>, Vec<Note>) {
-    use crate::analyze::rust::policy::Attempts;
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for f in
-        cs.files.iter().filter(|f| analyze::rust::is_rust_path(&f.path) && paths.ignored(&f.path).is_none())
-    {
-        let Some(text) = f.head.text() else { continue };
-        match analyze::rust::sites_in(text) {
-            Ok(sites) => {
-                for s in sites {
-                    let attempts = match s.policy.attempts.value {
-                        Attempts::Total(n) => Some(n),
-                        Attempts::Unbounded => None,
-                        // Bounded by time or not known: no count to compare.
-                        Attempts::TimeBounded(_) | Attempts::Unknown => continue,
-                    };
-                    out.push(HeadPolicy {
-                        path: f.path.clone(),
-                        line: s.line,
-                        end_line: s.end_line,
-                        attempts,
-                        lib: s.policy.lib.id().to_string(),
-                    });
-                }
-            }
-            Err(e) => notes.push(Note::blocking(
-                Some(&f.path),
-                format!("could not parse the head version ({e}); limits.max_attempts cannot be checked"),
-            )),
-        }
-    }
-    (out, notes)
 }

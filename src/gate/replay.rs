@@ -36,6 +36,25 @@ pub struct ReplayEvidence {
     pub report: Option<ReplayReport>,
 }
 
+/// Why a replay was demanded, the `why` of every replay summary the gate
+/// writes for a change that needs one.
+pub const DUE: &str = "retry or HTTP-client code changed";
+
+impl ReplayEvidence {
+    /// Evidence without a report: `status` (not run, rejected) from `source`
+    /// because of `problem`.
+    pub fn without_report(status: ReplayStatus, source: String, problem: String) -> ReplayEvidence {
+        ReplayEvidence {
+            summary: ReplaySummary {
+                source: Some(source),
+                problems: vec![problem],
+                ..ReplaySummary::with_status(status, DUE)
+            },
+            report: None,
+        }
+    }
+}
+
 /// The scenario(s) the base config demands, for binding a report to them:
 /// one, or a list (`a,b,c`) that a report of several scenarios binds to by
 /// their combined digest.
@@ -74,14 +93,8 @@ fn expected_one(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario,
 /// Reads the report at `path` and judges whether it vouches for `head`.
 pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let source = format!("--replay-report {}", path.display());
-    let rejected = |problem: String| ReplayEvidence {
-        summary: ReplaySummary {
-            source: Some(source.clone()),
-            problems: vec![problem],
-            ..ReplaySummary::with_status(ReplayStatus::Rejected, "retry or HTTP-client code changed")
-        },
-        report: None,
-    };
+    let rejected =
+        |problem: String| ReplayEvidence::without_report(ReplayStatus::Rejected, source.clone(), problem);
     // Bounded whatever the metadata says (`/dev/zero` claims 0 bytes).
     let text = match crate::bounded::read_regular_string(path, MAX_REPORT_BYTES) {
         Ok(t) => t,
@@ -104,14 +117,8 @@ pub fn run_command(
     expected: &LoadedScenario,
 ) -> ReplayEvidence {
     let source = format!("replay.command: {command}");
-    let not_run = |problem: String| ReplayEvidence {
-        summary: ReplaySummary {
-            source: Some(source.clone()),
-            problems: vec![problem],
-            ..ReplaySummary::with_status(ReplayStatus::NotRun, "retry or HTTP-client code changed")
-        },
-        report: None,
-    };
+    let not_run =
+        |problem: String| ReplayEvidence::without_report(ReplayStatus::NotRun, source.clone(), problem);
     // The command runs at the top of the working tree, whatever `--repo` named.
     let root = match git.run(&["rev-parse", "--show-toplevel"]) {
         Ok(r) if !r.is_empty() => std::path::PathBuf::from(r),
@@ -181,7 +188,7 @@ fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedSce
     };
     let summary = ReplaySummary {
         status,
-        why: "retry or HTTP-client code changed".into(),
+        why: DUE.into(),
         source: Some(source),
         commit: report.commit.clone(),
         scenario: Some(report.scenario.clone()),

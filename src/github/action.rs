@@ -35,7 +35,7 @@ use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
 use super::{ActionEnv, GateRequest, Mode};
-use crate::config::{Config, SignOff as SignOffPolicy, CONFIG_PATH, MAX_CONFIG_BYTES};
+use crate::config::{Config, SignOff as SignOffPolicy};
 use crate::report::Verdict;
 
 /// Largest event payload read (GitHub caps webhook payloads at 25 MB).
@@ -233,28 +233,20 @@ fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcom
 }
 
 /// The sign-off policy (`sign_off:` of the config) from the base commit.
-/// Never from the PR's head: a PR cannot lower its own bar.
+/// Never from the PR's head: a PR cannot lower its own bar. Read by
+/// [`Config::at_base`], as the gate reads it, so a bad config is refused with
+/// the gate's own message.
 fn sign_off_policy(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffPolicy> {
     let git = crate::changeset::git::Git::open(&env.workspace)?;
     git.resolve_commit(base_sha).with_context(|| {
         format!("the base commit {base_sha} is not in the checkout {}; check out with fetch-depth: 0 so the sign-off policy can be read from the base", env.workspace.display())
     })?;
-    match git.read_blob_at(base_sha, CONFIG_PATH, MAX_CONFIG_BYTES as u64)? {
-        None | Some(crate::changeset::git::Blob::Missing) => Ok(SignOffPolicy::default()),
-        Some(crate::changeset::git::Blob::TooLarge(n)) => {
-            anyhow::bail!("{CONFIG_PATH} at {base_sha} is {n} bytes, more than the {MAX_CONFIG_BYTES} a config may have")
-        }
-        Some(crate::changeset::git::Blob::Bytes(b)) => {
-            let text =
-                String::from_utf8(b).with_context(|| format!("{CONFIG_PATH} at {base_sha} is not UTF-8"))?;
-            Ok(Config::from_yaml_str(&text, CONFIG_PATH)?.sign_off)
-        }
-    }
+    Ok(Config::at_base(&git, base_sha)?.config.sign_off)
 }
 
 async fn permission(api: &Api, login: &str) -> anyhow::Result<Option<crate::config::Permission>> {
     // Raw call: octocrab's typed one fails on GitHub's real answers.
-    let encoded = login.replace('[', "%5B").replace(']', "%5D");
+    let encoded = crate::http::encode_component(login);
     let route = api.repo_route(&format!("/collaborators/{encoded}/permission"));
     match api.get(&format!("reading {login}'s permission"), &route).await {
         Ok(page) => Ok(signoff::permission_from_api(

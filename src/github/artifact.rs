@@ -173,7 +173,10 @@ pub async fn list(
     server_url: Option<&str>,
 ) -> anyhow::Result<Result<Vec<ListedArtifact>, String>> {
     let what = format!("listing the Actions artifacts named `{name}`");
-    let route = api.repo_route(&format!("/actions/artifacts?name={}&per_page={PER_PAGE}", encode(name)));
+    let route = api.repo_route(&format!(
+        "/actions/artifacts?name={}&per_page={PER_PAGE}",
+        crate::http::encode_component(name)
+    ));
     let items = match api.get_all(&what, &route, Some("artifacts")).await {
         Ok(items) => items,
         Err(e) if e.is_forbidden() => {
@@ -260,11 +263,7 @@ async fn download(api: &Api, id: u64) -> Result<Vec<u8>, Download> {
         410 => return Err(Download::Expired),
         _ => {
             let body = read_bounded(resp).await.unwrap_or_default();
-            let text = String::from_utf8_lossy(&body);
-            let message = serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
-                .unwrap_or_else(|| text.chars().take(200).collect());
+            let message = super::client::error_message(&String::from_utf8_lossy(&body));
             let e = ApiError::Status { what: "the artifact download".into(), status, message };
             let hint = if e.is_forbidden() { "; give the job `permissions: actions: read`" } else { "" };
             return Err(Download::Failed(format!("{e}{hint}")));
@@ -327,19 +326,6 @@ async fn read_bounded(
     Ok(out)
 }
 
-/// Percent-encodes a query value (artifact names may hold spaces and more).
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,12 +349,6 @@ mod tests {
         let c = listed(3, "h", "2026-11-29T11:00:00Z", false);
         let ids: Vec<u64> = newest(vec![&a, &b, &c]).iter().map(|l| l.id).collect();
         assert_eq!(ids, [3, 2, 1]);
-    }
-
-    #[test]
-    fn names_are_percent_encoded() {
-        assert_eq!(encode("tool-ledger"), "tool-ledger");
-        assert_eq!(encode("tool ledger/v2&x"), "tool%20ledger%2Fv2%26x");
     }
 
     #[test]

@@ -430,7 +430,7 @@ pub fn write_error(what: &str, e: octocrab::Error) -> ApiError {
 }
 
 /// GitHub's error bodies are `{"message": ..}`; anything else is shown cut.
-fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))

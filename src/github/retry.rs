@@ -8,7 +8,8 @@
 //! A read is retried on 429, on 5xx, on a secondary rate limit (a 403 that
 //! carries `retry-after` or `x-ratelimit-remaining: 0`) and on a transport
 //! error. The wait is the server's word when it gave one (`retry-after` in
-//! seconds or as an HTTP date, else `x-ratelimit-reset` when the remaining
+//! seconds or as an HTTP date, read by [`crate::http::parse_retry_after`] as
+//! the replay reads it, else `x-ratelimit-reset` when the remaining
 //! count is 0) with jitter on top, so that many jobs limited together do not
 //! come back together; otherwise exponential backoff with jitter. The number
 //! of attempts and the total time spent waiting are both bounded: a reset an
@@ -68,14 +69,8 @@ impl Failure {
 
     /// The wait the server asked for, if it said anything usable.
     pub fn server_wait(&self, now: SystemTime) -> Option<Duration> {
-        if let Some(v) = &self.retry_after {
-            let v = v.trim();
-            if let Ok(secs) = v.parse::<u64>() {
-                return Some(Duration::from_secs(secs));
-            }
-            if let Ok(at) = httpdate::parse_http_date(v) {
-                return Some(at.duration_since(now).unwrap_or(Duration::ZERO));
-            }
+        if let Some(asked) = self.retry_after.as_deref().and_then(crate::http::parse_retry_after) {
+            return Some(asked.wait_from(now));
         }
         if self.ratelimit_remaining == Some(0) {
             if let Some(reset) = self.ratelimit_reset {
@@ -136,14 +131,15 @@ impl Backoff {
             return Err(GiveUp::Attempts);
         }
         let wait = match failure.server_wait(now) {
-            Some(hint) => hint + self.jitter(HINT_JITTER),
+            // Saturating: a huge Retry-After must end in `Budget`, not overflow.
+            Some(hint) => hint.saturating_add(self.jitter(HINT_JITTER)),
             None => {
                 let step = BACKOFF_BASE.saturating_mul(1 << (self.attempts - 1).min(16)).min(BACKOFF_CAP);
                 // Equal jitter: at least half the step, so waits still grow.
                 step / 2 + self.jitter(step / 2)
             }
         };
-        if self.waited + wait > self.max_total_wait {
+        if self.waited.saturating_add(wait) > self.max_total_wait {
             return Err(GiveUp::Budget { wanted: wait });
         }
         self.waited += wait;
@@ -201,6 +197,34 @@ mod tests {
         let f =
             Failure { ratelimit_remaining: Some(10), ratelimit_reset: Some(1_800_000_007), ..failure(502) };
         assert_eq!(f.server_wait(now), None);
+    }
+
+    #[test]
+    fn a_huge_or_garbage_retry_after_never_overflows_or_retries_sooner() {
+        let now = SystemTime::now();
+        for huge in ["18446744073709551615", "99999999999999999999999", "+18446744073709551615"] {
+            let mut b = Backoff::default();
+            let f = Failure { retry_after: Some(huge.into()), ..failure(429) };
+            match b.next_wait(&f, now) {
+                Err(GiveUp::Budget { wanted }) => {
+                    assert!(wanted >= Duration::from_secs(u64::MAX / 2), "{huge}")
+                }
+                other => panic!("{huge}: a wait past the budget must give up, got {other:?}"),
+            }
+        }
+        // Garbage is no hint: the reset (when the limit is used up) or backoff.
+        let f = Failure { retry_after: Some("soon".into()), ..failure(429) };
+        assert_eq!(f.server_wait(now), None);
+        let at = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let f = Failure {
+            retry_after: Some("1.5".into()),
+            ratelimit_remaining: Some(0),
+            ratelimit_reset: Some(1_800_000_009),
+            ..failure(403)
+        };
+        assert_eq!(f.server_wait(at), Some(Duration::from_secs(9)));
+        let f = Failure { retry_after: Some(" +4 ".into()), ..failure(429) };
+        assert_eq!(f.server_wait(at), Some(Duration::from_secs(4)));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //!
 //! - [`verify::verify`] → [`verify::LedgerReport`], the value the gate's
 //!   policy reads (present, valid, problems with line and fix, coverage);
+//! - [`render::render_text`], that report for a terminal;
 //! - [`append::append`], a locked whole-line append of a v2 record;
 //! - [`hook::run_hook`], the Claude Code / Codex / Cursor hook and mutation gate;
 //! - [`show::timeline`], the postmortem timeline.
@@ -35,6 +36,7 @@ pub mod lines;
 pub mod patch;
 pub mod pyjson;
 pub mod record;
+pub mod render;
 pub mod show;
 pub mod verify;
 

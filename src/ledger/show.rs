@@ -124,12 +124,10 @@ pub fn iso_time(ts: f64) -> Option<String> {
     Some(humantime::format_rfc3339_millis(t).to_string())
 }
 
-/// A summary on one line: line breaks and tabs read as spaces (a multi-line
-/// command stays readable), every other control and bidi override is shown
-/// escaped (`crate::text::one_line`), and it is cut to `SUMMARY_CHARS`.
+/// A summary on one line (controls and bidi overrides shown escaped, as
+/// everywhere: `crate::text::one_line`), cut to `SUMMARY_CHARS`.
 fn one_line(s: &str) -> String {
-    let spaced: String = s.chars().map(|c| if matches!(c, '\n' | '\r' | '\t') { ' ' } else { c }).collect();
-    crate::text::truncate(&crate::text::one_line(spaced.trim()), SUMMARY_CHARS - 1)
+    crate::text::truncate(&crate::text::one_line(s.trim()), SUMMARY_CHARS - 1)
 }
 
 /// Renders the timeline as aligned text.

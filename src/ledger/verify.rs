@@ -3,7 +3,8 @@
 //! pull request's change) every changed file explained by a record.
 //!
 //! The result is a [`LedgerReport`], a plain value the gate's policy reads
-//! and `--format json` prints. Problems never stop verification early (the
+//! and `--format json` prints; [`super::render`] shows it to people, and
+//! nothing here formats for a terminal. Problems never stop verification early (the
 //! maintainer sees all of them, up to [`MAX_PROBLEMS`]); only the size limits
 //! in [`Limits`] do.
 
@@ -583,49 +584,6 @@ impl Verifier {
     }
 }
 
-/// Renders a report for a terminal.
-pub fn render_text(r: &LedgerReport) -> String {
-    let mut out = String::new();
-    let state = if !r.present {
-        "absent"
-    } else if r.valid {
-        "valid"
-    } else {
-        "invalid"
-    };
-    let counts = match r.format.as_deref() {
-        Some(format) => format!("{} records, {format}", r.records),
-        None => "no records".to_string(),
-    };
-    out.push_str(&format!("ledger {}: {state} ({counts})\n", r.ledger));
-    if let Some(o) = &r.origin {
-        out.push_str(&format!("  from {}\n", o.describe()));
-    }
-    for p in &r.problems {
-        let place = p.line.map_or_else(|| r.ledger.clone(), |l| format!("{}:{l}", r.ledger));
-        out.push_str(&format!("  {place}: {}\n    fix: {}\n", p.message, p.fix));
-    }
-    if r.problems_omitted > 0 {
-        out.push_str(&format!("  ... and {} more problems\n", r.problems_omitted));
-    }
-    if let Some(c) = &r.coverage {
-        out.push_str(&format!(
-            "coverage of {}..{}: {} changed, {} explained\n",
-            c.base,
-            crate::text::short_sha(&c.head),
-            c.changed,
-            c.explained
-        ));
-        if !c.unexplained.is_empty() {
-            out.push_str(&format!("  unexplained: {}\n", c.unexplained.join(", ")));
-        }
-        if !c.not_landed.is_empty() {
-            out.push_str(&format!("  recorded but not in the change: {}\n", c.not_landed.join(", ")));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,7 +638,6 @@ mod tests {
         assert_eq!(r.problems.len(), MAX_PROBLEMS);
         assert_eq!(r.problems_omitted, 7);
         assert!(!r.valid);
-        assert!(render_text(&r).contains("and 7 more problems"));
     }
 
     #[test]

@@ -308,17 +308,8 @@ fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
     }
 }
 
-/// One retry policy found in the head version of a changed file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HeadPolicy {
-    pub path: String,
-    pub line: u32,
-    pub end_line: u32,
-    /// Total attempts (first call included); `None` for unbounded.
-    pub attempts: Option<f64>,
-    /// The retry library (`backon`, `loop`, ...).
-    pub lib: String,
-}
+/// The analyzers find the head's retry policies; the limit is judged here.
+pub use crate::analyze::HeadPolicy;
 
 /// `limits.max_attempts`: every head policy allowed more attempts than the
 /// ceiling is an `error` finding, raised in this PR or not (the limit is

@@ -1,35 +1,19 @@
-//! The `Retry-After` header in both forms of RFC 9110 §10.2.3: writing the
-//! HTTP-date in each of the three formats a recipient must accept (§5.6.7),
-//! and reading a header back into "wait N ms" or "wait until this time".
+//! The `Retry-After` header in both forms of RFC 9110 §10.2.3, as the replay
+//! server writes it: the HTTP-date in each of the three formats a recipient
+//! must accept (§5.6.7). Reading a header back into "wait N ms" or "wait
+//! until this time" is [`crate::http::parse_retry_after`], re-exported here
+//! as [`parse`].
 //!
-//! Parsing uses `httpdate`, which accepts IMF-fixdate, rfc850 and asctime;
-//! it only writes IMF-fixdate, so the two obsolete formats are rearranged
-//! from it here.
+//! `httpdate` only writes IMF-fixdate, so the two obsolete formats are
+//! rearranged from it here.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::scenario::DateFormat;
 
-/// What a `Retry-After` value asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetryAfter {
-    /// delay-seconds: wait this long after the response.
-    Delay(Duration),
-    /// HTTP-date: do not come back before this moment (Unix ms).
-    Until { unix_ms: u64 },
-}
-
-/// Parses a header value. delay-seconds is a non-negative decimal integer
-/// (RFC 9110: `1*DIGIT`); anything else must be an HTTP-date.
-pub fn parse(value: &str) -> Option<RetryAfter> {
-    let v = value.trim();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        return v.parse::<u64>().ok().map(|s| RetryAfter::Delay(Duration::from_secs(s)));
-    }
-    let t = httpdate::parse_http_date(v).ok()?;
-    let unix_ms = t.duration_since(UNIX_EPOCH).ok()?.as_millis() as u64;
-    Some(RetryAfter::Until { unix_ms })
-}
+/// Reading a header back is shared with the GitHub client's own retries,
+/// so it lives in [`crate::http`].
+pub use crate::http::{parse_retry_after as parse, RetryAfter};
 
 /// The last moment an HTTP-date can name (9999-12-31 23:59:59 UTC): its
 /// year has four digits.
@@ -92,24 +76,6 @@ mod tests {
         assert_eq!(format_date(t, DateFormat::ImfFixdate), "Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(format_date(t, DateFormat::Rfc850), "Sunday, 06-Nov-94 08:49:37 GMT");
         assert_eq!(format_date(t, DateFormat::Asctime), "Sun Nov  6 08:49:37 1994");
-    }
-
-    #[test]
-    fn parses_all_three_date_forms_to_the_same_instant() {
-        for v in
-            ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
-        {
-            assert_eq!(parse(v), Some(RetryAfter::Until { unix_ms: T * 1000 }), "{v}");
-        }
-    }
-
-    #[test]
-    fn parses_delay_seconds_and_rejects_the_rest() {
-        assert_eq!(parse("1"), Some(RetryAfter::Delay(Duration::from_secs(1))));
-        assert_eq!(parse(" 120 "), Some(RetryAfter::Delay(Duration::from_secs(120))));
-        for bad in ["1.5", "-1", "", "soon", "Sun, 06 Nov 1994"] {
-            assert_eq!(parse(bad), None, "{bad}");
-        }
     }
 
     #[test]

@@ -27,12 +27,13 @@ use std::fmt::Write as _;
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline};
 use crate::config::{Mode, SignOff};
 use crate::finding::{Finding, Kind, Note, Severity};
+use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
 use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
 use crate::replay::{CheckId, CheckStatus, ReplayReport};
-use crate::text::{path_to_uri, short_sha, truncate};
+use crate::text::{short_sha, truncate};
 
 /// Rows of the findings table. A row is one location and kind, however many
 /// rules found it. Thirty rows are what a reviewer reads on one screen; the

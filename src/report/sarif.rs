@@ -30,7 +30,7 @@ use super::Report;
 use crate::finding::{Finding, Kind, Note, Severity};
 /// A repository-relative path as a relative URI reference (one encoder for
 /// every format, in [`crate::text`]).
-pub use crate::text::path_to_uri;
+pub use crate::http::encode_path as path_to_uri;
 
 /// The schema the output conforms to (OASIS, errata 01).
 pub const SCHEMA_URI: &str =

@@ -80,7 +80,7 @@ fn gate_preamble(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "  sign-off: {}", one_line(&s.message))?;
     }
     if let Some(l) = &v.evidence.ledger {
-        write!(w, "  {}", crate::ledger::verify::render_text(l).replace('\n', "\n  ").trim_end())?;
+        write!(w, "  {}", crate::ledger::render::render_text(l).replace('\n', "\n  ").trim_end())?;
         writeln!(w)?;
     }
     if let Some(r) = &v.evidence.replay {

@@ -43,7 +43,7 @@ use sites::{FileModel, Site};
 
 /// Text that any retry site, timeout or retry builder contains. A file whose
 /// base and head both lack all of these is not parsed at all.
-const RETRY_TOKENS: &[&str] = &[
+pub(crate) const RETRY_TOKENS: &[&str] = &[
     "retr",
     "backoff",
     "backon",
@@ -62,12 +62,7 @@ const RETRY_TOKENS: &[&str] = &[
 
 fn retry_tokens() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(RETRY_TOKENS)
-            .unwrap_or_else(|e| panic!("retry token patterns are constant and valid: {e}"))
-    })
+    AC.get_or_init(|| super::any_word(RETRY_TOKENS))
 }
 
 /// Whether `path` names a Rust source file: `.rs` in any case (`client.RS`
@@ -207,6 +202,7 @@ impl Analyzer for RustAnalyzer {
             result.notes.extend(m.notes.iter().cloned());
             if let Some(head) = &m.head {
                 result.notes.extend(uncomputable_counts(m.file, head));
+                result.head_policies.extend(head_policies(m.file, head));
             }
             let (Some(base), Some(head)) = (m.base.as_ref(), m.head.as_ref()) else {
                 // One side absent: every site is unmatched for now.
@@ -236,6 +232,33 @@ impl Analyzer for RustAnalyzer {
         cross_file(&modelled, &leftovers, &mut result.findings);
         result
     }
+}
+
+/// The head's retry policies with a count or none (the gate's
+/// `limits.max_attempts`): a policy bounded by time, or whose count is not
+/// known, has no count to compare. Files compiled as Rust under another
+/// name (`#[path]`) are left to the findings.
+fn head_policies(file: &FileChange, head: &FileModel) -> Vec<super::HeadPolicy> {
+    if !is_rust_path(&file.path) {
+        return Vec::new();
+    }
+    head.sites
+        .iter()
+        .filter_map(|s| {
+            let attempts = match s.policy.attempts.value {
+                policy::Attempts::Total(n) => Some(n),
+                policy::Attempts::Unbounded => None,
+                policy::Attempts::TimeBounded(_) | policy::Attempts::Unknown => return None,
+            };
+            Some(super::HeadPolicy {
+                path: file.path.clone(),
+                line: s.line,
+                end_line: s.end_line,
+                attempts,
+                lib: s.policy.lib.id().to_string(),
+            })
+        })
+        .collect()
 }
 
 /// Changed retry sites whose count is written out but cannot be computed
@@ -452,21 +475,4 @@ fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32)
     f.base = c.base;
     f.head = c.head;
     f
-}
-
-/// The retry sites of one version of a file, for callers that judge a
-/// version on its own (the gate's `limits.max_attempts`). Text that cannot
-/// contain a retry is not parsed; a parse error is returned as text. Parsing
-/// runs on a thread with the analysis stack, so a caller on a main thread is
-/// as safe as `scan`.
-pub fn sites_in(text: &str) -> Result<Vec<Site>, String> {
-    if !is_retry_relevant(text) {
-        return Ok(Vec::new());
-    }
-    bounds::on_analysis_stack(|| {
-        let parsed =
-            parse::parse_file(text).map(|ast| sites::model(&ast, text).sites).map_err(|e| e.to_string());
-        proc_macro2::extra::invalidate_current_thread_spans();
-        parsed
-    })
 }
