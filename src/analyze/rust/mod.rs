@@ -12,6 +12,7 @@
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
 //! - [`compare`]: the decisions (which finding kind a change is);
+//! - [`fix`]: the edit that puts back what the base had, where one is sure;
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
@@ -19,6 +20,7 @@ pub mod bounds;
 pub mod compare;
 pub mod crate_index;
 pub mod eval;
+pub mod fix;
 pub mod includes;
 pub mod libs;
 pub mod loops;
@@ -222,6 +224,7 @@ impl Analyzer for RustAnalyzer {
             for (bi, hi) in pairs {
                 place(
                     m.file,
+                    Some(&base.sites[bi]),
                     &head.sites[hi],
                     compare::compare_sites(Some(&base.sites[bi].policy), &head.sites[hi].policy),
                     &mut result.findings,
@@ -368,7 +371,7 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             });
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
-            place(m.file, site, compare::compare_sites(base_policy, &site.policy), out);
+            place(m.file, None, site, compare::compare_sites(base_policy, &site.policy), out);
         }
     }
 }
@@ -405,7 +408,9 @@ fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec
 
 fn emit_timeout(file: &FileChange, b: &sites::TimeoutSite, h: &sites::TimeoutSite, out: &mut Vec<Finding>) {
     if let Some(c) = compare::compare_timeouts(b, h) {
-        out.push(to_finding(file, "client", c, h.line, h.line));
+        let mut f = to_finding(file, "client", c, h.line, h.line);
+        f.fix = fix::for_timeout(file, b.line, h.line, b.ms, h.ms);
+        out.push(f);
     }
 }
 
@@ -438,9 +443,11 @@ fn discarded(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Ve
     }
 }
 
-fn place(file: &FileChange, site: &Site, changes: Vec<Change>, out: &mut Vec<Finding>) {
+fn place(file: &FileChange, base: Option<&Site>, site: &Site, changes: Vec<Change>, out: &mut Vec<Finding>) {
     for c in changes {
-        out.push(to_finding(file, site.policy.lib.id(), c, site.line, site.end_line));
+        let mut f = to_finding(file, site.policy.lib.id(), c, site.line, site.end_line);
+        f.fix = fix::for_site(file, &f, base.map(|b| (b.line, b.end_line)));
+        out.push(f);
     }
 }
 
