@@ -172,3 +172,27 @@ fn fixes_reach_the_json_output() {
     let back: Vec<Finding> = serde_json::from_value(v).unwrap();
     assert_eq!(back, found, "the JSON form reads back");
 }
+
+/// The rule packs put back a compared value the same way, when it is the
+/// only change on its line.
+#[test]
+fn rule_packs_put_back_a_raised_count_alone_on_its_line() {
+    let rules = retrygate::analyze::rules::RulePackAnalyzer::bundled().unwrap();
+    let analyzers: [&dyn Analyzer; 1] = [&rules];
+    let run = |base: &str, head: &str| {
+        let cs = ChangeSet::from_files(vec![FileChange::from_texts("app/client.py", Some(base), Some(head))]);
+        analyze::scan(&cs, &analyzers).findings
+    };
+    let base = "import x\n\nclient = naive_client(timeout_s=2.5, retries=2)\n";
+    let found = run(base, "import x\n\nclient = naive_client(timeout_s=2.5, retries=6)\n");
+    let raised: Vec<&Finding> = found.iter().filter(|f| f.kind.id() == "retry-count-raised").collect();
+    assert_eq!(raised.len(), 1, "{found:#?}");
+    let fix = raised[0].fix.as_ref().expect("a fix");
+    assert_eq!((fix.line, fix.end_line), (3, 3));
+    assert_eq!(fix.replacement, "client = naive_client(timeout_s=2.5, retries=2)");
+
+    // The same line also lowered the timeout: neither finding gets a fix.
+    let found = run(base, "import x\n\nclient = naive_client(timeout_s=0.5, retries=6)\n");
+    assert!(found.iter().any(|f| f.kind.id() == "retry-count-raised"), "{found:#?}");
+    assert!(found.iter().all(|f| f.fix.is_none()), "{found:#?}");
+}

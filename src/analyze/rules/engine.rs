@@ -623,13 +623,21 @@ fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Fi
                 }
                 _ => {}
             }
-            out.push(
-                Finding::new(kind, &rule.id, &file.path, h.line)
-                    .severity(rule.severity)
-                    .message(message)
-                    .base(value_json(rule.counts, bv))
-                    .head(value_json(rule.counts, hv)),
+            let mut f = Finding::new(kind, &rule.id, &file.path, h.line)
+                .severity(rule.severity)
+                .message(message)
+                .base(value_json(rule.counts, bv))
+                .head(value_json(rule.counts, hv));
+            // The base's value, when it is the line's only change (a one-click fix).
+            f.fix = crate::analyze::rust::fix::restore_value(
+                file,
+                b.line,
+                h.line,
+                &b.raw,
+                &h.raw,
+                "put back the base's value",
             );
+            out.push(f);
         }
     }
     out

@@ -220,6 +220,36 @@ pub fn for_timeout(
     }
 }
 
+/// For the rule packs (any language): the fix that puts back a value a
+/// `when: raised`/`when: lowered` rule compared, when head line `head_line`
+/// is base line `base_line` with only that value changed, written
+/// `base_raw` there and `head_raw` here.
+pub fn restore_value(
+    file: &FileChange,
+    base_line: u32,
+    head_line: u32,
+    base_raw: &str,
+    head_raw: &str,
+    description: &str,
+) -> Option<Fix> {
+    let sides = sides_of(file)?;
+    let found: Vec<&Hunk> = sides
+        .hunks
+        .iter()
+        .filter(|h| h.base.len() == 1 && h.head.len() == 1)
+        .filter(|h| contains(&h.head, head_line) && contains(&h.base, base_line))
+        .filter(|h| {
+            let (b, hd) = (&sides.base[h.base.start], &sides.head[h.head.start]);
+            let (p, bs, hs) = window(b, hd);
+            b[p..bs].trim() == base_raw.trim() && hd[p..hs].trim() == head_raw.trim()
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Some(make_fix(&sides, one, description)),
+        _ => None,
+    }
+}
+
 /// What the one difference in a hunk must be.
 enum What {
     /// A number literal, raised by `delta` (the attempts' difference).
@@ -467,6 +497,21 @@ mod tests {
         assert_eq!(&base[p..bs], "with_jitter().");
         assert!(removed_somewhere(base, p, bs - p, is_jitter_call));
         assert!(!removed_somewhere(base, p, bs - p, is_adjust_call));
+    }
+
+    #[test]
+    fn rule_pack_values_are_restored_only_when_alone_on_their_line() {
+        let base = "a: 1\nretries: 3\ntimeout: 30s\n";
+        let head = "a: 1\nretries: 8\ntimeout: 5s # faster\n";
+        let file = FileChange::from_texts("cfg.yml", Some(base), Some(head));
+        let fix = restore_value(&file, 2, 2, "3", "8", "put back").unwrap();
+        assert_eq!((fix.line, fix.end_line, fix.replacement.as_str()), (2, 2, "retries: 3"));
+        assert_eq!(
+            restore_value(&file, 3, 3, "30s", "5s", "put back"),
+            None,
+            "the line also gained a comment"
+        );
+        assert_eq!(restore_value(&file, 2, 2, "2", "8", "put back"), None, "not the value compared");
     }
 
     #[test]
