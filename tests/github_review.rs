@@ -286,3 +286,28 @@ fn review_comments_are_listed_across_pages() {
     assert_eq!(fake.reviews().len(), 1, "ours were found on every page, so nothing was posted twice");
     assert_eq!(fake.review_comments().len(), 6);
 }
+
+#[test]
+fn an_answered_suggestion_is_closed_with_a_note_not_deleted() {
+    let fake = fake_with_diff();
+    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    job.run(&three());
+    let ours = fake.review_comments().iter().find(|c| c.line == Some(3)).unwrap().id;
+    let answer = fake.reply_to(ours, "octo-maintainer", "is 7 really too many here?");
+    let mut v = three();
+    v.remove(0);
+    job.run(&v);
+    let after = fake.review_comments();
+    let closed = after.iter().find(|c| c.id == ours).expect("kept: someone answered it");
+    assert!(closed.body.contains("no longer applies"), "{}", closed.body);
+    assert!(after.iter().any(|c| c.id == answer));
+    assert_eq!(fake.count("DELETE", "/pulls/comments/"), 0);
+    // From then on it is left alone, and the suggestion is not posted again.
+    let writes_before = writes(&fake).len();
+    job.run(&v);
+    assert_eq!(writes(&fake).len(), writes_before, "{:#?}", writes(&fake));
+    job.run(&three());
+    let again = fake.review_comments();
+    assert_eq!(again.iter().filter(|c| c.line == Some(3) && c.body.contains("```suggestion")).count(), 1);
+    assert!(again.iter().any(|c| c.id == ours), "the closed thread stays");
+}

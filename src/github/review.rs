@@ -16,7 +16,9 @@
 //!   ignored): the same suggestion at the same place is left alone, a
 //!   changed one at the same place is edited, one whose place moved (or
 //!   that GitHub marks outdated) is deleted and posted again, and one whose
-//!   finding is gone is deleted.
+//!   finding is gone is deleted. A suggestion someone answered is never
+//!   deleted (that would orphan the conversation): it is edited into a
+//!   short "no longer applies" note and left alone from then on.
 //! - **Lines outside the diff.** GitHub refuses a whole review with 422 when
 //!   one of its comments is not on a line of the diff. Fixes are computed on
 //!   changed lines (or the line above a deletion, which is diff context), so
@@ -75,6 +77,16 @@ pub struct Existing {
     pub line: Option<u32>,
     pub start_line: Option<u32>,
     pub body: String,
+    /// Someone answered it: it is closed with a note, never deleted.
+    pub replied: bool,
+    /// Already closed that way.
+    pub resolved: bool,
+}
+
+/// The body a suggestion that someone answered gets once its finding is
+/// gone or it moved: the thread stays, the marker says it is closed.
+pub fn resolved_body(key: &str) -> String {
+    format!("{MARKER_PREFIX}{key} resolved -->\n~~retrygate suggestion~~: this no longer applies (the finding is gone or moved; see the newer suggestion, if any).\n")
 }
 
 /// What to do, decided from what is wanted and what is there.
@@ -203,6 +215,8 @@ pub fn suggestions(findings: &[Finding]) -> (Vec<Suggestion>, usize) {
 /// This tool's suggestion comments among `comments`: the marker *and* the
 /// author `me` (logins compare case-insensitively).
 pub fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
+    let replied: HashSet<u64> =
+        comments.iter().filter_map(|c| c.get("in_reply_to_id").and_then(Value::as_u64)).collect();
     comments
         .iter()
         .filter(|c| {
@@ -211,11 +225,18 @@ pub fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
         .filter_map(|c| {
             let body = c.get("body").and_then(Value::as_str)?;
             let rest = body.strip_prefix(MARKER_PREFIX)?;
-            let key = rest.split_once(" -->")?.0.to_string();
+            let key = rest.split_once(" -->")?.0;
+            let (key, resolved) = match key.strip_suffix(" resolved") {
+                Some(k) => (k.to_string(), true),
+                None => (key.to_string(), false),
+            };
             let num = |k: &str| c.get(k).and_then(Value::as_u64).map(|n| n as u32);
+            let id = c.get("id").and_then(Value::as_u64)?;
             Some(Existing {
-                id: c.get("id").and_then(Value::as_u64)?,
+                id,
                 key,
+                replied: replied.contains(&id),
+                resolved,
                 path: c.get("path").and_then(Value::as_str).unwrap_or("").to_string(),
                 line: num("line"),
                 start_line: num("start_line"),
@@ -229,7 +250,8 @@ pub fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
 pub fn plan(want: Vec<Suggestion>, left_out: usize, have: &[Existing]) -> Plan {
     let mut p = Plan { left_out, ..Plan::default() };
     let mut by_key: HashMap<&str, Vec<&Existing>> = HashMap::new();
-    for e in have {
+    let have: Vec<&Existing> = have.iter().filter(|e| !e.resolved).collect();
+    for &e in &have {
         by_key.entry(e.key.as_str()).or_default().push(e);
     }
     let mut used: HashSet<u64> = HashSet::new();
@@ -248,7 +270,13 @@ pub fn plan(want: Vec<Suggestion>, left_out: usize, have: &[Existing]) -> Plan {
             _ => p.post.push(s),
         }
     }
-    p.delete = have.iter().map(|e| e.id).filter(|id| !used.contains(id)).collect();
+    for e in have.into_iter().filter(|e| !used.contains(&e.id)) {
+        if e.replied {
+            p.update.push((e.id, resolved_body(&e.key)));
+        } else {
+            p.delete.push(e.id);
+        }
+    }
     p
 }
 
@@ -451,6 +479,8 @@ mod tests {
             line,
             start_line: None,
             body: body.to_string(),
+            replied: false,
+            resolved: false,
         };
         let have = vec![
             existing(1, &want[0], Some(3), &want[0].body),
@@ -462,6 +492,8 @@ mod tests {
                 line: Some(1),
                 start_line: None,
                 body: String::new(),
+                replied: false,
+                resolved: false,
             },
         ];
         let p = plan(want.clone(), 0, &have);
@@ -475,6 +507,16 @@ mod tests {
         let p = plan(want.clone(), 0, &have);
         assert_eq!(p.post.len(), 2);
         assert_eq!(p.delete, vec![1, 2]);
+        // Answered: closed with a note, and left alone once closed.
+        let mut answered = existing(4, &want[0], Some(99), &want[0].body);
+        answered.replied = true;
+        let p = plan(Vec::new(), 0, std::slice::from_ref(&answered));
+        assert_eq!(p.update, vec![(4, resolved_body(&want[0].key))]);
+        assert!(p.delete.is_empty());
+        answered.resolved = true;
+        let p = plan(want.clone(), 0, &[answered]);
+        assert_eq!(p.post.len(), 2, "a closed one is not the suggestion any more");
+        assert!(p.update.is_empty() && p.delete.is_empty());
     }
 
     #[test]
@@ -488,6 +530,11 @@ mod tests {
         let m = mine(&comments, "github-actions[bot]");
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].id, m[0].key.as_str(), m[0].line), (3, "abc", None));
+        let reply = json!({"id": 4, "user": {"login": "octo"}, "body": "why?", "in_reply_to_id": 3});
+        let closed = json!({"id": 5, "user": {"login": "github-actions[bot]"}, "body": resolved_body("k")});
+        let m = mine(&[comments[2].clone(), reply, closed], "github-actions[bot]");
+        assert!(m[0].replied && !m[0].resolved);
+        assert!(m[1].resolved && m[1].key == "k");
     }
 
     #[test]

@@ -129,6 +129,8 @@ pub struct ReviewComment {
     pub original_line: u64,
     pub start_line: Option<u64>,
     pub side: String,
+    /// The comment this one answers, in its thread.
+    pub in_reply_to: Option<u64>,
 }
 
 /// A submitted pull-request review.
@@ -388,9 +390,23 @@ impl FakeGithub {
                 original_line: line,
                 start_line: None,
                 side: "RIGHT".into(),
+                in_reply_to: None,
             });
             id
         })
+    }
+
+    /// A reply by `login` in the thread of review comment `to`.
+    pub fn reply_to(&self, to: u64, login: &str, body: &str) -> u64 {
+        let (pr, path, line) = self.with(|s| {
+            let c = s.review_comments.iter().find(|c| c.id == to).expect("comment replied to");
+            (c.pr, c.path.clone(), c.original_line)
+        });
+        let id = self.add_review_comment(pr, login, &path, line, body);
+        self.with(|s| {
+            s.review_comments.iter_mut().filter(|c| c.id == id).for_each(|c| c.in_reply_to = Some(to))
+        });
+        id
     }
 
     pub fn comments(&self) -> Vec<Comment> {
@@ -633,6 +649,7 @@ fn review_comment_json(st: &State, c: &ReviewComment) -> Value {
         "original_line": c.original_line,
         "side": c.side,
         "subject_type": "line",
+        "in_reply_to_id": c.in_reply_to,
     })
 }
 
@@ -684,6 +701,7 @@ fn new_review_comment(
         original_line: line.unwrap_or(0),
         start_line: c["start_line"].as_u64(),
         side: c["side"].as_str().unwrap_or("RIGHT").to_string(),
+        in_reply_to: None,
     }
 }
 
