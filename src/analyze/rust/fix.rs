@@ -20,6 +20,7 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -89,23 +90,31 @@ fn sides(base: &str, head: &str) -> Option<Sides> {
     Some(Sides { base: b, head: h, hunks })
 }
 
-thread_local! {
-    /// The last file's diff: findings of one file come one after another.
-    static LAST: RefCell<Option<(String, usize, usize, std::rc::Rc<Sides>)>> = const { RefCell::new(None) };
+/// A file's two texts and their diff, remembered for the next finding.
+struct Cached {
+    base: String,
+    head: String,
+    sides: Rc<Sides>,
 }
 
-fn sides_of(file: &FileChange) -> Option<std::rc::Rc<Sides>> {
+thread_local! {
+    /// The last file's diff: findings of one file come one after another.
+    /// Keyed by both texts, compared whole (cheap next to a diff), so that a
+    /// thread that moves on to another file, or another change of the same
+    /// path, never reuses a stale one.
+    static LAST: RefCell<Option<Cached>> = const { RefCell::new(None) };
+}
+
+fn sides_of(file: &FileChange) -> Option<Rc<Sides>> {
     let (base, head) = (file.base.text()?, file.head.text()?);
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((p, bl, hl, s)) = last.as_ref() {
-            if *p == file.path && *bl == base.len() && *hl == head.len() {
-                return Some(s.clone());
-            }
+        if let Some(c) = last.as_ref().filter(|c| c.base == base && c.head == head) {
+            return Some(c.sides.clone());
         }
-        let s = std::rc::Rc::new(sides(base, head)?);
-        *last = Some((file.path.clone(), base.len(), head.len(), s.clone()));
-        Some(s)
+        let sides = Rc::new(sides(base, head)?);
+        *last = Some(Cached { base: base.to_string(), head: head.to_string(), sides: sides.clone() });
+        Some(sides)
     })
 }
 
