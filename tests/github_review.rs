@@ -11,8 +11,9 @@ use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::cli::Exit;
 use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
-use retrygate::github::{ActionEnv, GateRequest, Mode, Publication};
+use retrygate::github::{check_gate, ActionEnv, GateRequest, Mode, Publication, VerdictFile};
 use retrygate::report::Report;
+use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
 const BASE: &str = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e";
@@ -74,6 +75,83 @@ fn fixed(path: &str, line: u32, end_line: u32, replacement: &str, message: &str)
         end_line,
         replacement: replacement.into(),
     })
+}
+
+/// The head-side line ranges of every hunk of `path` in `git diff -U3`,
+/// as GitHub's pull-request diff has them.
+fn git_hunks(repo: &common::Repo, base: &str, head: &str, path: &str) -> Vec<(u64, u64)> {
+    let diff = repo.git(&["diff", "-U3", base, head, "--", path]);
+    diff.lines()
+        .filter_map(|l| l.strip_prefix("@@ "))
+        .filter_map(|l| l.split(' ').nth(1)?.strip_prefix('+').map(str::to_string))
+        .map(|r| {
+            let (start, len) = r.split_once(',').map_or((r.as_str(), "1"), |(a, b)| (a, b));
+            let (start, len): (u64, u64) = (start.parse().unwrap(), len.parse().unwrap());
+            (start, start + len.max(1) - 1)
+        })
+        .collect()
+}
+
+/// The checkout incident end to end: the real gate on a real repository
+/// finds the raised count and the lowered timeout, each in a `const`, and
+/// suggests the base's lines; the read-only `compute` job of the fork-safe
+/// split posts nothing, the `publish` job that recomputes does.
+#[test]
+fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
+    let repo = common::Repo::new();
+    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    let base = repo.commit("base");
+    repo.branch("agent");
+    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    let head = repo.commit("faster checkout");
+    let fake = FakeGithub::start();
+    fake.set_diff(PR, "src/checkout.rs", &git_hunks(&repo, &base, &head, "src/checkout.rs"));
+    let job = |event: &str, payload: Value, token: &str, mode: Mode| {
+        let mut j = Job::new(&fake, token, mode);
+        fake.add_pull(PR, &head, &base);
+        j.env.event_name = event.into();
+        j.env.workspace = repo.path().to_path_buf();
+        std::fs::write(&j.env.event_path, payload.to_string()).unwrap();
+        j
+    };
+    let mut pr = common::github_fixture("pull_request__opened.payload.json");
+    pr["pull_request"]["head"]["sha"] = json!(head);
+    pr["pull_request"]["base"]["sha"] = json!(base);
+    // A fork's pull request: the read-only job computes.
+    let compute = job("pull_request", pr.clone(), READ_ONLY_TOKEN, Mode::Compute);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Exit::Fail);
+    assert!(fake.reviews().is_empty() && fake.review_comments().is_empty());
+    let file = VerdictFile::read(&compute.env.verdict_file).unwrap();
+    assert!(file.publication.findings.iter().any(|f| f.fix.is_some()), "the verdict carries the fixes");
+
+    // The workflow_run job recomputes and publishes, suggestions included.
+    let mut run = common::github_fixture("workflow_run__completed.payload.json");
+    run["workflow_run"]["head_sha"] = json!(head);
+    let mut publish = job("workflow_run", run, ACTIONS_TOKEN, Mode::Publish);
+    publish.env.verdict_file = compute.env.verdict_file.clone();
+    fake.with(|s| s.pulls.get_mut(&PR).unwrap()["head"]["repo"]["full_name"] = json!("octo-org/octo-repo"));
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Exit::Fail);
+    let comments = fake.review_comments();
+    let mut lines: Vec<Option<u64>> = comments.iter().map(|c| c.line).collect();
+    lines.sort();
+    assert_eq!(lines, [Some(8), Some(9)], "the two consts: {}", publish.summary());
+    assert!(comments.iter().any(|c| c.body.contains("```suggestion\nconst MAX_RETRIES: u32 = 2;\n```")));
+    assert!(comments.iter().any(|c| c.body.contains("```suggestion\nconst TIMEOUT_MS: u64 = 2500;\n```")));
+    assert_eq!(fake.reviews().len(), 1);
+    assert_eq!(fake.reviews()[0].state, "COMMENTED");
+    let bodies: Vec<&str> = comments.iter().map(|c| c.body.as_str()).collect();
+    let base_text = retrygate::demo::BEFORE;
+    for b in &bodies {
+        let suggested = b.split("```suggestion\n").nth(1).and_then(|r| r.split("\n```").next()).unwrap();
+        assert!(base_text.contains(suggested), "a suggestion puts back base text: {suggested}");
+    }
+    assert!(publish.summary().contains("posted"), "{}", publish.summary());
+
+    // The same-repository job (full mode) on the same head adds nothing.
+    let full = job("pull_request", pr, ACTIONS_TOKEN, Mode::Full);
+    retrygate::github::run(&full.env, &check_gate).unwrap();
+    assert_eq!(fake.review_comments().len(), comments.len());
+    assert_eq!(fake.reviews().len(), 1);
 }
 
 fn three() -> Vec<Finding> {
