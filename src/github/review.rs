@@ -148,9 +148,31 @@ fn key(path: &str, kind: &str, rule: &str, replacement: &str, occurrence: usize)
 }
 
 /// Markdown text from the finding (which quotes pull-request code): on one
-/// line, with no HTML and no @-mentions that would notify anyone.
+/// line; outside its code spans, Markdown and HTML characters escaped and
+/// @-mentions broken (they would notify someone); inside them, as written
+/// (GitHub renders neither there). Unbalanced backticks are escaped too.
 fn escape(s: &str) -> String {
-    one_line(s).replace('<', "&lt;").replace('>', "&gt;").replace('@', "@\u{2060}")
+    let s = one_line(s);
+    let balanced = s.matches('`').count() % 2 == 0;
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut in_code = false;
+    for c in s.chars() {
+        match c {
+            '`' if balanced => {
+                in_code = !in_code;
+                out.push(c);
+            }
+            _ if in_code => out.push(c),
+            '@' => out.push_str("@\u{2060}"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '~' | '!' | '&' | '$' | '{'
+            | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The suggestion comment's body for `f`.
@@ -446,10 +468,20 @@ mod tests {
         let b = &s[0].body;
         assert!(b.starts_with(MARKER_PREFIX), "{b}");
         assert!(b.contains("```suggestion\n    .with_max_times(2)\n```\n"), "{b}");
-        assert!(!b.contains("@someone") && b.contains("&lt;b&gt;"), "{b}");
+        assert!(!b.contains("@someone") && b.contains("\\<b\\>"), "{b}");
         let code = fixed("src/a.rs", 3, "let s = \"```\";");
         let (s, _) = suggestions(&[code]);
         assert!(s[0].body.contains("````suggestion\n"), "a longer fence: {}", s[0].body);
+    }
+
+    #[test]
+    fn code_spans_stay_code_and_the_rest_is_escaped() {
+        assert_eq!(
+            escape("raised (`for a in 0..=MAX<T>`) by *x*"),
+            "raised (`for a in 0..=MAX<T>`) by \\*x\\*"
+        );
+        assert_eq!(escape("odd ` tick"), "odd \\` tick");
+        assert_eq!(escape("`@team` and @team"), "`@team` and @\u{2060}team");
     }
 
     #[test]
