@@ -389,3 +389,66 @@ fn an_answered_suggestion_is_closed_with_a_note_not_deleted() {
     assert_eq!(again.iter().filter(|c| c.line == Some(3) && c.body.contains("```suggestion")).count(), 1);
     assert!(again.iter().any(|c| c.id == ours), "the closed thread stays");
 }
+
+/// Suggestions come last and stop `review::RESERVE` before the publish deadline:
+/// with many stale ones to delete a second apart, the verdict is still
+/// published in time and the summary counts what is left for the next run.
+/// Runs the binary, whose deadline comes from its environment.
+#[test]
+fn suggestions_never_make_the_verdict_miss_the_publish_deadline() {
+    let repo = common::Repo::new();
+    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    let base = repo.commit("base");
+    repo.branch("agent");
+    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    let head = repo.commit("faster checkout");
+    let fake = FakeGithub::start();
+    fake.add_pull(PR, &head, &base);
+    fake.set_diff(PR, "src/checkout.rs", &git_hunks(&repo, &base, &head, "src/checkout.rs"));
+    for i in 0..12 {
+        fake.add_review_comment(
+            PR,
+            "github-actions[bot]",
+            "src/checkout.rs",
+            8,
+            &format!("{MARKER_PREFIX}stale{i} -->\nold"),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut event = common::github_fixture("pull_request__opened.payload.json");
+    event["pull_request"]["head"]["sha"] = json!(head);
+    event["pull_request"]["base"]["sha"] = json!(base);
+    std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+    let deadline = 8;
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .arg("github")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", dir.path().join("event.json"))
+        .env("GITHUB_REPOSITORY", OWNER_REPO)
+        .env("GITHUB_API_URL", &fake.url)
+        .env("GITHUB_TOKEN", ACTIONS_TOKEN)
+        .env("GITHUB_WORKSPACE", repo.path())
+        .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+        .env("RETRYGATE_PUBLISH_DEADLINE", deadline.to_string())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "blocked and published, not 'could not publish': {stderr}\n{summary}"
+    );
+    assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
+    assert!(took < Duration::from_secs(deadline), "{took:?}");
+    let left = fake.review_comments().iter().filter(|c| c.body.contains("stale")).count();
+    assert!(left > 0 && left < 12, "some stale ones deleted, not all: {left}");
+    assert!(
+        summary.contains("changes not made before the publish deadline (the next run makes them)"),
+        "{summary}"
+    );
+}

@@ -182,15 +182,16 @@ async fn publish_steps(
         Ok(me) => comment::publish_comment(api, pr.number, me, &p.comment_markdown).await,
         Err(e) => Err(e.clone()),
     };
-    let suggestions = Some(match &me {
-        Ok(me) => review::publish_suggestions(api, pr.number, &p.head_sha, me, &p.findings).await,
-        Err(e) => Err(e.clone()),
-    });
     let auto_merge = match (p.verdict, pr.auto_merge_enabled) {
         (Verdict::Pass, _) => AutoMerge::NotNeeded,
         (Verdict::Block, false) => AutoMerge::NotEnabled,
         (Verdict::Block, true) => disable_auto_merge(api, pr).await,
     };
+    // Last: the one-click fixes, within what the deadline leaves.
+    let suggestions = Some(match &me {
+        Ok(me) => review::publish_suggestions(api, pr.number, &p.head_sha, me, &p.findings).await,
+        Err(e) => Err(e.clone()),
+    });
     PublishReport { check, status, comment, suggestions, auto_merge }
 }
 

@@ -51,6 +51,12 @@ pub const REVIEW_EVENT: &str = "COMMENT";
 /// Opens every suggestion comment's body; the key follows.
 pub const MARKER_PREFIX: &str = "<!-- retrygate:suggestion key=";
 
+/// Publish time kept free for everything else: suggestions come last, and
+/// their writes (a second apart, as GitHub asks) stop this long before the
+/// publish deadline, so they can never make the verdict's publish run out of
+/// time. What was not done is counted and done by the next run.
+pub const RESERVE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A review comment may hold at most this many characters (as an issue
 /// comment); a suggestion longer than that is not offered.
 pub const MAX_BODY_CHARS: usize = 65_536;
@@ -110,6 +116,8 @@ pub struct ReviewOutcome {
     pub left_out: usize,
     /// Suggestions GitHub refused with 422 (`path:line: message`).
     pub skipped: Vec<String>,
+    /// Writes not made because the publish deadline drew near.
+    pub unfinished: usize,
 }
 
 impl ReviewOutcome {
@@ -121,6 +129,12 @@ impl ReviewOutcome {
         );
         if self.left_out > 0 {
             s.push_str(&format!(", {} left out (at most {MAX_SUGGESTIONS} per pull request)", self.left_out));
+        }
+        if self.unfinished > 0 {
+            s.push_str(&format!(
+                "; {} changes not made before the publish deadline (the next run makes them)",
+                self.unfinished
+            ));
         }
         if !self.skipped.is_empty() {
             s.push_str(&format!(
@@ -351,16 +365,27 @@ async fn send(
             .map_err(|e| ApiError::NoAnswer { what: what.to_string(), detail: e.to_string() })?;
         Ok::<_, ApiError>((status, text))
     };
-    let (status, text) =
-        tokio::time::timeout(api.publish_left(), request).await.map_err(|_| ApiError::Deadline {
-            what: what.to_string(),
-            which: super::client::Deadline::Publish,
-            after: api.publish_deadline(),
-        })??;
+    let left = api.publish_left().saturating_sub(RESERVE);
+    if left.is_zero() {
+        return Err(out_of_time(api, what));
+    }
+    let (status, text) = tokio::time::timeout(left, request).await.map_err(|_| out_of_time(api, what))??;
     if !(200..300).contains(&status) {
         return Err(ApiError::Status { what: what.to_string(), status, message: error_text(&text) });
     }
     Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn out_of_time(api: &Api, what: &str) -> ApiError {
+    ApiError::Deadline {
+        what: what.to_string(),
+        which: super::client::Deadline::Publish,
+        after: api.publish_deadline(),
+    }
+}
+
+fn is_out_of_time(e: &ApiError) -> bool {
+    matches!(e, ApiError::Deadline { .. })
 }
 
 /// GitHub's 422 says why in `errors`; the message alone is "Unprocessable Entity".
@@ -394,19 +419,32 @@ pub async fn publish_suggestions(
     let p = plan(want, left_out, &mine(&listed, me));
     let mut out =
         ReviewOutcome { left_out: p.left_out, unchanged: p.unchanged.len(), ..ReviewOutcome::default() };
+    let mut todo = p.delete.len() + p.update.len() + p.post.len();
     for id in &p.delete {
         let r = api.repo_route(&format!("/pulls/comments/{id}"));
         match send(api, "DELETE", "deleting a stale suggestion", &r, None).await {
             Ok(_) => out.deleted += 1,
             // Already gone (deleted by a person, or by a concurrent run).
             Err(e) if e.status() == Some(404) => out.deleted += 1,
+            Err(e) if is_out_of_time(&e) => {
+                out.unfinished = todo;
+                return Ok(out);
+            }
             Err(e) => return Err(e),
         }
+        todo -= 1;
     }
     for (id, body) in &p.update {
         let r = api.repo_route(&format!("/pulls/comments/{id}"));
-        send(api, "PATCH", "editing a suggestion", &r, Some(&json!({ "body": body }))).await?;
-        out.updated += 1;
+        match send(api, "PATCH", "editing a suggestion", &r, Some(&json!({ "body": body }))).await {
+            Ok(_) => out.updated += 1,
+            Err(e) if is_out_of_time(&e) => {
+                out.unfinished = todo;
+                return Ok(out);
+            }
+            Err(e) => return Err(e),
+        }
+        todo -= 1;
     }
     if p.post.is_empty() {
         return Ok(out);
@@ -426,6 +464,10 @@ pub async fn publish_suggestions(
         Err(e) if e.status() == Some(422) => {
             tracing::warn!("{e}; posting the suggestions one at a time");
         }
+        Err(e) if is_out_of_time(&e) => {
+            out.unfinished = todo;
+            return Ok(out);
+        }
         Err(e) => return Err(e),
     }
     // One bad line refused the whole review: the rest go one by one.
@@ -439,8 +481,13 @@ pub async fn publish_suggestions(
                 tracing::warn!("{}:{}: {e}; skipped", s.path, s.line);
                 out.skipped.push(format!("{}:{}: {}", s.path, s.line, one_line(&e.to_string())));
             }
+            Err(e) if is_out_of_time(&e) => {
+                out.unfinished = todo;
+                return Ok(out);
+            }
             Err(e) => return Err(e),
         }
+        todo -= 1;
     }
     Ok(out)
 }
