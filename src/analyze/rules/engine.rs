@@ -579,6 +579,7 @@ fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
 /// `when: raised` / `when: lowered`.
 fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let fixes = crate::analyze::rust::fix::Fixes::new(file);
     let base_by = by_key(base);
     for (key, heads) in by_key(head) {
         let bases = base_by.get(key).cloned().unwrap_or_default();
@@ -629,14 +630,7 @@ fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Fi
                 .base(value_json(rule.counts, bv))
                 .head(value_json(rule.counts, hv));
             // The base's value, when it is the line's only change (a one-click fix).
-            f.fix = crate::analyze::rust::fix::restore_value(
-                file,
-                b.line,
-                h.line,
-                &b.raw,
-                &h.raw,
-                "put back the base's value",
-            );
+            f.fix = fixes.restore_value(b.line, h.line, &b.raw, &h.raw, "put back the base's value");
             out.push(f);
         }
     }

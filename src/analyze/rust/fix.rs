@@ -18,9 +18,9 @@
 //! unchanged line above it, which is context in any diff: so a GitHub
 //! suggestion on those lines lies in the pull request's diff.
 
-use std::cell::RefCell;
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::ops::Range;
-use std::rc::Rc;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -44,7 +44,20 @@ struct Hunk {
 struct Sides {
     base: Vec<String>,
     head: Vec<String>,
+    /// Sorted by head start, so that the hunks near a line are found by
+    /// binary search (a file may hold a hundred thousand findings).
     hunks: Vec<Hunk>,
+    /// Head lines that declare a `const`, `static` or `let`, by name.
+    bindings: HashMap<String, Vec<usize>>,
+}
+
+impl Sides {
+    /// The hunks whose head range starts at a line in `lo..=hi` (0-based).
+    fn starting_in(&self, lo: usize, hi: usize) -> &[Hunk] {
+        let a = self.hunks.partition_point(|h| h.head.start < lo);
+        let b = self.hunks.partition_point(|h| h.head.start <= hi);
+        &self.hunks[a..b.max(a)]
+    }
 }
 
 fn lines(text: &str) -> Vec<String> {
@@ -87,79 +100,154 @@ fn sides(base: &str, head: &str) -> Option<Sides> {
         .map(|(bi, hi)| Hunk { base: bi..bi + 1, head: hi..hi + 1 })
         .collect();
     hunks.extend(pairs);
-    Some(Sides { base: b, head: h, hunks })
-}
-
-/// A file's two texts and their diff, remembered for the next finding.
-struct Cached {
-    base: String,
-    head: String,
-    sides: Rc<Sides>,
-}
-
-thread_local! {
-    /// The last file's diff: findings of one file come one after another.
-    /// Keyed by both texts, compared whole (cheap next to a diff), so that a
-    /// thread that moves on to another file, or another change of the same
-    /// path, never reuses a stale one.
-    static LAST: RefCell<Option<Cached>> = const { RefCell::new(None) };
-}
-
-fn sides_of(file: &FileChange) -> Option<Rc<Sides>> {
-    let (base, head) = (file.base.text()?, file.head.text()?);
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some(c) = last.as_ref().filter(|c| c.base == base && c.head == head) {
-            return Some(c.sides.clone());
+    hunks.sort_by_key(|x| (x.head.start, x.head.end));
+    let mut bindings: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, l) in h.iter().enumerate() {
+        if let Some(name) = binding_name(l) {
+            bindings.entry(name.to_string()).or_default().push(i);
         }
-        let sides = Rc::new(sides(base, head)?);
-        *last = Some(Cached { base: base.to_string(), head: head.to_string(), sides: sides.clone() });
-        Some(sides)
-    })
-}
-
-/// The fix for `finding`, made at a retry site whose head lines are
-/// `finding.line..=end_line` and whose base lines are `base` (`None` when
-/// the base site is in another file: then nothing is put back).
-pub fn for_site(file: &FileChange, finding: &Finding, base: Option<(u32, u32)>) -> Option<Fix> {
-    let base = base?;
-    let sides = sides_of(file)?;
-    let head = (finding.line, finding.end_line);
-    let (what, description): (What, &str) = match finding.kind {
-        Kind::RetryCountRaised => {
-            let delta =
-                number_delta(finding, "attempts").or_else(|| number_delta(finding, "budget_percent"))?;
-            (What::Number { delta }, "put back the base's count")
-        }
-        Kind::JitterRemoved => (What::Removed(is_jitter_call), "put back the `.with_jitter()` the base had"),
-        Kind::RetryAfterIgnored => {
-            (What::Removed(is_adjust_call), "put back the `.adjust(..)` that read Retry-After")
-        }
-        _ => return None,
-    };
-    let site_text = line_slice(&sides.head, head.0, head.1).join("\n");
-    // Where the change may be: the site itself, or the rest of a statement
-    // that starts at the site or at a `let` the site names (a builder bound
-    // to `policy` and passed to `.retry(policy)`).
-    let mut anchors = vec![(head.0 as usize).saturating_sub(1)];
-    anchors.extend(
-        (0..sides.head.len()).filter(|&i| binding_named_in(&sides.head[i], &site_text)).take(MAX_ANCHORS),
-    );
-    let mut found: Vec<&Hunk> = sides
-        .hunks
-        .iter()
-        .filter(|h| at_site(h, head, base) || anchors.iter().any(|&i| in_statement(&sides, h, i, None)))
-        .filter(|h| matches(&sides, h, &what))
-        .collect();
-    if found.is_empty() && matches!(what, What::Number { .. }) {
-        // The count is often a `const` or `let` the site names.
-        found = in_bindings(&sides, &site_text, &what);
     }
-    found.dedup();
-    match found.as_slice() {
-        [one] => Some(make_fix(&sides, one, description)),
-        _ => None,
+    Some(Sides { base: b, head: h, hunks, bindings })
+}
+
+/// The fixes of one changed file: its line diff, computed once, on first
+/// use, for all its findings.
+pub struct Fixes<'f> {
+    file: &'f FileChange,
+    sides: OnceCell<Option<Sides>>,
+}
+
+impl<'f> Fixes<'f> {
+    pub fn new(file: &'f FileChange) -> Fixes<'f> {
+        Fixes { file, sides: OnceCell::new() }
     }
+
+    fn sides(&self) -> Option<&Sides> {
+        self.sides.get_or_init(|| sides(self.file.base.text()?, self.file.head.text()?)).as_ref()
+    }
+
+    /// The fix for `finding`, made at a retry site whose head lines are
+    /// `finding.line..=end_line` and whose base lines are `base`.
+    pub fn for_site(&self, finding: &Finding, base: (u32, u32)) -> Option<Fix> {
+        let (what, description): (What, &str) = match finding.kind {
+            Kind::RetryCountRaised => {
+                let delta =
+                    number_delta(finding, "attempts").or_else(|| number_delta(finding, "budget_percent"))?;
+                (What::Number { delta }, "put back the base's count")
+            }
+            Kind::JitterRemoved => {
+                (What::Removed(is_jitter_call), "put back the `.with_jitter()` the base had")
+            }
+            Kind::RetryAfterIgnored => {
+                (What::Removed(is_adjust_call), "put back the `.adjust(..)` that read Retry-After")
+            }
+            _ => return None,
+        };
+        let sides = self.sides()?;
+        let head = (finding.line.max(1), finding.end_line.max(finding.line.max(1)));
+        let site_text = line_slice(&sides.head, head.0, head.1).join("\n");
+        let named = named_bindings(sides, &site_text);
+        // Where the change may be: the site itself, or the rest of a
+        // statement that starts at the site or at a `let` the site names (a
+        // builder bound to `policy` and passed to `.retry(policy)`).
+        let mut anchors = vec![head.0 as usize - 1];
+        anchors.extend(named.iter().copied().take(MAX_ANCHORS));
+        let mut found: Vec<&Hunk> = sides
+            .starting_in(head.0 as usize - 1, head.1 as usize)
+            .iter()
+            .filter(|h| at_site(h, head, base))
+            .chain(anchors.iter().flat_map(|&at| {
+                sides
+                    .starting_in(at + 1, at + MAX_STATEMENT_LINES)
+                    .iter()
+                    .filter(move |h| in_statement(sides, h, at, None))
+            }))
+            .filter(|h| matches(sides, h, &what))
+            .collect();
+        if found.is_empty() && matches!(what, What::Number { .. }) {
+            // The count is often a `const` or `let` the site names.
+            found = in_bindings(sides, &named, &what);
+        }
+        found.sort_by_key(|h| (h.head.start, h.head.end, h.base.start));
+        found.dedup();
+        match found.as_slice() {
+            [one] => Some(make_fix(sides, one, description)),
+            _ => None,
+        }
+    }
+
+    /// The fix for a lowered timeout set on head line `head_line`, which was
+    /// on base line `base_line` and went from `base_ms` to `head_ms`.
+    pub fn for_timeout(&self, base_line: u32, head_line: u32, base_ms: f64, head_ms: f64) -> Option<Fix> {
+        if base_line == 0 || head_line == 0 || head_ms <= 0.0 {
+            return None;
+        }
+        let sides = self.sides()?;
+        let what = What::Duration { ratio: base_ms / head_ms };
+        let at = head_line as usize - 1;
+        let mut found: Vec<&Hunk> = sides
+            .starting_in(at.saturating_sub(MAX_STATEMENT_LINES), at + MAX_STATEMENT_LINES)
+            .iter()
+            .filter(|h| {
+                (contains(&h.head, head_line) && contains(&h.base, base_line))
+                    || in_statement(sides, h, at, Some(base_line as usize - 1))
+            })
+            .filter(|h| matches(sides, h, &what))
+            .collect();
+        if found.is_empty() {
+            let named = named_bindings(sides, &line_slice(&sides.head, head_line, head_line).join("\n"));
+            found = in_bindings(sides, &named, &what);
+        }
+        match found.as_slice() {
+            [one] => Some(make_fix(sides, one, "put back the base's timeout")),
+            _ => None,
+        }
+    }
+
+    /// For the rule packs (any language): the fix that puts back a value a
+    /// `when: raised`/`when: lowered` rule compared, when head line
+    /// `head_line` is base line `base_line` with only that value changed,
+    /// written `base_raw` there and `head_raw` here.
+    pub fn restore_value(
+        &self,
+        base_line: u32,
+        head_line: u32,
+        base_raw: &str,
+        head_raw: &str,
+        description: &str,
+    ) -> Option<Fix> {
+        if base_line == 0 || head_line == 0 {
+            return None;
+        }
+        let sides = self.sides()?;
+        let at = head_line as usize - 1;
+        let found: Vec<&Hunk> = sides
+            .starting_in(at, at)
+            .iter()
+            .filter(|h| h.base.len() == 1 && h.head.len() == 1 && contains(&h.base, base_line))
+            .filter(|h| {
+                let (b, hd) = (&sides.base[h.base.start], &sides.head[h.head.start]);
+                let (p, bs, hs) = window(b, hd);
+                b[p..bs].trim() == base_raw.trim() && hd[p..hs].trim() == head_raw.trim()
+            })
+            .collect();
+        match found.as_slice() {
+            [one] => Some(make_fix(sides, one, description)),
+            _ => None,
+        }
+    }
+}
+
+/// Head lines of the bindings whose names the site uses as words.
+fn named_bindings(sides: &Sides, site: &str) -> Vec<usize> {
+    let mut words: Vec<&str> =
+        site.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+    words.sort_unstable();
+    words.dedup();
+    let mut out: Vec<usize> =
+        words.iter().filter_map(|w| sides.bindings.get(*w)).flatten().copied().collect();
+    out.sort_unstable();
+    out
 }
 
 /// Bindings looked at per site, at most (a name used all over a file).
@@ -186,77 +274,14 @@ fn in_statement(sides: &Sides, hunk: &Hunk, at: usize, base_at: Option<usize>) -
     !sides.head[at..last_before].iter().any(|l| l.trim_end().ends_with(';'))
 }
 
-/// One-line changes of a `const`, `static` or `let` that `site` names.
-fn in_bindings<'s>(sides: &'s Sides, site: &str, what: &What) -> Vec<&'s Hunk> {
-    sides
-        .hunks
+/// One-line changes of the bindings on head lines `lines`.
+fn in_bindings<'s>(sides: &'s Sides, lines: &[usize], what: &What) -> Vec<&'s Hunk> {
+    lines
         .iter()
+        .flat_map(|&l| sides.starting_in(l, l))
         .filter(|h| h.base.len() == 1 && h.head.len() == 1)
-        .filter(|h| binding_named_in(&sides.head[h.head.start], site))
         .filter(|h| matches(sides, h, what))
         .collect()
-}
-
-/// The fix for a lowered timeout set on head line `head_line`, which was on
-/// base line `base_line` and went from `base_ms` to `head_ms`.
-pub fn for_timeout(
-    file: &FileChange,
-    base_line: u32,
-    head_line: u32,
-    base_ms: f64,
-    head_ms: f64,
-) -> Option<Fix> {
-    if base_line == 0 || head_line == 0 {
-        return None;
-    }
-    let sides = sides_of(file)?;
-    let what = What::Duration { ratio: base_ms / head_ms };
-    let mut found: Vec<&Hunk> = sides
-        .hunks
-        .iter()
-        .filter(|h| {
-            (contains(&h.head, head_line) && contains(&h.base, base_line))
-                || in_statement(&sides, h, head_line as usize - 1, Some(base_line as usize - 1))
-        })
-        .filter(|h| matches(&sides, h, &what))
-        .collect();
-    if found.is_empty() {
-        found = in_bindings(&sides, &line_slice(&sides.head, head_line, head_line).join("\n"), &what);
-    }
-    match found.as_slice() {
-        [one] => Some(make_fix(&sides, one, "put back the base's timeout")),
-        _ => None,
-    }
-}
-
-/// For the rule packs (any language): the fix that puts back a value a
-/// `when: raised`/`when: lowered` rule compared, when head line `head_line`
-/// is base line `base_line` with only that value changed, written
-/// `base_raw` there and `head_raw` here.
-pub fn restore_value(
-    file: &FileChange,
-    base_line: u32,
-    head_line: u32,
-    base_raw: &str,
-    head_raw: &str,
-    description: &str,
-) -> Option<Fix> {
-    let sides = sides_of(file)?;
-    let found: Vec<&Hunk> = sides
-        .hunks
-        .iter()
-        .filter(|h| h.base.len() == 1 && h.head.len() == 1)
-        .filter(|h| contains(&h.head, head_line) && contains(&h.base, base_line))
-        .filter(|h| {
-            let (b, hd) = (&sides.base[h.base.start], &sides.head[h.head.start]);
-            let (p, bs, hs) = window(b, hd);
-            b[p..bs].trim() == base_raw.trim() && hd[p..hs].trim() == head_raw.trim()
-        })
-        .collect();
-    match found.as_slice() {
-        [one] => Some(make_fix(&sides, one, description)),
-        _ => None,
-    }
 }
 
 /// What the one difference in a hunk must be.
@@ -431,22 +456,14 @@ fn is_adjust_call(s: &str) -> bool {
     false
 }
 
-/// Whether `line` declares a `const`, `static` or `let` whose name the site
-/// uses.
-fn binding_named_in(line: &str, site: &str) -> bool {
+/// The name a line declares with `const`, `static` or `let`, if any.
+fn binding_name(line: &str) -> Option<&str> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const|static|let)\s+(?:mut\s+)?([A-Za-z_][A-Za-z0-9_]*)")
             .unwrap_or_else(|e| panic!("constant regex: {e}"))
     });
-    let Some(name) = re.captures(line).and_then(|c| c.get(1)) else { return false };
-    let name = name.as_str();
-    site.match_indices(name).any(|(i, _)| {
-        let word = |c: char| c.is_alphanumeric() || c == '_';
-        let before = site[..i].chars().next_back().is_none_or(|c| !word(c));
-        let after = site[i + name.len()..].chars().next().is_none_or(|c| !word(c));
-        before && after
-    })
+    re.captures(line).and_then(|c| c.get(1)).map(|m| m.as_str())
 }
 
 /// How much `key` rose between the finding's base and head values.
@@ -513,21 +530,24 @@ mod tests {
         let base = "a: 1\nretries: 3\ntimeout: 30s\n";
         let head = "a: 1\nretries: 8\ntimeout: 5s # faster\n";
         let file = FileChange::from_texts("cfg.yml", Some(base), Some(head));
-        let fix = restore_value(&file, 2, 2, "3", "8", "put back").unwrap();
+        let fixes = Fixes::new(&file);
+        let fix = fixes.restore_value(2, 2, "3", "8", "put back").unwrap();
         assert_eq!((fix.line, fix.end_line, fix.replacement.as_str()), (2, 2, "retries: 3"));
         assert_eq!(
-            restore_value(&file, 3, 3, "30s", "5s", "put back"),
+            fixes.restore_value(3, 3, "30s", "5s", "put back"),
             None,
             "the line also gained a comment"
         );
-        assert_eq!(restore_value(&file, 2, 2, "2", "8", "put back"), None, "not the value compared");
+        assert_eq!(fixes.restore_value(2, 2, "2", "8", "put back"), None, "not the value compared");
     }
 
     #[test]
     fn bindings_count_only_when_the_site_names_them() {
-        assert!(binding_named_in("const MAX_RETRIES: u32 = 6;", "for a in 0..=MAX_RETRIES {"));
-        assert!(binding_named_in("    let tries = 4;", ".with_max_times(tries)"));
-        assert!(!binding_named_in("const MAX_RETRIES: u32 = 6;", "for a in 0..=MAX_RETRIES_2 {"));
-        assert!(!binding_named_in("x = 6;", "x"));
+        assert_eq!(binding_name("const MAX_RETRIES: u32 = 6;"), Some("MAX_RETRIES"));
+        assert_eq!(binding_name("    let mut tries = 4;"), Some("tries"));
+        assert_eq!(binding_name("x = 6;"), None);
+        let s = sides("const MAX_RETRIES: u32 = 2;\n", "const MAX_RETRIES: u32 = 6;\n").unwrap();
+        assert_eq!(named_bindings(&s, "for a in 0..=MAX_RETRIES {"), vec![0]);
+        assert!(named_bindings(&s, "for a in 0..=MAX_RETRIES_2 {").is_empty());
     }
 }
