@@ -225,6 +225,26 @@ pub struct Finding {
     /// What the head has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<serde_json::Value>,
+    /// An edit of the head that puts back what the base had, when the
+    /// analyzer is sure of it (README, "One-click fixes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+}
+
+/// A machine-applicable edit: head lines `line..=end_line`, whole, are
+/// replaced by `replacement`. The same edit becomes a SARIF `fix` and a
+/// GitHub `suggestion` block, so it is expressed in whole lines, the unit
+/// both of those replace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fix {
+    /// What the edit does, in a few words ("put back the base's count").
+    pub description: String,
+    /// First head line replaced (1-based).
+    pub line: u32,
+    /// Last head line replaced (inclusive).
+    pub end_line: u32,
+    /// The new text of those lines, without the newline that ends the last.
+    pub replacement: String,
 }
 
 impl Finding {
@@ -239,6 +259,7 @@ impl Finding {
             message: String::new(),
             base: None,
             head: None,
+            fix: None,
         }
     }
 
@@ -265,6 +286,11 @@ impl Finding {
 
     pub fn head(mut self, v: serde_json::Value) -> Self {
         self.head = Some(v);
+        self
+    }
+
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
         self
     }
 

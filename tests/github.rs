@@ -211,8 +211,9 @@ fn a_typical_pull_request_takes_few_requests() {
     let log = fake.log();
     let lines: Vec<String> = log.iter().map(|l| format!("{} {} -> {}", l.method, l.path, l.status)).collect();
     println!("requests for a typical PR ({}):\n{}", log.len(), lines.join("\n"));
-    // list check runs, create it, GET /user (403), list comments, create one.
-    assert_eq!(log.len(), 5, "{lines:#?}");
+    // list check runs, create it, GET /user (403), list comments, create one,
+    // list review comments (one-click fixes: none to post, none stale).
+    assert_eq!(log.len(), 6, "{lines:#?}");
 
     // The same run again on the same commit writes nothing.
     let before = fake.log().len();
@@ -220,7 +221,7 @@ fn a_typical_pull_request_takes_few_requests() {
     let again: Vec<String> =
         fake.log()[before..].iter().map(|l| format!("{} {}", l.method, l.path)).collect();
     assert!(again.iter().all(|l| l.starts_with("GET ")), "a re-run with nothing new only reads: {again:?}");
-    assert_eq!(again.len(), 3, "{again:?}");
+    assert_eq!(again.len(), 4, "{again:?}");
 }
 
 #[test]

@@ -30,7 +30,13 @@ fn blocked_report() -> Report {
         Finding::new(Kind::RetryCountRaised, "rust/backon-max-times", "src/client.rs", 10)
             .message("retries raised from 2 to 6 (3 -> 7 attempts)")
             .base(json!({"attempts": 3}))
-            .head(json!({"attempts": 7})),
+            .head(json!({"attempts": 7}))
+            .fix(retrygate::finding::Fix {
+                description: "put back the base's count".into(),
+                line: 10,
+                end_line: 10,
+                replacement: "    .with_max_times(2)".into(),
+            }),
         Finding::new(Kind::GateConfigChanged, "policy/gate-config", COMMA_PATH, 0)
             .severity(Severity::Note)
             .message("the gate's config changed"),
@@ -525,6 +531,19 @@ mod sarif {
         assert_eq!(results(&v).len(), 0);
         assert_eq!(v["runs"][0]["tool"]["driver"]["rules"], json!([]));
         assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], true);
+    }
+
+    #[test]
+    fn a_fix_becomes_an_artifact_change_that_replaces_whole_lines() {
+        let v = sarif(&blocked_report());
+        let with: Vec<&Value> = results(&v).iter().filter(|r| r.get("fixes").is_some()).collect();
+        assert_eq!(with.len(), 1, "only the finding with a fix has `fixes`");
+        let change = &with[0]["fixes"][0]["artifactChanges"][0];
+        assert_eq!(change["artifactLocation"]["uri"], "src/client.rs");
+        let r = &change["replacements"][0];
+        assert_eq!(r["deletedRegion"], json!({"startLine": 10, "endLine": 10}));
+        assert_eq!(r["insertedContent"]["text"], "    .with_max_times(2)");
+        assert_eq!(with[0]["fixes"][0]["description"]["text"], "put back the base's count");
     }
 
     #[test]

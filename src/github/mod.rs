@@ -14,6 +14,7 @@
 //! - [`client`]: the octocrab client, reads with retries, writes once;
 //! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
 //!   sticky comment and auto-merge;
+//! - [`review`]: one-click fixes as `suggestion` review comments;
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
 //! - [`artifact`]: the tool-ledger artifact of the head commit, found and
 //!   downloaded for the gate;
@@ -30,6 +31,7 @@ pub mod merge_group;
 pub mod publication;
 pub mod publish;
 pub mod retry;
+pub mod review;
 pub mod signoff;
 pub mod summary;
 pub mod text;

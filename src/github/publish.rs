@@ -10,6 +10,7 @@ use super::checks::{self, CheckOutcome};
 use super::client::{Api, ApiError};
 use super::comment::{self, CommentOutcome};
 use super::publication::Publication;
+use super::review::{self, ReviewOutcome};
 use crate::report::Verdict;
 use crate::text::short_sha as short;
 
@@ -42,6 +43,8 @@ pub struct PublishReport {
     /// Tried only when the check run could not be written.
     pub status: Option<Result<(), ApiError>>,
     pub comment: Result<CommentOutcome, ApiError>,
+    /// The one-click fixes review; `None` where there is no pull request.
+    pub suggestions: Option<Result<ReviewOutcome, ApiError>>,
     pub auto_merge: AutoMerge,
 }
 
@@ -95,6 +98,11 @@ impl PublishReport {
             }
             Err(e) => format!("- sticky comment: **not written**: {e}\n"),
         });
+        match &self.suggestions {
+            None => {}
+            Some(Ok(r)) => out.push_str(&r.summary_line()),
+            Some(Err(e)) => out.push_str(&format!("- one-click fixes: **not written**: {e}\n")),
+        }
         out.push_str(&match &self.auto_merge {
             AutoMerge::NotNeeded => "- auto-merge: left alone (the verdict passes)\n".to_string(),
             AutoMerge::NotEnabled => "- auto-merge: was not enabled\n".to_string(),
@@ -147,6 +155,7 @@ pub async fn publish(
                 check: Err(e.clone()),
                 status: Some(Err(e.clone())),
                 comment: Err(e.clone()),
+                suggestions: Some(Err(e.clone())),
                 auto_merge: AutoMerge::Failed(e.to_string()),
             }
         }
@@ -168,16 +177,22 @@ async fn publish_steps(
             Some(checks::publish_status(api, p, details_url).await)
         }
     };
-    let comment = match comment::identity(api, bot_login).await {
-        Ok(me) => comment::publish_comment(api, pr.number, &me, &p.comment_markdown).await,
-        Err(e) => Err(e),
+    let me = comment::identity(api, bot_login).await;
+    let comment = match &me {
+        Ok(me) => comment::publish_comment(api, pr.number, me, &p.comment_markdown).await,
+        Err(e) => Err(e.clone()),
     };
     let auto_merge = match (p.verdict, pr.auto_merge_enabled) {
         (Verdict::Pass, _) => AutoMerge::NotNeeded,
         (Verdict::Block, false) => AutoMerge::NotEnabled,
         (Verdict::Block, true) => disable_auto_merge(api, pr).await,
     };
-    PublishReport { check, status, comment, auto_merge }
+    // Last: the one-click fixes, within what the deadline leaves.
+    let suggestions = Some(match &me {
+        Ok(me) => review::publish_suggestions(api, pr.number, &p.head_sha, me, &p.findings).await,
+        Err(e) => Err(e.clone()),
+    });
+    PublishReport { check, status, comment, suggestions, auto_merge }
 }
 
 /// Publishes `p` on a commit that belongs to no pull request (a merge
@@ -195,6 +210,7 @@ pub async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str
         check,
         status,
         comment: Ok(CommentOutcome::NotApplicable),
+        suggestions: None,
         auto_merge: AutoMerge::NotNeeded,
     }
 }

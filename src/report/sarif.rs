@@ -163,6 +163,34 @@ pub struct SarifResult {
     pub locations: Vec<Location>,
     pub partial_fingerprints: BTreeMap<&'static str, String>,
     pub properties: ResultProperties,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<SarifFix>,
+}
+
+/// A proposed fix (SARIF 2.1.0 §3.55): one change to the finding's file.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SarifFix {
+    pub description: Text,
+    pub artifact_changes: Vec<ArtifactChange>,
+}
+
+/// `artifactChange`: the file and its replacements.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactChange {
+    pub artifact_location: ArtifactLocation,
+    pub replacements: Vec<Replacement>,
+}
+
+/// `replacement`: a region without columns spans whole lines, the last one
+/// up to (not including) its newline (§3.30.5), which is what
+/// [`crate::finding::Fix`] replaces.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Replacement {
+    pub deleted_region: Region,
+    pub inserted_content: Text,
 }
 
 /// The result's property bag: the finding kind and what base and head had.
@@ -360,7 +388,23 @@ fn result(f: &Finding, rule_index: usize, occurrence: usize) -> SarifResult {
         }],
         partial_fingerprints: fingerprints,
         properties: ResultProperties { kind: f.kind, base: f.base.clone(), head: f.head.clone() },
+        fixes: fixes(f),
     }
+}
+
+/// The finding's [`crate::finding::Fix`] as SARIF `fixes`.
+fn fixes(f: &Finding) -> Vec<SarifFix> {
+    let Some(fix) = &f.fix else { return Vec::new() };
+    vec![SarifFix {
+        description: Text { text: fix.description.clone() },
+        artifact_changes: vec![ArtifactChange {
+            artifact_location: artifact(&f.path),
+            replacements: vec![Replacement {
+                deleted_region: Region { start_line: fix.line, end_line: fix.end_line.max(fix.line) },
+                inserted_content: Text { text: fix.replacement.clone() },
+            }],
+        }],
+    }]
 }
 
 fn notification(n: &Note) -> Notification {

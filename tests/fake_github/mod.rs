@@ -11,6 +11,13 @@
 //! Faults can be injected on a chosen request (a status before or after the
 //! write is applied, a 429 with `retry-after`), and every request is logged.
 //!
+//! Pull-request review comments behave as on github.com: a review (or a
+//! single comment) whose `line`/`start_line` is not on the right side of a
+//! hunk of the pull request's diff (set with [`FakeGithub::set_diff`]) is
+//! refused with 422 and GitHub's message, and a refused review posts none of
+//! its comments; only a comment's author may edit or delete it; a comment
+//! made outdated by a push ([`FakeGithub::outdate`]) lists with `line: null`.
+//!
 //! Actions artifacts behave as on github.com: the list is filtered by
 //! `name` and ordered newest first, each entry naming its `workflow_run`;
 //! `GET …/artifacts/{id}/zip` answers `302` to a signed URL on another path
@@ -107,6 +114,36 @@ pub struct Comment {
     pub body: String,
 }
 
+/// A pull-request review comment.
+#[derive(Debug, Clone)]
+pub struct ReviewComment {
+    pub id: u64,
+    pub pr: u64,
+    pub review_id: u64,
+    pub login: String,
+    pub body: String,
+    pub path: String,
+    pub commit_id: String,
+    /// `None` once outdated.
+    pub line: Option<u64>,
+    pub original_line: u64,
+    pub start_line: Option<u64>,
+    pub side: String,
+    /// The comment this one answers, in its thread.
+    pub in_reply_to: Option<u64>,
+}
+
+/// A submitted pull-request review.
+#[derive(Debug, Clone)]
+pub struct Review {
+    pub id: u64,
+    pub pr: u64,
+    pub login: String,
+    pub state: String,
+    pub body: String,
+    pub commit_id: String,
+}
+
 /// An Actions artifact and the zip it serves.
 #[derive(Debug, Clone)]
 pub struct Artifact {
@@ -134,6 +171,10 @@ pub struct State {
     pub check_runs: Vec<CheckRun>,
     pub statuses: Vec<Value>,
     pub comments: Vec<Comment>,
+    pub review_comments: Vec<ReviewComment>,
+    pub reviews: Vec<Review>,
+    /// (pull request, path) -> head-side line ranges of the diff's hunks.
+    pub diffs: HashMap<(u64, String), Vec<(u64, u64)>>,
     pub graphql: Vec<Value>,
     /// When set, GraphQL answers with this error message.
     pub graphql_error: Option<String>,
@@ -311,6 +352,61 @@ impl FakeGithub {
     /// Requests whose method is `method` and whose path contains `path`.
     pub fn count(&self, method: &str, path: &str) -> usize {
         self.log().iter().filter(|l| l.method == method && l.path.contains(path)).count()
+    }
+
+    /// The head-side line ranges (inclusive) of `path`'s hunks in pull
+    /// request `pr`'s diff: where review comments may go.
+    pub fn set_diff(&self, pr: u64, path: &str, hunks: &[(u64, u64)]) {
+        self.with(|s| s.diffs.insert((pr, path.to_string()), hunks.to_vec()));
+    }
+
+    /// Marks review comment `id` outdated, as a push that changed its lines does.
+    pub fn outdate(&self, id: u64) {
+        self.with(|s| s.review_comments.iter_mut().filter(|c| c.id == id).for_each(|c| c.line = None));
+    }
+
+    pub fn review_comments(&self) -> Vec<ReviewComment> {
+        self.with(|s| s.review_comments.clone())
+    }
+
+    pub fn reviews(&self) -> Vec<Review> {
+        self.with(|s| s.reviews.clone())
+    }
+
+    /// A review comment written by someone else (or planted with our marker).
+    pub fn add_review_comment(&self, pr: u64, login: &str, path: &str, line: u64, body: &str) -> u64 {
+        self.with(|s| {
+            s.next_id += 1;
+            let id = s.next_id;
+            s.review_comments.push(ReviewComment {
+                id,
+                pr,
+                review_id: 0,
+                login: login.into(),
+                body: body.into(),
+                path: path.into(),
+                commit_id: String::new(),
+                line: Some(line),
+                original_line: line,
+                start_line: None,
+                side: "RIGHT".into(),
+                in_reply_to: None,
+            });
+            id
+        })
+    }
+
+    /// A reply by `login` in the thread of review comment `to`.
+    pub fn reply_to(&self, to: u64, login: &str, body: &str) -> u64 {
+        let (pr, path, line) = self.with(|s| {
+            let c = s.review_comments.iter().find(|c| c.id == to).expect("comment replied to");
+            (c.pr, c.path.clone(), c.original_line)
+        });
+        let id = self.add_review_comment(pr, login, &path, line, body);
+        self.with(|s| {
+            s.review_comments.iter_mut().filter(|c| c.id == id).for_each(|c| c.in_reply_to = Some(to))
+        });
+        id
     }
 
     pub fn comments(&self) -> Vec<Comment> {
@@ -528,6 +624,87 @@ fn comment_json(st: &State, c: &Comment) -> Value {
     v
 }
 
+fn review_comment_json(st: &State, c: &ReviewComment) -> Value {
+    let api = format!("http://127.0.0.1:{}/repos/{OWNER_REPO}", st.port);
+    json!({
+        "url": format!("{api}/pulls/comments/{}", c.id),
+        "pull_request_review_id": c.review_id,
+        "id": c.id,
+        "node_id": format!("PRRC_fake{}", c.id),
+        "diff_hunk": "@@ -1,3 +1,3 @@",
+        "path": c.path,
+        "commit_id": c.commit_id,
+        "original_commit_id": c.commit_id,
+        "user": user(&c.login),
+        "body": c.body,
+        "created_at": "2026-11-30T12:00:00Z",
+        "updated_at": "2026-11-30T12:00:00Z",
+        "html_url": format!("https://github.com/{OWNER_REPO}/pull/{}#discussion_r{}", c.pr, c.id),
+        "pull_request_url": format!("{api}/pulls/{}", c.pr),
+        "author_association": "NONE",
+        "start_line": c.start_line,
+        "original_start_line": c.start_line,
+        "start_side": c.start_line.map(|_| "RIGHT"),
+        "line": c.line,
+        "original_line": c.original_line,
+        "side": c.side,
+        "subject_type": "line",
+        "in_reply_to_id": c.in_reply_to,
+    })
+}
+
+/// GitHub's 422 for a review thread off the diff.
+fn outside_diff(documentation: &str) -> (u16, Value, Vec<(String, String)>) {
+    reply(
+        422,
+        json!({
+            "message": "Unprocessable Entity",
+            "errors": ["Pull request review thread line must be part of the diff"],
+            "documentation_url": documentation,
+            "status": "422",
+        }),
+    )
+}
+
+/// Whether a comment's `line` (and `start_line`, in the same hunk) lies in
+/// the diff of `pr` on the head side.
+fn on_diff(st: &State, pr: u64, c: &Value) -> bool {
+    let Some(hunks) = c["path"].as_str().and_then(|p| st.diffs.get(&(pr, p.to_string()))) else {
+        return false;
+    };
+    let Some(line) = c["line"].as_u64() else { return false };
+    let start = c["start_line"].as_u64().unwrap_or(line);
+    c["side"].as_str().unwrap_or("RIGHT") == "RIGHT"
+        && start <= line
+        && hunks.iter().any(|&(a, b)| a <= start && line <= b)
+}
+
+fn new_review_comment(
+    st: &mut State,
+    pr: u64,
+    review_id: u64,
+    login: &str,
+    commit: &str,
+    c: &Value,
+) -> ReviewComment {
+    st.next_id += 1;
+    let line = c["line"].as_u64();
+    ReviewComment {
+        id: st.next_id,
+        pr,
+        review_id,
+        login: login.to_string(),
+        body: c["body"].as_str().unwrap_or("").to_string(),
+        path: c["path"].as_str().unwrap_or("").to_string(),
+        commit_id: commit.to_string(),
+        line,
+        original_line: line.unwrap_or(0),
+        start_line: c["start_line"].as_u64(),
+        side: c["side"].as_str().unwrap_or("RIGHT").to_string(),
+        in_reply_to: None,
+    }
+}
+
 fn apply_output(run: &mut CheckRun, body: &Value) {
     if let Some(o) = body.get("output") {
         run.title = o.get("title").and_then(Value::as_str).map(str::to_string).or(run.title.take());
@@ -700,6 +877,99 @@ fn route(
             st.comments[i].body = body["body"].as_str().unwrap_or("").to_string();
             let c = st.comments[i].clone();
             reply(200, comment_json(st, &c))
+        }
+        ("GET", ["pulls", n, "comments"]) => {
+            let n: u64 = n.parse().unwrap_or(0);
+            let all: Vec<Value> =
+                st.review_comments.iter().filter(|c| c.pr == n).map(|c| review_comment_json(st, c)).collect();
+            let (page, headers) = paginate(st, path, query, all);
+            (200, Value::Array(page), headers)
+        }
+        ("POST", ["pulls", n, "reviews"]) => {
+            let n: u64 = n.parse().unwrap_or(0);
+            if !st.pulls.contains_key(&n) {
+                return not_found();
+            }
+            let event = body["event"].as_str().unwrap_or("");
+            assert!(
+                ["COMMENT", "APPROVE", "REQUEST_CHANGES"].contains(&event),
+                "a review is submitted with an event (a review without one stays pending): {body}"
+            );
+            let comments = body["comments"].as_array().cloned().unwrap_or_default();
+            if comments.iter().any(|c| !on_diff(st, n, c)) {
+                return outside_diff(
+                    "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
+                );
+            }
+            st.next_id += 1;
+            let commit = body["commit_id"].as_str().unwrap_or("").to_string();
+            let review = Review {
+                id: st.next_id,
+                pr: n,
+                login: token.login.clone(),
+                state: match event {
+                    "APPROVE" => "APPROVED",
+                    "REQUEST_CHANGES" => "CHANGES_REQUESTED",
+                    _ => "COMMENTED",
+                }
+                .into(),
+                body: body["body"].as_str().unwrap_or("").to_string(),
+                commit_id: commit.clone(),
+            };
+            for c in &comments {
+                let rc = new_review_comment(st, n, review.id, &token.login, &commit, c);
+                st.review_comments.push(rc);
+            }
+            let out = json!({
+                "id": review.id, "node_id": format!("PRR_fake{}", review.id), "user": user(&review.login),
+                "body": review.body, "state": review.state, "commit_id": review.commit_id,
+                "html_url": format!("https://github.com/{OWNER_REPO}/pull/{n}#pullrequestreview-{}", review.id),
+                "pull_request_url": format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/pulls/{n}", st.port),
+                "author_association": "NONE", "submitted_at": "2026-11-30T12:00:00Z",
+            });
+            st.reviews.push(review);
+            reply(200, out)
+        }
+        ("POST", ["pulls", n, "comments"]) => {
+            let n: u64 = n.parse().unwrap_or(0);
+            if !st.pulls.contains_key(&n) {
+                return not_found();
+            }
+            if !on_diff(st, n, body) {
+                return outside_diff(
+                    "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request",
+                );
+            }
+            // GitHub wraps a lone comment in a review of its own.
+            st.next_id += 1;
+            let review_id = st.next_id;
+            let commit = body["commit_id"].as_str().unwrap_or("").to_string();
+            st.reviews.push(Review {
+                id: review_id,
+                pr: n,
+                login: token.login.clone(),
+                state: "COMMENTED".into(),
+                body: String::new(),
+                commit_id: commit.clone(),
+            });
+            let rc = new_review_comment(st, n, review_id, &token.login, &commit, body);
+            let out = review_comment_json(st, &rc);
+            st.review_comments.push(rc);
+            reply(201, out)
+        }
+        ("PATCH" | "DELETE", ["pulls", "comments", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let Some(i) = st.review_comments.iter().position(|c| c.id == id) else { return not_found() };
+            if !st.review_comments[i].login.eq_ignore_ascii_case(&token.login) {
+                return forbidden();
+            }
+            if method == "DELETE" {
+                st.review_comments.remove(i);
+                return reply(204, Value::Null);
+            }
+            st.review_comments[i].body = body["body"].as_str().unwrap_or("").to_string();
+            let c = st.review_comments[i].clone();
+            reply(200, review_comment_json(st, &c))
         }
         _ => not_found(),
     }

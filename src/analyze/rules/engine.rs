@@ -579,6 +579,7 @@ fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
 /// `when: raised` / `when: lowered`.
 fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let fixes = crate::analyze::rust::fix::Fixes::new(file);
     let base_by = by_key(base);
     for (key, heads) in by_key(head) {
         let bases = base_by.get(key).cloned().unwrap_or_default();
@@ -623,13 +624,14 @@ fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Fi
                 }
                 _ => {}
             }
-            out.push(
-                Finding::new(kind, &rule.id, &file.path, h.line)
-                    .severity(rule.severity)
-                    .message(message)
-                    .base(value_json(rule.counts, bv))
-                    .head(value_json(rule.counts, hv)),
-            );
+            let mut f = Finding::new(kind, &rule.id, &file.path, h.line)
+                .severity(rule.severity)
+                .message(message)
+                .base(value_json(rule.counts, bv))
+                .head(value_json(rule.counts, hv));
+            // The base's value, when it is the line's only change (a one-click fix).
+            f.fix = fixes.restore_value(b.line, h.line, &b.raw, &h.raw, "put back the base's value");
+            out.push(f);
         }
     }
     out

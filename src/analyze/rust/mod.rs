@@ -12,6 +12,7 @@
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
 //! - [`compare`]: the decisions (which finding kind a change is);
+//! - [`fix`]: the edit that puts back what the base had, where one is sure;
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
@@ -19,6 +20,7 @@ pub mod bounds;
 pub mod compare;
 pub mod crate_index;
 pub mod eval;
+pub mod fix;
 pub mod includes;
 pub mod libs;
 pub mod loops;
@@ -215,9 +217,11 @@ impl Analyzer for RustAnalyzer {
                 continue;
             };
             let (pairs, lb, lh) = match_sites(&base.sites, &head.sites);
+            let fixes = fix::Fixes::new(m.file);
             for (bi, hi) in pairs {
                 place(
                     m.file,
+                    Some((&fixes, &base.sites[bi])),
                     &head.sites[hi],
                     compare::compare_sites(Some(&base.sites[bi].policy), &head.sites[hi].policy),
                     &mut result.findings,
@@ -225,7 +229,7 @@ impl Analyzer for RustAnalyzer {
             }
             leftovers.push((fi, lb, lh));
             if !base.sites.is_empty() || !head.sites.is_empty() {
-                timeouts(m.file, base, head, &mut result.findings);
+                timeouts(m.file, base, head, &fixes, &mut result.findings);
             }
             discarded(m.file, base, head, &mut result.findings);
         }
@@ -391,12 +395,18 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             });
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
-            place(m.file, site, compare::compare_sites(base_policy, &site.policy), out);
+            place(m.file, None, site, compare::compare_sites(base_policy, &site.policy), out);
         }
     }
 }
 
-fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec<Finding>) {
+fn timeouts(
+    file: &FileChange,
+    base: &FileModel,
+    head: &FileModel,
+    fixes: &fix::Fixes,
+    out: &mut Vec<Finding>,
+) {
     let mut queue: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, t) in base.timeouts.iter().enumerate().rev() {
         queue.entry((t.item.clone(), t.setter.clone())).or_default().push(i);
@@ -408,7 +418,7 @@ fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec
         match queue.get_mut(&(t.item.clone(), t.setter.clone())).and_then(Vec::pop) {
             Some(i) => {
                 used[i] = true;
-                emit_timeout(file, &base.timeouts[i], t, out)
+                emit_timeout(file, &base.timeouts[i], t, fixes, out)
             }
             None => unmatched_head.push(t),
         }
@@ -421,14 +431,22 @@ fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec
     // Moved within the file (another function): match by setter in order.
     for t in unmatched_head {
         if let Some(i) = leftover_base.get_mut(&t.setter).and_then(Vec::pop) {
-            emit_timeout(file, &base.timeouts[i], t, out);
+            emit_timeout(file, &base.timeouts[i], t, fixes, out);
         }
     }
 }
 
-fn emit_timeout(file: &FileChange, b: &sites::TimeoutSite, h: &sites::TimeoutSite, out: &mut Vec<Finding>) {
+fn emit_timeout(
+    file: &FileChange,
+    b: &sites::TimeoutSite,
+    h: &sites::TimeoutSite,
+    fixes: &fix::Fixes,
+    out: &mut Vec<Finding>,
+) {
     if let Some(c) = compare::compare_timeouts(b, h) {
-        out.push(to_finding(file, "client", c, h.line, h.line));
+        let mut f = to_finding(file, "client", c, h.line, h.line);
+        f.fix = fixes.for_timeout(b.line, h.line, b.ms, h.ms);
+        out.push(f);
     }
 }
 
@@ -461,9 +479,19 @@ fn discarded(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Ve
     }
 }
 
-fn place(file: &FileChange, site: &Site, changes: Vec<Change>, out: &mut Vec<Finding>) {
+/// Places `changes` at `site`; with the file's fixes and the base site it
+/// was matched with, each finding gets the fix that puts the base back.
+fn place(
+    file: &FileChange,
+    fixing: Option<(&fix::Fixes, &Site)>,
+    site: &Site,
+    changes: Vec<Change>,
+    out: &mut Vec<Finding>,
+) {
     for c in changes {
-        out.push(to_finding(file, site.policy.lib.id(), c, site.line, site.end_line));
+        let mut f = to_finding(file, site.policy.lib.id(), c, site.line, site.end_line);
+        f.fix = fixing.and_then(|(fixes, base)| fixes.for_site(&f, (base.line, base.end_line)));
+        out.push(f);
     }
 }
 
