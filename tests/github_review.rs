@@ -8,11 +8,11 @@ mod fake_github;
 use std::time::Duration;
 
 use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
-use retrygate::cli::Exit;
 use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
+use retrygate::github::Outcome;
 use retrygate::github::{check_gate, ActionEnv, GateRequest, Mode, Publication, VerdictFile};
-use retrygate::report::Report;
+use retrygate::report::{markdown, Context, Report};
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
@@ -57,11 +57,12 @@ impl Job {
         std::fs::read_to_string(self.dir.path().join("summary.md")).unwrap_or_default()
     }
 
-    fn run(&self, findings: &[Finding]) -> Exit {
+    fn run(&self, findings: &[Finding]) -> Outcome {
         let findings = findings.to_vec();
         let gate = move |req: &GateRequest| {
-            let report = Report::from_scan(findings.clone(), vec![]);
-            Ok(Publication::from_report(&req.head_sha, &report, None))
+            let verdict = Report::from_scan(findings.clone(), vec![]);
+            let md = markdown::render_comment(&verdict, &Context::default());
+            Ok(Publication::from_verdict(&req.head_sha, None, &verdict, md))
         };
         retrygate::github::run(&self.env, &gate).unwrap()
     }
@@ -99,10 +100,10 @@ fn git_hunks(repo: &common::Repo, base: &str, head: &str, path: &str) -> Vec<(u6
 #[test]
 fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     let repo = common::Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     let base = repo.commit("base");
     repo.branch("agent");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head = repo.commit("faster checkout");
     let fake = FakeGithub::start();
     fake.set_diff(PR, "src/checkout.rs", &git_hunks(&repo, &base, &head, "src/checkout.rs"));
@@ -119,7 +120,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     pr["pull_request"]["base"]["sha"] = json!(base);
     // A fork's pull request: the read-only job computes.
     let compute = job("pull_request", pr.clone(), READ_ONLY_TOKEN, Mode::Compute);
-    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
     assert!(fake.reviews().is_empty() && fake.review_comments().is_empty());
     let file = VerdictFile::read(&compute.env.verdict_file).unwrap();
     assert!(file.publication.findings.iter().any(|f| f.fix.is_some()), "the verdict carries the fixes");
@@ -130,7 +131,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     let mut publish = job("workflow_run", run, ACTIONS_TOKEN, Mode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     fake.with(|s| s.pulls.get_mut(&PR).unwrap()["head"]["repo"]["full_name"] = json!("octo-org/octo-repo"));
-    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Exit::Fail);
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
     let comments = fake.review_comments();
     let mut lines: Vec<Option<u64>> = comments.iter().map(|c| c.line).collect();
     lines.sort();
@@ -140,7 +141,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     assert_eq!(fake.reviews().len(), 1);
     assert_eq!(fake.reviews()[0].state, "COMMENTED");
     let bodies: Vec<&str> = comments.iter().map(|c| c.body.as_str()).collect();
-    let base_text = retrygate::demo::BEFORE;
+    let base_text = common::BEFORE;
     for b in &bodies {
         let suggested = b.split("```suggestion\n").nth(1).and_then(|r| r.split("\n```").next()).unwrap();
         assert!(base_text.contains(suggested), "a suggestion puts back base text: {suggested}");
@@ -183,7 +184,7 @@ fn writes(fake: &FakeGithub) -> Vec<String> {
 fn suggestions_are_posted_once_in_one_comment_only_review() {
     let fake = fake_with_diff();
     let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(job.run(&three()), Exit::Fail, "suggestions do not change the verdict");
+    assert_eq!(job.run(&three()), Outcome::Block, "suggestions do not change the verdict");
     let reviews = fake.reviews();
     assert_eq!(reviews.len(), 1, "{reviews:?}");
     assert_eq!(reviews[0].state, "COMMENTED", "the review never approves or requests changes");
@@ -287,7 +288,7 @@ fn a_line_outside_the_diff_is_skipped_and_the_others_still_land() {
     let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
     let mut v = three();
     v.push(fixed("src/a.rs", 50, 50, "far away", "outside every hunk"));
-    assert_eq!(job.run(&v), Exit::Fail, "the verdict is what it was");
+    assert_eq!(job.run(&v), Outcome::Block, "the verdict is what it was");
     let log = fake.log();
     let refused = log.iter().filter(|l| l.path.ends_with("/pulls/2/reviews") && l.status == 422).count();
     assert_eq!(refused, 1, "GitHub refused the whole review once");
@@ -341,7 +342,7 @@ fn the_job_that_may_run_pull_request_code_posts_no_suggestion() {
 fn a_read_only_token_reports_the_refusal_and_keeps_the_verdict() {
     let fake = fake_with_diff();
     let job = Job::new(&fake, READ_ONLY_TOKEN, Mode::Full);
-    assert_eq!(job.run(&three()), Exit::Fail);
+    assert_eq!(job.run(&three()), Outcome::Block);
     assert!(fake.review_comments().is_empty());
     let summary = job.summary();
     assert!(summary.contains("- one-click fixes: **not written**"), "{summary}");
@@ -397,10 +398,10 @@ fn an_answered_suggestion_is_closed_with_a_note_not_deleted() {
 #[test]
 fn suggestions_never_make_the_verdict_miss_the_publish_deadline() {
     let repo = common::Repo::new();
-    repo.write("src/checkout.rs", retrygate::demo::BEFORE);
+    repo.write("src/checkout.rs", common::BEFORE);
     let base = repo.commit("base");
     repo.branch("agent");
-    repo.write("src/checkout.rs", retrygate::demo::AGENT_PATCH);
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
     let head = repo.commit("faster checkout");
     let fake = FakeGithub::start();
     fake.add_pull(PR, &head, &base);
