@@ -11,11 +11,13 @@
 //! - [`loops`]: which hand-written loops are retries, and their bounds;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
+//! - [`checks`]: the declared check ids (`rust/<lib>-<check>`) and their docs;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
 pub mod bounds;
+pub mod checks;
 pub mod compare;
 pub mod crate_index;
 pub mod eval;
@@ -405,7 +407,7 @@ fn timeouts(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec
 
 fn emit_timeout(file: &FileChange, b: &sites::TimeoutSite, h: &sites::TimeoutSite, out: &mut Vec<Finding>) {
     if let Some(c) = compare::compare_timeouts(b, h) {
-        out.push(to_finding(file, "client", c, h.line, h.line));
+        out.push(to_finding(file, checks::CLIENT, c, h.line, h.line));
     }
 }
 
@@ -420,11 +422,11 @@ fn discarded(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Ve
         match seen.get_mut(&key) {
             Some(n) if *n > 0 => *n -= 1,
             _ => {
-                let lib = d.lib.map_or("builder", |l| l.id());
+                let lib = d.lib.map_or(checks::BUILDER, |l| l.id());
                 let c = Change {
                     kind: Kind::SettingDiscarded,
                     severity: Kind::SettingDiscarded.default_severity(),
-                    aspect: "setter-discarded",
+                    check: checks::Check::SetterDiscarded,
                     message: format!(
                         "`{}.{}(..);` drops the builder it returns, so the setting never takes effect; write `let {} = {}.{}(..);` or chain it",
                         d.receiver, d.setter, d.receiver, d.receiver, d.setter
@@ -445,7 +447,7 @@ fn place(file: &FileChange, site: &Site, changes: Vec<Change>, out: &mut Vec<Fin
 }
 
 fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
-    let mut f = Finding::new(c.kind, format!("rust/{lib}-{}", c.aspect), &file.path, line)
+    let mut f = Finding::new(c.kind, c.check.rule(lib), &file.path, line)
         .lines(line, end_line)
         .severity(c.severity)
         .message(c.message);
