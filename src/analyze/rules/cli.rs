@@ -21,7 +21,7 @@ pub enum RulesCommand {
         /// The rules folder (default: ./rules).
         dir: Option<PathBuf>,
     },
-    /// List every rule: the bundled packs, plus the rule files in --dir.
+    /// List every rule: the bundled packs, the Rust analyzer's checks, plus the rule files in --dir.
     List {
         /// An extra rule folder (e.g. .github/retrygate-rules/).
         #[arg(long)]
@@ -82,6 +82,9 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
                     for r in packs.rules() {
                         let langs: Vec<&str> = r.languages.iter().map(|l| l.name()).collect();
                         println!("{:<44} {:<22} {:<8} {}", r.id, r.kind.id(), r.severity, langs.join(","));
+                    }
+                    for c in crate::analyze::rust::checks::all_ids() {
+                        println!("{}", c.list_line());
                     }
                 }
             }

@@ -11,7 +11,7 @@
 //! `retrygate rules list`, for `rules.disable` validation ([`check_id`]) and
 //! for the README's table ([`markdown_table`]).
 
-use crate::finding::{Kind, KindDoc};
+use crate::finding::{Kind, KindDoc, Severity};
 
 use super::libs::LIBRARIES;
 use super::policy::Lib;
@@ -98,7 +98,7 @@ declare_checks! {
     }
     /// A bound on attempts disappeared, or a new retry has none.
     Unbounded = "unbounded", [RetryUnbounded], Policies {
-        what: "A retry policy that had a limit on attempts or time has none in the head (an error); a new retry has no limit (a warning, an error when `limits.max_attempts` is set).",
+        what: "A retry policy that had a limit on attempts or time has none in the head (an error); a new retry has no limit (a warning; the gate's `limits.max_attempts` makes it block).",
         why: "An unbounded retry never gives up: during an outage every caller keeps a request in flight and the dependency never sees the load drop.",
         example: "FixedInterval::from_millis(100).take(3)  ->  FixedInterval::from_millis(100)",
         use_instead: "Bound it: `.take(3)`, `.with_max_times(3)`, or a total time limit.",
@@ -126,7 +126,7 @@ declare_checks! {
     }
     /// A timeout went down in a file that retries.
     Timeout = "timeout", [TimeoutLowered], Clients {
-        what: "A `.timeout`/`connect_timeout`/`read_timeout`/`operation_timeout`/`operation_attempt_timeout` or `tokio::time::timeout` duration went down in a file with retry code.",
+        what: "A request or operation timeout (`.timeout(..)`, `connect_timeout`, `read_timeout`, `operation_timeout`, `tokio::time::timeout`, ...) went down in a file with retry code.",
         why: "A shorter timeout turns slow answers into failures, and failures into retries, when the dependency slows down.",
         example: ".timeout(Duration::from_millis(2500))  ->  .timeout(Duration::from_millis(800))",
         use_instead: "Keep the timeout above the dependency's p99 latency.",
@@ -187,6 +187,18 @@ fn policy_sources() -> impl Iterator<Item = &'static str> {
 pub struct CheckId {
     pub id: String,
     pub check: Check,
+}
+
+impl CheckId {
+    /// One line of `retrygate rules list`, in the rule packs' columns: id,
+    /// finding kinds, severity (the most severe a finding of it can have),
+    /// language.
+    pub fn list_line(&self) -> String {
+        let kinds: Vec<&str> = self.check.kinds().iter().map(|k| k.id()).collect();
+        let severity =
+            self.check.kinds().iter().map(|k| k.default_severity()).max().unwrap_or(Severity::Error);
+        format!("{:<44} {:<22} {:<8} rust", self.id, kinds.join(","), severity.as_str())
+    }
 }
 
 /// Every rule id the Rust analyzer can emit, check by check.
@@ -325,6 +337,15 @@ mod tests {
         assert!(text.contains("Use instead: backon::ExponentialBuilder::default().with_jitter()"), "{text}");
         assert!(explain("rust/backon-jiter").is_none());
         assert!(explain("jitter-removed").is_none());
+    }
+
+    #[test]
+    fn list_lines_name_the_id_kinds_and_worst_severity() {
+        let jitter = all_ids().into_iter().find(|c| c.id == "rust/loop-jitter").unwrap();
+        let line = jitter.list_line();
+        assert!(line.starts_with("rust/loop-jitter "), "{line}");
+        assert!(line.contains(" jitter-removed,retry-without-jitter error "), "{line}");
+        assert!(line.ends_with(" rust"), "{line}");
     }
 
     #[test]
