@@ -7,6 +7,7 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::chain_of;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
 pub const LIB: Lib = Lib::new("reqwest-retry");
 
 /// The `reqwest-retry` crate.

@@ -9,6 +9,7 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
 pub const LIB: Lib = Lib::new("tokio-retry");
 
 /// The `tokio-retry` crate.

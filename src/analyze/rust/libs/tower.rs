@@ -3,12 +3,14 @@
 //! min_per_sec, retry_percent)` (default 10 s, 10/s, 20%). The attempt count
 //! lives in the user's `impl Policy`, which the site finder reads separately.
 
-use super::{CallShape, Imports, RetryLibrary, Root, Setter};
+use super::{CallShape, Imports, RetryLibrary, Root};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::BodyFacts;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
 pub const LIB: Lib = Lib::new("tower-retry");
+/// The id of a `TpsBudget` policy.
 pub const BUDGET: Lib = Lib::new("tower-budget");
 
 /// The `tower` crate.
@@ -29,10 +31,6 @@ impl RetryLibrary for Tower {
 
     fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
         construct(root, env)
-    }
-
-    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
-        apply(p, s, env)
     }
 
     fn call_shape(&self, lib: Lib) -> CallShape {
@@ -76,10 +74,6 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
         }
         _ => None,
     }
-}
-
-fn apply(_p: &mut Policy, _s: &Setter, _env: &Env) -> bool {
-    false
 }
 
 /// A user's `impl tower::retry::Policy`: its `retry` method decides the

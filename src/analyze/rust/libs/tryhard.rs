@@ -9,6 +9,7 @@ use super::{Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
 pub const LIB: Lib = Lib::new("tryhard");
 
 /// The `tryhard` crate.
