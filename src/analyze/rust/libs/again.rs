@@ -40,6 +40,10 @@ impl RetryLibrary for Again {
     fn call_shape(&self, _lib: Lib) -> CallShape {
         CallShape::PolicyFirst
     }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
 }
 
 pub const BY_VALUE_SETTERS: &[&str] =

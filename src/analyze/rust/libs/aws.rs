@@ -16,7 +16,7 @@ pub struct Aws;
 
 impl RetryLibrary for Aws {
     fn name(&self) -> &'static str {
-        "aws-config"
+        "aws"
     }
 
     fn libs(&self) -> &'static [Lib] {
@@ -41,6 +41,10 @@ impl RetryLibrary for Aws {
 
     fn call_shape(&self, _lib: Lib) -> CallShape {
         CallShape::OnClient
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry_config"]
     }
 }
 

@@ -4,7 +4,7 @@
 //! default** (`randomization_factor` 0.5) — which is why a backoff -> backon
 //! migration that forgets `.with_jitter()` loses jitter.
 
-use super::{Imports, RetryLibrary, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::BodyFacts;
@@ -52,6 +52,19 @@ impl RetryLibrary for Backoff {
         if op.reads_retry_after {
             p.retry_after = Fact::new(Some(true), "the operation returns Error::retry_after");
         }
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        // `backoff::retry`, `backoff::future::retry`, `retry_notify`; the
+        // retry crate's `retry(delays, op)` has the same shape.
+        &[EntryPoint {
+            types: &[],
+            funcs: &["retry", "retry_notify"],
+            min_args: 2,
+            operation: Some(1),
+            condition: None,
+            client_wide: false,
+        }]
     }
 }
 

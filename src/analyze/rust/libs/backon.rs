@@ -36,6 +36,10 @@ impl RetryLibrary for Backon {
     fn by_value_setters(&self) -> &'static [&'static str] {
         BY_VALUE_SETTERS
     }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
 }
 
 pub const BY_VALUE_SETTERS: &[&str] = &[

@@ -82,6 +82,34 @@ pub enum CallShape {
     OnClient,
 }
 
+/// A function that runs a retry with a policy as its first argument:
+/// `Retry::spawn(policy, op)`, `backoff::retry(policy, op)`,
+/// `RetryTransientMiddleware::new_with_policy(policy)`.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryPoint {
+    /// The type or module before the function (`Retry`); empty: any, free
+    /// functions included.
+    pub types: &'static [&'static str],
+    pub funcs: &'static [&'static str],
+    /// The fewest arguments a call needs to be this entry point.
+    pub min_args: usize,
+    /// The argument that is the retried operation; `None` when the policy is
+    /// installed on a client.
+    pub operation: Option<usize>,
+    /// The argument that decides which errors are retried, if any.
+    pub condition: Option<usize>,
+    /// The policy then covers every request the client sends.
+    pub client_wide: bool,
+}
+
+impl EntryPoint {
+    fn matches(&self, ty: &str, func: &str, args: usize) -> bool {
+        args >= self.min_args
+            && self.funcs.contains(&func)
+            && (self.types.is_empty() || self.types.contains(&ty))
+    }
+}
+
 /// What the analyzer knows about one retry crate.
 pub trait RetryLibrary: Sync {
     /// The crate as people name it, for docs and tests (`backon`).
@@ -126,6 +154,17 @@ pub trait RetryLibrary: Sync {
     /// Setters that take `&mut self` (`b.set_jitter(0.0);`): statements that
     /// change the binding's policy.
     fn mutating_setters(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Functions of this crate that run a retry (`Retry::spawn`).
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        &[]
+    }
+
+    /// Methods taking one argument that retry (`op.retry(policy)`) or
+    /// install a policy (`loader.retry_config(cfg)`).
+    fn retry_methods(&self) -> &'static [&'static str] {
         &[]
     }
 
@@ -199,18 +238,40 @@ pub fn is_struct_literal(ty: &str) -> bool {
     LIBRARIES.iter().any(|l| l.struct_literals().contains(&ty))
 }
 
-/// Every constructor name of every library, once each.
-pub fn constructor_names() -> &'static [&'static str] {
+/// Every constructor and entry-point function name of every library, once
+/// each: a call by another last name is nothing to a retry.
+pub fn call_names() -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| {
-        let mut v: Vec<&'static str> = Vec::new();
-        for name in LIBRARIES.iter().flat_map(|l| l.constructors().iter().copied()) {
-            if !v.contains(&name) {
-                v.push(name);
-            }
-        }
-        v
+        let constructors = LIBRARIES.iter().flat_map(|l| l.constructors().iter().copied());
+        let entries =
+            LIBRARIES.iter().flat_map(|l| l.entry_points().iter().flat_map(|e| e.funcs.iter().copied()));
+        unique(constructors.chain(entries))
     })
+}
+
+/// Whether a one-argument method of this name retries or installs a policy.
+pub fn is_retry_method(name: &proc_macro2::Ident) -> bool {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| unique(LIBRARIES.iter().flat_map(|l| l.retry_methods().iter().copied())))
+        .iter()
+        .any(|n| name == n)
+}
+
+/// The entry point a call `ty::func(..args)` is, if any.
+pub fn entry_point(ty: &str, func: &str, args: usize) -> Option<&'static EntryPoint> {
+    LIBRARIES.iter().flat_map(|l| l.entry_points()).find(|e| e.matches(ty, func, args))
+}
+
+fn unique(names: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for name in names {
+        if !v.contains(&name) {
+            v.push(name);
+        }
+    }
+    v
 }
 
 /// How `x.retry(y)` reads for a policy of `lib`.
@@ -266,10 +327,43 @@ mod tests {
     }
 
     #[test]
-    fn constructor_names_are_listed_once() {
-        let names = constructor_names();
-        for n in ["default", "new", "from_millis", "Simple", "retry_fn", "for_host"] {
+    fn call_names_are_listed_once() {
+        let names = call_names();
+        for n in [
+            "default",
+            "new",
+            "from_millis",
+            "Simple",
+            "retry_fn",
+            "for_host",
+            "spawn",
+            "retry",
+            "new_with_policy",
+        ] {
             assert_eq!(names.iter().filter(|x| **x == n).count(), 1, "{n}");
         }
+        assert!(!names.contains(&"timeout"), "timeouts are not a library's");
+    }
+
+    #[test]
+    fn entry_points_match_by_type_name_and_arguments() {
+        let spawn = entry_point("Retry", "spawn", 3).expect("tokio-retry's spawn");
+        assert_eq!((spawn.operation, spawn.condition), (Some(1), Some(2)));
+        assert!(entry_point("Retry", "spawn", 1).is_none(), "needs the policy and the operation");
+        assert!(entry_point("Thread", "spawn", 2).is_none());
+        assert!(
+            entry_point("", "retry", 2).is_some_and(|e| e.operation == Some(1)),
+            "a free retry(policy, op)"
+        );
+        let mw = entry_point("RetryTransientMiddleware", "new_with_policy", 1).unwrap();
+        assert!(mw.client_wide && mw.operation.is_none());
+        assert!(entry_point("RetryLayer", "new", 1).is_some_and(|e| !e.client_wide));
+    }
+
+    #[test]
+    fn retry_methods_are_the_libraries_own() {
+        let ident = |s: &str| proc_macro2::Ident::new(s, proc_macro2::Span::call_site());
+        assert!(is_retry_method(&ident("retry")) && is_retry_method(&ident("retry_config")));
+        assert!(!is_retry_method(&ident("retry_if")) && !is_retry_method(&ident("send")));
     }
 }

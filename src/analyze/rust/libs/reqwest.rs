@@ -42,6 +42,10 @@ impl RetryLibrary for Reqwest {
     fn call_shape(&self, _lib: Lib) -> CallShape {
         CallShape::OnClient
     }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
 }
 
 pub const BY_VALUE_SETTERS: &[&str] =

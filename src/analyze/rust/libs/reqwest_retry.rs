@@ -2,7 +2,7 @@
 //! Jitter is **Full by default**; bounds 1 s .. 30 min; no method filter
 //! (POST is retried on 5xx/429/transport errors); Retry-After is not honoured.
 
-use super::{Imports, RetryLibrary, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::chain_of;
@@ -40,6 +40,17 @@ impl RetryLibrary for ReqwestRetry {
 
     fn by_value_setters(&self) -> &'static [&'static str] {
         BY_VALUE_SETTERS
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        &[EntryPoint {
+            types: &["RetryTransientMiddleware"],
+            funcs: &["new_with_policy", "new_with_policy_and_strategy"],
+            min_args: 0,
+            operation: None,
+            condition: None,
+            client_wide: true,
+        }]
     }
 }
 

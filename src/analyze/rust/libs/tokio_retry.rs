@@ -4,7 +4,7 @@
 //! `.map(jitter)`**. The sync `retry` crate has the same iterator shape, so its
 //! setters are read here too.
 
-use super::{Imports, RetryLibrary, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
@@ -42,6 +42,17 @@ impl RetryLibrary for TokioRetry {
 
     fn by_value_setters(&self) -> &'static [&'static str] {
         BY_VALUE_SETTERS
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        &[EntryPoint {
+            types: &["Retry", "RetryIf"],
+            funcs: &["spawn", "spawn_notify"],
+            min_args: 2,
+            operation: Some(1),
+            condition: Some(2),
+            client_wide: false,
+        }]
     }
 }
 

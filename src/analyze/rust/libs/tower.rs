@@ -3,7 +3,7 @@
 //! min_per_sec, retry_percent)` (default 10 s, 10/s, 20%). The attempt count
 //! lives in the user's `impl Policy`, which the site finder reads separately.
 
-use super::{CallShape, Imports, RetryLibrary, Root};
+use super::{CallShape, EntryPoint, Imports, RetryLibrary, Root};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::BodyFacts;
@@ -40,6 +40,22 @@ impl RetryLibrary for Tower {
         } else {
             CallShape::OperationFirst
         }
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        // `RetryLayer::new(policy)`: the layer wraps a service, not one call.
+        &[EntryPoint {
+            types: &["RetryLayer"],
+            funcs: &["new"],
+            min_args: 0,
+            operation: None,
+            condition: None,
+            client_wide: false,
+        }]
     }
 }
 

@@ -61,7 +61,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     pub(super) fn chain(&mut self, whole: &'a Expr, chain: &Chain<'a>) {
         for (i, m) in chain.calls.iter().enumerate() {
             let is_timeout = TIMEOUT_METHODS.iter().any(|t| m.method == t);
-            let is_retry = (m.method == "retry" || m.method == "retry_config") && m.args.len() == 1;
+            let is_retry = m.args.len() == 1 && libs::is_retry_method(&m.method);
             if !is_timeout && !is_retry {
                 continue;
             }
@@ -144,10 +144,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         self.push_site(r.policy, op, whole);
     }
 
-    /// Calls: `Retry::spawn`, `RetryIf::spawn`, `backoff::retry`,
-    /// `future::retry`, `retry_notify`, `retry(iter, op)`,
-    /// `RetryTransientMiddleware::new_with_policy`, `RetryLayer::new`,
-    /// `tokio::time::timeout(d, fut)`.
+    /// Calls: the libraries' entry points ([`libs::entry_point`]:
+    /// `Retry::spawn`, `backoff::retry`, `retry(iter, op)`,
+    /// `RetryTransientMiddleware::new_with_policy`, `RetryLayer::new`, ...),
+    /// `tokio::time::timeout(d, fut)`, and constructors with no setters.
     pub(super) fn call(&mut self, whole: &'a Expr, c: &'a syn::ExprCall) {
         let Expr::Path(p) = &*c.func else { return };
         // Most calls in a file are nothing to a retry: reject them by their
@@ -162,35 +162,19 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             _ => return,
         };
         let args: Vec<&'a Expr> = c.args.iter().collect();
+        if let Some(entry) = libs::entry_point(ty, func, args.len()) {
+            let Some(mut r) = args.first().and_then(|a| self.resolve(a, 0)) else { return };
+            if let Some(cond) = entry.condition.and_then(|i| args.get(i)) {
+                r.policy.method_gated |= body_facts(*cond).method_gated;
+                let t = loops::tests_of_expr(cond);
+                r.policy.refusal_only = t.refusal && !t.after_apply;
+            }
+            r.policy.client_wide |= entry.client_wide;
+            let op = entry.operation.and_then(|i| args.get(i).copied());
+            self.consume_and_push(r, op, whole);
+            return;
+        }
         match (ty, func) {
-            ("Retry" | "RetryIf", "spawn" | "spawn_notify") if args.len() >= 2 => {
-                if let Some(mut r) = self.resolve(args[0], 0) {
-                    if let Some(cond) = args.get(2) {
-                        r.policy.method_gated |= body_facts(*cond).method_gated;
-                        let t = loops::tests_of_expr(cond);
-                        r.policy.refusal_only = t.refusal && !t.after_apply;
-                    }
-                    self.consume_and_push(r, Some(args[1]), whole);
-                }
-            }
-            (_, "retry" | "retry_notify") if args.len() >= 2 => {
-                if let Some(r) = self.resolve(args[0], 0) {
-                    self.consume_and_push(r, Some(args[1]), whole);
-                }
-            }
-            ("RetryTransientMiddleware", "new_with_policy" | "new_with_policy_and_strategy") => {
-                if let Some(arg) = args.first() {
-                    if let Some(mut r) = self.resolve(arg, 0) {
-                        r.policy.client_wide = true;
-                        self.consume_and_push(r, None, whole);
-                    }
-                }
-            }
-            ("RetryLayer", "new") => {
-                if let Some(r) = args.first().and_then(|a| self.resolve(a, 0)) {
-                    self.consume_and_push(r, None, whole);
-                }
-            }
             (_, "timeout") if args.len() == 2 => {
                 if let Some(ms) = self.env.millis(args[0]) {
                     self.w.out.timeouts.push(TimeoutSite {

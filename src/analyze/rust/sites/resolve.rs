@@ -95,21 +95,12 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     }
 }
 
-/// Last path segments of the retry entry points the site finder acts on;
-/// with the libraries' constructors ([`libs::constructor_names`]), every
-/// call worth a closer look.
-const RETRY_ENTRY_POINTS: &[&str] = &[
-    "spawn",
-    "spawn_notify",
-    "retry",
-    "retry_notify",
-    "new_with_policy",
-    "new_with_policy_and_strategy",
-    "timeout",
-];
+/// The one call name the site finder acts on that is no library's:
+/// `tokio::time::timeout(d, fut)`.
+const TIMEOUT_CALL: &str = "timeout";
 
 pub(super) fn interesting_call_name(ident: &proc_macro2::Ident) -> bool {
-    RETRY_ENTRY_POINTS.iter().chain(libs::constructor_names()).any(|n| ident == n)
+    ident == TIMEOUT_CALL || libs::call_names().iter().any(|n| ident == n)
 }
 
 /// A chain root in the shape libraries construct policies from.
