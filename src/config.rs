@@ -301,6 +301,15 @@ impl Config {
                 "set replay.clients to the number of concurrent clients to replay (default 8)",
             ));
         }
+        for id in &config.rules.disable {
+            if let Err(nearest) = crate::analyze::rust::checks::check_id(id) {
+                return Err(err(
+                    line_of(text, id),
+                    format!("rules.disable: \"{id}\" is not a Rust check"),
+                    &format!("did you mean \"{nearest}\"? `retrygate rules list` lists every check id"),
+                ));
+            }
+        }
         Ok(config)
     }
 
@@ -507,7 +516,7 @@ ledger: { path: .tool_ledger.jsonl, artifact: tool-ledger }
 replay: { command: "cargo test --test replay_429", scenario: default, clients: 8 }
 protected_paths: ["app/", "infra/", "clients/", "**/*.tf"]
 limits: { max_attempts: 3 }
-rules: { disable: ["rust/x"], extra: [".github/retrygate-rules/"] }
+rules: { disable: ["rust/loop-attempts"], extra: [".github/retrygate-rules/"] }
 sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 "#;
         let c = Config::from_yaml_str(text, "r.yml").unwrap();
@@ -518,6 +527,24 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         assert_eq!(c.sign_off.min_permission, Permission::Maintain);
         assert_eq!(c.agents.branch_prefixes, ["codex/"]);
         assert!(c.protected().unwrap().is_protected("modules/net/main.tf"));
+    }
+
+    #[test]
+    fn rules_disable_refuses_an_unknown_rust_check_and_names_the_nearest() {
+        let ok = Config::from_yaml_str(
+            "rules:\n  disable: [rust/backon-jitter, python/retries-raised]\n",
+            "r.yml",
+        );
+        assert_eq!(ok.unwrap().rules.disable.len(), 2, "known Rust ids and rule-pack ids pass");
+        let err =
+            Config::from_yaml_str("rules:\n  disable:\n    - rust/backon-jiter\n", ".github/retrygate.yml")
+                .unwrap_err()
+                .to_string();
+        assert_eq!(
+            err,
+            ".github/retrygate.yml:3: rules.disable: \"rust/backon-jiter\" is not a Rust check; did you mean \"rust/backon-jitter\"? `retrygate rules list` lists every check id"
+        );
+        assert!(!err.contains('\n'));
     }
 
     #[test]

@@ -13,6 +13,29 @@ fn readme_kind_table_matches_the_kinds_docs() {
     );
 }
 
+/// The README's table of Rust checks is generated from
+/// `src/analyze/rust/checks.rs`; with `RETRYGATE_UPDATE_README=1` this test
+/// rewrites it instead of failing.
+#[test]
+fn readme_rust_check_table_matches_the_declarations() {
+    const START: &str = "<!-- rust-checks:start -->\n";
+    const END: &str = "<!-- rust-checks:end -->";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let start = readme.find(START).expect("README lacks the rust-checks:start marker") + START.len();
+    let end = readme.find(END).expect("README lacks the rust-checks:end marker");
+    let table = retrygate::analyze::rust::checks::markdown_table();
+    if std::env::var_os("RETRYGATE_UPDATE_README").is_some() {
+        std::fs::write(path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        &readme[start..end],
+        table,
+        "README's Rust check table is out of date: run `RETRYGATE_UPDATE_README=1 cargo test --test readme`"
+    );
+}
+
 #[test]
 fn readme_names_the_two_commands_and_ci_runs_the_test_one() {
     let root = env!("CARGO_MANIFEST_DIR");

@@ -300,6 +300,8 @@ fn rules_list_prints_every_rule() {
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let packs = RulePackAnalyzer::bundled().unwrap();
-    assert_eq!(stdout.lines().count(), packs.rules().len());
+    let rust = retrygate::analyze::rust::checks::all_ids();
+    assert_eq!(stdout.lines().count(), packs.rules().len() + rust.len());
     assert!(stdout.contains("python/retries-raised"));
+    assert!(stdout.lines().any(|l| l.starts_with("rust/backon-jitter ")), "{stdout}");
 }

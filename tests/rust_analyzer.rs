@@ -208,22 +208,6 @@ fn rust_fixtures() {
     );
 }
 
-/// The crates of the README's crate table plus hand-rolled loops.
-const CRATES: &[&str] = &[
-    "backon",
-    "reqwest-retry",
-    "tokio-retry",
-    "backoff",
-    "tower",
-    "reqwest",
-    "aws",
-    "again",
-    "retry",
-    "exponential-backoff",
-    "tryhard",
-    "loop",
-];
-
 /// The finding kinds the Rust analyzer decides (the other two are policy kinds).
 const KINDS: &[&str] = &[
     "jitter-removed",
@@ -240,8 +224,10 @@ const KINDS: &[&str] = &[
 fn every_crate_and_kind_has_positive_and_negative_cases() {
     let all = cases();
     let mut missing = Vec::new();
-    for krate in CRATES {
-        let mine: Vec<&Case> = all.iter().filter(|c| c.krate == *krate).collect();
+    // Every crate of the analyzer's registry, and hand-written loops.
+    let crates = retrygate::analyze::rust::libs::LIBRARIES.iter().map(|l| l.name()).chain(["loop"]);
+    for krate in crates {
+        let mine: Vec<&Case> = all.iter().filter(|c| c.krate == krate).collect();
         let pos = mine.iter().any(|c| expectations(c).iter().any(|e| e.3));
         let neg = mine.iter().any(|c| expectations(c).iter().all(|e| !e.3));
         if !pos || !neg {

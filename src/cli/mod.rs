@@ -86,7 +86,7 @@ pub enum Command {
     Github(github::GithubArgs),
     /// Explain a finding kind (What it flags / Why it matters / Example / Use instead).
     Explain {
-        /// A finding kind such as `jitter-removed`; all kinds when omitted.
+        /// A finding kind such as `jitter-removed`, or a Rust check id such as `rust/backon-jitter`; all kinds when omitted.
         kind: Option<String>,
         /// Print the README's Markdown table of all kinds instead.
         #[arg(long, conflicts_with = "kind")]
@@ -264,6 +264,10 @@ pub fn emit(report: &Report, format: Format) -> anyhow::Result<()> {
 }
 
 fn explain(kind: Option<&str>) -> anyhow::Result<Exit> {
+    if let Some(text) = kind.and_then(retrygate::analyze::rust::checks::explain) {
+        print!("{text}");
+        return Ok(Exit::Pass);
+    }
     let kinds: Vec<Kind> = match kind {
         None => Kind::ALL.to_vec(),
         Some(id) => match Kind::parse(id) {

@@ -22,7 +22,7 @@ pub enum RulesCommand {
         /// The rules folder (default: ./rules).
         dir: Option<PathBuf>,
     },
-    /// List every rule: the bundled packs, plus the rule files in --dir.
+    /// List every rule: the bundled packs, the Rust analyzer's checks, plus the rule files in --dir.
     List {
         /// An extra rule folder (e.g. .github/retrygate-rules/).
         #[arg(long)]
@@ -85,9 +85,12 @@ pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
                             "{:<44} {:<22} {:<8} {}",
                             c.id,
                             c.kind.id(),
-                            c.severity,
+                            c.severity.to_string(),
                             c.languages.join(",")
                         );
+                    }
+                    for c in retrygate::analyze::rust::checks::all_ids() {
+                        println!("{}", c.list_line());
                     }
                 }
             }

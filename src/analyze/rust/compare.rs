@@ -7,6 +7,7 @@
 
 use serde_json::json;
 
+use super::checks::Check;
 use super::eval::fmt_ms;
 use super::policy::{Attempts, Policy};
 use super::sites::TimeoutSite;
@@ -17,16 +18,16 @@ use crate::finding::{Kind, Severity};
 pub struct Change {
     pub kind: Kind,
     pub severity: Severity,
-    /// Rule suffix: the finding's rule is `rust/<lib>-<aspect>`.
-    pub aspect: &'static str,
+    /// The declared check; the finding's rule is `check.rule(<lib>)`.
+    pub check: Check,
     pub message: String,
     pub base: Option<serde_json::Value>,
     pub head: Option<serde_json::Value>,
 }
 
 impl Change {
-    fn new(kind: Kind, aspect: &'static str, message: String) -> Change {
-        Change { kind, severity: kind.default_severity(), aspect, message, base: None, head: None }
+    fn new(kind: Kind, check: Check, message: String) -> Change {
+        Change { kind, severity: kind.default_severity(), check, message, base: None, head: None }
     }
 }
 
@@ -50,7 +51,7 @@ fn attempts(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
             // `limits.max_attempts` (the gate checks that).
             let mut c = Change::new(
                 Kind::RetryUnbounded,
-                "unbounded",
+                Check::Unbounded,
                 format!(
                     "new retry has no limit on attempts or time ({}); set `limits.max_attempts` to make this blocking",
                     head.attempts.why
@@ -81,7 +82,7 @@ fn attempts(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
         _ => None,
     };
     if let Some(message) = raised {
-        let mut c = Change::new(Kind::RetryCountRaised, "attempts", message);
+        let mut c = Change::new(Kind::RetryCountRaised, Check::Attempts, message);
         c.base = Some(json!({"attempts": b.to_json()}));
         c.head = Some(json!({"attempts": h.to_json()}));
         out.push(c);
@@ -89,7 +90,7 @@ fn attempts(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     if h == Attempts::Unbounded && matches!(b, Attempts::Total(_) | Attempts::TimeBounded(_)) {
         let mut c = Change::new(
             Kind::RetryUnbounded,
-            "unbounded",
+            Check::Unbounded,
             format!(
                 "retry became unbounded: the base allowed {}, the head has no limit ({})",
                 b.describe(),
@@ -104,7 +105,7 @@ fn attempts(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
         if y > x {
             let mut c = Change::new(
                 Kind::RetryCountRaised,
-                "budget",
+                Check::Budget,
                 format!("retry budget raised from {} to {} of requests", pct(x), pct(y)),
             );
             c.base = Some(json!({"budget_percent": x}));
@@ -123,7 +124,7 @@ fn jitter(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
         Some(b) if b.jitter.value == Some(true) => {
             let mut c = Change::new(
                 Kind::JitterRemoved,
-                "jitter",
+                Check::Jitter,
                 format!(
                     "jitter removed: the base jittered ({}), the head does not ({})",
                     b.jitter.why, head.jitter.why
@@ -144,7 +145,7 @@ fn jitter(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
             };
             let mut c = Change::new(
                 Kind::RetryWithoutJitter,
-                "jitter",
+                Check::Jitter,
                 format!("new retry without jitter ({}{delay})", head.jitter.why),
             );
             c.head = Some(json!({"jitter": false, "library": head.lib.id()}));
@@ -158,7 +159,7 @@ fn retry_after(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     if b.retry_after.value == Some(true) && head.retry_after.value != Some(true) {
         let mut c = Change::new(
             Kind::RetryAfterIgnored,
-            "retry-after",
+            Check::RetryAfter,
             format!(
                 "Retry-After no longer honoured: the base did ({}), the head does not ({})",
                 b.retry_after.why, head.retry_after.why
@@ -185,7 +186,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     if widened {
         let mut c = Change::new(
             Kind::RetryNonIdempotent,
-            "methods",
+            Check::Methods,
             format!(
                 "{scope} a {} request that the base retried only after a refusal (429/401); the head also retries after 5xx, timeouts or connection errors, which can come after the write was applied",
                 known.join("/")
@@ -199,7 +200,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     let mut c = if known.is_empty() {
         let mut c = Change::new(
             Kind::RetryNonIdempotent,
-            "methods",
+            Check::Methods,
             format!(
                 "{scope} a request whose method cannot be told, with no Idempotency-Key; check that it is GET/PUT/DELETE or send a key"
             ),
@@ -213,7 +214,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
         };
         Change::new(
             Kind::RetryNonIdempotent,
-            "methods",
+            Check::Methods,
             format!(
                 "{scope} a {} request{at} with no Idempotency-Key: a retry after a 5xx or timeout can repeat the write; limit the policy to idempotent methods or send a key",
                 known.join("/")
@@ -230,7 +231,7 @@ pub fn compare_timeouts(base: &TimeoutSite, head: &TimeoutSite) -> Option<Change
     if head.ms < base.ms {
         let mut c = Change::new(
             Kind::TimeoutLowered,
-            "timeout",
+            Check::Timeout,
             format!(
                 ".{}(..) lowered from {} to {} in code that retries",
                 head.setter,
@@ -265,6 +266,7 @@ fn pct(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::rust::libs::{aws, backoff, backon, tower};
     use crate::analyze::rust::policy::{Fact, Lib};
 
     fn policy(lib: Lib, attempts: Attempts, jitter: Option<bool>) -> Policy {
@@ -277,8 +279,8 @@ mod tests {
 
     #[test]
     fn raised_count_is_a_finding_and_lowered_is_not() {
-        let b = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
-        let h = policy(Lib::Backon, Attempts::Total(7.0), Some(true));
+        let b = policy(backon::LIB, Attempts::Total(3.0), Some(true));
+        let h = policy(backon::LIB, Attempts::Total(7.0), Some(true));
         let c = compare_sites(Some(&b), &h);
         assert_eq!(kinds(&c), [Kind::RetryCountRaised]);
         assert!(c[0].message.contains("2 to 6") && c[0].message.contains("3 -> 7"), "{}", c[0].message);
@@ -287,8 +289,8 @@ mod tests {
 
     #[test]
     fn bounded_to_unbounded_is_its_own_kind() {
-        let b = policy(Lib::Backon, Attempts::Total(4.0), Some(true));
-        let h = policy(Lib::Backon, Attempts::Unbounded, Some(true));
+        let b = policy(backon::LIB, Attempts::Total(4.0), Some(true));
+        let h = policy(backon::LIB, Attempts::Unbounded, Some(true));
         assert_eq!(kinds(&compare_sites(Some(&b), &h)), [Kind::RetryUnbounded]);
         assert!(compare_sites(Some(&h), &h).is_empty(), "already unbounded is not news");
         let removed = compare_sites(Some(&b), &h);
@@ -301,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_write_retried_only_after_refusals_widened_to_5xx() {
-        let mut b = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
+        let mut b = policy(backon::LIB, Attempts::Total(3.0), Some(true));
         b.methods.insert("POST".into());
         b.refusal_only = true;
         assert!(compare_sites(None, &b).is_empty(), "a POST retried only on 429 is safe");
@@ -315,9 +317,9 @@ mod tests {
 
     #[test]
     fn jitter_removed_only_when_base_had_it() {
-        let on = policy(Lib::Backoff, Attempts::TimeBounded(900_000.0), Some(true));
-        let off = policy(Lib::Backon, Attempts::Total(4.0), Some(false));
-        let unknown = policy(Lib::Tower, Attempts::Unknown, None);
+        let on = policy(backoff::LIB, Attempts::TimeBounded(900_000.0), Some(true));
+        let off = policy(backon::LIB, Attempts::Total(4.0), Some(false));
+        let unknown = policy(tower::LIB, Attempts::Unknown, None);
         assert_eq!(kinds(&compare_sites(Some(&on), &off)), [Kind::JitterRemoved]);
         assert!(compare_sites(Some(&off), &off).is_empty());
         assert!(compare_sites(Some(&unknown), &off).is_empty());
@@ -326,37 +328,37 @@ mod tests {
 
     #[test]
     fn new_sites_warn_without_jitter_but_single_attempts_do_not() {
-        let off = policy(Lib::HandRolled, Attempts::Total(3.0), Some(false));
+        let off = policy(Lib::HAND_ROLLED, Attempts::Total(3.0), Some(false));
         let c = compare_sites(None, &off);
         assert_eq!(kinds(&c), [Kind::RetryWithoutJitter]);
         assert_eq!(c[0].severity, Severity::Warning);
-        let once = policy(Lib::Aws, Attempts::Total(1.0), Some(false));
+        let once = policy(aws::LIB, Attempts::Total(1.0), Some(false));
         assert!(compare_sites(None, &once).is_empty());
     }
 
     #[test]
     fn post_without_key_blocks_unknown_method_warns() {
-        let mut h = policy(Lib::HandRolled, Attempts::Total(3.0), Some(true));
+        let mut h = policy(Lib::HAND_ROLLED, Attempts::Total(3.0), Some(true));
         h.methods.insert("POST".into());
         let c = compare_sites(None, &h);
         assert_eq!(kinds(&c), [Kind::RetryNonIdempotent]);
         assert_eq!(c[0].severity, Severity::Error);
         h.idempotency_key = true;
         assert!(compare_sites(None, &h).is_empty(), "a key makes the POST safe to repeat");
-        let mut u = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
+        let mut u = policy(backon::LIB, Attempts::Total(3.0), Some(true));
         u.methods.insert("UNKNOWN".into());
         let c = compare_sites(None, &u);
         assert_eq!(c[0].severity, Severity::Warning);
-        let mut g = policy(Lib::Backon, Attempts::Total(3.0), Some(true));
+        let mut g = policy(backon::LIB, Attempts::Total(3.0), Some(true));
         g.methods.insert("GET".into());
         assert!(compare_sites(None, &g).is_empty());
     }
 
     #[test]
     fn retry_after_removed() {
-        let mut b = policy(Lib::Backon, Attempts::Total(4.0), Some(true));
+        let mut b = policy(backon::LIB, Attempts::Total(4.0), Some(true));
         b.retry_after = Fact::new(Some(true), ".adjust reads it");
-        let h = policy(Lib::Backon, Attempts::Total(4.0), Some(true));
+        let h = policy(backon::LIB, Attempts::Total(4.0), Some(true));
         assert_eq!(kinds(&compare_sites(Some(&b), &h)), [Kind::RetryAfterIgnored]);
         assert!(compare_sites(Some(&h), &b).is_empty());
     }

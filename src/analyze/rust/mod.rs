@@ -11,12 +11,14 @@
 //! - [`loops`]: which hand-written loops are retries, and their bounds;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
+//! - [`checks`]: the declared check ids (`rust/<lib>-<check>`) and their docs;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`fix`]: the edit that puts back what the base had, where one is sure;
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
 //! - this module: prefiltering, matching base with head, and placing findings.
 
 pub mod bounds;
+pub mod checks;
 pub mod compare;
 pub mod crate_index;
 pub mod eval;
@@ -444,7 +446,7 @@ fn emit_timeout(
     out: &mut Vec<Finding>,
 ) {
     if let Some(c) = compare::compare_timeouts(b, h) {
-        let mut f = to_finding(file, "client", c, h.line, h.line);
+        let mut f = to_finding(file, checks::CLIENT, c, h.line, h.line);
         f.fix = fixes.for_timeout(b.line, h.line, b.ms, h.ms);
         out.push(f);
     }
@@ -461,11 +463,11 @@ fn discarded(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Ve
         match seen.get_mut(&key) {
             Some(n) if *n > 0 => *n -= 1,
             _ => {
-                let lib = d.lib.map_or("builder", |l| l.id());
+                let lib = d.lib.map_or(checks::BUILDER, |l| l.id());
                 let c = Change {
                     kind: Kind::SettingDiscarded,
                     severity: Kind::SettingDiscarded.default_severity(),
-                    aspect: "setter-discarded",
+                    check: checks::Check::SetterDiscarded,
                     message: format!(
                         "`{}.{}(..);` drops the builder it returns, so the setting never takes effect; write `let {} = {}.{}(..);` or chain it",
                         d.receiver, d.setter, d.receiver, d.receiver, d.setter
@@ -496,7 +498,7 @@ fn place(
 }
 
 fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
-    let mut f = Finding::new(c.kind, format!("rust/{lib}-{}", c.aspect), &file.path, line)
+    let mut f = Finding::new(c.kind, c.check.rule(lib), &file.path, line)
         .lines(line, end_line)
         .severity(c.severity)
         .message(c.message);

@@ -11,44 +11,24 @@ use serde_json::json;
 
 use super::eval::{fmt_ms, trim_float};
 
-/// Which library (or hand-written code) a policy comes from.
+/// Which library (or hand-written code) a policy comes from, by the id used
+/// in check ids (`rust/<id>-<check>`, see [`super::checks`]). Each library
+/// module declares its own (`libs::backon::LIB`); the registry in
+/// [`super::libs::LIBRARIES`] lists them all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lib {
-    Backon,
-    ReqwestRetry,
-    TokioRetry,
-    Backoff,
-    Tower,
-    TowerBudget,
-    Reqwest,
-    Aws,
-    Again,
-    RetryCrate,
-    ExponentialBackoff,
-    Octocrab,
-    Tryhard,
-    HandRolled,
-}
+pub struct Lib(&'static str);
 
 impl Lib {
-    /// The id used in rule names: `rust/<id>-<aspect>`.
+    /// A hand-written retry loop.
+    pub const HAND_ROLLED: Lib = Lib::new("loop");
+
+    pub const fn new(id: &'static str) -> Lib {
+        Lib(id)
+    }
+
+    /// The id used in check ids: `rust/<id>-<check>`.
     pub fn id(self) -> &'static str {
-        match self {
-            Lib::Backon => "backon",
-            Lib::ReqwestRetry => "reqwest-retry",
-            Lib::TokioRetry => "tokio-retry",
-            Lib::Backoff => "backoff",
-            Lib::Tower => "tower-retry",
-            Lib::TowerBudget => "tower-budget",
-            Lib::Reqwest => "reqwest",
-            Lib::Aws => "aws",
-            Lib::Again => "again",
-            Lib::RetryCrate => "retry",
-            Lib::ExponentialBackoff => "exponential-backoff",
-            Lib::Octocrab => "octocrab",
-            Lib::Tryhard => "tryhard",
-            Lib::HandRolled => "loop",
-        }
+        self.0
     }
 }
 

@@ -2,21 +2,61 @@
 //! Default 5 retries, **no jitter unless `.with_jitter(true)`**, no
 //! Retry-After. Its call shape is reversed: `policy.retry(|| op())`.
 
-use super::{Root, Setter};
+use super::{CallShape, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("again");
+
+/// The `again` crate.
+pub struct Again;
+
+impl RetryLibrary for Again {
+    fn name(&self) -> &'static str {
+        "again"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["exponential", "fixed"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
+        construct(root, env)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn call_shape(&self, _lib: Lib) -> CallShape {
+        CallShape::PolicyFirst
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
+}
 
 pub const BY_VALUE_SETTERS: &[&str] =
     &["with_max_retries", "with_jitter", "with_max_delay", "with_backoff_exponent"];
 
-pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
+fn construct(root: &Root, env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     if ty != "RetryPolicy" || !matches!(func.as_str(), "exponential" | "fixed") {
         return None;
     }
     let d = args.first().and_then(|a| env.millis(a));
     let mut p = Policy::new(
-        Lib::Again,
+        LIB,
         Fact::new(Attempts::Total(6.0), "again's default of 5 retries"),
         Fact::new(Some(false), "again does not jitter unless .with_jitter(true)"),
     );
@@ -27,7 +67,7 @@ pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "with_max_retries" => {
             p.attempts = Fact::new(

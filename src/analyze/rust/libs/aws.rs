@@ -4,9 +4,49 @@
 //! `with_use_static_exponential_base(true)`. `TimeoutConfig` setters are read
 //! as timeouts by the site finder.
 
-use super::{Root, Setter};
+use super::{CallShape, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("aws");
+
+/// The `aws-config` crate.
+pub struct Aws;
+
+impl RetryLibrary for Aws {
+    fn name(&self) -> &'static str {
+        "aws"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["standard", "adaptive", "disabled", "new", "default"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
+        construct(root, env)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn call_shape(&self, _lib: Lib) -> CallShape {
+        CallShape::OnClient
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry_config"]
+    }
+}
 
 pub const BY_VALUE_SETTERS: &[&str] = &[
     "with_max_attempts",
@@ -16,7 +56,7 @@ pub const BY_VALUE_SETTERS: &[&str] = &[
     "with_use_static_exponential_base",
 ];
 
-pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
+fn construct(root: &Root, _env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, .. } = root else { return None };
     let attempts = match (ty.as_str(), func.as_str()) {
         ("RetryConfig", "standard" | "adaptive") => {
@@ -28,15 +68,14 @@ pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
         }
         _ => return None,
     };
-    let mut p =
-        Policy::new(Lib::Aws, attempts, Fact::new(Some(true), "the AWS SDK always applies full jitter"));
+    let mut p = Policy::new(LIB, attempts, Fact::new(Some(true), "the AWS SDK always applies full jitter"));
     p.min_delay_ms = Some(1000.0);
     p.max_delay_ms = Some(20_000.0);
     p.retry_after = Fact::new(None, "the AWS SDK reads x-amz-retry-after, not Retry-After");
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {
         "with_max_attempts" | "max_attempts" | "set_max_attempts" => {

@@ -4,9 +4,69 @@
 //! default** (`randomization_factor` 0.5) — which is why a backoff -> backon
 //! migration that forgets `.with_jitter()` loses jitter.
 
-use super::{Imports, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+use crate::analyze::rust::syntax::BodyFacts;
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("backoff");
+
+/// The `backoff` crate.
+pub struct Backoff;
+
+impl RetryLibrary for Backoff {
+    fn name(&self) -> &'static str {
+        "backoff"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn crate_names(&self) -> &'static [&'static str] {
+        &["backoff"]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["default", "new"]
+    }
+
+    fn struct_literals(&self) -> &'static [&'static str] {
+        &["ExponentialBackoff"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+        construct(root, env, imports)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn read_operation(&self, p: &mut Policy, op: &BodyFacts) {
+        if op.reads_retry_after {
+            p.retry_after = Fact::new(Some(true), "the operation returns Error::retry_after");
+        }
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        // `backoff::retry`, `backoff::future::retry`, `retry_notify`; the
+        // retry crate's `retry(delays, op)` has the same shape.
+        &[EntryPoint {
+            types: &[],
+            funcs: &["retry", "retry_notify"],
+            min_args: 2,
+            operation: Some(1),
+            condition: None,
+            client_wide: false,
+        }]
+    }
+}
 
 pub const BY_VALUE_SETTERS: &[&str] = &[
     "with_randomization_factor",
@@ -20,7 +80,7 @@ const DEFAULT_MAX_ELAPSED_MS: f64 = 15.0 * 60_000.0;
 
 fn defaults() -> Policy {
     let mut p = Policy::new(
-        Lib::Backoff,
+        LIB,
         Fact::new(
             Attempts::TimeBounded(DEFAULT_MAX_ELAPSED_MS),
             "backoff's default max_elapsed_time of 15 min",
@@ -34,7 +94,7 @@ fn defaults() -> Policy {
     p
 }
 
-pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     match root {
         Root::Call { ty, func, .. } => {
             let ours = match (ty.as_str(), func.as_str()) {
@@ -87,7 +147,7 @@ fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "unknown".into(), |v| v.to_string())
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "with_randomization_factor" => {
             let v = s.arg(0).and_then(|a| env.number(a));

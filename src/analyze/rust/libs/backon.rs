@@ -2,9 +2,45 @@
 //! Defaults: 3 retries, 1 s min delay, 60 s max delay, and **no jitter**
 //! unless `.with_jitter()` is called. Retry-After only via `.adjust(..)`.
 
-use super::{Root, Setter};
+use super::{Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("backon");
+
+/// The `backon` crate.
+pub struct Backon;
+
+impl RetryLibrary for Backon {
+    fn name(&self) -> &'static str {
+        "backon"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["default", "new"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
+        construct(root, env)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
+}
 
 pub const BY_VALUE_SETTERS: &[&str] = &[
     "with_jitter",
@@ -19,7 +55,7 @@ pub const BY_VALUE_SETTERS: &[&str] = &[
     "with_delay",
 ];
 
-pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
+fn construct(root: &Root, _env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, .. } = root else { return None };
     if !matches!(func.as_str(), "default" | "new") {
         return None;
@@ -30,7 +66,7 @@ pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
         _ => return None,
     };
     let mut p = Policy::new(
-        Lib::Backon,
+        LIB,
         Fact::new(Attempts::Total(4.0), format!("backon's {ty} default of 3 retries")),
         Fact::new(Some(false), format!("backon's {ty} does not jitter unless .with_jitter() is called")),
     );
@@ -40,7 +76,7 @@ pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let num = |i| s.arg(i).and_then(|a| env.number(a));
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {

@@ -2,14 +2,50 @@
 //! **total attempts** (default 3) and **jitters by default** (0.3). Its
 //! setters take `&mut self` (`b.set_jitter(0.0);`), so statements change it.
 
-use super::{Imports, Root, Setter};
+use super::{Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("exponential-backoff");
+
+/// The `exponential-backoff` crate.
+pub struct ExponentialBackoff;
+
+impl RetryLibrary for ExponentialBackoff {
+    fn name(&self) -> &'static str {
+        "exponential-backoff"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn crate_names(&self) -> &'static [&'static str] {
+        &["exponential_backoff"]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["new", "default"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+        construct(root, env, imports)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn mutating_setters(&self) -> &'static [&'static str] {
+        MUTATING_SETTERS
+    }
+}
 
 /// Setters that change the backoff in place.
 pub const MUTATING_SETTERS: &[&str] = &["set_max_attempts", "set_jitter", "set_min", "set_max", "set_factor"];
 
-pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     if ty != "Backoff" || !(imports.has("exponential_backoff") || args.len() == 3) {
         return None;
@@ -22,17 +58,14 @@ pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
         "default" => Fact::new(Attempts::Total(3.0), "exponential-backoff's default of 3 attempts"),
         _ => return None,
     };
-    let mut p = Policy::new(
-        Lib::ExponentialBackoff,
-        attempts,
-        Fact::new(Some(true), "exponential-backoff's default jitter of 0.3"),
-    );
+    let mut p =
+        Policy::new(LIB, attempts, Fact::new(Some(true), "exponential-backoff's default jitter of 0.3"));
     p.min_delay_ms = args.get(1).and_then(|a| env.millis(a));
     p.max_delay_ms = args.get(2).and_then(|a| env.millis(a));
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "set_max_attempts" => {
             p.attempts =

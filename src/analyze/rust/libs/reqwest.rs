@@ -3,15 +3,55 @@
 //! jitter**, and only protocol NACKs (method-safe) unless `.classify_fn(..)`
 //! widens it.
 
-use super::{Root, Setter};
+use super::{CallShape, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("reqwest");
+
+/// The `reqwest` crate.
+pub struct Reqwest;
+
+impl RetryLibrary for Reqwest {
+    fn name(&self) -> &'static str {
+        "reqwest"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["for_host", "scoped", "never"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
+        construct(root, env)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn call_shape(&self, _lib: Lib) -> CallShape {
+        CallShape::OnClient
+    }
+
+    fn retry_methods(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
+}
+
 pub const BY_VALUE_SETTERS: &[&str] =
     &["max_retries_per_request", "max_extra_load", "no_budget", "classify_fn"];
 
-pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
+fn construct(root: &Root, _env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, .. } = root else { return None };
     let attempts = match (ty.as_str(), func.as_str()) {
         ("retry", "for_host") | ("retry", "scoped") => {
@@ -21,7 +61,7 @@ pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
         _ => return None,
     };
     let mut p = Policy::new(
-        Lib::Reqwest,
+        LIB,
         attempts,
         Fact::new(Some(false), "reqwest's built-in retry has no backoff and no jitter"),
     );
@@ -30,7 +70,7 @@ pub fn construct(root: &Root, _env: &Env) -> Option<Policy> {
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "max_retries_per_request" => {
             p.attempts = Fact::new(

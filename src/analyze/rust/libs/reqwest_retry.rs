@@ -2,14 +2,61 @@
 //! Jitter is **Full by default**; bounds 1 s .. 30 min; no method filter
 //! (POST is retried on 5xx/429/transport errors); Retry-After is not honoured.
 
-use super::{Imports, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::chain_of;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("reqwest-retry");
+
+/// The `reqwest-retry` crate.
+pub struct ReqwestRetry;
+
+impl RetryLibrary for ReqwestRetry {
+    fn name(&self) -> &'static str {
+        "reqwest-retry"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn crate_names(&self) -> &'static [&'static str] {
+        &["retry_policies", "reqwest_retry"]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["builder", "default"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+        construct(root, env, imports)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        &[EntryPoint {
+            types: &["RetryTransientMiddleware"],
+            funcs: &["new_with_policy", "new_with_policy_and_strategy"],
+            min_args: 0,
+            operation: None,
+            condition: None,
+            client_wide: true,
+        }]
+    }
+}
+
 pub const BY_VALUE_SETTERS: &[&str] = &["jitter", "retry_bounds", "base"];
 
-pub fn construct(root: &Root, _env: &Env, imports: &Imports) -> Option<Policy> {
+fn construct(root: &Root, _env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, .. } = root else { return None };
     let ours = match (ty.as_str(), func.as_str()) {
         ("ExponentialBackoff", "builder") => true,
@@ -22,7 +69,7 @@ pub fn construct(root: &Root, _env: &Env, imports: &Imports) -> Option<Policy> {
         return None;
     }
     let mut p = Policy::new(
-        Lib::ReqwestRetry,
+        LIB,
         // Until a build_with_* call the count is not set.
         Fact::new(Attempts::Unknown, "retry-policies builder without build_with_max_retries"),
         Fact::new(Some(true), "retry-policies jitters fully by default"),
@@ -33,7 +80,7 @@ pub fn construct(root: &Root, _env: &Env, imports: &Imports) -> Option<Policy> {
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let num = |i| s.arg(i).and_then(|a| env.number(a));
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {

@@ -3,11 +3,47 @@
 //! unless `.map(delay::jitter)`**; `Range` delays are random. Setters are
 //! shared with tokio-retry ([`super::tokio_retry::apply`]).
 
-use super::{Imports, Root};
+use super::{Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
-pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("retry");
+
+/// The `retry` crate.
+pub struct Retry;
+
+impl RetryLibrary for Retry {
+    fn name(&self) -> &'static str {
+        "retry"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn crate_names(&self) -> &'static [&'static str] {
+        &["retry"]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["from_millis", "from_millis_exclusive", "from_millis_inclusive"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+        construct(root, env, imports)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        super::tokio_retry::apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        super::tokio_retry::BY_VALUE_SETTERS
+    }
+}
+
+fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     let first = || args.first().and_then(|a| env.number(a));
     let (min, max, random) = match (ty.as_str(), func.as_str()) {
@@ -21,7 +57,7 @@ pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
         _ => return None,
     };
     let mut p = Policy::new(
-        Lib::RetryCrate,
+        LIB,
         Fact::new(Attempts::Unbounded, "retry's delay iterators are unbounded unless .take(n)"),
         if random {
             Fact::new(Some(true), "retry's Range delays are random")

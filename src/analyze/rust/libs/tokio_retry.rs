@@ -4,14 +4,61 @@
 //! `.map(jitter)`**. The sync `retry` crate has the same iterator shape, so its
 //! setters are read here too.
 
-use super::{Imports, Root, Setter};
+use super::{EntryPoint, Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
 
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("tokio-retry");
+
+/// The `tokio-retry` crate.
+pub struct TokioRetry;
+
+impl RetryLibrary for TokioRetry {
+    fn name(&self) -> &'static str {
+        "tokio-retry"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn crate_names(&self) -> &'static [&'static str] {
+        &["tokio_retry2", "tokio_retry"]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["from_millis", "new"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+        construct(root, env, imports)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+
+    fn entry_points(&self) -> &'static [EntryPoint] {
+        &[EntryPoint {
+            types: &["Retry", "RetryIf"],
+            funcs: &["spawn", "spawn_notify"],
+            min_args: 2,
+            operation: Some(1),
+            condition: Some(2),
+            client_wide: false,
+        }]
+    }
+}
+
 pub const BY_VALUE_SETTERS: &[&str] = &["take", "map", "factor", "max_delay"];
 
-pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     let first_ms = || args.first().and_then(|a| env.number(a));
     let (min, max) = match (ty.as_str(), func.as_str()) {
@@ -30,7 +77,7 @@ pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
         _ => return None,
     };
     let mut p = Policy::new(
-        Lib::TokioRetry,
+        LIB,
         Fact::new(Attempts::Unbounded, "tokio-retry strategies are unbounded unless .take(n)"),
         Fact::new(Some(false), "tokio-retry strategies do not jitter unless .map(jitter)"),
     );

@@ -5,14 +5,46 @@
 //! Its built-in backoffs do not jitter; a custom backoff function may.
 //! It does not read Retry-After.
 
-use super::{Root, Setter};
+use super::{Imports, RetryLibrary, Root, Setter};
 use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
+
+/// The id of this crate's policies in check ids (`rust/<id>-<check>`).
+pub const LIB: Lib = Lib::new("tryhard");
+
+/// The `tryhard` crate.
+pub struct Tryhard;
+
+impl RetryLibrary for Tryhard {
+    fn name(&self) -> &'static str {
+        "tryhard"
+    }
+
+    fn libs(&self) -> &'static [Lib] {
+        &[LIB]
+    }
+
+    fn constructors(&self) -> &'static [&'static str] {
+        &["retry_fn", "new"]
+    }
+
+    fn construct(&self, root: &Root, env: &Env, _imports: &Imports) -> Option<Policy> {
+        construct(root, env)
+    }
+
+    fn apply(&self, p: &mut Policy, s: &Setter, env: &Env) -> bool {
+        apply(p, s, env)
+    }
+
+    fn by_value_setters(&self) -> &'static [&'static str] {
+        BY_VALUE_SETTERS
+    }
+}
 
 pub const BY_VALUE_SETTERS: &[&str] =
     &["retries", "fixed_backoff", "linear_backoff", "exponential_backoff", "custom_backoff", "max_delay"];
 
-pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
+fn construct(root: &Root, env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     let attempts = match (ty.as_str(), func.as_str()) {
         ("tryhard" | "", "retry_fn") => Fact::new(Attempts::Unknown, "tryhard::retry_fn before .retries(..)"),
@@ -22,14 +54,10 @@ pub fn construct(root: &Root, env: &Env) -> Option<Policy> {
         ),
         _ => return None,
     };
-    Some(Policy::new(
-        Lib::Tryhard,
-        attempts,
-        Fact::new(Some(false), "tryhard's built-in backoffs do not jitter"),
-    ))
+    Some(Policy::new(LIB, attempts, Fact::new(Some(false), "tryhard's built-in backoffs do not jitter")))
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "retries" => {
             p.attempts =

@@ -1,0 +1,186 @@
+//! File-wide facts read before the walk: constants, helper functions, the
+//! crates a file names, and what a set of function bodies sends.
+
+use std::collections::HashMap;
+
+use syn::{Expr, Item, Stmt};
+
+use super::super::libs::Imports;
+use super::super::syntax::{body_facts, BodyFacts};
+
+/// File-wide facts gathered before the walk: constants, helper functions,
+/// imported crates, and the HTTP methods the file sends at all.
+#[derive(Default)]
+pub(super) struct FileIndex<'a> {
+    pub(super) consts: HashMap<String, &'a Expr>,
+    /// Functions by name (last one wins for duplicates in different impls).
+    pub(super) fns: HashMap<String, &'a syn::Block>,
+    pub(super) imports: Imports,
+}
+
+impl<'a> FileIndex<'a> {
+    pub(super) fn collect(&mut self, items: &'a [Item], path: &mut Vec<String>) {
+        for item in items {
+            match item {
+                Item::Const(c) => {
+                    self.consts.insert(c.ident.to_string(), &c.expr);
+                }
+                Item::Static(s) => {
+                    self.consts.insert(s.ident.to_string(), &s.expr);
+                }
+                Item::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                Item::Impl(i) => {
+                    for ii in &i.items {
+                        match ii {
+                            syn::ImplItem::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                            syn::ImplItem::Const(c) => {
+                                self.consts.insert(c.ident.to_string(), &c.expr);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Item::Trait(t) => {
+                    for ti in &t.items {
+                        if let syn::TraitItem::Fn(f) = ti {
+                            if let Some(b) = &f.default {
+                                self.add_fn(f.sig.ident.to_string(), b);
+                            }
+                        }
+                    }
+                }
+                Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        path.push(m.ident.to_string());
+                        self.collect(inner, path);
+                        path.pop();
+                    }
+                }
+                Item::Use(u) => collect_use_roots(&u.tree, &mut self.imports),
+                _ => {}
+            }
+        }
+    }
+
+    fn add_fn(&mut self, name: String, block: &'a syn::Block) {
+        for stmt in &block.stmts {
+            if let Stmt::Item(Item::Const(c)) = stmt {
+                self.consts.insert(c.ident.to_string(), &c.expr);
+            }
+        }
+        self.fns.insert(name, block);
+    }
+
+    /// What every function of the file sends, for client-wide policies
+    /// (computed only when the file has one).
+    pub(super) fn file_facts(&self) -> BodyFacts {
+        let mut facts = BodyFacts::default();
+        for block in self.fns.values() {
+            merge_facts(&mut facts, &body_facts(*block));
+        }
+        facts
+    }
+}
+
+/// `name::` preceded by a non-identifier character (so `retry::` does not
+/// match inside `tokio_retry::`).
+pub(super) fn mentions_crate(src: &str, name: &str) -> bool {
+    let pat = format!("{name}::");
+    src.match_indices(&pat)
+        .any(|(i, _)| src[..i].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_')))
+}
+
+fn collect_use_roots(tree: &syn::UseTree, imports: &mut Imports) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            imports.crates.insert(p.ident.to_string());
+            // `use crate::x` / `use self::x` say nothing; look one level further.
+            if matches!(p.ident.to_string().as_str(), "crate" | "self" | "super") {
+                collect_use_roots(&p.tree, imports);
+            }
+        }
+        syn::UseTree::Name(n) => {
+            imports.crates.insert(n.ident.to_string());
+        }
+        syn::UseTree::Rename(r) => {
+            imports.crates.insert(r.ident.to_string());
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use_roots(t, imports);
+            }
+        }
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
+pub fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
+    into.methods.extend(from.methods.iter().cloned());
+    into.idempotency_key |= from.idempotency_key;
+    into.reads_retry_after |= from.reads_retry_after;
+    into.uses_randomness |= from.uses_randomness;
+    into.method_gated |= from.method_gated;
+    into.sends_request |= from.sends_request;
+    into.has_continue |= from.has_continue;
+    into.sleeps += from.sleeps;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_of(src: &str) -> (syn::File, Vec<String>) {
+        let file = syn::parse_file(src).unwrap_or_else(|e| panic!("{e}"));
+        (file, Vec::new())
+    }
+
+    #[test]
+    fn constants_functions_and_use_roots_are_collected_from_every_level() {
+        let (file, mut path) = index_of(
+            "use backon::{ExponentialBuilder, Retryable};\nuse crate::net::client;\nconst TOP: u32 = 3;\n\
+             mod inner { static DEEP: u64 = 9; fn helper() -> u32 { const LOCAL: u32 = 2; LOCAL } }\n\
+             impl C { const ASSOC: u32 = 1; fn method(&self) {} }\n\
+             trait T { fn provided(&self) {} fn required(&self); }\n",
+        );
+        let mut index = FileIndex::default();
+        index.collect(&file.items, &mut path);
+        let mut consts: Vec<&str> = index.consts.keys().map(String::as_str).collect();
+        consts.sort_unstable();
+        assert_eq!(consts, ["ASSOC", "DEEP", "LOCAL", "TOP"]);
+        let mut fns: Vec<&str> = index.fns.keys().map(String::as_str).collect();
+        fns.sort_unstable();
+        assert_eq!(fns, ["helper", "method", "provided"], "a trait method without a body is not a helper");
+        assert!(index.imports.has("backon") && index.imports.has("net"), "{:?}", index.imports);
+        assert!(path.is_empty(), "the module path is restored");
+    }
+
+    #[test]
+    fn file_facts_merge_what_every_function_sends() {
+        let (file, mut path) = index_of(
+            "fn a(c: &Client) { c.post(\"/x\").send(); }\nfn b(c: &Client) { c.get(\"/y\").header(\"Idempotency-Key\", k).send(); }\n",
+        );
+        let mut index = FileIndex::default();
+        index.collect(&file.items, &mut path);
+        let facts = index.file_facts();
+        assert!(facts.methods.contains("POST") && facts.methods.contains("GET"), "{:?}", facts.methods);
+        assert!(facts.idempotency_key);
+    }
+
+    #[test]
+    fn a_crate_is_mentioned_only_as_a_whole_path_segment() {
+        assert!(mentions_crate("let s = retry::Fixed::from_millis(10);", "retry"));
+        assert!(mentions_crate("retry::retry(s, op)", "retry"));
+        assert!(!mentions_crate("tokio_retry::Retry::spawn(s, op)", "retry"));
+        assert!(!mentions_crate("my_retry::x()", "retry"));
+        assert!(!mentions_crate("fn retry() {}", "retry"));
+    }
+
+    #[test]
+    fn merged_facts_accumulate() {
+        let mut into = BodyFacts { sleeps: 1, ..BodyFacts::default() };
+        let from = BodyFacts { sleeps: 2, reads_retry_after: true, ..BodyFacts::default() };
+        merge_facts(&mut into, &from);
+        assert_eq!(into.sleeps, 3);
+        assert!(into.reads_retry_after && !into.idempotency_key);
+    }
+}

@@ -1,0 +1,451 @@
+//! Finds the retry sites of one Rust file and reduces each to a [`Policy`].
+//!
+//! A site is a place where a retry happens or is configured: a retry call
+//! (`op.retry(b)`, `Retry::spawn(s, op)`, `backoff::future::retry(b, op)`,
+//! `RetryTransientMiddleware::new_with_policy(p)`, `client_builder.retry(..)`),
+//! a policy built but handed elsewhere (`fn policy() -> ExponentialBuilder`),
+//! a hand-rolled retry loop, or a tower `impl Policy`. Each site records the
+//! item it sits in (`mod::Type::fn`), so base and head can be matched by item
+//! and order rather than by line number.
+//!
+//! Alongside sites the file model keeps the timeouts set in the file and the
+//! builder setters whose result is dropped.
+//!
+//! This module walks items and function bodies; the parts of the walk live
+//! beside it:
+//! - [`index`]: constants, helper functions and imported crates, read first;
+//! - [`resolve`]: which policy an expression stands for;
+//! - [`calls`]: retry calls, timeouts, and policies built but not yet retried;
+//! - [`retry_loops`]: hand-written retry loops;
+//! - [`discarded`]: by-value setters whose result is dropped.
+
+mod calls;
+mod discarded;
+mod index;
+mod resolve;
+mod retry_loops;
+
+use std::collections::{HashMap, HashSet};
+
+use syn::visit::Visit;
+use syn::{Expr, ExprMethodCall, Item, Pat, Stmt};
+
+use super::eval::Env;
+use super::libs;
+use super::policy::{Lib, Policy};
+use super::syntax::{body_facts, chain_of, ident_of, line_of, lines_of, BodyFacts, Chain};
+pub use index::merge_facts;
+use index::FileIndex;
+use resolve::{as_root, setter};
+
+/// One retry site.
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Enclosing item path, e.g. `checkout::Client::submit`.
+    pub item: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub policy: Policy,
+}
+
+/// A timeout set somewhere in the file.
+#[derive(Debug, Clone)]
+pub struct TimeoutSite {
+    pub item: String,
+    /// The setter: `timeout`, `connect_timeout`, `operation_timeout`, ...
+    pub setter: String,
+    pub ms: f64,
+    pub line: u32,
+}
+
+/// A by-value builder setter called as a statement; its result is lost.
+#[derive(Debug, Clone)]
+pub struct Discarded {
+    pub item: String,
+    pub setter: String,
+    pub receiver: String,
+    pub lib: Option<Lib>,
+    pub line: u32,
+}
+
+/// Everything the analyzer reads from one version of one file.
+#[derive(Debug, Default, Clone)]
+pub struct FileModel {
+    pub sites: Vec<Site>,
+    pub timeouts: Vec<TimeoutSite>,
+    pub discarded: Vec<Discarded>,
+    /// POST/PATCH request sites outside test code (method, line), for the
+    /// crate-wide index; read while the tree is at hand so that the index
+    /// never parses a changed file a second time.
+    pub writes: Vec<(String, u32)>,
+}
+
+/// Builds the model of a parsed file; `src` is the text it was parsed from.
+pub fn model(file: &syn::File, src: &str) -> FileModel {
+    let mut index = FileIndex::default();
+    index.collect(&file.items, &mut Vec::new());
+    // Crates whose names decide between same-named types: a file that
+    // names one inline (`tokio_retry::Retry::spawn`) counts as importing it.
+    for name in libs::disambiguating_crates() {
+        if index::mentions_crate(src, name) {
+            index.imports.crates.insert(name.to_string());
+        }
+    }
+    // The constants move into one environment that every function's walk
+    // borrows in turn (cloning them per function cost a fifth of a scan).
+    let consts = std::mem::take(&mut index.consts);
+    let mut walker = Walker {
+        index: &index,
+        env: Some(Env { consts, lets: HashMap::new() }),
+        out: FileModel::default(),
+        consumed: HashSet::new(),
+        standalone: Vec::new(),
+        standalone_keys: HashSet::new(),
+        facts_of_fn: HashMap::new(),
+    };
+    walker.items(&file.items, &mut Vec::new());
+    let mut model = walker.finish();
+    if super::crate_index::may_write(src) {
+        model.writes = super::crate_index::write_sites_of(file);
+    }
+    model
+}
+
+/// A policy chain not (yet) known to be handed to a retry call.
+struct Candidate {
+    key: (u32, u32),
+    site: Site,
+}
+
+struct Walker<'i, 'a> {
+    index: &'i FileIndex<'a>,
+    /// The file's constants (and, during a function's walk, lent to it).
+    env: Option<Env<'a>>,
+    out: FileModel,
+    /// Root positions of chains that a retry call consumed.
+    consumed: HashSet<(u32, u32)>,
+    standalone: Vec<Candidate>,
+    /// Keys of `standalone`, so that adding one stays O(1) in a file with
+    /// tens of thousands of policies.
+    standalone_keys: HashSet<(u32, u32)>,
+    /// [`body_facts`] of the file's helper functions, computed once each:
+    /// every retry that calls a helper would otherwise re-read its body.
+    facts_of_fn: HashMap<String, BodyFacts>,
+}
+
+fn root_key(e: &Expr) -> (u32, u32) {
+    let s = syn::spanned::Spanned::span(e).start();
+    (s.line as u32, s.column as u32)
+}
+
+impl<'i, 'a> Walker<'i, 'a> {
+    fn items(&mut self, items: &'a [Item], path: &mut Vec<String>) {
+        for item in items {
+            match item {
+                Item::Fn(f) => {
+                    path.push(f.sig.ident.to_string());
+                    self.function(&f.block, path);
+                    path.pop();
+                }
+                Item::Impl(i) => {
+                    let ty = type_name(&i.self_ty);
+                    path.push(ty);
+                    let is_tower_policy = i
+                        .trait_
+                        .as_ref()
+                        .and_then(|(_, p, _)| p.segments.last())
+                        .is_some_and(|s| s.ident == "Policy");
+                    for ii in &i.items {
+                        if let syn::ImplItem::Fn(f) = ii {
+                            path.push(f.sig.ident.to_string());
+                            if is_tower_policy && f.sig.ident == "retry" {
+                                self.tower_policy(i, f, path);
+                            }
+                            // Inside a tower Policy impl, `RetryConfig::Simple(n - 1)`
+                            // is the next state of the policy, not a second policy.
+                            if !is_tower_policy {
+                                self.function(&f.block, path);
+                            }
+                            path.pop();
+                        }
+                    }
+                    path.pop();
+                }
+                Item::Trait(t) => {
+                    path.push(t.ident.to_string());
+                    for ti in &t.items {
+                        if let syn::TraitItem::Fn(f) = ti {
+                            if let Some(b) = &f.default {
+                                path.push(f.sig.ident.to_string());
+                                self.function(b, path);
+                                path.pop();
+                            }
+                        }
+                    }
+                    path.pop();
+                }
+                Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        path.push(m.ident.to_string());
+                        self.items(inner, path);
+                        path.pop();
+                    }
+                }
+                Item::Const(c) => {
+                    path.push(c.ident.to_string());
+                    self.loose_expr(&c.expr, path);
+                    path.pop();
+                }
+                Item::Static(s) => {
+                    path.push(s.ident.to_string());
+                    self.loose_expr(&s.expr, path);
+                    path.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A constant initialised with a policy (`static P: .. = ..`).
+    fn loose_expr(&mut self, e: &'a Expr, path: &[String]) {
+        let env = self.lend_env(HashMap::new());
+        let mut fw = FnWalker { w: self, env, mutations: HashMap::new(), item: path.join("::") };
+        fw.visit_expr(e);
+        let env = fw.env;
+        self.env = Some(env);
+    }
+
+    /// The file environment with one function's `let` bindings in it; given
+    /// back with `self.env = Some(env)` when the walk is done.
+    fn lend_env(&mut self, lets: HashMap<String, Vec<(u32, &'a Expr)>>) -> Env<'a> {
+        let mut env = self.env.take().unwrap_or_default();
+        env.lets = lets;
+        env
+    }
+
+    fn function(&mut self, block: &'a syn::Block, path: &[String]) {
+        let mut lets = LetCollector::default();
+        lets.visit_block(block);
+        let env = self.lend_env(lets.lets);
+        let item = path.join("::");
+        let mut fw = FnWalker { w: self, env, mutations: lets.mutations, item };
+        fw.visit_block(block);
+        for (line, m) in lets.statements {
+            fw.discarded_setter(m, line);
+        }
+        let env = fw.env;
+        self.env = Some(env);
+    }
+
+    /// tower: `impl Policy<Req, Res, E> for X { fn retry(..) }`.
+    fn tower_policy(&mut self, imp: &'a syn::ItemImpl, f: &'a syn::ImplItemFn, path: &[String]) {
+        let mut facts = BodyFacts::default();
+        for ii in &imp.items {
+            if let syn::ImplItem::Fn(g) = ii {
+                merge_facts(&mut facts, &body_facts(&g.block));
+            }
+        }
+        let p = libs::tower::policy_impl(&facts);
+        let (line, end_line) = lines_of(&f.sig);
+        self.out.sites.push(Site { item: path.join("::"), line, end_line, policy: p });
+    }
+
+    /// What helper function `name` of this file does, read once.
+    fn fn_facts(&mut self, name: &str) -> Option<&BodyFacts> {
+        if !self.facts_of_fn.contains_key(name) {
+            let block = self.index.fns.get(name)?;
+            self.facts_of_fn.insert(name.to_string(), body_facts(*block));
+        }
+        self.facts_of_fn.get(name)
+    }
+
+    /// Merges what the named helpers do into `facts`, each name once.
+    fn merge_callees(&mut self, facts: &mut BodyFacts, names: Vec<String>) {
+        let mut seen = HashSet::new();
+        for name in names {
+            if seen.insert(name.clone()) {
+                if let Some(f) = self.fn_facts(&name) {
+                    merge_facts(facts, f);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> FileModel {
+        for c in self.standalone {
+            if !self.consumed.contains(&c.key) {
+                self.out.sites.push(c.site);
+            }
+        }
+        if self.out.sites.iter().any(|s| s.policy.client_wide && !s.policy.method_gated) {
+            let facts = self.index.file_facts();
+            for s in &mut self.out.sites {
+                if s.policy.client_wide && !s.policy.method_gated {
+                    s.policy.methods.extend(facts.methods.iter().cloned());
+                    s.policy.idempotency_key |= facts.idempotency_key;
+                }
+            }
+        }
+        self.out.sites.sort_by(|a, b| (&a.item, a.line).cmp(&(&b.item, b.line)));
+        self.out
+    }
+}
+
+fn type_name(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        syn::Type::Reference(r) => type_name(&r.elem),
+        _ => "_".into(),
+    }
+}
+
+/// `let` bindings, `var.set_x(..);` mutations, and setter statements of one
+/// function body (closures included, nested items excluded).
+#[derive(Default)]
+struct LetCollector<'a> {
+    lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+    mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+    statements: Vec<(u32, &'a ExprMethodCall)>,
+}
+
+impl<'a> Visit<'a> for LetCollector<'a> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        if let (Some(name), Some(init)) = (pat_ident(&l.pat), &l.init) {
+            self.lets.entry(name).or_default().push((line_of(l), &init.expr));
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_stmt(&mut self, s: &'a Stmt) {
+        if let Stmt::Expr(Expr::MethodCall(m), Some(_)) = s {
+            self.statements.push((line_of(m), m));
+            // Only in-place setters change a binding's policy; nothing else
+            // is looked up here.
+            if libs::any_mutating_setter(&m.method.to_string()) {
+                if let Some(var) = ident_of(&m.receiver) {
+                    self.mutations.entry(var).or_default().push((line_of(m), m));
+                }
+            }
+        }
+        syn::visit::visit_stmt(self, s);
+    }
+
+    fn visit_item(&mut self, _: &'a Item) {}
+}
+
+fn pat_ident(p: &Pat) -> Option<String> {
+    match p {
+        Pat::Ident(i) => Some(i.ident.to_string()),
+        Pat::Type(t) => pat_ident(&t.pat),
+        _ => None,
+    }
+}
+
+/// Walks one function body.
+struct FnWalker<'w, 'i, 'a> {
+    w: &'w mut Walker<'i, 'a>,
+    env: Env<'a>,
+    mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+    item: String,
+}
+
+impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::MethodCall(_) => {
+                let chain = chain_of(e);
+                self.chain(e, &chain);
+                self.visit_expr(chain.root);
+                for m in &chain.calls {
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                }
+            }
+            Expr::Call(c) => {
+                self.call(e, c);
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::Struct(_) => {
+                let chain = Chain { root: e, calls: Vec::new() };
+                self.chain(e, &chain);
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.retry_loop(e);
+                syn::visit::visit_expr(self, e);
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        // `let mut b = Backoff::new(..); b.set_jitter(0.0);`: the policy the
+        // binding ends up with includes its in-place setters.
+        if let (Some(name), Some(init)) = (pat_ident(&l.pat), &l.init) {
+            let chain = chain_of(&init.expr);
+            if as_root(chain.root).is_some() {
+                if let Some(mut r) = self.resolve(&init.expr, 0) {
+                    for (_, m) in self.mutations_of(&name, None) {
+                        libs::apply(&mut r.policy, &setter(m), &self.env);
+                    }
+                    let key = root_key(chain.root);
+                    if self.w.standalone_keys.insert(key) {
+                        let (line, end_line) = lines_of(l);
+                        let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
+                        self.w.standalone.push(Candidate { key, site });
+                    }
+                }
+            }
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_item(&mut self, _: &'ast Item) {
+        // Nested items are walked as items of their own by `Walker::items`.
+    }
+}
+
+/// The model of a source text, for the unit tests of this module's parts.
+#[cfg(test)]
+fn model_of(src: &str) -> FileModel {
+    let file = syn::parse_file(src).unwrap_or_else(|e| panic!("test source does not parse: {e}"));
+    model(&file, src)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_carry_their_item_path_and_are_sorted_by_it() {
+        let m = model_of(
+            "mod net { impl Client { fn b(&self) { (|| send()).retry(ExponentialBuilder::default()); } } }\n\
+             fn a() { (|| send()).retry(ConstantBuilder::default()); }\n",
+        );
+        let items: Vec<&str> = m.sites.iter().map(|s| s.item.as_str()).collect();
+        assert_eq!(items, ["a", "net::Client::b"]);
+        assert!(m.sites.iter().all(|s| s.policy.lib.id() == "backon"));
+    }
+
+    #[test]
+    fn a_tower_policy_impl_is_one_site_and_its_body_no_other() {
+        let m = model_of(
+            "impl Policy<Req, Res, E> for Attempts {\n\
+             fn retry(&mut self, req: &mut Req, r: &mut Result<Res, E>) -> Option<Self::Future> { let _ = RetryConfig::Simple(self.0 - 1); None }\n\
+             fn clone_request(&mut self, r: &Req) -> Option<Req> { None } }\n",
+        );
+        assert_eq!(m.sites.len(), 1, "{:?}", m.sites);
+        assert_eq!(
+            (m.sites[0].policy.lib.id(), m.sites[0].item.as_str()),
+            ("tower-retry", "Attempts::retry")
+        );
+        assert!(m.sites[0].policy.client_wide, "an ungated policy covers every request");
+    }
+
+    #[test]
+    fn a_file_without_retries_has_an_empty_model() {
+        let m = model_of("fn main() { let x = 1 + 2; println!(\"{x}\"); }\n");
+        assert!(m.sites.is_empty() && m.timeouts.is_empty() && m.discarded.is_empty());
+    }
+}

@@ -1,0 +1,237 @@
+//! Resolving an expression to the policy it stands for: a constructor chain
+//! of a known library, a variable bound to one (with its in-place setters),
+//! or a helper function of the file that returns one.
+
+use syn::{Expr, ExprMethodCall, Stmt};
+
+use super::super::libs::{self, Root, Setter};
+use super::super::policy::Policy;
+use super::super::syntax::{chain_of, last_segments, line_of, Chain};
+use super::{root_key, FnWalker};
+
+/// How deep policy resolution follows variables and helper functions.
+const MAX_RESOLVE_DEPTH: u32 = 8;
+
+/// How many in-place setter statements on one binding are applied to its
+/// policy (the last ones win; real code has a handful).
+const MAX_MUTATIONS_APPLIED: usize = 64;
+
+/// A policy found for an expression, with the root position of the chain
+/// that built it (to mark it consumed).
+pub(super) struct Resolved {
+    pub(super) policy: Policy,
+    pub(super) keys: Vec<(u32, u32)>,
+}
+
+impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
+    /// The in-place setters called on `name` (up to `line` when given), at
+    /// most the last [`MAX_MUTATIONS_APPLIED`]: later setters override
+    /// earlier ones, and the bound keeps a file with thousands of setter
+    /// statements on one binding linear.
+    pub(super) fn mutations_of(&self, name: &str, line: Option<u32>) -> &[(u32, &'a ExprMethodCall)] {
+        let all = self.mutations.get(name).map_or(&[][..], Vec::as_slice);
+        let end = line.map_or(all.len(), |line| all.partition_point(|(l, _)| *l <= line));
+        &all[end.saturating_sub(MAX_MUTATIONS_APPLIED)..end]
+    }
+
+    /// Resolves an expression to a policy: a constructor chain, a variable
+    /// bound to one, or a helper function of this file returning one.
+    pub(super) fn resolve(&self, e: &'a Expr, depth: u32) -> Option<Resolved> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return None;
+        }
+        let chain = chain_of(e);
+        let (mut resolved, skip) = self.resolve_root(&chain, depth)?;
+        for m in chain.calls.iter().skip(skip) {
+            let s = setter(m);
+            libs::apply(&mut resolved.policy, &s, &self.env);
+        }
+        Some(resolved)
+    }
+
+    /// The policy a chain's root stands for; `skip` says how many calls of
+    /// the chain the root consumed (`self.policy()` consumes one).
+    pub(super) fn resolve_root(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
+        let key = root_key(chain.root);
+        if let Some(root) = as_root(chain.root) {
+            if let Some(policy) = libs::construct(&root, &self.env, &self.w.index.imports) {
+                return Some((Resolved { policy, keys: vec![key] }, 0));
+            }
+        }
+        match chain.root {
+            Expr::Path(p) if p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.to_string();
+                if name == "self" {
+                    return self.resolve_self_call(chain, depth);
+                }
+                let line = line_of(chain.root);
+                let init = self.env.lookup(&name, line)?;
+                let mut r = self.resolve(init, depth + 1)?;
+                // `let mut b = Backoff::new(..); b.set_jitter(0.0);`
+                for (_, m) in self.mutations_of(&name, Some(line)) {
+                    libs::apply(&mut r.policy, &setter(m), &self.env);
+                }
+                Some((r, 0))
+            }
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else { return None };
+                if p.path.segments.len() != 1 {
+                    return None;
+                }
+                let block = self.w.index.fns.get(&p.path.segments[0].ident.to_string())?;
+                let tail = tail_expr(block)?;
+                Some((self.resolve(tail, depth + 1)?, 0))
+            }
+            Expr::Field(_) => None,
+            _ => None,
+        }
+    }
+
+    pub(super) fn resolve_self_call(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
+        let first = chain.calls.first()?;
+        let block = self.w.index.fns.get(&first.method.to_string())?;
+        let tail = tail_expr(block)?;
+        Some((self.resolve(tail, depth + 1)?, 1))
+    }
+}
+
+/// The one call name the site finder acts on that is no library's:
+/// `tokio::time::timeout(d, fut)`.
+const TIMEOUT_CALL: &str = "timeout";
+
+pub(super) fn interesting_call_name(ident: &proc_macro2::Ident) -> bool {
+    ident == TIMEOUT_CALL || libs::call_names().iter().any(|n| ident == n)
+}
+
+/// A chain root in the shape libraries construct policies from.
+pub(super) fn as_root(e: &Expr) -> Option<Root<'_>> {
+    match e {
+        Expr::Call(c) => {
+            let Expr::Path(p) = &*c.func else { return None };
+            if !p.path.segments.last().is_some_and(|s| interesting_call_name(&s.ident)) {
+                return None;
+            }
+            let segs = last_segments(&p.path, 2);
+            let (ty, func) = match segs.as_slice() {
+                [ty, func] => (ty.clone(), func.clone()),
+                [func] => (String::new(), func.clone()),
+                _ => return None,
+            };
+            Some(Root::Call { ty, func, args: c.args.iter().collect() })
+        }
+        Expr::Struct(s) => {
+            // Only a few types are built as literals (backoff's `ExponentialBackoff { .. }`).
+            let ty = s.path.segments.last()?.ident.to_string();
+            if !libs::is_struct_literal(&ty) {
+                return None;
+            }
+            let fields = s
+                .fields
+                .iter()
+                .filter_map(|f| match &f.member {
+                    syn::Member::Named(n) => Some((n.to_string(), &f.expr)),
+                    syn::Member::Unnamed(_) => None,
+                })
+                .collect();
+            Some(Root::Struct { ty, fields, has_rest: s.rest.is_some() })
+        }
+        Expr::Paren(p) => as_root(&p.expr),
+        _ => None,
+    }
+}
+
+pub(super) fn setter(m: &ExprMethodCall) -> Setter<'_> {
+    Setter { name: m.method.to_string(), args: m.args.iter().collect() }
+}
+
+/// The value a function body evaluates to: its tail expression, or the
+/// argument of a final `return`.
+pub(super) fn tail_expr(block: &syn::Block) -> Option<&Expr> {
+    match block.stmts.last()? {
+        Stmt::Expr(Expr::Return(r), _) => r.expr.as_deref(),
+        Stmt::Expr(e, None) => Some(e),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model_of;
+    use super::*;
+    use crate::analyze::rust::policy::Attempts;
+
+    fn expr(src: &str) -> Expr {
+        syn::parse_str(src).unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    #[test]
+    fn roots_are_constructor_calls_and_declared_struct_literals() {
+        let call = expr("backon::ExponentialBuilder::default()");
+        match as_root(&call) {
+            Some(Root::Call { ty, func, args }) => {
+                assert_eq!((ty.as_str(), func.as_str(), args.len()), ("ExponentialBuilder", "default", 0))
+            }
+            _ => panic!("a constructor call is a root"),
+        }
+        let lit = expr("ExponentialBackoff { max_elapsed_time: None, ..Default::default() }");
+        assert!(matches!(as_root(&lit), Some(Root::Struct { has_rest: true, .. })));
+        assert!(as_root(&expr("Config { retries: 3 }")).is_none(), "only declared literals");
+        assert!(as_root(&expr("compute_things(3)")).is_none(), "not a constructor name");
+        assert!(matches!(as_root(&expr("(retry::for_host(h))")), Some(Root::Call { .. })));
+    }
+
+    #[test]
+    fn the_tail_of_a_body_is_its_last_expression_or_returned_value() {
+        let f: syn::ItemFn = syn::parse_str("fn p() -> B { let x = 1; B::new(x) }").unwrap();
+        assert!(matches!(tail_expr(&f.block), Some(Expr::Call(_))));
+        let r: syn::ItemFn = syn::parse_str("fn p() -> B { return B::new(1); }").unwrap();
+        assert!(matches!(tail_expr(&r.block), Some(Expr::Call(_))));
+        let none: syn::ItemFn = syn::parse_str("fn p() { let x = 1; }").unwrap();
+        assert!(tail_expr(&none.block).is_none());
+    }
+
+    #[test]
+    fn variables_helpers_and_self_methods_resolve_with_their_setters() {
+        let m = model_of(
+            "const N: usize = 5;\n\
+             fn policy() -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(N) }\n\
+             fn a() {\n let b = policy().with_jitter();\n (|| get()).retry(b);\n }\n\
+             impl C { fn p(&self) -> ExponentialBuilder { ExponentialBuilder::default() } fn c(&self) { (|| get()).retry(self.p().with_max_times(1)); } }\n",
+        );
+        let by_item = |item: &str| {
+            m.sites.iter().find(|s| s.item == item).unwrap_or_else(|| panic!("{item}: {:?}", m.sites))
+        };
+        let a = &by_item("a").policy;
+        assert_eq!((a.attempts.value, a.jitter.value), (Attempts::Total(6.0), Some(true)));
+        assert_eq!(by_item("C::c").policy.attempts.value, Attempts::Total(2.0));
+    }
+
+    #[test]
+    fn in_place_setters_apply_up_to_the_use() {
+        let m = model_of(
+            "fn a() {\n    let mut b = Backoff::new(4, MIN, MAX);\n    b.set_jitter(0.0);\n    retry(b, op);\n    b.set_max_attempts(9);\n}\n",
+        );
+        let retried =
+            m.sites.iter().find(|s| s.policy.jitter.value == Some(false)).expect("the retried policy");
+        assert_eq!(
+            retried.policy.attempts.value,
+            Attempts::Total(4.0),
+            "a setter after the retry does not count"
+        );
+    }
+
+    #[test]
+    fn resolution_stops_at_the_depth_limit() {
+        let mut src = String::from("fn f0() -> ExponentialBuilder { ExponentialBuilder::default() }\n");
+        for i in 1..=MAX_RESOLVE_DEPTH + 2 {
+            src.push_str(&format!("fn f{i}() -> ExponentialBuilder {{ f{}() }}\n", i - 1));
+        }
+        let deep = MAX_RESOLVE_DEPTH + 2;
+        src.push_str(&format!(
+            "fn a() {{ (|| get()).retry(f{deep}()); }}\nfn b() {{ (|| get()).retry(f3()); }}\n"
+        ));
+        let m = model_of(&src);
+        assert!(m.sites.iter().any(|s| s.item == "b"), "a shallow helper resolves");
+        assert!(!m.sites.iter().any(|s| s.item == "a"), "a chain of helpers past the limit does not");
+    }
+}

@@ -1,0 +1,250 @@
+//! Hand-written retry loops as sites: which `for`/`while`/`loop` around a
+//! request is a retry (it re-sends after a failure and stops on success), its
+//! attempt bound, its delays, and what it sends. The syntax tests behind the
+//! decision (exits, refusals, periodic loops) are in [`super::super::loops`].
+
+use syn::visit::Visit;
+use syn::{Expr, Item};
+
+use super::super::eval::Env;
+use super::super::loops::{self, exits_on_success, has_exit, is_variant};
+use super::super::policy::{Attempts, Fact, Lib, Policy};
+use super::super::syntax::{body_facts, ident_of, lines_of};
+use super::{pat_ident, FnWalker, Site};
+
+impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
+    /// Hand-rolled retry loops. A retry re-issues the same request after a
+    /// failure and stops on success; a loop that sends each pass and carries
+    /// on whatever happens (a periodic flush or poll, the supervision or
+    /// reconnect loop of a long-running task) is not one, nor is a `for` over
+    /// a collection (one request per item).
+    pub(super) fn retry_loop(&mut self, whole: &'a Expr) {
+        let (body, attempts, label_hint, bound_text) = match whole {
+            Expr::ForLoop(f) => {
+                if !matches!(&*f.expr, Expr::Range(_)) {
+                    return;
+                }
+                let hint = pat_ident(&f.pat).unwrap_or_default();
+                let text = format!("`for {} in {}`", code(&f.pat), code(&f.expr));
+                (&f.body, self.range_len(&f.expr), hint, text)
+            }
+            Expr::While(w) => match &*w.cond {
+                // `while let Err(e) = call()`: runs until the call succeeds.
+                Expr::Let(l) if is_variant(&l.pat, "Err") => match self.loop_bound(&w.body) {
+                    Some((bound, cond)) => (
+                        &w.body,
+                        Some(bound),
+                        String::new(),
+                        format!("`while let Err(..)` exits on `{cond}`"),
+                    ),
+                    None => (
+                        &w.body,
+                        Some(Attempts::Unbounded),
+                        String::new(),
+                        "a `while let Err(..)` loop with no attempt limit".into(),
+                    ),
+                },
+                // `while let Some(x) = rx.recv()`: a consumer, not a retry.
+                Expr::Let(_) => return,
+                cond => {
+                    let hint = cond_ident(cond).unwrap_or_default();
+                    let bound = self.while_bound(cond).or_else(|| self.loop_bound(&w.body).map(|(b, _)| b));
+                    (&w.body, bound, hint, format!("`while {}`", code(cond)))
+                }
+            },
+            Expr::Loop(l) => match self.loop_bound(&l.body) {
+                Some((bound, cond)) => {
+                    (&l.body, Some(bound), String::new(), format!("`loop` exits on `{cond}`"))
+                }
+                None => (
+                    &l.body,
+                    Some(Attempts::Unbounded),
+                    String::new(),
+                    "a `loop` with no attempt limit".into(),
+                ),
+            },
+            _ => return,
+        };
+        // The whole loop: `while let Err(e) = client.post(..).send()` sends
+        // in its condition.
+        let facts = body_facts(whole);
+        if !facts.sends_request || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
+            return;
+        }
+        let named_like_retry = {
+            let h = label_hint.to_ascii_lowercase();
+            h.contains("attempt") || h.contains("retr") || h.contains("tries") || h.contains("try")
+        };
+        let is_retry = match whole {
+            // A bounded `for`/`while` over attempts: the loop ends by itself,
+            // so an exit on success (or a name that says so) makes it a retry.
+            Expr::ForLoop(_) => has_exit(body) || named_like_retry,
+            Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) => true,
+            // An open-ended loop must stop when the request succeeds.
+            _ => exits_on_success(body) || (named_like_retry && has_exit(body)),
+        };
+        if !is_retry {
+            return;
+        }
+        let attempts = attempts.unwrap_or(Attempts::Unknown);
+        let mut p = Policy::new(
+            Lib::HAND_ROLLED,
+            Fact::new(attempts, bound_text),
+            if facts.uses_randomness {
+                Fact::new(Some(true), "the loop's delay uses randomness")
+            } else {
+                Fact::new(Some(false), "the loop's delay uses no randomness")
+            },
+        );
+        let sleeps = SleepArgs::collect(body, &self.env);
+        p.min_delay_ms = sleeps.iter().copied().reduce(f64::min);
+        p.max_delay_ms = sleeps.iter().copied().reduce(f64::max);
+        p.retry_after = if facts.reads_retry_after {
+            Fact::new(Some(true), "the loop reads Retry-After")
+        } else {
+            Fact::new(Some(false), "the loop does not read Retry-After")
+        };
+        p.methods = facts.methods.clone();
+        p.idempotency_key = facts.idempotency_key;
+        p.method_gated = facts.method_gated;
+        p.refusal_only = loops::retries_on_refusal_only(body);
+        let (line, end_line) = lines_of(whole);
+        // Follow helpers the loop calls for the request itself.
+        let mut merged = facts;
+        let callees = std::mem::take(&mut merged.callees);
+        self.w.merge_callees(&mut merged, callees);
+        p.methods.extend(merged.methods);
+        p.idempotency_key |= merged.idempotency_key;
+        self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy: p });
+    }
+
+    pub(super) fn range_len(&self, e: &Expr) -> Option<Attempts> {
+        let Expr::Range(r) = e else { return None };
+        let start = r.start.as_deref().map_or(Some(0.0), |s| self.env.number(s))?;
+        let end = self.env.number(r.end.as_deref()?)?;
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        Some(Attempts::from_total(Some(end - start + if inclusive { 1.0 } else { 0.0 })))
+    }
+
+    pub(super) fn while_bound(&self, cond: &Expr) -> Option<Attempts> {
+        let Expr::Binary(b) = cond else { return None };
+        let n = self.env.number(&b.right)?;
+        match b.op {
+            syn::BinOp::Lt(_) => Some(Attempts::from_total(Some(n))),
+            syn::BinOp::Le(_) => Some(Attempts::from_total(Some(n + 1.0))),
+            _ => None,
+        }
+    }
+
+    /// `loop { .. if attempt >= N { break/return } .. }`.
+    pub(super) fn loop_bound(&self, body: &syn::Block) -> Option<(Attempts, String)> {
+        loops::loop_bound(body, &self.env)
+    }
+}
+
+/// Source text of a node for messages, as tokens (`0 ..= MAX_RETRIES`).
+fn code<T: quote::ToTokens>(node: &T) -> String {
+    let text = node.to_token_stream().to_string();
+    if text.len() > 60 {
+        format!("{}..", &text[..text.char_indices().nth(57).map_or(text.len(), |(i, _)| i)])
+    } else {
+        text
+    }
+}
+
+fn cond_ident(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Binary(b) => ident_of(&b.left),
+        _ => None,
+    }
+}
+
+/// Durations passed to `sleep(..)` inside a loop body.
+struct SleepArgs<'e, 'a> {
+    env: &'e Env<'a>,
+    found: Vec<f64>,
+}
+
+impl<'e, 'a> SleepArgs<'e, 'a> {
+    fn collect(body: &syn::Block, env: &'e Env<'a>) -> Vec<f64> {
+        let mut v = SleepArgs { env, found: Vec::new() };
+        v.visit_block(body);
+        v.found
+    }
+}
+
+impl<'ast> Visit<'ast> for SleepArgs<'_, '_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let Expr::Path(p) = &*c.func {
+            if p.path.segments.last().is_some_and(|s| s.ident == "sleep") {
+                if let Some(ms) = c.args.first().and_then(|a| self.env.millis(a)) {
+                    self.found.push(ms);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model_of;
+    use super::*;
+
+    fn loops(src: &str) -> Vec<Policy> {
+        model_of(src).sites.into_iter().map(|s| s.policy).filter(|p| p.lib == Lib::HAND_ROLLED).collect()
+    }
+
+    #[test]
+    fn a_bounded_for_over_attempts_is_a_retry_with_its_count_and_delays() {
+        let p = loops(
+            "const MAX: u32 = 3;\nfn a() { for attempt in 0..=MAX { match client.post(\"/o\").send() { Ok(r) => return Ok(r), Err(_) => sleep(Duration::from_millis(100)) } } }\n",
+        );
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].attempts.value, Attempts::Total(4.0));
+        assert_eq!((p[0].min_delay_ms, p[0].max_delay_ms), (Some(100.0), Some(100.0)));
+        assert_eq!(p[0].jitter.value, Some(false));
+        assert!(p[0].methods.contains("POST"));
+        assert!(p[0].attempts.why.contains("for attempt in"), "{}", p[0].attempts.why);
+    }
+
+    #[test]
+    fn loops_that_are_not_retries() {
+        // Over a collection: one request per item.
+        assert!(loops("fn a() { for id in ids { client.get(id).send(); sleep(d); } }").is_empty());
+        // A consumer.
+        assert!(
+            loops("fn a() { while let Some(x) = rx.recv() { client.post(x).send(); sleep(d); } }").is_empty()
+        );
+        // No request in the loop.
+        assert!(loops("fn a() { for i in 0..3 { sleep(d); if done() { break; } } }").is_empty());
+    }
+
+    #[test]
+    fn while_bounds_and_open_loops() {
+        let w = loops("fn a() { let mut tries = 0; while tries < 5 { if client.get(u).send().is_ok() { break; } tries += 1; sleep(d); } }");
+        assert_eq!(w[0].attempts.value, Attempts::Total(5.0));
+        let l = loops("fn a() { loop { match client.get(u).send() { Ok(r) => return r, Err(_) => { sleep(jittered(d)); continue; } } } }");
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].attempts.value, Attempts::Unbounded);
+        let e = loops("fn a() { while let Err(e) = client.get(u).send() { sleep(d); } }");
+        assert_eq!(e[0].attempts.value, Attempts::Unbounded);
+    }
+
+    #[test]
+    fn randomness_in_the_loop_is_jitter() {
+        let p = loops("fn a() { for attempt in 0..3 { if client.get(u).send().is_ok() { break; } sleep(Duration::from_millis(rand::random::<u64>() % 100)); } }");
+        assert_eq!(p[0].jitter.value, Some(true), "{:?}", p[0].jitter);
+    }
+
+    #[test]
+    fn code_is_shortened_for_messages() {
+        let short: syn::Expr = syn::parse_str("0..=MAX_RETRIES").unwrap();
+        assert_eq!(code(&short), "0 ..= MAX_RETRIES");
+        let long: syn::Expr =
+            syn::parse_str(&format!("0..{}", "a_very_long_name + ".repeat(8) + "1")).unwrap();
+        let c = code(&long);
+        assert!(c.ends_with("..") && c.chars().count() == 59, "{c}");
+    }
+}
