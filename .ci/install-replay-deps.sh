@@ -31,7 +31,7 @@ fi
 python3 -c 'import urllib3, requests, tenacity; print("replay deps: urllib3", urllib3.__version__, "requests", requests.__version__, "tenacity ok")'
 curl --version | head -n1
 
-# The Rust client (reqwest + reqwest-retry) is built by tests/replay_clients.rs;
+# The Rust client (reqwest + reqwest-retry) is built by tests/it/replay_clients.rs;
 # fetch its crates now so the test run itself needs no registry.
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cargo fetch --quiet --manifest-path "$here/tests/clients/reqwest-retry/Cargo.toml"

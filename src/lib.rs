@@ -26,7 +26,7 @@
 //! errors, never exit codes. The binary (`src/main.rs` and its `src/cli/`)
 //! owns every flag and its parser, the demo, the built-in replay clients,
 //! and the mapping from results to exit codes 0, 1 and 2;
-//! `tests/binary_boundary.rs` keeps the argument parser and the exit-code
+//! `tests/it/binary_boundary.rs` keeps the argument parser and the exit-code
 //! type out of the library.
 
 pub mod analyze;

@@ -6,7 +6,7 @@
 //! does not), not a `src/bin/` target or a crate of its own: one package
 //! keeps `cargo install retrygate` and `CARGO_BIN_EXE_retrygate` as they
 //! were, and the library cannot reach this module, so library code can
-//! neither import [`Exit`] nor depend on clap (`tests/binary_boundary.rs`
+//! neither import [`Exit`] nor depend on clap (`tests/it/binary_boundary.rs`
 //! checks the library's sources for it). Library functions return verdicts,
 //! outcomes and errors; the functions here print them and choose the code.
 //!
@@ -204,7 +204,7 @@ fn command_name(command: &Command) -> &'static str {
     }
 }
 
-/// Exists only for the exit-boundary test (`tests/exit_boundary.rs`): when this
+/// Exists only for the exit-boundary test (`tests/it/exit_boundary.rs`): when this
 /// variable names the command being run (`scan`, `check`, `ledger`,
 /// `github`, ...), the binary panics inside that command, so the test can
 /// see the panic become exit 2. Nothing else reads it, and no real input can

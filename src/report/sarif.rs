@@ -17,7 +17,7 @@
 //! `ruleId` and path across runs, so fingerprints stay stable.
 //!
 //! The types below are the subset of the 2.1.0 object model retrygate writes,
-//! named as in the specification; `tests/report.rs` (module `sarif`) checks the output
+//! named as in the specification; `tests/it/report.rs` (module `sarif`) checks the output
 //! against the official JSON schema.
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! unchanged files of the same crate send, read from the head tree. Test
 //! code, other crates of a workspace and idempotent-only crates do not count.
 
-mod common;
+use crate::common;
 
 use common::Repo;
 use serde_json::Value;

@@ -4,8 +4,8 @@
 //! request's code, a retarget to another base, a merge queue. Each runs the
 //! real gate on a real git repository against the fake GitHub.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::path::Path;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! and the whole publish have deadlines; the run ends (exit 2: could not
 //! publish, so the check fails closed) and says which deadline ran out.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The checkout client before the incident (`retrygate demo`'s base).
-pub const BEFORE: &str = include_str!("../../examples/checkout-incident/before.rs");
+pub const BEFORE: &str = include_str!("../../../examples/checkout-incident/before.rs");
 /// The agent's "make checkout faster" patch (`retrygate demo`'s first push).
-pub const AGENT_PATCH: &str = include_str!("../../examples/checkout-incident/agent_patch.rs");
+pub const AGENT_PATCH: &str = include_str!("../../../examples/checkout-incident/agent_patch.rs");
 
 /// A git repository in a temporary directory, removed when dropped.
 pub struct Repo {

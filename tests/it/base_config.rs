@@ -5,8 +5,8 @@
 //! saying where to fix it. Real git repositories; the sign-off runs against
 //! the fake GitHub on a loopback port.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! the issue asks for (0 pass, 1 blocked, 2 could not decide) well within
 //! 60 s and 1 GB. The Rust-parser items (1-4) are in `hostile_rust.rs`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! file (exit 1), never in an abort (exit 134) or a silent pass; and files
 //! just under the limit are analysed, from `scan` and from `check` alike.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -29,7 +29,7 @@ fn the_action_has_the_documented_inputs_and_outputs() {
     assert_eq!(keys(&a["outputs"]), ["findings", "verdict"]);
     assert_eq!(a["inputs"]["token"]["default"], "${{ github.token }}");
     let steps = a["runs"]["steps"].as_sequence().unwrap();
-    // Installing is scripts/install-action.sh (tested in tests/install_action.rs):
+    // Installing is scripts/install-action.sh (tested in tests/it/install_action.rs):
     // the prebuilt phase, the cache restore, then the source phase (id `install`,
     // whose `bin` output later steps run).
     let run_of =

@@ -32,7 +32,7 @@ fn readme_rust_check_table_matches_the_declarations() {
     assert_eq!(
         &readme[start..end],
         table,
-        "README's Rust check table is out of date: run `RETRYGATE_UPDATE_README=1 cargo test --test readme`"
+        "README's Rust check table is out of date: run `RETRYGATE_UPDATE_README=1 cargo test --test it readme::`"
     );
 }
 

@@ -3,7 +3,7 @@
 //! `rust/` id stops the scan with the nearest known id), and `explain` for a
 //! Rust check.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -2,7 +2,7 @@
 //! real git repository: the ledger it leaves, its exit code and answers, and
 //! the mutation gate on protected paths.
 
-mod common;
+use crate::common;
 use common::{git, write};
 
 use std::io::Write;

@@ -8,8 +8,8 @@
 //! Real git repositories, real ledgers written by `retrygate ledger append`,
 //! real zips, the real download code against the fake on a loopback port.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::path::Path;
 use std::process::Command;

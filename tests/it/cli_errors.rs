@@ -2,7 +2,7 @@
 //! 1 blocked, 2 could not decide), the error messages a user sees on stderr,
 //! the machine-readable formats, and `explain`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

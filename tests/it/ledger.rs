@@ -2,7 +2,7 @@
 //! byte compatibility with Python's `json.dumps`, hash chains, coverage
 //! against real git repositories, hostile inputs, and concurrent appends.
 
-mod common;
+use crate::common;
 use common::{git, write};
 
 use std::io::Write;

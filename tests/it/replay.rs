@@ -3,7 +3,7 @@
 //! saw, all three HTTP-date formats, the command line, and bad input.
 //!
 //! Replays are mostly waiting, so independent ones run in parallel threads
-//! (see `batch`); real third-party clients are in `tests/replay_clients.rs`.
+//! (see `batch`); real third-party clients are in `tests/it/replay_clients.rs`.
 
 use std::path::Path;
 use std::process::{Command, Output};

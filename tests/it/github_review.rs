@@ -2,8 +2,8 @@
 //! `retrygate github` against the stateful fake GitHub (`tests/fake_github`),
 //! which refuses lines outside the diff with 422 as GitHub does.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::time::Duration;
 

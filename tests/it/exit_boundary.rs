@@ -8,7 +8,7 @@
 //! `FORCE_PANIC_VAR` in the binary's `src/cli/mod.rs`), which exists for this
 //! test only.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

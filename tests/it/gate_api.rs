@@ -3,7 +3,7 @@
 //! links use the caller's link base, and `allow_replay_command: false` never
 //! runs the base config's command.
 
-mod common;
+use crate::common;
 
 use common::Repo;
 use retrygate::gate::{check, CheckInput};

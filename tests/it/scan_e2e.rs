@@ -2,7 +2,7 @@
 //! incident patch, moved and renamed files, and hostile input that must end
 //! in a blocking verdict rather than a crash or a silent pass.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -3,7 +3,7 @@
 //! mode, the config read from the base, sign-off, agent detection by each
 //! fact, and bad input that must end in exit 2 or a block, never a pass.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

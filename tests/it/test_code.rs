@@ -3,7 +3,7 @@
 //! gated with its own `.github/retrygate.yml`, is not blocked by its own
 //! deliberately bad fixtures.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

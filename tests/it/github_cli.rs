@@ -2,8 +2,8 @@
 //! environment variables, a real git checkout with the checkout incident's
 //! patch, the real scan gate, and the fake GitHub on a loopback port.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::process::Output;
 

@@ -2,7 +2,7 @@
 //! documentation meta-checks, the checkout incident through a real git
 //! repository, and the command line's exit codes and error messages.
 
-mod common;
+use crate::common;
 use common::{git, write};
 
 use std::path::{Path, PathBuf};

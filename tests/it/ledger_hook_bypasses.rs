@@ -4,7 +4,7 @@
 //! Each case was a way to get a protected edit allowed (or the hook stuck)
 //! before; see docs/ledger.md, "What the hook trusts".
 
-mod common;
+use crate::common;
 use common::{git, write};
 
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! looked up changed lines with a scan per occurrence, which made such a
 //! file take minutes.
 
-mod common;
+use crate::common;
 use common::git;
 
 use std::process::Command;

@@ -6,8 +6,8 @@
 //! request's sign-off, titled and rendered by the printer. The binary tests
 //! at the end run the real gate on a real git repository.
 
-mod common;
-mod fake_github;
+use crate::common;
+use crate::fake_github;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -619,7 +619,7 @@ fn compute_mode_writes_the_verdict_file_and_makes_no_request() {
 fn a_workflow_run_publishes_a_fork_verdict_after_checking_the_head() {
     // workflow_run.completed for a fork PR: `pull_requests` is empty. The
     // verdict is recomputed on the head in the checkout (fetched as data);
-    // tests/github_fail_closed.rs runs the real gate on this path.
+    // tests/it/github_fail_closed.rs runs the real gate on this path.
     let (repo, base) = checkout(None);
     repo.write("README.md", "hello, fork\n");
     let run_head = repo.commit("fork change");

@@ -3,7 +3,7 @@
 //! (merge-base) semantics, and the errors a user can cause, each with the
 //! message that tells them what to do.
 
-mod common;
+use crate::common;
 
 use common::Repo;
 use retrygate::changeset::{ChangeSet, ChangeSetError, FileChange, Side, Status, MAX_FILE_BYTES};

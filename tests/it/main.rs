@@ -1,0 +1,48 @@
+//! Every integration test of retrygate, in one test binary: the crate and
+//! the binary are linked once, not once per file. Each module is one
+//! area (the file names say which). The memory tests
+//! (`tests/*_memory.rs`) stay separate binaries: they read the process's
+//! peak resident size, which other tests running beside them would raise.
+
+mod common;
+mod fake_github;
+
+mod agents_examples;
+mod base_config;
+mod binary_boundary;
+mod changeset;
+mod cli_errors;
+mod exit_boundary;
+mod fuzz_rust;
+mod gate;
+mod gate_api;
+mod gate_demo;
+mod gate_schema;
+mod github;
+mod github_action;
+mod github_cli;
+mod github_fail_closed;
+mod github_review;
+mod hostile_github;
+mod hostile_input;
+mod hostile_rust;
+mod install_action;
+mod layering;
+mod ledger;
+mod ledger_artifact;
+mod ledger_hook_bypasses;
+mod ledger_hooks;
+mod own_workflows;
+mod readme;
+mod replay;
+mod replay_clients;
+mod report;
+mod rules;
+mod rules_scale;
+mod rust_analyzer;
+mod rust_checks;
+mod rust_crate_index;
+mod rust_fixes;
+mod rust_scale;
+mod scan_e2e;
+mod test_code;
