@@ -2,7 +2,9 @@
 //! time to merely `syn::parse_file` the same files, measured in the same run.
 //!
 //! Run with `cargo bench --bench scan` (add `-- --files N --lines L` to
-//! change the size, `-- --keep` to keep the repositories for profiling). It builds two repositories in a temp dir, each with
+//! change the size, `-- --keep` to keep the repositories for profiling,
+//! `-- --rounds N` to time the scan and ast-grep N times in turns and print
+//! medians). It builds two repositories in a temp dir, each with
 //! about 2,000 Rust files and 300,000 lines per side:
 //!
 //! - `every-file`: every file holds retry code (the analyzer's worst case);
@@ -19,6 +21,11 @@
 //! above 1 means the scan is faster than bare parsing), and the wall time of
 //! ast-grep (npm `@ast-grep/cli`, `ast-grep` on the PATH or `$AST_GREP`)
 //! with three retry patterns over the same head files, with the ratio.
+//!
+//! `-- --real DIR` measures an existing repository instead: the change from
+//! its `main` to its `pr` branch, against ast-grep over its work tree.
+//! `benches/real-corpus.sh DIR` builds one from real crates (4,264 `.rs`
+//! files of opendal, cargo, qdrant and smithy-rs, all added in one commit).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -39,17 +46,113 @@ fn main() {
     let files = flag("--files", 2000);
     let keep = args.iter().any(|a| a == "--keep");
     let lines = flag("--lines", 150);
-    println!("retrygate scan benchmark: {files} files x ~{lines} lines per side, {} cores", num_cpus());
-    for (name, retry_share) in [("every-file", 1.0), ("typical", 0.03)] {
-        run_case(name, files, lines, retry_share, keep);
+    let rounds = flag("--rounds", 1).max(1);
+    let real = args.iter().position(|a| a == "--real").and_then(|i| args.get(i + 1));
+    if let Some(dir) = real {
+        println!(
+            "retrygate scan benchmark: the repository {dir} (main..pr), {} cores, {rounds} round(s)",
+            num_cpus()
+        );
+        run_real(Path::new(dir), rounds);
+        return;
     }
+    println!(
+        "retrygate scan benchmark: {files} files x ~{lines} lines per side, {} cores, {rounds} round(s)",
+        num_cpus()
+    );
+    for (name, retry_share) in [("every-file", 1.0), ("typical", 0.03)] {
+        run_case(name, files, lines, retry_share, keep, rounds);
+    }
+}
+
+/// Wall times of the scan and of ast-grep, taken in turns (so that a
+/// neighbour's load falls on both alike), and the scan's last output.
+struct Timed {
+    scan: Vec<f64>,
+    astgrep: Result<Vec<f64>, String>,
+    stdout: Vec<u8>,
+    peak_kib: i64,
+}
+
+fn timed(repo: &Path, astgrep_dir: &str, rounds: usize) -> Timed {
+    let mut t = Timed { scan: Vec::new(), astgrep: Ok(Vec::new()), stdout: Vec::new(), peak_kib: 0 };
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let (stdout, peak_kib) = run_measured(repo);
+        t.scan.push(start.elapsed().as_secs_f64());
+        (t.stdout, t.peak_kib) = (stdout, peak_kib.max(t.peak_kib));
+        if let Ok(times) = &mut t.astgrep {
+            match ast_grep(repo, astgrep_dir) {
+                Ok(secs) => times.push(secs),
+                Err(why) => t.astgrep = Err(why),
+            }
+        }
+    }
+    t
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The scan / ast-grep line: medians, their ratio, and each round's ratio.
+fn ratio_line(t: &Timed) -> String {
+    match &t.astgrep {
+        Ok(ag) => {
+            let rounds: Vec<String> = t.scan.iter().zip(ag).map(|(s, a)| format!("{:.2}", s / a)).collect();
+            format!(
+                "  ast-grep, 3 patterns      {:8.2} s   scan / ast-grep wall time: {:.2} (goal: at most 0.50; per round {})\n",
+                median(ag),
+                median(&t.scan) / median(ag),
+                rounds.join(" ")
+            )
+        }
+        Err(why) => format!("  ast-grep: not measured ({why})\n"),
+    }
+}
+
+/// An existing repository whose `pr` branch adds or changes files over
+/// `main` (benches/real-corpus.sh builds one from real crates): scan and
+/// ast-grep over its whole work tree.
+fn run_real(repo: &Path, rounds: usize) {
+    let t = timed(repo, ".", rounds);
+    let report: serde_json::Value =
+        serde_json::from_slice(&t.stdout).unwrap_or_else(|e| panic!("scan output is not JSON ({e})"));
+    let findings = report["findings"].as_array().map_or(0, Vec::len);
+    let start = Instant::now();
+    let cs = retrygate::changeset::ChangeSet::from_git(repo, "main", "pr").unwrap();
+    let changeset_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let r = retrygate::scan::scan_changeset(&cs).unwrap();
+    let analyze_s = start.elapsed().as_secs_f64();
+    let bytes: usize = cs.files.iter().filter_map(|f| f.head.text()).map(str::len).sum();
+    let mut s = String::new();
+    writeln!(s, "\n[real] {} changed files, {:.1} MB of head text", cs.files.len(), bytes as f64 / 1e6)
+        .unwrap();
+    writeln!(
+        s,
+        "  retrygate scan           {:8.2} s   peak RSS {:.0} MiB   {findings} findings   (median of {rounds})",
+        median(&t.scan),
+        t.peak_kib as f64 / 1024.0
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "    of which: change set from git {changeset_s:.2} s, analyzers {analyze_s:.2} s (in-process, {} findings)",
+        r.findings.len()
+    )
+    .unwrap();
+    s.push_str(&ratio_line(&t));
+    print!("{s}");
 }
 
 fn num_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool) {
+fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool, rounds: usize) {
     let dir = tempfile::tempdir().unwrap();
     if keep {
         println!("keeping {} for profiling", dir.path().display());
@@ -66,14 +169,13 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool
     git(repo, &["commit", "-q", "-am", "head"]);
     let total_lines: usize = head.iter().map(|(_, t)| t.lines().count()).sum();
 
-    // The scan, as a user runs it (binary built in release by cargo bench).
-    let t = Instant::now();
-    let (stdout, peak_kib) = run_measured(repo);
-    let scan_s = t.elapsed().as_secs_f64();
-    // ast-grep with three retry patterns over the same head files.
-    let astgrep = ast_grep(repo);
+    // The scan, as a user runs it (binary built in release by cargo bench),
+    // in turns with ast-grep and its three retry patterns over the head files.
+    let timing = timed(repo, "src", rounds);
+    let scan_s = median(&timing.scan);
+    let peak_kib = timing.peak_kib;
     let report: serde_json::Value =
-        serde_json::from_slice(&stdout).unwrap_or_else(|e| panic!("scan output is not JSON ({e})"));
+        serde_json::from_slice(&timing.stdout).unwrap_or_else(|e| panic!("scan output is not JSON ({e})"));
     let findings = report["findings"].as_array().map_or(0, Vec::len);
     // The same scan in-process, split into its two phases.
     let t = Instant::now();
@@ -136,15 +238,7 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool
         num_cpus()
     )
     .unwrap();
-    match astgrep {
-        Ok(ag_s) => writeln!(
-            s,
-            "  ast-grep, 3 patterns      {ag_s:8.2} s   scan / ast-grep wall time: {:.2} (goal: at most 0.50)",
-            scan_s / ag_s
-        )
-        .unwrap(),
-        Err(why) => writeln!(s, "  ast-grep: not measured ({why})").unwrap(),
-    }
+    s.push_str(&ratio_line(&timing));
     print!("{s}");
     if keep {
         let _ = dir.keep();
@@ -188,12 +282,13 @@ fn ast_grep_bin() -> String {
     std::env::var("AST_GREP").unwrap_or_else(|_| "ast-grep".into())
 }
 
-/// Wall time of `ast-grep scan` with [`AST_GREP_RULES`] over the head files.
-fn ast_grep(repo: &Path) -> Result<f64, String> {
+/// Wall time of `ast-grep scan` with [`AST_GREP_RULES`] over the head files
+/// in `dir` (relative to `repo`).
+fn ast_grep(repo: &Path, dir: &str) -> Result<f64, String> {
     let bin = ast_grep_bin();
     let t = Instant::now();
     let out = Command::new(&bin)
-        .args(["scan", "--inline-rules", AST_GREP_RULES, "--json=compact", "src"])
+        .args(["scan", "--inline-rules", AST_GREP_RULES, "--json=compact", dir])
         .current_dir(repo)
         .output()
         .map_err(|e| format!("{bin}: {e}; install it with `npm install -g @ast-grep/cli` or set AST_GREP"))?;

@@ -134,12 +134,14 @@ impl Git {
         }
         let sizes = self.cat_file_batch(ids, true)?;
         let mut to_read = Vec::new();
+        let mut sizes_of = vec![0; ids.len()];
         let mut result: Vec<Blob> = Vec::with_capacity(ids.len());
         for (i, entry) in sizes.into_iter().enumerate() {
             match entry {
                 CatEntry::Missing => result.push(Blob::Missing),
                 CatEntry::Meta(size) if size > max_size => result.push(Blob::TooLarge(size)),
-                CatEntry::Meta(_) => {
+                CatEntry::Meta(size) => {
+                    sizes_of[i] = size;
                     to_read.push(i);
                     result.push(Blob::Missing);
                 }
@@ -147,8 +149,8 @@ impl Git {
             }
         }
         if !to_read.is_empty() {
-            let wanted: Vec<String> = to_read.iter().map(|&i| ids[i].clone()).collect();
-            let contents = self.cat_file_batch(&wanted, false)?;
+            let wanted: Vec<(String, u64)> = to_read.iter().map(|&i| (ids[i].clone(), sizes_of[i])).collect();
+            let contents = self.read_contents(&wanted)?;
             for (slot, entry) in to_read.into_iter().zip(contents) {
                 result[slot] = match entry {
                     CatEntry::Content(bytes) => Blob::Bytes(bytes),
@@ -179,6 +181,53 @@ impl Git {
             return Ok(None);
         }
         Ok(self.read_blobs(&[id], max_size)?.into_iter().next())
+    }
+
+    /// The contents of `wanted` (id, size), in order. A large read is split
+    /// into byte-balanced parts, one `git cat-file` process each, read at the
+    /// same time: git inflates objects on one core, and the analysis waits
+    /// for the whole change.
+    fn read_contents(&self, wanted: &[(String, u64)]) -> Result<Vec<CatEntry>, ChangeSetError> {
+        let total: u64 = wanted.iter().map(|(_, size)| size).sum();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parts = (total / PARALLEL_READ_BYTES).clamp(1, cores.min(MAX_READ_PROCESSES) as u64);
+        let ids: Vec<String> = wanted.iter().map(|(id, _)| id.clone()).collect();
+        if parts <= 1 {
+            return self.cat_file_batch(&ids, false);
+        }
+        // Cut where each part's running byte total passes its share.
+        let share = total.div_ceil(parts);
+        let mut cuts = vec![0];
+        let mut running = 0;
+        for (i, (_, size)) in wanted.iter().enumerate() {
+            running += size;
+            if running >= share * cuts.len() as u64 && cuts.len() < parts as usize {
+                cuts.push(i + 1);
+            }
+        }
+        cuts.push(ids.len());
+        cuts.dedup();
+        let chunks: Vec<&[String]> = cuts.windows(2).map(|w| &ids[w[0]..w[1]]).collect();
+        let results: Vec<Result<Vec<CatEntry>, ChangeSetError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                chunks.iter().map(|chunk| scope.spawn(move || self.cat_file_batch(chunk, false))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ChangeSetError::Git {
+                            args: "cat-file --batch".into(),
+                            stderr: "the thread reading its output panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut entries = Vec::with_capacity(ids.len());
+        for r in results {
+            entries.extend(r?);
+        }
+        Ok(entries)
     }
 
     fn cat_file_batch(&self, ids: &[String], check_only: bool) -> Result<Vec<CatEntry>, ChangeSetError> {
@@ -228,8 +277,13 @@ impl Git {
             if check_only {
                 entries.push(CatEntry::Meta(size));
             } else {
-                let mut buf = vec![0u8; size as usize];
-                reader.read_exact(&mut buf).map_err(io_err)?;
+                // Read into fresh capacity: zeroing it first would touch
+                // every page of a large change one more time.
+                let mut buf = Vec::with_capacity(size as usize);
+                let got = (&mut reader).take(size).read_to_end(&mut buf).map_err(io_err)?;
+                if got as u64 != size {
+                    return Err(io_err(std::io::ErrorKind::UnexpectedEof.into()));
+                }
                 let mut newline = [0u8; 1];
                 reader.read_exact(&mut newline).map_err(io_err)?;
                 entries.push(CatEntry::Content(buf));
@@ -248,6 +302,13 @@ impl Git {
     }
 }
 
+/// Past this many bytes to read, blob contents are read by more than one
+/// `git cat-file` process at a time (one per this many bytes, up to the
+/// cores and [`MAX_READ_PROCESSES`]); below it one process is quicker than
+/// starting more.
+const PARALLEL_READ_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_READ_PROCESSES: usize = 4;
+
 enum CatEntry {
     Missing,
     Meta(u64),
@@ -255,7 +316,7 @@ enum CatEntry {
 }
 
 /// One object read from the object database.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Blob {
     Bytes(Vec<u8>),
     TooLarge(u64),

@@ -153,6 +153,12 @@ impl FileChange {
 /// Head lines that differ from the base, as inclusive 1-based ranges.
 pub fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
     use similar::{Algorithm, DiffOp};
+    // A new file (most of a large pull request) is added whole, and an
+    // unchanged one adds nothing: no diff is needed to say so.
+    if base.is_empty() || base == head {
+        let n = diff_line_count(head);
+        return if n == 0 || base == head { Vec::new() } else { vec![(1, n)] };
+    }
     let diff = similar::TextDiff::configure()
         .algorithm(Algorithm::Myers)
         // Pathological inputs must not stall the gate: past the deadline
@@ -177,6 +183,25 @@ pub fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
         }
     }
     ranges
+}
+
+/// How many lines `similar` splits `text` into: `\n`, `\r\n` and a lone `\r`
+/// each end one, and text after the last end is one more.
+fn diff_line_count(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut lines = 0u32;
+    let mut ends = memchr::memchr2_iter(b'\r', b'\n', bytes).peekable();
+    while let Some(i) = ends.next() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            // `\r\n` ends one line: skip its `\n`.
+            ends.next();
+        }
+        lines += 1;
+    }
+    if !matches!(bytes.last(), None | Some(b'\n' | b'\r')) {
+        lines += 1;
+    }
+    lines
 }
 
 /// The whole change: resolved revisions, the changed files, and notes about
@@ -236,9 +261,7 @@ impl ChangeSet {
         blob_ids.sort();
         blob_ids.dedup();
         let blobs = git.read_blobs(&blob_ids, MAX_FILE_BYTES)?;
-        let lookup = |id: &str| -> Option<&Blob> {
-            blob_ids.binary_search_by(|x| x.as_str().cmp(id)).ok().map(|i| &blobs[i])
-        };
+        let mut store = BlobStore::new(blob_ids, blobs, &entries);
 
         let mut files = Vec::with_capacity(entries.len());
         for e in entries {
@@ -252,30 +275,22 @@ impl ChangeSet {
                 'R' => Status::Renamed,
                 _ => Status::Modified,
             };
-            let side = |id: &str, mode: &str, which: &str, notes: &mut Vec<Note>| -> Side {
-                if is_null_id(id) {
-                    return Side::Absent;
-                }
+            let [base_id, head_id] = side_ids(&e);
+            let mut side = |id: Option<&str>, mode: &str, which: &str, notes: &mut Vec<Note>| -> Side {
+                let Some(id) = id else { return Side::Absent };
+                let blob = store.take(id);
                 if mode == SYMLINK_MODE {
                     // A link's blob is its target. Links are not followed (the
                     // target may be outside the change, or outside the
                     // repository); an analyzer that wants this path turns the
                     // skipped side into a blocking note.
-                    notes.push(symlink_note(&e.path, which, lookup(id)));
+                    notes.push(symlink_note(&e.path, which, blob.as_ref()));
                     return Side::Skipped;
                 }
-                decode_side(&e.path, lookup(id), notes)
+                decode_side(&e.path, blob, notes)
             };
-            let base = if status == Status::Added {
-                Side::Absent
-            } else {
-                side(&e.old_id, &e.old_mode, "base", &mut notes)
-            };
-            let head = if status == Status::Deleted {
-                Side::Absent
-            } else {
-                side(&e.new_id, &e.new_mode, "head", &mut notes)
-            };
+            let base = side(base_id, &e.old_mode, "base", &mut notes);
+            let head = side(head_id, &e.new_mode, "head", &mut notes);
             files.push(FileChange {
                 path: e.path,
                 old_path: e.old_path,
@@ -362,11 +377,54 @@ fn symlink_note(path: &str, which: &str, blob: Option<&Blob>) -> Note {
     )
 }
 
+/// The blob ids the base and head sides of an entry read: none for a side
+/// the file does not have, none at all for a submodule entry.
+fn side_ids(e: &RawEntry) -> [Option<&str>; 2] {
+    if e.old_mode == SUBMODULE_MODE || e.new_mode == SUBMODULE_MODE {
+        return [None, None];
+    }
+    let base = (e.status != 'A' && !is_null_id(&e.old_id)).then_some(e.old_id.as_str());
+    let head = (e.status != 'D' && !is_null_id(&e.new_id)).then_some(e.new_id.as_str());
+    [base, head]
+}
+
+/// The blobs read for a change, each handed out by value at its last use:
+/// a large pull request's text is then never copied once more (files with
+/// the same content share a blob, and all but the last get a copy).
+struct BlobStore {
+    ids: Vec<String>,
+    blobs: Vec<Blob>,
+    uses: Vec<u32>,
+}
+
+impl BlobStore {
+    fn new(ids: Vec<String>, blobs: Vec<Blob>, entries: &[RawEntry]) -> BlobStore {
+        let mut store = BlobStore { uses: vec![0; ids.len()], ids, blobs };
+        for id in entries.iter().flat_map(side_ids).flatten() {
+            if let Some(i) = store.index(id) {
+                store.uses[i] += 1;
+            }
+        }
+        store
+    }
+
+    fn index(&self, id: &str) -> Option<usize> {
+        self.ids.binary_search_by(|x| x.as_str().cmp(id)).ok()
+    }
+
+    fn take(&mut self, id: &str) -> Option<Blob> {
+        let i = self.index(id)?;
+        let blob = self.blobs.get_mut(i)?;
+        self.uses[i] = self.uses[i].saturating_sub(1);
+        Some(if self.uses[i] == 0 { std::mem::replace(blob, Blob::Missing) } else { blob.clone() })
+    }
+}
+
 fn is_null_id(id: &str) -> bool {
     id.bytes().all(|b| b == b'0')
 }
 
-fn decode_side(path: &str, blob: Option<&Blob>, notes: &mut Vec<Note>) -> Side {
+fn decode_side(path: &str, blob: Option<Blob>, notes: &mut Vec<Note>) -> Side {
     match blob {
         None | Some(Blob::Missing) => {
             notes.push(Note::blocking(
@@ -388,17 +446,17 @@ fn decode_side(path: &str, blob: Option<&Blob>, notes: &mut Vec<Note>) -> Side {
                 notes.push(Note::info(Some(path), "skipped: binary file"));
                 return Side::Skipped;
             }
-            match std::str::from_utf8(bytes) {
-                Ok(s) => Side::Text(s.to_string()),
+            match String::from_utf8(bytes) {
+                Ok(s) => Side::Text(s),
                 Err(e) => {
                     notes.push(Note::info(
                         Some(path),
                         format!(
                             "not valid UTF-8 (first bad byte at offset {}); analysed with replacement characters",
-                            e.valid_up_to()
+                            e.utf8_error().valid_up_to()
                         ),
                     ));
-                    Side::Text(String::from_utf8_lossy(bytes).into_owned())
+                    Side::Text(String::from_utf8_lossy(e.as_bytes()).into_owned())
                 }
             }
         }
@@ -467,6 +525,34 @@ mod tests {
         assert_eq!(added_lines("", "x\ny\n"), vec![(1, 2)]);
         assert!(added_lines("same\n", "same\n").is_empty());
         assert!(added_lines("a\nb\n", "a\n").is_empty(), "a pure deletion adds no head line");
+    }
+
+    #[test]
+    fn whole_file_shortcuts_count_lines_as_the_diff_does() {
+        // The shortcut for new and unchanged files must give what the line
+        // diff gives, line endings and a missing final newline included.
+        let texts = [
+            "",
+            "\n",
+            "\n\n",
+            "x",
+            "x\n",
+            "x\ny",
+            "a\r\nb\r\n",
+            "a\rb\rc",
+            "a\r\r\nb",
+            "\r",
+            "\r\n",
+            "a\n\r",
+            "é\r\nü\n\r\r\n",
+            "a\n\n\nb\r",
+        ];
+        // The same diff without the shortcut: a base that shares no line.
+        let diffed = |head: &str| added_lines("\u{1}\n", head);
+        for t in texts {
+            assert_eq!(added_lines("", t), diffed(t), "new file {t:?}");
+            assert!(added_lines(t, t).is_empty(), "unchanged file {t:?}");
+        }
     }
 
     #[test]

@@ -86,24 +86,55 @@ pub fn check_depth(src: &str) -> Result<(), TooDeep> {
 
 /// [`check_depth`] over tokens, with the limit as a parameter (for tests).
 pub fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
-    // One frame per open group: its remaining tokens, the depth it starts at,
-    // its run, and whether it is an attribute's brackets.
-    let mut stack: Vec<(proc_macro2::token_stream::IntoIter, usize, Run, bool)> =
-        vec![(tokens.into_iter(), 0, Run::default(), false)];
-    while let Some((iter, base, run, _)) = stack.last_mut() {
-        let Some(tt) = iter.next() else {
-            if let Some((_, _, _, is_attr)) = stack.pop() {
-                if let Some((_, _, outer, _)) = stack.last_mut() {
-                    // The group just closed is one token of the outer run
-                    // (`after_block` was set when it opened).
-                    if !is_attr {
-                        outer.len += 1;
-                    }
+    check_and_keep(tokens, limit).map(drop)
+}
+
+/// One open group while checking: its remaining tokens, the depth it starts
+/// at, its run, whether it is an attribute's brackets, and the tokens seen
+/// so far with the group's delimiter and span, to rebuild it.
+struct Frame {
+    iter: proc_macro2::token_stream::IntoIter,
+    base: usize,
+    run: Run,
+    is_attr: bool,
+    seen: Vec<TokenTree>,
+    group: Option<(Delimiter, proc_macro2::Span)>,
+}
+
+/// [`check_tokens`] that hands the tokens back, unchanged, when they pass.
+/// The tokens are moved, not copied: iterating a shared stream would clone
+/// every token of the file (and syn copies them once more), so each group is
+/// taken apart while it is read and put together again as it closes.
+pub fn check_and_keep(tokens: TokenStream, limit: usize) -> Result<TokenStream, TooDeep> {
+    let frame = |iter, base, is_attr, group| Frame {
+        iter,
+        base,
+        run: Run::default(),
+        is_attr,
+        seen: Vec::new(),
+        group,
+    };
+    let mut stack: Vec<Frame> = vec![frame(tokens.into_iter(), 0, false, None)];
+    loop {
+        let Some(top) = stack.last_mut() else { return Ok(TokenStream::new()) };
+        let Some(tt) = top.iter.next() else {
+            let Some(done) = stack.pop() else { return Ok(TokenStream::new()) };
+            let stream: TokenStream = done.seen.into_iter().collect();
+            let Some((delimiter, span)) = done.group else { return Ok(stream) };
+            let mut group = proc_macro2::Group::new(delimiter, stream);
+            group.set_span(span);
+            if let Some(outer) = stack.last_mut() {
+                // The group just closed is one token of the outer run
+                // (`after_block` was set when it opened).
+                if !done.is_attr {
+                    outer.run.len += 1;
                 }
+                outer.seen.push(TokenTree::Group(group));
             }
             continue;
         };
-        let base = *base;
+        let base = top.base;
+        let run = &mut top.run;
         if run.after_block {
             let starts_new = match &tt {
                 TokenTree::Ident(i) => !CONTINUES_AFTER_BLOCK.iter().any(|k| i == k),
@@ -122,10 +153,12 @@ pub fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
         match &tt {
             TokenTree::Punct(p) if p.as_char() == '#' && run.attr == 0 => {
                 run.attr = 1;
+                top.seen.push(tt);
                 continue;
             }
             TokenTree::Punct(p) if p.as_char() == '!' && run.attr == 1 => {
                 run.attr = 2;
+                top.seen.push(tt);
                 continue;
             }
             _ if attr_group => run.attr = 0,
@@ -135,8 +168,23 @@ pub fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
             }
         }
         let mut joint = None;
-        match &tt {
-            TokenTree::Punct(p) => {
+        match tt {
+            TokenTree::Group(g) => {
+                let depth = base + run.len + 1;
+                if depth > limit {
+                    return Err(TooDeep { line: line_of(&TokenTree::Group(g)) });
+                }
+                run.after_block = g.delimiter() == Delimiter::Brace;
+                run.joint = None;
+                let group = Some((g.delimiter(), g.span()));
+                // Dropping the group first leaves its stream unshared, so
+                // reading it moves the tokens instead of copying them.
+                let inner = g.stream();
+                drop(g);
+                stack.push(frame(inner.into_iter(), depth, attr_group, group));
+                continue;
+            }
+            TokenTree::Punct(ref p) => {
                 let c = p.as_char();
                 match c {
                     ';' => run.reset(),
@@ -157,25 +205,14 @@ pub fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
                     joint = Some(c);
                 }
             }
-            TokenTree::Group(g) => {
-                let depth = base + run.len + 1;
-                if depth > limit {
-                    return Err(TooDeep { line: line_of(&tt) });
-                }
-                run.after_block = g.delimiter() == Delimiter::Brace;
-                run.joint = None;
-                let inner = g.stream().into_iter();
-                stack.push((inner, depth, Run::default(), attr_group));
-                continue;
-            }
             TokenTree::Ident(_) | TokenTree::Literal(_) => run.len += 1,
         }
         run.joint = joint;
         if base + run.len > limit {
             return Err(TooDeep { line: line_of(&tt) });
         }
+        top.seen.push(tt);
     }
-    Ok(())
 }
 
 fn line_of(tt: &TokenTree) -> u32 {
@@ -210,6 +247,46 @@ mod tests {
 
     fn depth_ok(src: &str, limit: usize) -> bool {
         check_tokens(src.parse().unwrap(), limit).is_ok()
+    }
+
+    /// Every token with its kind, text, spacing, delimiter and span, in order.
+    fn flatten(tokens: TokenStream, out: &mut Vec<String>) {
+        for tt in tokens {
+            let (s, e) = (tt.span().start(), tt.span().end());
+            let at = format!("{}:{}-{}:{}", s.line, s.column, e.line, e.column);
+            match tt {
+                TokenTree::Group(g) => {
+                    out.push(format!("open {:?} {at}", g.delimiter()));
+                    flatten(g.stream(), out);
+                    out.push("close".into());
+                }
+                TokenTree::Punct(p) => out.push(format!("punct {} {:?} {at}", p.as_char(), p.spacing())),
+                TokenTree::Ident(i) => out.push(format!("ident {i} {at}")),
+                TokenTree::Literal(l) => out.push(format!("literal {l} {at}")),
+            }
+        }
+    }
+
+    #[test]
+    fn the_checked_tokens_come_back_unchanged() {
+        // Real code with attributes, doc comments, negative numbers, lifetimes,
+        // raw strings and every delimiter: the kept stream is token for token,
+        // span for span, the lexed one, and syn reads the same file from it.
+        for src in [
+            include_str!("bounds.rs"),
+            include_str!("sites/resolve.rs"),
+            include_str!("../../changeset/mod.rs"),
+            "#![allow(x)]\n/// doc\nfn f<'a>(x: &'a [u8; 2]) -> i64 { let y = -1i64 - -2; r#\"raw\"#; #[cfg(test)] { y } }\n",
+            "",
+        ] {
+            let lexed: TokenStream = src.parse().unwrap();
+            let kept = check_and_keep(lexed.clone(), MAX_DEPTH).unwrap();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            flatten(lexed.clone(), &mut a);
+            flatten(kept.clone(), &mut b);
+            assert_eq!(a, b);
+            assert_eq!(syn::parse2::<syn::File>(lexed).unwrap(), syn::parse2::<syn::File>(kept).unwrap());
+        }
     }
 
     #[test]

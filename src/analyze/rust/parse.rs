@@ -38,7 +38,7 @@ pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
         let LineColumn { line, column } = e.span().start();
         ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
     })?;
-    bounds::check_tokens(tokens.clone(), bounds::MAX_DEPTH)
+    let tokens = bounds::check_and_keep(tokens, bounds::MAX_DEPTH)
         .map_err(|t| ParseFailure::TooDeep { line: t.line })?;
     syn::parse2(tokens).map_err(|e: syn::Error| {
         let LineColumn { line, column } = e.span().start();
