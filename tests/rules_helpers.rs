@@ -113,3 +113,28 @@ fn a_shared_wrapper_made_retrying_with_only_reads_through_it_is_not_reported() {
     let findings = scan(dir.path());
     assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
 }
+
+#[test]
+fn a_copy_of_an_unchanged_file_sends_nothing_new() {
+    // `app/orders.py` already posts through the retrying helper; the change
+    // adds a generated copy of it.
+    let dir = repo(
+        &[("lib/net.py", RETRYING), ("app/orders.py", ORDERS_HEAD)],
+        &[("app/legacy/orders.py", "", ORDERS_HEAD)],
+    );
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "python/retry-helper-write"), "{findings:#?}");
+    // The same file added without the original: reported.
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/legacy/orders.py", "", ORDERS_HEAD)]);
+    assert_eq!(scan(dir.path()).len(), 1);
+}
+
+#[test]
+fn a_retrying_wrapper_moved_into_a_file_did_not_become_retrying() {
+    let orders = "import { appFetch } from './client';\n\nexport function create(o: object) {\n  return appFetch('/orders', { method: 'POST', body: JSON.stringify(o) });\n}\n";
+    // The retrying definition is new in this file (moved from elsewhere),
+    // not a non-retrying one changed in place.
+    let dir = repo(&[("src/orders.ts", orders)], &[("src/client.ts", "export const x = 1;\n", CLIENT_HEAD)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
+}

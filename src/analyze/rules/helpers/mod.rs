@@ -41,6 +41,9 @@ pub use tree::HeadTree;
 /// Lines around each added range whose raw text the prefilter reads.
 const MARGIN_LINES: u32 = 3;
 
+/// Longest write line kept to recognise the same write elsewhere.
+const MAX_TEXT: usize = 240;
+
 /// A write sent through a named helper on one side of one file.
 #[derive(Debug, Clone)]
 struct Through {
@@ -49,6 +52,10 @@ struct Through {
     line: u32,
     /// Whether the call (or decorator) or its write is on an added line.
     touched: bool,
+    /// The helper and the line of the write, without whitespace: the same
+    /// text elsewhere (code moved between files, or a copy of an unchanged
+    /// file) is not a new write.
+    text: String,
 }
 
 /// What is known of a helper name in one language.
@@ -108,20 +115,33 @@ fn near_added(file: &FileChange) -> Vec<&str> {
 /// Writes sent through calls and decorators in `code`.
 fn throughs(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<Through> {
     let mut out = Vec::new();
+    let line_at = |at: usize| -> String {
+        let from = memchr::memrchr(b'\n', &code.text[..at]).map_or(0, |p| p + 1);
+        let to = memchr::memchr(b'\n', &code.text[at..]).map_or(code.text.len(), |p| at + p);
+        let line: Vec<u8> =
+            code.text[from..to].iter().copied().filter(|c| !c.is_ascii_whitespace()).take(MAX_TEXT).collect();
+        String::from_utf8_lossy(&line).into_owned()
+    };
+    // The helper, where it is applied (the call's line, or the decorated
+    // function's first line) and the write's line.
+    let text_of =
+        |helper: &str, site: usize, write: usize| format!("{helper}|{}|{}", line_at(site), line_at(write));
     for call in syntax::calls(code, &|_| true) {
         let writes = code.writes_in(call.args.0, call.args.1);
-        let Some(&(_, verb)) = writes.first() else { continue };
+        let Some(&(first, verb)) = writes.first() else { continue };
         let line = code.lines.of(call.at);
         let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
-        out.push(Through { helper: call.name, verb, line, touched: t });
+        let text = text_of(&call.name, call.at, first);
+        out.push(Through { helper: call.name, verb, line, touched: t, text });
     }
     if family == Family::Python {
-        for (name, at, body) in syntax::decorated(code) {
+        for syntax::Decorated { name, at, def_at, body } in syntax::decorated(code) {
             let writes = code.writes_in(body.0, body.1);
-            let Some(&(_, verb)) = writes.first() else { continue };
+            let Some(&(first, verb)) = writes.first() else { continue };
             let line = code.lines.of(at);
             let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
-            out.push(Through { helper: name, verb, line, touched: t });
+            let text = text_of(&name, def_at, first);
+            out.push(Through { helper: name, verb, line, touched: t, text });
         }
     }
     out
@@ -134,15 +154,23 @@ struct Index<'n> {
     resolved: HashMap<(Family, String), Resolved>,
     /// Writes sent through each helper the change made retrying (`path:line (VERB)`).
     callers: HashMap<(Family, String), Vec<String>>,
+    /// Writes through the wanted helpers in unchanged files ([`Through::text`]).
+    elsewhere: HashSet<(Family, String)>,
 }
 
 impl Index<'_> {
-    fn scan(&mut self, family: Family, path: &str, masked: &[u8]) {
+    fn scan(&mut self, family: Family, path: &str, masked: &[u8], unchanged: bool) {
         let code = Code::new(masked);
         if let Some(names) = self.wanted.get(&family) {
             for d in syntax::definitions(family, &code, &|n| names.contains(n)) {
                 let site = format!("{path}:{}", code.lines.of(d.at));
                 self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying));
+            }
+            if unchanged {
+                for t in throughs(family, &code, &|_| false).into_iter().filter(|t| names.contains(&t.helper))
+                {
+                    self.elsewhere.insert((family, t.text));
+                }
             }
         }
         if let Some(names) = self.became.get(&family) {
@@ -232,13 +260,16 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             if !d.retrying || !(a..=b).any(|l| p.file.is_added(l)) {
                 continue;
             }
-            let was = p.file.base.text().is_some_and(|base| {
+            // Only a definition that was there and did not retry: a new one
+            // (or one moved here from another file) did not change behaviour.
+            let changed_here = p.file.base.text().is_some_and(|base| {
                 let lang = Language::of_path(&p.file.path).unwrap_or(Language::Python);
                 let m = mask(base, &lang.syntax(), View::Code);
                 let code = Code::new(&m);
-                syntax::definitions(p.family, &code, &|n| n == d.name).iter().any(|bd| bd.retrying)
+                let defs = syntax::definitions(p.family, &code, &|n| n == d.name);
+                !defs.is_empty() && defs.iter().all(|bd| !bd.retrying)
             });
-            if !was {
+            if changed_here {
                 became.push((i, d));
             }
         }
@@ -252,8 +283,30 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             m.entry(prepared[*i].family).or_default().insert(d.name.clone());
             m
         });
-    let mut index =
-        Index { wanted: &wanted, became: &became_names, resolved: HashMap::new(), callers: HashMap::new() };
+    let mut index = Index {
+        wanted: &wanted,
+        became: &became_names,
+        resolved: HashMap::new(),
+        callers: HashMap::new(),
+        elsewhere: HashSet::new(),
+    };
+    // Writes through the wanted helpers in the base of any changed file:
+    // code moved from there is not new.
+    let mut before: HashSet<(Family, String)> = HashSet::new();
+    for file in files {
+        let Some(lang) = Language::of_path(&file.path) else { continue };
+        let Some(family) = Family::of(lang) else { continue };
+        let (Some(names), Some(base)) = (wanted.get(&family), file.base.text()) else { continue };
+        if !names.iter().any(|n| base.contains(n.as_str())) {
+            continue;
+        }
+        let m = mask(base, &lang.syntax(), View::Code);
+        for t in
+            throughs(family, &Code::new(&m), &|_| false).into_iter().filter(|t| names.contains(&t.helper))
+        {
+            before.insert((family, t.text));
+        }
+    }
     let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     for file in files {
         let Some(lang) = Language::of_path(&file.path) else { continue };
@@ -268,7 +321,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             Some(p) => p.masked_head.clone(),
             None => mask(head, &lang.syntax(), View::Code),
         };
-        index.scan(family, &file.path, &masked);
+        index.scan(family, &file.path, &masked, false);
     }
     let unresolved: HashMap<Family, Vec<String>> = {
         let mut m: HashMap<Family, Vec<String>> = HashMap::new();
@@ -294,7 +347,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
                     ));
                 }
                 for f in read.files {
-                    index.scan(f.family, &f.path, &f.masked);
+                    index.scan(f.family, &f.path, &f.masked, true);
                 }
             }
             Err(e) => out.notes.push(Note::info(
@@ -321,6 +374,10 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             let excess = head_count[&key].saturating_sub(base_count.get(&key).copied().unwrap_or(0));
             let done = reported.entry(key).or_default();
             if *done >= excess {
+                continue;
+            }
+            let seen = (p.family, t.text.clone());
+            if before.contains(&seen) || index.elsewhere.contains(&seen) {
                 continue;
             }
             let Some(site) =

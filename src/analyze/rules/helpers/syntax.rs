@@ -291,7 +291,7 @@ pub fn definitions(family: Family, code: &Code, wanted: &dyn Fn(&str) -> bool) -
         }
         let start = caps.get(0).map_or(m.start(), |c| c.start());
         let body = match family {
-            Family::Python => python_body(text, start, caps.get(1).map_or(0, |i| i.len())),
+            Family::Python => python_body(code, start, caps.get(1).map_or(0, |i| i.len())),
             Family::Js if caps.get(2).is_some_and(|g| g.start() == m.start()) => {
                 expression_body(code, m.end())
             }
@@ -323,9 +323,17 @@ fn decorators_above(text: &[u8], start: usize) -> usize {
     s
 }
 
-/// A Python body: the lines after the definition indented deeper than it.
-fn python_body(text: &[u8], def_start: usize, indent: usize) -> Option<(usize, usize)> {
-    let first = memchr::memchr(b'\n', &text[def_start..]).map(|p| def_start + p + 1)?;
+/// A Python body: the lines after the signature (which may span lines)
+/// indented deeper than the definition.
+fn python_body(code: &Code, def_start: usize, indent: usize) -> Option<(usize, usize)> {
+    let text = code.text;
+    let line_end = memchr::memchr(b'\n', &text[def_start..]).map_or(text.len(), |p| def_start + p);
+    // A parameter list that continues on the next lines ends at its `)`.
+    let sig_end = match memchr::memchr(b'(', &text[def_start..line_end]) {
+        Some(p) => code.closing(def_start + p)?,
+        None => def_start,
+    };
+    let first = memchr::memchr(b'\n', &text[sig_end..]).map(|p| sig_end + p + 1)?;
     let mut end = first;
     let mut at = first;
     while at < text.len() && at - first <= MAX_SPAN {
@@ -422,9 +430,18 @@ pub fn calls(code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Call> {
     out
 }
 
-/// Python decorators `@name` / `@name(...)` and the function they decorate:
-/// (decorator name, its offset, the decorated body).
-pub fn decorated(code: &Code) -> Vec<(String, usize, (usize, usize))> {
+/// A Python decorator `@name` / `@name(...)` and the function it decorates.
+pub struct Decorated {
+    pub name: String,
+    /// Offset of the `@`.
+    pub at: usize,
+    /// Offset of the decorated function's name.
+    pub def_at: usize,
+    pub body: (usize, usize),
+}
+
+/// Python decorators and the functions they decorate.
+pub fn decorated(code: &Code) -> Vec<Decorated> {
     static R: OnceLock<Regex> = OnceLock::new();
     let deco = re(&R, r"^([ \t]*)@(?:[\w]+\.)*(\w+)");
     static D: OnceLock<Regex> = OnceLock::new();
@@ -442,11 +459,12 @@ pub fn decorated(code: &Code) -> Vec<(String, usize, (usize, usize))> {
         let rest = &code.text[i + nl + 1..];
         let Some(d) = def.captures(&rest[..rest.len().min(4096)]) else { continue };
         let def_start = i + nl + 1 + d.get(1).map_or(0, |g| g.start());
+        let def_at = i + nl + 1 + d.get(0).map_or(0, |g| g.end()).saturating_sub(1);
         let indent = d.get(1).map_or(0, |g| g.len());
-        let Some(body) = python_body(code.text, def_start, indent) else { continue };
+        let Some(body) = python_body(code, def_start, indent) else { continue };
         let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
         if is_candidate_name(&name) {
-            out.push((name, name_offset(all.start(), all.as_bytes()), body));
+            out.push(Decorated { name, at: name_offset(all.start(), all.as_bytes()), def_at, body });
         }
     }
     out
@@ -526,11 +544,12 @@ mod tests {
 
     #[test]
     fn decorators_are_paired_with_the_function_they_decorate() {
-        let src = "@own_retry(RetryConfig(max_retry=3))\n@other\ndef create(order):\n    return session.post(URL, json=order)\n";
+        let src = "@own_retry(RetryConfig(max_retry=3))\n@other\ndef create(\n    order,\n) -> dict:\n    return session.post(URL, json=order)\n";
         let m = masked(Language::Python, src);
         let code = Code::new(&m);
         let d = decorated(&code);
-        assert_eq!(d.iter().map(|d| d.0.as_str()).collect::<Vec<_>>(), ["own_retry", "other"]);
-        assert_eq!(code.writes_in(d[0].2 .0, d[0].2 .1).len(), 1);
+        assert_eq!(d.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["own_retry", "other"]);
+        assert_eq!(code.writes_in(d[0].body.0, d[0].body.1).len(), 1);
+        assert_eq!(code.lines.of(d[0].def_at), 3, "the decorated function's name");
     }
 }
