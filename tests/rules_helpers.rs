@@ -138,3 +138,18 @@ fn a_retrying_wrapper_moved_into_a_file_did_not_become_retrying() {
     let findings = scan(dir.path());
     assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
 }
+
+#[test]
+fn a_copy_is_not_new_for_the_name_based_rule_either() {
+    let net = RETRYING.replace("resilient", "send_with_retry");
+    let orders = ORDERS_HEAD.replace("resilient", "send_with_retry");
+    let dir =
+        repo(&[("lib/net.py", &net), ("app/orders.py", &orders)], &[("app/legacy/orders.py", "", &orders)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "python/retry-helper-write"), "{findings:#?}");
+    // Without the original, the name alone reports it.
+    let dir = repo(&[("lib/net.py", &net)], &[("app/legacy/orders.py", "", &orders)]);
+    let findings = scan(dir.path());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["rule"], "python/retry-helper-write");
+}

@@ -133,9 +133,16 @@ impl Analyzer for RulePackAnalyzer {
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         use rayon::prelude::*;
         let per_file: Vec<FileResult> = files.par_iter().map(|f| self.engine.analyze(f)).collect();
-        let mut out = helpers::resolve(&self.engine.set, files, self.head_tree.as_ref());
+        let resolution = helpers::resolve(&self.engine.set, files, self.head_tree.as_ref());
+        let mut out = resolution.result;
         for r in per_file {
-            out.findings.extend(r.findings);
+            // A name-based helper finding on code that was only moved or
+            // copied is not new either.
+            let moved = |f: &crate::finding::Finding| {
+                f.rule.ends_with("/retry-helper-write")
+                    && resolution.stale.contains(&(f.path.clone(), f.line))
+            };
+            out.findings.extend(r.findings.into_iter().filter(|f| !moved(f)));
             out.notes.extend(r.notes);
         }
         crate::finding::keep_most_severe(&mut out.findings);

@@ -122,10 +122,18 @@ fn throughs(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<T
             code.text[from..to].iter().copied().filter(|c| !c.is_ascii_whitespace()).take(MAX_TEXT).collect();
         String::from_utf8_lossy(&line).into_owned()
     };
-    // The helper, where it is applied (the call's line, or the decorated
+    // The helper, where it is applied (the call's line and the one above
+    // it, so that a generic call line names its place; or the decorated
     // function's first line) and the write's line.
-    let text_of =
-        |helper: &str, site: usize, write: usize| format!("{helper}|{}|{}", line_at(site), line_at(write));
+    let above = |at: usize| match memchr::memrchr(b'\n', &code.text[..at]) {
+        Some(nl) => {
+            line_at(nl.saturating_sub(1).max(memchr::memrchr(b'\n', &code.text[..nl]).map_or(0, |p| p + 1)))
+        }
+        None => String::new(),
+    };
+    let text_of = |helper: &str, site: usize, write: usize| {
+        format!("{helper}|{}|{}|{}", above(site), line_at(site), line_at(write))
+    };
     for call in syntax::calls(code, &|_| true) {
         let writes = code.writes_in(call.args.0, call.args.1);
         let Some(&(first, verb)) = writes.first() else { continue };
@@ -196,10 +204,21 @@ fn is_test(paths: &ScanPaths, path: &str) -> bool {
     paths.test_pattern(path).is_some()
 }
 
+/// What helper resolution found.
+#[derive(Debug, Default)]
+pub struct Resolution {
+    pub result: FileResult,
+    /// `(path, line)` of writes through a helper that are moved or copied
+    /// code (the same call is in a changed file's base or an unchanged
+    /// file): a name-based `retry-helper-write` finding there is dropped too.
+    pub stale: HashSet<(String, u32)>,
+}
+
 /// Resolves the helpers the change sends writes through (and the helpers it
 /// made retrying) and reports them under each pack's `retry-helper-write`.
-pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> FileResult {
-    let mut out = FileResult::default();
+pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> Resolution {
+    let mut res = Resolution::default();
+    let out = &mut res.result;
     let rule_of = |family: Family| -> Option<&Rule> {
         let id = format!("{}/retry-helper-write", family.pack());
         set.rules.iter().find(|r| r.id == id)
@@ -227,7 +246,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         prepared.push(Prepared { file, family, masked_head: mask(head, &lang.syntax(), View::Code) });
     }
     if prepared.is_empty() {
-        return out;
+        return res;
     }
     // 2. Writes through a helper, on both sides; names to resolve.
     let mut per_file: Vec<(usize, Vec<Through>, Vec<Through>)> = Vec::new();
@@ -275,7 +294,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         }
     }
     if per_file.is_empty() && became.is_empty() {
-        return out;
+        return res;
     }
     // 4. Resolve: definitions in every changed file of the family, then in the tree.
     let became_names: HashMap<Family, HashSet<String>> =
@@ -372,12 +391,13 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         for t in head.iter().filter(|t| t.touched) {
             let key = (t.helper.as_str(), t.verb);
             let excess = head_count[&key].saturating_sub(base_count.get(&key).copied().unwrap_or(0));
-            let done = reported.entry(key).or_default();
-            if *done >= excess {
-                continue;
-            }
             let seen = (p.family, t.text.clone());
             if before.contains(&seen) || index.elsewhere.contains(&seen) {
+                res.stale.insert((p.file.path.clone(), t.line));
+                continue;
+            }
+            let done = reported.entry(key).or_default();
+            if *done >= excess {
                 continue;
             }
             let Some(site) =
@@ -422,5 +442,5 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
                 .head(serde_json::json!({ "helper": d.name, "writes": sites })),
         );
     }
-    out
+    res
 }
