@@ -76,6 +76,11 @@ struct Prepared<'f> {
     file: &'f FileChange,
     family: Family,
     masked_head: Vec<u8>,
+    /// A write word (or a Python decorator) near an added line: calls and
+    /// decorators are read.
+    writes_near: bool,
+    /// A retry word near an added line: definitions are read.
+    retry_near: bool,
 }
 
 fn write_words() -> &'static AhoCorasick {
@@ -200,6 +205,13 @@ impl Index<'_> {
     }
 }
 
+/// Whether head lines `a..=b` include an added line (a binary search over
+/// the sorted added ranges).
+fn touches(file: &FileChange, a: u32, b: u32) -> bool {
+    let k = file.added.partition_point(|&(_, end)| end < a);
+    file.added.get(k).is_some_and(|&(start, _)| start <= b)
+}
+
 fn is_test(paths: &ScanPaths, path: &str) -> bool {
     paths.test_pattern(path).is_some()
 }
@@ -235,15 +247,14 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         }
         let Some(head) = file.head.text() else { continue };
         let near = near_added(file);
-        let hit = near.iter().any(|t| {
-            write_words().is_match(t)
-                || retry_words().is_match(t)
-                || (family == Family::Python && t.contains('@'))
-        });
-        if !hit {
+        let writes_near =
+            near.iter().any(|t| write_words().is_match(t) || (family == Family::Python && t.contains('@')));
+        let retry_near = near.iter().any(|t| retry_words().is_match(t));
+        if !writes_near && !retry_near {
             continue;
         }
-        prepared.push(Prepared { file, family, masked_head: mask(head, &lang.syntax(), View::Code) });
+        let masked_head = mask(head, &lang.syntax(), View::Code);
+        prepared.push(Prepared { file, family, masked_head, writes_near, retry_near });
     }
     if prepared.is_empty() {
         return res;
@@ -251,7 +262,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
     // 2. Writes through a helper, on both sides; names to resolve.
     let mut per_file: Vec<(usize, Vec<Through>, Vec<Through>)> = Vec::new();
     let mut wanted: HashMap<Family, HashSet<String>> = HashMap::new();
-    for (i, p) in prepared.iter().enumerate() {
+    for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.writes_near) {
         let code = Code::new(&p.masked_head);
         let head = throughs(p.family, &code, &|l| p.file.is_added(l));
         if !head.iter().any(|t| t.touched) {
@@ -270,25 +281,34 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         }
         per_file.push((i, head, base));
     }
-    // 3. Definitions the change made retrying (the other direction).
+    // 3. Definitions the change made retrying (the other direction). The
+    //    base is masked and its definitions listed once per file, only when
+    //    a touched head definition retries.
     let mut became: Vec<(usize, syntax::Def)> = Vec::new();
-    for (i, p) in prepared.iter().enumerate() {
+    for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.retry_near) {
         let code = Code::new(&p.masked_head);
-        for d in syntax::definitions(p.family, &code, &|_| true) {
-            let (a, b) = (code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)));
-            if !d.retrying || !(a..=b).any(|l| p.file.is_added(l)) {
-                continue;
-            }
-            // Only a definition that was there and did not retry: a new one
-            // (or one moved here from another file) did not change behaviour.
-            let changed_here = p.file.base.text().is_some_and(|base| {
-                let lang = Language::of_path(&p.file.path).unwrap_or(Language::Python);
-                let m = mask(base, &lang.syntax(), View::Code);
-                let code = Code::new(&m);
-                let defs = syntax::definitions(p.family, &code, &|n| n == d.name);
-                !defs.is_empty() && defs.iter().all(|bd| !bd.retrying)
-            });
-            if changed_here {
+        let touched: Vec<syntax::Def> = syntax::definitions(p.family, &code, &|_| true)
+            .into_iter()
+            .filter(|d| {
+                d.retrying
+                    && touches(p.file, code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)))
+            })
+            .collect();
+        let Some(base) = p.file.base.text().filter(|_| !touched.is_empty()) else { continue };
+        let names: HashSet<&str> = touched.iter().map(|d| d.name.as_str()).collect();
+        let lang = Language::of_path(&p.file.path).unwrap_or(Language::Python);
+        let m = mask(base, &lang.syntax(), View::Code);
+        let base_code = Code::new(&m);
+        // name -> whether every base definition of it did not retry.
+        let mut plain: HashMap<String, bool> = HashMap::new();
+        for bd in syntax::definitions(p.family, &base_code, &|n| names.contains(n)) {
+            let e = plain.entry(bd.name).or_insert(true);
+            *e = *e && !bd.retrying;
+        }
+        // Only a definition that was there and did not retry: a new one
+        // (or one moved here from another file) did not change behaviour.
+        for d in touched {
+            if plain.get(&d.name).copied().unwrap_or(false) {
                 became.push((i, d));
             }
         }
