@@ -27,7 +27,7 @@ pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<Report
 /// Runs the bundled analyzers over a change set with the default config.
 pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<Report> {
     let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
-    let packs = analyze::rules::RulePackAnalyzer::bundled()?;
+    let packs = analyze::rules::RulePackAnalyzer::bundled()?.with_head(cs);
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
     let outcome = analyze::scan(cs, &analyzers);
     Ok(Report::from_scan(outcome.findings, outcome.notes))

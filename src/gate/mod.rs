@@ -287,7 +287,8 @@ pub fn scan_with_config(
     let extra = facts::rules_at_base(git, base_sha, &config.rules.extra)?;
     let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
     let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
-        .context("loading the rule packs (rules.extra at the base commit)")?;
+        .context("loading the rule packs (rules.extra at the base commit)")?
+        .with_head(cs);
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
     let mut scanned = analyze::scan_with(cs, &analyzers, &ScanPaths::from_config(&config.paths)?);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));

@@ -38,6 +38,7 @@ mod replay;
 mod replay_clients;
 mod report;
 mod rules;
+mod rules_helpers;
 mod rules_scale;
 mod rust_analyzer;
 mod rust_checks;

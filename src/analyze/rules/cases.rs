@@ -182,15 +182,26 @@ pub fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Result<Test
         }
         report.cases += 1;
         let paths: BTreeSet<&String> = base_files.keys().chain(head_files.keys()).collect();
+        // The case is one change: its files are analysed together, so a
+        // helper defined in one file resolves a call in another.
+        let changes: Vec<FileChange> = paths
+            .iter()
+            .map(|p| {
+                FileChange::from_texts(
+                    p,
+                    base_files.get(*p).map(String::as_str),
+                    head_files.get(*p).map(String::as_str),
+                )
+            })
+            .collect();
+        let wanted: Vec<&FileChange> = changes.iter().filter(|f| analyzer.wants(&f.path)).collect();
+        let mut found_in: BTreeMap<String, BTreeSet<(u32, String)>> = BTreeMap::new();
+        for f in analyzer.analyze_set(&wanted).findings {
+            found_in.entry(f.path).or_default().insert((f.line, f.rule));
+        }
         for path in paths {
-            let base = base_files.get(path).map(String::as_str);
             let head = head_files.get(path).map(String::as_str);
-            let file = FileChange::from_texts(path, base, head);
-            let found: BTreeSet<(u32, String)> = if analyzer.wants(path) {
-                analyzer.analyze(&file).findings.into_iter().map(|f| (f.line, f.rule)).collect()
-            } else {
-                BTreeSet::new()
-            };
+            let found = found_in.remove(path.as_str()).unwrap_or_default();
             let notes = match head.map(annotations).transpose() {
                 Ok(a) => a.unwrap_or_default(),
                 Err(e) => {

@@ -35,6 +35,7 @@
 pub mod cases;
 pub mod docs;
 pub mod engine;
+pub mod helpers;
 pub mod lang;
 pub mod mask;
 pub mod spec;
@@ -59,6 +60,9 @@ pub const BUNDLED: &[(&str, &str)] = &[
 #[derive(Debug)]
 pub struct RulePackAnalyzer {
     engine: Engine,
+    /// The head tree, where a project's own retry helpers are looked up;
+    /// without it they are resolved in the changed files only.
+    head_tree: Option<helpers::HeadTree>,
 }
 
 impl RulePackAnalyzer {
@@ -82,7 +86,21 @@ impl RulePackAnalyzer {
     /// rule folder, `retrygate rules test DIR`).
     pub fn from_sources(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
         let set = RuleSet::load(&sources)?;
-        Ok(RulePackAnalyzer { engine: Engine::new(set)? })
+        Ok(RulePackAnalyzer { engine: Engine::new(set)?, head_tree: None })
+    }
+
+    /// The same analyzer, reading the head tree of `cs` (when it came from
+    /// git) to resolve a project's own retry helpers.
+    pub fn with_head(mut self, cs: &crate::changeset::ChangeSet) -> RulePackAnalyzer {
+        let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
+        self.head_tree = if is_commit {
+            crate::changeset::Git::open(&cs.repo)
+                .ok()
+                .map(|git| helpers::HeadTree { git, rev: cs.head.clone() })
+        } else {
+            None
+        };
+        self
     }
 
     /// The rules loaded, in file order.
@@ -106,7 +124,28 @@ impl Analyzer for RulePackAnalyzer {
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
-        self.engine.analyze(file)
+        self.analyze_set(&[file])
+    }
+
+    /// Every file through the engine (in parallel), then the helpers the
+    /// change sends writes through, resolved across the files and the tree.
+    fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
+        use rayon::prelude::*;
+        let per_file: Vec<FileResult> = files.par_iter().map(|f| self.engine.analyze(f)).collect();
+        let resolution = helpers::resolve(&self.engine.set, files, self.head_tree.as_ref());
+        let mut out = resolution.result;
+        for r in per_file {
+            // A name-based helper finding on code that was only moved or
+            // copied is not new either.
+            let moved = |f: &crate::finding::Finding| {
+                f.rule.ends_with("/retry-helper-write")
+                    && resolution.stale.contains(&(f.path.clone(), f.line))
+            };
+            out.findings.extend(r.findings.into_iter().filter(|f| !moved(f)));
+            out.notes.extend(r.notes);
+        }
+        crate::finding::keep_most_severe(&mut out.findings);
+        out
     }
 }
 

@@ -1,0 +1,91 @@
+//! Reading the rest of the head tree for helper resolution: files of the
+//! languages being resolved, outside test code, that mention one of the
+//! names, read with one `git cat-file` process and within a byte budget.
+
+use std::collections::{HashMap, HashSet};
+
+use aho_corasick::AhoCorasick;
+
+use super::syntax::Family;
+use crate::analyze::rules::lang::Language;
+use crate::analyze::rules::mask::{mask, View};
+use crate::changeset::git::{Blob, Git};
+
+/// The most bytes of unchanged files read from the head tree per scan, and
+/// the largest file read; past these the resolution says it is partial.
+pub const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_TREE_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Where the head tree is, when the change came from git.
+#[derive(Debug, Clone)]
+pub struct HeadTree {
+    pub git: Git,
+    pub rev: String,
+}
+
+/// One unchanged file of the head tree that mentions a wanted name.
+pub struct TreeFile {
+    pub family: Family,
+    pub path: String,
+    pub masked: Vec<u8>,
+}
+
+pub struct Read {
+    pub files: Vec<TreeFile>,
+    pub partial: bool,
+}
+
+/// Reads the files of `names`' families that mention one of the names.
+pub fn read(
+    tree: &HeadTree,
+    names: &HashMap<Family, Vec<String>>,
+    changed: &HashSet<&str>,
+    is_test: &dyn Fn(&str) -> bool,
+) -> Result<Read, String> {
+    let listing = tree
+        .git
+        .run_bytes(&["ls-tree", "-r", "-l", "-z", "--full-tree", &tree.rev])
+        .map_err(|e| e.to_string())?;
+    let mut wanted: Vec<(Family, Language, String, String)> = Vec::new();
+    let mut budget = MAX_TREE_BYTES;
+    let mut partial = false;
+    for entry in listing.split(|b| *b == 0) {
+        let Ok(entry) = std::str::from_utf8(entry) else { continue };
+        let Some((meta, path)) = entry.split_once('\t') else { continue };
+        let mut parts = meta.split_whitespace();
+        let (Some(_), Some("blob"), Some(id), Some(size)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let Some(lang) = Language::of_path(path) else { continue };
+        let Some(family) = Family::of(lang) else { continue };
+        if !names.contains_key(&family) || changed.contains(path) || is_test(path) {
+            continue;
+        }
+        let size: u64 = size.parse().unwrap_or(u64::MAX);
+        if size > MAX_TREE_FILE_BYTES || size > budget {
+            partial = true;
+            continue;
+        }
+        budget -= size;
+        wanted.push((family, lang, path.to_string(), id.to_string()));
+    }
+    let ids: Vec<String> = wanted.iter().map(|w| w.3.clone()).collect();
+    let blobs = tree.git.read_blobs(&ids, MAX_TREE_FILE_BYTES).map_err(|e| e.to_string())?;
+    let finders: HashMap<Family, AhoCorasick> =
+        names.iter().filter_map(|(f, n)| AhoCorasick::new(n).ok().map(|a| (*f, a))).collect();
+    let mut files = Vec::new();
+    for ((family, lang, path, _), blob) in wanted.into_iter().zip(blobs) {
+        let Blob::Bytes(bytes) = blob else {
+            partial = true;
+            continue;
+        };
+        if !finders.get(&family).is_some_and(|a| a.is_match(&bytes)) {
+            continue;
+        }
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        files.push(TreeFile { family, masked: mask(&text, &lang.syntax(), View::Code), path });
+    }
+    Ok(Read { files, partial })
+}

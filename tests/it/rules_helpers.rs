@@ -1,0 +1,155 @@
+//! A project's own retry helpers resolved through the head tree of a real
+//! git repository: the helper's definition lives in a file the change does
+//! not touch, so only the tree can say whether it retries.
+
+use crate::common;
+use common::git;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Commits `unchanged` and `base` on main, then `head` on a branch.
+fn repo(unchanged: &[(&str, &str)], changed: &[(&str, &str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let put = |path: &str, text: &str| {
+        let p = d.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    for (path, text) in unchanged {
+        put(path, text);
+    }
+    for (path, base, _) in changed {
+        put(path, base);
+    }
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    git(d, &["checkout", "-q", "-b", "agent/change"]);
+    for (path, _, head) in changed {
+        put(path, head);
+    }
+    git(d, &["commit", "-q", "-am", "head"]);
+    dir
+}
+
+fn scan(dir: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args([
+            "scan",
+            "--repo",
+            &dir.display().to_string(),
+            "--base",
+            "main",
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["findings"].as_array().unwrap().clone()
+}
+
+const RETRYING: &str = "import time\n\n\ndef resilient(fn):\n    for attempt in range(5):\n        try:\n            return fn()\n        except IOError:\n            time.sleep(attempt)\n    return fn()\n";
+const PLAIN: &str = "def resilient(fn):\n    return fn()\n";
+const ORDERS_BASE: &str =
+    "from lib.net import resilient\n\n\ndef create(s, o):\n    return resilient(lambda: s.get('/orders'))\n";
+const ORDERS_HEAD: &str = "from lib.net import resilient\n\n\ndef create(s, o):\n    return resilient(lambda: s.post('/orders', json=o))\n";
+
+#[test]
+fn a_write_through_a_helper_defined_in_an_unchanged_file_that_retries_is_reported() {
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/orders.py", ORDERS_BASE, ORDERS_HEAD)]);
+    let findings = scan(dir.path());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f["kind"].as_str(), f["rule"].as_str(), f["line"].as_u64()),
+        (Some("retry-non-idempotent"), Some("python/retry-helper-write"), Some(5))
+    );
+    assert_eq!(
+        f["message"],
+        "a write is now sent through a retry helper: a POST through `resilient`, which retries (defined at lib/net.py:4)"
+    );
+}
+
+#[test]
+fn a_write_through_a_helper_that_does_not_retry_is_not_reported() {
+    let dir = repo(&[("lib/net.py", PLAIN)], &[("app/orders.py", ORDERS_BASE, ORDERS_HEAD)]);
+    assert!(scan(dir.path()).is_empty());
+    // Two definitions of the name, one of which does not retry: ambiguous, not reported.
+    let dir = repo(
+        &[("lib/net.py", RETRYING), ("lib/other.py", PLAIN)],
+        &[("app/orders.py", ORDERS_BASE, ORDERS_HEAD)],
+    );
+    assert!(scan(dir.path()).is_empty());
+}
+
+const CLIENT_BASE: &str = "export const appFetch = (url: string, init?: RequestInit) => fetch(url, init);\n";
+const CLIENT_HEAD: &str =
+    "import fetchRetry from 'fetch-retry';\n\nexport const appFetch = fetchRetry(fetch, { retries: 3 });\n";
+
+#[test]
+fn a_shared_wrapper_made_retrying_is_reported_with_the_writes_sent_through_it() {
+    let orders = "import { appFetch } from './client';\n\nexport function create(o: object) {\n  return appFetch('/orders', { method: 'POST', body: JSON.stringify(o) });\n}\n";
+    let dir = repo(&[("src/orders.ts", orders)], &[("src/client.ts", CLIENT_BASE, CLIENT_HEAD)]);
+    let findings = scan(dir.path());
+    let helper: Vec<_> = findings.iter().filter(|f| f["rule"] == "js/retry-helper-write").collect();
+    assert_eq!(helper.len(), 1, "{findings:#?}");
+    assert_eq!(helper[0]["line"], 3);
+    assert_eq!(
+        helper[0]["message"],
+        "a write is now sent through a retry helper: `appFetch` now retries, and writes are sent through it: src/orders.ts:4 (POST)"
+    );
+}
+
+#[test]
+fn a_shared_wrapper_made_retrying_with_only_reads_through_it_is_not_reported() {
+    let orders = "import { appFetch } from './client';\n\nexport function list() {\n  return appFetch('/orders');\n}\n";
+    let dir = repo(&[("src/orders.ts", orders)], &[("src/client.ts", CLIENT_BASE, CLIENT_HEAD)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
+}
+
+#[test]
+fn a_copy_of_an_unchanged_file_sends_nothing_new() {
+    // `app/orders.py` already posts through the retrying helper; the change
+    // adds a generated copy of it.
+    let dir = repo(
+        &[("lib/net.py", RETRYING), ("app/orders.py", ORDERS_HEAD)],
+        &[("app/legacy/orders.py", "", ORDERS_HEAD)],
+    );
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "python/retry-helper-write"), "{findings:#?}");
+    // The same file added without the original: reported.
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/legacy/orders.py", "", ORDERS_HEAD)]);
+    assert_eq!(scan(dir.path()).len(), 1);
+}
+
+#[test]
+fn a_retrying_wrapper_moved_into_a_file_did_not_become_retrying() {
+    let orders = "import { appFetch } from './client';\n\nexport function create(o: object) {\n  return appFetch('/orders', { method: 'POST', body: JSON.stringify(o) });\n}\n";
+    // The retrying definition is new in this file (moved from elsewhere),
+    // not a non-retrying one changed in place.
+    let dir = repo(&[("src/orders.ts", orders)], &[("src/client.ts", "export const x = 1;\n", CLIENT_HEAD)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
+}
+
+#[test]
+fn a_copy_is_not_new_for_the_name_based_rule_either() {
+    let net = RETRYING.replace("resilient", "send_with_retry");
+    let orders = ORDERS_HEAD.replace("resilient", "send_with_retry");
+    let dir =
+        repo(&[("lib/net.py", &net), ("app/orders.py", &orders)], &[("app/legacy/orders.py", "", &orders)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "python/retry-helper-write"), "{findings:#?}");
+    // Without the original, the name alone reports it.
+    let dir = repo(&[("lib/net.py", &net)], &[("app/legacy/orders.py", "", &orders)]);
+    let findings = scan(dir.path());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["rule"], "python/retry-helper-write");
+}
