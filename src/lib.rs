@@ -11,7 +11,7 @@
 //! - [`replay`]: the loopback 429 server and the judge that reads its journal;
 //! - [`policy`]: the gate's pure decisions (agent? evidence? sign-off?);
 //! - [`gate`]: `retrygate check`, which gathers the inputs and renders the verdict;
-//! - [`report`]: text, JSON, Markdown, SARIF and GitHub renderings;
+//! - [`printer`]: text, JSON, Markdown, SARIF and GitHub renderings of the one verdict;
 //! - [`github`]: the Action's flow, publishing on GitHub (octocrab);
 //! - [`scan`]: `retrygate scan` as a call, the findings with no policy;
 //! - [`bounded`]: reading untrusted files (FIFOs, devices, huge files refused);
@@ -40,8 +40,8 @@ pub mod github;
 pub mod http;
 pub mod ledger;
 pub mod policy;
+pub mod printer;
 pub mod replay;
-pub mod report;
 pub mod scan;
 pub mod text;
 pub mod yaml;

@@ -10,25 +10,25 @@ use std::path::Path;
 
 use crate::analyze::{self, Analyzer};
 use crate::changeset::{ChangeSet, Git};
-use crate::report::Report;
+use crate::printer::GateVerdict;
 
 /// The scan of `merge-base(base, head)..head` in `repo`: the config from the
 /// base commit (as `check` reads it; the defaults when the base has none),
 /// the change set, then every analyzer as that config shapes them.
-pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<Report> {
+pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<GateVerdict> {
     let cs = ChangeSet::from_git(repo, base, head)?;
     let git = Git::open(repo)?;
     let base_sha = git.resolve_commit(base)?;
     let base = crate::config::Config::at_base(&git, &base_sha)?;
     let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
-    Ok(Report::from_scan(outcome.findings, outcome.notes))
+    Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }
 
 /// Runs the bundled analyzers over a change set with the default config.
-pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<Report> {
+pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<GateVerdict> {
     let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
     let packs = analyze::rules::RulePackAnalyzer::bundled()?.with_head(cs);
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
     let outcome = analyze::scan(cs, &analyzers);
-    Ok(Report::from_scan(outcome.findings, outcome.notes))
+    Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }

@@ -10,7 +10,7 @@ use clap::Args;
 
 use retrygate::gate::{check, CheckInput};
 use retrygate::policy::SignOffRequest;
-use retrygate::report::Format;
+use retrygate::printer::Format;
 
 use super::{default_format, Exit, FormatArg, RangeArgs};
 
@@ -93,7 +93,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let format = args.format.map_or_else(default_format, Format::from);
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    let written = retrygate::report::render_checked(&outcome.gate, &outcome.markdown, format, &mut lock)
+    let written = retrygate::printer::render_checked(&outcome.gate, &outcome.markdown, format, &mut lock)
         .and_then(|_| lock.flush());
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),

@@ -32,8 +32,8 @@ use sha2::{Digest, Sha256};
 use retrygate::gate::{self, CheckInput, GateOutcome};
 use retrygate::ledger::append::{append, NewRecord};
 use retrygate::ledger::pyjson::Value;
+use retrygate::printer::{Format, Verdict};
 use retrygate::replay::{run_replay_blocking, ReplayOptions};
-use retrygate::report::{Format, Verdict};
 
 use super::{Exit, FormatArg};
 
@@ -160,7 +160,7 @@ fn check(repo: &Path, report: &Path) -> anyhow::Result<GateOutcome> {
 
 fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    retrygate::report::render_checked(&outcome.gate, &outcome.markdown, format, &mut out)?;
+    retrygate::printer::render_checked(&outcome.gate, &outcome.markdown, format, &mut out)?;
     println!("\n(exit code {})", Exit::from(outcome.verdict) as u8);
     Ok(())
 }

@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use retrygate::finding::Kind;
-use retrygate::report::{self, Format, Report, Verdict};
+use retrygate::printer::{self, Format, GateVerdict, Verdict};
 
 /// The three outcomes every command maps onto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,10 +253,10 @@ pub fn default_format() -> Format {
 }
 
 /// Renders to stdout; a closed pipe is not an error worth a stack of messages.
-pub fn emit(report: &Report, format: Format) -> anyhow::Result<()> {
+pub fn emit(report: &GateVerdict, format: Format) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    match report::render(report, format, &mut lock).and_then(|_| lock.flush()) {
+    match printer::render(report, format, &mut lock).and_then(|_| lock.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(e.into()),

@@ -262,9 +262,9 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     );
     let json = serde_json::to_value(&gate).context("serialising the verdict")?;
     let link_base = input.link_base.as_ref().map(|l| l.replace("{head}", &cs.head));
-    let markdown = crate::report::markdown::render_comment(
+    let markdown = crate::printer::markdown::render_comment(
         &gate,
-        &crate::report::Context {
+        &crate::printer::Context {
             replay: replay_report.as_ref(),
             sign_off: Some(&config.sign_off),
             link_base: link_base.as_deref(),

@@ -36,7 +36,7 @@ use super::signoff::{self, Candidate};
 use super::summary;
 use super::{ActionEnv, GateRequest, Mode};
 use crate::config::{Config, SignOff as SignOffPolicy};
-use crate::report::Verdict;
+use crate::printer::Verdict;
 
 /// Largest event payload read (GitHub caps webhook payloads at 25 MB).
 pub const MAX_EVENT_BYTES: u64 = 25 << 20;
@@ -226,7 +226,7 @@ fn finish(
 /// a decision, not a failure to decide).
 fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcome> {
     eprintln!("retrygate: {why}");
-    println!("::error title=retrygate::{}", crate::report::github::escape_data(why));
+    println!("::error title=retrygate::{}", crate::printer::github::escape_data(why));
     summary::write_step_summary(env.step_summary.as_deref(), &format!("### retrygate\n\n{why}\n"))?;
     summary::write_outputs(env.output.as_deref(), "none", 0)?;
     Ok(outcome)

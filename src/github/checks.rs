@@ -18,7 +18,7 @@ use super::client::{write_error, Api, ApiError};
 use super::publication::Publication;
 use super::text::cut;
 use crate::finding::{Finding, Severity};
-use crate::report::{sorted_findings, Verdict};
+use crate::printer::{sorted_findings, Verdict};
 
 /// The check run's and the status's name: what branch protection requires.
 pub const CHECK_NAME: &str = "retrygate";

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use super::checks;
 use super::publication::Publication;
-use crate::report::Verdict;
+use crate::printer::Verdict;
 
 /// A first-parent commit of the group and the pull request it names.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -56,7 +56,7 @@ impl Publication {
             head_sha: head_sha.to_string(),
             base,
             verdict: v.verdict,
-            title: crate::report::check_title(v),
+            title: crate::printer::check_title(v),
             summary_markdown: markdown.clone(),
             comment_markdown: markdown,
             findings: v.findings.clone(),
@@ -66,12 +66,12 @@ impl Publication {
     /// The fail-closed publication when the verdict could not be computed:
     /// blocking, with the reason and what to do.
     pub fn could_not_decide(head_sha: &str, error: &anyhow::Error) -> Publication {
-        let text = crate::report::markdown::could_not_decide(&format!("{error:#}"), head_sha);
+        let text = crate::printer::markdown::could_not_decide(&format!("{error:#}"), head_sha);
         Publication {
             head_sha: head_sha.to_string(),
             base: None,
             verdict: Verdict::Block,
-            title: crate::report::COULD_NOT_DECIDE_TITLE.to_string(),
+            title: crate::printer::COULD_NOT_DECIDE_TITLE.to_string(),
             summary_markdown: text.clone(),
             comment_markdown: text,
             findings: Vec::new(),
@@ -155,7 +155,7 @@ mod tests {
             vec![Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3)],
             vec![],
         );
-        let md = crate::report::markdown::render_comment(&v, &Default::default());
+        let md = crate::printer::markdown::render_comment(&v, &Default::default());
         Publication::from_verdict(HEAD, None, &v, md)
     }
 

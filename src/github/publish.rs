@@ -11,7 +11,7 @@ use super::client::{Api, ApiError};
 use super::comment::{self, CommentOutcome};
 use super::publication::Publication;
 use super::review::{self, ReviewOutcome};
-use crate::report::Verdict;
+use crate::printer::Verdict;
 use crate::text::short_sha as short;
 
 /// The pull request a publication is for.

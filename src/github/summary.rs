@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::publication::Publication;
 use super::text::cut;
-use crate::report::{self, Report};
+use crate::printer::{self, GateVerdict};
 
 /// The runner accepts at most 1 MiB of job summary per step.
 pub const MAX_STEP_SUMMARY_BYTES: usize = 1 << 20;
@@ -48,14 +48,14 @@ pub fn write_outputs(path: Option<&Path>, verdict: &str, findings: usize) -> any
 }
 
 /// The publication's verdict with its findings, for the printer.
-pub fn as_report(p: &Publication) -> Report {
-    Report::findings_only(p.verdict, p.findings.clone())
+pub fn as_report(p: &Publication) -> GateVerdict {
+    GateVerdict::findings_only(p.verdict, p.findings.clone())
 }
 
 /// Writes the SARIF 2.1.0 rendering of the findings to `path`.
 pub fn write_sarif(path: &Path, p: &Publication) -> anyhow::Result<()> {
     let mut out = Vec::new();
-    report::render(&as_report(p), report::Format::Sarif, &mut out)?;
+    printer::render(&as_report(p), printer::Format::Sarif, &mut out)?;
     std::fs::write(path, out)
         .map_err(|e| anyhow::anyhow!("cannot write the SARIF file {}: {e}", path.display()))
 }
@@ -64,11 +64,11 @@ pub fn write_sarif(path: &Path, p: &Publication) -> anyhow::Result<()> {
 /// verdict is only here: the degraded path when nothing could be written.
 pub fn workflow_commands(p: &Publication, why: &str) -> String {
     let mut out = Vec::new();
-    let _ = report::github::render(&as_report(p), &mut out);
+    let _ = printer::github::render(&as_report(p), &mut out);
     let mut s = String::from_utf8_lossy(&out).into_owned();
     s.push_str(&format!(
         "::error title=retrygate verdict not published::{}\n",
-        report::github::escape_data(&format!("{} ({}); {why}", p.title, p.verdict.as_str()))
+        printer::github::escape_data(&format!("{} ({}); {why}", p.title, p.verdict.as_str()))
     ));
     s
 }
@@ -77,7 +77,7 @@ pub fn workflow_commands(p: &Publication, why: &str) -> String {
 mod tests {
     use super::*;
     use crate::finding::{Finding, Kind};
-    use crate::report::Verdict;
+    use crate::printer::Verdict;
 
     fn publication() -> Publication {
         Publication {

@@ -3,7 +3,7 @@
 //! [`GateVerdict`] is the one verdict type: `retrygate check` fills it with
 //! the evidence and the facts it judged, and a scan (`retrygate scan`) is a
 //! verdict with no evidence and no facts ([`GateVerdict::from_scan`]). Both
-//! are decided by [`super::decide`], once; the printer (`crate::report`)
+//! are decided by [`super::decide`], once; the printer (`crate::printer`)
 //! only renders them.
 
 use serde::{Deserialize, Serialize};

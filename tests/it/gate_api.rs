@@ -7,7 +7,7 @@ use crate::common;
 
 use common::Repo;
 use retrygate::gate::{check, CheckInput};
-use retrygate::report::Verdict;
+use retrygate::printer::Verdict;
 
 fn incident(config: &str) -> Repo {
     let repo = Repo::new();

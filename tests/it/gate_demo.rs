@@ -21,8 +21,8 @@ use retrygate::policy::agent::AgentDecision;
 use retrygate::policy::{
     decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
 };
-use retrygate::report::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
-use retrygate::report::Context;
+use retrygate::printer::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
+use retrygate::printer::Context;
 
 #[test]
 fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {

@@ -23,7 +23,7 @@ use retrygate::policy::agent::AgentDecision;
 use retrygate::policy::{
     decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplaySummary, SignOffRequest, Verdict,
 };
-use retrygate::report::{markdown, Context};
+use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";

@@ -118,8 +118,8 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
     assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
     // ...and its own code rewrites the verdict file to an all-clear.
     let mut file = VerdictFile::read(&compute.env.verdict_file).unwrap();
-    assert_eq!(file.publication.verdict, retrygate::report::Verdict::Block);
-    file.publication.verdict = retrygate::report::Verdict::Pass;
+    assert_eq!(file.publication.verdict, retrygate::printer::Verdict::Block);
+    file.publication.verdict = retrygate::printer::Verdict::Pass;
     file.publication.findings.clear();
     file.publication.title = "passing: all clear".into();
     file.publication.comment_markdown = "### ✅ all clear".into();

@@ -12,7 +12,7 @@ use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
 use retrygate::github::Outcome;
 use retrygate::github::{check_gate, ActionEnv, GateRequest, Mode, Publication, VerdictFile};
-use retrygate::report::{markdown, Context, Report};
+use retrygate::printer::{markdown, Context, GateVerdict};
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
@@ -60,7 +60,7 @@ impl Job {
     fn run(&self, findings: &[Finding]) -> Outcome {
         let findings = findings.to_vec();
         let gate = move |req: &GateRequest| {
-            let verdict = Report::from_scan(findings.clone(), vec![]);
+            let verdict = GateVerdict::from_scan(findings.clone(), vec![]);
             let md = markdown::render_comment(&verdict, &Context::default());
             Ok(Publication::from_verdict(&req.head_sha, None, &verdict, md))
         };

@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("replay", &["bounded", "text", "yaml", "duration", "http", "finding", "config"]),
     ("policy", &["bounded", "text", "yaml", "finding", "config", "changeset", "analyze", "ledger", "replay"]),
     (
-        "report",
+        "printer",
         &[
             "bounded",
             "text",
@@ -51,12 +51,23 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ledger",
             "replay",
             "policy",
-            "report",
+            "printer",
         ],
     ),
     (
         "scan",
-        &["bounded", "text", "yaml", "finding", "config", "changeset", "analyze", "policy", "report", "gate"],
+        &[
+            "bounded",
+            "text",
+            "yaml",
+            "finding",
+            "config",
+            "changeset",
+            "analyze",
+            "policy",
+            "printer",
+            "gate",
+        ],
     ),
     (
         "github",
@@ -73,7 +84,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ledger",
             "replay",
             "policy",
-            "report",
+            "printer",
             "gate",
         ],
     ),

@@ -21,7 +21,7 @@ use retrygate::github::artifact::GithubArtifacts;
 use retrygate::ledger::append::{append, NewRecord};
 use retrygate::ledger::artifact::zip_entries;
 use retrygate::ledger::pyjson::Value as PyValue;
-use retrygate::report::Verdict;
+use retrygate::printer::Verdict;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

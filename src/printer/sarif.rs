@@ -26,7 +26,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::Report;
+use super::GateVerdict;
 use crate::finding::{Finding, Kind, Note, Severity};
 /// A repository-relative path as a relative URI reference (one encoder for
 /// every format, in [`crate::text`]).
@@ -236,7 +236,7 @@ pub struct Region {
 }
 
 /// Writes `report` as a SARIF 2.1.0 log (pretty-printed JSON).
-pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+pub fn render(report: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &to_sarif(report))?;
     writeln!(w)
 }
@@ -246,7 +246,7 @@ pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 pub const MAX_RESULTS: usize = 25_000;
 
 /// Builds the SARIF log for `report`.
-pub fn to_sarif(report: &Report) -> SarifLog {
+pub fn to_sarif(report: &GateVerdict) -> SarifLog {
     to_sarif_with_limit(report, MAX_RESULTS)
 }
 
@@ -254,7 +254,7 @@ pub fn to_sarif(report: &Report) -> SarifLog {
 /// more, the most severe are kept and a notification says how many were left
 /// out and where to find them: an upload that is rejected whole would hide
 /// every finding.
-pub fn to_sarif_with_limit(report: &Report, max_results: usize) -> SarifLog {
+pub fn to_sarif_with_limit(report: &GateVerdict, max_results: usize) -> SarifLog {
     let mut findings = super::sorted_findings(&report.findings);
     let omitted = findings.len().saturating_sub(max_results);
     if omitted > 0 {

@@ -19,12 +19,12 @@
 
 use std::io::{self, Write};
 
-use super::{sorted_findings, text, Report, Verdict};
+use super::{sorted_findings, text, GateVerdict, Verdict};
 use crate::finding::{Finding, Note, Severity};
 
 /// Writes one workflow command per finding, note and reason, then the
 /// verdict line.
-pub fn render(v: &Report, w: &mut dyn Write) -> io::Result<()> {
+pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     for f in sorted_findings(&v.findings) {
         writeln!(w, "{}", finding_command(f))?;
     }

@@ -20,9 +20,6 @@ use crate::finding::{Finding, Severity};
 pub use crate::policy::{GateVerdict, Verdict};
 use crate::replay::ReplayReport;
 
-/// The name the scan commands use for a verdict: the same type.
-pub use crate::policy::GateVerdict as Report;
-
 /// What the Markdown needs besides the verdict; every field is optional, and
 /// a scan's Markdown has none of them.
 #[derive(Debug, Clone, Copy, Default)]
@@ -130,7 +127,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn of(report: &Report) -> Tally {
+    pub fn of(report: &GateVerdict) -> Tally {
         let mut t = Tally::default();
         for f in &report.findings {
             match f.severity {
@@ -172,7 +169,7 @@ pub fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
 ///
 /// A `Block` with no blocking finding and no blocking note can only come from
 /// a later gate stage (ledger, replay, policy) whose own reasons say why.
-pub fn reason(report: &Report) -> String {
+pub fn reason(report: &GateVerdict) -> String {
     let t = Tally::of(report);
     match report.verdict {
         Verdict::Block => {

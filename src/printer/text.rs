@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use super::{headline, plural, reason, sorted_findings, Report, Tally};
+use super::{headline, plural, reason, sorted_findings, Tally};
 use crate::policy::{GateVerdict, ReplayStatus, ReplaySummary};
 pub use crate::text::one_line;
 
@@ -43,7 +43,7 @@ pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The last line of the text: [`verdict_line`], and for a scan the counts.
-fn closing_line(v: &Report) -> String {
+fn closing_line(v: &GateVerdict) -> String {
     if !v.is_scan() {
         return verdict_line(v);
     }
@@ -60,7 +60,7 @@ fn closing_line(v: &Report) -> String {
 /// scan says why in a sentence from its counts; a gate names its reason
 /// codes. Nothing in it comes from the pull request, so it reads the same in
 /// a log and cannot be forged.
-pub fn verdict_line(v: &Report) -> String {
+pub fn verdict_line(v: &GateVerdict) -> String {
     if v.is_scan() {
         return format!("retrygate: {}: {}", v.verdict.as_str().to_uppercase(), reason(v));
     }

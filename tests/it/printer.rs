@@ -7,7 +7,7 @@
 //! Tests for a new format go in a module of their own here.
 
 use retrygate::finding::{Finding, Kind, Note, Severity};
-use retrygate::report::{self, Format, Report, Verdict};
+use retrygate::printer::{self, Format, GateVerdict, Verdict};
 use serde_json::{json, Value};
 
 /// A path outside ASCII, with characters URIs must encode.
@@ -18,7 +18,7 @@ const NASTY_MESSAGE: &str =
 /// A path with the characters workflow-command properties must escape.
 const COMMA_PATH: &str = "dir with space/a,b:c.rs";
 
-fn blocked_report() -> Report {
+fn blocked_report() -> GateVerdict {
     // Deliberately out of order: every renderer sorts by path, line, kind.
     let findings = vec![
         Finding::new(Kind::RetryWithoutJitter, "rust/loop-sleep", UMLAUT_PATH, 7).message(NASTY_MESSAGE),
@@ -45,13 +45,13 @@ fn blocked_report() -> Report {
         Note::info(None, "submodule change not analysed"),
         Note::blocking(Some("vendor/big.rs"), "skipped: 3000000 bytes is over the 2 MiB limit"),
     ];
-    let r = Report::from_scan(findings, notes);
+    let r = GateVerdict::from_scan(findings, notes);
     assert_eq!(r.verdict, Verdict::Block);
     r
 }
 
-fn passing_report() -> Report {
-    let r = Report::from_scan(
+fn passing_report() -> GateVerdict {
+    let r = GateVerdict::from_scan(
         vec![Finding::new(Kind::RetryWithoutJitter, "rust/loop-sleep", "src/poll.rs", 3)
             .message("new retry loop sleeps a constant 100 ms")],
         vec![Note::info(Some("assets/logo.png"), "skipped: binary file")],
@@ -60,13 +60,13 @@ fn passing_report() -> Report {
     r
 }
 
-fn empty_report() -> Report {
-    Report::from_scan(vec![], vec![])
+fn empty_report() -> GateVerdict {
+    GateVerdict::from_scan(vec![], vec![])
 }
 
-fn render(report: &Report, format: Format) -> String {
+fn render(report: &GateVerdict, format: Format) -> String {
     let mut buf = Vec::new();
-    report::render(report, format, &mut buf).expect("rendering into a Vec cannot fail");
+    printer::render(report, format, &mut buf).expect("rendering into a Vec cannot fail");
     String::from_utf8(buf).expect("every format is UTF-8")
 }
 
@@ -99,7 +99,7 @@ mod text {
 
     #[test]
     fn control_characters_and_bidi_overrides_are_made_visible() {
-        let r = Report::from_scan(
+        let r = GateVerdict::from_scan(
             vec![Finding::new(Kind::RetryUnbounded, "r", "a\u{1b}[31mred\u{202e}.rs", 1)
                 .message("tab\there\r\nend\\")],
             vec![],
@@ -150,8 +150,8 @@ mod json {
 
 mod markdown {
     use super::*;
-    use retrygate::report::markdown::{code_span, escape_text, inline, MAX_TABLE_ROWS};
-    use retrygate::report::Context;
+    use retrygate::printer::markdown::{code_span, escape_text, inline, MAX_TABLE_ROWS};
+    use retrygate::printer::Context;
 
     /// The rows of the findings table (not the reasons table above it).
     fn table_rows(md: &str) -> Vec<&str> {
@@ -274,7 +274,7 @@ mod markdown {
         let findings: Vec<Finding> = (1..=130)
             .map(|i| Finding::new(Kind::RetryCountRaised, "r", "src/a.rs", i).message("x".repeat(1000)))
             .collect();
-        let md = render(&Report::from_scan(findings, vec![]), Format::Markdown);
+        let md = render(&GateVerdict::from_scan(findings, vec![]), Format::Markdown);
         assert_eq!(table_rows(&md).len(), MAX_TABLE_ROWS);
         assert!(md.contains(&format!(
             "…and {} more findings not shown here; `retrygate scan --format json` lists them all.",
@@ -301,7 +301,7 @@ mod markdown {
                 .message("loop retry policy allows 7 attempts, over limits.max_attempts 5")
                 .severity(Severity::Warning),
         ];
-        let v = Report::from_scan(findings, vec![]);
+        let v = GateVerdict::from_scan(findings, vec![]);
         let md = render(&v, Format::Markdown);
         let rows = table_rows(&md);
         assert_eq!(rows.len(), 3, "{md}");
@@ -328,7 +328,7 @@ mod markdown {
         let base = format!("https://github.com/acme/shop/blob/{head}");
         let ctx = Context { link_base: Some(&base), ..Context::default() };
         let mut linked = Vec::new();
-        report::render_in(&blocked_report(), &ctx, Format::Markdown, &mut linked).unwrap();
+        printer::render_in(&blocked_report(), &ctx, Format::Markdown, &mut linked).unwrap();
         let linked = String::from_utf8(linked).unwrap();
         let rows = table_rows(&linked);
         assert_eq!(cells(rows[2])[2], format!("[`src/client.rs:42-44`]({base}/src/client.rs#L42-L44)"));
@@ -373,10 +373,10 @@ mod markdown {
 
 mod sarif {
     use super::*;
-    use retrygate::report::sarif::{fingerprint, path_to_uri};
+    use retrygate::printer::sarif::{fingerprint, path_to_uri};
     use std::process::Command;
 
-    fn sarif(report: &Report) -> Value {
+    fn sarif(report: &GateVerdict) -> Value {
         serde_json::from_str(&render(report, Format::Sarif)).expect("SARIF output is JSON")
     }
 
@@ -468,7 +468,7 @@ mod sarif {
     #[test]
     fn fingerprints_ignore_line_moves_but_not_content() {
         let at = |line: u32, msg: &str| {
-            let r = Report::from_scan(
+            let r = GateVerdict::from_scan(
                 vec![Finding::new(Kind::RetryUnbounded, "r", "a.rs", line).message(msg)],
                 vec![],
             );
@@ -477,7 +477,7 @@ mod sarif {
         assert_eq!(at(10, "unbounded"), at(250, "unbounded"));
         assert_ne!(at(10, "unbounded"), at(10, "unbounded now"));
         // Two identical findings in one file keep distinct identities.
-        let twice = Report::from_scan(
+        let twice = GateVerdict::from_scan(
             vec![
                 Finding::new(Kind::RetryUnbounded, "r", "a.rs", 3).message("same"),
                 Finding::new(Kind::RetryUnbounded, "r", "a.rs", 9).message("same"),
@@ -507,12 +507,13 @@ mod sarif {
 
     #[test]
     fn over_the_upload_limit_the_most_severe_results_are_kept_and_the_rest_counted() {
-        use retrygate::report::sarif::to_sarif_with_limit;
+        use retrygate::printer::sarif::to_sarif_with_limit;
         let mut findings: Vec<Finding> = (1..=5)
             .map(|i| Finding::new(Kind::RetryWithoutJitter, "w", "a.rs", i).message(format!("warning {i}")))
             .collect();
         findings.push(Finding::new(Kind::RetryUnbounded, "e", "z.rs", 1).message("the error"));
-        let v = serde_json::to_value(to_sarif_with_limit(&Report::from_scan(findings, vec![]), 3)).unwrap();
+        let v =
+            serde_json::to_value(to_sarif_with_limit(&GateVerdict::from_scan(findings, vec![]), 3)).unwrap();
         let res = results(&v);
         let kept: Vec<&str> = res.iter().map(|r| r["message"]["text"].as_str().unwrap()).collect();
         assert_eq!(kept, vec!["warning 1", "warning 2", "the error"]);
@@ -631,7 +632,7 @@ sys.exit(0 if errors else 1)
 
 mod github {
     use super::*;
-    use retrygate::report::github::{escape_data, escape_property};
+    use retrygate::printer::github::{escape_data, escape_property};
 
     #[test]
     fn one_command_per_finding_and_note_then_a_summary() {
@@ -664,8 +665,10 @@ mod github {
     #[test]
     fn a_message_cannot_start_a_command_of_its_own() {
         let evil = "ok\n::add-mask::secret\r\n::error::forged";
-        let r =
-            Report::from_scan(vec![Finding::new(Kind::RetryUnbounded, "r", "a.rs", 1).message(evil)], vec![]);
+        let r = GateVerdict::from_scan(
+            vec![Finding::new(Kind::RetryUnbounded, "r", "a.rs", 1).message(evil)],
+            vec![],
+        );
         let out = render(&r, Format::Github);
         assert_eq!(out.lines().count(), 2, "{out}");
         assert!(out.starts_with("::error file=a.rs,line=1,endLine=1,title=retry-unbounded (r)::ok%0A::add-mask::secret%0D%0A::error::forged\n"), "{out}");
@@ -701,7 +704,7 @@ mod gate {
     use retrygate::policy::{
         decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
     };
-    use retrygate::report::{check_title, headline, Context, Headline};
+    use retrygate::printer::{check_title, headline, Context, Headline};
 
     const HEAD: &str = "3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809";
 
@@ -748,7 +751,7 @@ mod gate {
 
     fn markdown(v: &GateVerdict) -> String {
         let mut out = Vec::new();
-        report::render_in(v, &Context::default(), Format::Markdown, &mut out).unwrap();
+        printer::render_in(v, &Context::default(), Format::Markdown, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::Report;
+use super::GateVerdict;
 use crate::finding::{Finding, Note};
 use crate::policy::Verdict;
 
@@ -19,7 +19,7 @@ struct ScanJson<'a> {
     notes: &'a [Note],
 }
 
-pub fn render(v: &Report, w: &mut dyn Write) -> io::Result<()> {
+pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     if v.is_scan() {
         let scan = ScanJson { verdict: v.verdict, findings: &v.findings, notes: &v.notes };
         serde_json::to_writer_pretty(&mut *w, &scan)?;
