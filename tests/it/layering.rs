@@ -119,6 +119,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every library file with its top-level module (the binary's files left out).
+fn library_files() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.into_iter().filter_map(|f| module_of(&f).map(|m| (f, m))).collect()
+}
+
 /// The library module a file belongs to, or `None` for the binary's files.
 fn module_of(file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src()).unwrap();
@@ -193,17 +200,14 @@ fn without_strings(line: &str) -> String {
 
 #[test]
 fn every_library_module_uses_only_the_modules_below_it() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
     let mut violations = Vec::new();
-    for file in &files {
-        let Some(module) = module_of(file) else { continue };
+    for (file, module) in &library_files() {
         let allowed = LAYERS.iter().find(|(m, _)| *m == module).unwrap().1;
         for (n, line) in code_lines(file) {
             for path in crate_paths(&line) {
                 let used = path.split("::").next().unwrap_or_default().to_string();
                 let excepted = EXCEPTIONS.iter().any(|(m, p, _)| *m == module && path.starts_with(p));
-                if used != module && !allowed.contains(&used.as_str()) && !excepted {
+                if used != *module && !allowed.contains(&used.as_str()) && !excepted {
                     violations.push(format!(
                         "{}:{n}: `{module}` uses `crate::{used}`, which is not below it in the layers",
                         file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display()
@@ -221,11 +225,8 @@ fn every_library_module_uses_only_the_modules_below_it() {
 
 #[test]
 fn the_network_and_the_command_line_stay_in_their_modules() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
     let mut violations = Vec::new();
-    for file in &files {
-        let Some(module) = module_of(file) else { continue };
+    for (file, module) in &library_files() {
         let text = std::fs::read_to_string(file).unwrap();
         for (n, line) in code_lines(file) {
             for (krate, owners) in CONFINED {

@@ -389,9 +389,11 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
                     index.scan(f.family, &f.path, &f.masked, true);
                 }
             }
-            Err(e) => out.notes.push(Note::info(
+            // A git failure is not a bound we chose: block, so a write sent
+            // through an unread helper cannot pass unseen.
+            Err(e) => out.notes.push(Note::blocking(
                 None,
-                format!("could not read the head tree to resolve retry helpers ({e}); helpers were resolved in the changed files only"),
+                format!("could not read the head tree to resolve retry helpers ({e}); check that the head commit is in the repository, then run retrygate again"),
             )),
         }
     }
