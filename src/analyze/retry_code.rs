@@ -3,8 +3,8 @@
 //! parse, so that a file no analyzer models (a Go or Kotlin client) still
 //! counts, and it looks at every changed file, `paths.ignore` or not.
 //!
-//! The retry words are the Rust analyzer's prefilter
-//! ([`super::rust::is_retry_relevant`]); the HTTP-client words below are the
+//! The retry and timeout words are the Rust analyzer's prefilter
+//! ([`super::rust::is_change_relevant`]); the HTTP-client words below are the
 //! ones it does not already cover. Both go into one matcher, so each file is
 //! scanned once.
 
@@ -33,8 +33,9 @@ const HTTP_WORDS: &[&str] = &[
 ];
 
 /// The retry words and the HTTP-client words in one matcher.
-static RETRY_OR_HTTP_WORDS: LazyLock<AhoCorasick> =
-    LazyLock::new(|| super::any_word(super::rust::RETRY_TOKENS.iter().chain(HTTP_WORDS)));
+static RETRY_OR_HTTP_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    super::any_word(super::rust::RETRY_TOKENS.iter().chain(super::rust::TIMEOUT_TOKENS).chain(HTTP_WORDS))
+});
 
 /// Whether `f` holds retry or HTTP-client code on either side. Prose (by
 /// extension) never does; a side that could not be read says nothing.
