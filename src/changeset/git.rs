@@ -129,36 +129,57 @@ impl Git {
     /// Reads many objects with one `git cat-file` process. Objects larger than
     /// `max_size` are not read: their entry is `Blob::TooLarge`.
     pub fn read_blobs(&self, ids: &[String], max_size: u64) -> Result<Vec<Blob>, ChangeSetError> {
+        let sizes = self.blob_sizes(ids)?;
+        let mut result: Vec<Blob> = Vec::with_capacity(ids.len());
+        let mut to_read = Vec::new();
+        let mut wanted = Vec::new();
+        for (i, size) in sizes.into_iter().enumerate() {
+            match size {
+                None => result.push(Blob::Missing),
+                Some(size) if size > max_size => result.push(Blob::TooLarge(size)),
+                Some(size) => {
+                    to_read.push(i);
+                    wanted.push((ids[i].clone(), size));
+                    result.push(Blob::Missing);
+                }
+            }
+        }
+        for (slot, blob) in to_read.into_iter().zip(self.read_sized(&wanted)?) {
+            result[slot] = blob;
+        }
+        Ok(result)
+    }
+
+    /// The size of each object (one `git cat-file --batch-check`); `None`
+    /// for one that does not exist.
+    pub fn blob_sizes(&self, ids: &[String]) -> Result<Vec<Option<u64>>, ChangeSetError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let sizes = self.cat_file_batch(ids, true)?;
-        let mut to_read = Vec::new();
-        let mut sizes_of = vec![0; ids.len()];
-        let mut result: Vec<Blob> = Vec::with_capacity(ids.len());
-        for (i, entry) in sizes.into_iter().enumerate() {
-            match entry {
-                CatEntry::Missing => result.push(Blob::Missing),
-                CatEntry::Meta(size) if size > max_size => result.push(Blob::TooLarge(size)),
-                CatEntry::Meta(size) => {
-                    sizes_of[i] = size;
-                    to_read.push(i);
-                    result.push(Blob::Missing);
-                }
-                CatEntry::Content(_) => unreachable!("batch-check returns no content"),
-            }
+        let entries = self.cat_file_batch(ids, true)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| match e {
+                CatEntry::Meta(size) => Some(size),
+                CatEntry::Missing | CatEntry::Content(_) => None,
+            })
+            .collect())
+    }
+
+    /// Reads objects whose sizes are already known (from [`Git::blob_sizes`]),
+    /// in parallel when they are many; the sizes split the work.
+    pub fn read_sized(&self, wanted: &[(String, u64)]) -> Result<Vec<Blob>, ChangeSetError> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
         }
-        if !to_read.is_empty() {
-            let wanted: Vec<(String, u64)> = to_read.iter().map(|&i| (ids[i].clone(), sizes_of[i])).collect();
-            let contents = self.read_contents(&wanted)?;
-            for (slot, entry) in to_read.into_iter().zip(contents) {
-                result[slot] = match entry {
-                    CatEntry::Content(bytes) => Blob::Bytes(bytes),
-                    _ => Blob::Missing,
-                };
-            }
-        }
-        Ok(result)
+        Ok(self
+            .read_contents(wanted)?
+            .into_iter()
+            .map(|e| match e {
+                CatEntry::Content(bytes) => Blob::Bytes(bytes),
+                CatEntry::Missing | CatEntry::Meta(_) => Blob::Missing,
+            })
+            .collect())
     }
 
     /// The raw bytes of `path` at commit `rev`: `Ok(None)` when the file does

@@ -105,3 +105,29 @@ fn reads_test_code_and_other_crates_are_not_covered() {
     let json = scan(&repo, "retry");
     assert!(non_idempotent(&json).is_empty(), "{json:#}");
 }
+
+/// Sizes come from git for the unchanged files only: one past the per-file
+/// limit is left out and said so (an info note), the rest are still read.
+#[test]
+fn an_unchanged_file_past_the_size_limit_is_left_out_with_a_note() {
+    let limit = retrygate::analyze::rust::crate_index::MAX_INDEX_FILE_BYTES as usize;
+    let mut huge = String::from("pub fn big(c: &Client) {\n    c.patch(URL).send();\n}\n");
+    while huge.len() <= limit {
+        huge.push_str("// padding padding padding padding padding padding padding padding\n");
+    }
+    let repo = repo_with(&[("src/orders.rs", ORDERS), ("src/generated.rs", &huge)]);
+    let json = scan(&repo, "retry");
+    let f = non_idempotent(&json);
+    assert_eq!(f.len(), 1, "{json:#}");
+    let msg = f[0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("src/orders.rs:5") && !msg.contains("PATCH"),
+        "the PATCH in the unread file is not claimed: {msg}"
+    );
+    let notes: Vec<&str> =
+        json["notes"].as_array().unwrap().iter().filter_map(|n| n["message"].as_str()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains("too large to index") && n.contains("may be incomplete")),
+        "{notes:?}"
+    );
+}
