@@ -25,7 +25,9 @@
 //! `-- --real DIR` measures an existing repository instead: the change from
 //! its `main` to its `pr` branch, against ast-grep over its work tree.
 //! `benches/real-corpus.sh DIR` builds one from real crates (4,264 `.rs`
-//! files of opendal, cargo, qdrant and smithy-rs, all added in one commit).
+//! files of opendal, cargo, qdrant and smithy-rs, all added in one commit,
+//! with one file of ours whose client retries every method, so that the
+//! crate-wide index is built over the whole corpus).
 
 use std::fmt::Write as _;
 use std::path::Path;
