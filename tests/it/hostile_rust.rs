@@ -176,3 +176,40 @@ fn item_4_check_with_max_attempts_parses_on_the_analysis_stack() {
     assert_too_deep(&json, "src/deep.rs");
     assert_eq!(json["reasons"][0]["code"], "scan-incomplete", "{json}");
 }
+
+/// `select!` bodies are expanded into plain syntax after the depth check
+/// (`analyze::rust::macros`): selects nested as deep as the check admits are
+/// walked on the analysis stack, and the raise inside the innermost is found.
+fn nested_selects(levels: usize, raise_to: u32) -> String {
+    format!(
+        "use backon::{{ExponentialBuilder, Retryable}};\n\
+         async fn fetch(c: &reqwest::Client) {{\n\
+             {}\n\
+             (|| async {{ c.get(\"https://api/x\").send().await }})\n\
+                 .retry(ExponentialBuilder::default().with_jitter().with_max_times({raise_to}))\n\
+                 .await\n\
+             {}\n\
+         }}\n",
+        "select! { _ = tick() => ".repeat(levels),
+        ", }".repeat(levels),
+    )
+}
+
+#[test]
+fn selects_nested_just_under_the_limit_are_expanded_and_analysed() {
+    // A bare `select!` is the cheapest nesting for the depth bound (three
+    // levels: `select`, `!`, the group) and the deepest after expansion (an
+    // `if let` in a block per level); 490 is within a few levels of the most
+    // the check admits (497 is refused).
+    let levels = 490;
+    let repo = Repo::new();
+    repo.write("src/client.rs", nested_selects(levels, 2));
+    repo.commit("base");
+    repo.branch("pr");
+    repo.write("src/client.rs", nested_selects(levels, 6));
+    repo.commit("raise");
+    let (out, json) = run(&["scan"], &repo);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json["findings"][0]["kind"], "retry-count-raised", "{json}");
+    assert!(json["notes"].as_array().unwrap().iter().all(|n| n["blocking"] != true), "{}", json["notes"]);
+}

@@ -26,6 +26,7 @@ pub mod fix;
 pub mod includes;
 pub mod libs;
 pub mod loops;
+pub mod macros;
 pub mod parse;
 pub mod policy;
 pub mod sites;

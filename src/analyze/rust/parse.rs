@@ -1,6 +1,7 @@
 //! Parses Rust source with syn, refusing input whose syntax tree could be
-//! deeper than [`bounds::MAX_DEPTH`] (see [`bounds`]), and turning every
-//! failure into a note with a location.
+//! deeper than [`bounds::MAX_DEPTH`] (see [`bounds`]), turning every
+//! failure into a note with a location, and reading the bodies of `select!`
+//! and `join!` as code ([`super::macros`]).
 
 use proc_macro2::LineColumn;
 
@@ -40,10 +41,12 @@ pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
     })?;
     let tokens = bounds::check_and_keep(tokens, bounds::MAX_DEPTH)
         .map_err(|t| ParseFailure::TooDeep { line: t.line })?;
-    syn::parse2(tokens).map_err(|e: syn::Error| {
+    let mut file: syn::File = syn::parse2(tokens).map_err(|e: syn::Error| {
         let LineColumn { line, column } = e.span().start();
         ParseFailure::Syntax { line: line as u32, column: column as u32 + 1, message: e.to_string() }
-    })
+    })?;
+    super::macros::expand(&mut file, body);
+    Ok(file)
 }
 
 /// What `syn::parse_file` parses of a file: without a byte-order mark, and
