@@ -287,12 +287,12 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
     let mut became: Vec<(usize, syntax::Def)> = Vec::new();
     for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.retry_near) {
         let code = Code::new(&p.masked_head);
-        let touched: Vec<syntax::Def> = syntax::definitions(p.family, &code, &|_| true)
+        let edited = |above: usize, body: (usize, usize)| {
+            touches(p.file, code.lines.of(above), code.lines.of(body.1.saturating_sub(1)))
+        };
+        let touched: Vec<syntax::Def> = syntax::definitions_where(p.family, &code, &|_| true, &edited)
             .into_iter()
-            .filter(|d| {
-                d.retrying
-                    && touches(p.file, code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)))
-            })
+            .filter(|d| d.retrying)
             .collect();
         let Some(base) = p.file.base.text().filter(|_| !touched.is_empty()) else { continue };
         let names: HashSet<&str> = touched.iter().map(|d| d.name.as_str()).collect();

@@ -277,6 +277,18 @@ fn def_re(family: Family) -> &'static Regex {
 
 /// The definitions in `code` whose name `wanted` accepts.
 pub fn definitions(family: Family, code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Def> {
+    definitions_where(family, code, wanted, &|_, _| true)
+}
+
+/// [`definitions`] whose span (decorators start, body) passes `span`; the
+/// others are dropped before their body is searched for a retry, the costly
+/// part when a file holds many definitions and only a few were edited.
+pub fn definitions_where(
+    family: Family,
+    code: &Code,
+    wanted: &dyn Fn(&str) -> bool,
+    span: &dyn Fn(usize, (usize, usize)) -> bool,
+) -> Vec<Def> {
     let text = code.text;
     let mut out = Vec::new();
     for caps in def_re(family).captures_iter(text) {
@@ -299,6 +311,9 @@ pub fn definitions(family: Family, code: &Code, wanted: &dyn Fn(&str) -> bool) -
         };
         let Some(body) = body else { continue };
         let above = decorators_above(text, line_start(text, start));
+        if !span(above, body) {
+            continue;
+        }
         out.push(Def { name, at: m.start(), above, body, retrying: code.retries(above, body.0, body.1) });
     }
     out
