@@ -172,26 +172,25 @@ struct Index<'n> {
 }
 
 impl Index<'_> {
-    fn scan(&mut self, family: Family, path: &str, masked: &[u8], unchanged: bool) {
-        let code = Code::new(masked);
+    fn scan(&mut self, family: Family, path: &str, code: &Code, unchanged: bool) {
         if let Some(names) = self.wanted.get(&family) {
-            for d in syntax::definitions(family, &code, &|n| names.contains(n)) {
+            for d in syntax::definitions(family, code, &|n| names.contains(n)) {
                 let site = format!("{path}:{}", code.lines.of(d.at));
                 self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying));
             }
             if unchanged {
-                for t in throughs(family, &code, &|_| false).into_iter().filter(|t| names.contains(&t.helper))
+                for t in throughs(family, code, &|_| false).into_iter().filter(|t| names.contains(&t.helper))
                 {
                     self.elsewhere.insert((family, t.text));
                 }
             }
         }
         if let Some(names) = self.became.get(&family) {
-            let bodies: Vec<(usize, usize)> = syntax::definitions(family, &code, &|n| names.contains(n))
+            let bodies: Vec<(usize, usize)> = syntax::definitions(family, code, &|n| names.contains(n))
                 .into_iter()
                 .map(|d| d.body)
                 .collect();
-            for c in syntax::calls(&code, &|n| names.contains(n)) {
+            for c in syntax::calls(code, &|n| names.contains(n)) {
                 // A call inside the helper's own definition is not a caller.
                 if bodies.iter().any(|&(a, b)| c.at >= a && c.at < b) {
                     continue;
@@ -259,12 +258,14 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
     if prepared.is_empty() {
         return res;
     }
+    // Each prepared head's bracket and line index, built once for every step.
+    let codes: Vec<Code> = prepared.iter().map(|p| Code::new(&p.masked_head)).collect();
     // 2. Writes through a helper, on both sides; names to resolve.
     let mut per_file: Vec<(usize, Vec<Through>, Vec<Through>)> = Vec::new();
     let mut wanted: HashMap<Family, HashSet<String>> = HashMap::new();
     for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.writes_near) {
-        let code = Code::new(&p.masked_head);
-        let head = throughs(p.family, &code, &|l| p.file.is_added(l));
+        let code = &codes[i];
+        let head = throughs(p.family, code, &|l| p.file.is_added(l));
         if !head.iter().any(|t| t.touched) {
             continue;
         }
@@ -286,11 +287,11 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
     //    a touched head definition retries.
     let mut became: Vec<(usize, syntax::Def)> = Vec::new();
     for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.retry_near) {
-        let code = Code::new(&p.masked_head);
+        let code = &codes[i];
         let edited = |above: usize, body: (usize, usize)| {
             touches(p.file, code.lines.of(above), code.lines.of(body.1.saturating_sub(1)))
         };
-        let touched: Vec<syntax::Def> = syntax::definitions_where(p.family, &code, &|_| true, &edited)
+        let touched: Vec<syntax::Def> = syntax::definitions_where(p.family, code, &|_| true, &edited)
             .into_iter()
             .filter(|d| d.retrying)
             .collect();
@@ -356,11 +357,12 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             continue;
         }
         let Some(head) = file.head.text() else { continue };
-        let masked = match prepared.iter().find(|p| p.file.path == file.path) {
-            Some(p) => p.masked_head.clone(),
-            None => mask(head, &lang.syntax(), View::Code),
-        };
-        index.scan(family, &file.path, &masked, false);
+        match prepared.iter().position(|p| p.file.path == file.path) {
+            Some(i) => index.scan(family, &file.path, &codes[i], false),
+            None => {
+                index.scan(family, &file.path, &Code::new(&mask(head, &lang.syntax(), View::Code)), false)
+            }
+        }
     }
     let unresolved: HashMap<Family, Vec<String>> = {
         let mut m: HashMap<Family, Vec<String>> = HashMap::new();
@@ -386,7 +388,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
                     ));
                 }
                 for f in read.files {
-                    index.scan(f.family, &f.path, &f.masked, true);
+                    index.scan(f.family, &f.path, &Code::new(&f.masked), true);
                 }
             }
             // A git failure is not a bound we chose: block, so a write sent
@@ -442,7 +444,7 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
         let p = &prepared[i];
         let Some(rule) = rule_of(p.family) else { continue };
         let Some(sites) = index.callers.get(&(p.family, d.name.clone())) else { continue };
-        let code = Code::new(&p.masked_head);
+        let code = &codes[i];
         let (a, b) = (code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)));
         let raw = p.file.head.text().unwrap_or("");
         let line = (a..=b)
