@@ -123,27 +123,16 @@ fn select_body(input: ParseStream, span: Span) -> syn::Result<Expr> {
         };
         input.parse::<Token![=>]>()?;
         let handler = handler(input)?;
-        let branch = Expr::If(syn::ExprIf {
+        let bind = Expr::Let(syn::ExprLet {
             attrs: Vec::new(),
-            if_token: Token![if](span),
-            cond: Box::new(Expr::Let(syn::ExprLet {
-                attrs: Vec::new(),
-                let_token: Token![let](span),
-                pat: Box::new(pat),
-                eq_token: eq,
-                expr: Box::new(fut),
-            })),
-            then_branch: block(vec![Stmt::Expr(handler, None)]),
-            else_branch: None,
+            let_token: Token![let](span),
+            pat: Box::new(pat),
+            eq_token: eq,
+            expr: Box::new(fut),
         });
+        let branch = if_then(bind, handler, span);
         let branch = match cond {
-            Some(cond) => Expr::If(syn::ExprIf {
-                attrs: Vec::new(),
-                if_token: Token![if](span),
-                cond: Box::new(cond),
-                then_branch: block(vec![Stmt::Expr(branch, None)]),
-                else_branch: None,
-            }),
+            Some(cond) => if_then(cond, branch, span),
             None => branch,
         };
         stmts.push(Stmt::Expr(branch, None));
@@ -162,6 +151,17 @@ fn handler(input: ParseStream) -> syn::Result<Expr> {
         return Err(input.error("expected `,` after a select branch"));
     }
     Ok(e)
+}
+
+/// `if COND { BODY }`
+fn if_then(cond: Expr, body: Expr, span: Span) -> Expr {
+    Expr::If(syn::ExprIf {
+        attrs: Vec::new(),
+        if_token: Token![if](span),
+        cond: Box::new(cond),
+        then_branch: block(vec![Stmt::Expr(body, None)]),
+        else_branch: None,
+    })
 }
 
 fn block(stmts: Vec<Stmt>) -> syn::Block {
