@@ -154,9 +154,7 @@ impl<'f> Fixes<'f> {
                     number_delta(finding, "attempts").or_else(|| number_delta(finding, "budget_percent"))?;
                 (What::Number { delta }, "put back the base's count")
             }
-            Kind::JitterRemoved => {
-                (What::Removed(is_jitter_call), "put back the `.with_jitter()` the base had")
-            }
+            Kind::JitterRemoved => (What::Removed(is_jitter_call), "put back the jitter the base had"),
             Kind::RetryAfterIgnored => {
                 (What::Removed(is_adjust_call), "put back the `.adjust(..)` that read Retry-After")
             }
@@ -453,7 +451,33 @@ fn duration(s: &str) -> Option<f64> {
 }
 
 fn is_jitter_call(s: &str) -> bool {
-    s == ".with_jitter()"
+    s == ".with_jitter()" || is_random_term(s)
+}
+
+/// A hand loop's random term, as it leaves a sleep: `+ jitter()`,
+/// `* rng.gen_range(0.5..1.5)` or `rand::random::<u64>() % 100 +`, with its
+/// operator and balanced brackets, naming randomness. Anything else removed
+/// (a whole sleep, a term that is not random) gets no fix.
+fn is_random_term(s: &str) -> bool {
+    let t = s.trim();
+    let operator = |c: char| c == '+' || c == '*';
+    let lower = t.to_ascii_lowercase();
+    let mut depth = 0i32;
+    for c in t.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+        && (t.starts_with(operator) || t.ends_with(operator))
+        && ["rand", "rng", "jitter"].iter().any(|w| lower.contains(w))
 }
 
 /// `.adjust(..)` with its parentheses balanced and closing at the end.
@@ -505,6 +529,18 @@ fn make_fix(sides: &Sides, hunk: &Hunk, description: &str) -> Fix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_random_term_is_an_operator_and_randomness_with_balanced_brackets() {
+        for t in
+            [" + jitter()", "* rng.gen_range(0.5..1.5)", "rand::random::<u64>() % 100 + ", ".with_jitter()"]
+        {
+            assert!(is_jitter_call(t), "{t}");
+        }
+        for t in [" + delay", "jitter()", " + rand::random::<u64>(", "sleep(d + jitter())"] {
+            assert!(!is_jitter_call(t), "{t}");
+        }
+    }
 
     #[test]
     fn lines_split_on_newlines_and_a_final_newline_ends_no_extra_line() {
