@@ -131,3 +131,26 @@ fn an_unchanged_file_past_the_size_limit_is_left_out_with_a_note() {
         "{notes:?}"
     );
 }
+
+/// A file git lists but cannot give (its object is gone: a broken or
+/// partial clone) is not a bound we chose: the scan blocks and says what to
+/// check, rather than passing on the files it could read.
+#[test]
+fn an_unchanged_file_git_cannot_read_blocks_with_a_note() {
+    let repo = repo_with(&[("src/orders.rs", ORDERS), ("src/prices.rs", PRICES)]);
+    let id = repo.git(&["rev-parse", "retry:src/orders.rs"]);
+    let object = repo.join(&format!(".git/objects/{}/{}", &id[..2], &id[2..]));
+    std::fs::remove_file(&object).expect("the blob is a loose object");
+    let json = scan(&repo, "retry");
+    assert_eq!(json["verdict"], "block", "{json:#}");
+    let notes: Vec<&Value> =
+        json["notes"].as_array().unwrap().iter().filter(|n| n["blocking"] == true).collect();
+    assert!(
+        notes.iter().any(|n| n["message"]
+            .as_str()
+            .unwrap()
+            .contains("git could not read some files of this crate")
+            && n["path"] == "src/client.rs"),
+        "{notes:?}"
+    );
+}

@@ -60,8 +60,12 @@ pub struct HeadTree {
 #[derive(Debug, Default, Clone)]
 pub struct CrateWrites {
     pub sites: BTreeMap<String, String>,
-    /// Set when some files could not be read (too large, over budget).
+    /// Set when some files were past the size limits (a bound we chose).
     pub partial: bool,
+    /// Set when git could not give some files of the tree it listed: not a
+    /// bound we chose, so the policy's finding cannot be trusted to be
+    /// complete and the gate must block.
+    pub unread: bool,
 }
 
 /// Whether a path is test, bench or example code, which is not indexed.
@@ -174,7 +178,8 @@ pub fn index_crates(
                         wanted.push((root.clone(), (*path).clone()));
                         sized.push(((*id).clone(), size));
                     }
-                    _ => out.entry(root.clone()).or_default().partial = true,
+                    Some(_) => out.entry(root.clone()).or_default().partial = true,
+                    None => out.entry(root.clone()).or_default().unread = true,
                 }
             }
             tree.git.read_sized(&sized).map(|blobs| (wanted, blobs))
@@ -190,13 +195,13 @@ pub fn index_crates(
                                 }
                             }
                         }
-                        _ => out.entry(root).or_default().partial = true,
+                        _ => out.entry(root).or_default().unread = true,
                     }
                 }
             }
             Err(_) => {
                 for (root, _, _) in candidates {
-                    out.entry(root).or_default().partial = true;
+                    out.entry(root).or_default().unread = true;
                 }
             }
         }

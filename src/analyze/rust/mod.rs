@@ -155,9 +155,11 @@ impl RustAnalyzer {
         let listing = self.head_tree.as_ref().and_then(crate_index::list_tree);
         let mut notes = Vec::new();
         if self.head_tree.is_some() && listing.is_none() {
-            notes.push(Note::info(
+            // A git failure, not a bound: a POST sent through the policy from
+            // an unread file must not pass unseen.
+            notes.push(Note::blocking(
                 None,
-                "could not list the head tree for the crate-wide index; client-wide retry policies were checked against the changed files only",
+                "could not list the head tree for the crate-wide index, so client-wide retry policies were checked against the changed files only; check that the head commit is in the repository, then run retrygate again",
             ));
         }
         let manifests: &[String] = listing.as_ref().map_or(&[], |l| l.manifests.as_slice());
@@ -184,6 +186,12 @@ impl RustAnalyzer {
             let m = &mut modelled[i];
             let root = crate_index::crate_root(&m.file.path, manifests);
             let Some(writes) = index.get(root) else { continue };
+            if writes.unread {
+                notes.push(Note::blocking(
+                    Some(&m.file.path),
+                    "git could not read some files of this crate from the head tree, so the client-wide retry policy's write requests may be incomplete; check that the repository is complete (not a partial or shallow clone missing objects), then run retrygate again",
+                ));
+            }
             if writes.partial {
                 notes.push(Note::info(
                     Some(&m.file.path),
