@@ -140,6 +140,13 @@ declare_kinds! {
         example: "ExponentialBuilder::default().with_max_times(3)  ->  ExponentialBuilder::default().without_max_times()",
         use_instead: "Bound the retry by attempts (with_max_times) or by total time (with_total_delay).",
     }
+    /// A retry allows more attempts than the base config's ceiling.
+    RetryOverLimit = "retry-over-limit", Error {
+        what: "A retry policy in the head allows more attempts than limits.max_attempts in the base config, whether the pull request raised it or wrote it new.",
+        why: "The ceiling is the attempt budget the maintainers chose for every retry in the repository; a new loop over it multiplies load on a failing dependency as much as a raised one does.",
+        example: "limits: { max_attempts: 3 }  with a new  for attempt in 0..=6 { .. }   (7 attempts)",
+        use_instead: "Keep the retry within the ceiling, or change limits.max_attempts in its own reviewed pull request.",
+    }
     /// A retry builder's setter result is dropped.
     SettingDiscarded = "setting-discarded", Error {
         what: "A by-value retry builder setter is called as a statement and its result dropped, so the setting never takes effect.",
@@ -307,6 +314,13 @@ impl Finding {
         } else {
             format!("{}:{}", self.path, self.line)
         }
+    }
+
+    /// A blocking finding about retry behaviour, as opposed to one of the
+    /// policy's own (the gate's config changed, a protected path touched):
+    /// what the comment, the reasons and `scan` count as "retry regressions".
+    pub fn is_retry_regression(&self) -> bool {
+        self.is_blocking() && !matches!(self.kind, Kind::GateConfigChanged | Kind::ProtectedPath)
     }
 
     /// Ordering used by every reporter: by path, line, then kind.

@@ -16,10 +16,22 @@ pub fn short_sha(sha: &str) -> &str {
     sha.get(..SHORT_SHA_CHARS).unwrap_or(sha)
 }
 
-/// `s` cut to at most `max_chars` characters, with `…` when something was cut.
+/// `1 finding`, `2 findings`: counts read as English in every output, never
+/// as `finding(s)`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `s` cut to at most `max_chars` characters, with `…` when something was
+/// cut. The cut falls at the last space before the limit when there is one in
+/// its second half, so a reader never sees half a word ("artif…").
 pub fn truncate(s: &str, max_chars: usize) -> String {
     match s.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &s[..i]),
+        Some((i, _)) => {
+            let head = &s[..i];
+            let at_word = head.rfind(' ').filter(|&sp| sp >= head.len() / 2).unwrap_or(head.len());
+            format!("{}…", head[..at_word].trim_end())
+        }
         None => s.to_string(),
     }
 }
@@ -53,6 +65,19 @@ fn is_bidi_control(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truncate_cuts_between_words_and_plural_reads_as_english() {
+        assert_eq!(truncate("the Actions artifact tool-ledger", 23), "the Actions artifact…");
+        assert_eq!(truncate("short", 23), "short");
+        // One long word: cut inside it rather than lose most of the text.
+        assert_eq!(truncate("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 10), "aaaaaaaaaa…");
+        assert_eq!(truncate("ééé ééééééé", 6), "ééé…");
+        assert_eq!(
+            (plural(1, "retry", "retries"), plural(3, "retry", "retries")),
+            ("1 retry".into(), "3 retries".into())
+        );
+    }
 
     #[test]
     fn short_sha_keeps_githubs_seven_digits_and_short_input_whole() {

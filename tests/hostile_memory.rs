@@ -59,7 +59,7 @@ fn item_18_ledger_show_of_a_1_mb_ledger_stays_small_in_text_and_json() {
         let out = child.wait_with_output().unwrap();
         let (head, total, tail) = reader.join().unwrap();
         assert_eq!(out.status.code(), Some(1), "unreadable lines make show exit 1");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("500000 line(s) are not readable"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("500000 lines are not readable"));
         match format {
             "text" => {
                 assert!(head.contains("edit  0000000000000000  a.py"), "{head}");

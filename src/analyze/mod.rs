@@ -154,7 +154,11 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     if ignored_count > 0 {
         out.notes.push(Note::info(
             None,
-            format!("{ignored_count} changed file(s) matched paths.ignore and were not scanned"),
+            format!(
+                "{} matched paths.ignore and {} not scanned",
+                crate::text::plural(ignored_count, "changed file", "changed files"),
+                if ignored_count == 1 { "was" } else { "were" }
+            ),
         ));
     }
     for a in analyzers {

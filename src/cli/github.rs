@@ -20,7 +20,10 @@ pub enum ModeArg {
     /// Compute the verdict and write it to the verdict file, publishing
     /// nothing: the read-only `pull_request` job of the fork-safe split.
     Compute,
-    /// Publish the verdict file another run computed: the `workflow_run` job.
+    /// The `workflow_run` job: recompute the verdict from the base config
+    /// and the head fetched as data, and publish that. The other run's
+    /// verdict file only says which pull request it was for; its verdict is
+    /// never published.
     Publish,
 }
 
@@ -39,7 +42,8 @@ impl From<ModeArg> for Mode {
 #[derive(Debug, Args, Clone)]
 pub struct GithubArgs {
     /// full: compute and publish; compute: write the verdict file only;
-    /// publish: publish a verdict file from a workflow_run.
+    /// publish: on workflow_run, recompute the verdict for the pull request
+    /// the verdict file names, and publish it.
     #[arg(long, value_enum, default_value = "full", env = "RETRYGATE_MODE")]
     pub mode: ModeArg,
     /// Where `compute` writes and `publish` reads the verdict.

@@ -263,7 +263,11 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
         _ => {}
     }
     if unreadable > 0 {
-        eprintln!("retrygate: {unreadable} line(s) are not readable records; run `retrygate ledger verify --ledger {}`", ledger.display());
+        eprintln!(
+            "retrygate: {} not readable as records; run `retrygate ledger verify --ledger {}`",
+            retrygate::text::plural(unreadable, "line is", "lines are"),
+            ledger.display()
+        );
         return Ok(Exit::Fail);
     }
     Ok(Exit::Pass)

@@ -87,7 +87,7 @@ pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
         let answer = target.send(&method, &path, key.as_deref(), &agent);
         match &answer {
             Ok(a) if (200..300).contains(&a.status) => {
-                println!("{} after {} retr(ies)", a.status, retries);
+                println!("{} after {}", a.status, retrygate::text::plural(retries, "retry", "retries"));
                 return Ok(Exit::Pass);
             }
             Ok(a) => eprintln!("attempt {}: {}", retries + 1, a.status),
@@ -98,7 +98,7 @@ pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
             Err(_) => true,
         };
         if !retryable || !may_retry || retries >= max_retries {
-            println!("gave up after {} retr(ies)", retries);
+            println!("gave up after {}", retrygate::text::plural(retries, "retry", "retries"));
             return Ok(Exit::Fail);
         }
         let ra = answer.ok().and_then(|a| a.retry_after);

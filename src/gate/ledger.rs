@@ -108,7 +108,7 @@ pub fn find_and_verify(
         report.origin = Some(LedgerOrigin::File { path: path.display().to_string() });
         return Ok(report);
     }
-    looked.push(format!("`{rel}` in the working tree {}: no such file", root.display()));
+    looked.push(format!("`{rel}` in the working tree: no such file"));
     Ok(LedgerReport::missing(looked, name, Some(&target)))
 }
 

@@ -40,6 +40,7 @@ use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
 use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
+use crate::finding::Kind;
 use crate::policy::agent::{self, PrFacts};
 use crate::policy::{self, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
 use crate::replay::ReplayReport;
@@ -179,12 +180,13 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;
 
     // Findings: the scan as the base config shapes it.
-    let paths = ScanPaths::from_config(&config.paths)?;
     let scanned = scan_with_config(&git, &base_sha, config, &cs)?;
     let mut findings = scanned.findings;
     let mut notes = scanned.notes;
-    // The ledger file names retry words without being retry code.
-    let touches_retry = !findings.is_empty() || scanned.retry_code.iter().any(|p| *p != config.ledger.path);
+    // The ledger file names retry words without being retry code, and an
+    // edit of the gate's own config is not an edit of retry code.
+    let touches_retry = findings.iter().any(|f| f.kind != Kind::GateConfigChanged)
+        || scanned.retry_code.iter().any(|p| *p != config.ledger.path);
 
     // Facts and agent detection.
     let head_branch = input.head_branch.clone().or_else(|| facts::branch_name(&git, &input.head));
@@ -197,17 +199,10 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     };
     let agent = agent::detect(&config.agents, &pr);
 
-    // The policy's own findings.
-    findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    // The policy's own finding that depends on who wrote the PR (the ones
+    // that do not, `scan` reports too: see `scan_with_config`).
     if agent.is_agent {
         findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
-    }
-    if let Some(max) = config.limits.max_attempts {
-        let mut over = policy::limits_findings(max, &scanned.head_policies);
-        // Test code does not block here either. A file that could not be
-        // parsed has no policies here; the scan's blocking note covers it.
-        analyze::testcode::demote(&mut over, &mut Vec::new(), &cs, &paths);
-        findings.extend(over);
     }
     notes.dedup();
 
@@ -290,8 +285,20 @@ pub fn scan_with_config(
         .context("loading the rule packs (rules.extra at the base commit)")?
         .with_head(cs);
     let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
-    let mut scanned = analyze::scan_with(cs, &analyzers, &ScanPaths::from_config(&config.paths)?);
+    let paths = ScanPaths::from_config(&config.paths)?;
+    let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
+    // The base config's findings that do not depend on who wrote the PR, so
+    // `scan` and `check` count the same findings for the same change.
+    scanned.findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    if let Some(max) = config.limits.max_attempts {
+        let mut over = policy::limits_findings(max, &scanned.head_policies);
+        // Test code does not block here either. A file that could not be
+        // parsed has no policies here; the scan's blocking note covers it.
+        analyze::testcode::demote(&mut over, &mut Vec::new(), cs, &paths);
+        scanned.findings.extend(over);
+    }
+    crate::finding::keep_most_severe(&mut scanned.findings);
     Ok(scanned)
 }
 

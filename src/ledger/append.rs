@@ -354,7 +354,7 @@ mod tests {
         assert!(!report.valid);
         assert_eq!(report.problems[0].line, Some(2));
         assert!(report.problems[0].message.contains("the last line is incomplete"), "{:?}", report.problems);
-        assert!(report.problems[0].message.contains("the 1 line(s) before it are whole"));
+        assert!(report.problems[0].message.contains("the 1 line before it is whole"));
         let b = append_at(&path, rec("Bash", r#"{"command": "b"}"#), 3.0).unwrap();
         assert_eq!((b.seq, b.removed_partial_bytes), (2, (torn.len() - whole.len()) as u64));
         let report = verify(&path, None).unwrap();

@@ -369,9 +369,10 @@ impl Verifier {
                 self.problem(
                     Some(n),
                     format!(
-                        "the last line is incomplete ({}): a write was interrupted; the {} line(s) before it are whole",
+                        "the last line is incomplete ({}): a write was interrupted; the {} before it {} whole",
                         e.message,
-                        n - 1
+                        crate::text::plural((n - 1) as usize, "line", "lines"),
+                        if n - 1 == 1 { "is" } else { "are" }
                     ),
                     "the next `retrygate ledger append` removes an interrupted tail under its lock; or truncate the file after the last newline",
                 );

@@ -204,10 +204,7 @@ fn finding_reasons(findings: &[Finding], notes: &[Note]) -> Vec<Reason> {
             format!("an agent's pull request changes protected paths: {}", list_paths(&protected)),
         ));
     }
-    let other: Vec<&Finding> = findings
-        .iter()
-        .filter(|f| f.is_blocking() && !matches!(f.kind, Kind::GateConfigChanged | Kind::ProtectedPath))
-        .collect();
+    let other: Vec<&Finding> = findings.iter().filter(|f| f.is_retry_regression()).collect();
     if !other.is_empty() {
         let mut kinds: Vec<&str> = other.iter().map(|f| f.kind.id()).collect();
         kinds.sort_unstable();
@@ -215,7 +212,7 @@ fn finding_reasons(findings: &[Finding], notes: &[Note]) -> Vec<Reason> {
         reasons.push(Reason::with_fix(
             ReasonCode::BlockingFindings,
             format!(
-                "{} retry regression{} ({})",
+                "{} retry regression{} in the findings table: {}",
                 other.len(),
                 if other.len() == 1 { "" } else { "s" },
                 kinds.join(", ")
@@ -251,12 +248,17 @@ fn list_paths(findings: &[&Finding]) -> String {
 fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
     if !ledger.present {
         // The gate lists the places it looked (docs/ledger.md, "Where the
-        // ledger is looked for"); say them rather than one path.
+        // ledger is looked for") in the ledger section; the reason is one
+        // whole sentence that says how many.
         if !ledger.looked.is_empty() {
             if let Some(p) = ledger.problems.first() {
                 return Some(Reason::with_fix(
                     ReasonCode::LedgerMissing,
-                    format!("ledger missing: {}", p.message),
+                    format!(
+                        "no tool-call ledger was found in the {} place{} the ledger section lists",
+                        ledger.looked.len(),
+                        if ledger.looked.len() == 1 { "" } else { "s" }
+                    ),
                     p.fix.clone(),
                 ));
             }
@@ -270,6 +272,8 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
         return None;
     }
     let total = ledger.problems.len() as u64 + ledger.problems_omitted;
+    // The first problem whole (the one to fix first), and the count of the
+    // rest, which the ledger section lists.
     let first = ledger.problems.first().map_or_else(String::new, |p| match p.line {
         Some(l) => format!("; line {l}: {}", p.message),
         None => format!("; {}", p.message),
@@ -278,9 +282,9 @@ fn ledger_reason(ledger: &LedgerReport) -> Option<Reason> {
     Some(Reason::with_fix(
         ReasonCode::LedgerInvalid,
         format!(
-            "the ledger {} does not hold ({total} problem{}){first}",
+            "the ledger {} does not hold ({}){first}",
             ledger.ledger,
-            if total == 1 { "" } else { "s" }
+            crate::text::plural(total as usize, "problem", "problems")
         ),
         fix,
     ))
@@ -295,16 +299,59 @@ fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
         )),
         ReplayStatus::Rejected => Some(Reason::new(
             ReasonCode::ReplayRejected,
-            format!("the replay report cannot vouch for this head: {}", r.problems.join("; ")),
+            format!("the replay report cannot vouch for this head: {}", problems_sentence(&r.problems)),
         )),
         ReplayStatus::NotRun => Some(Reason::new(
             ReasonCode::ReplayNotRun,
-            format!("the replay could not run: {}", r.problems.join("; ")),
+            format!("the replay could not run: {}", problems_sentence(&r.problems)),
         )),
-        ReplayStatus::Fail => Some(Reason::new(
-            ReasonCode::ReplayFailed,
-            format!("the 429 replay failed: {}", r.reasons.join("; ")),
-        )),
+        ReplayStatus::Fail => Some(Reason::new(ReasonCode::ReplayFailed, failed_replay_sentence(&r.reasons))),
+    }
+}
+
+/// The replay's first problem whole, and how many more the replay section
+/// lists: a reason is never cut, and never repeats the whole list.
+fn problems_sentence(problems: &[String]) -> String {
+    match problems {
+        [] => "the replay section says why".to_string(),
+        [one] => one.clone(),
+        [first, rest @ ..] => format!(
+            "{first}; and {} in the replay section",
+            crate::text::plural(rest.len(), "more problem", "more problems")
+        ),
+    }
+}
+
+/// `the 429 replay failed 3 checks: retry-after-honored, desynchronized,
+/// no-unsafe-replay`: one whole sentence; each check's detail is in the
+/// replay section. A reason reads `[scenario] check: detail` (the replay's
+/// own summary lines); one that names no check (a client that could not be
+/// judged) is counted apart.
+fn failed_replay_sentence(reasons: &[String]) -> String {
+    let mut checks: Vec<&str> = Vec::new();
+    let mut other = 0;
+    for r in reasons {
+        let without_scenario =
+            r.strip_prefix('[').and_then(|x| x.split_once("] ")).map_or(r.as_str(), |(_, rest)| rest);
+        let named = without_scenario.split_once(':').map(|(c, _)| c.trim());
+        match named.and_then(|c| crate::replay::CheckId::ALL.iter().find(|k| k.id() == c)) {
+            Some(k) if !checks.contains(&k.id()) => checks.push(k.id()),
+            Some(_) => {}
+            None => other += 1,
+        }
+    }
+    let mut parts = Vec::new();
+    if !checks.is_empty() {
+        let n = checks.len();
+        parts.push(format!("{n} check{}: {}", if n == 1 { "" } else { "s" }, checks.join(", ")));
+    }
+    if other > 0 {
+        parts.push(format!("{other} client run{} it could not judge", if other == 1 { "" } else { "s" }));
+    }
+    if parts.is_empty() {
+        "the 429 replay failed; the replay section says how".to_string()
+    } else {
+        format!("the 429 replay failed {}; the replay section has the detail", parts.join(" and "))
     }
 }
 
@@ -312,15 +359,17 @@ fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
 pub use crate::analyze::HeadPolicy;
 
 /// `limits.max_attempts`: every head policy allowed more attempts than the
-/// ceiling is an `error` finding, raised in this PR or not (the limit is
-/// absolute, unlike `retry-count-raised`, which compares with the base).
+/// ceiling is a `retry-over-limit` error, raised in this PR or new (the limit
+/// is absolute; `retry-count-raised` is kept for a rise against the base, so
+/// a new loop is never said to be "raised"). An unbounded one is
+/// `retry-unbounded`.
 pub fn limits_findings(max_attempts: u32, policies: &[HeadPolicy]) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in policies {
         let (kind, what) = match p.attempts {
             None => (Kind::RetryUnbounded, "unbounded attempts".to_string()),
             Some(n) if n > f64::from(max_attempts) => {
-                (Kind::RetryCountRaised, format!("{} attempts", n as u64))
+                (Kind::RetryOverLimit, format!("{} attempts", n as u64))
             }
             Some(_) => continue,
         };
@@ -388,6 +437,30 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_replay_is_one_whole_sentence_naming_each_failed_check_once() {
+        let reasons = [
+            "[default] retry-after-honored: 36 retries came sooner than Retry-After asked".to_string(),
+            "[default] desynchronized: lockstep: the fleet came back at once".to_string(),
+            "[default] no-unsafe-replay: 36 requests replayed".to_string(),
+            "[reset-after-write] no-unsafe-replay: 12 requests replayed".to_string(),
+            "client 3 exited 2; the replay cannot vouch for this client".to_string(),
+        ];
+        assert_eq!(
+            failed_replay_sentence(&reasons),
+            "the 429 replay failed 3 checks: retry-after-honored, desynchronized, no-unsafe-replay and 1 client run it could not judge; the replay section has the detail"
+        );
+        assert_eq!(
+            failed_replay_sentence(&reasons[1..2]),
+            "the 429 replay failed 1 check: desynchronized; the replay section has the detail"
+        );
+        assert_eq!(failed_replay_sentence(&[]), "the 429 replay failed; the replay section says how");
+        assert_eq!(
+            problems_sentence(&["a".into(), "b".into(), "c".into()]),
+            "a; and 2 more problems in the replay section"
+        );
+    }
+
+    #[test]
     fn clean_evidence_passes_and_each_gap_blocks_with_its_own_code() {
         let a = agent();
         let good = ledger(true, vec![]);
@@ -398,7 +471,11 @@ mod tests {
         let missing = ledger(false, vec![]);
         let d = decide(&input(&[], Some(&missing), &pass, &a));
         assert_eq!((d.verdict, codes(&d)), (Verdict::Block, vec!["ledger-missing"]));
-        assert!(d.reasons[0].message.starts_with("ledger missing"), "{:?}", d.reasons[0]);
+        assert!(
+            d.reasons[0].message.starts_with("ledger missing: no tool-call ledger at "),
+            "{:?}",
+            d.reasons[0]
+        );
 
         let mut looked = ledger(
             false,
@@ -410,9 +487,10 @@ mod tests {
         );
         looked.looked = vec!["a".into(), "b".into()];
         let d = decide(&input(&[], Some(&looked), &pass, &a));
+        // One whole sentence; the ledger section lists the places.
         assert_eq!(
             d.reasons[0].message,
-            "ledger missing: no tool-call ledger found; looked, in order: (1) a; (2) b"
+            "no tool-call ledger was found in the 2 places the ledger section lists"
         );
         assert_eq!(d.reasons[0].fix, "upload it");
 
@@ -451,7 +529,7 @@ mod tests {
         let d = decide(&input(&findings, None, &r, &a));
         assert_eq!(codes(&d), ["gate-config-changed", "protected-path", "blocking-findings"]);
         assert!(
-            d.reasons[2].message.starts_with("1 retry regression (jitter-removed)"),
+            d.reasons[2].message.starts_with("1 retry regression in the findings table: jitter-removed"),
             "{:?}",
             d.reasons[2]
         );
@@ -537,7 +615,7 @@ mod tests {
         };
         let found = limits_findings(3, &[p(Some(3.0)), p(Some(7.0)), p(None)]);
         assert_eq!(found.len(), 2);
-        assert_eq!((found[0].kind, found[0].line, found[0].end_line), (Kind::RetryCountRaised, 4, 9));
+        assert_eq!((found[0].kind, found[0].line, found[0].end_line), (Kind::RetryOverLimit, 4, 9));
         assert_eq!(found[0].message, "backon retry policy allows 7 attempts, over limits.max_attempts 3");
         assert_eq!(found[1].kind, Kind::RetryUnbounded);
         assert!(found.iter().all(|f| f.rule == "policy/max-attempts" && f.is_blocking()));

@@ -50,9 +50,11 @@ pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TAB
 /// Characters of a message or note shown before it is cut with `…`.
 pub const MAX_CELL_CHARS: usize = 300;
 
-/// Characters of a reason's message in the reasons table: the first screen
-/// says what blocks, and the ledger and replay sections below say the rest.
-pub const MAX_REASON_CHARS: usize = 160;
+/// Characters of a reason's message in the reasons table. The policy writes
+/// each reason as one short whole sentence (the ledger and replay sections
+/// below hold the detail), so this bound only guards against a message that
+/// carries text from the pull request.
+pub const MAX_REASON_CHARS: usize = 400;
 
 /// Notes listed before the rest are summarised in one line.
 pub const MAX_NOTES: usize = 50;
@@ -173,7 +175,18 @@ fn findings_table(o: &mut String, v: &GateVerdict, link_base: Option<&str>) {
         let _ = writeln!(o, "\nNo retry regressions found in the changed files.");
         return;
     }
-    let _ = writeln!(o, "\n#### Findings ({})\n", v.findings.len());
+    // The same counts `scan` prints and the reasons above state: one
+    // finding per location and kind (the pipeline keeps the most severe).
+    let t = super::Tally::of(v);
+    let mut parts = Vec::new();
+    for (n, one, many) in
+        [(t.errors, "blocking", "blocking"), (t.warnings, "warning", "warnings"), (t.notes, "note", "notes")]
+    {
+        if n > 0 {
+            parts.push(plural(n, one, many));
+        }
+    }
+    let _ = writeln!(o, "\n#### Findings ({}): {}\n", t.findings(), parts.join(", "));
     let _ = writeln!(o, "| Severity | Kind | Location | Why | Rule |\n|---|---|---|---|---|");
     for row in rows.iter().take(MAX_TABLE_ROWS) {
         let first = row.findings[0];
@@ -380,12 +393,77 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
         }
     }
     let body = cap_replay(&crate::replay::render_markdown(rep));
+    let chart =
+        if r.status == ReplayStatus::Fail { storm_chart(rep).unwrap_or_default() } else { String::new() };
     // Nest the replay's own heading under this section.
     let _ = writeln!(
         o,
-        "\n<details><summary>Every check, and each client's requests</summary>\n\n{}\n\n</details>",
+        "\n<details><summary>Every check, and each client's requests</summary>\n\n{chart}{}\n\n</details>",
         body.replacen("### ", "##### ", 1).trim_end()
     );
+}
+
+/// Retries the storm chart plots at most: beyond this a bar chart is a
+/// smear, and the tables below hold every request.
+pub const MAX_CHART_RETRIES: usize = 48;
+
+/// The storm as a picture: for each retry that followed a 429 or 503, the
+/// wait the server asked for (bars) against when the client came back (the
+/// line), as a Mermaid `xychart-beta`, which GitHub renders in comments. A
+/// client that honours Retry-After draws its line on or above the bars; a
+/// storm draws it along the floor. `None` when no retry followed a 429/503.
+pub fn storm_chart(r: &ReplayReport) -> Option<String> {
+    let mut points: Vec<(String, f64, f64)> = Vec::new();
+    let mut total = 0usize;
+    let mut reports = vec![r];
+    reports.extend(r.parts.iter());
+    let scenarios_with_points = reports
+        .iter()
+        .filter(|p| {
+            p.timeline.iter().any(|t| t.requests.windows(2).any(|w| matches!(w[0].status, 429 | 503)))
+        })
+        .count();
+    for (i, part) in reports.iter().enumerate() {
+        for t in &part.timeline {
+            let mut n = 0;
+            for w in t.requests.windows(2) {
+                if !matches!(w[0].status, 429 | 503) {
+                    continue;
+                }
+                n += 1;
+                total += 1;
+                if points.len() == MAX_CHART_RETRIES {
+                    continue;
+                }
+                let label = if scenarios_with_points > 1 {
+                    format!("s{i} c{} r{n}", t.client)
+                } else {
+                    format!("c{} r{n}", t.client)
+                };
+                let came_back = w[1].gap_ms.unwrap_or(w[1].at_ms - w[0].at_ms).max(0.0);
+                points.push((label, w[1].asked_ms.unwrap_or(0.0).max(0.0), came_back));
+            }
+        }
+    }
+    if points.is_empty() {
+        return None;
+    }
+    let top = points.iter().map(|(_, a, c)| a.max(*c)).fold(0.0_f64, f64::max);
+    let top = ((top * 1.1 / 100.0).ceil() * 100.0).max(100.0) as u64;
+    let labels: Vec<String> = points.iter().map(|(l, _, _)| format!("\"{l}\"")).collect();
+    let asked: Vec<String> = points.iter().map(|(_, a, _)| format!("{}", a.round() as u64)).collect();
+    let came: Vec<String> = points.iter().map(|(_, _, c)| format!("{}", c.round() as u64)).collect();
+    let shown = if total > points.len() {
+        format!("the first {} of {total} retries after a 429 or 503", points.len())
+    } else {
+        plural(total, "retry after a 429 or 503", "retries after a 429 or 503")
+    };
+    Some(format!(
+        "When each client came back ({shown}; `cN rM` is client N's retry M): the bars are the wait the server asked for, the line is when the client came back. A client that honours Retry-After keeps the line on or above the bars.\n\n```mermaid\nxychart-beta\n    title \"Asked wait vs. came back, ms\"\n    x-axis [{}]\n    y-axis \"ms after the answer\" 0 --> {top}\n    bar [{}]\n    line [{}]\n```\n\n",
+        labels.join(", "),
+        asked.join(", "),
+        came.join(", ")
+    ))
 }
 
 /// Every retry in the report (a request after another from the same

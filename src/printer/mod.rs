@@ -151,10 +151,7 @@ impl Tally {
     }
 }
 
-/// `1 finding`, `2 findings`: counts read as English in every format.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+pub use crate::text::plural;
 
 /// The findings in the order every reporter uses ([`Finding::sort_key`]),
 /// whatever order the producer left them in.

@@ -1,9 +1,13 @@
 //! The SARIF 2.1.0 rendering, for GitHub code scanning and any other SARIF
 //! viewer.
 //!
-//! One run, tool `retrygate`. Each distinct `rule` of the findings becomes a
-//! `reportingDescriptor` whose descriptions and help come from the finding
-//! kind's documentation ([`Kind::doc`]); each finding becomes a `result` with
+//! One run, tool `retrygate`. Each finding kind present becomes one
+//! `reportingDescriptor` whose id is the kind's id and whose descriptions
+//! and help are the kind's documentation ([`Kind::doc`]): one SARIF rule per
+//! kind, so a code-scanning alert's rule always says what the alert is. The
+//! check that found it (`rust/backon-jitter`, a rule pack's id) is in the
+//! result's properties as `rule`, and its descriptor's tags name the check
+//! families. Each finding becomes a `result` with
 //! a repository-relative location (`uriBaseId: %SRCROOT%`) and a
 //! `partialFingerprints` entry that does not contain the line, so an alert
 //! survives code moving up or down. Notes go in the run's invocation as tool
@@ -193,10 +197,13 @@ pub struct Replacement {
     pub inserted_content: Text,
 }
 
-/// The result's property bag: the finding kind and what base and head had.
+/// The result's property bag: the finding kind, the check that found it,
+/// and what base and head had.
 #[derive(Debug, Serialize)]
 pub struct ResultProperties {
     pub kind: Kind,
+    /// The check or rule that reported it (`rust/backon-jitter`).
+    pub rule: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -264,14 +271,21 @@ pub fn to_sarif_with_limit(report: &GateVerdict, max_results: usize) -> SarifLog
         findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     }
     let mut rules: Vec<ReportingDescriptor> = Vec::new();
-    let mut rule_index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut rule_index: BTreeMap<Kind, usize> = BTreeMap::new();
     let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     let mut results = Vec::with_capacity(findings.len());
     for f in findings {
-        let index = *rule_index.entry(f.rule.as_str()).or_insert_with(|| {
-            rules.push(descriptor(&f.rule, f.kind));
+        let index = *rule_index.entry(f.kind).or_insert_with(|| {
+            rules.push(descriptor(f.kind));
             rules.len() - 1
         });
+        if let Some((family, _)) = f.rule.split_once('/') {
+            let tags = &mut rules[index].properties.tags;
+            if !tags.iter().any(|t| t == family) {
+                tags.push(family.to_string());
+                tags.sort();
+            }
+        }
         // Identical findings in one file are told apart by their order, which
         // moving code does not change.
         let occurrence = seen.entry((f.rule.clone(), f.path.clone(), f.message.clone())).or_insert(0);
@@ -330,7 +344,7 @@ pub fn level(s: Severity) -> &'static str {
     }
 }
 
-fn descriptor(rule: &str, kind: Kind) -> ReportingDescriptor {
+fn descriptor(kind: Kind) -> ReportingDescriptor {
     let d = kind.doc();
     let text = format!(
         "What it flags: {}\nWhy it matters: {}\nExample: {}\nUse instead: {}",
@@ -345,13 +359,10 @@ fn descriptor(rule: &str, kind: Kind) -> ReportingDescriptor {
         d.use_instead
     );
     let mut tags = vec!["reliability".to_string(), "retry".to_string(), kind.id().to_string()];
-    if let Some((family, _)) = rule.split_once('/') {
-        tags.push(family.to_string());
-    }
     tags.sort();
     tags.dedup();
     ReportingDescriptor {
-        id: rule.to_string(),
+        id: kind.id().to_string(),
         name: pascal_case(kind.id()),
         short_description: Text { text: first_sentence(d.what).to_string() },
         full_description: Text { text: format!("{} {}", d.what, d.why) },
@@ -374,7 +385,7 @@ fn result(f: &Finding, rule_index: usize, occurrence: usize) -> SarifResult {
     // SARIF lines start at 1; a finding about a whole file says line 0.
     let start = f.line.max(1);
     SarifResult {
-        rule_id: f.rule.clone(),
+        rule_id: f.kind.id().to_string(),
         rule_index,
         level: level(f.severity),
         message: Text {
@@ -387,7 +398,12 @@ fn result(f: &Finding, rule_index: usize, occurrence: usize) -> SarifResult {
             },
         }],
         partial_fingerprints: fingerprints,
-        properties: ResultProperties { kind: f.kind, base: f.base.clone(), head: f.head.clone() },
+        properties: ResultProperties {
+            kind: f.kind,
+            rule: f.rule.clone(),
+            base: f.base.clone(),
+            head: f.head.clone(),
+        },
         fixes: fixes(f),
     }
 }

@@ -221,7 +221,10 @@ fn an_agent_pr_without_a_ledger_is_blocked_until_it_carries_one() {
     let r = check(&repo, &["--head", "codex/helper"]);
     assert_eq!(r.code, Some(1));
     assert_eq!(codes(&r.json), ["ledger-missing"]);
-    assert!(r.json["reasons"][0]["message"].as_str().unwrap().starts_with("ledger missing"));
+    assert!(r.json["reasons"][0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("no tool-call ledger was found in the 3 places"));
     assert_eq!(r.json["evidence"]["ledger"]["present"], false);
     assert_eq!(r.json["evidence"]["replay"]["status"], "not-required", "no retry or HTTP code was touched");
 
@@ -693,7 +696,7 @@ fn every_format_renders_the_same_verdict() {
     assert_eq!(text.status.code(), Some(1));
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(t.starts_with("retrygate check: BLOCK (agent pull request: head branch `codex/faster`"), "{t}");
-    assert!(t.contains("  ledger-missing: ledger missing") && t.contains("    fix: "), "{t}");
+    assert!(t.contains("  ledger-missing: no tool-call ledger was found") && t.contains("    fix: "), "{t}");
     assert!(t.ends_with("\nretrygate: BLOCK: blocking-findings, ledger-missing, replay-missing\n"), "{t}");
     assert_eq!(t.matches("retrygate: BLOCK").count(), 1, "one closing verdict line: {t}");
 

@@ -38,7 +38,10 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
 
     assert!(first.contains("### ❌ retrygate: blocked"), "{first}");
     for part in [
-        "**ledger-missing**: ledger missing",
+        "**ledger-missing**: no tool-call ledger was found in the 3 places the ledger section lists",
+        "#### Findings (7): 6 blocking, 1 warning",
+        "**blocking-findings**: 6 retry regressions in the findings table",
+        "```mermaid\nxychart-beta\n",
         "**replay-failed**",
         "`retry-non-idempotent`",
         "`timeout-lowered`",
@@ -172,10 +175,25 @@ fn the_demos_comments_render_as_a_maintainer_reads_them() {
     assert!(top.ends_with("| `rust/loop-jitter` |\n"), "only the findings table after the reasons: {top}");
     assert_eq!(top.matches("\n#### ").count(), 1, "one heading, the findings': {top}");
     assert!(html.contains("<code>retrygate explain jitter-removed</code>"), "fixes show as code: {html}");
-    // Two rules on one loop's raised count: one row naming both.
+    // The loop whose count the agent raised is `retry-count-raised`; both
+    // loops are over the ceiling, and the new one is never called "raised".
     let raised: Vec<&str> = top.lines().filter(|l| l.contains("`retry-count-raised`")).collect();
-    assert_eq!(raised.len(), 2, "one row per location: {top}");
-    assert!(raised[0].contains("`policy/max-attempts`<br>`rust/loop-attempts`"), "{}", raised[0]);
+    assert_eq!(raised.len(), 1, "only the raised loop: {top}");
+    assert!(
+        raised[0].contains("retries raised from 2 to 6") && raised[0].contains("`rust/loop-attempts`"),
+        "{}",
+        raised[0]
+    );
+    let over: Vec<&str> = top.lines().filter(|l| l.contains("`retry-over-limit`")).collect();
+    assert_eq!(over.len(), 2, "both loops are over limits.max_attempts: {top}");
+    assert!(over.iter().all(|l| l.contains("`policy/max-attempts`")), "{over:?}");
+    // One count: the heading, the reason and the table's rows agree.
+    let rows = top.lines().filter(|l| l.starts_with("| 🔴 error") || l.starts_with("| 🟡 warning")).count();
+    assert!(top.contains(&format!("#### Findings ({rows}): ")), "{top}");
+    // Each reason is whole: nothing above the details is cut.
+    assert!(!top.contains('…'), "no reason or cell is cut: {top}");
+    // No parenthesised plural in what a maintainer reads first.
+    assert!(!top.contains("(s)") && !top.contains("(ies)"), "{top}");
     // The replay: one line per failed check, the storm's range in words.
     let replay = &blocked[blocked.find("#### 429 replay").unwrap()..];
     let first = replay.lines().find(|l| l.starts_with("- ❌ `retry-after-honored`: ")).expect("its line");

@@ -86,6 +86,15 @@ fn codes(o: &GateOutcome) -> Vec<&str> {
     o.gate.reasons.iter().map(|r| r.code.as_str()).collect()
 }
 
+/// Why the ledger is missing: the reason says how many places were looked
+/// in, and the ledger's own first problem says what each one held.
+fn missing_why(o: &GateOutcome) -> &str {
+    let r = reason(o, "ledger-missing");
+    assert!(r.starts_with("no tool-call ledger was found in the "), "{r}");
+    let ledger = o.gate.evidence.ledger.as_ref().expect("the ledger's evidence");
+    &ledger.problems.first().expect("a problem that says where the gate looked").message
+}
+
 fn reason<'a>(o: &'a GateOutcome, code: &str) -> &'a str {
     &o.gate
         .reasons
@@ -139,8 +148,7 @@ fn without_artifact_lookup_the_same_change_is_missing_its_ledger() {
     fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
     let o = check(&CheckInput::new(pr.repo.path(), "main", "claude/sum")).unwrap();
     assert_eq!(codes(&o), ["ledger-missing"]);
-    assert!(reason(&o, "ledger-missing")
-        .contains("not looked up (no GitHub access here; pass --ledger-artifact ZIP)"));
+    assert!(missing_why(&o).contains("not looked up (no GitHub access here; pass --ledger-artifact ZIP)"));
     assert!(fake.log().is_empty());
 }
 
@@ -189,7 +197,7 @@ fn an_artifact_of_a_commit_outside_the_pull_request_is_not_taken() {
     fake.add_artifact(NAME, 70, &elsewhere, "2026-11-29T10:00:00Z", zip_of(&session(&[V2])));
     let o = gate(&pr, &fake).unwrap();
     assert_eq!(codes(&o), ["ledger-missing"]);
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(
         why.contains(&format!(
             "the Actions artifacts of Codertocat/Hello-World: none of the 1 artifacts named `tool-ledger` comes from a run on {} or on an earlier commit of the pull request (the newest is from a run on {})",
@@ -238,7 +246,7 @@ fn an_expired_artifact_blocks_and_says_so() {
     fake.with(|s| s.artifacts[0].expired = true);
     let o = gate(&pr, &fake).unwrap();
     assert_eq!(codes(&o), ["ledger-missing"]);
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(
         why.contains(&format!("artifact {id} `tool-ledger` of workflow run 77 (https://github.com/Codertocat/Hello-World/actions/runs/77) expired on 2026-11-01T00:00:00Z; re-run the agent's workflow")),
         "{why}"
@@ -253,7 +261,7 @@ fn an_artifact_that_expires_between_list_and_download_blocks_and_says_so() {
     fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
     fake.with(|s| s.artifacts[0].gone = true);
     let o = gate(&pr, &fake).unwrap();
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(why.contains("expired while it was being fetched (GitHub answered 410 Gone)"), "{why}");
     assert_eq!(fake.count("GET", "/_blob/"), 0);
 }
@@ -264,7 +272,7 @@ fn no_artifact_lists_the_places_looked_in_order() {
     let pr = pr();
     let o = gate(&pr, &fake).unwrap();
     assert_eq!(codes(&o), ["ledger-missing"]);
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     let places = [
         format!("(1) `.tool_ledger.jsonl` committed at {}: not there", &pr.head[..7]),
         "(2) the Actions artifacts of Codertocat/Hello-World: no artifact named `tool-ledger`".to_string(),
@@ -273,7 +281,7 @@ fn no_artifact_lists_the_places_looked_in_order() {
     let at: Vec<usize> =
         places.iter().map(|p| why.find(p.as_str()).unwrap_or_else(|| panic!("{p:?} not in {why}"))).collect();
     assert!(at.windows(2).all(|w| w[0] < w[1]), "in order: {why}");
-    assert!(why.starts_with("ledger missing: no tool-call ledger found; looked, in order:"), "{why}");
+    assert!(why.starts_with("no tool-call ledger found; looked, in order:"), "{why}");
     // The comment lists them as a numbered list.
     assert!(o.markdown.contains("⛔ **Ledger missing**. Looked, in order:\n\n1. "), "{}", o.markdown);
 }
@@ -286,7 +294,7 @@ fn an_oversized_zip_is_refused_whether_announced_or_not() {
     fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
     fake.with(|s| s.artifacts[0].size_in_bytes = Some(40 << 20));
     let o = gate(&pr, &fake).unwrap();
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(why.contains("is 41943040 bytes, over the 16 MiB an artifact zip may have"), "{why}");
     assert_eq!(fake.count("GET", "/zip"), 0);
 
@@ -295,7 +303,7 @@ fn an_oversized_zip_is_refused_whether_announced_or_not() {
     fake.add_artifact(NAME, 77, &pr.head, "2026-11-30T10:00:00Z", vec![b'x'; (16 << 20) + 1]);
     fake.with(|s| s.artifacts[0].size_in_bytes = Some(1000));
     let o = gate(&pr, &fake).unwrap();
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(
         why.contains("sent more than the 16 MiB an artifact zip may have (its listing said 1000 bytes)"),
         "{why}"
@@ -370,7 +378,7 @@ fn artifacts_of_another_name_are_not_taken() {
     let pr = pr();
     fake.add_artifact("coverage", 77, &pr.head, "2026-11-30T10:00:00Z", zip_of(&session(&[V2])));
     let o = gate(&pr, &fake).unwrap();
-    assert!(reason(&o, "ledger-missing").contains("no artifact named `tool-ledger`"));
+    assert!(missing_why(&o).contains("no artifact named `tool-ledger`"));
 }
 
 #[test]
@@ -379,7 +387,7 @@ fn a_token_without_actions_read_blocks_and_says_which_permission() {
     let pr = pr();
     fake.fault("GET", "/actions/artifacts", 0, FaultKind::Before(403));
     let o = gate(&pr, &fake).unwrap();
-    let why = reason(&o, "ledger-missing");
+    let why = missing_why(&o);
     assert!(
         why.contains("could not be listed") && why.contains("give the job `permissions: actions: read`"),
         "{why}"

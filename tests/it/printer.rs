@@ -185,7 +185,7 @@ mod markdown {
         assert!(
             md.starts_with(
                 "### ❌ retrygate: blocked\n\n| | Why | How to fix |\n|---|---|---|\n\
-                 | ⛔ | **blocking-findings**: 2 retry regressions (jitter-removed, retry-count-raised) \
+                 | ⛔ | **blocking-findings**: 2 retry regressions in the findings table: jitter-removed, retry-count-raised \
                  | fix each finding in the table; `retrygate explain jitter-removed` says how |\n\
                  | ⛔ | **scan-incomplete**: 1 file could not be analysed, so findings may be missing \
                  | make the files parseable (see the blocking notes), or have a maintainer sign off |\n"
@@ -204,7 +204,7 @@ mod markdown {
         let md = render(&blocked_report(), Format::Markdown);
         assert!(
             md.contains(
-                "#### Findings (4)\n\n| Severity | Kind | Location | Why | Rule |\n|---|---|---|---|---|\n"
+                "#### Findings (4): 2 blocking, 1 warning, 1 note\n\n| Severity | Kind | Location | Why | Rule |\n|---|---|---|---|---|\n"
             ),
             "{md}"
         );
@@ -403,7 +403,7 @@ mod sarif {
         let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
         assert_eq!(
             ids,
-            vec!["policy/gate-config", "rust/backon-max-times", "rust/backon-jitter", "rust/loop-sleep"]
+            vec!["gate-config-changed", "retry-count-raised", "jitter-removed", "retry-without-jitter"]
         );
         let jitter = &rules[2];
         let doc = Kind::JitterRemoved.doc();
@@ -428,6 +428,35 @@ mod sarif {
     }
 
     #[test]
+    fn one_sarif_rule_per_kind_whatever_check_found_it() {
+        // Two checks of one kind share a rule; one check that reports two
+        // kinds gives two rules (a rule id never carries two kinds).
+        let findings = vec![
+            Finding::new(Kind::RetryCountRaised, "rust/loop-attempts", "src/a.rs", 3)
+                .message("3 -> 7 attempts"),
+            Finding::new(Kind::RetryCountRaised, "python/urllib3-retry-total", "app/b.py", 9)
+                .message("3 -> 11"),
+            Finding::new(Kind::RetryOverLimit, "policy/max-attempts", "src/a.rs", 3).message("7 over 5"),
+            Finding::new(Kind::RetryUnbounded, "policy/max-attempts", "src/c.rs", 5).message("unbounded"),
+        ];
+        let v = sarif(&GateVerdict::from_scan(findings, Vec::new()));
+        let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+        let mut ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, ["retry-count-raised", "retry-over-limit", "retry-unbounded"]);
+        let raised = rules.iter().find(|r| r["id"] == "retry-count-raised").unwrap();
+        let tags: Vec<&str> =
+            raised["properties"]["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        assert!(tags.contains(&"rust") && tags.contains(&"python") && !tags.contains(&"policy"), "{tags:?}");
+        let by_rule: Vec<(&str, &str)> = results(&v)
+            .iter()
+            .map(|r| (r["ruleId"].as_str().unwrap(), r["properties"]["rule"].as_str().unwrap()))
+            .collect();
+        assert!(by_rule.contains(&("retry-over-limit", "policy/max-attempts")), "{by_rule:?}");
+        assert!(by_rule.contains(&("retry-unbounded", "policy/max-attempts")), "{by_rule:?}");
+    }
+
+    #[test]
     fn results_point_at_rules_with_levels_locations_and_fingerprints() {
         let v = sarif(&blocked_report());
         let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
@@ -446,7 +475,8 @@ mod sarif {
         let levels: Vec<&str> = res.iter().map(|r| r["level"].as_str().unwrap()).collect();
         assert_eq!(levels, vec!["note", "error", "error", "warning"]);
         let jitter = &res[2];
-        assert_eq!(jitter["ruleId"], "rust/backon-jitter");
+        assert_eq!(jitter["ruleId"], "jitter-removed");
+        assert_eq!(jitter["properties"]["rule"], "rust/backon-jitter");
         assert_eq!(jitter["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "src/client.rs");
         assert_eq!(
             jitter["locations"][0]["physicalLocation"]["region"],

@@ -270,7 +270,7 @@ fn paths_ignore_drops_files_from_the_scan_but_not_from_the_policy() {
     assert!(findings(&json).is_empty(), "ignored files are not analysed: {json:#}");
     let notes: Vec<&str> =
         json["notes"].as_array().unwrap().iter().map(|n| n["message"].as_str().unwrap()).collect();
-    assert_eq!(notes, ["2 changed file(s) matched paths.ignore and were not scanned"]);
+    assert_eq!(notes, ["2 changed files matched paths.ignore and were not scanned"]);
     // An agent's change under a protected path still needs a person, ignored or not.
     let (out, json) = run(&repo, &["check", "--agent"]);
     assert_eq!(out.status.code(), Some(1), "{json:#}");
