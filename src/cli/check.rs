@@ -2,7 +2,6 @@
 //! verdict to stdout, the verdict to an exit code (0 pass, 1 blocked,
 //! 2 could not decide).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -91,14 +90,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         eprintln!("retrygate: sign-off rejected: {}", s.message);
     }
     let format = args.format.map_or_else(default_format, Format::from);
-    let stdout = std::io::stdout();
-    let mut lock = stdout.lock();
-    let written = retrygate::printer::render_checked(&outcome.gate, &outcome.markdown, format, &mut lock)
-        .and_then(|_| lock.flush());
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
-    }
+    let mut buf = Vec::new();
+    retrygate::printer::render_checked(&outcome.gate, &outcome.markdown, format, &mut buf)?;
+    super::write_stdout(&buf, format)?;
     Ok(outcome.verdict.into())
 }
 

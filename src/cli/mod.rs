@@ -17,7 +17,9 @@
 //!   clients the demo and the tests replay.
 
 pub mod check;
+pub mod config;
 pub mod demo;
+pub mod generate;
 pub mod github;
 pub mod ledger;
 pub mod replay;
@@ -56,25 +58,57 @@ impl From<Verdict> for Exit {
     }
 }
 
+/// The exit codes every verdict command shares, shown under `--help`.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 pass, 1 blocked (or the replay failed), 2 could not decide (a usage error, unreadable input, an internal error). 2 never means pass: the Action fails the check on it.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "retrygate",
     version,
-    about = "A merge gate for pull requests that make retries more dangerous"
+    about = "A merge gate for pull requests that make retries more dangerous",
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
+    /// When to colour the output: auto (a terminal, unless NO_COLOR is set),
+    /// always, or never.
+    #[arg(long, value_enum, global = true, default_value = "auto", env = "RETRYGATE_COLOR")]
+    pub color: ColorArg,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorArg {
+    /// Whether to colour: `always`/`never` as said; `auto` colours a
+    /// terminal unless `NO_COLOR` is set to anything non-empty
+    /// (no-color.org).
+    pub fn enabled(self, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Find retry regressions in the change from merge-base(BASE, HEAD) to HEAD
     /// (with the `paths` and `rules` of .github/retrygate.yml at BASE; defaults without one).
+    #[command(after_help = "Exit codes: 0 no blocking finding, 1 blocking findings, 2 could not decide.")]
     Scan(ScanArgs),
     /// The full verdict for a change: scan, ledger, replay, policy (config from the base), sign-off.
+    #[command(after_help = EXIT_CODES_HELP)]
     Check(check::CheckArgs),
     /// Run a command against the loopback 429 server and judge it from the server's journal.
+    #[command(after_help = "Exit codes: 0 the replay passed, 1 it failed, 2 it could not run.")]
     Replay(replay::ReplayArgs),
     /// Write, show and verify the agent's tool-call ledger.
     Ledger(ledger::LedgerArgs),
@@ -83,7 +117,16 @@ pub enum Command {
     /// Replay the checkout incident end to end, offline, in a temporary repository.
     Demo(demo::DemoArgs),
     /// The GitHub Action's entrypoint: read the event, compute the verdict, publish it.
+    #[command(
+        after_help = "Exit codes: 0 a pass that reached the commit, 1 blocked (the job fails too), 2 could not decide or publish."
+    )]
     Github(github::GithubArgs),
+    /// Check the retrygate config before a pull request relies on it.
+    Config(config::ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(generate::CompletionsArgs),
+    /// Print the man page (roff), or a subcommand's.
+    Man(generate::ManArgs),
     /// Explain a finding kind (What it flags / Why it matters / Example / Use instead).
     Explain {
         /// A finding kind such as `jitter-removed`, or a Rust check id such as `rust/backon-jitter`; all kinds when omitted.
@@ -145,7 +188,6 @@ impl From<FormatArg> for Format {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    init_tracing();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -158,6 +200,9 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    let color = cli.color.enabled(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR").as_deref());
+    COLOR.store(color, std::sync::atomic::Ordering::Relaxed);
+    init_tracing(cli.color.enabled(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR").as_deref()));
     // The one exit boundary: every command ends in 0, 1 or 2, and a panic
     // anywhere on this thread is "could not decide" (2), never Rust's 101.
     // That matters beyond tidiness: Claude Code's PreToolUse treats every
@@ -201,6 +246,9 @@ fn command_name(command: &Command) -> &'static str {
         Command::Github(_) => "github",
         Command::Explain { .. } => "explain",
         Command::ReplayClient(_) => "replay-client",
+        Command::Config(_) => "config",
+        Command::Completions(_) => "completions",
+        Command::Man(_) => "man",
     }
 }
 
@@ -211,10 +259,14 @@ fn command_name(command: &Command) -> &'static str {
 /// reach a panic this way.
 pub const FORCE_PANIC_VAR: &str = "RETRYGATE_TEST_FORCE_PANIC";
 
-fn init_tracing() {
+fn init_tracing(ansi: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .try_init();
 }
 
 /// Runs one command. Errors become exit 2 in [`main`].
@@ -241,6 +293,9 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
         }
         Command::Explain { kind, .. } => explain(kind.as_deref()),
         Command::ReplayClient(args) => replay_client::run(args),
+        Command::Config(args) => config::run(args),
+        Command::Completions(args) => generate::completions(args),
+        Command::Man(args) => generate::man(args),
     }
 }
 
@@ -254,13 +309,74 @@ pub fn default_format() -> Format {
 
 /// Renders to stdout; a closed pipe is not an error worth a stack of messages.
 pub fn emit(report: &GateVerdict, format: Format) -> anyhow::Result<()> {
+    let mut buf = Vec::new();
+    printer::render(report, format, &mut buf)?;
+    write_stdout(&buf, format)
+}
+
+/// Whether `--color` (with `NO_COLOR` and the terminal) asked for colour;
+/// set once in [`main`].
+static COLOR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes a rendering to stdout, painting the text format when colour is on
+/// (only the text format: JSON, SARIF and Markdown are read by programs).
+/// A closed pipe is not an error.
+pub fn write_stdout(bytes: &[u8], format: Format) -> anyhow::Result<()> {
+    let painted;
+    let bytes = if format == Format::Text && COLOR.load(std::sync::atomic::Ordering::Relaxed) {
+        painted = paint(&String::from_utf8_lossy(bytes));
+        painted.as_bytes()
+    } else {
+        bytes
+    };
+    write_raw(bytes)
+}
+
+/// Writes bytes to stdout as they are; a closed pipe (`| head`) is not an
+/// error.
+pub fn write_raw(bytes: &[u8]) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    match printer::render(report, format, &mut lock).and_then(|_| lock.flush()) {
+    match lock.write_all(bytes).and_then(|_| lock.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// ANSI colour for the text format: each finding's severity and the
+/// verdict word. The text printer escapes every control character that
+/// comes from the pull request, so the only escapes here are these.
+pub fn paint(text: &str) -> String {
+    const RED: &str = "\x1b[1;31m";
+    const YELLOW: &str = "\x1b[33m";
+    const CYAN: &str = "\x1b[36m";
+    const GREEN: &str = "\x1b[1;32m";
+    const RESET: &str = "\x1b[0m";
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let painted = if let Some(rest) = line.strip_prefix("retrygate: BLOCK") {
+            format!("retrygate: {RED}BLOCK{RESET}{rest}")
+        } else if let Some(rest) = line.strip_prefix("retrygate: PASS") {
+            format!("retrygate: {GREEN}PASS{RESET}{rest}")
+        } else if let Some(rest) = line.strip_prefix("retrygate check: BLOCK") {
+            format!("retrygate check: {RED}BLOCK{RESET}{rest}")
+        } else if let Some(rest) = line.strip_prefix("retrygate check: PASS") {
+            format!("retrygate check: {GREEN}PASS{RESET}{rest}")
+        } else {
+            let mut l = line.to_string();
+            for (word, colour) in [(": error[", RED), (": warning[", YELLOW), (": note[", CYAN)] {
+                if let Some(at) = l.find(word) {
+                    let name = &word[2..word.len() - 1];
+                    l.replace_range(at + 2..at + 2 + name.len(), &format!("{colour}{name}{RESET}"));
+                    break;
+                }
+            }
+            l
+        };
+        out.push_str(&painted);
+    }
+    out
 }
 
 fn explain(kind: Option<&str>) -> anyhow::Result<Exit> {

@@ -48,8 +48,55 @@ pub struct ReplayArgs {
     pub command: Vec<String>,
 }
 
+/// How long a replay runs before it says so on stderr, and how often after.
+pub const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// Progress on stderr for a replay that takes a while: a replay honouring
+/// `Retry-After: 1` three times takes over 3 s, and a silent terminal looks
+/// hung. Nothing is printed for a replay done within [`PROGRESS_AFTER`].
+struct Progress {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Progress {
+    fn start(what: String, timeout: Duration) -> Progress {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let started = std::time::Instant::now();
+        let thread = std::thread::spawn(move || {
+            let mut wait = PROGRESS_AFTER;
+            let mut said = false;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                eprintln!(
+                    "retrygate replay: running for {} s ({what}; at most {} s)",
+                    started.elapsed().as_secs(),
+                    timeout.as_secs()
+                );
+                said = true;
+                wait = PROGRESS_EVERY;
+            }
+            if said {
+                eprintln!("retrygate replay: done after {:.1} s", started.elapsed().as_secs_f64());
+            }
+        });
+        Progress { stop, thread }
+    }
+
+    fn finish(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
+}
+
 /// Runs `retrygate replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
+    let what = format!(
+        "{} client{}, scenario {}",
+        args.clients,
+        if args.clients == 1 { "" } else { "s" },
+        args.scenario
+    );
     let opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,
@@ -58,7 +105,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         commit: args.commit,
         cwd: None,
     };
-    let report = run_replay_blocking(&opts)?;
+    let progress = Progress::start(what, opts.timeout);
+    let report = run_replay_blocking(&opts);
+    progress.finish();
+    let report = report?;
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the replay report")?;
     if let Some(path) = &args.report {
         std::fs::write(path, format!("{json}\n"))

@@ -11,6 +11,7 @@ mod agents_examples;
 mod base_config;
 mod binary_boundary;
 mod changeset;
+mod cli_conventions;
 mod cli_errors;
 mod exit_boundary;
 mod fuzz_rust;
