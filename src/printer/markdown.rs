@@ -435,10 +435,11 @@ pub fn storm_chart(r: &ReplayReport) -> Option<String> {
                 if points.len() == MAX_CHART_RETRIES {
                     continue;
                 }
+                // Short labels: 36 of them share one axis.
                 let label = if scenarios_with_points > 1 {
-                    format!("s{i} c{} r{n}", t.client)
+                    format!("s{i}:{}.{n}", t.client)
                 } else {
-                    format!("c{} r{n}", t.client)
+                    format!("{}.{n}", t.client)
                 };
                 let came_back = w[1].gap_ms.unwrap_or(w[1].at_ms - w[0].at_ms).max(0.0);
                 points.push((label, w[1].asked_ms.unwrap_or(0.0).max(0.0), came_back));
@@ -459,7 +460,7 @@ pub fn storm_chart(r: &ReplayReport) -> Option<String> {
         plural(total, "retry after a 429 or 503", "retries after a 429 or 503")
     };
     Some(format!(
-        "When each client came back ({shown}; `cN rM` is client N's retry M): the bars are the wait the server asked for, the line is when the client came back. A client that honours Retry-After keeps the line on or above the bars.\n\n```mermaid\nxychart-beta\n    title \"Asked wait vs. came back, ms\"\n    x-axis [{}]\n    y-axis \"ms after the answer\" 0 --> {top}\n    bar [{}]\n    line [{}]\n```\n\n",
+        "When each client came back ({shown}; `N.M` is client N's retry M): the grey bars are the wait the server asked for, the red line is when the client came back. A client that honours Retry-After keeps the line on or above the bars.\n\n```mermaid\n%%{{init: {{\"xyChart\": {{\"width\": 900, \"height\": 360}}, \"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"#d0d7de, #cf222e\"}}}}}}}}%%\nxychart-beta\n    title \"Asked wait vs. came back, ms\"\n    x-axis [{}]\n    y-axis \"ms after the answer\" 0 --> {top}\n    bar [{}]\n    line [{}]\n```\n\n",
         labels.join(", "),
         asked.join(", "),
         came.join(", ")

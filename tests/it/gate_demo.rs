@@ -41,7 +41,8 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
         "**ledger-missing**: no tool-call ledger was found in the 3 places the ledger section lists",
         "#### Findings (7): 6 blocking, 1 warning",
         "**blocking-findings**: 6 retry regressions in the findings table",
-        "```mermaid\nxychart-beta\n",
+        "```mermaid\n",
+        "\nxychart-beta\n",
         "**replay-failed**",
         "`retry-non-idempotent`",
         "`timeout-lowered`",
@@ -208,6 +209,27 @@ fn the_demos_comments_render_as_a_maintainer_reads_them() {
     let collapsed = &replay
         [replay.find("<details><summary>Every check, and each client's requests</summary>").unwrap()..];
     assert!(collapsed.contains("<details><summary>client 0"), "per-client detail is collapsed: {collapsed}");
+    // The storm as a chart, inside the collapsed block: one label, one asked
+    // wait and one comeback per retry after a 429, the asked waits at least
+    // ten times what the storm client waited.
+    let chart = &collapsed[collapsed.find("```mermaid\n").expect("a Mermaid chart")..];
+    let chart = &chart[..chart[3..].find("```").unwrap() + 3];
+    let series = |prefix: &str| -> Vec<String> {
+        let line = chart
+            .lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {chart}"));
+        let inner = &line[line.find('[').unwrap() + 1..line.rfind(']').unwrap()];
+        inner.split(", ").map(|x| x.trim_matches('"').to_string()).collect()
+    };
+    let (labels, asked, came) = (series("x-axis"), series("bar"), series("line"));
+    assert_eq!((labels.len(), asked.len()), (came.len(), came.len()), "{chart}");
+    assert_eq!(labels.len(), 36, "12 clients, 3 retries after a 429 each: {chart}");
+    for (a, c) in asked.iter().zip(&came) {
+        let (a, c): (u64, u64) = (a.parse().unwrap(), c.parse().unwrap());
+        assert!(a >= 1000 && c * 10 < a, "asked {a} ms, came back after {c} ms: {chart}");
+    }
+    assert!(!replay[..replay.len() - collapsed.len()].contains("```mermaid"), "the chart is collapsed");
     assert!(!replay[..replay.len() - collapsed.len()].contains("client 0"), "{replay}");
 
     assert_renders_well(comments[1], "the calm push's comment");
