@@ -45,6 +45,16 @@ error() {
   echo "::error title=retrygate install::$*" >&2
 }
 
+# Windows runners are refused before anything is downloaded or built: the
+# replay's process handling and the ledger's file locks are written for Unix,
+# and a half-working gate on Windows would be worse than a clear refusal. The
+# gate reads the repository as data, so its jobs can run on Linux whatever
+# platform the code under review targets.
+if [ "${RUNNER_OS:-}" = "Windows" ]; then
+  error "retrygate does not run on Windows runners; set 'runs-on: ubuntu-latest' (or macos-latest) for the retrygate jobs: the gate reads the repository as data and does not need the platform your code targets"
+  exit 2
+fi
+
 sha256_of() {
   if command -v sha256sum >/dev/null 2>&1; then
     sha256sum "$1" | cut -d' ' -f1

@@ -294,11 +294,28 @@ fn an_archive_not_listed_is_never_downloaded_and_the_source_build_runs() {
 fn a_runner_without_a_prebuilt_target_builds_from_source() {
     let runner = Runner::new("");
     let server = Server::start(HashMap::new());
-    let out = runner.run("prebuilt", &server.base, &[("RUNNER_OS", "Windows")]);
+    let out = runner.run("prebuilt", &server.base, &[("RUNNER_ARCH", "ARM")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("no prebuilt binary for Windows-X64"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("no prebuilt binary for Linux-ARM"), "{}", text(&out.stdout));
     assert!(server.requests().is_empty());
-    assert!(runner.outputs()["cache-key"].starts_with("retrygate-source-Windows-X64-v9.8.7-lock-"));
+    assert!(runner.outputs()["cache-key"].starts_with("retrygate-source-Linux-ARM-v9.8.7-lock-"));
+}
+
+#[test]
+fn a_windows_runner_is_refused_with_what_to_do_before_anything_runs() {
+    let runner = Runner::new("");
+    let server = Server::start(HashMap::new());
+    for phase in ["prebuilt", "source"] {
+        let out = runner.run(phase, &server.base, &[("RUNNER_OS", "Windows")]);
+        assert_eq!(out.status.code(), Some(2), "{phase}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("::error title=retrygate install::retrygate does not run on Windows runners; set 'runs-on: ubuntu-latest'"),
+            "{phase}: {err}"
+        );
+    }
+    assert!(server.requests().is_empty(), "nothing downloaded");
+    assert!(runner.cargo_calls().is_empty(), "nothing built");
 }
 
 #[test]
