@@ -355,6 +355,6 @@ fn the_readme_shows_the_demos_first_comment_as_printed() {
     assert_eq!(
         normalised(shown.trim_end()),
         normalised(printed.trim_end()),
-        "README's demo comment is out of date: paste the first comment `cargo run -- demo` prints between the markers"
+        "README's demo comment is out of date: run scripts/regen.sh"
     );
 }

@@ -19,7 +19,7 @@ fn the_checked_in_schema_is_the_generated_one() {
     let have = std::fs::read_to_string(PATH).unwrap_or_default();
     assert!(
         have == want,
-        "schemas/retrygate.schema.json is out of date with src/config.rs; regenerate it with RETRYGATE_BLESS=1 cargo test --test it gate_schema::"
+        "schemas/retrygate.schema.json is out of date with src/config.rs; run scripts/regen.sh"
     );
 }
 

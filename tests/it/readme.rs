@@ -9,7 +9,7 @@ fn readme_kind_table_matches_the_kinds_docs() {
     assert_eq!(
         in_readme,
         retrygate::finding::kinds_markdown_table(),
-        "README's finding-kind table is out of date: paste the output of `cargo run -- explain --markdown` between the markers"
+        "README's finding-kind table is out of date: run scripts/regen.sh"
     );
 }
 
@@ -32,7 +32,7 @@ fn readme_rust_check_table_matches_the_declarations() {
     assert_eq!(
         &readme[start..end],
         table,
-        "README's Rust check table is out of date: run `RETRYGATE_UPDATE_README=1 cargo test --test it readme::`"
+        "README's Rust check table is out of date: run scripts/regen.sh"
     );
 }
 

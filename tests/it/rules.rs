@@ -94,7 +94,7 @@ fn the_docs_table_is_generated_from_the_rules() {
     let expected = docs::splice(&doc, &docs::markdown_table(packs.rules())).unwrap();
     assert!(
         doc == expected,
-        "docs/rules.md is out of date; run: retrygate rules list --update-docs docs/rules.md"
+        "docs/rules.md is out of date; run scripts/regen.sh"
     );
     for r in packs.rules() {
         assert!(doc.contains(&format!("`{}`", r.id)), "{} missing from docs/rules.md", r.id);
