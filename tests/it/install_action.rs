@@ -442,7 +442,9 @@ fn the_release_workflow_builds_the_archives_the_script_installs() {
     );
     // The archive name the pack step writes is the one the script downloads.
     let build = serde_yaml::to_string(&wf["jobs"]["build"]).unwrap();
-    assert!(build.contains("retrygate-${TAG}-${TARGET}.tar.gz"), "{build}");
+    assert!(build.contains("bash scripts/release.sh pack \"$TARGET\" \"$TAG\""), "{build}");
+    let release_sh = std::fs::read_to_string(root.join("scripts/release.sh")).unwrap();
+    assert!(release_sh.contains("archive=\"$out/retrygate-${tag}-${target}.tar.gz\""));
     assert!(script.contains("asset=\"retrygate-v${version}-${target}.tar.gz\""));
     // Least privilege: the build jobs read; only the upload job writes, and no sums file is uploaded.
     let jobs = wf["jobs"].as_mapping().unwrap();
@@ -474,4 +476,77 @@ fn a_local_action_without_a_repository_builds_from_source_without_downloading() 
         text(&out.stdout)
     );
     assert!(!runner.outputs().contains_key("bin"));
+}
+
+/// Runs `scripts/release.sh`, the steps release.yml runs, in the repository.
+fn release(args: &[&str]) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/release.sh");
+    Command::new("bash").arg(script).args(args).output().unwrap()
+}
+
+#[test]
+fn the_release_steps_check_the_tag_pack_the_real_binary_and_the_action_installs_it() {
+    // The tag check, both ways, against this repository's Cargo.toml.
+    let version = env!("CARGO_PKG_VERSION");
+    let ok = release(&["check-tag", &format!("v{version}")]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let bad = release(&["check-tag", "v0.0.0-nope"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        text(&bad.stderr).contains(&format!(
+            "tag v0.0.0-nope but Cargo.toml says version {version}; bump Cargo.toml first"
+        )),
+        "{}",
+        text(&bad.stderr)
+    );
+    assert_eq!(release(&["publish"]).status.code(), Some(2), "an unknown step is a usage error");
+
+    // This build's binary is dynamically linked: packing it as a Linux musl
+    // archive is refused, with what to do.
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrygate");
+    let musl = release(&["pack", "x86_64-unknown-linux-musl", "v9.8.7", bin, out]);
+    assert_eq!(musl.status.code(), Some(1));
+    assert!(text(&musl.stderr)
+        .contains("is not statically linked, but x86_64-unknown-linux-musl archives must be"));
+    assert!(std::fs::read_dir(out_dir.path()).unwrap().next().is_none(), "nothing half-written");
+
+    // Packed under a macOS target's name (the archive's name is only a label
+    // here; the binary inside is this build's, so it runs on this machine).
+    let target = "aarch64-apple-darwin";
+    let asset = format!("retrygate-v{VERSION}-{target}.tar.gz");
+    let packed = release(&["pack", target, &format!("v{VERSION}"), bin, out]);
+    assert_eq!(packed.status.code(), Some(0), "{}", text(&packed.stderr));
+    let archive_path = out_dir.path().join(&asset);
+    assert_eq!(text(&packed.stdout).trim(), archive_path.to_str().unwrap());
+    let listing = Command::new("tar").arg("-tzvf").arg(&archive_path).output().unwrap();
+    let listing = text(&listing.stdout);
+    assert_eq!(listing.lines().count(), 1, "one file: {listing}");
+    assert!(listing.contains("rwxr-xr-x 0/0") && listing.trim_end().ends_with(" retrygate"), "{listing}");
+    // Packing the same binary again gives the same bytes: the sum a
+    // maintainer computes is the one the workflow printed.
+    let bytes = std::fs::read(&archive_path).unwrap();
+    let again = tempfile::tempdir().unwrap();
+    release(&["pack", target, &format!("v{VERSION}"), bin, again.path().to_str().unwrap()]);
+    assert_eq!(std::fs::read(again.path().join(&asset)).unwrap(), bytes, "reproducible archive");
+
+    // The sums, in dist/sha256sums.txt's format.
+    let sums = release(&["sums", out]);
+    assert_eq!(sums.status.code(), Some(0), "{}", text(&sums.stderr));
+    assert_eq!(text(&sums.stdout), format!("{}  {asset}\n", sha256_hex(&bytes)));
+    let empty = tempfile::tempdir().unwrap();
+    let none = release(&["sums", empty.path().to_str().unwrap()]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(text(&none.stderr).contains("no retrygate-v*.tar.gz archives in"));
+
+    // The Action installs that archive from a release server and runs it.
+    let runner = Runner::new(&text(&sums.stdout));
+    let server = Server::start(HashMap::from([(format!("/releases/download/v{VERSION}/{asset}"), bytes)]));
+    let out = runner.run("prebuilt", &server.base, &[("RUNNER_OS", "macOS"), ("RUNNER_ARCH", "ARM64")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("retrygate installed (prebuilt {asset}, SHA-256 verified)")));
+    let installed = runner.outputs()["bin"].clone();
+    let version_line = text(&Command::new(&installed).arg("--version").output().unwrap().stdout);
+    assert_eq!(version_line, format!("retrygate {version}\n"), "the installed binary is the packed one");
 }

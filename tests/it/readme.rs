@@ -29,11 +29,7 @@ fn readme_rust_check_table_matches_the_declarations() {
         std::fs::write(path, format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
         return;
     }
-    assert_eq!(
-        &readme[start..end],
-        table,
-        "README's Rust check table is out of date: run scripts/regen.sh"
-    );
+    assert_eq!(&readme[start..end], table, "README's Rust check table is out of date: run scripts/regen.sh");
 }
 
 #[test]

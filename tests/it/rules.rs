@@ -92,10 +92,7 @@ fn the_docs_table_is_generated_from_the_rules() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     let doc = std::fs::read_to_string(&path).unwrap();
     let expected = docs::splice(&doc, &docs::markdown_table(packs.rules())).unwrap();
-    assert!(
-        doc == expected,
-        "docs/rules.md is out of date; run scripts/regen.sh"
-    );
+    assert!(doc == expected, "docs/rules.md is out of date; run scripts/regen.sh");
     for r in packs.rules() {
         assert!(doc.contains(&format!("`{}`", r.id)), "{} missing from docs/rules.md", r.id);
     }
