@@ -295,13 +295,17 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
             Outcome::Block,
         );
     }
-    if let Err(r) = signoff::check_person(&c.author.login, c.author.is_bot(), &pr.user.login) {
+    if let Err(r) =
+        signoff::check_person(&c.author.login, c.author.is_bot(), c.via_app.as_deref(), &pr.user.login)
+    {
         return refuse(env, &r.to_string(), Outcome::Block);
     }
     let perm = permission(&api, &c.author.login).await?;
     let candidate = Candidate {
         commenter: &c.author.login,
         commenter_is_bot: c.author.is_bot(),
+        via_app: c.via_app.as_deref(),
+        command: &policy.command,
         pr_author: &pr.user.login,
         permission: perm,
         min_permission: policy.min_permission,

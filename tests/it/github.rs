@@ -482,7 +482,7 @@ fn recording(seen: &RefCell<Vec<GateRequest>>) -> impl Fn(&GateRequest) -> anyho
 
 #[test]
 fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
-    let c = sign_off_case("maintainer", "Reviewed the retries.\n/retrygate sign-off ec26c3e", None);
+    let c = sign_off_case("maintainer", &format!("Reviewed the retries.\n/retrygate sign-off {HEAD}"), None);
     // The pull request was blocked first, on the same head.
     let mut blocked =
         Job::new(&c.fake, "pull_request", &fixture("pull_request__opened.payload.json"), ACTIONS_TOKEN);

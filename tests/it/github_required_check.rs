@@ -319,3 +319,119 @@ fn the_publish_deadline_counts_from_the_publish_not_from_before_a_slow_gate() {
     assert!(summary.contains("check run `retrygate` on `ec26c3e`: created"), "{summary}");
     assert!(!summary.contains("not written"), "{summary}");
 }
+
+// ---- 3 and 4. a sign-off is what a person rendered and sent -----------------
+
+struct SignOffCase {
+    fake: FakeGithub,
+    job: Job,
+    _repo: common::Repo,
+}
+
+/// Pull request #5 (head `HEAD`) blocked on its own; `login` comments
+/// `body` (a new comment, or `action`).
+fn sign_off_case(login: &str, body: &str, edit: impl FnOnce(&mut Value)) -> SignOffCase {
+    let repo = common::Repo::new();
+    repo.write("README.md", "hello\n");
+    let base = repo.commit("base");
+    let fake = FakeGithub::start();
+    fake.add_pull(5, HEAD, &base);
+    fake.set_permission("maintainer", "write", "write");
+    let mut ev = fixture("issue_comment_edited_webhook_event.json");
+    ev["action"] = json!("created");
+    ev["comment"]["body"] = json!(body);
+    ev["comment"]["user"] = fake_github::user(login);
+    edit(&mut ev);
+    let mut job = Job::new(&fake, "issue_comment", &ev);
+    job.env.workspace = repo.path().to_path_buf();
+    SignOffCase { fake, job, _repo: repo }
+}
+
+/// The gate: blocked, unless a sign-off was accepted.
+fn lifted_by_sign_off(req: &GateRequest) -> anyhow::Result<Publication> {
+    let mut p = judged(req, req.sign_off.is_none());
+    p.signed_off_by = req.sign_off.as_ref().map(|s| s.by.clone());
+    Ok(p)
+}
+
+#[test]
+fn a_sign_off_naming_the_full_head_lifts_the_block() {
+    let c = sign_off_case("maintainer", &format!("Reviewed.\n\n/retrygate sign-off {HEAD}\n"), |_| {});
+    assert_eq!(retrygate::github::run(&c.job.env, &lifted_by_sign_off).unwrap(), Outcome::Pass);
+    assert_eq!(c.fake.check_runs()[0].conclusion.as_deref(), Some("success"));
+}
+
+#[test]
+fn a_command_in_a_code_block_an_html_comment_or_a_quote_is_not_a_sign_off() {
+    let cmd = format!("/retrygate sign-off {HEAD}");
+    for body in [
+        format!("Not yet! When I'm done I will post:\n\n```\n{cmd}\n```\n"),
+        format!("Not yet. Later:\n\n    {cmd}\n"),
+        format!("Looks fine so far.\n\n<!-- {cmd} -->\n"),
+        format!("> {cmd}\n\nDid you mean this?"),
+    ] {
+        let c = sign_off_case("maintainer", &body, |_| {});
+        let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("not a sign-off: {body:?}") };
+        assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Pass, "nothing to do");
+        assert!(c.fake.check_runs().is_empty() && c.fake.comments().is_empty(), "{body:?}");
+        assert!(c.job.summary().contains("is not a `/retrygate sign-off` command"), "{}", c.job.summary());
+    }
+}
+
+#[test]
+fn a_comment_a_github_app_posted_for_a_maintainer_is_refused_like_a_bots() {
+    let c = sign_off_case("maintainer", &format!("/retrygate sign-off {HEAD}"), |ev| {
+        ev["comment"]["performed_via_github_app"] = json!({"id": 1143301, "slug": "copilot-swe-agent", "name": "Copilot", "owner": {"login": "github"}});
+    });
+    let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("refused before the gate") };
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Block);
+    assert!(c.fake.check_runs().is_empty(), "nothing is published");
+    assert_eq!(c.fake.count("GET", "/permission"), 0, "refused before asking for a permission");
+    assert!(
+        c.job.summary().contains("sign-off by maintainer refused: the comment was posted by the GitHub App `copilot-swe-agent` on maintainer's behalf"),
+        "{}",
+        c.job.summary()
+    );
+}
+
+#[test]
+fn an_edited_comment_is_never_a_sign_off() {
+    let c = sign_off_case("maintainer", &format!("/retrygate sign-off {HEAD}"), |ev| {
+        ev["action"] = json!("edited");
+    });
+    let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("an edit is ignored") };
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Pass);
+    assert!(c.fake.log().is_empty(), "not even read");
+    assert!(
+        c.job.summary().contains("only new comments can sign off (action `edited`)"),
+        "{}",
+        c.job.summary()
+    );
+}
+
+#[test]
+fn a_short_sha_is_refused_with_the_full_one_to_copy() {
+    let c = sign_off_case("maintainer", "/retrygate sign-off ec26c3e", |_| {});
+    let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("refused before the gate") };
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Block);
+    assert!(c.fake.check_runs().is_empty());
+    assert!(
+        c.job.summary().contains(&format!(
+            "if ec26c3e is the commit you reviewed, comment `/retrygate sign-off {HEAD}`"
+        )),
+        "{}",
+        c.job.summary()
+    );
+}
+
+#[test]
+fn a_sign_off_does_not_lift_a_gate_that_could_not_decide() {
+    let c = sign_off_case("maintainer", &format!("/retrygate sign-off {HEAD}"), |_| {});
+    let broken = |_: &GateRequest| -> anyhow::Result<Publication> {
+        anyhow::bail!(".github/retrygate.yml:2: unknown field `ledgr`")
+    };
+    assert_eq!(retrygate::github::run(&c.job.env, &broken).unwrap(), Outcome::CouldNotDecide);
+    let run = c.fake.check_runs()[0].clone();
+    assert_eq!(run.conclusion.as_deref(), Some("failure"));
+    assert!(run.summary.unwrap().contains("A sign-off cannot lift this"));
+}
