@@ -9,7 +9,8 @@
 //! passes [`check_gate`], which is [`crate::gate::check`].
 //!
 //! - [`event`]: the webhook payload, reduced to a [`event::Trigger`];
-//! - [`signoff`]: `/retrygate sign-off <sha>`, parsed and judged (pure);
+//! - [`signoff`]: `/retrygate sign-off <full sha>`, parsed as GitHub renders
+//!   the comment and judged (pure);
 //! - [`retry`]: when a read is retried and how long to wait (pure);
 //! - [`client`]: the octocrab client, reads with retries, writes once;
 //! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
