@@ -309,7 +309,7 @@ mod tests {
     fn a_pass_never_stands_for_a_blocked_pull_request_with_the_same_head() {
         let blocked = HeadEntry::of(7, &publication(Verdict::Block, "main", "blocked: blocking-findings"));
         let own = publication(Verdict::Pass, "evil", "passing: no blocking retry regressions");
-        let c = combine(8, &own, &[blocked.clone()], &[7, 8]);
+        let c = combine(8, &own, std::slice::from_ref(&blocked), &[7, 8]);
         assert_eq!(c.check.verdict, Verdict::Block);
         assert_eq!(c.check.title, "blocked by #7 into main: blocked: blocking-findings");
         assert_eq!(c.stricter, Some(blocked));
@@ -366,7 +366,7 @@ mod tests {
     fn the_record_round_trips_through_the_check_run_text() {
         let mut e = HeadEntry::of(7, &publication(Verdict::Block, "main", "a -- b --> c"));
         e.title = "x --> <!-- y".into();
-        let text = format!("some text\n{}", encode(&[e.clone()]));
+        let text = format!("some text\n{}", encode(std::slice::from_ref(&e)));
         assert_eq!(text.matches(RECORD_END).count(), 1, "the title cannot close the comment early: {text}");
         assert_eq!(decode(Some(&text)), Some(Ok(vec![e])));
         assert_eq!(decode(Some("no record")), None);

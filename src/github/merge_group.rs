@@ -251,7 +251,7 @@ mod tests {
         let run = |entries: &[HeadEntry]| json!({"conclusion": "success", "external_id": "retrygate-gate base=main@f95f852", "output": {"title": "passing", "text": heads::encode(entries)}});
         let signed = entry(4, "main", EntryVerdict::Pass, Some("m"));
         assert_eq!(
-            judge_pr(Some(&run(&[signed.clone()])), 4, head, "main"),
+            judge_pr(Some(&run(std::slice::from_ref(&signed))), 4, head, "main"),
             PrVerdict::Passing { signed: Some(signed) }
         );
         let why = |v: PrVerdict| match v {

@@ -435,3 +435,39 @@ fn a_sign_off_does_not_lift_a_gate_that_could_not_decide() {
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert!(run.summary.unwrap().contains("A sign-off cannot lift this"));
 }
+
+#[test]
+fn a_fallback_status_whose_answer_timed_out_is_read_back_for_the_summary() {
+    // A personal token cannot create check runs: the verdict goes to the
+    // commit status, which lands after its request timed out.
+    let fake = FakeGithub::start();
+    let ev = pull(&fake, 2, "main");
+    let mut job = Job::new(&fake, "pull_request", &ev);
+    job.env.token = Some(fake_github::PERSONAL_TOKEN.into());
+    job.env.timing.request_deadline = Some(Duration::from_millis(700));
+    job.env.timing.settle = Some(Duration::from_millis(900));
+    fake.fault("POST", "/statuses/", 0, FaultKind::Late { apply_ms: 1200, answer_ms: 2000 });
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    let statuses = fake.with(|s| s.statuses.clone());
+    assert_eq!(statuses.len(), 1, "sent once");
+    assert_eq!(statuses[0]["state"], "failure");
+    assert!(
+        job.summary().contains("commit status `retrygate` on `ec26c3e`: set (fallback)"),
+        "what landed, not `not written`: {}",
+        job.summary()
+    );
+
+    // The same status that never lands is reported as not written.
+    let fake = FakeGithub::start();
+    let ev = pull(&fake, 2, "main");
+    let mut job = Job::new(&fake, "pull_request", &ev);
+    job.env.token = Some(fake_github::PERSONAL_TOKEN.into());
+    fake.fault("POST", "/statuses/", 0, FaultKind::Before(502));
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert!(fake.with(|s| s.statuses.is_empty()));
+    assert!(
+        job.summary().contains("commit status `retrygate` on `ec26c3e`: **not written**"),
+        "{}",
+        job.summary()
+    );
+}

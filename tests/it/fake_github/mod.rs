@@ -471,9 +471,12 @@ async fn handle(
     match serve(&state, &method, &path, &query, &auth, &body) {
         Ok(resp) => Ok(resp),
         Err((apply_ms, answer_ms)) => {
-            tokio::time::sleep(std::time::Duration::from_millis(apply_ms)).await;
-            let (status, out) = {
-                let mut st = state.lock().expect("fake state");
+            // Applied on a task of its own: a client that gave up and closed
+            // the connection does not stop the write from landing.
+            let shared = state.clone();
+            let applied = tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(apply_ms)).await;
+                let mut st = shared.lock().expect("fake state");
                 let (status, out, _) = route(&mut st, &method, &path, &query, &auth, &body);
                 st.log.push(Logged {
                     authorized: !auth.is_empty(),
@@ -485,8 +488,9 @@ async fn handle(
                     body,
                 });
                 (status, out)
-            };
-            tokio::time::sleep(std::time::Duration::from_millis(answer_ms.saturating_sub(apply_ms))).await;
+            });
+            tokio::time::sleep(std::time::Duration::from_millis(answer_ms)).await;
+            let (status, out) = applied.await.expect("the late write");
             let resp =
                 Response::builder().status(status).header("content-type", "application/json; charset=utf-8");
             Ok(resp.body(Full::new(Bytes::from(out.to_string()))).expect("response"))
