@@ -123,11 +123,30 @@ impl HeadEntry {
     }
 }
 
-/// The record as it is written into the check run's `output.text`.
+/// Longest record written: the check run's `output.text` holds at most
+/// 65,535 characters.
+pub const MAX_RECORD_CHARS: usize = 60_000;
+
+/// The record as it is written into the check run's `output.text`. When the
+/// lists of signed-off findings make it too long, they are dropped and
+/// marked incomplete (a merge queue then lifts none of them): the verdicts
+/// themselves are always kept.
 pub fn encode(entries: &[HeadEntry]) -> String {
     // `--` cannot occur inside an HTML comment; JSON escapes keep it out.
-    let json = serde_json::to_string(entries).unwrap_or_else(|_| "[]".into()).replace("--", "-\\u002d");
-    format!("{RECORD_START}{json}{RECORD_END}")
+    let write = |e: &[HeadEntry]| {
+        let json = serde_json::to_string(e).unwrap_or_else(|_| "[]".into()).replace("--", "-\\u002d");
+        format!("{RECORD_START}{json}{RECORD_END}")
+    };
+    let full = write(entries);
+    if full.len() <= MAX_RECORD_CHARS {
+        return full;
+    }
+    let slim: Vec<HeadEntry> = entries
+        .iter()
+        .cloned()
+        .map(|e| HeadEntry { lifted: Vec::new(), lifted_complete: false, ..e })
+        .collect();
+    write(&slim)
 }
 
 /// The record a check run's `output.text` holds: `None` when it holds none
@@ -371,6 +390,16 @@ mod tests {
         assert_eq!(decode(Some(&text)), Some(Ok(vec![e])));
         assert_eq!(decode(Some("no record")), None);
         assert_eq!(decode(None), None);
+        let mut big = HeadEntry::of(4, &publication(Verdict::Pass, "main", "passing (signed off)"));
+        big.lifted = vec!["x".repeat(1000); MAX_LIFTED];
+        big.lifted_complete = true;
+        let text = encode(&[big.clone(), HeadEntry { pr: 5, ..big }]);
+        assert!(text.len() <= MAX_RECORD_CHARS, "{}", text.len());
+        let back = decode(Some(&text)).unwrap().unwrap();
+        assert_eq!(
+            back.iter().map(|e| (e.pr, e.lifted_complete)).collect::<Vec<_>>(),
+            [(4, false), (5, false)]
+        );
         let e = decode(Some("<!-- retrygate:verdicts [{] -->")).unwrap().unwrap_err();
         assert!(e.starts_with("the record in the check run is unreadable"), "{e}");
     }
