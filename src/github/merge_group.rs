@@ -13,11 +13,13 @@
 //!    A commit that names none (the rebase method) blocks: retrygate cannot
 //!    tell whose change it is, so it cannot vouch for it.
 //! 2. Each pull request's own verdict: retrygate's check run on its current
-//!    head must have concluded `success` against this base branch (the
-//!    check run's `external_id` names the base it was computed for, see
-//!    [`super::checks::external_id`]). A sign-off is part of that verdict:
-//!    the sign-off run published `success` on that head. No check run, a
-//!    failing one, or one computed for another base branch blocks the group.
+//!    head must have concluded `success`, and its record
+//!    ([`super::heads`]) must hold that pull request's own pass computed
+//!    against this base branch (a run written before records is read by
+//!    its `external_id`, [`super::checks::external_id`]). A sign-off is part
+//!    of that verdict: the sign-off run published `success` on that head.
+//!    No check run, a failing one, one without this pull request's pass, or
+//!    one computed for another base branch blocks the group.
 //! 3. The group's own gate: the change `base_sha..head_sha` with the config
 //!    of `base_sha`, as a person's change (ledger and replay evidence were
 //!    demanded of each pull request on its own). It catches what no single
