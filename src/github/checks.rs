@@ -245,7 +245,8 @@ pub async fn publish_check_run(
     details_url: Option<&str>,
 ) -> CheckReport {
     let mut shown = combined_for(p, pr, None);
-    let mut last_seen: Option<Value> = None;
+    // The run as last read: `None` until a read succeeded.
+    let mut last_seen: Option<Option<Value>> = None;
     // Whether a run was there before this publish: if not, the one that
     // stands at the end is the one this publish created.
     let mut existed: Option<bool> = None;
@@ -254,11 +255,11 @@ pub async fn publish_check_run(
     loop {
         let existing = match find(&api, &p.head_sha).await {
             Ok(r) => r,
-            Err(e) => return failed(e, shown, last_seen.as_ref()),
+            Err(e) => return failed(e, shown, last_seen.as_ref().map(Option::as_ref)),
         };
         shown = combined_for(p, pr, existing.as_ref());
         let existed = *existed.get_or_insert(existing.is_some());
-        last_seen = existing.clone();
+        last_seen = Some(existing.clone());
         let wrote = write_once(&api, &shown, existing.as_ref(), details_url).await;
         let err = match wrote {
             Ok(WriteStep::Done { id, annotations }) => {
@@ -298,14 +299,14 @@ pub async fn publish_check_run(
                         };
                         return CheckReport { result: Ok(outcome), shown, stale: None };
                     }
-                    return failed(err, shown, run.as_ref().or(last_seen.as_ref()));
+                    return failed(err, shown, Some(run.as_ref()));
                 }
-                Err(_) => return failed(err, shown, last_seen.as_ref()),
+                Err(_) => return failed(err, shown, last_seen.as_ref().map(Option::as_ref)),
             }
         }
         let wait = api.settle().saturating_mul(1 << (attempts - 1).min(4));
         if !err.write_retryable() || attempts >= MAX_WRITE_ATTEMPTS || wait >= api.publish_left() {
-            return failed(err, shown, last_seen.as_ref());
+            return failed(err, shown, last_seen.as_ref().map(Option::as_ref));
         }
         tracing::warn!("{err}; reading the check run again in {wait:?} before writing again");
         tokio::time::sleep(wait).await;
@@ -323,11 +324,13 @@ fn shows(run: &Value, shown: &Combined) -> bool {
 }
 
 /// The failure report: the error, and whether an older, kinder verdict
-/// stands on the run (`run`, as last read).
-fn failed(err: ApiError, shown: Combined, run: Option<&Value>) -> CheckReport {
+/// stands on the run (`run`, as last read: `None` when it never could be
+/// read, `Some(None)` when there was none).
+fn failed(err: ApiError, shown: Combined, run: Option<Option<&Value>>) -> CheckReport {
     let wanted = conclusion_str(shown.check.verdict);
     let stale = match run {
-        Some(run) => {
+        Some(None) => None,
+        Some(Some(run)) => {
             let has = run.get("conclusion").and_then(Value::as_str).unwrap_or("none");
             (has == "success" && wanted != "success")
                 .then(|| Stale { id: Some(run_id(run)), conclusion: has.to_string() })
