@@ -471,3 +471,26 @@ fn a_fallback_status_whose_answer_timed_out_is_read_back_for_the_summary() {
         job.summary()
     );
 }
+
+#[test]
+fn a_pass_is_not_published_when_the_other_pull_requests_of_the_head_cannot_be_listed() {
+    let fake = FakeGithub::start();
+    let ev = pull(&fake, 2, "release");
+    fake.fault("GET", &format!("/commits/{HEAD}/pulls"), 0, FaultKind::Before(404));
+    let job = Job::new(&fake, "pull_request", &ev);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::CouldNotDecide);
+    let run = fake.check_runs()[0].clone();
+    assert_eq!(run.conclusion.as_deref(), Some("failure"), "a pass it cannot vouch for is not published");
+    assert!(run.summary.unwrap().contains(
+        "a pass is published only when the other open pull requests with this head commit are known"
+    ),);
+    assert!(comment_on(&fake, 2).contains("could not decide"));
+
+    // A block needs no such list: it is published as it is.
+    let fake = FakeGithub::start();
+    let ev = pull(&fake, 2, "main");
+    fake.fault("GET", &format!("/commits/{HEAD}/pulls"), 0, FaultKind::Before(404));
+    let job = Job::new(&fake, "pull_request", &ev);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(fake.check_runs()[0].title.as_deref(), Some("blocked: blocking-findings"));
+}
