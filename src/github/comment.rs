@@ -158,6 +158,40 @@ pub async fn publish_comment(
     }
 }
 
+/// Puts `note` on (or, with `None`, takes any note off) the sticky comment
+/// of another pull request `pr` with the same head commit
+/// ([`super::heads::sibling_notes`]), so its comment never reads kinder
+/// than its check. Only an existing comment of `me` is edited; `None` when
+/// there is none.
+pub async fn set_note(
+    api: &Api,
+    pr: u64,
+    me: &str,
+    note: Option<&str>,
+) -> Result<Option<CommentOutcome>, ApiError> {
+    let comments = list(api, pr).await?;
+    let Some(c) = find_mine(&comments, me) else { return Ok(None) };
+    let id = id_of(c);
+    let now = c.get("body").and_then(Value::as_str).unwrap_or("");
+    if note.is_none() && !now.contains(super::heads::NOTE_MARKER) {
+        return Ok(Some(CommentOutcome::Unchanged { id }));
+    }
+    let new = cut(
+        &super::heads::with_note(now, note),
+        MAX_COMMENT_CHARS,
+        "\n\n…cut to fit GitHub's comment limit; the `retrygate` check run has the full report.\n",
+    );
+    if new == now {
+        return Ok(Some(CommentOutcome::Unchanged { id }));
+    }
+    let issues = api.crab().issues(api.owner.clone(), api.repo.clone());
+    api.pace_write().await;
+    let what = "editing another pull request's sticky comment";
+    let edit = issues.update_comment(octocrab::models::CommentId(id), &new);
+    api.bounded(what, async { edit.await.map_err(|e| write_error(what, e)) }).await?;
+    Ok(Some(CommentOutcome::Edited { id }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

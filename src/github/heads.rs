@@ -16,6 +16,8 @@
 //! returns what to publish: the check's verdict and texts, the pull
 //! request's comment (its own verdict, plus a note when the check is
 //! stricter because of another pull request), and the record to write back.
+//! [`sibling_notes`] says which other pull requests' comments need that note
+//! put on or taken off, so no comment reads kinder than its check.
 
 use serde::{Deserialize, Serialize};
 
@@ -247,15 +249,49 @@ pub fn combine(pr: u64, own: &Publication, record: &[HeadEntry], open: &[u64]) -
     );
     let comment_markdown = match &stricter {
         None => own.comment_markdown.clone(),
-        Some(s) => format!(
-            "{}\n\n> [!WARNING]\n> The required `retrygate` check on this commit is **{}**: pull request {} has the same head commit and its verdict is {}. The check shows the strictest verdict of every open pull request with this head.\n",
-            own.comment_markdown.trim_end(),
-            if s.verdict == EntryVerdict::Undecided { "failing (could not decide)" } else { "blocked" },
-            s.shown(),
-            s.verdict.words().trim_start_matches(|c: char| !c.is_ascii_alphabetic()),
-        ),
+        Some(s) => format!("{}\n\n{}", own.comment_markdown.trim_end(), note(s)),
     };
     Combined { check, comment_markdown, entries, stricter }
+}
+
+/// Opens the note a pull request's comment carries while the check on its
+/// head is stricter than its own verdict because of another pull request.
+pub const NOTE_MARKER: &str = "<!-- retrygate:head-note -->";
+
+/// The note for a comment whose pull request's check is decided by `by`.
+pub fn note(by: &HeadEntry) -> String {
+    format!(
+        "{NOTE_MARKER}\n> [!WARNING]\n> The required `retrygate` check on this commit is **{}**: pull request {} has the same head commit and its verdict is {}. The check shows the strictest verdict of every open pull request with this head.\n",
+        if by.verdict == EntryVerdict::Undecided { "failing (could not decide)" } else { "blocked" },
+        by.shown(),
+        by.verdict.words().trim_start_matches(|c: char| !c.is_ascii_alphabetic()),
+    )
+}
+
+/// The notes the other pull requests' comments should carry after `c` was
+/// published for `pr`: for each other open pull request with a verdict, the
+/// note naming the entry that decides the check when that is stricter than
+/// its own verdict, else `None` (its note, if any, is taken away).
+pub fn sibling_notes(pr: u64, c: &Combined) -> Vec<(u64, Option<String>)> {
+    let strictest = c.entries.iter().map(|e| e.verdict).max();
+    let decider = c.entries.iter().find(|e| Some(e.verdict) == strictest);
+    c.entries
+        .iter()
+        .filter(|e| e.pr != pr && e.pr != 0 && !e.base.is_empty())
+        .map(|e| match decider {
+            Some(d) if d.verdict > e.verdict => (e.pr, Some(note(d))),
+            _ => (e.pr, None),
+        })
+        .collect()
+}
+
+/// `body` (a sticky comment's text) with its note replaced by `note`.
+pub fn with_note(body: &str, note: Option<&str>) -> String {
+    let own = body.split(NOTE_MARKER).next().unwrap_or(body).trim_end();
+    match note {
+        Some(n) => format!("{own}\n\n{n}"),
+        None => format!("{own}\n"),
+    }
 }
 
 /// Whether a merge group's blocking verdict `group` may be lifted by the
@@ -350,6 +386,29 @@ mod tests {
             c.comment_markdown
         );
         assert_eq!(c.entries.iter().map(|e| e.pr).collect::<Vec<_>>(), [8, 7]);
+        // #7's own verdict decides: its comment needs no note.
+        assert_eq!(sibling_notes(8, &c), [(7, None)]);
+    }
+
+    #[test]
+    fn a_kinder_sibling_gets_a_note_naming_the_stricter_pull_request_and_loses_it_after() {
+        let passed = HeadEntry::of(7, &publication(Verdict::Pass, "main", "passing"));
+        let own = publication(Verdict::Block, "evil", "blocked");
+        let c = combine(8, &own, &[passed], &[7, 8]);
+        let notes = sibling_notes(8, &c);
+        assert_eq!(notes.len(), 1);
+        let n = notes[0].1.clone().unwrap();
+        assert!(
+            n.starts_with(NOTE_MARKER) && n.contains("pull request #8 into `evil` has the same head commit"),
+            "{n}"
+        );
+        let body = "<!-- retrygate:sticky-comment -->\n### passing\n".to_string();
+        let noted = with_note(&body, Some(&n));
+        assert_eq!(with_note(&noted, Some(&n)), noted, "the same note is not added twice");
+        assert_eq!(with_note(&noted, None), body, "taken away once the check agrees again");
+        // Not judged yet: nothing to annotate.
+        let c = combine(8, &own, &[], &[7, 8]);
+        assert!(sibling_notes(8, &c).is_empty());
     }
 
     #[test]

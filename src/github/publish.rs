@@ -51,6 +51,9 @@ pub struct PublishReport {
     /// Tried only when the check run could not be written.
     pub status: Option<Result<(), ApiError>>,
     pub comment: Result<CommentOutcome, ApiError>,
+    /// The notes put on (or taken off) the comments of the other pull
+    /// requests with this head, where one was edited or failed.
+    pub siblings: Vec<(u64, Result<CommentOutcome, ApiError>)>,
     /// The one-click fixes review; `None` where there is no pull request.
     pub suggestions: Option<Result<ReviewOutcome, ApiError>>,
     pub auto_merge: AutoMerge,
@@ -117,6 +120,17 @@ impl PublishReport {
             }
             Err(e) => format!("- sticky comment: **not written**: {e}\n"),
         });
+        for (n, r) in &self.siblings {
+            out.push_str(&match r {
+                Ok(CommentOutcome::Edited { id }) => {
+                    format!(
+                        "- sticky comment of #{n} (same head commit): note on the check updated (id {id})\n"
+                    )
+                }
+                Ok(_) => continue,
+                Err(e) => format!("- sticky comment of #{n} (same head commit): **not updated**: {e}\n"),
+            });
+        }
         match &self.suggestions {
             None => {}
             Some(Ok(r)) => out.push_str(&r.summary_line()),
@@ -220,6 +234,7 @@ fn timed_out(api: &Api, p: &Publication) -> PublishReport {
         shown,
         status: Some(Err(e.clone())),
         comment: Err(e.clone()),
+        siblings: Vec::new(),
         suggestions: Some(Err(e.clone())),
         auto_merge: AutoMerge::Failed(e.to_string()),
     }
@@ -261,6 +276,18 @@ async fn publish_steps(
         Ok(me) => comment::publish_comment(api, pr.number, me, &shown.comment_markdown).await,
         Err(e) => Err(e.clone()),
     };
+    // The other pull requests' comments: a note while the check is stricter
+    // than their own verdict, taken off once it is not.
+    let mut siblings = Vec::new();
+    if let (Ok(me), Ok(_)) = (&me, &check.result) {
+        for (n, note) in super::heads::sibling_notes(pr.number, &shown) {
+            match comment::set_note(api, n, me, note.as_deref()).await {
+                Ok(Some(CommentOutcome::Unchanged { .. }) | None) => {}
+                Ok(Some(outcome)) => siblings.push((n, Ok(outcome))),
+                Err(e) => siblings.push((n, Err(e))),
+            }
+        }
+    }
     let auto_merge = match (shown.check.verdict, pr.auto_merge_enabled) {
         (Verdict::Pass, _) => AutoMerge::NotNeeded,
         (Verdict::Block, false) => AutoMerge::NotEnabled,
@@ -271,7 +298,7 @@ async fn publish_steps(
         Ok(me) => review::publish_suggestions(api, pr.number, &p.head_sha, me, &p.findings).await,
         Err(e) => Err(e.clone()),
     });
-    PublishReport { check: check.result, shown, stale, status, comment, suggestions, auto_merge }
+    PublishReport { check: check.result, shown, stale, status, comment, siblings, suggestions, auto_merge }
 }
 
 /// Publishes `p` on a commit that belongs to no pull request (a merge
@@ -295,6 +322,7 @@ pub async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str
         stale,
         status,
         comment: Ok(CommentOutcome::NotApplicable),
+        siblings: Vec::new(),
         suggestions: None,
         auto_merge: AutoMerge::NotNeeded,
     }

@@ -494,3 +494,35 @@ fn a_pass_is_not_published_when_the_other_pull_requests_of_the_head_cannot_be_li
     assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
     assert_eq!(fake.check_runs()[0].title.as_deref(), Some("blocked: blocking-findings"));
 }
+
+#[test]
+fn a_passing_pull_requests_comment_says_why_its_check_is_red_while_another_blocks_it() {
+    let fake = FakeGithub::start();
+    let seven = pull(&fake, 7, "main");
+    let eight = pull(&fake, 8, "strict");
+    let strict_blocks = |req: &GateRequest| Ok(judged(req, req.base_ref == "strict"));
+    let job7 = Job::new(&fake, "pull_request", &seven);
+    // #8 is open and not judged yet: #7's pass does not stand for it.
+    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), Outcome::Block);
+    let job8 = Job::new(&fake, "pull_request", &eight);
+    assert_eq!(retrygate::github::run(&job8.env, &strict_blocks).unwrap(), Outcome::Block);
+    assert_eq!(fake.check_runs()[0].title.as_deref(), Some("blocked: blocking-findings"));
+    // #8's run told #7's comment why #7's check is red.
+    let c7 = comment_on(&fake, 7);
+    assert!(c7.contains("retrygate: passing"), "{c7}");
+    assert!(c7.contains("is **blocked**: pull request #8 into `strict` has the same head commit"), "{c7}");
+    assert_eq!(c7.matches("retrygate:head-note").count(), 1, "{c7}");
+    assert!(
+        job8.summary().contains("sticky comment of #7 (same head commit): note on the check updated"),
+        "{}",
+        job8.summary()
+    );
+
+    // #8 is closed and #7 runs again: a pass, and no note.
+    fake.with(|s| s.pulls.get_mut(&8).unwrap()["state"] = json!("closed"));
+    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
+    let c7 = comment_on(&fake, 7);
+    assert!(!c7.contains("retrygate:head-note") && !c7.contains("same head commit"), "{c7}");
+    assert_eq!(fake.comments().len(), 2, "one comment per pull request, never more");
+}
