@@ -214,6 +214,40 @@ fn run_id(run: &Value) -> u64 {
     run.get("id").and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// Adds to `pr.open` every pull request the run's record names that GitHub's
+/// list left out but that is still open with this head, asked one by one
+/// (`GET /pulls/{n}`). The list of a commit's pull requests has gaps (for a
+/// commit already on the default branch it names only the pull request that
+/// merged it), and a recorded block must not be dropped on the list's word.
+/// One that cannot be read is kept: it may still be open.
+async fn confirm_recorded(
+    api: &Api,
+    pr: &mut ForPr,
+    head_sha: &str,
+    run: Option<&Value>,
+    asked: &mut Vec<u64>,
+) {
+    let text = run.and_then(|r| r.pointer("/output/text")).and_then(Value::as_str);
+    let Some(Ok(record)) = heads::decode(text) else { return };
+    for e in record {
+        if e.pr == 0 || pr.open.contains(&e.pr) || asked.contains(&e.pr) {
+            continue;
+        }
+        asked.push(e.pr);
+        let route = api.repo_route(&format!("/pulls/{}", e.pr));
+        let still = match api.get(&format!("reading pull request #{}", e.pr), &route).await {
+            Ok(page) => {
+                page.body.get("state").and_then(Value::as_str) == Some("open")
+                    && page.body.pointer("/head/sha").and_then(Value::as_str) == Some(head_sha)
+            }
+            Err(_) => true,
+        };
+        if still {
+            pr.open.push(e.pr);
+        }
+    }
+}
+
 fn combined_for(p: &Publication, pr: Option<&ForPr>, run: Option<&Value>) -> Combined {
     let text = run.and_then(|r| r.pointer("/output/text")).and_then(Value::as_str);
     match pr {
@@ -252,11 +286,17 @@ pub async fn publish_check_run(
     let mut existed: Option<bool> = None;
     let mut attempts = 0;
     let mut api = api.clone();
+    let mut pr = pr.cloned();
+    let mut asked = Vec::new();
     loop {
         let existing = match find(&api, &p.head_sha).await {
             Ok(r) => r,
             Err(e) => return failed(e, shown, last_seen.as_ref().map(Option::as_ref)),
         };
+        if let Some(pr) = pr.as_mut() {
+            confirm_recorded(&api, pr, &p.head_sha, existing.as_ref(), &mut asked).await;
+        }
+        let pr = pr.as_ref();
         shown = combined_for(p, pr, existing.as_ref());
         let existed = *existed.get_or_insert(existing.is_some());
         last_seen = Some(existing.clone());

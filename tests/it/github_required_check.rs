@@ -526,3 +526,25 @@ fn a_passing_pull_requests_comment_says_why_its_check_is_red_while_another_block
     assert!(!c7.contains("retrygate:head-note") && !c7.contains("same head commit"), "{c7}");
     assert_eq!(fake.comments().len(), 2, "one comment per pull request, never more");
 }
+
+#[test]
+fn a_recorded_block_is_kept_when_githubs_list_of_the_commits_pull_requests_leaves_it_out() {
+    // The head is already on the default branch (a release PR from `main`):
+    // GitHub's list of the commit's pull requests does not name #7.
+    let fake = FakeGithub::start();
+    let seven = pull(&fake, 7, "main");
+    let eight = pull(&fake, 8, "evil");
+    fake.with(|s| s.commit_pulls_hidden.push(7));
+    let job7 = Job::new(&fake, "pull_request", &seven);
+    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), Outcome::Block);
+    let job8 = Job::new(&fake, "pull_request", &eight);
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
+    let asked = fake.log().iter().filter(|l| l.method == "GET" && l.path.ends_with("/pulls/7")).count();
+    assert_eq!(asked, 1, "asked about #7 directly");
+
+    // Once #7 is closed, asking says so, and #8's own pass stands.
+    fake.with(|s| s.pulls.get_mut(&7).unwrap()["state"] = json!("closed"));
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
+}

@@ -190,6 +190,10 @@ pub struct State {
     pub log: Vec<Logged>,
     /// Items per page at most, whatever `per_page` asks (forces pagination).
     pub page_cap: usize,
+    /// Pull requests the list of a commit's pull requests leaves out, as
+    /// GitHub's does for a commit already on the default branch (it names
+    /// only the pull request that merged it).
+    pub commit_pulls_hidden: Vec<u64>,
     next_id: u64,
     pub port: u16,
 }
@@ -845,8 +849,13 @@ fn route(
         // Pull requests associated with a commit: open ones whose branch
         // holds it (here: whose head it is), any state.
         ("GET", ["commits", sha, "pulls"]) => {
-            let mut all: Vec<Value> =
-                st.pulls.values().filter(|p| p["head"]["sha"].as_str() == Some(*sha)).cloned().collect();
+            let mut all: Vec<Value> = st
+                .pulls
+                .values()
+                .filter(|p| p["head"]["sha"].as_str() == Some(*sha))
+                .filter(|p| p["number"].as_u64().is_none_or(|n| !st.commit_pulls_hidden.contains(&n)))
+                .cloned()
+                .collect();
             all.sort_by_key(|p| p["number"].as_u64());
             let (page, headers) = paginate(st, path, query, all);
             (200, Value::Array(page), headers)
