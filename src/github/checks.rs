@@ -219,7 +219,8 @@ fn run_id(run: &Value) -> u64 {
 /// (`GET /pulls/{n}`). The list of a commit's pull requests has gaps (for a
 /// commit already on the default branch it names only the pull request that
 /// merged it), and a recorded block must not be dropped on the list's word.
-/// One that cannot be read is kept: it may still be open.
+/// One that cannot be read is kept (it may still be open); one GitHub does
+/// not know (404) is not.
 async fn confirm_recorded(
     api: &Api,
     pr: &mut ForPr,
@@ -240,6 +241,8 @@ async fn confirm_recorded(
                 page.body.get("state").and_then(Value::as_str) == Some("open")
                     && page.body.pointer("/head/sha").and_then(Value::as_str) == Some(head_sha)
             }
+            // No such pull request: it cannot be open.
+            Err(e) if e.status() == Some(404) => false,
             Err(_) => true,
         };
         if still {

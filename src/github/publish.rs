@@ -252,12 +252,18 @@ async fn publish_steps(
     let (p, open) = match open_with_head(api, &p.head_sha, pr.number).await {
         Ok(open) => (p.clone(), open),
         Err(e) if p.verdict == Verdict::Pass => {
+            tracing::warn!(
+                "{e}; the pass cannot be published without knowing the other pull requests of the commit"
+            );
             let why = anyhow::anyhow!("{e}; a pass is published only when the other open pull requests with this head commit are known");
             let mut undecided = Publication::could_not_decide(&p.head_sha, &why);
             undecided.base = p.base.clone();
             (undecided, vec![pr.number])
         }
-        Err(_) => (p.clone(), vec![pr.number]),
+        Err(e) => {
+            tracing::warn!("{e}; publishing the block for this pull request alone");
+            (p.clone(), vec![pr.number])
+        }
     };
     let for_pr = ForPr { number: pr.number, open };
     let check = checks::publish_check_run(api, &p, Some(&for_pr), details_url).await;
