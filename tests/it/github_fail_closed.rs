@@ -329,6 +329,47 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     assert_eq!(runs[0].external_id.as_deref(), Some(format!("retrygate-gate base=main@{main}").as_str()));
 }
 
+#[test]
+fn one_head_opened_into_two_bases_shows_the_stricter_bases_verdict_with_the_real_gate() {
+    // `release` says advisory; `main` enforces. The same branch is opened
+    // into both: #7 into `main` (blocked), #8 into `release` (passing there).
+    let fake = FakeGithub::start();
+    let repo = Repo::new();
+    repo.write("src/checkout.rs", common::BEFORE);
+    let main = repo.commit("base");
+    repo.branch("release");
+    repo.write(".github/retrygate.yml", "mode: advisory\n");
+    let release = repo.commit("advisory on release");
+    repo.branch("feature");
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
+    let head = repo.commit("faster");
+    let mut payloads = Vec::new();
+    for (n, branch, base) in [(7u64, "main", &main), (8, "release", &release)] {
+        let mut pr = fake.add_pull(n, &head, base);
+        pr["base"]["ref"] = json!(branch);
+        fake.with(|s| s.pulls.insert(n, pr.clone()));
+        let mut ev = pr_payload("opened", &head, base);
+        ev["pull_request"] = pr;
+        payloads.push(ev);
+    }
+    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), Outcome::Block);
+    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(retrygate::github::run(&job8.env, &check_gate).unwrap(), Outcome::Block, "{}", job8.summary());
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "#7 never shows #8's pass");
+    let title = runs[0].title.clone().unwrap();
+    assert!(title.starts_with("blocked by #7 into main: blocked: "), "{title}");
+    let summary = runs[0].summary.clone().unwrap();
+    assert!(
+        summary.contains("| #8 into `release` (this run) | ✅ passing: passing (advisory mode, would block)"),
+        "{summary}"
+    );
+    let c8 = fake.comments().into_iter().find(|c| c.issue == 8).unwrap().body;
+    assert!(c8.contains("pull request #7 into `main` has the same head commit"), "{c8}");
+}
+
 // ---- merge queues ----------------------------------------------------------
 
 /// `main`, then pull requests #3 (a README edit) and #4 (the regression),
