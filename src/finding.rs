@@ -173,7 +173,7 @@ declare_kinds! {
         what: "A pull request written by a coding agent changes a file under one of the configured protected paths.",
         why: "Protected paths hold code whose mistakes reach customers (payment, infrastructure, shared clients); a person has to look before it merges.",
         example: "an agent PR that edits clients/retry_policy.py while protected_paths lists clients/",
-        use_instead: "Ask a maintainer to review and sign off on the head commit (/retrygate sign-off <sha>).",
+        use_instead: "Ask a maintainer to review and sign off on the head commit (/retrygate sign-off <full head SHA>).",
     }
 }
 

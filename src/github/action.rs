@@ -164,8 +164,13 @@ fn api(env: &ActionEnv) -> anyhow::Result<Api> {
     let token = env.token.as_deref().ok_or_else(|| {
         anyhow::anyhow!("GITHUB_TOKEN is not set; pass the Action's `token` input (default: github.token), or use --mode compute, which needs no token")
     })?;
-    Ok(Api::new(&env.api_url, env.graphql_url.as_deref(), token, &env.repository)?
-        .with_write_interval(env.write_interval))
+    let api = Api::new(&env.api_url, env.graphql_url.as_deref(), token, &env.repository)?
+        .with_write_interval(env.write_interval)
+        .with_deadlines(env.timing.request_deadline, env.timing.publish_deadline);
+    Ok(match env.timing.settle {
+        Some(settle) => api.with_settle(settle),
+        None => api,
+    })
 }
 
 fn target(pr: &PullRequest) -> PrTarget {
@@ -180,23 +185,28 @@ async fn fetch_pr(api: &Api, number: u64) -> anyhow::Result<PullRequest> {
         .with_context(|| format!("GitHub's answer for pull request #{number} is not a pull request"))
 }
 
-/// Writes the summary and outputs and picks the outcome.
+/// Writes the summary and outputs and picks the outcome. With a publish
+/// report, what the check shows decides: the strictest verdict of the open
+/// pull requests with this head, and never a pass while an older, kinder
+/// check run stands.
 fn finish(
     env: &ActionEnv,
     p: &Publication,
     decided: bool,
     report: Option<&PublishReport>,
 ) -> anyhow::Result<Outcome> {
-    let mut md = p.summary_markdown.clone();
+    let shown = report.map(|r| &r.shown.check).unwrap_or(p);
+    let mut md = shown.summary_markdown.clone();
     if let Some(r) = report {
         md.push_str(&r.markdown(&p.head_sha));
     }
     summary::write_step_summary(env.step_summary.as_deref(), &md)?;
-    summary::write_outputs(env.output.as_deref(), p.verdict.as_str(), p.findings.len())?;
+    summary::write_outputs(env.output.as_deref(), shown.verdict.as_str(), p.findings.len())?;
     if let Some(path) = &env.sarif {
         summary::write_sarif(path, p)?;
     }
     let published = report.map(PublishReport::verdict_on_github);
+    let stale = report.and_then(|r| r.stale.as_deref());
     match published {
         // Compute mode: the annotations are all this job shows.
         None => print!(
@@ -206,15 +216,21 @@ fn finish(
         Some(false) => print!(
             "{}",
             summary::workflow_commands(
-                p,
-                "the check run and the commit status could not be written (see the job summary)"
+                shown,
+                stale.unwrap_or(
+                    "the check run and the commit status could not be written (see the job summary)"
+                )
             )
         ),
         Some(true) => {}
     }
-    eprintln!("retrygate: {}: {}", p.verdict.as_str().to_uppercase(), p.title);
-    Ok(match (decided, p.verdict, published) {
+    if let Some(stale) = stale {
+        eprintln!("retrygate: {stale}");
+    }
+    eprintln!("retrygate: {}: {}", shown.verdict.as_str().to_uppercase(), shown.title);
+    Ok(match (decided && !shown.undecided, shown.verdict, published) {
         (false, _, _) => Outcome::CouldNotDecide,
+        (true, _, Some(false)) if stale.is_some() => Outcome::CouldNotDecide,
         (true, Verdict::Block, _) => Outcome::Block,
         (true, Verdict::Pass, Some(false)) => Outcome::CouldNotDecide,
         (true, Verdict::Pass, _) => Outcome::Pass,
@@ -279,13 +295,17 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
             Outcome::Block,
         );
     }
-    if let Err(r) = signoff::check_person(&c.author.login, c.author.is_bot(), &pr.user.login) {
+    if let Err(r) =
+        signoff::check_person(&c.author.login, c.author.is_bot(), c.via_app.as_deref(), &pr.user.login)
+    {
         return refuse(env, &r.to_string(), Outcome::Block);
     }
     let perm = permission(&api, &c.author.login).await?;
     let candidate = Candidate {
         commenter: &c.author.login,
         commenter_is_bot: c.author.is_bot(),
+        via_app: c.via_app.as_deref(),
+        command: &policy.command,
         pr_author: &pr.user.login,
         permission: perm,
         min_permission: policy.min_permission,
@@ -419,7 +439,7 @@ async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> any
         let v = match fetch_pr(&api, *n).await {
             Ok(pr) => {
                 let run = super::checks::find(&api, &pr.head.sha).await?;
-                merge_group::judge_pr(run.as_ref(), &pr.head.sha, group.base_branch())
+                merge_group::judge_pr(run.as_ref(), *n, &pr.head.sha, group.base_branch())
             }
             Err(e) => merge_group::PrVerdict::NotPassing(format!("cannot read it: {e:#}")),
         };

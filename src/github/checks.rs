@@ -14,7 +14,8 @@ use octocrab::params::checks::{
 };
 use serde_json::Value;
 
-use super::client::{write_error, Api, ApiError};
+use super::client::{write_error, Api, ApiError, MAX_WRITE_ATTEMPTS};
+use super::heads::{self, Combined};
 use super::publication::Publication;
 use super::text::cut;
 use crate::finding::{Finding, Severity};
@@ -179,88 +180,270 @@ pub async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> 
         .max_by_key(|r| r.get("id").and_then(Value::as_u64).unwrap_or(0)))
 }
 
-fn output(p: &Publication, summary: &str, batch: &[Annotation]) -> CheckRunOutput {
-    CheckRunOutput {
-        title: p.title.clone(),
-        summary: summary.to_string(),
-        text: None,
-        annotations: batch.iter().map(Annotation::to_param).collect(),
-        images: vec![],
+/// The pull request a check run is published for, and the open pull
+/// requests whose head the commit is ([`super::heads`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForPr {
+    pub number: u64,
+    /// Open pull requests with this head, as GitHub lists them.
+    pub open: Vec<u64>,
+}
+
+/// A check run left showing a kinder verdict than the one retrygate could
+/// not write over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// `None` when the run could not even be read.
+    pub id: Option<u64>,
+    /// What it shows (`success`), or `unknown`.
+    pub conclusion: String,
+}
+
+/// What publishing the check run did.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub result: Result<CheckOutcome, ApiError>,
+    /// What the check shows, or was to show: the strictest verdict of the
+    /// pull requests with this head, this one's comment, the record.
+    pub shown: Combined,
+    /// A kinder verdict from an earlier run still stands on the check run.
+    pub stale: Option<Stale>,
+}
+
+fn run_id(run: &Value) -> u64 {
+    run.get("id").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Adds to `pr.open` every pull request the run's record names that GitHub's
+/// list left out but that is still open with this head, asked one by one
+/// (`GET /pulls/{n}`). The list of a commit's pull requests has gaps (for a
+/// commit already on the default branch it names only the pull request that
+/// merged it), and a recorded block must not be dropped on the list's word.
+/// One that cannot be read is kept (it may still be open); one GitHub does
+/// not know (404) is not.
+async fn confirm_recorded(
+    api: &Api,
+    pr: &mut ForPr,
+    head_sha: &str,
+    run: Option<&Value>,
+    asked: &mut Vec<u64>,
+) {
+    let text = run.and_then(|r| r.pointer("/output/text")).and_then(Value::as_str);
+    let Some(Ok(record)) = heads::decode(text) else { return };
+    for e in record {
+        if e.pr == 0 || pr.open.contains(&e.pr) || asked.contains(&e.pr) {
+            continue;
+        }
+        asked.push(e.pr);
+        let route = api.repo_route(&format!("/pulls/{}", e.pr));
+        let still = match api.get(&format!("reading pull request #{}", e.pr), &route).await {
+            Ok(page) => {
+                page.body.get("state").and_then(Value::as_str) == Some("open")
+                    && page.body.pointer("/head/sha").and_then(Value::as_str) == Some(head_sha)
+            }
+            // No such pull request: it cannot be open.
+            Err(e) if e.status() == Some(404) => false,
+            Err(_) => true,
+        };
+        if still {
+            pr.open.push(e.pr);
+        }
     }
 }
 
-/// Creates or updates the check run so it shows `p`, sending only the
-/// annotations it does not have yet. Never re-sends a failed write: after a
-/// create that may have landed, it lists again and creates only if absent.
+fn combined_for(p: &Publication, pr: Option<&ForPr>, run: Option<&Value>) -> Combined {
+    let text = run.and_then(|r| r.pointer("/output/text")).and_then(Value::as_str);
+    match pr {
+        // An unreadable record lists no verdicts: every other open pull
+        // request then counts as not judged yet, which blocks.
+        Some(pr) => {
+            let record = heads::decode(text).and_then(Result::ok).unwrap_or_default();
+            heads::combine(pr.number, p, &record, &pr.open)
+        }
+        None => heads::combine(0, p, &[], &[]),
+    }
+}
+
+/// Creates or updates the check run so it shows `p` (for `pr`, combined
+/// with the other open pull requests of the head), sending only the
+/// annotations it does not have yet.
+///
+/// A write that fails in a way that may be retried (no answer, a 5xx, an
+/// unreadable 200, a rate limit) is never re-sent blindly: the run is read
+/// again first, after [`Api::settle`], and only what is still missing is
+/// written, up to [`MAX_WRITE_ATTEMPTS`] times within the publish deadline.
+/// A create that landed late is found then, not made twice. If the run
+/// still shows an older, kinder verdict at the end, [`CheckReport::stale`]
+/// says so.
 pub async fn publish_check_run(
     api: &Api,
     p: &Publication,
+    pr: Option<&ForPr>,
     details_url: Option<&str>,
-) -> Result<CheckOutcome, ApiError> {
+) -> CheckReport {
+    let mut shown = combined_for(p, pr, None);
+    // The run as last read: `None` until a read succeeded.
+    let mut last_seen: Option<Option<Value>> = None;
+    // Whether a run was there before this publish: if not, the one that
+    // stands at the end is the one this publish created.
+    let mut existed: Option<bool> = None;
+    let mut attempts = 0;
+    let mut api = api.clone();
+    let mut pr = pr.cloned();
+    let mut asked = Vec::new();
+    loop {
+        let existing = match find(&api, &p.head_sha).await {
+            Ok(r) => r,
+            Err(e) => return failed(e, shown, last_seen.as_ref().map(Option::as_ref)),
+        };
+        if let Some(pr) = pr.as_mut() {
+            confirm_recorded(&api, pr, &p.head_sha, existing.as_ref(), &mut asked).await;
+        }
+        let pr = pr.as_ref();
+        shown = combined_for(p, pr, existing.as_ref());
+        let existed = *existed.get_or_insert(existing.is_some());
+        last_seen = Some(existing.clone());
+        let wrote = write_once(&api, &shown, existing.as_ref(), details_url).await;
+        let err = match wrote {
+            Ok(WriteStep::Done { id, annotations }) => {
+                let outcome = if existed {
+                    CheckOutcome::Updated { id, annotations }
+                } else {
+                    CheckOutcome::Created { id, annotations }
+                };
+                return CheckReport { result: Ok(outcome), shown, stale: None };
+            }
+            Ok(WriteStep::Unchanged { id }) => {
+                let annotations = annotations(&shown.check.findings).len();
+                let outcome = match (existed, attempts) {
+                    (false, _) => CheckOutcome::Created { id, annotations },
+                    (true, 0) => CheckOutcome::Unchanged { id },
+                    (true, _) => CheckOutcome::Updated { id, annotations },
+                };
+                return CheckReport { result: Ok(outcome), shown, stale: None };
+            }
+            Err(e) => e,
+        };
+        attempts += 1;
+        let deadline_hit = matches!(err, ApiError::Deadline { which: super::client::Deadline::Publish, .. });
+        if deadline_hit && err.outcome_unknown() {
+            // One look at what landed, past the deadline, so the report is true.
+            api = api.read_back();
+            tokio::time::sleep(api.settle().min(api.publish_left())).await;
+            match find(&api, &p.head_sha).await {
+                Ok(run) => {
+                    if let Some(run) = run.as_ref().filter(|r| shows(r, &shown)) {
+                        let id = run_id(run);
+                        let annotations = annotations(&shown.check.findings).len();
+                        let outcome = if existed {
+                            CheckOutcome::Updated { id, annotations }
+                        } else {
+                            CheckOutcome::Created { id, annotations }
+                        };
+                        return CheckReport { result: Ok(outcome), shown, stale: None };
+                    }
+                    return failed(err, shown, Some(run.as_ref()));
+                }
+                Err(_) => return failed(err, shown, last_seen.as_ref().map(Option::as_ref)),
+            }
+        }
+        let wait = api.settle().saturating_mul(1 << (attempts - 1).min(4));
+        if !err.write_retryable() || attempts >= MAX_WRITE_ATTEMPTS || wait >= api.publish_left() {
+            return failed(err, shown, last_seen.as_ref().map(Option::as_ref));
+        }
+        tracing::warn!("{err}; reading the check run again in {wait:?} before writing again");
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// Whether `run` already shows what `shown` publishes (annotations and
+/// the summary's cut pointer aside).
+fn shows(run: &Value, shown: &Combined) -> bool {
+    let p = &shown.check;
+    run.get("conclusion").and_then(Value::as_str) == Some(conclusion_str(p.verdict))
+        && run.pointer("/output/title").and_then(Value::as_str) == Some(p.title.as_str())
+        && run.pointer("/output/text").and_then(Value::as_str) == Some(heads::encode(&shown.entries).as_str())
+        && run.get("external_id").and_then(Value::as_str) == Some(external_id(p).as_str())
+}
+
+/// The failure report: the error, and whether an older, kinder verdict
+/// stands on the run (`run`, as last read: `None` when it never could be
+/// read, `Some(None)` when there was none).
+fn failed(err: ApiError, shown: Combined, run: Option<Option<&Value>>) -> CheckReport {
+    let wanted = conclusion_str(shown.check.verdict);
+    let stale = match run {
+        Some(None) => None,
+        Some(Some(run)) => {
+            let has = run.get("conclusion").and_then(Value::as_str).unwrap_or("none");
+            (has == "success" && wanted != "success")
+                .then(|| Stale { id: Some(run_id(run)), conclusion: has.to_string() })
+        }
+        // Never read: a blocking verdict cannot know what stands there.
+        None if shown.check.verdict == Verdict::Block && !err.is_forbidden() => {
+            Some(Stale { id: None, conclusion: "unknown".into() })
+        }
+        None => None,
+    };
+    CheckReport { result: Err(err), shown, stale }
+}
+
+enum WriteStep {
+    Done { id: u64, annotations: usize },
+    Unchanged { id: u64 },
+}
+
+/// One pass: create the run, or bring `existing` up to date, sending the
+/// annotations it does not have yet (50 per request).
+async fn write_once(
+    api: &Api,
+    shown: &Combined,
+    existing: Option<&Value>,
+    details_url: Option<&str>,
+) -> Result<WriteStep, ApiError> {
+    let p = &shown.check;
     let summary = summary(p, details_url);
+    let text = heads::encode(&shown.entries);
     let all = annotations(&p.findings);
     let checks = api.crab().checks(api.owner.clone(), api.repo.clone());
-
-    let existing = find(api, &p.head_sha).await?;
+    let output = |batch: &[Annotation]| CheckRunOutput {
+        title: p.title.clone(),
+        summary: summary.clone(),
+        text: Some(text.clone()),
+        annotations: batch.iter().map(Annotation::to_param).collect(),
+        images: vec![],
+    };
     let (id, sent_before, created) = match existing {
         Some(run) => {
-            let id = run.get("id").and_then(Value::as_u64).unwrap_or(0);
+            let id = run_id(run);
             let had = run.pointer("/output/annotations_count").and_then(Value::as_u64).unwrap_or(0) as usize;
             let same = run.get("conclusion").and_then(Value::as_str) == Some(conclusion_str(p.verdict))
                 && run.pointer("/output/title").and_then(Value::as_str) == Some(p.title.as_str())
                 && run.pointer("/output/summary").and_then(Value::as_str) == Some(summary.as_str())
+                && run.pointer("/output/text").and_then(Value::as_str) == Some(text.as_str())
                 && run.get("external_id").and_then(Value::as_str) == Some(external_id(p).as_str());
             if same && had >= all.len() {
-                return Ok(CheckOutcome::Unchanged { id });
+                return Ok(WriteStep::Unchanged { id });
             }
             (id, had.min(all.len()), false)
         }
         None => {
             let first = &all[..all.len().min(MAX_ANNOTATIONS_PER_REQUEST)];
-            let sent = first.len();
             let mut create = checks
                 .create_check_run(CHECK_NAME, p.head_sha.clone())
                 .external_id(external_id(p))
                 .status(CheckRunStatus::Completed)
                 .conclusion(conclusion(p.verdict))
-                .output(output(p, &summary, first));
+                .output(output(first));
             if let Some(url) = details_url {
                 create = create.details_url(url);
             }
             api.pace_write().await;
-            match create.send().await {
-                Ok(run) => (run.id.into_inner(), sent, true),
-                Err(e) => {
-                    let err = write_error("creating the check run", e);
-                    if !err.outcome_unknown() {
-                        return Err(err);
-                    }
-                    // It may have landed: look before writing again.
-                    tracing::warn!("{err}; listing check runs before trying again");
-                    match find(api, &p.head_sha).await? {
-                        Some(run) => {
-                            let id = run.get("id").and_then(Value::as_u64).unwrap_or(0);
-                            let had =
-                                run.pointer("/output/annotations_count").and_then(Value::as_u64).unwrap_or(0);
-                            (id, had as usize, true)
-                        }
-                        None => {
-                            let retry = checks
-                                .create_check_run(CHECK_NAME, p.head_sha.clone())
-                                .external_id(external_id(p))
-                                .status(CheckRunStatus::Completed)
-                                .conclusion(conclusion(p.verdict))
-                                .output(output(p, &summary, first));
-                            let run =
-                                retry.send().await.map_err(|e| write_error("creating the check run", e))?;
-                            (run.id.into_inner(), sent, true)
-                        }
-                    }
-                }
-            }
+            let what = "creating the check run";
+            let run =
+                api.bounded(what, async { create.send().await.map_err(|e| write_error(what, e)) }).await?;
+            (run.id.into_inner(), first.len(), true)
         }
     };
-
     // Updates carry the verdict too (an existing run may show an old one),
     // then the annotations the run does not have yet, 50 per request.
     let rest = &all[sent_before.min(all.len())..];
@@ -270,23 +453,18 @@ pub async fn publish_check_run(
     }
     for batch in updates {
         api.pace_write().await;
-        checks
+        let what = if created { "adding annotations to the check run" } else { "updating the check run" };
+        let update = checks
             .update_check_run(octocrab::models::CheckRunId(id))
             // octocrab's setter for `external_id` on updates is named so.
             .external_url(external_id(p))
             .status(CheckRunStatus::Completed)
             .conclusion(conclusion(p.verdict))
-            .output(output(p, &summary, batch))
-            .send()
-            .await
-            .map_err(|e| write_error("adding annotations to the check run", e))?;
+            .output(output(batch));
+        api.bounded(what, async { update.send().await.map(|_| ()).map_err(|e| write_error(what, e)) })
+            .await?;
     }
-    let annotations = all.len();
-    Ok(if created {
-        CheckOutcome::Created { id, annotations }
-    } else {
-        CheckOutcome::Updated { id, annotations }
-    })
+    Ok(WriteStep::Done { id, annotations: all.len() })
 }
 
 /// The status description: the title, cut to GitHub's 140 characters.
@@ -312,7 +490,34 @@ pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>
         b = b.target(url.to_string());
     }
     api.pace_write().await;
-    b.send().await.map(|_| ()).map_err(|e| write_error("setting the commit status", e))
+    let what = "setting the commit status";
+    match api.bounded(what, async { b.send().await.map(|_| ()).map_err(|e| write_error(what, e)) }).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.outcome_unknown() => {
+            // Read back what landed, so the job summary says what is there.
+            let api = api.read_back();
+            tokio::time::sleep(api.settle().min(api.publish_left())).await;
+            let route = api.repo_route(&format!("/commits/{}/statuses?per_page=100", p.head_sha));
+            let wanted = conclusion_str(p.verdict);
+            match api.get("reading the commit statuses back", &route).await {
+                Ok(page) => {
+                    let latest = page.body.as_array().and_then(|all| {
+                        all.iter().find(|s| s.get("context").and_then(Value::as_str) == Some(CHECK_NAME))
+                    });
+                    let landed = latest.and_then(|s| s.get("state")).and_then(Value::as_str) == Some(wanted)
+                        && latest.and_then(|s| s.get("description")).and_then(Value::as_str)
+                            == Some(status_description(p).as_str());
+                    if landed {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                }
+                Err(_) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -369,6 +574,9 @@ mod tests {
             summary_markdown: "é".repeat(70_000),
             comment_markdown: String::new(),
             findings: vec![],
+            undecided: false,
+            reasons: vec![],
+            signed_off_by: None,
         };
         let s = summary(&p, Some("https://github.com/o/r/actions/runs/1"));
         assert!(s.len() <= MAX_OUTPUT_CHARS, "{}", s.len());

@@ -46,6 +46,22 @@ pub const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
 /// seconds. `RETRYGATE_PUBLISH_DEADLINE` (seconds) overrides it.
 pub const PUBLISH_DEADLINE: Duration = Duration::from_secs(50);
 
+/// How long a write whose answer never came (a timeout, a 5xx from a
+/// gateway, an unreadable 200) is given to land before retrygate looks for
+/// it: a create that lands a moment after its request timed out must be
+/// found, not made twice. Also the first step of a write's backoff.
+pub const UNKNOWN_WRITE_SETTLE: Duration = Duration::from_secs(3);
+
+/// Extra time a read-back gets past the publish deadline: when a write's
+/// outcome is unknown at the deadline, one look at what landed is what
+/// makes the job summary true.
+pub const READ_BACK_GRACE: Duration = Duration::from_secs(10);
+
+/// Attempts of one write that failed in a way that may be retried (a 5xx,
+/// no answer, a rate limit), the first included; each after re-reading what
+/// landed, within the publish deadline.
+pub const MAX_WRITE_ATTEMPTS: u32 = 4;
+
 /// Which deadline ran out, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deadline {
@@ -80,6 +96,9 @@ pub enum ApiError {
     /// No complete answer before a deadline; a write may have landed.
     #[error("{what}: no complete answer within the {which} of {}s; GitHub is unreachable or too slow: re-run the job", .after.as_secs_f64())]
     Deadline { what: String, which: Deadline, after: Duration },
+    /// Never sent: the publish deadline had already passed.
+    #[error("{what}: not sent, the {} of {}s had passed; re-run the job", Deadline::Publish, .after.as_secs_f64())]
+    NotSent { what: String, after: Duration },
 }
 
 impl ApiError {
@@ -110,7 +129,21 @@ impl ApiError {
         match self {
             ApiError::NoAnswer { .. } | ApiError::Decode { .. } | ApiError::Deadline { .. } => true,
             ApiError::Status { status, .. } => *status >= 500,
-            ApiError::Exhausted { .. } => false,
+            ApiError::Exhausted { .. } | ApiError::NotSent { .. } => false,
+        }
+    }
+
+    /// Whether a write that failed like this may be sent again (after
+    /// re-reading what landed): its outcome is unknown, or GitHub asked to
+    /// come back later (a rate limit).
+    pub fn write_retryable(&self) -> bool {
+        match self {
+            ApiError::Deadline { which: Deadline::Publish, .. } => false,
+            ApiError::Status { status: 429, .. } => true,
+            ApiError::Status { status: 403, message, .. } => {
+                message.to_ascii_lowercase().contains("rate limit")
+            }
+            e => e.outcome_unknown(),
         }
     }
 }
@@ -136,9 +169,12 @@ pub struct Api {
     last_write: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
     request_deadline: Duration,
     publish_deadline: Duration,
-    /// When the publish's first request went out: its deadline counts from
-    /// there, so computing the verdict does not eat into it.
-    first_request: std::sync::Arc<std::sync::OnceLock<Instant>>,
+    /// When the publish started ([`Api::start_publish`]), else the first
+    /// request: the deadline counts from there, so computing the verdict
+    /// (and the reads before it) does not eat into it.
+    first_request: std::sync::Arc<std::sync::Mutex<Option<Instant>>>,
+    /// See [`UNKNOWN_WRITE_SETTLE`].
+    settle: Duration,
 }
 
 /// A deadline from the environment, parsed like every duration flag.
@@ -187,14 +223,55 @@ impl Api {
             request_deadline: deadline_from_env("RETRYGATE_REQUEST_DEADLINE", REQUEST_DEADLINE)?,
             publish_deadline: deadline_from_env("RETRYGATE_PUBLISH_DEADLINE", PUBLISH_DEADLINE)?,
             first_request: Default::default(),
+            settle: UNKNOWN_WRITE_SETTLE,
         })
     }
 
-    /// Time left before the publish deadline (started by the first request,
-    /// or by this call).
+    /// Sets the per-request and publish deadlines (the defaults come from
+    /// `RETRYGATE_REQUEST_DEADLINE` and `RETRYGATE_PUBLISH_DEADLINE`).
+    pub fn with_deadlines(mut self, request: Option<Duration>, publish: Option<Duration>) -> Api {
+        if let Some(r) = request {
+            self.request_deadline = r;
+        }
+        if let Some(p) = publish {
+            self.publish_deadline = p;
+        }
+        self
+    }
+
+    /// Sets [`UNKNOWN_WRITE_SETTLE`].
+    pub fn with_settle(mut self, settle: Duration) -> Api {
+        self.settle = settle;
+        self
+    }
+
+    /// How long an unknown write is given to land before it is looked for.
+    pub fn settle(&self) -> Duration {
+        self.settle
+    }
+
+    /// Starts the publish deadline now: the publish begins here, whatever
+    /// was read before (the pull request, a permission) and however long the
+    /// gate took.
+    pub fn start_publish(&self) {
+        *self.first_request.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    }
+
+    /// Time left before the publish deadline (started by
+    /// [`Api::start_publish`], else by the first request or this call).
     pub fn publish_left(&self) -> Duration {
-        let started = *self.first_request.get_or_init(Instant::now);
+        let started =
+            *self.first_request.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(Instant::now);
         self.publish_deadline.saturating_sub(started.elapsed())
+    }
+
+    /// This client for one look at what landed after a write's outcome
+    /// became unknown at the deadline: [`READ_BACK_GRACE`] past it.
+    pub fn read_back(&self) -> Api {
+        let mut api = self.clone();
+        api.publish_deadline += READ_BACK_GRACE;
+        api.request_deadline = api.request_deadline.min(READ_BACK_GRACE);
+        api
     }
 
     /// The publish deadline, for messages.
@@ -204,7 +281,7 @@ impl Api {
 
     /// Runs one request (send and read the whole answer) under the
     /// per-request deadline and what is left of the publish deadline.
-    async fn bounded<T>(
+    pub(crate) async fn bounded<T>(
         &self,
         what: &str,
         request: impl std::future::Future<Output = Result<T, ApiError>>,
@@ -217,7 +294,7 @@ impl Api {
         };
         let after = if which == Deadline::Publish { self.publish_deadline } else { limit };
         if limit.is_zero() {
-            return Err(ApiError::Deadline { what: what.to_string(), which, after });
+            return Err(ApiError::NotSent { what: what.to_string(), after: self.publish_deadline });
         }
         tokio::time::timeout(limit, request)
             .await
@@ -276,7 +353,9 @@ impl Api {
                 Ok((status, headers, body))
             });
             let (failure, last) = match attempt.await {
-                Err(e @ ApiError::Deadline { which: Deadline::Publish, .. }) => return Err(e),
+                Err(e @ (ApiError::Deadline { which: Deadline::Publish, .. } | ApiError::NotSent { .. })) => {
+                    return Err(e)
+                }
                 Ok((status, headers, body)) => {
                     if (200..300).contains(&status) {
                         let body = if body.trim().is_empty() {

@@ -5,8 +5,9 @@
 //!
 //! The comment is edited only when its body changed, and created only after
 //! a fresh listing shows it absent: a create that failed in a way that may
-//! have landed (a 502 from a gateway, a timeout) is followed by a listing,
-//! never by a blind second create.
+//! have landed (a 502 from a gateway, a timeout) is followed, after a short
+//! wait ([`super::client::UNKNOWN_WRITE_SETTLE`]) for a create that lands
+//! late, by a listing, never by a blind second create.
 
 use serde_json::Value;
 
@@ -106,32 +107,89 @@ pub async fn publish_comment(
         }
         // octocrab sends this as POST to the comment's URL.
         api.pace_write().await;
-        issues
-            .update_comment(octocrab::models::CommentId(id), &body)
-            .await
-            .map_err(|e| write_error("editing the sticky comment", e))?;
-        return Ok(CommentOutcome::Edited { id });
+        let what = "editing the sticky comment";
+        let edit = issues.update_comment(octocrab::models::CommentId(id), &body);
+        return match api.bounded(what, async { edit.await.map_err(|e| write_error(what, e)) }).await {
+            Ok(_) => Ok(CommentOutcome::Edited { id }),
+            Err(err) if err.outcome_unknown() => {
+                // Read back: the summary says what the comment reads now.
+                let api = api.read_back();
+                tokio::time::sleep(api.settle().min(api.publish_left())).await;
+                match list(&api, pr).await {
+                    Ok(now)
+                        if find_mine(&now, me).and_then(|c| c.get("body")).and_then(Value::as_str)
+                            == Some(body.as_str()) =>
+                    {
+                        Ok(CommentOutcome::Edited { id })
+                    }
+                    _ => Err(err),
+                }
+            }
+            Err(err) => Err(err),
+        };
     }
-    api.pace_write().await;
-    match issues.create_comment(pr, &body).await {
-        Ok(c) => Ok(CommentOutcome::Created { id: c.id.into_inner() }),
-        Err(e) => {
-            let err = write_error("creating the sticky comment", e);
-            if !err.outcome_unknown() {
-                return Err(err);
-            }
-            tracing::warn!("{err}; listing comments before trying again");
-            let comments = list(api, pr).await?;
-            if let Some(c) = find_mine(&comments, me) {
-                return Ok(CommentOutcome::Created { id: id_of(c) });
-            }
-            let c = issues
-                .create_comment(pr, &body)
-                .await
-                .map_err(|e| write_error("creating the sticky comment", e))?;
-            Ok(CommentOutcome::Created { id: c.id.into_inner() })
+    let what = "creating the sticky comment";
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        api.pace_write().await;
+        let create = issues.create_comment(pr, &body);
+        let err = match api.bounded(what, async { create.await.map_err(|e| write_error(what, e)) }).await {
+            Ok(c) => return Ok(CommentOutcome::Created { id: c.id.into_inner() }),
+            Err(err) if !err.outcome_unknown() => return Err(err),
+            Err(err) => err,
+        };
+        // It may have landed, or land in a moment: wait, then look for it
+        // before writing again, so a late create does not become two.
+        let api = if matches!(err, ApiError::Deadline { which: super::client::Deadline::Publish, .. }) {
+            api.read_back()
+        } else {
+            api.clone()
+        };
+        tracing::warn!("{err}; looking for the comment in {:?} before trying again", api.settle());
+        tokio::time::sleep(api.settle().min(api.publish_left())).await;
+        let comments = list(&api, pr).await?;
+        if let Some(c) = find_mine(&comments, me) {
+            return Ok(CommentOutcome::Created { id: id_of(c) });
+        }
+        if tries >= 2 || !err.write_retryable() {
+            return Err(err);
         }
     }
+}
+
+/// Puts `note` on (or, with `None`, takes any note off) the sticky comment
+/// of another pull request `pr` with the same head commit
+/// ([`super::heads::sibling_notes`]), so its comment never reads kinder
+/// than its check. Only an existing comment of `me` is edited; `None` when
+/// there is none.
+pub async fn set_note(
+    api: &Api,
+    pr: u64,
+    me: &str,
+    note: Option<&str>,
+) -> Result<Option<CommentOutcome>, ApiError> {
+    let comments = list(api, pr).await?;
+    let Some(c) = find_mine(&comments, me) else { return Ok(None) };
+    let id = id_of(c);
+    let now = c.get("body").and_then(Value::as_str).unwrap_or("");
+    if note.is_none() && !now.contains(super::heads::NOTE_MARKER) {
+        return Ok(Some(CommentOutcome::Unchanged { id }));
+    }
+    let new = cut(
+        &super::heads::with_note(now, note),
+        MAX_COMMENT_CHARS,
+        "\n\n…cut to fit GitHub's comment limit; the `retrygate` check run has the full report.\n",
+    );
+    if new == now {
+        return Ok(Some(CommentOutcome::Unchanged { id }));
+    }
+    let issues = api.crab().issues(api.owner.clone(), api.repo.clone());
+    api.pace_write().await;
+    let what = "editing another pull request's sticky comment";
+    let edit = issues.update_comment(octocrab::models::CommentId(id), &new);
+    api.bounded(what, async { edit.await.map_err(|e| write_error(what, e)) }).await?;
+    Ok(Some(CommentOutcome::Edited { id }))
 }
 
 #[cfg(test)]

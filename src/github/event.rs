@@ -141,6 +141,9 @@ struct Comment {
     #[serde(default)]
     body: Option<String>,
     user: User,
+    /// Set when a GitHub App posted the comment on the user's behalf.
+    #[serde(default)]
+    performed_via_github_app: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -170,6 +173,10 @@ pub struct PrComment {
     pub comment_id: u64,
     pub body: String,
     pub author: User,
+    /// The GitHub App that posted it for `author` (its slug, else its
+    /// name), from `performed_via_github_app`: such a comment is an app's,
+    /// not a person's.
+    pub via_app: Option<String>,
 }
 
 /// A completed run of the read-only `pull_request` workflow whose verdict
@@ -236,11 +243,19 @@ impl Trigger {
                         ev.comment.id, ev.action
                     )));
                 }
+                let via_app = ev.comment.performed_via_github_app.filter(|a| !a.is_null()).map(|a| {
+                    ["slug", "name"]
+                        .iter()
+                        .find_map(|k| a.get(k).and_then(serde_json::Value::as_str))
+                        .unwrap_or("an unnamed app")
+                        .to_string()
+                });
                 Ok(Trigger::Comment(PrComment {
                     pr_number: ev.issue.number,
                     comment_id: ev.comment.id,
                     body: ev.comment.body.unwrap_or_default(),
                     author: ev.comment.user,
+                    via_app,
                 }))
             }
             "workflow_run" => {
@@ -336,6 +351,14 @@ mod tests {
         assert_eq!(c.pr_number, 5);
         assert_eq!(c.author.login, "gagbo-test-app[bot]");
         assert!(c.author.is_bot());
+        assert_eq!(c.via_app, None);
+        let mut v: serde_json::Value = serde_json::from_str(&created).unwrap();
+        v["comment"]["performed_via_github_app"] =
+            serde_json::json!({"id": 1, "slug": "copilot-swe-agent", "name": "Copilot"});
+        let Trigger::Comment(c) = Trigger::parse("issue_comment", &v.to_string(), "e").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.via_app.as_deref(), Some("copilot-swe-agent"));
     }
 
     #[test]

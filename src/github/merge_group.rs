@@ -13,23 +13,29 @@
 //!    A commit that names none (the rebase method) blocks: retrygate cannot
 //!    tell whose change it is, so it cannot vouch for it.
 //! 2. Each pull request's own verdict: retrygate's check run on its current
-//!    head must have concluded `success` against this base branch (the
-//!    check run's `external_id` names the base it was computed for, see
-//!    [`super::checks::external_id`]). A sign-off is part of that verdict:
-//!    the sign-off run published `success` on that head. No check run, a
-//!    failing one, or one computed for another base branch blocks the group.
+//!    head must have concluded `success`, and its record
+//!    ([`super::heads`]) must hold that pull request's own pass computed
+//!    against this base branch (a run written before records is read by
+//!    its `external_id`, [`super::checks::external_id`]). A sign-off is part
+//!    of that verdict: the sign-off run published `success` on that head.
+//!    No check run, a failing one, one without this pull request's pass, or
+//!    one computed for another base branch blocks the group.
 //! 3. The group's own gate: the change `base_sha..head_sha` with the config
 //!    of `base_sha`, as a person's change (ledger and replay evidence were
 //!    demanded of each pull request on its own). It catches what no single
 //!    pull request showed (two changes that together raise a retry budget,
-//!    a base that moved). Its block stands, except when a queued pull
-//!    request passed by a maintainer's sign-off: the group's findings may
-//!    then be the ones that maintainer accepted, and the group cannot tell
-//!    whose they are, so they are shown, not enforced.
+//!    a base that moved), so its block stands. The one exception: a
+//!    blocking finding that a queued pull request had on its own head and a
+//!    maintainer signed off there (the check run records those findings,
+//!    [`super::heads::HeadEntry::lifted`]) is not enforced again; every
+//!    other finding of the group, a combined regression, blocks
+//!    ([`super::heads::group_lift`]). A group gate that could not decide
+//!    is never lifted.
 
 use serde_json::Value;
 
 use super::checks;
+use super::heads::{self, EntryVerdict, HeadEntry};
 use super::publication::Publication;
 use crate::printer::Verdict;
 
@@ -72,15 +78,19 @@ pub fn attribute(commits: &[(String, String)], last_pr: Option<u64>) -> Attribut
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PrVerdict {
     Passing {
-        signed_off: bool,
+        /// Its entry, when it passed by a maintainer's sign-off.
+        signed: Option<HeadEntry>,
     },
     /// Why it does not count as passing.
     NotPassing(String),
 }
 
-/// Judges a pull request's `retrygate` check run (from
-/// [`super::checks::find`] on its head) for a group on `base_branch`.
-pub fn judge_pr(run: Option<&Value>, head_sha: &str, base_branch: &str) -> PrVerdict {
+/// Judges pull request `pr`'s `retrygate` check run (from
+/// [`super::checks::find`] on its head) for a group on `base_branch`: the
+/// run must conclude `success`, and its record must hold `pr`'s own pass
+/// computed against `base_branch` (a run written before records were kept
+/// is read by its `external_id`).
+pub fn judge_pr(run: Option<&Value>, pr: u64, head_sha: &str, base_branch: &str) -> PrVerdict {
     let short = crate::text::short_sha(head_sha);
     let Some(run) = run else {
         return PrVerdict::NotPassing(format!("no retrygate verdict on its head `{short}`"));
@@ -89,22 +99,31 @@ pub fn judge_pr(run: Option<&Value>, head_sha: &str, base_branch: &str) -> PrVer
     if conclusion != "success" {
         return PrVerdict::NotPassing(format!("its verdict on `{short}` is `{conclusion}`"));
     }
-    let bound = run.get("external_id").and_then(Value::as_str).and_then(checks::bound_base);
-    match bound {
-        Some((branch, _)) if branch == base_branch => {}
-        Some((branch, _)) => {
-            return PrVerdict::NotPassing(format!(
-                "its passing verdict on `{short}` was computed against `{branch}`, not `{base_branch}`"
-            ))
-        }
-        None => {
-            return PrVerdict::NotPassing(format!(
+    let against = |branch: &str| {
+        PrVerdict::NotPassing(format!(
+            "its passing verdict on `{short}` was computed against `{branch}`, not `{base_branch}`"
+        ))
+    };
+    match heads::decode(run.pointer("/output/text").and_then(Value::as_str)) {
+        Some(Err(why)) => PrVerdict::NotPassing(format!("{why}; re-run retrygate on it")),
+        Some(Ok(entries)) => match entries.into_iter().find(|e| e.pr == pr) {
+            None => PrVerdict::NotPassing(format!(
+                "the check run on `{short}` holds no verdict of #{pr}; re-run retrygate on it"
+            )),
+            Some(e) if e.verdict != EntryVerdict::Pass => {
+                PrVerdict::NotPassing(format!("its own verdict on `{short}` is not a pass: {}", e.title))
+            }
+            Some(e) if e.base != base_branch => against(&e.base),
+            Some(e) => PrVerdict::Passing { signed: e.signed_off_by.is_some().then_some(e) },
+        },
+        None => match run.get("external_id").and_then(Value::as_str).and_then(checks::bound_base) {
+            Some((branch, _)) if branch == base_branch => PrVerdict::Passing { signed: None },
+            Some((branch, _)) => against(branch),
+            None => PrVerdict::NotPassing(format!(
                 "its verdict on `{short}` does not say which base it was computed against; re-run retrygate on it"
-            ))
-        }
+            )),
+        },
     }
-    let title = run.pointer("/output/title").and_then(Value::as_str).unwrap_or("");
-    PrVerdict::Passing { signed_off: title.starts_with("passing (signed off)") }
 }
 
 /// The group's publication: the group gate's, never weaker than the pull
@@ -113,8 +132,11 @@ pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[Str
     let mut list = String::from("#### Queued pull requests\n\n");
     for (n, v) in prs {
         list.push_str(&match v {
-            PrVerdict::Passing { signed_off: false } => format!("- #{n}: passing\n"),
-            PrVerdict::Passing { signed_off: true } => format!("- #{n}: passing (signed off)\n"),
+            PrVerdict::Passing { signed: None } => format!("- #{n}: passing\n"),
+            PrVerdict::Passing { signed: Some(e) } => format!(
+                "- #{n}: passing (signed off by {})\n",
+                e.signed_off_by.as_deref().unwrap_or("a maintainer")
+            ),
             PrVerdict::NotPassing(why) => format!("- #{n}: **not passing**: {why}\n"),
         });
     }
@@ -129,7 +151,13 @@ pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[Str
         .filter(|(_, v)| matches!(v, PrVerdict::NotPassing(_)))
         .map(|(n, _)| format!("#{n}"))
         .collect();
-    let signed_off = prs.iter().any(|(_, v)| matches!(v, PrVerdict::Passing { signed_off: true }));
+    let signed: Vec<&HeadEntry> = prs
+        .iter()
+        .filter_map(|(_, v)| match v {
+            PrVerdict::Passing { signed } => signed.as_ref(),
+            PrVerdict::NotPassing(_) => None,
+        })
+        .collect();
     let (verdict, title, note) = if !failing.is_empty() || !unattributed.is_empty() || prs.is_empty() {
         let mut parts = Vec::new();
         if !failing.is_empty() {
@@ -139,12 +167,22 @@ pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[Str
             parts.push("commits that name no pull request".to_string());
         }
         (Verdict::Block, format!("blocked: {}", parts.join("; ")), String::new())
-    } else if group.verdict == Verdict::Block && signed_off {
-        (
-            Verdict::Pass,
-            "passing: every queued pull request passed (one by sign-off); the group's own findings are shown, not enforced".to_string(),
-            "\nA queued pull request passed by a maintainer's sign-off, and the group cannot tell whose findings these are, so they are shown, not enforced.\n".to_string(),
-        )
+    } else if group.verdict == Verdict::Block && !signed.is_empty() {
+        match heads::group_lift(&group, &signed) {
+            Ok(by) => {
+                let by: Vec<String> = by.iter().map(|n| format!("#{n}")).collect();
+                (
+                    Verdict::Pass,
+                    format!("passing: every queued pull request passed; the group's findings are the ones signed off on {}", by.join(", ")),
+                    format!("\nEvery blocking finding of the group is one a maintainer signed off on the pull request that brought it ({}); they are shown, not enforced again.\n", by.join(", ")),
+                )
+            }
+            Err(why) => (
+                Verdict::Block,
+                group.title.clone(),
+                format!("\nA sign-off on a queued pull request does not lift this: {why}.\n"),
+            ),
+        }
     } else {
         (group.verdict, group.title.clone(), String::new())
     };
@@ -181,19 +219,69 @@ mod tests {
         let head = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
         let run = |c: &str, ext: &str, title: &str| json!({"conclusion": c, "external_id": ext, "output": {"title": title}});
         let ok = run("success", "retrygate-gate base=main@f95f852", "passing: no blocking retry regressions");
-        assert_eq!(judge_pr(Some(&ok), head, "main"), PrVerdict::Passing { signed_off: false });
-        let signed =
-            run("success", "retrygate-gate base=main@f95f852", "passing (signed off): by m for ec26c3e");
-        assert_eq!(judge_pr(Some(&signed), head, "main"), PrVerdict::Passing { signed_off: true });
+        assert_eq!(judge_pr(Some(&ok), 4, head, "main"), PrVerdict::Passing { signed: None });
         let why = |v: PrVerdict| match v {
             PrVerdict::NotPassing(w) => w,
             other => panic!("{other:?}"),
         };
-        assert!(why(judge_pr(None, head, "main")).contains("no retrygate verdict on its head `ec26c3e`"));
-        assert!(why(judge_pr(Some(&run("failure", "retrygate-gate base=main@x", "")), head, "main"))
+        assert!(why(judge_pr(None, 4, head, "main")).contains("no retrygate verdict on its head `ec26c3e`"));
+        assert!(why(judge_pr(Some(&run("failure", "retrygate-gate base=main@x", "")), 4, head, "main"))
             .contains("`failure`"));
-        assert!(why(judge_pr(Some(&ok), head, "release")).contains("computed against `main`, not `release`"));
-        assert!(why(judge_pr(Some(&run("success", "retrygate-gate", "")), head, "main"))
+        assert!(
+            why(judge_pr(Some(&ok), 4, head, "release")).contains("computed against `main`, not `release`")
+        );
+        assert!(why(judge_pr(Some(&run("success", "retrygate-gate", "")), 4, head, "main"))
             .contains("does not say which base"));
+    }
+
+    fn entry(pr: u64, base: &str, verdict: EntryVerdict, signed: Option<&str>) -> HeadEntry {
+        HeadEntry {
+            pr,
+            base: base.into(),
+            base_sha: "f95f852".into(),
+            verdict,
+            title: "t".into(),
+            signed_off_by: signed.map(str::to_string),
+            lifted: vec![],
+            lifted_complete: true,
+        }
+    }
+
+    #[test]
+    fn the_record_names_each_pull_requests_own_verdict_and_base() {
+        let head = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
+        let run = |entries: &[HeadEntry]| json!({"conclusion": "success", "external_id": "retrygate-gate base=main@f95f852", "output": {"title": "passing", "text": heads::encode(entries)}});
+        let signed = entry(4, "main", EntryVerdict::Pass, Some("m"));
+        assert_eq!(
+            judge_pr(Some(&run(std::slice::from_ref(&signed))), 4, head, "main"),
+            PrVerdict::Passing { signed: Some(signed) }
+        );
+        let why = |v: PrVerdict| match v {
+            PrVerdict::NotPassing(w) => w,
+            other => panic!("{other:?}"),
+        };
+        // The run's last writer was another pull request into `main`; #4's
+        // own verdict was against `evil`.
+        let r =
+            run(&[entry(5, "main", EntryVerdict::Pass, None), entry(4, "evil", EntryVerdict::Pass, None)]);
+        assert!(why(judge_pr(Some(&r), 4, head, "main")).contains("computed against `evil`, not `main`"));
+        let r = run(&[entry(5, "main", EntryVerdict::Pass, None)]);
+        assert!(why(judge_pr(Some(&r), 4, head, "main")).contains("holds no verdict of #4"));
+        let r = run(&[entry(4, "main", EntryVerdict::Undecided, None)]);
+        assert!(why(judge_pr(Some(&r), 4, head, "main")).contains("is not a pass"));
+    }
+
+    #[test]
+    fn an_undecided_group_is_never_lifted_by_a_signed_off_pull_request() {
+        let group = Publication::could_not_decide("a", &anyhow::anyhow!("bad config"));
+        let signed = entry(4, "main", EntryVerdict::Pass, Some("m"));
+        let p = combine(group, &[(4, PrVerdict::Passing { signed: Some(signed) })], &[]);
+        assert_eq!(p.verdict, Verdict::Block);
+        assert!(p.undecided);
+        assert!(
+            p.summary_markdown.contains("could not decide, and nothing lifts that"),
+            "{}",
+            p.summary_markdown
+        );
     }
 }

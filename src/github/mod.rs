@@ -9,7 +9,8 @@
 //! passes [`check_gate`], which is [`crate::gate::check`].
 //!
 //! - [`event`]: the webhook payload, reduced to a [`event::Trigger`];
-//! - [`signoff`]: `/retrygate sign-off <sha>`, parsed and judged (pure);
+//! - [`signoff`]: `/retrygate sign-off <full sha>`, parsed as GitHub renders
+//!   the comment and judged (pure);
 //! - [`retry`]: when a read is retried and how long to wait (pure);
 //! - [`client`]: the octocrab client, reads with retries, writes once;
 //! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
@@ -18,6 +19,8 @@
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
 //! - [`artifact`]: the tool-ledger artifact of the head commit, found and
 //!   downloaded for the gate;
+//! - [`heads`]: one head commit shared by several pull requests: the
+//!   strictest verdict wins (pure);
 //! - [`merge_group`]: the verdict of a merge queue's group (pure);
 //! - [`action`]: the flow for each event and mode.
 
@@ -27,6 +30,7 @@ pub mod checks;
 pub mod client;
 pub mod comment;
 pub mod event;
+pub mod heads;
 pub mod merge_group;
 pub mod publication;
 pub mod publish;
@@ -111,6 +115,18 @@ pub struct ActionEnv {
     pub replay_report: Option<PathBuf>,
     /// Least time between two writes ([`client::MIN_WRITE_INTERVAL`]).
     pub write_interval: std::time::Duration,
+    /// Deadlines and waits of the client (tests shorten them).
+    pub timing: Timing,
+}
+
+/// The client's deadlines and waits; `None` keeps the default (for the
+/// deadlines: `RETRYGATE_REQUEST_DEADLINE`, `RETRYGATE_PUBLISH_DEADLINE`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    pub request_deadline: Option<std::time::Duration>,
+    pub publish_deadline: Option<std::time::Duration>,
+    /// [`client::UNKNOWN_WRITE_SETTLE`].
+    pub settle: Option<std::time::Duration>,
 }
 
 impl ActionEnv {
@@ -153,6 +169,7 @@ impl ActionEnv {
             bot_login: args.bot_login.clone(),
             replay_report: args.replay_report.as_ref().map(in_workspace),
             write_interval: client::MIN_WRITE_INTERVAL,
+            timing: Timing::default(),
             workspace,
         })
     }

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::finding::Finding;
-use crate::policy::{GateVerdict, Verdict};
+use crate::policy::{GateVerdict, ReasonCode, Verdict};
 
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any
@@ -40,6 +40,16 @@ pub struct Publication {
     pub comment_markdown: String,
     /// Annotated on the diff through the check run.
     pub findings: Vec<Finding>,
+    /// The gate could not decide (an error, a panic): blocking, and never
+    /// lifted by anything, a sign-off or a merge queue's rule included.
+    #[serde(default)]
+    pub undecided: bool,
+    /// Why it blocks (or, under an accepted sign-off, what would have).
+    #[serde(default)]
+    pub reasons: Vec<ReasonCode>,
+    /// Who signed off this head, when an accepted sign-off made it pass.
+    #[serde(default)]
+    pub signed_off_by: Option<String>,
 }
 
 impl Publication {
@@ -60,6 +70,11 @@ impl Publication {
             summary_markdown: markdown.clone(),
             comment_markdown: markdown,
             findings: v.findings.clone(),
+            undecided: false,
+            reasons: v.reasons.iter().map(|r| r.code).collect(),
+            signed_off_by: v
+                .accepted_sign_off()
+                .map(|s| s.by.clone().unwrap_or_else(|| "a maintainer".to_string())),
         }
     }
 
@@ -75,6 +90,9 @@ impl Publication {
             summary_markdown: text.clone(),
             comment_markdown: text,
             findings: Vec::new(),
+            undecided: true,
+            reasons: Vec::new(),
+            signed_off_by: None,
         }
     }
 }

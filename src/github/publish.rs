@@ -6,9 +6,10 @@
 
 use serde_json::json;
 
-use super::checks::{self, CheckOutcome};
+use super::checks::{self, CheckOutcome, ForPr, Stale};
 use super::client::{Api, ApiError};
 use super::comment::{self, CommentOutcome};
+use super::heads::Combined;
 use super::publication::Publication;
 use super::review::{self, ReviewOutcome};
 use crate::printer::Verdict;
@@ -40,9 +41,19 @@ pub enum AutoMerge {
 #[derive(Debug, Clone)]
 pub struct PublishReport {
     pub check: Result<CheckOutcome, ApiError>,
+    /// What the check shows (or was to show): for a pull request, the
+    /// strictest verdict of every open pull request with this head
+    /// ([`super::heads`]), and this pull request's comment.
+    pub shown: Combined,
+    /// An older, kinder verdict that still stands on the check run, with
+    /// what to do about it (one line): the job must fail loudly.
+    pub stale: Option<String>,
     /// Tried only when the check run could not be written.
     pub status: Option<Result<(), ApiError>>,
     pub comment: Result<CommentOutcome, ApiError>,
+    /// The notes put on (or taken off) the comments of the other pull
+    /// requests with this head, where one was edited or failed.
+    pub siblings: Vec<(u64, Result<CommentOutcome, ApiError>)>,
     /// The one-click fixes review; `None` where there is no pull request.
     pub suggestions: Option<Result<ReviewOutcome, ApiError>>,
     pub auto_merge: AutoMerge,
@@ -52,7 +63,7 @@ impl PublishReport {
     /// The verdict reached the commit (check run or status), where branch
     /// protection reads it.
     pub fn verdict_on_github(&self) -> bool {
-        self.check.is_ok() || matches!(self.status, Some(Ok(())))
+        self.stale.is_none() && (self.check.is_ok() || matches!(self.status, Some(Ok(()))))
     }
 
     /// Some write was refused for lack of permission.
@@ -79,6 +90,17 @@ impl PublishReport {
             }
             Err(e) => format!("- check run `retrygate` on `{sha}`: **not written**: {e}\n"),
         });
+        if let Some(stale) = &self.stale {
+            out.push_str(&format!("- **{stale}**\n"));
+        }
+        if self.shown.entries.len() > 1 {
+            let prs: Vec<String> = self.shown.entries.iter().map(|e| format!("#{}", e.pr)).collect();
+            out.push_str(&format!(
+                "- the check shows the strictest verdict of the open pull requests with this head: {} (`{}`)\n",
+                prs.join(", "),
+                self.shown.check.verdict.as_str()
+            ));
+        }
         match &self.status {
             None => {}
             Some(Ok(())) => {
@@ -98,6 +120,17 @@ impl PublishReport {
             }
             Err(e) => format!("- sticky comment: **not written**: {e}\n"),
         });
+        for (n, r) in &self.siblings {
+            out.push_str(&match r {
+                Ok(CommentOutcome::Edited { id }) => {
+                    format!(
+                        "- sticky comment of #{n} (same head commit): note on the check updated (id {id})\n"
+                    )
+                }
+                Ok(_) => continue,
+                Err(e) => format!("- sticky comment of #{n} (same head commit): **not updated**: {e}\n"),
+            });
+        }
         match &self.suggestions {
             None => {}
             Some(Ok(r)) => out.push_str(&r.summary_line()),
@@ -129,9 +162,47 @@ async fn disable_auto_merge(api: &Api, pr: &PrTarget) -> AutoMerge {
     }
 }
 
-/// Publishes `p`: check run (status as fallback), sticky comment as
-/// `bot_login` (or the identity `GET /user` reports), auto-merge. Steps are
-/// sent one at a time, as GitHub asks of content-creating requests.
+/// The open pull requests whose head is `sha` (GitHub's list of pull
+/// requests associated with the commit, narrowed to open ones whose head
+/// it is), `pr` always among them.
+async fn open_with_head(api: &Api, sha: &str, pr: u64) -> Result<Vec<u64>, ApiError> {
+    let route = api.repo_route(&format!("/commits/{sha}/pulls?per_page={}", super::client::PER_PAGE));
+    let listed = api.get_all("listing the pull requests of the head commit", &route, None).await?;
+    let mut open: Vec<u64> = listed
+        .iter()
+        .filter(|p| p.get("state").and_then(serde_json::Value::as_str) == Some("open"))
+        .filter(|p| p.pointer("/head/sha").and_then(serde_json::Value::as_str) == Some(sha))
+        .filter_map(|p| p.get("number").and_then(serde_json::Value::as_u64))
+        .collect();
+    if !open.contains(&pr) {
+        open.push(pr);
+    }
+    open.sort_unstable();
+    open.dedup();
+    Ok(open)
+}
+
+/// The line that says an older, kinder verdict still stands, and how to
+/// clear it.
+fn stale_line(api: &Api, p: &Publication, stale: &Stale) -> String {
+    let sha = &p.head_sha;
+    match stale.id {
+        Some(id) => format!(
+            "a stale check run remains: `retrygate` (id {id}) on {sha} still shows `{}` from an earlier run, and retrygate could not change it to `failure`, so the pull request may still be merged. Re-run this job; or clear it by hand: `gh api -X PATCH repos/{}/{}/check-runs/{id} -f status=completed -f conclusion=failure -f output[title]='blocked: re-run retrygate' -f output[summary]='re-run retrygate'`",
+            stale.conclusion, api.owner, api.repo
+        ),
+        None => format!(
+            "the `retrygate` check run on {sha} could not be read, so an older passing one may remain there and retrygate could not replace it with `failure`. Re-run this job; check the run's conclusion under the pull request's Checks tab, and if it shows success, re-run the job until this line is gone"
+        ),
+    }
+}
+
+/// Publishes `p` for pull request `pr`: check run (status as fallback),
+/// sticky comment as `bot_login` (or the identity `GET /user` reports),
+/// auto-merge. The check run shows the strictest verdict of every open
+/// pull request with this head ([`super::heads`]). Steps are sent one at a
+/// time, as GitHub asks of content-creating requests; the publish deadline
+/// starts here, not before the gate.
 pub async fn publish(
     api: &Api,
     pr: &PrTarget,
@@ -139,26 +210,33 @@ pub async fn publish(
     bot_login: Option<&str>,
     details_url: Option<&str>,
 ) -> PublishReport {
-    // Reads stop at the publish deadline themselves; octocrab's typed writes
-    // only know per-read timeouts, which a server trickling a byte a second
-    // never trips. This bounds the whole publish, writes included.
-    let left = api.publish_left();
-    match tokio::time::timeout(left, publish_steps(api, pr, p, bot_login, details_url)).await {
+    api.start_publish();
+    // Every request is bounded by the deadlines itself; this only guards
+    // against a step that would not stop (with room for the read-backs).
+    let limit = api.publish_deadline() + 3 * super::client::READ_BACK_GRACE;
+    match tokio::time::timeout(limit, publish_steps(api, pr, p, bot_login, details_url)).await {
         Ok(report) => report,
-        Err(_) => {
-            let e = crate::github::client::ApiError::Deadline {
-                what: "publishing the verdict".into(),
-                which: crate::github::client::Deadline::Publish,
-                after: api.publish_deadline(),
-            };
-            PublishReport {
-                check: Err(e.clone()),
-                status: Some(Err(e.clone())),
-                comment: Err(e.clone()),
-                suggestions: Some(Err(e.clone())),
-                auto_merge: AutoMerge::Failed(e.to_string()),
-            }
-        }
+        Err(_) => timed_out(api, p),
+    }
+}
+
+fn timed_out(api: &Api, p: &Publication) -> PublishReport {
+    let e = crate::github::client::ApiError::Deadline {
+        what: "publishing the verdict".into(),
+        which: crate::github::client::Deadline::Publish,
+        after: api.publish_deadline(),
+    };
+    let shown = super::heads::combine(0, p, &[], &[]);
+    PublishReport {
+        check: Err(e.clone()),
+        stale: (p.verdict == Verdict::Block)
+            .then(|| stale_line(api, p, &Stale { id: None, conclusion: "unknown".into() })),
+        shown,
+        status: Some(Err(e.clone())),
+        comment: Err(e.clone()),
+        siblings: Vec::new(),
+        suggestions: Some(Err(e.clone())),
+        auto_merge: AutoMerge::Failed(e.to_string()),
     }
 }
 
@@ -169,20 +247,54 @@ async fn publish_steps(
     bot_login: Option<&str>,
     details_url: Option<&str>,
 ) -> PublishReport {
-    let check = checks::publish_check_run(api, p, details_url).await;
-    let status = match &check {
-        Ok(_) => None,
+    // A pass cannot be published without knowing the other pull requests
+    // it would stand for; a block can (it is the strictest anyway).
+    let (p, open) = match open_with_head(api, &p.head_sha, pr.number).await {
+        Ok(open) => (p.clone(), open),
+        Err(e) if p.verdict == Verdict::Pass => {
+            tracing::warn!(
+                "{e}; the pass cannot be published without knowing the other pull requests of the commit"
+            );
+            let why = anyhow::anyhow!("{e}; a pass is published only when the other open pull requests with this head commit are known");
+            let mut undecided = Publication::could_not_decide(&p.head_sha, &why);
+            undecided.base = p.base.clone();
+            (undecided, vec![pr.number])
+        }
+        Err(e) => {
+            tracing::warn!("{e}; publishing the block for this pull request alone");
+            (p.clone(), vec![pr.number])
+        }
+    };
+    let for_pr = ForPr { number: pr.number, open };
+    let check = checks::publish_check_run(api, &p, Some(&for_pr), details_url).await;
+    let shown = check.shown.clone();
+    let stale = check.stale.as_ref().map(|s| stale_line(api, &shown.check, s));
+    let status = match &check.result {
+        Ok(_) if stale.is_none() => None,
+        Ok(_) => Some(checks::publish_status(api, &shown.check, details_url).await),
         Err(e) => {
             tracing::warn!("{e}; setting the commit status instead");
-            Some(checks::publish_status(api, p, details_url).await)
+            Some(checks::publish_status(api, &shown.check, details_url).await)
         }
     };
     let me = comment::identity(api, bot_login).await;
     let comment = match &me {
-        Ok(me) => comment::publish_comment(api, pr.number, me, &p.comment_markdown).await,
+        Ok(me) => comment::publish_comment(api, pr.number, me, &shown.comment_markdown).await,
         Err(e) => Err(e.clone()),
     };
-    let auto_merge = match (p.verdict, pr.auto_merge_enabled) {
+    // The other pull requests' comments: a note while the check is stricter
+    // than their own verdict, taken off once it is not.
+    let mut siblings = Vec::new();
+    if let (Ok(me), Ok(_)) = (&me, &check.result) {
+        for (n, note) in super::heads::sibling_notes(pr.number, &shown) {
+            match comment::set_note(api, n, me, note.as_deref()).await {
+                Ok(Some(CommentOutcome::Unchanged { .. }) | None) => {}
+                Ok(Some(outcome)) => siblings.push((n, Ok(outcome))),
+                Err(e) => siblings.push((n, Err(e))),
+            }
+        }
+    }
+    let auto_merge = match (shown.check.verdict, pr.auto_merge_enabled) {
         (Verdict::Pass, _) => AutoMerge::NotNeeded,
         (Verdict::Block, false) => AutoMerge::NotEnabled,
         (Verdict::Block, true) => disable_auto_merge(api, pr).await,
@@ -192,24 +304,31 @@ async fn publish_steps(
         Ok(me) => review::publish_suggestions(api, pr.number, &p.head_sha, me, &p.findings).await,
         Err(e) => Err(e.clone()),
     });
-    PublishReport { check, status, comment, suggestions, auto_merge }
+    PublishReport { check: check.result, shown, stale, status, comment, siblings, suggestions, auto_merge }
 }
 
 /// Publishes `p` on a commit that belongs to no pull request (a merge
 /// group's): the check run, the status as fallback, nothing else.
 pub async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str>) -> PublishReport {
-    let check = checks::publish_check_run(api, p, details_url).await;
-    let status = match &check {
-        Ok(_) => None,
+    api.start_publish();
+    let check = checks::publish_check_run(api, p, None, details_url).await;
+    let shown = check.shown.clone();
+    let stale = check.stale.as_ref().map(|s| stale_line(api, &shown.check, s));
+    let status = match &check.result {
+        Ok(_) if stale.is_none() => None,
+        Ok(_) => Some(checks::publish_status(api, p, details_url).await),
         Err(e) => {
             tracing::warn!("{e}; setting the commit status instead");
             Some(checks::publish_status(api, p, details_url).await)
         }
     };
     PublishReport {
-        check,
+        check: check.result,
+        shown,
+        stale,
         status,
         comment: Ok(CommentOutcome::NotApplicable),
+        siblings: Vec::new(),
         suggestions: None,
         auto_merge: AutoMerge::NotNeeded,
     }

@@ -90,6 +90,9 @@ mod tests {
             findings: vec![
                 Finding::new(Kind::JitterRemoved, "rust/x", "src/a.rs", 3).message("jitter removed")
             ],
+            undecided: false,
+            reasons: vec![],
+            signed_off_by: None,
         }
     }
 

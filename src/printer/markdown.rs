@@ -104,7 +104,7 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
 /// with the error and what to do.
 pub fn could_not_decide(error: &str, head: &str) -> String {
     format!(
-        "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job; a maintainer can also sign off this commit with `/retrygate sign-off {}`.\n",
+        "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job. A sign-off cannot lift this: the gate has to reach a verdict on `{}` first.\n",
         error.replace("```", "'''"),
         short_sha(head)
     )

@@ -56,6 +56,8 @@ fn sign_off(repo: &Repo, base: &str, body: &str) -> (anyhow::Result<()>, String)
         bot_login: None,
         replay_report: None,
         write_interval: Duration::ZERO,
+        // Unknown writes are looked for again after 50 ms, not 3 s.
+        timing: retrygate::github::Timing { settle: Some(Duration::from_millis(50)), ..Default::default() },
     };
     let result = retrygate::github::run(&env, &check_gate).map(|_| ());
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap_or_default();

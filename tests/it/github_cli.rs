@@ -158,7 +158,7 @@ fn an_agent_pull_request_without_evidence_is_blocked_and_a_maintainer_sign_off_l
     let mut comment: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     comment["action"] = json!("created");
     comment["comment"]["user"] = fake_github::user("maintainer");
-    comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", &c.head[..10]));
+    comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", c.head));
     let out = run_event(&fake, &c, ACTIONS_TOKEN, "issue_comment", &comment, &[]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let runs = fake.check_runs();

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use common::Repo;
 use fake_github::{CheckRun, FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
+use retrygate::github::heads::{self, EntryVerdict, HeadEntry};
 use retrygate::github::Outcome;
 use retrygate::github::{check_gate, ActionEnv, Mode, VerdictFile};
 use serde_json::{json, Value};
@@ -55,6 +56,11 @@ impl Job {
             replay_report: None,
             link_base: None,
             write_interval: Duration::ZERO,
+            // Unknown writes are looked for again after 50 ms, not 3 s.
+            timing: retrygate::github::Timing {
+                settle: Some(Duration::from_millis(50)),
+                ..Default::default()
+            },
         };
         Job { dir, env }
     }
@@ -323,6 +329,47 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     assert_eq!(runs[0].external_id.as_deref(), Some(format!("retrygate-gate base=main@{main}").as_str()));
 }
 
+#[test]
+fn one_head_opened_into_two_bases_shows_the_stricter_bases_verdict_with_the_real_gate() {
+    // `release` says advisory; `main` enforces. The same branch is opened
+    // into both: #7 into `main` (blocked), #8 into `release` (passing there).
+    let fake = FakeGithub::start();
+    let repo = Repo::new();
+    repo.write("src/checkout.rs", common::BEFORE);
+    let main = repo.commit("base");
+    repo.branch("release");
+    repo.write(".github/retrygate.yml", "mode: advisory\n");
+    let release = repo.commit("advisory on release");
+    repo.branch("feature");
+    repo.write("src/checkout.rs", common::AGENT_PATCH);
+    let head = repo.commit("faster");
+    let mut payloads = Vec::new();
+    for (n, branch, base) in [(7u64, "main", &main), (8, "release", &release)] {
+        let mut pr = fake.add_pull(n, &head, base);
+        pr["base"]["ref"] = json!(branch);
+        fake.with(|s| s.pulls.insert(n, pr.clone()));
+        let mut ev = pr_payload("opened", &head, base);
+        ev["pull_request"] = pr;
+        payloads.push(ev);
+    }
+    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), Outcome::Block);
+    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(retrygate::github::run(&job8.env, &check_gate).unwrap(), Outcome::Block, "{}", job8.summary());
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "#7 never shows #8's pass");
+    let title = runs[0].title.clone().unwrap();
+    assert!(title.starts_with("blocked by #7 into main: blocked: "), "{title}");
+    let summary = runs[0].summary.clone().unwrap();
+    assert!(
+        summary.contains("| #8 into `release` (this run) | ✅ passing: passing (advisory mode, would block)"),
+        "{summary}"
+    );
+    let c8 = fake.comments().into_iter().find(|c| c.issue == 8).unwrap().body;
+    assert!(c8.contains("pull request #7 into `main` has the same head commit"), "{c8}");
+}
+
 // ---- merge queues ----------------------------------------------------------
 
 /// `main`, then pull requests #3 (a README edit) and #4 (the regression),
@@ -378,6 +425,7 @@ fn pr_check_run(fake: &FakeGithub, id: u64, head: &str, conclusion: &str, base_b
             conclusion: Some(conclusion.into()),
             title: Some(title.into()),
             summary: Some(String::new()),
+            text: None,
             annotations: Vec::new(),
         })
     });
@@ -386,6 +434,9 @@ fn pr_check_run(fake: &FakeGithub, id: u64, head: &str, conclusion: &str, base_b
 fn group_job(fake: &FakeGithub, q: &Queue) -> Job {
     fake.add_pull(3, &q.head3, &q.base);
     fake.add_pull(4, &q.head4, &q.base);
+    for n in [3, 4] {
+        fake.with(|s| s.pulls.get_mut(&n).unwrap()["base"]["ref"] = json!("main"));
+    }
     Job::new(fake, q.repo.path(), "merge_group", &group_payload(q), ACTIONS_TOKEN, Mode::Full)
 }
 
@@ -425,8 +476,25 @@ fn a_queued_pull_request_without_a_passing_verdict_blocks_the_group() {
     }
 }
 
+/// A check run on `head` that records pull request `pr`'s own pass against
+/// `main`, signed off by `by` with `lifted` as the findings they accepted.
+fn signed_off_run(fake: &FakeGithub, id: u64, pr: u64, head: &str, by: &str, lifted: &[&str]) {
+    let entry = HeadEntry {
+        pr,
+        base: "main".into(),
+        base_sha: "0000000".into(),
+        verdict: EntryVerdict::Pass,
+        title: format!("passing (signed off): by {by}"),
+        signed_off_by: Some(by.into()),
+        lifted: lifted.iter().map(|s| s.to_string()).collect(),
+        lifted_complete: true,
+    };
+    pr_check_run(fake, id, head, "success", "main", "passing (signed off)");
+    fake.with(|s| s.check_runs.iter_mut().find(|r| r.id == id).unwrap().text = Some(heads::encode(&[entry])));
+}
+
 #[test]
-fn the_groups_own_gate_counts_unless_a_queued_pull_request_was_signed_off() {
+fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
     let q = queue();
     // Both PRs claim a plain pass, yet the group holds the regression: the
     // group's own gate blocks it.
@@ -440,15 +508,85 @@ fn the_groups_own_gate_counts_unless_a_queued_pull_request_was_signed_off() {
     assert!(run.title.as_deref().unwrap().starts_with("blocked: "), "{:?}", run.title);
     assert!(run.external_id.as_deref().unwrap().starts_with("retrygate-gate base=main@"));
 
-    // #4 passed by a maintainer's sign-off: its finding is what they accepted.
+    // #4 passed by a maintainer's sign-off, given on GitHub as a comment:
+    // its check run records the findings the maintainer accepted, and the
+    // group's findings are exactly those.
     let fake = FakeGithub::start();
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
-    pr_check_run(&fake, 2, &q.head4, "success", "main", "passing (signed off): by maintainer for 1234567");
     let job = group_job(&fake, &q);
+    fake.set_permission("maintainer", "write", "write");
+    let mut comment = fixture("issue_comment_edited_webhook_event.json");
+    comment["action"] = json!("created");
+    comment["issue"]["number"] = json!(4);
+    comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", q.head4));
+    comment["comment"]["user"] = fake_github::user("maintainer");
+    let sign_off = Job::new(&fake, q.repo.path(), "issue_comment", &comment, ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(
+        retrygate::github::run(&sign_off.env, &check_gate).unwrap(),
+        Outcome::Pass,
+        "{}",
+        sign_off.summary()
+    );
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass, "{}", job.summary());
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("success"));
-    assert!(run.summary.unwrap().contains("#4: passing (signed off)"));
+    let summary = run.summary.unwrap();
+    assert!(summary.contains("#4: passing (signed off by maintainer)"), "{summary}");
+    assert!(summary.contains("Every blocking finding of the group is one a maintainer signed off on the pull request that brought it (#4)"), "{summary}");
+
+    // A sign-off accepted other findings than the group's: a combined
+    // regression, which is what the group's own check is for. It blocks.
+    let fake = FakeGithub::start();
+    pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
+    signed_off_run(
+        &fake,
+        2,
+        4,
+        &q.head4,
+        "maintainer",
+        &["retry-count-raised|rust/backon-max-times|src/checkout.rs|retries raised from 2 to 3"],
+    );
+    let job = group_job(&fake, &q);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    let run = group_run(&fake, &q);
+    assert_eq!(run.conclusion.as_deref(), Some("failure"));
+    let summary = run.summary.unwrap();
+    assert!(summary.contains("#4: passing (signed off by maintainer)"), "{summary}");
+    assert!(
+        summary.contains("A sign-off on a queued pull request does not lift this: the group's finding"),
+        "{summary}"
+    );
+    assert!(summary.contains("(a combined regression)"), "{summary}");
+}
+
+#[test]
+fn a_group_whose_gate_could_not_decide_is_never_lifted_by_a_sign_off() {
+    // The queue's base carries a typo in the config: the group's gate cannot
+    // decide. #4 passed by a sign-off that accepted the group's very finding.
+    let q = queue();
+    q.repo.checkout("main");
+    q.repo.write(".github/retrygate.yml", "mode: enforce\nrequire: { ledgr: true }\n");
+    let typo = q.repo.commit("config typo");
+    q.repo.git(&["checkout", "-q", "-b", &format!("gh-readonly-queue/main/pr-4-{typo}")]);
+    q.repo.git(&["merge", "-q", "--no-ff", &q.head3, "-m", "Merge pull request #3 from octo-org/docs"]);
+    q.repo.git(&["merge", "-q", "--no-ff", &q.head4, "-m", "Merge pull request #4 from octo-org/faster"]);
+    let group = q.repo.head();
+    let q = Queue { base: typo, group, ..q };
+    let fake = FakeGithub::start();
+    pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
+    signed_off_run(&fake, 2, 4, &q.head4, "maintainer", &[]);
+    let mut payload = group_payload(&q);
+    payload["merge_group"]["head_ref"] = json!(format!("refs/heads/gh-readonly-queue/main/pr-4-{}", q.base));
+    fake.add_pull(3, &q.head3, &q.base);
+    fake.add_pull(4, &q.head4, &q.base);
+    let job = Job::new(&fake, q.repo.path(), "merge_group", &payload, ACTIONS_TOKEN, Mode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::CouldNotDecide);
+    let run = group_run(&fake, &q);
+    assert_eq!(run.conclusion.as_deref(), Some("failure"), "never success");
+    let summary = run.summary.unwrap();
+    assert!(summary.contains("#4: passing (signed off by maintainer)"), "{summary}");
+    assert!(summary.contains("could not decide, and nothing lifts that"), "{summary}");
+    assert!(summary.contains("ledgr"), "the reason is shown: {summary}");
 }
 
 #[test]

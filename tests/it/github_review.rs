@@ -49,6 +49,11 @@ impl Job {
             replay_report: None,
             link_base: None,
             write_interval: Duration::ZERO,
+            // Unknown writes are looked for again after 50 ms, not 3 s.
+            timing: retrygate::github::Timing {
+                settle: Some(Duration::from_millis(50)),
+                ..Default::default()
+            },
         };
         Job { dir, env }
     }

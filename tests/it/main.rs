@@ -23,6 +23,7 @@ mod github;
 mod github_action;
 mod github_cli;
 mod github_fail_closed;
+mod github_required_check;
 mod github_review;
 mod hostile_github;
 mod hostile_input;

@@ -67,6 +67,13 @@ pub enum FaultKind {
     After(u16),
     /// Answer 429 with `retry-after: N` seconds.
     RateLimit(u32),
+    /// A proxy's answer: 200 with an HTML page; the request is applied
+    /// first when `true`.
+    Html(bool),
+    /// A slow write: the request is applied `apply_ms` after it arrived and
+    /// answered `answer_ms` after it arrived (a client with a shorter
+    /// deadline gives up before, and the write lands after it did).
+    Late { apply_ms: u64, answer_ms: u64 },
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +110,7 @@ pub struct CheckRun {
     pub conclusion: Option<String>,
     pub title: Option<String>,
     pub summary: Option<String>,
+    pub text: Option<String>,
     pub annotations: Vec<Value>,
 }
 
@@ -182,6 +190,10 @@ pub struct State {
     pub log: Vec<Logged>,
     /// Items per page at most, whatever `per_page` asks (forces pagination).
     pub page_cap: usize,
+    /// Pull requests the list of a commit's pull requests leaves out, as
+    /// GitHub's does for a commit already on the default branch (it names
+    /// only the pull request that merged it).
+    pub commit_pulls_hidden: Vec<u64>,
     next_id: u64,
     pub port: u16,
 }
@@ -302,6 +314,7 @@ impl FakeGithub {
                 conclusion: None,
                 title: None,
                 summary: None,
+                text: None,
                 annotations: Vec::new(),
             });
             id
@@ -459,7 +472,49 @@ async fn handle(
         .unwrap_or_default();
     let bytes = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    match serve(&state, &method, &path, &query, &auth, &body) {
+        Ok(resp) => Ok(resp),
+        Err((apply_ms, answer_ms)) => {
+            // Applied on a task of its own: a client that gave up and closed
+            // the connection does not stop the write from landing.
+            let shared = state.clone();
+            let applied = tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(apply_ms)).await;
+                let mut st = shared.lock().expect("fake state");
+                let (status, out, _) = route(&mut st, &method, &path, &query, &auth, &body);
+                st.log.push(Logged {
+                    authorized: !auth.is_empty(),
+                    method,
+                    path,
+                    query,
+                    status,
+                    at: Instant::now(),
+                    body,
+                });
+                (status, out)
+            });
+            tokio::time::sleep(std::time::Duration::from_millis(answer_ms)).await;
+            let (status, out) = applied.await.expect("the late write");
+            let resp =
+                Response::builder().status(status).header("content-type", "application/json; charset=utf-8");
+            Ok(resp.body(Full::new(Bytes::from(out.to_string()))).expect("response"))
+        }
+    }
+}
 
+/// Answers one request, or says it is a [`FaultKind::Late`] one: applied
+/// after `.0` ms and answered after `.1` ms, which [`handle`] does without
+/// holding the state.
+fn serve(
+    state: &Arc<Mutex<State>>,
+    method: &str,
+    path: &str,
+    query: &str,
+    auth: &str,
+    body: &Value,
+) -> Result<Response<Full<Bytes>>, (u64, u64)> {
+    let (method, path, query, auth, body) =
+        (method.to_string(), path.to_string(), query.to_string(), auth.to_string(), body.clone());
     let mut st = state.lock().expect("fake state");
     // The artifact storage: a signed URL, no token (and none accepted).
     if let Some(id) = path.strip_prefix("/_blob/artifacts/") {
@@ -499,6 +554,28 @@ async fn handle(
             f.seen += 1;
         }
     }
+    if let Some(FaultKind::Late { apply_ms, answer_ms }) = fault {
+        return Err((apply_ms, answer_ms));
+    }
+    if let Some(FaultKind::Html(apply)) = fault {
+        let status = if apply { route(&mut st, &method, &path, &query, &auth, &body).0 } else { 0 };
+        st.log.push(Logged {
+            authorized: !auth.is_empty(),
+            method,
+            path,
+            query,
+            status,
+            at: Instant::now(),
+            body,
+        });
+        drop(st);
+        let resp = Response::builder().status(200).header("content-type", "text/html");
+        return Ok(resp
+            .body(Full::new(Bytes::from_static(
+                b"<html><body><h1>Unicorn!</h1>This page is taking too long to load.</body></html>",
+            )))
+            .expect("response"));
+    }
     let (status, out, headers) = match fault {
         Some(FaultKind::Before(code)) => reply(code, json!({"message": "Bad Gateway (injected)"})),
         Some(FaultKind::RateLimit(secs)) => (
@@ -510,7 +587,9 @@ async fn handle(
             let _ = route(&mut st, &method, &path, &query, &auth, &body);
             reply(code, json!({"message": "Bad Gateway (injected after applying)"}))
         }
-        None => route(&mut st, &method, &path, &query, &auth, &body),
+        None | Some(FaultKind::Html(_) | FaultKind::Late { .. }) => {
+            route(&mut st, &method, &path, &query, &auth, &body)
+        }
     };
     st.log.push(Logged {
         authorized: !auth.is_empty(),
@@ -571,7 +650,7 @@ fn check_run_json(st: &State, run: &CheckRun) -> Value {
     v["conclusion"] = json!(run.conclusion);
     v["url"] = json!(format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/check-runs/{}", st.port, run.id));
     v["output"] = json!({
-        "title": run.title, "summary": run.summary, "text": null,
+        "title": run.title, "summary": run.summary, "text": run.text,
         "annotations_count": run.annotations.len(),
         "annotations_url": format!("http://127.0.0.1:{}/repos/{OWNER_REPO}/check-runs/{}/annotations", st.port, run.id),
     });
@@ -709,6 +788,7 @@ fn apply_output(run: &mut CheckRun, body: &Value) {
     if let Some(o) = body.get("output") {
         run.title = o.get("title").and_then(Value::as_str).map(str::to_string).or(run.title.take());
         run.summary = o.get("summary").and_then(Value::as_str).map(str::to_string).or(run.summary.take());
+        run.text = o.get("text").and_then(Value::as_str).map(str::to_string).or(run.text.take());
         if let Some(a) = o.get("annotations").and_then(Value::as_array) {
             assert!(a.len() <= 50, "GitHub refuses more than 50 annotations per request, got {}", a.len());
             run.annotations.extend(a.iter().cloned());
@@ -766,6 +846,32 @@ fn route(
                 st.permissions.get(&login).cloned().unwrap_or(("none".into(), "none".into()));
             reply(200, json!({"permission": permission, "role_name": role, "user": user(&login)}))
         }
+        // Pull requests associated with a commit: open ones whose branch
+        // holds it (here: whose head it is), any state.
+        ("GET", ["commits", sha, "pulls"]) => {
+            let mut all: Vec<Value> = st
+                .pulls
+                .values()
+                .filter(|p| p["head"]["sha"].as_str() == Some(*sha))
+                .filter(|p| p["number"].as_u64().is_none_or(|n| !st.commit_pulls_hidden.contains(&n)))
+                .cloned()
+                .collect();
+            all.sort_by_key(|p| p["number"].as_u64());
+            let (page, headers) = paginate(st, path, query, all);
+            (200, Value::Array(page), headers)
+        }
+        // Newest first, as GitHub lists them.
+        ("GET", ["commits", sha, "statuses"]) => {
+            let all: Vec<Value> = st
+                .statuses
+                .iter()
+                .rev()
+                .filter(|v| v["url"].as_str().is_some_and(|u| u.ends_with(&format!("/statuses/{sha}"))))
+                .cloned()
+                .collect();
+            let (page, headers) = paginate(st, path, query, all);
+            (200, Value::Array(page), headers)
+        }
         ("GET", ["commits", sha, "check-runs"]) => {
             let name = query_param(query, "check_name");
             let runs: Vec<Value> = st
@@ -792,6 +898,7 @@ fn route(
                 conclusion: None,
                 title: None,
                 summary: None,
+                text: None,
                 annotations: Vec::new(),
             };
             apply_output(&mut run, body);
