@@ -46,7 +46,7 @@ pub struct CheckArgs {
     /// The head branch name (default: the branch --head names, if any).
     #[arg(long)]
     pub head_branch: Option<String>,
-    /// A maintainer's sign-off: lifts every block when it names the head commit.
+    /// A maintainer's sign-off: lifts every block when it names the head commit by its full SHA.
     #[arg(long, value_name = "SHA")]
     pub sign_off: Option<String>,
     /// Who signs off (shown in the verdict).

@@ -137,9 +137,6 @@ pub struct Decision {
     pub sign_off: Option<SignOffResult>,
 }
 
-/// Shortest commit prefix a sign-off may use: what `git log --oneline` shows.
-pub const MIN_SIGN_OFF_PREFIX: usize = 7;
-
 /// Judges one head commit. Fail closed: anything that cannot vouch for the
 /// change is a reason; the verdict passes only when no reason is left, or in
 /// advisory mode, or under a sign-off naming this head.
@@ -165,17 +162,22 @@ pub fn decide(input: &PolicyInput<'_>) -> Decision {
     Decision { verdict, reasons, sign_off }
 }
 
-/// A sign-off counts only for the commit it names (a new push voids it).
+/// A sign-off counts only for the commit it names, by its full SHA (a new
+/// push voids it). A prefix is refused even when it matches: 7 hex digits
+/// are 28 bits, and a second commit with the same prefix can be ground in
+/// about a minute on two cores and pushed after the review. The message
+/// shows the full SHA to copy.
 pub fn check_sign_off(s: &SignOffRequest, head: &str) -> SignOffResult {
     let sha = s.sha.trim().to_ascii_lowercase();
+    let head_lc = head.to_ascii_lowercase();
     let is_hex = !sha.is_empty() && sha.bytes().all(|b| b.is_ascii_hexdigit());
-    let accepted = is_hex && sha.len() >= MIN_SIGN_OFF_PREFIX && head.to_ascii_lowercase().starts_with(&sha);
+    let accepted = is_hex && sha == head_lc;
     let who = s.by.as_deref().map(|b| format!(" by {b}")).unwrap_or_default();
     let message = if accepted {
         format!("signed off{who} on {head}: every block is lifted for this commit")
-    } else if is_hex && sha.len() < MIN_SIGN_OFF_PREFIX {
+    } else if is_hex && sha.len() < head_lc.len() && head_lc.starts_with(&sha) {
         format!(
-            "sign-off{who} names `{}`, too short to identify a commit (at least {MIN_SIGN_OFF_PREFIX} hex digits); the current head is {head}",
+            "sign-off{who} names `{}`, a prefix of the head: a prefix can be ground to match another commit, so a sign-off names the full SHA; sign off with `{head}`",
             s.sha
         )
     } else {
@@ -565,7 +567,7 @@ mod tests {
         let a = agent();
         let missing = ledger(false, vec![]);
         let r = ReplaySummary::with_status(ReplayStatus::Fail, "x");
-        let right = SignOffRequest { sha: HEAD[..12].to_uppercase(), by: Some("maint".into()) };
+        let right = SignOffRequest { sha: HEAD.to_uppercase(), by: Some("maint".into()) };
         let mut i = input(&[], Some(&missing), &r, &a);
         i.sign_off = Some(&right);
         let d = decide(&i);
@@ -587,9 +589,19 @@ mod tests {
             let s = check_sign_off(&SignOffRequest { sha: short.into(), by: None }, HEAD);
             assert!(!s.accepted, "{short:?}");
         }
-        assert!(check_sign_off(&SignOffRequest { sha: "3f2a9c".into(), by: None }, HEAD)
-            .message
-            .contains("too short"));
+        // A prefix of the head, even a long one, is refused with the SHA to copy.
+        for prefix in [&HEAD[..7], &HEAD[..39]] {
+            let s = check_sign_off(&SignOffRequest { sha: prefix.into(), by: None }, HEAD);
+            assert!(!s.accepted, "{prefix}");
+            assert!(
+                s.message.contains(&format!("a prefix of the head"))
+                    && s.message.ends_with(&format!("sign off with `{HEAD}`")),
+                "{}",
+                s.message
+            );
+        }
+        let upper = check_sign_off(&SignOffRequest { sha: HEAD.to_ascii_uppercase(), by: None }, HEAD);
+        assert!(upper.accepted, "the full SHA in capitals is the same commit");
     }
 
     #[test]

@@ -206,9 +206,14 @@ fn a_sign_off_for_another_sha_is_rejected_naming_the_current_head() {
     assert!(msg.contains(&format!("the current head is {head}")), "{msg}");
     assert!(r.stderr.contains(&format!("sign-off rejected: sign-off names `{old}`")), "{}", r.stderr);
     assert!(codes(&r.json).contains(&"sign-off-rejected".to_string()));
-    let short = check(&repo, &["--head", "feature", "--human", "--sign-off", &head[..5]]);
+    // A prefix of the head is refused, with the full SHA to copy.
+    let short = check(&repo, &["--head", "feature", "--human", "--sign-off", &head[..7]]);
     assert_eq!(short.code, Some(1));
-    assert!(short.json["sign_off"]["message"].as_str().unwrap().contains("too short"));
+    let msg = short.json["sign_off"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("a prefix of the head") && msg.ends_with(&format!("sign off with `{head}`")),
+        "{msg}"
+    );
 }
 
 // --------------------------------------------------------------- the ledger

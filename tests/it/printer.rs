@@ -812,7 +812,7 @@ mod gate {
             render(&advisory, Format::Text).starts_with("retrygate check: PASS (advisory mode: would block)")
         );
 
-        let signed = gate(Mode::Enforce, ReplayStatus::Rejected, Some(&HEAD[..7]));
+        let signed = gate(Mode::Enforce, ReplayStatus::Rejected, Some(HEAD));
         assert_eq!(headline(&signed), Headline::PassingSignedOff);
         let md = markdown(&signed);
         assert!(md.starts_with("### ✅ retrygate: passing (signed off)\n"), "{md}");
