@@ -594,7 +594,7 @@ mod tests {
             let s = check_sign_off(&SignOffRequest { sha: prefix.into(), by: None }, HEAD);
             assert!(!s.accepted, "{prefix}");
             assert!(
-                s.message.contains(&format!("a prefix of the head"))
+                s.message.contains("a prefix of the head")
                     && s.message.ends_with(&format!("sign off with `{HEAD}`")),
                 "{}",
                 s.message
