@@ -199,11 +199,14 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     };
     let agent = agent::detect(&config.agents, &pr);
 
-    // The policy's own finding that depends on who wrote the PR (the ones
-    // that do not, `scan` reports too: see `scan_with_config`).
+    // The policy's own findings: edits of the gate, and protected paths for
+    // an agent's PR. `scan` leaves these out (they are facts about the
+    // repository's gate, not retry regressions); `limits` it reports too.
+    findings.extend(policy::paths::gate_config_changes(config, &cs.files));
     if agent.is_agent {
         findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
     }
+    crate::finding::keep_most_severe(&mut findings);
     notes.dedup();
 
     // Evidence, as `require` demands it of agent PRs.
@@ -288,9 +291,8 @@ pub fn scan_with_config(
     let paths = ScanPaths::from_config(&config.paths)?;
     let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
-    // The base config's findings that do not depend on who wrote the PR, so
-    // `scan` and `check` count the same findings for the same change.
-    scanned.findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    // The base config's ceiling on attempts is a retry finding like any
+    // other, so `scan` and `check` count the same retry findings for a change.
     if let Some(max) = config.limits.max_attempts {
         let mut over = policy::limits_findings(max, &scanned.head_policies);
         // Test code does not block here either. A file that could not be
