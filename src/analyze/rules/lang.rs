@@ -19,6 +19,7 @@ pub enum Language {
     Json,
     Toml,
     Properties,
+    Ini,
     Env,
     Dockerfile,
     Nginx,
@@ -78,6 +79,7 @@ impl Language {
         Language::Json,
         Language::Toml,
         Language::Properties,
+        Language::Ini,
         Language::Env,
         Language::Dockerfile,
         Language::Nginx,
@@ -97,11 +99,25 @@ impl Language {
             Language::Json => "json",
             Language::Toml => "toml",
             Language::Properties => "properties",
+            Language::Ini => "ini",
             Language::Env => "env",
             Language::Dockerfile => "dockerfile",
             Language::Nginx => "nginx",
             Language::Shell => "shell",
         }
+    }
+
+    /// A programming language (names bound to values), not a config format.
+    pub fn is_code(self) -> bool {
+        matches!(
+            self,
+            Language::Python
+                | Language::JavaScript
+                | Language::TypeScript
+                | Language::Go
+                | Language::Java
+                | Language::Kotlin
+        )
     }
 
     pub fn parse(name: &str) -> Option<Language> {
@@ -121,6 +137,7 @@ impl Language {
             Language::Json => "*.json",
             Language::Toml => "*.toml",
             Language::Properties => "*.properties",
+            Language::Ini => "*.ini, *.cfg",
             Language::Env => ".env, .env.*, *.env",
             Language::Dockerfile => "Dockerfile, Dockerfile.*, *.dockerfile, Containerfile",
             Language::Nginx => "*.conf, nginx.conf",
@@ -156,6 +173,7 @@ impl Language {
             "json" => Language::Json,
             "toml" => Language::Toml,
             "properties" => Language::Properties,
+            "ini" | "cfg" => Language::Ini,
             "env" => Language::Env,
             "dockerfile" => Language::Dockerfile,
             "conf" => Language::Nginx,
@@ -188,6 +206,7 @@ impl Language {
                 quote_needs_separator: false,
             },
             Language::Toml => Syntax { triple_quotes: true, ..HASH_CONFIG },
+            Language::Ini => Syntax { line_comments: &[b"#", b";"], ..HASH_CONFIG },
             Language::Yaml
             | Language::Properties
             | Language::Env
@@ -210,6 +229,8 @@ mod tests {
         assert_eq!(Language::of_path("deploy/Dockerfile.prod"), Some(Language::Dockerfile));
         assert_eq!(Language::of_path(".env.production"), Some(Language::Env));
         assert_eq!(Language::of_path("charts/app/values.yaml"), Some(Language::Yaml));
+        assert_eq!(Language::of_path("conf/client.ini"), Some(Language::Ini));
+        assert_eq!(Language::of_path("setup.cfg"), Some(Language::Ini));
         assert_eq!(Language::of_path("README.md"), None);
         assert_eq!(Language::of_path("docs/retries.txt"), None);
         assert_eq!(Language::of_path("Makefile"), None);

@@ -1,0 +1,6 @@
+import axiosRetry from "axios-retry";
+
+axiosRetry(api, { retries: 3 });
+axiosRetry(uploads, { retries: 5 });
+const RETRIES = 2;
+axiosRetry(search, { retries: RETRIES });
