@@ -154,7 +154,7 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     if ignored_count > 0 {
         out.notes.push(Note::info(
             None,
-            format!("{ignored_count} changed file(s) matched paths.ignore and were not scanned"),
+            format!("{ignored_count} changed file(s) matched {} and were not scanned", paths.ignore_source()),
         ));
     }
     for a in analyzers {
