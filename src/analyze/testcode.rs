@@ -150,7 +150,8 @@ impl ScanPaths {
 /// How the note names the default patterns (and how [`ScanPaths`] knows it has them).
 const DEFAULTS_KEY: &str = "the default test patterns";
 /// How the note names the default ignored folders.
-const IGNORE_DEFAULTS_KEY: &str = "the default vendored folders (vendor/, third_party/, node_modules/; set paths.ignore to change)";
+const IGNORE_DEFAULTS_KEY: &str =
+    "the default vendored folders (vendor/, third_party/, node_modules/; set paths.ignore to change)";
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy, Default)]
@@ -411,8 +412,10 @@ mod tests {
 
     #[test]
     fn paths_tests_replaces_the_defaults_and_ignore_matches_its_globs() {
-        let paths =
-            Paths { ignore: Some(vec!["vendor/".into(), "**/*.pb.go".into()]), tests: Some(vec!["qa/".into()]) };
+        let paths = Paths {
+            ignore: Some(vec!["vendor/".into(), "**/*.pb.go".into()]),
+            tests: Some(vec!["qa/".into()]),
+        };
         let p = ScanPaths::from_config(&paths).unwrap();
         assert_eq!(p.test_pattern("qa/load.py"), Some("qa/"));
         assert_eq!(p.test_pattern("tests/retry.rs"), None, "set paths.tests replaces the defaults");
@@ -424,7 +427,12 @@ mod tests {
         assert_eq!(none.ignored("vendor/x.go"), None, "`ignore: []` means every file is scanned");
         assert_eq!(none.ignore_source(), "paths.ignore");
         let d = ScanPaths::defaults();
-        for vendored in ["vendor/github.com/a/b/x.go", "svc/vendor/x.go", "third_party/lib/x.py", "web/node_modules/ky/index.js"] {
+        for vendored in [
+            "vendor/github.com/a/b/x.go",
+            "svc/vendor/x.go",
+            "third_party/lib/x.py",
+            "web/node_modules/ky/index.js",
+        ] {
             assert!(d.ignored(vendored).is_some(), "{vendored} is vendored by default");
         }
         for own in ["src/vendor.rs", "vendors/x.go", "app/vendor_client.py", "pkg/thirdparty.go"] {

@@ -386,9 +386,15 @@ impl Eval<'_> {
         if self.depth >= MAX_DEPTH || self.visiting.iter().any(|v| v == last) {
             return V::Unknown(format!("`{name}`"));
         }
-        let Some((from, to)) = declaration(self.text, last, at) else {
+        let Some(value_at) = declaration(self.text, last, at) else {
             return V::Unknown(format!("`{name}`, whose value is not set in this file"));
         };
+        // The nearest declaration decides, readable or not: an older one
+        // further away is not what runs.
+        let Some(to) = expr_end(self.text, value_at) else {
+            return V::Unknown(format!("`{name}`, set to an expression too long to read"));
+        };
+        let from = value_at;
         self.depth += 1;
         self.visiting.push(last.to_vec());
         let v = self.expr_v(from, to);
@@ -445,12 +451,13 @@ fn is_environment(name: &str) -> bool {
         || lower == "environ"
 }
 
-/// The value range of the declaration of `name` nearest above `use_at`
-/// (else the first below it): `name` as a whole word, not after `.`, then
-/// an optional type (`: int`, ` uint64`), then `=` or `:=` (not `==`).
-fn declaration(text: &[u8], name: &[u8], use_at: usize) -> Option<(usize, usize)> {
+/// Where the value of the declaration of `name` nearest above `use_at`
+/// (else the first below it) starts: `name` as a whole word, not after `.`,
+/// then an optional type (`: int`, ` uint64`), then `=` or `:=` (not `==`).
+/// The declaration whose value holds the use itself (`n = n + 1`) is not it.
+fn declaration(text: &[u8], name: &[u8], use_at: usize) -> Option<usize> {
     let finder = memchr::memmem::Finder::new(name);
-    let mut best: Option<(usize, usize, usize)> = None;
+    let mut best: Option<(usize, usize)> = None;
     let mut seen = 0;
     for at in finder.find_iter(text) {
         seen += 1;
@@ -466,16 +473,20 @@ fn declaration(text: &[u8], name: &[u8], use_at: usize) -> Option<(usize, usize)
             continue;
         }
         let Some(value_at) = assignment_value(text, end) else { continue };
-        let Some(value_end) = expr_end(text, value_at) else { continue };
-        if value_at >= value_end || (at <= use_at && use_at < value_end) {
+        let holds_use = use_at >= value_at
+            && match expr_end(text, value_at) {
+                Some(e) => use_at < e,
+                None => use_at - value_at <= MAX_EXPR,
+            };
+        if holds_use {
             continue;
         }
         let key = if at <= use_at { use_at - at } else { usize::MAX / 2 + (at - use_at) };
-        if best.is_none_or(|(k, _, _)| key < k) {
-            best = Some((key, value_at, value_end));
+        if best.is_none_or(|(k, _)| key < k) {
+            best = Some((key, value_at));
         }
     }
-    best.map(|(_, a, b)| (a, b))
+    best.map(|(_, a)| a)
 }
 
 /// After a name ending at `i`: skips a type annotation and returns where the
@@ -650,6 +661,13 @@ mod tests {
         assert!(reason("f(@settings.retries)\n").contains("not set in this file"));
         assert!(reason("A = B\nB = A\nf(@A)\n").contains('`'), "a cycle ends");
         assert!(matches!(val("x == 3\nf(@x)\n"), Value::Unknown(_)), "a comparison is no declaration");
+        // The nearest declaration decides even when it cannot be read: an
+        // older default further up is not what runs.
+        let long = format!(
+            "def f(retries: int = 0):\n    retries = Retry(\n{}    )\n    A(max_retries=@retries)\n",
+            "        x=1,\n".repeat(40)
+        );
+        assert!(reason(&long).contains("too long"), "{:?}", val(&long));
     }
 
     #[test]
