@@ -7,3 +7,16 @@ axiosRetry(uploads, { retries: Number(process.env.UPLOAD_RETRIES ?? 3) });
 // ruleid: js/retries-raised
 const RETRIES = 6;
 axiosRetry(search, { retries: RETRIES });
+
+export const send = async (config: AxiosRequestConfig) => {
+  client.defaults.raxConfig = {
+    retry: 3,
+    // ruleid: js/retry-admits-post
+    httpMethodsToRetry: [config.method ?? ''],
+  };
+  other.defaults.raxConfig = {
+    retry: 3,
+    // ok: js/retry-admits-post
+    httpMethodsToRetry: ['GET', 'HEAD', 'PUT'],
+  };
+};

@@ -36,3 +36,21 @@ def download_fast(url):
 
 def unchanged_default(retries=3):
     return Retry(total=retries)
+
+
+@retry(stop=stop_after_attempt(5))
+async def download_image(url):
+    async with httpx.AsyncClient(
+        proxies=None, timeout=None
+    ) as client:
+        return await client.get(url)
+
+
+async def download_once(url):
+    x = 1
+    y = 2
+    z = 3
+    async with httpx.AsyncClient(
+        proxies=None, timeout=None
+    ) as client:
+        return await client.get(url)

@@ -44,3 +44,19 @@ def download_fast(url):
 def unchanged_default(retries=3):
     # ok: python/urllib3-retry-total-raised
     return Retry(total=retries, backoff_factor=0.5)
+
+
+@retry(stop=stop_after_attempt(5))
+async def download_image(url):
+    # ruleid: python/timeout-none-removed-retried-def
+    async with httpx.AsyncClient(proxies=None) as client:
+        return await client.get(url)
+
+
+async def download_once(url):
+    x = 1
+    y = 2
+    z = 3
+    # ok: python/timeout-none-removed, python/timeout-none-removed-retried-def
+    async with httpx.AsyncClient(proxies=None) as client:
+        return await client.get(url)
