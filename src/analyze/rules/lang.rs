@@ -15,6 +15,7 @@ pub enum Language {
     Go,
     Java,
     Kotlin,
+    Ruby,
     Yaml,
     Json,
     Toml,
@@ -75,6 +76,7 @@ impl Language {
         Language::Go,
         Language::Java,
         Language::Kotlin,
+        Language::Ruby,
         Language::Yaml,
         Language::Json,
         Language::Toml,
@@ -95,6 +97,7 @@ impl Language {
             Language::Go => "go",
             Language::Java => "java",
             Language::Kotlin => "kotlin",
+            Language::Ruby => "ruby",
             Language::Yaml => "yaml",
             Language::Json => "json",
             Language::Toml => "toml",
@@ -117,6 +120,7 @@ impl Language {
                 | Language::Go
                 | Language::Java
                 | Language::Kotlin
+                | Language::Ruby
         )
     }
 
@@ -133,6 +137,7 @@ impl Language {
             Language::Go => "*.go",
             Language::Java => "*.java",
             Language::Kotlin => "*.kt, *.kts",
+            Language::Ruby => "*.rb",
             Language::Yaml => "*.yml, *.yaml",
             Language::Json => "*.json",
             Language::Toml => "*.toml",
@@ -169,6 +174,7 @@ impl Language {
             "go" => Language::Go,
             "java" => Language::Java,
             "kt" | "kts" => Language::Kotlin,
+            "rb" => Language::Ruby,
             "yml" | "yaml" => Language::Yaml,
             "json" => Language::Json,
             "toml" => Language::Toml,
@@ -206,6 +212,15 @@ impl Language {
                 quote_needs_separator: false,
             },
             Language::Toml => Syntax { triple_quotes: true, ..HASH_CONFIG },
+            Language::Ruby => Syntax {
+                line_comments: &[b"#"],
+                comment_needs_space: false,
+                block_comment: Some((b"=begin", b"=end")),
+                quotes: b"\"'",
+                triple_quotes: false,
+                backtick_multiline: false,
+                quote_needs_separator: false,
+            },
             Language::Ini => Syntax { line_comments: &[b"#", b";"], ..HASH_CONFIG },
             Language::Yaml
             | Language::Properties
