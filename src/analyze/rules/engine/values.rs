@@ -465,7 +465,17 @@ fn declaration(text: &[u8], name: &[u8], use_at: usize) -> Option<usize> {
             break;
         }
         let before = at.checked_sub(1).map(|i| text[i]);
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.')) {
+        // `self.retries = 3` (`this.`, `cls.`) sets the attribute a method reads.
+        let own_attribute = before == Some(b'.')
+            && [&b"self"[..], b"this", b"cls"].iter().any(|o| {
+                text[..at - 1].ends_with(o)
+                    && !text[..at - 1 - o.len()]
+                        .last()
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
+            });
+        if !own_attribute
+            && before.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.'))
+        {
             continue;
         }
         let end = at + name.len();
@@ -635,6 +645,15 @@ mod tests {
         assert_eq!(known("A = B\nB = 6\nf(@A)\n"), "6");
         assert_eq!(known("def f(retries=3):\n    Retry(total=@retries)\n"), "3");
         assert_eq!(known("class C:\n    N = 2\n    def f(self): g(@self.N)\n"), "2");
+        assert_eq!(
+            known("def __init__(self, c):\n    self.n = int(c.get(\"n\", 5))\n    X(max_retries=@self.n)\n"),
+            "5"
+        );
+        assert_eq!(known("this.limit = 4;\nf({ retries: @this.limit });\n"), "4");
+        assert!(
+            matches!(val("other.n = 4\nf(@n)\n"), Value::Unknown(_)),
+            "another object's attribute is not the name"
+        );
         assert_eq!(known("f(@uint64(10))\n"), "10");
         assert_eq!(known("f(@10 * 2)\n"), "20");
         assert_eq!(known("f(@None)\n"), "None");
