@@ -13,6 +13,12 @@ func defaultPolicy() *route.RouteAction_RetryPolicy {
 	}
 }
 
+func longPolicy() *route.RouteAction_RetryPolicy {
+	return &route.RouteAction_RetryPolicy{
+		RetryOn: "connect-failure,refused-stream,unavailable,cancelled,resource-exhausted",
+	}
+}
+
 func explicit(r *v1alpha3.HTTPRoute) {
 	r.Retries = &v1alpha3.HTTPRetry{Attempts: 2}
 }

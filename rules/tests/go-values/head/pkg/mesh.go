@@ -19,6 +19,13 @@ func defaultPolicy() *route.RouteAction_RetryPolicy {
 	}
 }
 
+func longPolicy() *route.RouteAction_RetryPolicy {
+	return &route.RouteAction_RetryPolicy{
+		// ruleid: go/retry-on-5xx
+		RetryOn: "connect-failure,refused-stream,unavailable,cancelled,resource-exhausted,retriable-status-codes",
+	}
+}
+
 func explicit(r *v1alpha3.HTTPRoute) {
 	// ok: go/mesh-retry-policy-added
 	r.Retries = &v1alpha3.HTTPRetry{Attempts: 2}
