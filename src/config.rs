@@ -158,10 +158,12 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Paths {
-    /// Files the analyzers never read (vendored or generated code). The
-    /// policy still sees them: gate edits, protected paths and the ledger
-    /// cover every changed file.
-    pub ignore: Vec<String>,
+    /// Files the analyzers never read (vendored or generated code). When
+    /// set (even to `[]`) it replaces the default, the vendored folders
+    /// (`vendor/`, `third_party/`, `node_modules/` at any depth). The policy
+    /// still sees them: gate edits, protected paths and the ledger cover
+    /// every changed file.
+    pub ignore: Option<Vec<String>>,
     /// Test code: findings there are notes that do not block. When set (even
     /// to `[]`) it replaces the default test patterns; Rust `#[cfg(test)]`
     /// items and `#[test]` functions stay test code either way.
@@ -282,7 +284,7 @@ impl Config {
             return Err(ConfigError { line: line_of(text, &e.pattern), ..e.into_config_error(source_name) });
         }
         let path_lists =
-            [("paths.ignore", Some(&config.paths.ignore)), ("paths.tests", config.paths.tests.as_ref())];
+            [("paths.ignore", config.paths.ignore.as_ref()), ("paths.tests", config.paths.tests.as_ref())];
         for (key, patterns) in path_lists {
             for pattern in patterns.into_iter().flatten() {
                 if let Err(e) = ProtectedPaths::compile(std::slice::from_ref(pattern)) {
@@ -589,14 +591,16 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
     #[test]
     fn paths_ignore_and_tests_parse_and_default_to_unset() {
         let c = Config::default();
-        assert!(c.paths.ignore.is_empty(), "nothing is ignored by default");
+        assert_eq!(c.paths.ignore, None, "unset: the vendored folders are ignored");
         assert_eq!(c.paths.tests, None, "unset: the default test patterns apply");
         let c = Config::from_yaml_str("paths:\n  ignore: [\"vendor/**\"]\n  tests: []\n", "r.yml").unwrap();
-        assert_eq!(c.paths.ignore, ["vendor/**"]);
+        assert_eq!(c.paths.ignore, Some(vec!["vendor/**".to_string()]));
         assert_eq!(c.paths.tests, Some(vec![]), "an empty list is set: no path is test code");
         let c = Config::from_yaml_str("paths: { tests: [\"qa/\"] }\n", "r.yml").unwrap();
         assert_eq!(c.paths.tests, Some(vec!["qa/".to_string()]));
-        assert!(c.paths.ignore.is_empty());
+        assert_eq!(c.paths.ignore, None);
+        let c = Config::from_yaml_str("paths: { ignore: [] }\n", "r.yml").unwrap();
+        assert_eq!(c.paths.ignore, Some(vec![]), "an empty list is set: every file is scanned");
     }
 
     #[test]

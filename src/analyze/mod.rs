@@ -155,8 +155,9 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         out.notes.push(Note::info(
             None,
             format!(
-                "{} matched paths.ignore and {} not scanned",
+                "{} matched {} and {} not scanned",
                 crate::text::plural(ignored_count, "changed file", "changed files"),
+                paths.ignore_source(),
                 if ignored_count == 1 { "was" } else { "were" }
             ),
         ));

@@ -63,6 +63,13 @@ pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "**/test_data/",
 ];
 
+/// Not the project's code unless the base config sets `paths.ignore`:
+/// vendored dependencies (Go modules' `vendor/`, copied sources in
+/// `third_party/`, installed npm packages in `node_modules/`). A change
+/// there is an upgrade of someone else's code, judged where it is made.
+pub const DEFAULT_IGNORE_PATTERNS: &[&str] =
+    &["vendor/", "**/vendor/", "third_party/", "**/third_party/", "node_modules/", "**/node_modules/"];
+
 /// The path half of the decision, compiled once per scan.
 #[derive(Debug, Clone)]
 pub struct ScanPaths {
@@ -70,10 +77,12 @@ pub struct ScanPaths {
     tests: ProtectedPaths,
     /// `paths.tests` or the default patterns, for the note's wording.
     tests_key: &'static str,
+    /// `paths.ignore` or the default vendored folders, for the note's wording.
+    ignore_key: &'static str,
 }
 
 impl ScanPaths {
-    /// No ignored files; the default test patterns.
+    /// The default vendored folders ignored; the default test patterns.
     pub fn defaults() -> ScanPaths {
         // The default patterns are constants, compiled in a unit test below.
         ScanPaths::from_config(&Paths::default()).expect("the default test patterns are valid globs")
@@ -93,7 +102,20 @@ impl ScanPaths {
                 (compile(DEFAULTS_KEY, &defaults)?, DEFAULTS_KEY)
             }
         };
-        Ok(ScanPaths { ignore: compile("paths.ignore", &paths.ignore)?, tests, tests_key })
+        let (ignore, ignore_key) = match &paths.ignore {
+            Some(globs) => (compile("paths.ignore", globs)?, "paths.ignore"),
+            None => {
+                let defaults: Vec<String> = DEFAULT_IGNORE_PATTERNS.iter().map(|s| s.to_string()).collect();
+                (compile(IGNORE_DEFAULTS_KEY, &defaults)?, IGNORE_DEFAULTS_KEY)
+            }
+        };
+        Ok(ScanPaths { ignore, tests, tests_key, ignore_key })
+    }
+
+    /// What decided which files are ignored, for notes: `paths.ignore`, or
+    /// the default vendored folders.
+    pub fn ignore_source(&self) -> &'static str {
+        self.ignore_key
     }
 
     /// The `paths.ignore` entry that drops `path` from the scan, if any.
@@ -127,6 +149,9 @@ impl ScanPaths {
 
 /// How the note names the default patterns (and how [`ScanPaths`] knows it has them).
 const DEFAULTS_KEY: &str = "the default test patterns";
+/// How the note names the default ignored folders.
+const IGNORE_DEFAULTS_KEY: &str =
+    "the default vendored folders (vendor/, third_party/, node_modules/; set paths.ignore to change)";
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy, Default)]
@@ -387,17 +412,33 @@ mod tests {
 
     #[test]
     fn paths_tests_replaces_the_defaults_and_ignore_matches_its_globs() {
-        let paths =
-            Paths { ignore: vec!["vendor/".into(), "**/*.pb.go".into()], tests: Some(vec!["qa/".into()]) };
+        let paths = Paths {
+            ignore: Some(vec!["vendor/".into(), "**/*.pb.go".into()]),
+            tests: Some(vec!["qa/".into()]),
+        };
         let p = ScanPaths::from_config(&paths).unwrap();
         assert_eq!(p.test_pattern("qa/load.py"), Some("qa/"));
         assert_eq!(p.test_pattern("tests/retry.rs"), None, "set paths.tests replaces the defaults");
         assert_eq!(p.ignored("vendor/lib/x.go"), Some("vendor/"));
         assert_eq!(p.ignored("api/v1/x.pb.go"), Some("**/*.pb.go"));
         assert_eq!(p.ignored("src/vendor.rs"), None);
-        let none = ScanPaths::from_config(&Paths { ignore: vec![], tests: Some(vec![]) }).unwrap();
+        let none = ScanPaths::from_config(&Paths { ignore: Some(vec![]), tests: Some(vec![]) }).unwrap();
         assert_eq!(none.test_pattern("tests/retry.rs"), None, "`tests: []` means no path is test code");
-        assert_eq!(ScanPaths::defaults().ignored("vendor/x.go"), None, "nothing is ignored by default");
+        assert_eq!(none.ignored("vendor/x.go"), None, "`ignore: []` means every file is scanned");
+        assert_eq!(none.ignore_source(), "paths.ignore");
+        let d = ScanPaths::defaults();
+        for vendored in [
+            "vendor/github.com/a/b/x.go",
+            "svc/vendor/x.go",
+            "third_party/lib/x.py",
+            "web/node_modules/ky/index.js",
+        ] {
+            assert!(d.ignored(vendored).is_some(), "{vendored} is vendored by default");
+        }
+        for own in ["src/vendor.rs", "vendors/x.go", "app/vendor_client.py", "pkg/thirdparty.go"] {
+            assert_eq!(d.ignored(own), None, "{own} is the project's own");
+        }
+        assert!(d.ignore_source().starts_with("the default vendored folders"));
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod replay_clients;
 mod rules;
 mod rules_helpers;
 mod rules_scale;
+mod rules_values;
 mod rust_analyzer;
 mod rust_checks;
 mod rust_crate_index;

@@ -153,3 +153,38 @@ fn a_copy_is_not_new_for_the_name_based_rule_either() {
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0]["rule"], "python/retry-helper-write");
 }
+
+const CLIENT_GO: &str = "package api\n\nimport (\n\t\"net/http\"\n\t\"time\"\n)\n\ntype Client struct{ h *http.Client }\n\nfunc (c *Client) NewRequest(method, path string) (*http.Response, error) {\n\tvar err error\n\tfor attempt := 0; attempt < 5; attempt++ {\n\t\treq, _ := http.NewRequest(method, path, nil)\n\t\tif _, err = c.h.Do(req); err == nil {\n\t\t\treturn nil, nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil, err\n}\n";
+
+#[test]
+fn brand_new_writes_through_an_unchanged_retrying_client_are_one_finding_listing_them() {
+    let base = "package api\n\nimport \"net/http\"\n\nfunc (c *Client) List() {\n\tc.NewRequest(http.MethodGet, \"items\")\n}\n";
+    let head = format!(
+        "{base}\nfunc (c *Client) Archive(id string) {{\n\tc.NewRequest(http.MethodPost, \"items/\"+id+\"/archive\")\n}}\n\nfunc (c *Client) Star(id string) {{\n\tc.NewRequest(http.MethodPost, \"items/\"+id+\"/star\")\n}}\n"
+    );
+    let dir = repo(&[("api/client.go", CLIENT_GO)], &[("api/items.go", base, &head)]);
+    let findings = scan(dir.path());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!((f["path"].as_str(), f["line"].as_u64()), (Some("api/items.go"), Some(10)));
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("2 new writes through the retrying client defined in api/client.go"), "{msg}");
+    assert!(msg.contains("api/items.go:10") && msg.contains("api/items.go:14"), "{msg}");
+    assert_eq!(f["head"]["writes"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn an_existing_write_moved_into_a_branch_or_another_builder_is_not_new() {
+    let base = "package api\n\nimport \"net/http\"\n\nfunc (c *Client) Create() {\n\tc.NewRequest(http.MethodPost, \"items\")\n}\n";
+    let head = "package api\n\nimport \"net/http\"\n\nfunc (c *Client) Create(big bool) {\n\tif big {\n\t\tc.NewRequest(http.MethodPost, \"items\")\n\t} else {\n\t\tc.NewRequest(\n\t\t\thttp.MethodPost,\n\t\t\t\"items\",\n\t\t)\n\t}\n}\n";
+    let dir = repo(&[("api/client.go", CLIENT_GO)], &[("api/items.go", base, head)]);
+    assert!(scan(dir.path()).is_empty());
+    // Renamed, the same request target is still the same write.
+    let renamed = base.replace("Create()", "CreateItem()");
+    let dir = repo(&[("api/client.go", CLIENT_GO)], &[("api/items.go", base, &renamed)]);
+    assert!(scan(dir.path()).is_empty());
+    // A GET that became a POST in place is new.
+    let get = base.replace("MethodPost", "MethodGet");
+    let dir = repo(&[("api/client.go", CLIENT_GO)], &[("api/items.go", &get, base)]);
+    assert_eq!(scan(dir.path()).len(), 1);
+}

@@ -15,10 +15,12 @@ pub enum Language {
     Go,
     Java,
     Kotlin,
+    Ruby,
     Yaml,
     Json,
     Toml,
     Properties,
+    Ini,
     Env,
     Dockerfile,
     Nginx,
@@ -74,10 +76,12 @@ impl Language {
         Language::Go,
         Language::Java,
         Language::Kotlin,
+        Language::Ruby,
         Language::Yaml,
         Language::Json,
         Language::Toml,
         Language::Properties,
+        Language::Ini,
         Language::Env,
         Language::Dockerfile,
         Language::Nginx,
@@ -93,15 +97,31 @@ impl Language {
             Language::Go => "go",
             Language::Java => "java",
             Language::Kotlin => "kotlin",
+            Language::Ruby => "ruby",
             Language::Yaml => "yaml",
             Language::Json => "json",
             Language::Toml => "toml",
             Language::Properties => "properties",
+            Language::Ini => "ini",
             Language::Env => "env",
             Language::Dockerfile => "dockerfile",
             Language::Nginx => "nginx",
             Language::Shell => "shell",
         }
+    }
+
+    /// A programming language (names bound to values), not a config format.
+    pub fn is_code(self) -> bool {
+        matches!(
+            self,
+            Language::Python
+                | Language::JavaScript
+                | Language::TypeScript
+                | Language::Go
+                | Language::Java
+                | Language::Kotlin
+                | Language::Ruby
+        )
     }
 
     pub fn parse(name: &str) -> Option<Language> {
@@ -117,10 +137,12 @@ impl Language {
             Language::Go => "*.go",
             Language::Java => "*.java",
             Language::Kotlin => "*.kt, *.kts",
+            Language::Ruby => "*.rb",
             Language::Yaml => "*.yml, *.yaml",
             Language::Json => "*.json",
             Language::Toml => "*.toml",
             Language::Properties => "*.properties",
+            Language::Ini => "*.ini, *.cfg",
             Language::Env => ".env, .env.*, *.env",
             Language::Dockerfile => "Dockerfile, Dockerfile.*, *.dockerfile, Containerfile",
             Language::Nginx => "*.conf, nginx.conf",
@@ -152,10 +174,12 @@ impl Language {
             "go" => Language::Go,
             "java" => Language::Java,
             "kt" | "kts" => Language::Kotlin,
+            "rb" => Language::Ruby,
             "yml" | "yaml" => Language::Yaml,
             "json" => Language::Json,
             "toml" => Language::Toml,
             "properties" => Language::Properties,
+            "ini" | "cfg" => Language::Ini,
             "env" => Language::Env,
             "dockerfile" => Language::Dockerfile,
             "conf" => Language::Nginx,
@@ -188,6 +212,16 @@ impl Language {
                 quote_needs_separator: false,
             },
             Language::Toml => Syntax { triple_quotes: true, ..HASH_CONFIG },
+            Language::Ruby => Syntax {
+                line_comments: &[b"#"],
+                comment_needs_space: false,
+                block_comment: Some((b"=begin", b"=end")),
+                quotes: b"\"'",
+                triple_quotes: false,
+                backtick_multiline: false,
+                quote_needs_separator: false,
+            },
+            Language::Ini => Syntax { line_comments: &[b"#", b";"], ..HASH_CONFIG },
             Language::Yaml
             | Language::Properties
             | Language::Env
@@ -210,6 +244,8 @@ mod tests {
         assert_eq!(Language::of_path("deploy/Dockerfile.prod"), Some(Language::Dockerfile));
         assert_eq!(Language::of_path(".env.production"), Some(Language::Env));
         assert_eq!(Language::of_path("charts/app/values.yaml"), Some(Language::Yaml));
+        assert_eq!(Language::of_path("conf/client.ini"), Some(Language::Ini));
+        assert_eq!(Language::of_path("setup.cfg"), Some(Language::Ini));
         assert_eq!(Language::of_path("README.md"), None);
         assert_eq!(Language::of_path("docs/retries.txt"), None);
         assert_eq!(Language::of_path("Makefile"), None);

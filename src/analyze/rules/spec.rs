@@ -128,7 +128,12 @@ pub struct Rule {
     pub path_globs: Vec<String>,
     pub message: String,
     pub patterns: Vec<Regex>,
+    /// The patterns as written in the rule file.
     pub pattern_sources: Vec<String>,
+    /// The patterns as matched (compiled into `patterns`, and what the
+    /// prefilter searches): for a compared number, the `n` group also
+    /// admits a name or the start of an expression.
+    pub match_sources: Vec<String>,
     pub when: When,
     pub counts: Option<Counts>,
     /// Seconds per unit for unit-less durations.
@@ -248,8 +253,14 @@ fn compile(
     }
     let compares = matches!(spec.when, When::Raised | When::Lowered);
     let mut patterns = Vec::new();
-    for p in &pattern_sources {
-        let re = build_regex(p).map_err(|e| anyhow!("bad `pattern` {p:?}: {e}"))?;
+    let mut match_sources = Vec::new();
+    for written in &pattern_sources {
+        build_regex(written).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
+        // A compared number may also be written as a name or an expression
+        // (`stop_after_attempt(MAX_ATTEMPTS)`, `uint64(10)`): the engine
+        // resolves it (engine/values.rs), so the pattern admits it too.
+        let p = if compares { admit_expressions(written) } else { written.clone() };
+        let re = build_regex(&p).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
         let names: Vec<&str> = re.capture_names().flatten().collect();
         if compares && !names.contains(&"n") {
             bail!(
@@ -261,6 +272,7 @@ fn compile(
             bail!("pattern {p:?} has a group named `{bad}`; only `n`, `unit` and `key` mean something");
         }
         patterns.push(re);
+        match_sources.push(p);
     }
     match (compares, spec.counts) {
         (true, None) => bail!(
@@ -316,6 +328,7 @@ fn compile(
         message: spec.message,
         patterns,
         pattern_sources,
+        match_sources,
         when: spec.when,
         counts: spec.counts,
         default_unit,
@@ -325,6 +338,35 @@ fn compile(
         docs: spec.docs,
         source: file.to_string(),
     })
+}
+
+/// The start of a value that is not a literal: a name, possibly dotted
+/// (`MAX_ATTEMPTS`, `self.retries`, `uint64`, `os.environ.get`). Where it
+/// continues (a call, an operator) the engine reads with a bracket scanner.
+pub const EXPRESSION_START: &str =
+    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?";
+
+/// `pattern` with the inside of its `(?P<n>...)` group widened to also
+/// admit [`EXPRESSION_START`]; unchanged when the pattern has no such group
+/// or cannot be parsed (the caller has already compiled it).
+pub fn admit_expressions(pattern: &str) -> String {
+    use regex_syntax::ast::{parse::Parser, Ast, GroupKind};
+    fn find(ast: &Ast) -> Option<regex_syntax::ast::Span> {
+        match ast {
+            Ast::Group(g) => match &g.kind {
+                GroupKind::CaptureName { name, .. } if name.name == "n" => Some(*g.ast.span()),
+                _ => find(&g.ast),
+            },
+            Ast::Alternation(a) => a.asts.iter().find_map(find),
+            Ast::Concat(c) => c.asts.iter().find_map(find),
+            Ast::Repetition(r) => find(&r.ast),
+            _ => None,
+        }
+    }
+    let Ok(ast) = Parser::new().parse(pattern) else { return pattern.to_string() };
+    let Some(span) = find(&ast) else { return pattern.to_string() };
+    let (from, to) = (span.start.offset, span.end.offset);
+    format!("{}(?:{}|{EXPRESSION_START}){}", &pattern[..from], &pattern[from..to], &pattern[to..])
 }
 
 /// Compiles a rule pattern: byte-wise, ASCII classes, `^`/`$` at line ends.

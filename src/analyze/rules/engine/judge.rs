@@ -10,7 +10,7 @@ use serde_json::json;
 use super::occurrences::{Num, Occ};
 use crate::analyze::rules::spec::{Counts, Rule, When};
 use crate::changeset::FileChange;
-use crate::finding::{Finding, Kind};
+use crate::finding::{Finding, Kind, Note};
 
 fn value_json(counts: Option<Counts>, v: Num) -> serde_json::Value {
     match counts {
@@ -29,8 +29,15 @@ pub(super) fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
     m
 }
 
-/// `when: raised` / `when: lowered`.
-pub(super) fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]) -> Vec<Finding> {
+/// `when: raised` / `when: lowered`. A setting whose base value was known
+/// and whose head value cannot be computed gives a blocking note (in `notes`).
+pub(super) fn compare(
+    rule: &Rule,
+    file: &FileChange,
+    base: &[Occ],
+    head: &[Occ],
+    notes: &mut Vec<Note>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let fixes = crate::analyze::rust::fix::Fixes::new(file);
     let base_by = by_key(base);
@@ -54,6 +61,24 @@ pub(super) fn compare(rule: &Rule, file: &FileChange, base: &[Occ], head: &[Occ]
         }
         let changed_bases = bases.iter().enumerate().filter(|(j, _)| !used[*j]).map(|(_, b)| *b);
         for (b, h) in changed_bases.zip(changed_heads) {
+            if let (Some(bv), Some((expr, why))) = (b.value, &h.unresolved) {
+                if file.is_added(h.line) {
+                    notes.push(Note::blocking(
+                        Some(&file.path),
+                        format!(
+                            "line {}: {} was {} and is now `{expr}`, which retrygate cannot compute ({why}); \
+                             write the value as a number or a constant in this file, or have a maintainer sign off \
+                             after checking it does not exceed {} ({})",
+                            h.line,
+                            h.text,
+                            b.raw,
+                            bv.display(),
+                            rule.id
+                        ),
+                    ));
+                }
+                continue;
+            }
             let (Some(bv), Some(hv)) = (b.value, h.value) else { continue };
             let worse = match rule.when {
                 When::Raised => hv.greater(bv),
@@ -167,6 +192,7 @@ rules:
             raw: format!("{value}"),
             value: Some(Num::Finite(value)),
             text: format!("{key}{value}"),
+            unresolved: None,
         }
     }
 
@@ -177,13 +203,15 @@ rules:
         // `a=` keeps 2 (moved to line 1) and another `a=` went 3 -> 5 on the added line 3.
         let base = [occ(1, "a=", 3.0), occ(2, "a=", 2.0)];
         let head = [occ(1, "a=", 2.0), occ(3, "a=", 5.0)];
-        let f = compare(&r, &file, &base, &head);
+        let f = compare(&r, &file, &base, &head, &mut Vec::new());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].line, f[0].message.as_str()), (3, "3 -> 5"));
         // A different key is a different setting: nothing to compare.
-        assert!(compare(&r, &file, &[occ(1, "b=", 1.0)], &[occ(3, "a=", 9.0)]).is_empty());
+        assert!(compare(&r, &file, &[occ(1, "b=", 1.0)], &[occ(3, "a=", 9.0)], &mut Vec::new()).is_empty());
         // Lowered is not raised.
-        assert!(compare(&r, &file, &base, &[occ(1, "a=", 2.0), occ(3, "a=", 1.0)]).is_empty());
+        assert!(
+            compare(&r, &file, &base, &[occ(1, "a=", 2.0), occ(3, "a=", 1.0)], &mut Vec::new()).is_empty()
+        );
     }
 
     #[test]

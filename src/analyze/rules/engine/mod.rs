@@ -37,6 +37,7 @@ mod occurrences;
 mod prefilter;
 mod removed;
 mod side;
+mod values;
 
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
@@ -46,7 +47,7 @@ use super::spec::{RuleSet, When};
 use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use diff_map::base_changed_lines;
-use occurrences::{matches_added_line, occurrences};
+use occurrences::occurrences;
 use prefilter::LangFilters;
 pub use prefilter::PREFILTER_MARGIN_LINES;
 use side::SideText;
@@ -83,19 +84,35 @@ impl Engine {
         let mut out = FileResult::default();
         let Some(lang) = Language::of_path(&file.path) else { return out };
         let Some(filters) = self.by_lang.get(&lang) else { return out };
-        let syntax = lang.syntax();
-        let base = SideText::new(file.base.text(), syntax);
-        let head = SideText::new(file.head.text(), syntax);
+        let base = SideText::of_lang(file.base.text(), lang);
+        let head = SideText::of_lang(file.head.text(), lang);
         let mut candidates = BTreeSet::new();
         // Only lines the change touched can hold an occurrence that matters:
         // the head's added lines and the base's deleted or replaced ones,
         // each widened so that a match may start a little above its line.
-        let head_regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
+        // A changed constant changes every site that uses it: the uses of
+        // names declared on changed lines are searched too (values.rs).
+        let mut names = Vec::new();
+        if lang.is_code() && head.raw.is_some() {
+            values::changed_declarations(&head, &file.added, &mut names);
+        }
+        let head_uses = if names.is_empty() { Vec::new() } else { values::use_lines(&head, &names) };
+        let head_regions = if head_uses.is_empty() {
+            head.regions(&file.added, PREFILTER_MARGIN_LINES)
+        } else {
+            head.regions(&values::merge_lines(&file.added, &head_uses), PREFILTER_MARGIN_LINES)
+        };
         let base_changed: OnceCell<ChangedBase> = OnceCell::new();
         let changed_base = || {
             base_changed.get_or_init(|| {
                 let lines = base_changed_lines(&base, &head, &file.added);
-                (base.regions(&lines, PREFILTER_MARGIN_LINES), lines)
+                let mut base_names = names.clone();
+                if lang.is_code() {
+                    values::changed_declarations(&base, &lines, &mut base_names);
+                }
+                let uses =
+                    if base_names.is_empty() { Vec::new() } else { values::use_lines(&base, &base_names) };
+                (base.regions(&values::merge_lines(&lines, &uses), PREFILTER_MARGIN_LINES), lines)
             })
         };
         if !file.added.is_empty() {
@@ -111,8 +128,9 @@ impl Engine {
                 continue;
             }
             // A raise or an addition is reported on an added head line; a
-            // rule with no match there is done before the base is read.
-            if rule.when != When::Removed && !matches_added_line(&self.set, rule, &head, file) {
+            // rule with no occurrence there is done before the base is read.
+            let h = occurrences(&self.set, rule, &head, &head_regions, &|l| file.is_added(l));
+            if rule.when != When::Removed && h.is_empty() {
                 continue;
             }
             let (base_regions, base_lines) = changed_base();
@@ -121,9 +139,10 @@ impl Engine {
                 base_lines.get(i).is_some_and(|&(a, _)| a <= l)
             };
             let b = occurrences(&self.set, rule, &base, base_regions, &in_base_change);
-            let h = occurrences(&self.set, rule, &head, &head_regions, &|l| file.is_added(l));
             match rule.when {
-                When::Raised | When::Lowered => out.findings.extend(judge::compare(rule, file, &b, &h)),
+                When::Raised | When::Lowered => {
+                    out.findings.extend(judge::compare(rule, file, &b, &h, &mut out.notes))
+                }
                 When::Added => out.findings.extend(judge::added(rule, file, &b, &h)),
                 When::Removed => out.findings.extend(removed::removed(
                     &self.set,

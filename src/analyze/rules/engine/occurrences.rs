@@ -3,10 +3,9 @@
 //! what it sets (the match without its number) and with its number
 //! normalised to attempts, seconds or a plain value.
 
-use super::prefilter::PREFILTER_MARGIN_LINES;
 use super::side::SideText;
+use super::values;
 use crate::analyze::rules::spec::{unit_seconds, Counts, Rule, RuleSet};
-use crate::changeset::FileChange;
 use serde_json::json;
 
 /// Longest matched text quoted in a message.
@@ -65,29 +64,9 @@ pub(super) struct Occ {
     pub(super) raw: String,
     pub(super) value: Option<Num>,
     pub(super) text: String,
-}
-
-/// Whether a pattern of `rule` matches in the head's changed regions with its
-/// reporting line (see [`report_offset`]) on an added line and inside the
-/// rule's context.
-pub(super) fn matches_added_line(set: &RuleSet, rule: &Rule, head: &SideText, file: &FileChange) -> bool {
-    let Some(text) = head.view(rule.view) else { return false };
-    let regions = head.regions(&file.added, PREFILTER_MARGIN_LINES);
-    // The same test `occurrences` makes: on an added line, and inside.
-    let counts = |line: u32| {
-        file.is_added(line)
-            && rule.inside.as_ref().is_none_or(|i| {
-                !head
-                    .context_in(set, i.context, rule.view, line.saturating_sub(i.before), line + i.after)
-                    .is_empty()
-            })
-    };
-    rule.patterns.iter().any(|re| {
-        regions.iter().any(|&(from, to)| {
-            re.captures_iter(&text[from..to])
-                .any(|caps| report_offset(&caps).is_some_and(|at| counts(head.line_of(from + at))))
-        })
-    })
+    /// A value that could not be computed: the expression as written and
+    /// what stopped it (`value` is then `None`).
+    pub(super) unresolved: Option<(String, String)>,
 }
 
 /// The offset whose line an occurrence is reported on: the captured number
@@ -117,18 +96,38 @@ pub(super) fn occurrences(
         for &(from, to) in regions {
             for caps in re.captures_iter(&view[from..to]) {
                 let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };
-                let line = side.line_of(from + at);
-                if !changed(line) {
-                    continue;
+                let use_line = side.line_of(from + at);
+                let n = caps.name("n");
+                let unit = caps.name("unit");
+                let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+                // A number that is not written as one is computed (a name
+                // bound elsewhere, a conversion, a default); its occurrence
+                // is on the use when that changed, else on the literal's line.
+                let mut resolved = None;
+                if let (Some(counts), Some(g), true) = (rule.counts, n, side.binds_names) {
+                    let written = String::from_utf8_lossy(g.as_bytes());
+                    let plain = number(rule, counts, &written, raw_unit.as_deref()).is_some();
+                    if !plain
+                        && written.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+                    {
+                        resolved = Some(values::value_at(view, from + g.start()));
+                    }
                 }
+                let line = match &resolved {
+                    Some((v, _)) if !changed(use_line) => match values::literal_line(side, v) {
+                        Some(l) if changed(l) => l,
+                        _ => continue,
+                    },
+                    _ if !changed(use_line) => continue,
+                    _ => use_line,
+                };
                 if let Some(inside) = &rule.inside {
-                    let lo = line.saturating_sub(inside.before);
-                    if side.context_in(set, inside.context, rule.view, lo, line + inside.after).is_empty() {
+                    let lo = use_line.saturating_sub(inside.before);
+                    if side.context_in(set, inside.context, rule.view, lo, use_line + inside.after).is_empty()
+                    {
                         continue;
                     }
                 }
-                let n = caps.name("n");
-                let unit = caps.name("unit");
                 let key = match caps.name("key") {
                     Some(k) => normalise_key(k.as_bytes()),
                     None => {
@@ -144,20 +143,27 @@ pub(super) fn occurrences(
                         normalise_key(&bytes)
                     }
                 };
-                let raw_n = n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
-                let raw_unit = unit.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
-                let value = match rule.counts {
-                    Some(counts) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
+                let mut raw_n =
+                    n.map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned()).unwrap_or_default();
+                let mut unresolved = None;
+                match resolved {
+                    Some((values::Value::Known { text, .. }, _)) => raw_n = text,
+                    Some((values::Value::Unknown(why), expr)) => unresolved = Some((expr, why)),
+                    None => {}
+                }
+                let value = match (rule.counts, &unresolved) {
+                    (Some(_), Some(_)) => None,
+                    (Some(counts), None) => match number(rule, counts, &raw_n, raw_unit.as_deref()) {
                         Some(v) => Some(v),
-                        // A capture that is not a number (a variable, an expression)
-                        // cannot be compared; it is not an occurrence.
+                        // A word that is no number and no "unbounded"
+                        // (`True`) cannot be compared; it is not an occurrence.
                         None => continue,
                     },
-                    None => None,
+                    (None, _) => None,
                 };
                 let written = format!("{}{}", shorten_number(&raw_n), raw_unit.as_deref().unwrap_or(""));
                 let text = quote(&String::from_utf8_lossy(&raw[from + m.start()..from + m.end()]));
-                found.push((from + m.start(), Occ { line, key, raw: written, value, text }));
+                found.push((from + m.start(), Occ { line, key, raw: written, value, text, unresolved }));
             }
         }
     }
@@ -253,8 +259,11 @@ rules:
         let side = SideText::new(Some(text), Language::Python.syntax());
         let all = [(0, text.len())];
         let occs = occurrences(&set, &set.rules[0], &side, &all, &|_| true);
-        // Line 3 is outside the context; line 4's value is no number.
-        assert_eq!(occs.len(), 1, "{occs:?}");
+        // Line 3 is outside the context; line 4's value is a name this
+        // file never sets: an occurrence with no value, saying why.
+        assert_eq!(occs.len(), 2, "{occs:?}");
+        assert_eq!((occs[1].line, occs[1].value), (4, None));
+        assert!(occs[1].unresolved.as_ref().is_some_and(|(e, why)| e == "x" && why.contains("not set")));
         let o = &occs[0];
         assert_eq!(
             (o.line, o.key.as_str(), o.raw.as_str(), o.text.as_str()),
@@ -262,7 +271,28 @@ rules:
         );
         assert_eq!(o.value, Some(Num::Finite(1.5)));
         // The same match on a line the change did not touch is no occurrence.
-        assert!(occurrences(&set, &set.rules[0], &side, &all, &|l| l != 2).is_empty());
+        assert!(occurrences(&set, &set.rules[0], &side, &all, &|l| l == 3).is_empty());
+    }
+
+    #[test]
+    fn a_value_set_elsewhere_is_reported_where_it_changed() {
+        let set = rules(TIMEOUT);
+        let text = "T = 1_500ms_is_no_literal
+LIMIT = 3
+retry(
+  timeout=LIMIT)
+";
+        let side = SideText::new(Some(text), Language::Python.syntax());
+        let all = [(0, text.len())];
+        // The use is unchanged, the constant's line changed: reported there.
+        let occs = occurrences(&set, &set.rules[0], &side, &all, &|l| l == 2);
+        assert_eq!(
+            occs.iter().map(|o| (o.line, o.value)).collect::<Vec<_>>(),
+            vec![(2, Some(Num::Finite(3.0)))]
+        );
+        assert_eq!(occs[0].raw, "3");
+        // Neither changed: no occurrence.
+        assert!(occurrences(&set, &set.rules[0], &side, &all, &|l| l == 1).is_empty());
     }
 
     #[test]

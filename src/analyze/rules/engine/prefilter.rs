@@ -73,7 +73,7 @@ pub(super) fn build(set: &RuleSet) -> anyhow::Result<HashMap<Language, LangFilte
                         && rule.languages.contains(&lang)
                         && (rule.when == When::Removed) == on_base;
                     if wanted {
-                        for p in &rule.pattern_sources {
+                        for p in &rule.match_sources {
                             sources.push(p.as_str());
                             owners.push(i);
                         }
@@ -185,7 +185,7 @@ fn literal_gate(rules: &[&Rule]) -> Option<LiteralGate> {
     let mut literals: Vec<Vec<u8>> = Vec::new();
     let mut always = false;
     for r in rules {
-        for p in &r.pattern_sources {
+        for p in &r.match_sources {
             match required_literals(p) {
                 Some(lits) => literals.extend(lits),
                 None => always = true,

@@ -4,7 +4,7 @@
 
 use std::cell::OnceCell;
 
-use crate::analyze::rules::lang::Syntax;
+use crate::analyze::rules::lang::{Language, Syntax};
 use crate::analyze::rules::mask::{mask, View};
 use crate::analyze::rules::spec::RuleSet;
 
@@ -16,11 +16,33 @@ pub(super) struct SideText<'a> {
     code: OnceCell<Vec<u8>>,
     text: OnceCell<Vec<u8>>,
     line_starts: OnceCell<Vec<usize>>,
+    /// A programming language: names are bound to values, so a compared
+    /// value written as a name or an expression is computed (values.rs).
+    pub(super) binds_names: bool,
+    /// Python: `**{"total": 10}` reads as `total = 10` in the code view.
+    dict_spreads: bool,
 }
 
 impl<'a> SideText<'a> {
     pub(super) fn new(raw: Option<&'a str>, syntax: Syntax) -> Self {
-        SideText { raw, syntax, code: OnceCell::new(), text: OnceCell::new(), line_starts: OnceCell::new() }
+        SideText {
+            raw,
+            syntax,
+            code: OnceCell::new(),
+            text: OnceCell::new(),
+            line_starts: OnceCell::new(),
+            binds_names: true,
+            dict_spreads: false,
+        }
+    }
+
+    /// One side of a file written in `lang`.
+    pub(super) fn of_lang(raw: Option<&'a str>, lang: Language) -> Self {
+        SideText {
+            binds_names: lang.is_code(),
+            dict_spreads: lang == Language::Python,
+            ..SideText::new(raw, lang.syntax())
+        }
     }
 
     /// Byte offsets where lines start, computed once.
@@ -35,7 +57,13 @@ impl<'a> SideText<'a> {
             View::Code => &self.code,
             View::Text => &self.text,
         };
-        Some(cell.get_or_init(|| mask(raw, &self.syntax, view)))
+        Some(cell.get_or_init(|| {
+            let mut masked = mask(raw, &self.syntax, view);
+            if self.dict_spreads && view == View::Code {
+                spread_as_keywords(&mut masked);
+            }
+            masked
+        }))
     }
 
     /// The 1-based line holding byte `offset`.
@@ -100,6 +128,70 @@ impl<'a> SideText<'a> {
 /// Byte offsets where lines start (masking keeps them, so any view will do).
 fn line_starts(text: &str) -> Vec<usize> {
     std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|p| p + 1)).collect()
+}
+
+/// Rewrites each Python dict literal spread into a call, `**{"total": 10}`,
+/// as the keyword arguments it passes, `    total = 10 `, in place (same
+/// length, same lines): a rule about `total=` reads both the same way.
+/// Only string keys followed by `:` are rewritten; anything else in the
+/// braces is left as it is.
+fn spread_as_keywords(text: &mut [u8]) {
+    let finder = memchr::memmem::Finder::new(b"**{");
+    let starts: Vec<usize> = finder.find_iter(text).collect();
+    for at in starts {
+        let open = at + 2;
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, &c) in text.iter().enumerate().skip(open) {
+            match c {
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        if text[close] != b'}' {
+            continue;
+        }
+        // Keys at the top level of the braces: `"name"` then `:`.
+        let mut i = open + 1;
+        let mut depth = 0usize;
+        while i < close {
+            let c = text[i];
+            match c {
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => depth = depth.saturating_sub(1),
+                b'"' | b'\'' if depth == 0 => {
+                    let Some(len) = text[i + 1..close].iter().position(|&q| q == c) else { break };
+                    let end = i + 1 + len;
+                    let key_ok =
+                        len > 0 && text[i + 1..end].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+                    let mut colon = end + 1;
+                    while colon < close && text[colon] == b' ' {
+                        colon += 1;
+                    }
+                    if key_ok && text.get(colon) == Some(&b':') {
+                        text[i] = b' ';
+                        text[end] = b' ';
+                        text[colon] = b'=';
+                    }
+                    i = end;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        text[at] = b' ';
+        text[at + 1] = b' ';
+        text[open] = b' ';
+        text[close] = b' ';
+    }
 }
 
 #[cfg(test)]

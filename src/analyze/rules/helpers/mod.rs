@@ -56,6 +56,22 @@ struct Through {
     /// text elsewhere (code moved between files, or a copy of an unchanged
     /// file) is not a new write.
     text: String,
+    /// What the write is, whatever builder sends it or where it moved
+    /// within its function: `f:NAME` (the enclosing function) and, when
+    /// the target is a string literal, `t:"path"` (the request's target).
+    identity: Vec<String>,
+    /// The call (or decorator), the verb, and the end of the arguments (or body).
+    span: (usize, usize, usize),
+}
+
+/// A write the change newly sends through a retrying helper.
+#[derive(Debug)]
+struct NewWrite {
+    path: String,
+    line: u32,
+    verb: &'static str,
+    helper: String,
+    site: String,
 }
 
 /// What is known of a helper name in one language.
@@ -117,8 +133,83 @@ fn near_added(file: &FileChange) -> Vec<&str> {
         .collect()
 }
 
+/// The target of the write whose verb is at `verb_at`: the argument after
+/// the verb (`http.MethodPost, "projects"`) or the first one of the call the
+/// verb names (`s.post("/orders", ...)`), without whitespace.
+fn write_target(code: &Code, verb_at: usize, end: usize) -> Option<String> {
+    let text = code.text;
+    let mut i = verb_at;
+    while i < end && (text[i].is_ascii_alphanumeric() || matches!(text[i], b'_' | b'.' | b'"' | b'\'')) {
+        i += 1;
+    }
+    while i < end && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if i >= end || !matches!(text[i], b',' | b'(') {
+        return None;
+    }
+    let from = i + 1;
+    let mut depth = 0usize;
+    let mut j = from;
+    while j < end {
+        match text[j] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth == 0 => break,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => break,
+            _ => {}
+        }
+        j += 1;
+    }
+    let arg: String = text[from..j].iter().filter(|c| !c.is_ascii_whitespace()).map(|&c| c as char).collect();
+    (!arg.is_empty() && arg.len() <= MAX_TEXT).then_some(arg)
+}
+
+/// An identity as compared across files: a function is one of its file
+/// (`Create` is a common name), a literal target is the same anywhere.
+fn scoped(path: &str, id: &str) -> String {
+    if id.starts_with("f:") {
+        format!("{path}|{id}")
+    } else {
+        id.to_string()
+    }
+}
+
+/// Each write's identity (see [`Through::identity`]).
+fn identities(family: Family, code: &Code, writes: &[(usize, usize, usize)]) -> Vec<Vec<String>> {
+    let defs = syntax::definitions_where(family, code, &|_| true, &|_, body| {
+        writes.iter().any(|&(at, _, _)| at >= body.0 && at < body.1)
+    });
+    writes
+        .iter()
+        .map(|&(at, verb_at, end)| {
+            let mut id = Vec::new();
+            let inner =
+                defs.iter().filter(|d| at >= d.body.0 && at < d.body.1).min_by_key(|d| d.body.1 - d.body.0);
+            if let Some(d) = inner {
+                id.push(format!("f:{}", d.name));
+            }
+            if let Some(t) = write_target(code, verb_at, end).filter(|t| t.starts_with(['"', '\'', '`'])) {
+                id.push(format!("t:{t}"));
+            }
+            id
+        })
+        .collect()
+}
+
 /// Writes sent through calls and decorators in `code`.
 fn throughs(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<Through> {
+    let mut out = throughs_only(family, code, touched);
+    let spans: Vec<(usize, usize, usize)> = out.iter().map(|t| t.span).collect();
+    for (t, id) in out.iter_mut().zip(identities(family, code, &spans)) {
+        t.identity = id;
+    }
+    out
+}
+
+/// [`throughs`] without their identities (for unchanged files, where only
+/// the text is compared).
+fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<Through> {
     let mut out = Vec::new();
     let line_at = |at: usize| -> String {
         let from = memchr::memrchr(b'\n', &code.text[..at]).map_or(0, |p| p + 1);
@@ -145,7 +236,8 @@ fn throughs(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<T
         let line = code.lines.of(call.at);
         let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
         let text = text_of(&call.name, call.at, first);
-        out.push(Through { helper: call.name, verb, line, touched: t, text });
+        let span = (call.at, first, call.args.1);
+        out.push(Through { helper: call.name, verb, line, touched: t, text, identity: Vec::new(), span });
     }
     if family == Family::Python {
         for syntax::Decorated { name, at, def_at, body } in syntax::decorated(code) {
@@ -154,7 +246,8 @@ fn throughs(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> Vec<T
             let line = code.lines.of(at);
             let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
             let text = text_of(&name, def_at, first);
-            out.push(Through { helper: name, verb, line, touched: t, text });
+            let span = (at, first, body.1);
+            out.push(Through { helper: name, verb, line, touched: t, text, identity: Vec::new(), span });
         }
     }
     out
@@ -179,7 +272,8 @@ impl Index<'_> {
                 self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying));
             }
             if unchanged {
-                for t in throughs(family, code, &|_| false).into_iter().filter(|t| names.contains(&t.helper))
+                for t in
+                    throughs_only(family, code, &|_| false).into_iter().filter(|t| names.contains(&t.helper))
                 {
                     self.elsewhere.insert((family, t.text));
                 }
@@ -333,18 +427,39 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
     // Writes through the wanted helpers in the base of any changed file:
     // code moved from there is not new.
     let mut before: HashSet<(Family, String)> = HashSet::new();
+    // The identities of the writes in the bases of the changed files: a
+    // head write with one of them was there (moved, or sent through another
+    // builder of the same client), whatever helper sent it.
+    let mut before_ids: HashSet<(Family, &'static str, String)> = HashSet::new();
+    // The identities of every write in those bases, helper or not: a head
+    // write with one of them is an existing write newly sent through a
+    // helper (reported where it is), not a brand-new one.
+    let mut existed: HashSet<(Family, &'static str, String)> = HashSet::new();
     for file in files {
         let Some(lang) = Language::of_path(&file.path) else { continue };
         let Some(family) = Family::of(lang) else { continue };
         let (Some(names), Some(base)) = (wanted.get(&family), file.base.text()) else { continue };
-        if !names.iter().any(|n| base.contains(n.as_str())) {
+        if !write_words().is_match(base) {
             continue;
         }
         let m = mask(base, &lang.syntax(), View::Code);
-        for t in
-            throughs(family, &Code::new(&m), &|_| false).into_iter().filter(|t| names.contains(&t.helper))
+        let base_code = Code::new(&m);
+        let all: Vec<(usize, usize, usize)> =
+            base_code.writes_in(0, m.len()).iter().map(|&(w, _)| (w, w, m.len())).collect();
+        for (&(_, verb), ids) in
+            base_code.writes_in(0, m.len()).iter().zip(identities(family, &base_code, &all))
         {
-            before.insert((family, t.text));
+            for id in ids {
+                existed.insert((family, verb, scoped(&file.path, &id)));
+            }
+        }
+        for t in throughs(family, &base_code, &|_| false) {
+            for id in &t.identity {
+                before_ids.insert((family, t.verb, scoped(&file.path, id)));
+            }
+            if names.contains(&t.helper) {
+                before.insert((family, t.text));
+            }
         }
     }
     let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
@@ -399,10 +514,12 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             )),
         }
     }
-    // 5. Findings: writes newly sent through a helper that retries.
+    // 5. Findings: writes newly sent through a helper that retries. New
+    //    writes through the helpers of one file (the builders of one
+    //    client) are one finding, listing them, not one per call.
+    let mut new_writes: BTreeMap<(Family, String), Vec<NewWrite>> = BTreeMap::new();
     for (i, head, base) in per_file {
         let p = &prepared[i];
-        let Some(rule) = rule_of(p.family) else { continue };
         let mut base_count: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         for t in &base {
             *base_count.entry((t.helper.as_str(), t.verb)).or_default() += 1;
@@ -416,7 +533,11 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
             let key = (t.helper.as_str(), t.verb);
             let excess = head_count[&key].saturating_sub(base_count.get(&key).copied().unwrap_or(0));
             let seen = (p.family, t.text.clone());
-            if before.contains(&seen) || index.elsewhere.contains(&seen) {
+            let was_there = t
+                .identity
+                .iter()
+                .any(|id| before_ids.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
+            if was_there || before.contains(&seen) || index.elsewhere.contains(&seen) {
                 res.stale.insert((p.file.path.clone(), t.line));
                 continue;
             }
@@ -430,14 +551,62 @@ pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) ->
                 continue;
             };
             *done += 1;
-            let what = format!("a {} through `{}`, which retries (defined at {site})", t.verb, t.helper);
-            out.findings.push(
-                Finding::new(rule.kind, &rule.id, &p.file.path, t.line)
-                    .severity(rule.severity)
-                    .message(rule.message.replace("{match}", &what))
-                    .head(serde_json::json!({ "helper": t.helper, "method": t.verb, "definition": site })),
-            );
+            let client = site.rsplit_once(':').map_or(site, |(file, _)| file).to_string();
+            let brand_new =
+                !t.identity.iter().any(|id| existed.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
+            // Only brand-new writes through a client the change left alone
+            // are listed together; an existing write newly sent through a
+            // retry is reported where it is.
+            let group = if brand_new && !changed.contains(client.as_str()) {
+                client
+            } else {
+                format!("{}:{}", p.file.path, t.line)
+            };
+            new_writes.entry((p.family, group)).or_default().push(NewWrite {
+                path: p.file.path.clone(),
+                line: t.line,
+                verb: t.verb,
+                helper: t.helper.clone(),
+                site: site.to_string(),
+            });
         }
+    }
+    for ((family, client), writes) in new_writes {
+        let Some(rule) = rule_of(family) else { continue };
+        let first = &writes[0];
+        let what = if writes.len() == 1 {
+            format!("a {} through `{}`, which retries (defined at {})", first.verb, first.helper, first.site)
+        } else {
+            let shown: Vec<String> = writes
+                .iter()
+                .take(5)
+                .map(|w| format!("{}:{} ({} through `{}`)", w.path, w.line, w.verb, w.helper))
+                .collect();
+            let more =
+                if writes.len() > 5 { format!(" and {} more", writes.len() - 5) } else { String::new() };
+            format!(
+                "{} new writes through the retrying client defined in {client}: {}{more}",
+                writes.len(),
+                shown.join(", ")
+            )
+        };
+        let listed: Vec<serde_json::Value> = writes
+            .iter()
+            .map(|w| {
+                serde_json::json!({ "path": w.path, "line": w.line, "helper": w.helper, "method": w.verb, "definition": w.site })
+            })
+            .collect();
+        let head = if writes.len() == 1 {
+            serde_json::json!({ "helper": first.helper, "method": first.verb, "definition": first.site })
+        } else {
+            serde_json::json!({ "writes": listed })
+        };
+        out.findings.push(
+            Finding::new(rule.kind, &rule.id, &first.path, first.line)
+                .severity(rule.severity)
+                .message(rule.message.replace("{match}", &what))
+                .head(head),
+        );
     }
     // 6. Findings: a helper the change made retrying, with writes sent through it.
     for (i, d) in became {

@@ -15,7 +15,7 @@ use regex::bytes::Regex;
 use crate::analyze::rules::lang::Language;
 
 /// The languages helper resolution reads, grouped by how they are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
     Python,
     Js,
