@@ -101,15 +101,49 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
     Ok(ReplayReport::combine(LoadedScenario::combined_sha256(&list), parts))
 }
 
+/// One scenario, rerun once with [`judge::RERUN_FACTOR`] times the clients
+/// when `desynchronized` was inconclusive and nothing else failed, if the
+/// rest of the scenario's `--timeout` leaves room for it (a run is mostly
+/// waiting, so the rerun is given 1.5 times the first run's wall time or
+/// more). The rerun's report is the scenario's, and names the first run.
 async fn run_one(
     opts: &ReplayOptions,
     loaded: &LoadedScenario,
     commit: Option<String>,
 ) -> anyhow::Result<ReplayReport> {
-    let server = server::ServerHandle::start(loaded.scenario.clone(), opts.clients).await?;
-    let urls: Vec<String> = (0..opts.clients).map(|i| server.client_url(i)).collect();
+    let first = run_once(opts, loaded, commit.clone(), opts.clients, opts.timeout).await?;
+    let Some(summary) = first.desync.clone().filter(|d| d.reading.inconclusive()) else {
+        return Ok(first);
+    };
+    let others_failed = first.timed_out
+        || !first.server_errors.is_empty()
+        || first.checks.iter().any(|c| {
+            c.check != CheckId::Desynchronized
+                && c.status == CheckStatus::Fail
+                && c.level == scenario::Level::Error
+        });
+    let clients = opts.clients.saturating_mul(judge::RERUN_FACTOR);
+    let left = opts.timeout.as_secs_f64() * 1000.0 - first.wall_ms;
+    if others_failed || clients > MAX_CLIENTS || left < 1.5 * first.wall_ms {
+        return Ok(first);
+    }
+    let remaining = Duration::from_secs_f64(left.max(0.0) / 1000.0);
+    let mut rerun = run_once(opts, loaded, commit, clients, remaining).await?;
+    rerun.rerun_of = Some(report::RerunNote { clients: opts.clients, desync: summary });
+    Ok(rerun)
+}
+
+async fn run_once(
+    opts: &ReplayOptions,
+    loaded: &LoadedScenario,
+    commit: Option<String>,
+    clients: usize,
+    timeout: Duration,
+) -> anyhow::Result<ReplayReport> {
+    let server = server::ServerHandle::start(loaded.scenario.clone(), clients).await?;
+    let urls: Vec<String> = (0..clients).map(|i| server.client_url(i)).collect();
     let released = server.now_ms();
-    let outcome = runner::run_clients(&opts.command, &urls, opts.timeout, opts.cwd.as_deref()).await?;
+    let outcome = runner::run_clients(&opts.command, &urls, timeout, opts.cwd.as_deref()).await?;
     let wall_ms = server.now_ms() - released;
     let journal = server.journal();
     drop(server);
@@ -130,7 +164,7 @@ async fn run_one(
         timeout_s: opts.timeout.as_secs_f64(),
         timed_out: outcome.timed_out,
         wall_ms,
-        demanded_wait_ms: judge::demanded_wait_ms(&journal, opts.clients)
+        demanded_wait_ms: judge::demanded_wait_ms(&journal, clients)
             .unwrap_or_else(|| loaded.scenario.demanded_wait_ms()),
     };
     Ok(ReplayReport::assemble(ctx, &journal, &outcome.clients, judgement))

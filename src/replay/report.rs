@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::judge::{
-    self, CheckId, CheckResult, CheckStatus, DesyncRound, Judgement, Violation, WriteAccount,
+    self, CheckId, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, Violation, WriteAccount,
 };
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
@@ -78,6 +78,15 @@ pub struct ReplayReport {
     pub reasons: Vec<String>,
     pub checks: Vec<CheckResult>,
     pub desync_rounds: Vec<DesyncRound>,
+    /// The pooled `desynchronized` reading and its noise baseline, when
+    /// there was enough evidence to read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desync: Option<DesyncSummary>,
+    /// When the first run of this scenario was inconclusive on
+    /// `desynchronized` and was rerun with more clients: that first run's
+    /// clients and figures. This report is the rerun's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<RerunNote>,
     pub timeline: Vec<ClientTimeline>,
     /// Requests outside `/c/<i>/` (answered 404).
     pub stray_requests: usize,
@@ -96,6 +105,13 @@ pub struct ReplayReport {
     /// (failed if it failed in any scenario), `timeline` is empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ReplayReport>,
+}
+
+/// The inconclusive first run a report's rerun replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RerunNote {
+    pub clients: usize,
+    pub desync: DesyncSummary,
 }
 
 /// One client's story.
@@ -237,6 +253,8 @@ impl ReplayReport {
             reasons,
             checks: judgement.checks,
             desync_rounds: judgement.desync_rounds,
+            desync: judgement.desync,
+            rerun_of: None,
             timeline,
             stray_requests: journal.entries.iter().filter(|e| e.client.is_none()).count(),
             malformed_requests: journal.malformed.clone(),
@@ -281,6 +299,8 @@ impl ReplayReport {
             reasons,
             checks,
             desync_rounds: Vec::new(),
+            desync: None,
+            rerun_of: None,
             timeline: Vec::new(),
             stray_requests: parts.iter().map(|p| p.stray_requests).sum(),
             malformed_requests: parts.iter().flat_map(|p| p.malformed_requests.clone()).collect(),
@@ -438,16 +458,29 @@ pub fn render_markdown(r: &ReplayReport) -> String {
                     format!("retry {}: immediate (median wait {}), not judged", d.round, ms(d.median_wait_ms))
                 } else {
                     format!(
-                        "retry {}: median pair {} apart against a {} jitter window{}",
+                        "retry {}: median pair {} apart over a {} wait, {} full jitter{}",
                         d.round,
                         ms(d.median_pair_ms),
                         ms(d.scale_ms),
-                        if d.lockstep { " (**lockstep**)" } else { "" }
+                        judge::desync::times(d.concentration),
+                        if d.lockstep { " (**above the pass line**)" } else { "" }
                     )
                 }
             })
             .collect();
         let _ = writeln!(o, "\nSpread of the fleet per retry round: {}.", rounds.join("; "));
+        if let Some(d) = &r.desync {
+            let _ = writeln!(o, "\nPooled over the judged rounds: {}.", d.figures());
+        }
+        if let Some(first) = &r.rerun_of {
+            let _ = writeln!(
+                o,
+                "\nThe first run, with {} clients, was inconclusive ({}), so this scenario was rerun with {}.",
+                first.clients,
+                first.desync.figures(),
+                r.clients
+            );
+        }
     }
     if let Some(w) = &r.writes {
         let _ = writeln!(o, "\n**{}**{}.", w.summary(), write_notes(w));
