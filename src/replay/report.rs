@@ -11,9 +11,11 @@
 //!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
 //!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
 //!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
-//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 100.0,
-//!                     "median_pair_ms": 2.4, "spread_ms": 6.1, "threshold_ms": 11.0, "immediate": false,
-//!                     "lockstep": true, …}],
+//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 1000.0,
+//!                     "median_pair_ms": 2.4, "concentration": 122.0, "spread_ms": 6.1, "threshold_ms": 100.0,
+//!                     "at_once": false, "immediate": false, "lockstep": true, …}],
+//!  "desync": {"reading": "lockstep", "concentration": 118.0, "pass_bar": 12.0, "lockstep_bar": 22.0,
+//!             "judged_waits": 24, "pairs": 84, "retry_pair_ms": 2.5, "noise_pair_ms": 6.9, "noise_spread_ms": 17.0},
 //!  "timeline": [{"client": 0, "exit": {"state": "exited", "code": 0}, "requests": [
 //!      {"seq": 0, "at_ms": 2.1, "method": "GET", "path": "/c/0", "status": 429, "retry_after": "1",
 //!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
@@ -21,6 +23,9 @@
 //!  "writes": {"applied": 2, "operations": 1, "duplicates": [3], "deduplicated": [], "parked": []},
 //!  "server_errors": [], "parts": []}
 //! ```
+//! `desync` is the pooled `desynchronized` reading (absent when there was too
+//! little evidence); `rerun_of` (absent unless it happened) names the
+//! inconclusive first run a rerun replaced: `{"clients": 8, "desync": {…}}`.
 //! `writes`, `server_errors` and `parts` are left out when empty; a request
 //! of a write carries `"write": {"operation": "key:…", "effect": "applied"}`
 //! and, when its answer was never delivered, `"lost": "reset"`. A report of
@@ -456,6 +461,12 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             .map(|d| {
                 if d.immediate {
                     format!("retry {}: immediate (median wait {}), not judged", d.round, ms(d.median_wait_ms))
+                } else if d.at_once {
+                    format!(
+                        "retry {}: came back at once (median wait {}) (**storm**)",
+                        d.round,
+                        ms(d.median_wait_ms)
+                    )
                 } else {
                     format!(
                         "retry {}: median pair {} apart over a {} wait, {} full jitter{}",

@@ -36,9 +36,10 @@
 //!    the fleet pass may be noise: inconclusive too.
 //!
 //! An inconclusive result fails closed at the level a lockstep failure would
-//! have, with the figures. The replay reruns an inconclusive scenario once with
-//! [`RERUN_FACTOR`] times the clients when the time limit allows
-//! (`replay::run_replay`), which tightens the bars.
+//! have, with the figures. The replay reruns an inconclusive scenario once
+//! when the time limit allows (`replay::run_replay`): between the bars with
+//! [`RERUN_FACTOR`] times the clients, which tightens the bars; within the
+//! noise with the same clients, a second look at the machine.
 
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,17 @@ impl Reading {
     /// Neither a pass nor a lockstep: rerun with more clients, else fail closed.
     pub fn inconclusive(self) -> bool {
         matches!(self, Reading::Ambiguous | Reading::WithinNoise)
+    }
+
+    /// How many clients a rerun of an inconclusive run of `clients` uses:
+    /// more evidence tightens the bars ([`RERUN_FACTOR`] times the clients),
+    /// but more processes do not make a machine quieter, so a run within the
+    /// noise is rerun as it was.
+    pub fn rerun_clients(self, clients: usize) -> usize {
+        match self {
+            Reading::Ambiguous => clients.saturating_mul(RERUN_FACTOR),
+            _ => clients,
+        }
     }
 }
 
@@ -663,10 +675,10 @@ mod tests {
         kind: Fleet,
     ) -> CheckStatus {
         let (status, summary) = judged_summary(&fleet(r, m, n, rounds, base, waits, kind), n);
-        if !summary.is_some_and(|s| s.reading.inconclusive()) {
+        if !summary.as_ref().is_some_and(|s| s.reading.inconclusive()) {
             return status;
         }
-        let n = n * RERUN_FACTOR;
+        let n = summary.map_or(n, |s| s.reading.rerun_clients(n));
         judged_summary(&fleet(r, m, n, rounds, base, waits, kind), n).0
     }
 
@@ -922,6 +934,56 @@ mod tests {
         }
         let (c, _) = judged(&journal(noisy), 4);
         assert_eq!(c.status, CheckStatus::Fail, "{c:?}");
+    }
+
+    /// 8 clients, first requests at `first(c)`, then waits of `w + c x step` ms three times.
+    fn spaced(first: impl Fn(usize) -> f64, w: f64, step: f64, ra: Option<&str>) -> Journal {
+        let mut e = Vec::new();
+        for c in 0..8 {
+            let s = first(c);
+            let d = w + c as f64 * step;
+            e.extend(run(c, &[s, s + d, s + 2.0 * d, s + 3.0 * d], ra));
+        }
+        journal(e)
+    }
+
+    #[test]
+    fn retries_no_further_apart_than_the_first_requests_are_inconclusive_and_fail_closed() {
+        // Waits 100 ms apart per client step: about 1x full jitter over 1 s,
+        // but the first requests were spread as widely (2 s apart per client).
+        let (c, _) = judged(&spaced(|c| c as f64 * 2000.0, 1000.0, 100.0, None), 8);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
+        assert!(c.message.starts_with("inconclusive: 3 judged retry round(s): arrivals"), "{}", c.message);
+        assert!(c.violations[0].message.contains("no further apart than the first requests"), "{c:?}");
+        let s = desync_summary(&spaced(|c| c as f64 * 2000.0, 1000.0, 100.0, None), 8).unwrap();
+        assert_eq!(s.reading, Reading::WithinNoise);
+        assert_eq!((s.reading.rerun_clients(8), s.noise_pair_ms), (8, 6000.0));
+        // The same retries after first requests 1 ms apart: spread out, and the
+        // line names the baseline.
+        let (c, _) = judged(&spaced(|c| c as f64, 1000.0, 100.0, None), 8);
+        assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+        assert!(c.message.contains("first requests 3.0 ms (noise baseline, spread 7 ms)"), "{}", c.message);
+    }
+
+    #[test]
+    fn between_the_bars_is_inconclusive_and_asks_for_more_clients() {
+        // Median pair 3 steps of 6 ms over 1 s: 16x, between 12x and 22x.
+        let j = spaced(|_| 0.0, 1000.0, 6.0, Some("1"));
+        let (c, _) = judged(&j, 8);
+        // Every client honoured Retry-After: the weight is the after-Retry-After one.
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning), "{c:?}");
+        assert!(
+            c.message.starts_with("inconclusive: 3 judged retry round(s): arrivals 16x"),
+            "{}",
+            c.message
+        );
+        assert!(c.violations[0].message.contains("run with more clients (--clients 24 or more)"), "{c:?}");
+        let s = desync_summary(&j, 8).unwrap();
+        assert_eq!((s.reading, s.reading.rerun_clients(8)), (Reading::Ambiguous, 24));
+        // Twice as far apart: 8x, a pass; a third as far: 48x, lockstep.
+        assert_eq!(judged(&spaced(|_| 0.0, 1000.0, 12.0, Some("1")), 8).0.status, CheckStatus::Pass);
+        let (c, _) = judged(&spaced(|_| 0.0, 1000.0, 2.0, Some("1")), 8);
+        assert!(c.message.starts_with("lockstep: 3 judged retry round(s): arrivals 49x"), "{}", c.message);
     }
 
     #[test]
