@@ -179,13 +179,20 @@ pub fn run_command(
 
 fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let problems = binding_problems(&report, head, expected);
+    // A replay in which no client retried exercised none of the retry code
+    // it was demanded for: not a pass, whatever its checks say.
+    let no_retry = report.no_retry();
     let status = if !problems.is_empty() {
         ReplayStatus::Rejected
-    } else if report.verdict == ReplayVerdict::Pass {
+    } else if report.verdict == ReplayVerdict::Pass && no_retry.is_none() {
         ReplayStatus::Pass
     } else {
         ReplayStatus::Fail
     };
+    let mut reasons = report.reasons.clone();
+    if problems.is_empty() && report.verdict == ReplayVerdict::Pass {
+        reasons.extend(no_retry);
+    }
     let summary = ReplaySummary {
         status,
         why: DUE.into(),
@@ -193,7 +200,7 @@ fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedSce
         commit: report.commit.clone(),
         scenario: Some(report.scenario.clone()),
         scenario_sha256: Some(report.scenario_sha256.clone()),
-        reasons: report.reasons.clone(),
+        reasons,
         problems,
     };
     ReplayEvidence { summary, report: Some(report) }

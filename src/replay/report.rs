@@ -315,6 +315,44 @@ impl ReplayReport {
         }
     }
 
+    /// How many clients sent a request again after an answer that was not a
+    /// delivered 2xx: the clients whose retries this replay exercised (over
+    /// every scenario of a combined report).
+    pub fn clients_that_retried(&self) -> usize {
+        if !self.parts.is_empty() {
+            return self.parts.iter().map(ReplayReport::clients_that_retried).sum();
+        }
+        let failed = |q: &TimelineRequest| !(200..300).contains(&q.status) || q.lost.is_some();
+        self.timeline.iter().filter(|t| t.requests.windows(2).any(|w| failed(&w[0]))).count()
+    }
+
+    /// When no client retried, what that means, in one sentence; `None`
+    /// when one did. Such a replay is no evidence about retries: the gate
+    /// does not count it as a pass.
+    pub fn no_retry(&self) -> Option<String> {
+        if self.clients_that_retried() > 0 {
+            return None;
+        }
+        let timelines: Vec<&ClientTimeline> = if self.parts.is_empty() {
+            self.timeline.iter().collect()
+        } else {
+            self.parts.iter().flat_map(|p| p.timeline.iter()).collect()
+        };
+        let gave_up = timelines
+            .iter()
+            .filter(|t| !t.requests.is_empty())
+            .filter(|t| !t.requests.iter().any(|q| (200..300).contains(&q.status) && q.lost.is_none()))
+            .count();
+        Some(format!(
+            "no client retried: {gave_up} of {} client run(s) stopped at their first failed answer and the rest \
+             needed no retry, so this replay exercised no retry and is no evidence that the client's retries \
+             are safe; a client that gives up on a 429 is safe for the dependency but fails every call the \
+             dependency rate-limits: if that is intended, a maintainer signs off, otherwise make replay.command \
+             run the changed client against $RETRYGATE_URL",
+            timelines.len()
+        ))
+    }
+
     /// The result of one check.
     pub fn check(&self, id: CheckId) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.check == id)
@@ -402,6 +440,9 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             ReplayVerdict::Fail => "❌ fail",
         };
         let _ = writeln!(o, "### 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
+        if let Some(none) = r.no_retry() {
+            let _ = writeln!(o, "> **{none}**\n");
+        }
         for reason in &r.reasons {
             let _ = writeln!(o, "- {reason}");
         }
@@ -418,6 +459,9 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         ReplayVerdict::Fail => "❌ fail",
     };
     let _ = writeln!(o, "### 429 replay: {verdict} (`{}`, {} client(s))\n", r.scenario, r.clients);
+    if let Some(none) = r.no_retry() {
+        let _ = writeln!(o, "> **{none}**\n");
+    }
     let _ = writeln!(
         o,
         "Scenario `{}` ({}; sha256 `{}`), commit `{}`, CMD `{}`. Wall time {} for {} of demanded waits.\n",
@@ -622,6 +666,9 @@ pub fn render_text(r: &ReplayReport) -> String {
     for reason in &r.reasons {
         let _ = writeln!(o, "  reason: {reason}");
     }
+    if let Some(none) = r.no_retry() {
+        let _ = writeln!(o, "  {none}");
+    }
     for c in &r.checks {
         let s = match c.status {
             CheckStatus::Pass => "pass",
@@ -706,6 +753,29 @@ mod tests {
             demanded_wait_ms: 0,
         };
         ReplayReport::assemble(ctx, journal, &runs, j)
+    }
+
+    #[test]
+    fn a_replay_in_which_no_client_retried_says_so_and_what_giving_up_means() {
+        let r = report(&served());
+        assert_eq!(r.clients_that_retried(), 0);
+        let none = r.no_retry().unwrap();
+        assert!(none.starts_with("no client retried: 0 of 1 client run(s) stopped"), "{none}");
+        assert!(none.contains("a client that gives up on a 429 is safe for the dependency"), "{none}");
+        assert!(render_markdown(&r).contains("> **no client retried:"));
+        assert!(render_text(&r).contains("  no client retried:"));
+        // A 429, then the 200: that client retried.
+        let mut j = served();
+        j.entries[0].status = 429;
+        let mut ok = j.entries[0].clone();
+        (ok.seq, ok.at_ms, ok.status) = (1, 1001.0, 200);
+        j.entries.push(ok);
+        let r = report(&j);
+        assert_eq!((r.clients_that_retried(), r.no_retry()), (1, None));
+        assert!(!render_markdown(&r).contains("**no client retried:"), "{}", render_markdown(&r));
+        // A client that got a 429 and stopped gave up.
+        j.entries.pop();
+        assert!(report(&j).no_retry().unwrap().starts_with("no client retried: 1 of 1 client run(s)"));
     }
 
     #[test]

@@ -166,6 +166,13 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     assert_eq!(status(get("storm/no-retry-after"), Desynchronized), (CheckStatus::Fail, Level::Error));
     assert!(get("storm/no-retry-after").desync_rounds[0].immediate);
     assert!(get("reference/default").desync_rounds.iter().any(|d| !d.lockstep));
+    // The same judgement as every replay: spread out is a reading, not a guess.
+    for n in ["reference/default", "reference/no-retry-after", "reference/http-date"] {
+        let d = get(n).desync.as_ref().unwrap_or_else(|| panic!("{n}: desynchronized was not read"));
+        assert_eq!(d.reading, retrygate::replay::judge::Reading::Spread, "{n}: {d:?}");
+    }
+    let compliant = get("compliant/default").desync.as_ref().unwrap();
+    assert_ne!(compliant.reading, retrygate::replay::judge::Reading::Spread, "{compliant:?}");
 
     // The server's journal, not the client, is the source: the reference
     // client's retry carries its first attempt's key, and every retry of a
