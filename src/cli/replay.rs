@@ -8,7 +8,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use retrygate::replay::{render_markdown, render_text, run_replay_blocking, ReplayOptions, ReplayVerdict};
+use std::path::Path;
+
+use retrygate::changeset::Git;
+use retrygate::config::Config;
+use retrygate::replay::{
+    render_markdown, render_text, run_replay_blocking, run_scenarios_blocking, LoadedScenario, ReplayOptions,
+    ReplayVerdict,
+};
 
 use super::Exit;
 
@@ -43,14 +50,33 @@ pub struct ReplayArgs {
     /// The commit the report vouches for (default: `git rev-parse HEAD` here, if this is a repository).
     #[arg(long)]
     pub commit: Option<String>,
+    /// Take the scenario(s) and the client count from `replay.scenario` and `replay.clients` of the
+    /// config at this commit (the pull request's base), scenario files included, not from the
+    /// working tree. Not with --scenario or --clients.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["scenario", "clients"])]
+    pub config_from: Option<String>,
     /// The client to run, once per client, with RETRYGATE_URL and RETRYGATE_CLIENT set.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
+/// `replay.clients` and the scenarios of `replay.scenario` in the config at
+/// `rev`, each scenario file read from `rev` too.
+fn from_config(rev: &str) -> anyhow::Result<(usize, Vec<LoadedScenario>)> {
+    let git = Git::open(Path::new(".")).map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    let sha = git.resolve_commit(rev).map_err(|e| {
+        anyhow::anyhow!("--config-from {rev}: {e}; fetch that commit first (git fetch origin {rev})")
+    })?;
+    let base = Config::at_base(&git, &sha)?;
+    let replay = &base.config.replay;
+    let list = retrygate::gate::replay::base_scenarios(&git, &sha, &replay.scenario)
+        .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    Ok((replay.clients as usize, list))
+}
+
 /// Runs `retrygate replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
-    let opts = ReplayOptions {
+    let mut opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,
         timeout: args.timeout,
@@ -58,7 +84,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         commit: args.commit,
         cwd: None,
     };
-    let report = run_replay_blocking(&opts)?;
+    let report = match &args.config_from {
+        None => run_replay_blocking(&opts)?,
+        Some(rev) => {
+            let (clients, list) = from_config(rev)?;
+            opts.clients = clients;
+            run_scenarios_blocking(&opts, &list)?
+        }
+    };
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the replay report")?;
     if let Some(path) = &args.report {
         std::fs::write(path, format!("{json}\n"))

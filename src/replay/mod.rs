@@ -79,6 +79,15 @@ impl ReplayOptions {
 /// its own.
 pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
     let list = LoadedScenario::resolve_list(&opts.scenario)?;
+    run_scenarios(opts, &list).await
+}
+
+/// [`run_replay`] over scenarios already loaded (e.g. the base commit's
+/// copies, `retrygate replay --config-from`); `opts.scenario` is not read.
+pub async fn run_scenarios(opts: &ReplayOptions, list: &[LoadedScenario]) -> anyhow::Result<ReplayReport> {
+    if list.is_empty() {
+        anyhow::bail!("no scenario to replay");
+    }
     if opts.clients == 0 || opts.clients > MAX_CLIENTS {
         anyhow::bail!(
             "--clients must be between 1 and {MAX_CLIENTS}, got {} (8 or more judge desynchronisation)",
@@ -92,13 +101,13 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
         None => head_commit(opts.cwd.as_deref()),
     };
     let mut parts = Vec::new();
-    for loaded in &list {
+    for loaded in list {
         parts.push(run_one(opts, loaded, commit.clone()).await?);
     }
     if parts.len() == 1 {
         return Ok(parts.remove(0));
     }
-    Ok(ReplayReport::combine(LoadedScenario::combined_sha256(&list), parts))
+    Ok(ReplayReport::combine(LoadedScenario::combined_sha256(list), parts))
 }
 
 /// One scenario, rerun once when `desynchronized` was inconclusive and
@@ -187,12 +196,20 @@ async fn run_once(
 /// [`run_replay`] on its own tokio runtime, for synchronous callers (the
 /// gate, the demo, tests).
 pub fn run_replay_blocking(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    runtime()?.block_on(run_replay(opts))
+}
+
+/// [`run_scenarios`] on its own tokio runtime.
+pub fn run_scenarios_blocking(opts: &ReplayOptions, list: &[LoadedScenario]) -> anyhow::Result<ReplayReport> {
+    runtime()?.block_on(run_scenarios(opts, list))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("cannot start the replay's tokio runtime")?;
-    rt.block_on(run_replay(opts))
+        .context("cannot start the replay's tokio runtime")
 }
 
 /// `git rev-parse HEAD` in `dir`, or `None` when it is not a repository.
