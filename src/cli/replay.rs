@@ -10,6 +10,7 @@ use anyhow::Context;
 
 use std::path::Path;
 
+use retrygate::changeset::git::Blob;
 use retrygate::changeset::Git;
 use retrygate::config::Config;
 use retrygate::replay::{
@@ -61,8 +62,10 @@ pub struct ReplayArgs {
 }
 
 /// `replay.clients` and the scenarios of `replay.scenario` in the config at
-/// `rev`, each scenario file read from `rev` too.
-fn from_config(rev: &str) -> anyhow::Result<(usize, Vec<LoadedScenario>)> {
+/// `rev`, each scenario file read from `rev` too; and the base's copy put in
+/// the working tree of every file the replay runs (named by the config's
+/// `replay.command` or by CMD's words) that `rev` has.
+fn from_config(rev: &str, command: &[String]) -> anyhow::Result<(usize, Vec<LoadedScenario>)> {
     let git = Git::open(Path::new(".")).map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
     let sha = git.resolve_commit(rev).map_err(|e| {
         anyhow::anyhow!("--config-from {rev}: {e}; fetch that commit first (git fetch origin {rev})")
@@ -71,6 +74,34 @@ fn from_config(rev: &str) -> anyhow::Result<(usize, Vec<LoadedScenario>)> {
     let replay = &base.config.replay;
     let list = retrygate::gate::replay::base_scenarios(&git, &sha, &replay.scenario)
         .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    // The replay runs the base's copy of every file it names (in the
+    // config's replay.command or in CMD), not the pull request's.
+    let top = git
+        .run(&["rev-parse", "--show-toplevel"])
+        .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    let root = PathBuf::from(top.trim());
+    let mut files = retrygate::policy::paths::replay_files(&base.config);
+    for word in command {
+        files.extend(retrygate::policy::paths::command_files(word));
+    }
+    for file in files {
+        if let Some(Blob::Bytes(bytes)) = git
+            .read_blob_at(&sha, &file, 16 << 20)
+            .map_err(|e| anyhow::anyhow!("--config-from {rev}: cannot read {file} at that commit: {e}"))?
+        {
+            let path = root.join(&file);
+            let path = path.as_path();
+            if std::fs::read(path).ok().as_deref() != Some(bytes.as_slice()) {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                std::fs::write(path, &bytes)
+                    .with_context(|| format!("cannot put back the base's copy of {file} for the replay"))?;
+                eprintln!("retrygate replay: {file} is the base's copy ({rev}), as the replay runs it");
+            }
+        }
+    }
     Ok((replay.clients as usize, list))
 }
 
@@ -87,7 +118,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     let report = match &args.config_from {
         None => run_replay_blocking(&opts)?,
         Some(rev) => {
-            let (clients, list) = from_config(rev)?;
+            let (clients, list) = from_config(rev, &opts.command)?;
             opts.clients = clients;
             run_scenarios_blocking(&opts, &list)?
         }

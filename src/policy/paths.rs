@@ -58,6 +58,20 @@ fn may_write_checks(text: &str) -> bool {
 /// replay's evidence is only as good as the script it runs and the scenario
 /// it plays.
 pub fn replay_files(config: &Config) -> Vec<String> {
+    let mut out = command_files(config.replay.command.as_deref().unwrap_or(""));
+    let bundled = |n: &str| crate::replay::scenario::BUNDLED.iter().any(|(b, _)| *b == n);
+    for name in config.replay.scenario.split(',').map(str::trim).filter(|n| !bundled(n)) {
+        let name = name.trim_start_matches("./");
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The words of a shell command that read as relative file paths (see
+/// [`replay_files`]).
+pub fn command_files(command: &str) -> Vec<String> {
     const SCRIPTS: &[&str] =
         &[".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".rs", ".yml", ".yaml"];
     let mut out: Vec<String> = Vec::new();
@@ -70,17 +84,14 @@ pub fn replay_files(config: &Config) -> Vec<String> {
             && pathlike
             && !w.starts_with(['/', '-', '$', '~'])
             && !w.contains("://")
+            && !w.split('/').any(|c| c == "..")
             && !out.iter().any(|o| o == w)
         {
             out.push(w.to_string());
         }
     };
-    for word in config.replay.command.as_deref().unwrap_or("").split_whitespace() {
+    for word in command.split_whitespace() {
         add(word);
-    }
-    let bundled = |n: &str| crate::replay::scenario::BUNDLED.iter().any(|(b, _)| *b == n);
-    for name in config.replay.scenario.split(',').map(str::trim).filter(|n| !bundled(n)) {
-        add(name);
     }
     out
 }

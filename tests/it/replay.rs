@@ -602,3 +602,35 @@ fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_comm
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"), "{out:?}");
 }
+
+/// Issue 24: the replay runs the base's copy of the files it names. A pull
+/// request that swaps the client script for a polite stub still replays the
+/// base's client (and the swap is `gate-config-changed`, see policy::paths).
+#[test]
+fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
+    let repo = crate::common::Repo::new();
+    let client = format!("exec '{BIN}' replay-client --profile reference\n");
+    repo.write(".github/retrygate.yml", "replay: { command: sh scripts/replay.sh, clients: 2 }\n")
+        .write("scripts/replay.sh", &client);
+    let base = repo.commit("base");
+    repo.write("scripts/replay.sh", "exit 0\n");
+    repo.commit("a polite stub");
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--config-from", &base, "--format", "json", "--", "sh", "scripts/replay.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/replay.sh is the base's copy"));
+    let r = ReplayReport::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert!(r.timeline.iter().all(|t| t.requests.len() == 4), "the base's client ran: {:?}", r.timeline);
+    assert_eq!(std::fs::read_to_string(repo.join("scripts/replay.sh")).unwrap(), client);
+    // Without --config-from the working tree's stub runs: nothing arrives.
+    repo.write("scripts/replay.sh", "exit 0\n");
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--clients", "2", "--format", "json", "--", "sh", "scripts/replay.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
