@@ -210,7 +210,8 @@ pub struct DesyncRound {
     /// This round alone: `W` over the window its median pair distance implies.
     #[serde(default)]
     pub concentration: f64,
-    /// Half the clients came back within 100 ms, three in four within 250 ms.
+    /// Half the clients came back within 100 ms, and either within 50 ms or
+    /// three in four within 250 ms.
     #[serde(default)]
     pub at_once: bool,
     /// An immediate first retry (`at_once` in round 1): shown, not judged.
@@ -365,11 +366,13 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
         let concentration = concentration_of(median_pair_ms / scale_ms);
         // Only the first retry may be immediate: a later round that comes back
         // at once is a storm, and judged like any other.
-        // Half the clients back within 100 ms and three in four within 250:
-        // a fleet with full jitter has a round whose median wait is that
-        // short now and then, but its upper quartile is then far out, while a
-        // storm's stays close even when the machine deschedules a client.
-        let at_once = median_wait_ms < IMMEDIATE_MS && quantile(&mut waits.clone(), 0.75) < AT_ONCE_Q3_MS;
+        // Half the clients back within 100 ms, and either within 50 ms or
+        // three in four within 250: a fleet with full jitter has a round
+        // whose median wait is under 100 ms now and then, but its upper
+        // quartile is then far out, while a storm's median stays near its
+        // few ms even when the machine deschedules some of its clients.
+        let at_once = median_wait_ms < IMMEDIATE_MS
+            && (median_wait_ms < IMMEDIATE_MS / 2.0 || quantile(&mut waits.clone(), 0.75) < AT_ONCE_Q3_MS);
         let immediate = k == 1 && at_once;
         if !immediate {
             ev.judged_waits += waits.len();
