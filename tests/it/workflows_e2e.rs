@@ -568,3 +568,43 @@ fn the_dogfood_workflow_runs_the_base_action_from_dot_slash_on_branch_and_fork_p
     assert!(run.job("gate").log.contains("--- skipped: Cache the source build"), "compute mode never saves");
     assert!(gate_checks(&fake, &pr4.head).is_empty());
 }
+
+// ------------------------------------------------------------ the runner
+
+#[test]
+fn the_runner_gives_each_job_the_token_its_permissions_allow_and_refuses_unknown_actions() {
+    let fake = FakeGithub::start();
+    let repo = adopter_repo(CONFIG, &[]);
+    let mut world = World::new(&fake, repo.path());
+    let pr = open_pr(&world, &repo, 1, "fix/a", &[("README.txt", "b\n")], false);
+    let post = "curl -s -o /dev/null -w 'HTTP %{http_code}\\n' -X POST -H \"Authorization: token $T\" \"$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/check-runs\" -d '{\"name\":\"x\",\"head_sha\":\"'$GITHUB_SHA'\"}'";
+    // Outside the repository: a commit there would take it along.
+    let wf = world.dir.path().join("wf.yml");
+    std::fs::write(
+        &wf,
+        format!(
+            "on: {{ pull_request: {{ types: [opened] }} }}\npermissions: {{}}\njobs:\n  none:\n    steps:\n      - env: {{ T: '${{{{ github.token }}}}' }}\n        run: {post:?}\n  writer:\n    permissions: {{ checks: write }}\n    steps:\n      - env: {{ T: '${{{{ github.token }}}}' }}\n        run: {post:?}\n  unknown:\n    needs: [none, writer]\n    steps:\n      - uses: some/action@v1\n      - run: echo never\n  after:\n    needs: unknown\n    steps:\n      - run: echo never\n  cleanup:\n    needs: unknown\n    if: always()\n    steps:\n      - run: echo cleaned\n"
+        ),
+    )
+    .unwrap();
+    let run = world.run(&wf, &pr_event(&pr), &[]).unwrap();
+    assert!(run.job("none").log.contains("HTTP 403"), "{}", run.job("none").log);
+    assert!(run.job("writer").log.contains("HTTP 201"), "{}", run.job("writer").log);
+    assert_job(&run, "unknown", Conclusion::Failure);
+    assert!(
+        run.job("unknown").log.contains("no emulation for `uses: some/action`"),
+        "{}",
+        run.job("unknown").log
+    );
+    assert!(run.job("unknown").log.contains("--- skipped: echo never"), "{}", run.job("unknown").log);
+    assert_job(&run, "after", Conclusion::Skipped);
+    assert!(run.job("cleanup").log.contains("cleaned"), "{}", run.job("cleanup").log);
+    // From a fork, even `checks: write` is read-only.
+    let fork = open_pr(&world, &repo, 2, "fix/b", &[("README.txt", "c\n")], true);
+    let run = world.run(&wf, &pr_event(&fork), &[]).unwrap();
+    assert!(run.job("writer").log.contains("HTTP 403"), "{}", run.job("writer").log);
+    // Another activity type, another event: the workflow does not run.
+    let mut sync = pr_event(&pr);
+    sync.payload["action"] = json!("synchronize");
+    assert!(world.run(&wf, &sync, &[]).is_none());
+}
