@@ -8,7 +8,15 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use retrygate::replay::{render_markdown, render_text, run_replay_blocking, ReplayOptions, ReplayVerdict};
+use std::path::Path;
+
+use retrygate::changeset::git::Blob;
+use retrygate::changeset::Git;
+use retrygate::config::Config;
+use retrygate::replay::{
+    render_markdown, render_text, run_replay_blocking, run_scenarios_blocking, LoadedScenario, ReplayOptions,
+    ReplayVerdict,
+};
 
 use super::Exit;
 
@@ -43,6 +51,11 @@ pub struct ReplayArgs {
     /// The commit the report vouches for (default: `git rev-parse HEAD` here, if this is a repository).
     #[arg(long)]
     pub commit: Option<String>,
+    /// Take the scenario(s) and the client count from `replay.scenario` and `replay.clients` of the
+    /// config at this commit (the pull request's base), scenario files included, not from the
+    /// working tree. Not with --scenario or --clients.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["scenario", "clients"])]
+    pub config_from: Option<String>,
     /// The client to run, once per client, with RETRYGATE_URL and RETRYGATE_CLIENT set.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -89,6 +102,50 @@ impl Progress {
     }
 }
 
+/// `replay.clients` and the scenarios of `replay.scenario` in the config at
+/// `rev`, each scenario file read from `rev` too; and the base's copy put in
+/// the working tree of every file the replay runs (named by the config's
+/// `replay.command` or by CMD's words) that `rev` has.
+fn from_config(rev: &str, command: &[String]) -> anyhow::Result<(usize, Vec<LoadedScenario>)> {
+    let git = Git::open(Path::new(".")).map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    let sha = git.resolve_commit(rev).map_err(|e| {
+        anyhow::anyhow!("--config-from {rev}: {e}; fetch that commit first (git fetch origin {rev})")
+    })?;
+    let base = Config::at_base(&git, &sha)?;
+    let replay = &base.config.replay;
+    let list = retrygate::gate::replay::base_scenarios(&git, &sha, &replay.scenario)
+        .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    // The replay runs the base's copy of every file it names (in the
+    // config's replay.command or in CMD), not the pull request's.
+    let top = git
+        .run(&["rev-parse", "--show-toplevel"])
+        .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
+    let root = PathBuf::from(top.trim());
+    let mut files = retrygate::policy::paths::replay_files(&base.config);
+    for word in command {
+        files.extend(retrygate::policy::paths::command_files(word));
+    }
+    for file in files {
+        if let Some(Blob::Bytes(bytes)) = git
+            .read_blob_at(&sha, &file, 16 << 20)
+            .map_err(|e| anyhow::anyhow!("--config-from {rev}: cannot read {file} at that commit: {e}"))?
+        {
+            let path = root.join(&file);
+            let path = path.as_path();
+            if std::fs::read(path).ok().as_deref() != Some(bytes.as_slice()) {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                std::fs::write(path, &bytes)
+                    .with_context(|| format!("cannot put back the base's copy of {file} for the replay"))?;
+                eprintln!("retrygate replay: {file} is the base's copy ({rev}), as the replay runs it");
+            }
+        }
+    }
+    Ok((replay.clients as usize, list))
+}
+
 /// Runs `retrygate replay`.
 pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     let what = format!(
@@ -97,7 +154,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         if args.clients == 1 { "" } else { "s" },
         args.scenario
     );
-    let opts = ReplayOptions {
+    let mut opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,
         timeout: args.timeout,
@@ -106,7 +163,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         cwd: None,
     };
     let progress = Progress::start(what, opts.timeout);
-    let report = run_replay_blocking(&opts);
+    let report = match &args.config_from {
+        None => run_replay_blocking(&opts),
+        Some(rev) => from_config(rev, &opts.command).and_then(|(clients, list)| {
+            opts.clients = clients;
+            run_scenarios_blocking(&opts, &list)
+        }),
+    };
     progress.finish();
     let report = report?;
     let json = serde_json::to_string_pretty(&report).context("cannot serialise the replay report")?;

@@ -63,13 +63,20 @@ pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<Loaded
     if names.len() < 2 {
         return expected_one(git, base_sha, spec);
     }
-    let list = names.iter().map(|n| expected_one(git, base_sha, n)).collect::<Result<Vec<_>, _>>()?;
+    let list = base_scenarios(git, base_sha, spec)?;
     let budget = list.iter().map(|l| l.scenario.budget).max().unwrap_or(1);
     let mut combined = list[0].clone();
     combined.name = names.join(",");
     combined.sha256 = LoadedScenario::combined_sha256(&list);
     combined.scenario.budget = budget;
     Ok(combined)
+}
+
+/// Each scenario of `spec` (`a,b,c`) as the base commit has it: a bundled
+/// one, or the base's copy of a scenario file (never the working tree's,
+/// which is the pull request's).
+pub fn base_scenarios(git: &Git, base_sha: &str, spec: &str) -> Result<Vec<LoadedScenario>, String> {
+    spec.split(',').map(str::trim).map(|n| expected_one(git, base_sha, n)).collect()
 }
 
 fn expected_one(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
@@ -183,13 +190,20 @@ pub fn run_command(
 
 fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let problems = binding_problems(&report, head, expected);
+    // A replay in which no client retried exercised none of the retry code
+    // it was demanded for: not a pass, whatever its checks say.
+    let no_retry = report.no_retry();
     let status = if !problems.is_empty() {
         ReplayStatus::Rejected
-    } else if report.verdict == ReplayVerdict::Pass {
+    } else if report.verdict == ReplayVerdict::Pass && no_retry.is_none() {
         ReplayStatus::Pass
     } else {
         ReplayStatus::Fail
     };
+    let mut reasons = report.reasons.clone();
+    if problems.is_empty() && report.verdict == ReplayVerdict::Pass {
+        reasons.extend(no_retry);
+    }
     let summary = ReplaySummary {
         status,
         why: DUE.into(),
@@ -197,7 +211,7 @@ fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedSce
         commit: report.commit.clone(),
         scenario: Some(report.scenario.clone()),
         scenario_sha256: Some(report.scenario_sha256.clone()),
-        reasons: report.reasons.clone(),
+        reasons,
         problems,
     };
     ReplayEvidence { summary, report: Some(report) }

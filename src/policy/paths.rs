@@ -51,6 +51,51 @@ fn may_write_checks(text: &str) -> bool {
         .is_some_and(|jobs| jobs.values().filter_map(|j| j.get("permissions")).any(writes))
 }
 
+/// The repository files the base config's replay names: every word of
+/// `replay.command` that reads as a relative path (it has a `/` or a script
+/// extension; quotes, a leading `./` and a `--flag=` prefix dropped), and
+/// every scenario file of `replay.scenario`. They are gate config: the
+/// replay's evidence is only as good as the script it runs and the scenario
+/// it plays.
+pub fn replay_files(config: &Config) -> Vec<String> {
+    let mut out = command_files(config.replay.command.as_deref().unwrap_or(""));
+    let bundled = |n: &str| crate::replay::scenario::BUNDLED.iter().any(|(b, _)| *b == n);
+    for name in config.replay.scenario.split(',').map(str::trim).filter(|n| !bundled(n)) {
+        let name = name.trim_start_matches("./");
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The words of a shell command that read as relative file paths (see
+/// [`replay_files`]).
+pub fn command_files(command: &str) -> Vec<String> {
+    const SCRIPTS: &[&str] =
+        &[".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".rs", ".yml", ".yaml"];
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |word: &str| {
+        let w = word.trim_matches(|c| c == '"' || c == '\'' || c == ';' || c == '(' || c == ')');
+        let w = w.rsplit_once('=').map_or(w, |(flag, v)| if flag.starts_with('-') { v } else { w });
+        let w = w.trim_start_matches("./");
+        let pathlike = w.contains('/') || SCRIPTS.iter().any(|e| w.ends_with(e));
+        if !w.is_empty()
+            && pathlike
+            && !w.starts_with(['/', '-', '$', '~'])
+            && !w.contains("://")
+            && !w.split('/').any(|c| c == "..")
+            && !out.iter().any(|o| o == w)
+        {
+            out.push(w.to_string());
+        }
+    };
+    for word in command.split_whitespace() {
+        add(word);
+    }
+    out
+}
+
 /// Whether `path` is inside the rule folder `dir` (as `rules.extra` names it).
 fn under_dir(path: &str, dir: &str) -> bool {
     let d = dir.trim_start_matches("./").trim_end_matches('/');
@@ -73,6 +118,11 @@ pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding
         } else if let Some(dir) = config.rules.extra.iter().find(|d| names.iter().any(|p| under_dir(p, d))) {
             Some(format!(
                 "rule pack in {dir} (rules.extra) changed: the gate keeps using the base commit's rules; a maintainer must sign off"
+            ))
+        } else if let Some(file) = replay_files(config).into_iter().find(|r| names.contains(&r.as_str())) {
+            Some(format!(
+                "{file} is named by replay.command or replay.scenario, so it is part of the replay evidence: a pull \
+                 request that changes it could change what its own replay proves; a maintainer must sign off"
             ))
         } else if names.iter().any(|p| is_workflow(p))
             && (f.base.text().is_some_and(runs_retrygate) || f.head.text().is_some_and(runs_retrygate))
@@ -146,6 +196,38 @@ mod tests {
         assert!(found.iter().all(|f| f.kind == Kind::GateConfigChanged && f.is_blocking()));
         assert!(found[0].message.contains("base commit's config"), "{}", found[0].message);
         assert!(found[1].message.contains(".github/retrygate-rules/"), "{}", found[1].message);
+    }
+
+    #[test]
+    fn files_the_replay_command_or_scenario_names_are_gate_config() {
+        let config = Config::from_yaml_str(
+            "replay: { command: \"sh ./scripts/replay.sh --out=target/r.json && python3 'tools/client.py' $URL\", \
+             scenario: [default, .github/replay/fast.yml] }\n",
+            "r.yml",
+        )
+        .unwrap();
+        assert_eq!(
+            replay_files(&config),
+            ["scripts/replay.sh", "target/r.json", "tools/client.py", ".github/replay/fast.yml"]
+        );
+        let files = vec![
+            change("scripts/replay.sh", Some("curl --retry 5 \"$RETRYGATE_URL\"\n"), Some("exit 0\n")),
+            change(".github/replay/fast.yml", Some("budget: 3\n"), Some("budget: 9\n")),
+            change("scripts/other.sh", Some("a\n"), Some("b\n")),
+        ];
+        let found = gate_config_changes(&config, &files);
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["scripts/replay.sh", ".github/replay/fast.yml"]);
+        assert!(
+            found[0].message.starts_with("scripts/replay.sh is named by replay.command"),
+            "{}",
+            found[0].message
+        );
+        // No replay.command and bundled scenarios: nothing named.
+        assert!(replay_files(&Config::default()).is_empty());
+        let plain = Config::from_yaml_str("replay: { command: \"cargo test --test replay_429\" }\n", "r.yml")
+            .unwrap();
+        assert!(replay_files(&plain).is_empty());
     }
 
     #[test]

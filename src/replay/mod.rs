@@ -79,6 +79,15 @@ impl ReplayOptions {
 /// its own.
 pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
     let list = LoadedScenario::resolve_list(&opts.scenario)?;
+    run_scenarios(opts, &list).await
+}
+
+/// [`run_replay`] over scenarios already loaded (e.g. the base commit's
+/// copies, `retrygate replay --config-from`); `opts.scenario` is not read.
+pub async fn run_scenarios(opts: &ReplayOptions, list: &[LoadedScenario]) -> anyhow::Result<ReplayReport> {
+    if list.is_empty() {
+        anyhow::bail!("no scenario to replay");
+    }
     if opts.clients == 0 || opts.clients > MAX_CLIENTS {
         anyhow::bail!(
             "--clients must be between 1 and {MAX_CLIENTS}, got {} (8 or more judge desynchronisation)",
@@ -92,24 +101,72 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
         None => head_commit(opts.cwd.as_deref()),
     };
     let mut parts = Vec::new();
-    for loaded in &list {
+    for loaded in list {
         parts.push(run_one(opts, loaded, commit.clone()).await?);
     }
     if parts.len() == 1 {
         return Ok(parts.remove(0));
     }
-    Ok(ReplayReport::combine(LoadedScenario::combined_sha256(&list), parts))
+    Ok(ReplayReport::combine(LoadedScenario::combined_sha256(list), parts))
 }
 
+/// One scenario, rerun once when `desynchronized` was inconclusive and
+/// nothing else failed (with the clients [`judge::Reading::rerun_clients`]
+/// says), if the
+/// rest of the scenario's `--timeout` leaves room for it (a run is mostly
+/// waiting, so the rerun is given 1.5 times the first run's wall time or
+/// more). The rerun's report is the scenario's, and names the first run.
 async fn run_one(
     opts: &ReplayOptions,
     loaded: &LoadedScenario,
     commit: Option<String>,
 ) -> anyhow::Result<ReplayReport> {
-    let server = server::ServerHandle::start(loaded.scenario.clone(), opts.clients).await?;
-    let urls: Vec<String> = (0..opts.clients).map(|i| server.client_url(i)).collect();
+    let first = run_once(opts, loaded, commit.clone(), opts.clients, opts.timeout).await?;
+    let Some((clients, remaining)) = rerun_plan(&first, opts.timeout) else {
+        return Ok(first);
+    };
+    let Some(summary) = first.desync.clone() else { return Ok(first) };
+    let mut rerun = run_once(opts, loaded, commit, clients, remaining).await?;
+    rerun.rerun_of = Some(report::RerunNote { clients: first.clients, desync: summary });
+    Ok(rerun)
+}
+
+/// Whether a first run is rerun, and with how many clients and how much of
+/// `timeout` left: only when `desynchronized` was inconclusive, nothing else
+/// failed (the verdict would not hinge on it), the rerun stays within
+/// [`MAX_CLIENTS`], and what is left of `timeout` is at least 1.5 times what
+/// the first run took.
+pub fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usize, Duration)> {
+    let reading = first.desync.as_ref()?.reading;
+    if !reading.inconclusive() {
+        return None;
+    }
+    let others_failed = first.timed_out
+        || !first.server_errors.is_empty()
+        || first.checks.iter().any(|c| {
+            c.check != CheckId::Desynchronized
+                && c.status == CheckStatus::Fail
+                && c.level == scenario::Level::Error
+        });
+    let clients = reading.rerun_clients(first.clients);
+    let left = timeout.as_secs_f64() * 1000.0 - first.wall_ms;
+    if others_failed || clients > MAX_CLIENTS || left < 1.5 * first.wall_ms {
+        return None;
+    }
+    Some((clients, Duration::try_from_secs_f64(left / 1000.0).unwrap_or(timeout)))
+}
+
+async fn run_once(
+    opts: &ReplayOptions,
+    loaded: &LoadedScenario,
+    commit: Option<String>,
+    clients: usize,
+    timeout: Duration,
+) -> anyhow::Result<ReplayReport> {
+    let server = server::ServerHandle::start(loaded.scenario.clone(), clients).await?;
+    let urls: Vec<String> = (0..clients).map(|i| server.client_url(i)).collect();
     let released = server.now_ms();
-    let outcome = runner::run_clients(&opts.command, &urls, opts.timeout, opts.cwd.as_deref()).await?;
+    let outcome = runner::run_clients(&opts.command, &urls, timeout, opts.cwd.as_deref()).await?;
     let wall_ms = server.now_ms() - released;
     let journal = server.journal();
     drop(server);
@@ -130,7 +187,7 @@ async fn run_one(
         timeout_s: opts.timeout.as_secs_f64(),
         timed_out: outcome.timed_out,
         wall_ms,
-        demanded_wait_ms: judge::demanded_wait_ms(&journal, opts.clients)
+        demanded_wait_ms: judge::demanded_wait_ms(&journal, clients)
             .unwrap_or_else(|| loaded.scenario.demanded_wait_ms()),
     };
     Ok(ReplayReport::assemble(ctx, &journal, &outcome.clients, judgement))
@@ -139,12 +196,20 @@ async fn run_one(
 /// [`run_replay`] on its own tokio runtime, for synchronous callers (the
 /// gate, the demo, tests).
 pub fn run_replay_blocking(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    runtime()?.block_on(run_replay(opts))
+}
+
+/// [`run_scenarios`] on its own tokio runtime.
+pub fn run_scenarios_blocking(opts: &ReplayOptions, list: &[LoadedScenario]) -> anyhow::Result<ReplayReport> {
+    runtime()?.block_on(run_scenarios(opts, list))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("cannot start the replay's tokio runtime")?;
-    rt.block_on(run_replay(opts))
+        .context("cannot start the replay's tokio runtime")
 }
 
 /// `git rev-parse HEAD` in `dir`, or `None` when it is not a repository.
@@ -160,4 +225,58 @@ fn head_commit(dir: Option<&std::path::Path>) -> Option<String> {
         .ok()?;
     let sha = String::from_utf8(out.stdout).ok()?.trim().to_string();
     (out.status.success() && sha.len() >= 40).then_some(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judge::{CheckResult, DesyncSummary, Reading};
+    use super::*;
+
+    fn first(reading: Reading, clients: usize, wall_ms: f64) -> ReplayReport {
+        let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
+        r.clients = clients;
+        r.wall_ms = wall_ms;
+        r.checks = CheckId::ALL
+            .iter()
+            .map(|&check| CheckResult {
+                check,
+                status: if check == CheckId::Desynchronized { CheckStatus::Fail } else { CheckStatus::Pass },
+                level: scenario::Level::Error,
+                message: String::new(),
+                violations: vec![],
+            })
+            .collect();
+        r.desync = Some(DesyncSummary {
+            reading,
+            concentration: 16.0,
+            pass_bar: 12.0,
+            lockstep_bar: 22.0,
+            judged_waits: 24,
+            pairs: 84,
+            retry_pair_ms: 18.0,
+            noise_pair_ms: 3.0,
+            noise_spread_ms: 9.0,
+        });
+        r
+    }
+
+    #[test]
+    fn an_inconclusive_run_is_rerun_once_within_the_time_left() {
+        let t = Duration::from_secs(60);
+        // Between the bars: three times the clients, with what is left of the timeout.
+        assert_eq!(rerun_plan(&first(Reading::Ambiguous, 8, 4000.0), t), Some((24, Duration::from_secs(56))));
+        // Within the noise: the same clients again.
+        assert_eq!(rerun_plan(&first(Reading::WithinNoise, 8, 4000.0), t).map(|p| p.0), Some(8));
+        // A decided reading, too little time, too many clients: no rerun.
+        assert_eq!(rerun_plan(&first(Reading::Lockstep, 8, 4000.0), t), None);
+        assert_eq!(rerun_plan(&first(Reading::Spread, 8, 4000.0), t), None);
+        assert_eq!(rerun_plan(&first(Reading::Ambiguous, 8, 25_000.0), t), None);
+        assert_eq!(rerun_plan(&first(Reading::Ambiguous, 100, 4000.0), t), None);
+        // Another check failed at error weight: the verdict is fail anyway.
+        let mut other = first(Reading::Ambiguous, 8, 4000.0);
+        other.checks[2].status = CheckStatus::Fail;
+        assert_eq!(rerun_plan(&other, t), None);
+        // A timeout too far away to add is no limit, not a panic.
+        assert_eq!(rerun_plan(&first(Reading::Ambiguous, 8, 4000.0), Duration::MAX).map(|p| p.0), Some(24));
+    }
 }

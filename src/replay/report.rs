@@ -11,9 +11,11 @@
 //!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
 //!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
 //!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
-//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 100.0,
-//!                     "median_pair_ms": 2.4, "spread_ms": 6.1, "threshold_ms": 11.0, "immediate": false,
-//!                     "lockstep": true, …}],
+//!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 1000.0,
+//!                     "median_pair_ms": 2.4, "concentration": 122.0, "spread_ms": 6.1, "threshold_ms": 100.0,
+//!                     "at_once": false, "immediate": false, "lockstep": true, …}],
+//!  "desync": {"reading": "lockstep", "concentration": 118.0, "pass_bar": 12.0, "lockstep_bar": 22.0,
+//!             "judged_waits": 24, "pairs": 84, "retry_pair_ms": 2.5, "noise_pair_ms": 6.9, "noise_spread_ms": 17.0},
 //!  "timeline": [{"client": 0, "exit": {"state": "exited", "code": 0}, "requests": [
 //!      {"seq": 0, "at_ms": 2.1, "method": "GET", "path": "/c/0", "status": 429, "retry_after": "1",
 //!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
@@ -21,6 +23,9 @@
 //!  "writes": {"applied": 2, "operations": 1, "duplicates": [3], "deduplicated": [], "parked": []},
 //!  "server_errors": [], "parts": []}
 //! ```
+//! `desync` is the pooled `desynchronized` reading (absent when there was too
+//! little evidence); `rerun_of` (absent unless it happened) names the
+//! inconclusive first run a rerun replaced: `{"clients": 8, "desync": {…}}`.
 //! `writes`, `server_errors` and `parts` are left out when empty; a request
 //! of a write carries `"write": {"operation": "key:…", "effect": "applied"}`
 //! and, when its answer was never delivered, `"lost": "reset"`. A report of
@@ -37,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::judge::{
-    self, CheckId, CheckResult, CheckStatus, DesyncRound, Judgement, Violation, WriteAccount,
+    self, CheckId, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, Violation, WriteAccount,
 };
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
@@ -78,6 +83,15 @@ pub struct ReplayReport {
     pub reasons: Vec<String>,
     pub checks: Vec<CheckResult>,
     pub desync_rounds: Vec<DesyncRound>,
+    /// The pooled `desynchronized` reading and its noise baseline, when
+    /// there was enough evidence to read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desync: Option<DesyncSummary>,
+    /// When the first run of this scenario was inconclusive on
+    /// `desynchronized` and was rerun with more clients: that first run's
+    /// clients and figures. This report is the rerun's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<RerunNote>,
     pub timeline: Vec<ClientTimeline>,
     /// Requests outside `/c/<i>/` (answered 404).
     pub stray_requests: usize,
@@ -96,6 +110,13 @@ pub struct ReplayReport {
     /// (failed if it failed in any scenario), `timeline` is empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ReplayReport>,
+}
+
+/// The inconclusive first run a report's rerun replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RerunNote {
+    pub clients: usize,
+    pub desync: DesyncSummary,
 }
 
 /// One client's story.
@@ -237,6 +258,8 @@ impl ReplayReport {
             reasons,
             checks: judgement.checks,
             desync_rounds: judgement.desync_rounds,
+            desync: judgement.desync,
+            rerun_of: None,
             timeline,
             stray_requests: journal.entries.iter().filter(|e| e.client.is_none()).count(),
             malformed_requests: journal.malformed.clone(),
@@ -281,6 +304,8 @@ impl ReplayReport {
             reasons,
             checks,
             desync_rounds: Vec::new(),
+            desync: None,
+            rerun_of: None,
             timeline: Vec::new(),
             stray_requests: parts.iter().map(|p| p.stray_requests).sum(),
             malformed_requests: parts.iter().flat_map(|p| p.malformed_requests.clone()).collect(),
@@ -288,6 +313,44 @@ impl ReplayReport {
             server_errors: parts.iter().flat_map(|p| p.server_errors.clone()).collect(),
             parts,
         }
+    }
+
+    /// How many clients sent a request again after an answer that was not a
+    /// delivered 2xx: the clients whose retries this replay exercised (over
+    /// every scenario of a combined report).
+    pub fn clients_that_retried(&self) -> usize {
+        if !self.parts.is_empty() {
+            return self.parts.iter().map(ReplayReport::clients_that_retried).sum();
+        }
+        let failed = |q: &TimelineRequest| !(200..300).contains(&q.status) || q.lost.is_some();
+        self.timeline.iter().filter(|t| t.requests.windows(2).any(|w| failed(&w[0]))).count()
+    }
+
+    /// When no client retried, what that means, in one sentence; `None`
+    /// when one did. Such a replay is no evidence about retries: the gate
+    /// does not count it as a pass.
+    pub fn no_retry(&self) -> Option<String> {
+        if self.clients_that_retried() > 0 {
+            return None;
+        }
+        let timelines: Vec<&ClientTimeline> = if self.parts.is_empty() {
+            self.timeline.iter().collect()
+        } else {
+            self.parts.iter().flat_map(|p| p.timeline.iter()).collect()
+        };
+        let gave_up = timelines
+            .iter()
+            .filter(|t| !t.requests.is_empty())
+            .filter(|t| !t.requests.iter().any(|q| (200..300).contains(&q.status) && q.lost.is_none()))
+            .count();
+        Some(format!(
+            "no client retried: {gave_up} of {} client run(s) stopped at their first failed answer and the rest \
+             needed no retry, so this replay exercised no retry and is no evidence that the client's retries \
+             are safe; a client that gives up on a 429 is safe for the dependency but fails every call the \
+             dependency rate-limits: if that is intended, a maintainer signs off, otherwise make replay.command \
+             run the changed client against $RETRYGATE_URL",
+            timelines.len()
+        ))
     }
 
     /// The result of one check.
@@ -377,6 +440,9 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             ReplayVerdict::Fail => "❌ fail",
         };
         let _ = writeln!(o, "### 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
+        if let Some(none) = r.no_retry() {
+            let _ = writeln!(o, "> **{none}**\n");
+        }
         for reason in &r.reasons {
             let _ = writeln!(o, "- {reason}");
         }
@@ -393,6 +459,9 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         ReplayVerdict::Fail => "❌ fail",
     };
     let _ = writeln!(o, "### 429 replay: {verdict} (`{}`, {} client(s))\n", r.scenario, r.clients);
+    if let Some(none) = r.no_retry() {
+        let _ = writeln!(o, "> **{none}**\n");
+    }
     let _ = writeln!(
         o,
         "Scenario `{}` ({}; sha256 `{}`), commit `{}`, CMD `{}`. Wall time {} for {} of demanded waits.\n",
@@ -436,18 +505,37 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             .map(|d| {
                 if d.immediate {
                     format!("retry {}: immediate (median wait {}), not judged", d.round, ms(d.median_wait_ms))
+                } else if d.at_once {
+                    format!(
+                        "retry {}: came back at once (median wait {}) (**storm**)",
+                        d.round,
+                        ms(d.median_wait_ms)
+                    )
                 } else {
                     format!(
-                        "retry {}: median pair {} apart against a {} jitter window{}",
+                        "retry {}: median pair {} apart over a {} wait, {} full jitter{}",
                         d.round,
                         ms(d.median_pair_ms),
                         ms(d.scale_ms),
-                        if d.lockstep { " (**lockstep**)" } else { "" }
+                        judge::desync::times(d.concentration),
+                        if d.lockstep { " (**above the pass line**)" } else { "" }
                     )
                 }
             })
             .collect();
         let _ = writeln!(o, "\nSpread of the fleet per retry round: {}.", rounds.join("; "));
+        if let Some(d) = &r.desync {
+            let _ = writeln!(o, "\nPooled over the judged rounds: {}.", d.figures());
+        }
+        if let Some(first) = &r.rerun_of {
+            let _ = writeln!(
+                o,
+                "\nThe first run, with {} clients, was inconclusive ({}), so this scenario was rerun with {}.",
+                first.clients,
+                first.desync.figures(),
+                r.clients
+            );
+        }
     }
     if let Some(w) = &r.writes {
         let _ = writeln!(o, "\n**{}**{}.", w.summary(), write_notes(w));
@@ -578,6 +666,9 @@ pub fn render_text(r: &ReplayReport) -> String {
     for reason in &r.reasons {
         let _ = writeln!(o, "  reason: {reason}");
     }
+    if let Some(none) = r.no_retry() {
+        let _ = writeln!(o, "  {none}");
+    }
     for c in &r.checks {
         let s = match c.status {
             CheckStatus::Pass => "pass",
@@ -662,6 +753,29 @@ mod tests {
             demanded_wait_ms: 0,
         };
         ReplayReport::assemble(ctx, journal, &runs, j)
+    }
+
+    #[test]
+    fn a_replay_in_which_no_client_retried_says_so_and_what_giving_up_means() {
+        let r = report(&served());
+        assert_eq!(r.clients_that_retried(), 0);
+        let none = r.no_retry().unwrap();
+        assert!(none.starts_with("no client retried: 0 of 1 client run(s) stopped"), "{none}");
+        assert!(none.contains("a client that gives up on a 429 is safe for the dependency"), "{none}");
+        assert!(render_markdown(&r).contains("> **no client retried:"));
+        assert!(render_text(&r).contains("  no client retried:"));
+        // A 429, then the 200: that client retried.
+        let mut j = served();
+        j.entries[0].status = 429;
+        let mut ok = j.entries[0].clone();
+        (ok.seq, ok.at_ms, ok.status) = (1, 1001.0, 200);
+        j.entries.push(ok);
+        let r = report(&j);
+        assert_eq!((r.clients_that_retried(), r.no_retry()), (1, None));
+        assert!(!render_markdown(&r).contains("**no client retried:"), "{}", render_markdown(&r));
+        // A client that got a 429 and stopped gave up.
+        j.entries.pop();
+        assert!(report(&j).no_retry().unwrap().starts_with("no client retried: 1 of 1 client run(s)"));
     }
 
     #[test]

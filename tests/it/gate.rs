@@ -298,6 +298,47 @@ fn retry_code_needs_a_replay_and_a_passing_report_for_the_head_lifts_it() {
     assert!(md.contains("##### 429 replay: ✅ pass"), "the replay timeline is in the comment: {md}");
 }
 
+/// Issue 24: a replay counts as evidence only if it exercised a retry. A
+/// client that never re-sends an unkeyed POST gives up at its first 429: its
+/// replay passes (giving up is only a warning), but the gate does not count it.
+#[test]
+fn a_replay_in_which_no_client_retried_is_no_evidence_and_says_why() {
+    let repo = repo_with(Some("replay: { scenario: default, clients: 4 }\n"), "codex/http");
+    edit_with_ledger(&repo, "src/http.rs", HTTP_FILE);
+    let out_path = repo.path().parent().unwrap().join("gave-up.json");
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--scenario", "default", "--clients", "4", "--format", "json", "--report"])
+        .arg(&out_path)
+        .args([
+            "--",
+            BIN,
+            "replay-client",
+            "--profile",
+            "reference",
+            "--method",
+            "POST",
+            "--no-idempotency-key",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = out_path.to_str().unwrap();
+    let r = check(&repo, &["--head", "codex/http", "--replay-report", report]);
+    assert_eq!((r.code, codes(&r.json)), (Some(1), vec!["replay-failed".to_string()]));
+    let msg = r.json["reasons"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("no client retried: 4 of 4 client run(s) stopped at their first failed answer"),
+        "{msg}"
+    );
+    assert!(msg.contains("a client that gives up on a 429 is safe for the dependency"), "{msg}");
+    // A client that retried is evidence (the positive case is the test above,
+    // with the reference client): its report carries no such line.
+    let retried = replay_report(&repo, "reference", "default", "4", None);
+    let r = check(&repo, &["--head", "codex/http", "--replay-report", retried.to_str().unwrap()]);
+    assert_eq!(r.json["evidence"]["replay"]["status"], "pass", "{:?}", r.json["reasons"]);
+}
+
 #[test]
 fn a_failing_replay_blocks_with_the_timeline_in_the_comment() {
     let repo = repo_with(Some("replay: { scenario: default, clients: 4 }\n"), "codex/http");

@@ -166,6 +166,13 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     assert_eq!(status(get("storm/no-retry-after"), Desynchronized), (CheckStatus::Fail, Level::Error));
     assert!(get("storm/no-retry-after").desync_rounds[0].immediate);
     assert!(get("reference/default").desync_rounds.iter().any(|d| !d.lockstep));
+    // The same judgement as every replay: spread out is a reading, not a guess.
+    for n in ["reference/default", "reference/no-retry-after", "reference/http-date"] {
+        let d = get(n).desync.as_ref().unwrap_or_else(|| panic!("{n}: desynchronized was not read"));
+        assert_eq!(d.reading, retrygate::replay::judge::Reading::Spread, "{n}: {d:?}");
+    }
+    let compliant = get("compliant/default").desync.as_ref().unwrap();
+    assert_ne!(compliant.reading, retrygate::replay::judge::Reading::Spread, "{compliant:?}");
 
     // The server's journal, not the client, is the source: the reference
     // client's retry carries its first attempt's key, and every retry of a
@@ -483,4 +490,147 @@ fn several_scenarios_run_into_one_report_that_the_gate_can_bind() {
     assert!(p.iter().any(|x| x.contains("a scenario in it failed")), "{p:?}");
     // One scenario alone is another scenario.
     assert!(!binding_problems(&r, "c0ffee", &loaded[0]).is_empty());
+}
+
+/// The `run` script of action.yml's replay step, as the runner would run it.
+fn action_replay_step() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/action.yml");
+    let action: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| s["name"].as_str().is_some_and(|n| n.starts_with("Run the 429 replay")))
+        .expect("action.yml has a replay step");
+    step["run"].as_str().unwrap().to_string()
+}
+
+/// Runs the replay step in `dir` (bash -e, as GitHub runs a `run` script),
+/// with the step's env; returns the report it wrote.
+fn run_action_replay_step(dir: &Path, head: &str, base: &str) -> ReplayReport {
+    let temp = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .args(["--noprofile", "--norc", "-e", "-o", "pipefail", "-c", &action_replay_step()])
+        .current_dir(dir)
+        .env("RETRYGATE", BIN)
+        .env("INPUT_REPLAY_COMMAND", format!("'{BIN}' replay-client --profile reference"))
+        .env("HEAD_SHA", head)
+        .env("BASE_SHA", base)
+        .env("RUNNER_TEMP", temp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the step failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(temp.path().join("retrygate-replay/replay.json")).unwrap();
+    ReplayReport::from_json(&text).unwrap()
+}
+
+/// Issue 24, "evidence that binds": on `pull_request`, the job checks out
+/// GitHub's test merge commit. The replay step runs on the pull request's
+/// head, names it, and takes the scenario and client count from the base
+/// config, not from the head's edit of it.
+#[test]
+fn the_actions_replay_step_runs_the_head_with_the_base_config_on_a_merge_ref_checkout() {
+    let origin = crate::common::Repo::new();
+    origin
+        .write(".github/retrygate.yml", "replay: { scenario: default, clients: 4 }\n")
+        .write("a.txt", "a\n");
+    let base = origin.commit("base");
+    origin.branch("pr");
+    // The pull request tries to weaken its own replay.
+    origin.write(".github/retrygate.yml", "replay: { scenario: post, clients: 1 }\n").write("b.txt", "b\n");
+    let head = origin.commit("head");
+    origin.checkout("main").write("c.txt", "c\n");
+    origin.commit("main moved on");
+    origin.git(&["checkout", "-q", "-b", "pull-1-merge"]);
+    origin.git(&["merge", "-q", "--no-ff", "--no-edit", "pr"]);
+    let merge = origin.head();
+    // actions/checkout of refs/pull/1/merge: one commit deep, neither the
+    // head nor the base is in the clone until the step fetches them.
+    let job = crate::common::Repo::clone_from(&origin, &["--depth", "1", "--branch", "pull-1-merge"]);
+    assert_eq!(job.head(), merge);
+
+    let r = run_action_replay_step(job.path(), &head, &base);
+    assert_eq!(r.commit.as_deref(), Some(head.as_str()), "the report names the head, not the merge {merge}");
+    assert_eq!(job.head(), head, "the replay ran on the head's code");
+    assert_eq!((r.scenario.as_str(), r.clients), ("default", 4), "the base config's scenario and clients");
+    let default = retrygate::replay::LoadedScenario::resolve_list("default").unwrap().remove(0);
+    assert_eq!(r.scenario_sha256, default.sha256);
+    assert_eq!(r.verdict, ReplayVerdict::Pass, "{:?}", r.reasons);
+
+    // A push has no base: the step runs what is checked out with the defaults.
+    let pushed = crate::common::Repo::clone_from(&origin, &["--branch", "main"]);
+    let main = pushed.head();
+    let r = run_action_replay_step(pushed.path(), &main, "");
+    assert_eq!((r.commit.as_deref(), r.clients), (Some(main.as_str()), 8));
+}
+
+#[test]
+fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_commit() {
+    let repo = crate::common::Repo::new();
+    let fast = "responses:\n  - status: 429\n    retry_after: 1\n  - status: 200\nbudget: 3\n";
+    repo.write(".github/retrygate.yml", "replay: { scenario: .github/fast.yml, clients: 2 }\n")
+        .write(".github/fast.yml", fast);
+    let base = repo.commit("base");
+    // The working tree's copy is the pull request's: never the one replayed.
+    repo.write(".github/fast.yml", "responses:\n  - status: 200\nbudget: 1\n");
+    repo.commit("head edits the scenario");
+    let replay = |rev: &str| {
+        Command::new(BIN)
+            .current_dir(repo.path())
+            .args(["replay", "--config-from", rev, "--format", "json", "--", BIN, "replay-client"])
+            .output()
+            .unwrap()
+    };
+    let out = replay(&base);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = ReplayReport::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let at_base = retrygate::replay::LoadedScenario::from_text(".github/fast.yml", fast).unwrap();
+    assert_eq!((r.clients, r.scenario_sha256.as_str()), (2, at_base.sha256.as_str()));
+    assert_eq!(r.timeline[0].requests.len(), 2, "the base's 429 then 200");
+
+    let out = replay("0123456789012345678901234567890123456789");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--config-from 0123456789012345678901234567890123456789") && err.contains("git fetch"),
+        "{err}"
+    );
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--config-from", &base, "--clients", "3", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"), "{out:?}");
+}
+
+/// Issue 24: the replay runs the base's copy of the files it names. A pull
+/// request that swaps the client script for a polite stub still replays the
+/// base's client (and the swap is `gate-config-changed`, see policy::paths).
+#[test]
+fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
+    let repo = crate::common::Repo::new();
+    let client = format!("exec '{BIN}' replay-client --profile reference\n");
+    repo.write(".github/retrygate.yml", "replay: { command: sh scripts/replay.sh, clients: 2 }\n")
+        .write("scripts/replay.sh", &client);
+    let base = repo.commit("base");
+    repo.write("scripts/replay.sh", "exit 0\n");
+    repo.commit("a polite stub");
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--config-from", &base, "--format", "json", "--", "sh", "scripts/replay.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/replay.sh is the base's copy"));
+    let r = ReplayReport::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert!(r.timeline.iter().all(|t| t.requests.len() == 4), "the base's client ran: {:?}", r.timeline);
+    assert_eq!(std::fs::read_to_string(repo.join("scripts/replay.sh")).unwrap(), client);
+    // Without --config-from the working tree's stub runs: nothing arrives.
+    repo.write("scripts/replay.sh", "exit 0\n");
+    let out = Command::new(BIN)
+        .current_dir(repo.path())
+        .args(["replay", "--clients", "2", "--format", "json", "--", "sh", "scripts/replay.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }

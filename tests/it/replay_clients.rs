@@ -12,6 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 
+use retrygate::replay::judge::Reading;
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
     render_markdown, run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
@@ -176,6 +177,14 @@ fn real_clients_get_the_measured_verdicts() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 
     let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
+    // Lockstep or inconclusive (both fail closed), never spread out, and the
+    // line shows the noise baseline it was judged against (issue 27).
+    for n in ["curl", "urllib3"] {
+        let d = get(n).desync.as_ref().unwrap_or_else(|| panic!("{n}: desynchronized was not read"));
+        assert_ne!(d.reading, Reading::Spread, "{n}: {d:?}");
+        let line = &get(n).check(Desynchronized).unwrap().message;
+        assert!(line.contains("(noise baseline, spread"), "{n}: {line}");
+    }
     // What the clients said about themselves: curl's and urllib3's User-Agent reached the journal.
     assert!(get("curl").timeline[0].requests[0].user_agent.as_deref().unwrap_or("").starts_with("curl/"));
     assert!(
@@ -283,11 +292,16 @@ fn urllib3_jitter_on_no_retry_after_passes_20_of_20_runs() {
         ]);
         for (_, r) in reports {
             let d = r.check(CheckId::Desynchronized).unwrap();
-            verdicts.push((r.verdict, d.status, d.message.clone()));
+            let reading = r.desync.as_ref().map(|s| s.reading);
+            verdicts.push((r.verdict, d.status, reading, d.message.clone()));
         }
     }
-    let bad: Vec<_> =
-        verdicts.iter().filter(|(v, s, _)| *v != ReplayVerdict::Pass || *s != CheckStatus::Pass).collect();
+    let bad: Vec<_> = verdicts
+        .iter()
+        .filter(|(v, s, reading, _)| {
+            *v != ReplayVerdict::Pass || *s != CheckStatus::Pass || *reading != Some(Reading::Spread)
+        })
+        .collect();
     assert!(bad.is_empty(), "{} of 20 runs did not pass: {bad:?}", bad.len());
 }
 

@@ -8,7 +8,7 @@
 //! | `recovered` | a client never got a 2xx or its CMD did not exit 0; a client that sent nothing is always an error |
 //! | `attempt-budget` | a client made more attempts than the scenario's budget |
 //! | `retry-after-honored` | a request came sooner than the previous answer's Retry-After (minus 50 ms) |
-//! | `desynchronized` | with >= 4 clients retrying, most retry rounds stayed in lockstep |
+//! | `desynchronized` | the retries arrived more than 10 times faster than full jitter would spread them, or could not be told from scheduling noise (inconclusive) |
 //! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
 //! | `no-duplicate-write` | the server applied one write operation more than once |
 //!
@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 pub mod desync;
 
 pub use desync::{
-    desync_rounds, desync_statistic, DesyncRound, DESYNC_MIN_CLIENTS, LOCKSTEP_RATIO, MIN_JUDGED_WAITS,
+    desync_rounds, desync_summary, DesyncRound, DesyncSummary, Reading, DESYNC_MIN_CLIENTS, MIN_JUDGED_WAITS,
+    PASS_LINE, RERUN_FACTOR,
 };
 
 use super::journal::{Entry, Journal, WriteEffect};
@@ -107,6 +108,9 @@ pub struct Violation {
 pub struct Judgement {
     pub checks: Vec<CheckResult>,
     pub desync_rounds: Vec<DesyncRound>,
+    /// The pooled `desynchronized` reading, when there was enough evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desync: Option<DesyncSummary>,
 }
 
 impl Judgement {
@@ -128,17 +132,18 @@ pub struct JudgeInput<'a> {
 
 /// Runs all six checks.
 pub fn judge(input: JudgeInput<'_>) -> Judgement {
-    let (desync, desync_rounds) = desynchronized(input);
+    let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
         checks: vec![
             recovered(input),
             attempt_budget(input),
             retry_after_honored(input),
-            desync,
+            desync_check,
             no_unsafe_replay(input),
             no_duplicate_write(input),
         ],
         desync_rounds,
+        desync,
     }
 }
 
