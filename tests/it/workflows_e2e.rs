@@ -193,8 +193,7 @@ fn gate_checks(fake: &FakeGithub, sha: &str) -> Vec<(String, String)> {
 fn latest_comment(fake: &FakeGithub, pr: u64) -> String {
     fake.comments()
         .into_iter()
-        .filter(|c| c.issue == pr && c.login == "github-actions[bot]")
-        .last()
+        .rfind(|c| c.issue == pr && c.login == "github-actions[bot]")
         .map(|c| c.body)
         .unwrap_or_default()
 }
@@ -283,13 +282,11 @@ fn the_single_workflow_on_branch_and_fork_prs_sign_offs_and_its_cache() {
     // gate job the write token; only the gate job's check counts.
     let checks = gate_checks(&fake, &pr1.head);
     assert_eq!(checks.len(), 1, "{checks:?}\n{}", run.job("gate").log);
-    // ISSUE 24 item 2 (branch `replay`): the report must name the head, not
-    // the merge commit the job checked out; until then this is
-    // `replay-rejected` and the job fails.
-    if std::env::var("WIP").is_err() {
-        assert_eq!(checks[0].0, "success", "{}\n{}", checks[0].1, run.job("gate").log);
-        assert_job(&run, "gate", Conclusion::Success);
-    }
+    // Accepted only because the replay step replays the head (not the merge
+    // commit the job checked out) with the base config's scenario (issue 24
+    // item 2); before that this was `replay-rejected` on every agent PR.
+    assert_eq!(checks[0].0, "success", "{}\n{}", checks[0].1, run.job("gate").log);
+    assert_job(&run, "gate", Conclusion::Success);
     // Both jobs built retrygate (no cache yet: the replay job runs the pull
     // request's code, so it restores but never saves); the gate job saved
     // its build under the pull request's merge ref.
@@ -399,14 +396,12 @@ fn the_fork_safe_split_on_branch_and_fork_prs_sign_offs_and_a_merge_queue() {
     let (check, publish) = check_then_publish(&mut world, &repo, &pr1);
     let checks = gate_checks(&fake, &pr1.head);
     assert_eq!(checks.len(), 1, "{checks:?}\n{}", publish.job("publish").log);
-    // ISSUE 24 item 2 (branch `replay`): the report must name the head, not
-    // the merge commit the check job checked out, and use the base config's
-    // scenario; until then this is `replay-rejected`.
-    if std::env::var("WIP").is_err() {
-        assert_eq!(checks[0].0, "success", "{}\n{}", checks[0].1, publish.job("publish").log);
-        assert_job(&check, "check", Conclusion::Success);
-        assert_job(&publish, "publish", Conclusion::Success);
-    }
+    // Accepted only because the replay names the head, not the merge commit
+    // the check job checked out, and runs the base config's scenario (issue
+    // 24 item 2).
+    assert_eq!(checks[0].0, "success", "{}\n{}", checks[0].1, publish.job("publish").log);
+    assert_job(&check, "check", Conclusion::Success);
+    assert_job(&publish, "publish", Conclusion::Success);
     // Neither job that builds may share its build with another PR: the check
     // job never saves, the publish job saves on the default branch.
     assert_eq!(world.builds(), 2);

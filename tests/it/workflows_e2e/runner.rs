@@ -363,7 +363,7 @@ impl Job<'_, '_> {
         with
     }
 
-    fn step(&mut self, step: &Yaml, mut frame: Option<&mut Frame>) {
+    fn step(&mut self, step: &Yaml, frame: Option<&mut Frame>) {
         let ctx = self.context(frame.as_deref());
         let label = step["name"]
             .as_str()
@@ -421,7 +421,7 @@ impl Job<'_, '_> {
             let outs: serde_json::Map<String, Value> =
                 outputs.unwrap_or_default().into_iter().map(|(k, v)| (k, Value::String(v))).collect();
             let entry = json!({"outputs": outs});
-            match frame.as_deref_mut() {
+            match frame {
                 Some(f) => f.steps[id] = entry,
                 None => self.ctx["steps"][id] = entry,
             }
