@@ -603,3 +603,47 @@ fn the_runner_gives_each_job_the_token_its_permissions_allow_and_refuses_unknown
     sync.payload["action"] = json!("synchronize");
     assert!(world.run(&wf, &sync, &[]).is_none());
 }
+
+#[test]
+fn a_pull_request_that_swaps_the_replay_script_for_a_stub_is_replayed_with_the_bases_script() {
+    let fake = FakeGithub::start();
+    // The adopter's replay is a script in the repository that drives the
+    // client (`client-profile` stands in for the client's code).
+    let repo = adopter_repo("replay: { clients: 4 }\n", &["examples/workflows/retrygate.yml"]);
+    repo.write(
+        "scripts/replay.sh",
+        "exec \"$RETRYGATE\" replay-client --profile \"$(cat client-profile)\"\n",
+    );
+    repo.write("client-profile", "reference\n");
+    repo.commit("the replay script");
+    let mut world = World::new(&fake, repo.path());
+    let wf = repo.join(".github/workflows/retrygate.yml");
+    // The agent makes the client storm, and the script a polite stub that
+    // never runs it.
+    let stub = "exec \"$RETRYGATE\" replay-client --profile reference\n";
+    let pr = open_pr(
+        &world,
+        &repo,
+        1,
+        "codex/http",
+        &[("src/http.rs", HTTP_FILE), ("client-profile", "storm\n"), ("scripts/replay.sh", stub)],
+        false,
+    );
+    let run = world.run(&wf, &pr_event(&pr), &[("replay-command", "bash scripts/replay.sh")]).unwrap();
+    let log = &run.job("replay").log;
+    assert!(log.contains("scripts/replay.sh is the base's copy"), "{log}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.artifact(run.id, "retrygate-replay").unwrap().join("replay.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["verdict"], "fail", "the base's script ran the storming client: {report}");
+    assert_job(&run, "gate", Conclusion::Failure);
+    let comment = latest_comment(&fake, 1);
+    assert!(comment.contains("**replay-failed**"), "{comment}");
+    // Not flagged `gate-config-changed`: the gate job knows the files named
+    // by the base config's `replay.command`, not the workflow's
+    // `replay-command` input, so the edit to scripts/replay.sh goes
+    // unflagged here (the base's copy is still what ran).
+    assert_eq!(gate_checks(&fake, &pr.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
+}
