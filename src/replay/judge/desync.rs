@@ -7,8 +7,8 @@
 //!
 //! 1. Retry round *k* is the *k*-th retry of every client whose previous
 //!    attempt failed. A round is judged when at least [`DESYNC_MIN_CLIENTS`]
-//!    clients took part, except an **immediate first retry** (three in four
-//!    waits below [`IMMEDIATE_MS`]; urllib3's first retry waits 0 s), which is
+//!    clients took part, except an **immediate first retry** (median wait
+//!    below [`IMMEDIATE_MS`]; urllib3's first retry waits 0 s), which is
 //!    shown but not judged. A later round that comes back at once is a storm
 //!    and fails outright.
 //! 2. Each judged round has a wait `W`: the wait the server asked for (every
@@ -54,6 +54,8 @@ use crate::replay::scenario::Level;
 pub const DESYNC_MIN_CLIENTS: usize = 4;
 /// A first retry round whose median wait is below this is immediate (not judged).
 pub const IMMEDIATE_MS: f64 = 100.0;
+/// ... when its upper quartile is below this too (see `at_once`).
+pub const AT_ONCE_Q3_MS: f64 = 250.0;
 /// The median distance between two points drawn evenly from a window of 1:
 /// `1 - 1/sqrt(2)`.
 pub const UNIFORM_MEDIAN_PAIR: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
@@ -208,7 +210,8 @@ pub struct DesyncRound {
     /// This round alone: `W` over the window its median pair distance implies.
     #[serde(default)]
     pub concentration: f64,
-    /// Three in four clients came back within 100 ms.
+    /// Half the clients came back within 100 ms, and either within 50 ms or
+    /// three in four within 250 ms.
     #[serde(default)]
     pub at_once: bool,
     /// An immediate first retry (`at_once` in round 1): shown, not judged.
@@ -363,10 +366,13 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
         let concentration = concentration_of(median_pair_ms / scale_ms);
         // Only the first retry may be immediate: a later round that comes back
         // at once is a storm, and judged like any other.
-        // Three in four clients back within 100 ms: a fleet with full jitter
-        // has a round whose *median* wait is that short now and then, but
-        // not three quarters of it.
-        let at_once = quantile(&mut waits.clone(), 0.75) < IMMEDIATE_MS;
+        // Half the clients back within 100 ms, and either within 50 ms or
+        // three in four within 250: a fleet with full jitter has a round
+        // whose median wait is under 100 ms now and then, but its upper
+        // quartile is then far out, while a storm's median stays near its
+        // few ms even when the machine deschedules some of its clients.
+        let at_once = median_wait_ms < IMMEDIATE_MS
+            && (median_wait_ms < IMMEDIATE_MS / 2.0 || quantile(&mut waits.clone(), 0.75) < AT_ONCE_Q3_MS);
         let immediate = k == 1 && at_once;
         if !immediate {
             ev.judged_waits += waits.len();
