@@ -50,3 +50,4 @@ mod rust_fixes;
 mod rust_scale;
 mod scan_e2e;
 mod test_code;
+mod workflows_e2e;
