@@ -195,7 +195,8 @@ fn the_pull_request_examples_warm_the_cache_on_the_default_branch() {
             }
             let cond = job["if"].as_str().unwrap_or("");
             assert!(
-                cond.contains("github.event_name == 'pull_request'") || cond.contains("github.event_name != 'push'"),
+                cond.contains("github.event_name == 'pull_request'")
+                    || cond.contains("github.event_name != 'push'"),
                 "{f}: job {id:?} must not run on the warm-up push: if: {cond:?}"
             );
         }

@@ -647,3 +647,48 @@ fn a_pull_request_that_swaps_the_replay_script_for_a_stub_is_replayed_with_the_b
     // unflagged here (the base's copy is still what ran).
     assert_eq!(gate_checks(&fake, &pr.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
 }
+
+/// A push to the default branch runs only the warm-up job (`mode: install`),
+/// which saves the source build where every pull request can restore it: the
+/// next pull request, from a branch or a fork, builds nothing.
+#[test]
+fn the_warm_up_on_the_default_branch_serves_every_new_pull_request() {
+    for wf in ["examples/workflows/retrygate.yml", "examples/workflows/retrygate-check.yml"] {
+        let fake = FakeGithub::start();
+        let repo = adopter_repo(CONFIG, &[wf]);
+        let mut world = World::new(&fake, repo.path());
+        let path = repo.join(&format!(".github/workflows/{}", wf.rsplit('/').next().unwrap()));
+        let main = repo.rev("main");
+        let mut payload =
+            json!({"ref": "refs/heads/main", "after": main, "repository": {"full_name": OWNER_REPO}});
+        payload["sender"] = crate::fake_github::user(MAINTAINER);
+        let push = Event {
+            name: "push".into(),
+            payload,
+            git_ref: "refs/heads/main".into(),
+            sha: main.clone(),
+            fork: false,
+            check_sha: main.clone(),
+        };
+        let run = world.run(&path, &push, &[]).unwrap_or_else(|| panic!("{wf} listens to push"));
+        assert_job(&run, "warm-up", Conclusion::Success);
+        for job in &run.jobs {
+            if job.id != "warm-up" {
+                assert_eq!(job.conclusion, Conclusion::Skipped, "{wf}: {} runs on the push", job.id);
+            }
+        }
+        let log = &run.job("warm-up").log;
+        assert!(!log.contains("--- skipped: Cache the source build"), "{wf}: the warm-up saves: {log}");
+        assert!(log.contains("--- skipped: Run retrygate"), "{wf}: install mode runs no gate: {log}");
+        assert_eq!(world.builds(), 1, "{wf}");
+        assert!(fake.count("POST", "/check-runs") == 0, "{wf}: the warm-up publishes nothing");
+
+        // New pull requests, from a branch and from a fork, restore it.
+        let replay = [("replay-command", REPLAY_COMMAND)];
+        let pr = open_pr(&world, &repo, 1, "codex/http", &[("src/http.rs", HTTP_FILE)], false);
+        world.run(&path, &pr_event(&pr), &replay).expect("listens to pull_request");
+        let fork = open_pr(&world, &repo, 2, "feature", &[("src/http.rs", HTTP_FILE)], true);
+        world.run(&path, &pr_event(&fork), &replay).expect("listens to pull_request");
+        assert_eq!(world.builds(), 1, "{wf}: no pull request built retrygate again");
+    }
+}
