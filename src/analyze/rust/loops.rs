@@ -172,6 +172,33 @@ impl<'ast> Visit<'ast> for SuccessExit {
     fn visit_item(&mut self, _: &'ast Item) {}
 }
 
+/// Whether a loop tests the outcome of a fallible operation: a `match` with
+/// an `Ok`/`Err` arm, an `if let Ok(..)`/`Err(..)`, or `while let Err(..)`.
+/// Such a loop re-runs that operation when it goes round again, whichever
+/// library the operation belongs to.
+pub fn tests_a_result(e: &Expr) -> bool {
+    struct Outcome(bool);
+    impl<'ast> Visit<'ast> for Outcome {
+        fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            if m.arms.iter().any(|a| is_variant(&a.pat, "Ok") || is_variant(&a.pat, "Err")) {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+            if is_variant(&l.pat, "Ok") || is_variant(&l.pat, "Err") {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_let(self, l);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Outcome(false);
+    v.visit_expr(e);
+    v.0
+}
+
 /// Whether the body waits on a timer tick (`interval.tick().await`): a
 /// periodic loop, which sends new data each pass.
 pub fn is_periodic(body: &syn::Block) -> bool {
@@ -203,6 +230,13 @@ pub fn is_periodic(body: &syn::Block) -> bool {
 }
 
 /// Identifiers that name an attempt counter or a time budget.
+/// A `let` binding of the function: a counter, where a limit is a
+/// constant or a parameter (`attempt < max_retries` with `let mut attempt
+/// = 0` is not `0 < max_retries`).
+fn is_local(e: &Expr, env: &Env) -> bool {
+    matches!(e, Expr::Path(p) if p.path.get_ident().is_some_and(|i| env.lets.contains_key(&i.to_string())))
+}
+
 fn names_a_counter(e: &Expr) -> bool {
     let text = match e {
         Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -266,12 +300,14 @@ impl BoundFinder<'_, '_> {
                 .or_else(|| self.comparison(&b.right, stops_when_true));
         }
         // Normalise `MAX <= attempt` to `attempt >= MAX`.
-        let (counter, limit, op) =
-            if self.env.number(&b.left).is_some() && self.env.number(&b.right).is_none() {
-                (&*b.right, &*b.left, flip(b.op))
-            } else {
-                (&*b.left, &*b.right, b.op)
-            };
+        let (counter, limit, op) = if self.env.number(&b.left).is_some()
+            && self.env.number(&b.right).is_none()
+            && !is_local(&b.left, self.env)
+        {
+            (&*b.right, &*b.left, flip(b.op))
+        } else {
+            (&*b.left, &*b.right, b.op)
+        };
         if is_time_test(counter) || is_time_test(limit) {
             let stop = matches!(op, syn::BinOp::Gt(_) | syn::BinOp::Ge(_));
             let keep = matches!(op, syn::BinOp::Lt(_) | syn::BinOp::Le(_));

@@ -11,6 +11,8 @@
 //! - [`loops`]: which hand-written loops are retries, and their bounds;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
+//! - [`program`]: names defined in other files of the crate, and the unchanged
+//!   files a changed definition reaches;
 //! - [`checks`]: the declared check ids (`rust/<lib>-<check>`) and their docs;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`fix`]: the edit that puts back what the base had, where one is sure;
@@ -29,6 +31,7 @@ pub mod loops;
 pub mod macros;
 pub mod parse;
 pub mod policy;
+pub mod program;
 pub mod sites;
 pub mod syntax;
 pub mod testitems;
@@ -232,7 +235,11 @@ impl Analyzer for RustAnalyzer {
     }
 
     fn extra(&self, cs: &crate::changeset::ChangeSet) -> super::Extra {
-        includes::included(cs)
+        let mut extra = includes::included(cs);
+        if let Some(tree) = &self.head_tree {
+            includes::included_by_unchanged(cs, tree, &mut extra);
+        }
+        extra
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
@@ -242,6 +249,13 @@ impl Analyzer for RustAnalyzer {
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         let mut modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
         let mut result = FileResult::default();
+        let tree = self.head_tree.as_ref();
+        let program = program::resolve(tree, &mut modelled);
+        drop_consumed_policies(&mut modelled);
+        result.notes.extend(program.notes);
+        let clients = program::client_timeouts(tree, &modelled);
+        result.findings.extend(clients.findings);
+        result.notes.extend(clients.notes);
         result.notes.extend(self.apply_crate_index(&mut modelled));
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
         for (fi, m) in modelled.iter().enumerate() {
@@ -278,7 +292,38 @@ impl Analyzer for RustAnalyzer {
             discarded(m.file, base, head, &mut result.findings);
         }
         cross_file(&modelled, &leftovers, &mut result.findings);
+        // What a changed definition does to unchanged files, unless the
+        // definition's own file already says it (a policy function
+        // compared in place).
+        for f in program.findings {
+            if !result.findings.iter().any(|d| d.path == f.path && d.kind == f.kind) {
+                result.findings.push(f);
+            }
+        }
         result
+    }
+}
+
+/// Drops the policies built in one file and retried in another: the retry
+/// is the site (with its operation), the policy function is not a second
+/// one. Each side is read on its own.
+fn drop_consumed_policies(modelled: &mut [Modelled]) {
+    for head in [false, true] {
+        let used: std::collections::BTreeSet<String> = modelled
+            .iter()
+            .filter_map(|m| if head { m.head.as_ref() } else { m.base.as_ref() })
+            .flat_map(|fm| fm.policy_fns.iter().cloned())
+            .collect();
+        if used.is_empty() {
+            continue;
+        }
+        for m in modelled.iter_mut() {
+            let fm = if head { m.head.as_mut() } else { m.base.as_mut() };
+            if let Some(fm) = fm {
+                fm.sites
+                    .retain(|s| !(s.standalone && used.contains(s.item.rsplit("::").next().unwrap_or(""))));
+            }
+        }
     }
 }
 
@@ -319,8 +364,21 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
         // A setter or constructor was given a count (`.with_max_times(..)`,
         // `RetryConfig::Simple(n)`); a library whose count lives elsewhere
         // (tower's Policy impl) says so in words instead.
-        .filter(|s| s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)"))
+        .filter(|s| {
+            s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)") || !s.unresolved.is_empty()
+        })
         .map(|s| {
+            if !s.unresolved.is_empty() {
+                return Note::blocking(
+                    Some(&file.path),
+                    format!(
+                        "line {}: the retry's attempt count depends on {} ({}), which retrygate cannot compute; a maintainer checks how many attempts it allows before signing off (or pass a literal or a `const`)",
+                        s.line,
+                        s.unresolved.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
+                        s.policy.attempts.why
+                    ),
+                );
+            }
             Note::blocking(
                 Some(&file.path),
                 format!(
@@ -346,8 +404,11 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     m.head_parsed = head.is_some();
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
-        match parse::parse_file(text) {
-            Ok(ast) => *slot = Some(sites::model(&ast, text)),
+        match parse_rust(&file.path, text) {
+            Ok(mut ast) => {
+                sites::expand_macros(&mut ast, text, &[]);
+                *slot = Some(sites::model(&ast, text));
+            }
             Err(e) => {
                 m.notes.push(Note::blocking(
                     Some(&file.path),
@@ -362,6 +423,19 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     // hold plain line numbers, so release it before the next file.
     proc_macro2::extra::invalidate_current_thread_spans();
     m
+}
+
+/// Parses a file the analyzer reads as Rust. A file that is not `.rs`
+/// (pulled in with `include!`) may hold an expression or statements rather
+/// than items: it is then read as the body of a function, on the same lines.
+fn parse_rust(path: &str, text: &str) -> Result<syn::File, parse::ParseFailure> {
+    match parse::parse_file(text) {
+        Ok(ast) => Ok(ast),
+        Err(e) if !is_rust_path(path) => {
+            parse::parse_file(&format!("fn included_source() {{ {text}\n}}")).map_err(|_| e)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Pairs base and head sites: unchanged policies by item, then by item and
@@ -451,6 +525,26 @@ fn timeouts(
     fixes: &fix::Fixes,
     out: &mut Vec<Finding>,
 ) {
+    for (b, h) in timeout_pairs(base, head) {
+        emit_timeout(file, &base.timeouts[b], &head.timeouts[h], fixes, out);
+    }
+}
+
+/// The lowered timeouts of a file: (head line, change).
+fn timeout_changes(base: &FileModel, head: &FileModel) -> Vec<(u32, Change)> {
+    timeout_pairs(base, head)
+        .into_iter()
+        .filter_map(|(b, h)| {
+            compare::compare_timeouts(&base.timeouts[b], &head.timeouts[h])
+                .map(|c| (head.timeouts[h].line, c))
+        })
+        .collect()
+}
+
+/// Base and head timeouts paired by item and setter, then by setter alone
+/// (moved to another function of the file).
+fn timeout_pairs(base: &FileModel, head: &FileModel) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
     let mut queue: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, t) in base.timeouts.iter().enumerate().rev() {
         queue.entry((t.item.clone(), t.setter.clone())).or_default().push(i);
@@ -458,13 +552,13 @@ fn timeouts(
     let mut leftover_base: HashMap<String, Vec<usize>> = HashMap::new();
     let mut unmatched_head = Vec::new();
     let mut used = vec![false; base.timeouts.len()];
-    for t in &head.timeouts {
+    for (j, t) in head.timeouts.iter().enumerate() {
         match queue.get_mut(&(t.item.clone(), t.setter.clone())).and_then(Vec::pop) {
             Some(i) => {
                 used[i] = true;
-                emit_timeout(file, &base.timeouts[i], t, fixes, out)
+                pairs.push((i, j));
             }
-            None => unmatched_head.push(t),
+            None => unmatched_head.push((j, t)),
         }
     }
     for (i, t) in base.timeouts.iter().enumerate().rev() {
@@ -473,11 +567,12 @@ fn timeouts(
         }
     }
     // Moved within the file (another function): match by setter in order.
-    for t in unmatched_head {
+    for (j, t) in unmatched_head {
         if let Some(i) = leftover_base.get_mut(&t.setter).and_then(Vec::pop) {
-            emit_timeout(file, &base.timeouts[i], t, fixes, out);
+            pairs.push((i, j));
         }
     }
+    pairs
 }
 
 fn emit_timeout(
@@ -540,7 +635,11 @@ fn place(
 }
 
 fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
-    let mut f = Finding::new(c.kind, c.check.rule(lib), &file.path, line)
+    to_finding_at(&file.path, lib, c, line, end_line)
+}
+
+fn to_finding_at(path: &str, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
+    let mut f = Finding::new(c.kind, c.check.rule(lib), path, line)
         .lines(line, end_line)
         .severity(c.severity)
         .message(c.message);
