@@ -28,6 +28,9 @@ pub struct Env<'a> {
     /// Call-site arguments that were needed and could not be computed, as
     /// written (`cfg.retries`): the blocking note names them.
     pub unknown_args: RefCell<BTreeSet<String>>,
+    /// Set when a bound parameter was read: the call site's arguments
+    /// made a difference to the policy.
+    pub bound_used: std::cell::Cell<bool>,
 }
 
 /// One parameter bound to a call site's argument.
@@ -76,6 +79,7 @@ impl<'a> Env<'a> {
             }
         }
         if let Some(b) = self.bound.get(name) {
+            self.bound_used.set(true);
             return Named::Bound(b);
         }
         match self.consts.get(name) {

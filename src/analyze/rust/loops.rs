@@ -355,6 +355,12 @@ pub fn has_exit(body: &syn::Block) -> bool {
     v.0
 }
 
+/// Whether an expression `continue`s the loop it is in.
+fn expr_continues(e: &Expr) -> bool {
+    let block = syn::Block { brace_token: Default::default(), stmts: vec![syn::Stmt::Expr(e.clone(), None)] };
+    has_continue(&block)
+}
+
 /// Whether a block `continue`s the loop it is in.
 fn has_continue(b: &syn::Block) -> bool {
     struct Continue(bool);
@@ -433,7 +439,10 @@ impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
         // `Err(e) if attempt < MAX => { attempt += 1; sleep(..) }`
         if self.found.is_none() {
             if let Some((_, guard)) = &a.guard {
-                let bound = if expr_exits(&a.body) {
+                // An arm that goes round again (`continue`) keeps retrying
+                // while its guard holds, even when an error inside it can
+                // leave early (`?`).
+                let bound = if expr_exits(&a.body) && !expr_continues(&a.body) {
                     self.comparison(guard, true)
                 } else {
                     self.comparison(guard, false)
@@ -615,6 +624,26 @@ mod tests {
             "{ match send() { Err(e) => return Err(e), Ok(_) => {} } sleep(d); }"
         )));
         assert!(!exits_on_success(&body("{ if stop.is_cancelled() { return Ok(()); } send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn a_loop_that_tests_a_result_reruns_an_operation() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        assert!(tests_a_result(&e(
+            "loop { match op().await { Ok(v) => return Ok(v), Err(_) => sleep(d) } }"
+        )));
+        assert!(tests_a_result(&e("loop { if let Ok(v) = agent.get(u).call() { break v; } sleep(d); }")));
+        assert!(!tests_a_result(&e("loop { let x = rx.recv(); if x.is_none() { break; } sleep(d); }")));
+        assert!(!tests_a_result(&e(
+            "loop { let f = || match op() { Ok(v) => v, Err(e) => panic!() }; f(); }"
+        )));
+    }
+
+    #[test]
+    fn a_guard_on_an_arm_that_continues_keeps_retrying_despite_a_question_mark() {
+        let env = Env::default();
+        let guard = "{ match classify(&r) { Some(t) if n < 10 => { let d = wait(t)?; sleep(d); n += 1; continue; } _ => return r } }";
+        assert_eq!(loop_bound(&body(guard), &env).map(|b| b.0), Some(Attempts::Total(11.0)));
     }
 
     #[test]

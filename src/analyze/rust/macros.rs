@@ -493,6 +493,55 @@ mod tests {
         }
     }
 
+    fn rules(src: &str) -> MacroRules {
+        let f = syn::parse_file(src).unwrap();
+        let syn::Item::Macro(m) = &f.items[0] else { panic!("not a macro") };
+        MacroRules::of(&m.mac).expect("rules")
+    }
+
+    #[test]
+    fn macro_rules_bodies_expand_with_their_arguments() {
+        let r = rules(
+            "macro_rules! p { () => { B::default() }; ($n:expr) => { B::default().with_max_times($n) }; }",
+        );
+        let none = r.expand(quote::quote!(), Span::call_site()).unwrap().to_string();
+        assert_eq!(none, "B :: default ()");
+        let one = r.expand(quote::quote!(N + 1), Span::call_site()).unwrap().to_string();
+        assert!(one.contains("with_max_times (N + 1)"), "{one}");
+        let two = rules("macro_rules! r { ($op:expr, $t:expr) => { ($op).retry($t) }; }");
+        let out = two.expand(quote::quote!(|| get(a, b), 3), Span::call_site()).unwrap().to_string();
+        assert!(out.contains("(|| get (a , b)) . retry (3)"), "{out}");
+    }
+
+    #[test]
+    fn repetitions_and_unmatched_invocations_are_not_expanded() {
+        let rep = rules("macro_rules! v { ($($x:expr),*) => { vec![$($x),*] }; }");
+        assert!(rep.expand(quote::quote!(1, 2), Span::call_site()).is_none());
+        let r = rules("macro_rules! p { (fast) => { 1 }; }");
+        assert!(r.expand(quote::quote!(slow), Span::call_site()).is_none());
+        assert!(r.expand(quote::quote!(fast), Span::call_site()).is_some());
+    }
+
+    #[test]
+    fn invocations_expand_in_expression_statement_and_item_position() {
+        let src = "macro_rules! p { () => { B::default().with_max_times(3) }; }
+                   macro_rules! f { () => { fn made() { (|| get()).retry(p!()); } }; }
+                   f!();
+fn g() { let b = p!(); p!(); }
+";
+        let mut file = syn::parse_file(src).unwrap();
+        let all = crate::analyze::rust::sites::macro_rules_of(&[&file]);
+        expand_rules(&mut file, &all);
+        let out = file.to_token_stream().to_string();
+        assert!(out.contains("fn made ()"), "{out}");
+        assert!(out.contains("let b = B :: default () . with_max_times (3)"), "{out}");
+        assert!(
+            out.contains("retry (B :: default () . with_max_times (3))"),
+            "the output's own invocation: {out}"
+        );
+        assert!(out.contains("; B :: default ()"), "a statement: {out}");
+    }
+
     #[test]
     fn lines_are_kept() {
         let src =

@@ -502,6 +502,7 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             }
         }
     }
+    let mut new_sites: Vec<(usize, usize)> = Vec::new();
     for (fi, _, lh) in leftovers {
         let m = &modelled[*fi];
         let Some(head) = &m.head else { continue };
@@ -513,8 +514,46 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             });
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
-            place(m.file, None, site, compare::compare_sites(base_policy, &site.policy), out);
+            match base_policy {
+                Some(b) => place(m.file, None, site, compare::compare_sites(Some(b), &site.policy), out),
+                None => new_sites.push((*fi, j)),
+            }
         }
+    }
+    // The retries the change removed, matched with no new one: when every
+    // one of them jittered, a new retry that does not is what replaced them
+    // (per-endpoint retries folded into one shared retry), and losing the
+    // jitter is a regression, not a new design.
+    let lost: Vec<&policy::Policy> = pool
+        .values()
+        .flat_map(|groups| groups.iter())
+        .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
+        .flat_map(|(bf, q)| {
+            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
+        })
+        .filter(|p| p.jitter.value.is_some())
+        .collect();
+    let replaced = lost.first().copied().filter(|_| lost.iter().all(|p| p.jitter.value == Some(true)));
+    for (fi, j) in new_sites {
+        let m = &modelled[fi];
+        let Some(head) = &m.head else { continue };
+        let site = &head.sites[j];
+        let mut changes = compare::compare_sites(None, &site.policy);
+        if let Some(b) = replaced {
+            let removed: Vec<Change> = compare::compare_sites(Some(b), &site.policy)
+                .into_iter()
+                .filter(|c| c.kind == Kind::JitterRemoved)
+                .map(|mut c| {
+                    c.message = format!("{} (it replaces retries this change removed)", c.message);
+                    c
+                })
+                .collect();
+            if !removed.is_empty() {
+                changes.retain(|c| c.kind != Kind::RetryWithoutJitter);
+                changes.extend(removed);
+            }
+        }
+        place(m.file, None, site, changes, out);
     }
 }
 

@@ -370,6 +370,20 @@ mod tests {
     }
 
     #[test]
+    fn other_http_clients_send_requests_too() {
+        let f = facts("agent.post(url).send_json(body)");
+        assert!(f.sends_request && f.methods.contains("POST"));
+        let f = facts("agent.get(url).call()");
+        assert!(f.sends_request && f.methods.contains("GET"));
+        let f = facts("ureq::post(url).call()");
+        assert!(f.sends_request && f.methods.contains("POST"));
+        let f = facts("handler.call()");
+        assert!(!f.sends_request, "a call that is not a request builder's");
+        let f = facts("mylib::post(x)");
+        assert!(!f.sends_request && f.methods.is_empty(), "not an HTTP client crate");
+    }
+
+    #[test]
     fn retry_after_and_randomness_are_seen() {
         let f = facts("resp.headers().get(RETRY_AFTER)");
         assert!(f.reads_retry_after);

@@ -8,7 +8,7 @@ use syn::Expr;
 use super::super::eval::Bound;
 use super::super::libs::{self, CallShape};
 use super::super::loops;
-use super::super::policy::{Fact, Policy};
+use super::super::policy::{Attempts, Fact, Policy};
 use super::super::syntax::{body_facts, line_of, lines_of, BodyFacts, Chain};
 use super::resolve::{call_segments, interesting_in, Resolved};
 use super::{root_key, Candidate, FnWalker, Site, TimeoutSite};
@@ -179,7 +179,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let (ty, func) = (ty.as_str(), func.as_str());
         let args: Vec<&'a Expr> = c.args.iter().collect();
         if let Some(entry) = libs::entry_point(ty, func, args.len()) {
-            let Some(mut r) = args.first().and_then(|a| self.resolve(a, 0)) else { return };
+            let resolved = args.first().and_then(|a| self.resolve(a, 0));
+            let Some(mut r) = resolved.or_else(|| self.unread_policy(entry, args.first().copied())) else {
+                return;
+            };
             if let Some(cond) = entry.condition.and_then(|i| args.get(i)) {
                 r.policy.method_gated |= body_facts(*cond).method_gated;
                 let t = loops::tests_of_expr(cond);
@@ -207,6 +210,28 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 self.chain(whole, &chain);
             }
         }
+    }
+
+    /// The policy of an entry point whose policy argument is not computed
+    /// here (`backoff::future::retry(self.backoff.clone(), op)`): the
+    /// library is known by the call, what its policy allows is not. The
+    /// retry is still a site, so what it re-sends is judged.
+    fn unread_policy(&self, entry: &libs::EntryPoint, arg: Option<&'a Expr>) -> Option<Resolved> {
+        let arg = arg?;
+        // Only a value held elsewhere: a field, a parameter, a clone of one.
+        let held = matches!(super::super::syntax::chain_of(arg).root, Expr::Field(_) | Expr::Path(_));
+        if !held {
+            return None;
+        }
+        let lib = libs::library_of_entry(entry)?;
+        let text = code(arg);
+        let mut policy = Policy::new(
+            lib,
+            Fact::new(Attempts::Unknown, format!("the policy `{text}` is not built here")),
+            Fact::new(None, format!("the policy `{text}` is not built here")),
+        );
+        policy.retry_after = Fact::new(None, format!("the policy `{text}` is not built here"));
+        Some(Resolved { policy, keys: Vec::new() })
     }
 
     /// A call of a function that is not a library's: when it is a retry
@@ -265,7 +290,9 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 bound.insert(param.clone(), b);
             }
         }
+        self.env.bound_used.set(false);
         let sites = self.walk_helper(block, bound);
+        let args_count = self.env.bound_used.replace(false);
         if sites.is_empty() {
             return;
         }
@@ -274,6 +301,20 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         for a in args {
             let f = self.op_facts(a);
             super::merge_facts(&mut facts, &f);
+            // A request built into a local first (`let request =
+            // client.post(url).build()?; self.execute(request)`).
+            if let Some(name) = super::super::syntax::ident_of(a) {
+                if let Some(init) = self.env.lookup(&name, line_of(*a)) {
+                    super::merge_facts(&mut facts, &body_facts(init));
+                }
+            }
+        }
+        // A call whose arguments change neither how the helper retries nor
+        // what it sends is the helper's own retry, already a site where the
+        // helper is defined.
+        let sends = !facts.methods.is_empty() || facts.idempotency_key;
+        if !args_count && !sends {
+            return;
         }
         let (line, end_line) = lines_of(whole);
         for (mut site, unknown) in sites {
@@ -387,6 +428,7 @@ fn code(e: &Expr) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::model_of;
+    use super::names_a_retry;
     use crate::analyze::rust::policy::Attempts;
 
     #[test]
@@ -401,6 +443,51 @@ mod tests {
         assert!(methods("backon").contains("POST"), "the receiver is the operation");
         assert!(methods("again").contains("POST"), "the argument is the operation");
         assert!(methods("reqwest").is_empty(), "a client's retry has no operation at the call");
+    }
+
+    const HELPER: &str = "async fn with_retry<F: FnMut() -> Fut, Fut>(mut op: F, max: usize) -> R {\n\
+         let mut attempt = 0;\n\
+         loop { match op().await { Ok(v) => return Ok(v), Err(e) if attempt < max => { attempt += 1; sleep(D).await; } Err(e) => return Err(e) } }\n\
+         }\n";
+
+    #[test]
+    fn a_retry_helper_is_a_site_at_each_call_with_its_arguments() {
+        let m = model_of(&format!(
+            "{HELPER}fn a() {{ with_retry(|| c.post(U).send(), 4); }}\nfn b() {{ with_retry(|| c.get(U).send(), N); }}\nconst N: usize = 1;\n"
+        ));
+        let at = |item: &str| m.sites.iter().find(|s| s.item == item).map(|s| s.policy.clone());
+        let a = at("a").expect("a call site");
+        assert_eq!(a.attempts.value, Attempts::Total(5.0));
+        assert!(a.methods.contains("POST"), "{:?}", a.methods);
+        assert_eq!(at("b").map(|p| p.attempts.value), Some(Attempts::Total(2.0)));
+        assert_eq!(
+            at("with_retry").map(|p| p.attempts.value),
+            Some(Attempts::Unknown),
+            "the definition stays a site"
+        );
+    }
+
+    #[test]
+    fn a_function_that_only_holds_a_retry_is_not_a_helper() {
+        let m = model_of(
+            "fn fetch(c: &Client) -> R { (|| c.get(U).send()).retry(ExponentialBuilder::default()) }\nfn a(c: &Client) { fetch(c); }\n",
+        );
+        assert_eq!(m.sites.iter().map(|s| s.item.as_str()).collect::<Vec<_>>(), ["fetch"]);
+        assert!(
+            names_a_retry("send_with_retry")
+                && names_a_retry("retry_with_backoff")
+                && !names_a_retry("fetch")
+        );
+    }
+
+    #[test]
+    fn an_unknown_argument_is_named_on_the_site() {
+        let m = model_of(&format!(
+            "{HELPER}fn a(cfg: &Cfg) {{ with_retry(|| c.get(U).send(), cfg.retries); }}\n"
+        ));
+        let a = m.sites.iter().find(|s| s.item == "a").expect("a call site");
+        assert_eq!(a.policy.attempts.value, Attempts::Unknown);
+        assert_eq!(a.unresolved, ["cfg.retries"]);
     }
 
     #[test]

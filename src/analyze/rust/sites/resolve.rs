@@ -86,7 +86,18 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 let name = p.path.segments.last()?.ident.to_string();
                 let name = self.w.index.unalias(&name).to_string();
                 let Some(block) = self.w.index.fns.get(&name) else {
-                    self.w.miss(&name);
+                    // `policy()` or `crate::retry::policy()` is looked for in
+                    // the crate; `Type::new()` is a type's constructor, not a
+                    // function a module defines.
+                    let n = p.path.segments.len();
+                    let in_module = n == 1
+                        || p.path.segments[n - 2]
+                            .ident
+                            .to_string()
+                            .starts_with(|c: char| c.is_ascii_lowercase());
+                    if in_module {
+                        self.w.miss(&name);
+                    }
                     return None;
                 };
                 let tail = tail_expr(block)?;
@@ -251,6 +262,33 @@ mod tests {
         let a = &by_item("a").policy;
         assert_eq!((a.attempts.value, a.jitter.value), (Attempts::Total(6.0), Some(true)));
         assert_eq!(by_item("C::c").policy.attempts.value, Attempts::Total(2.0));
+    }
+
+    #[test]
+    fn aliases_of_builders_and_entry_points_resolve() {
+        let m = model_of(
+            "use backon::ExponentialBuilder as Policy;\ntype Wait = backon::ConstantBuilder;\nuse tokio_retry::Retry as R;\n\
+             fn a() { (|| get()).retry(Policy::default().with_max_times(7)); }\n\
+             fn b() { (|| get()).retry(Wait::default()); }\n\
+             fn c() { R::spawn(FixedInterval::from_millis(10).take(2), || get()); }\n",
+        );
+        let at = |item: &str| m.sites.iter().find(|s| s.item == item).map(|s| s.policy.attempts.value);
+        assert_eq!(at("a"), Some(Attempts::Total(8.0)));
+        assert!(at("b").is_some(), "{:?}", m.sites);
+        assert_eq!(at("c"), Some(Attempts::Total(3.0)));
+        let plain = model_of("fn a() { (|| get()).retry(Policy::default()); }\n");
+        assert!(plain.sites.is_empty(), "an unknown type is no policy without an alias");
+    }
+
+    #[test]
+    fn a_function_nested_in_another_is_walked_and_a_module_helper_is_missed_by_name() {
+        let m = model_of(
+            "fn outer() { fn inner() { (|| get()).retry(ExponentialBuilder::default().with_max_times(2)); } inner(); }\n\
+             fn other() { (|| get()).retry(crate::policy::standard()); (|| get()).retry(Thing::new()); }\n",
+        );
+        assert_eq!(m.sites.iter().map(|s| s.item.as_str()).collect::<Vec<_>>(), ["outer::inner"]);
+        assert!(m.unresolved.contains("standard"), "{:?}", m.unresolved);
+        assert!(!m.unresolved.contains("new"), "a type's constructor is not looked for");
     }
 
     #[test]

@@ -71,7 +71,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // What the loop re-runs: a request of a known client, or any
         // fallible operation whose result it tests (`match op() { Ok(..)
         // => .., Err(..) => .. }`), whatever library sends it.
-        let reruns = facts.sends_request || loops::tests_a_result(whole);
+        // A loop that sleeps and goes round again (`continue`) re-runs
+        // what it runs each pass, whatever that is.
+        let reruns =
+            facts.sends_request || loops::tests_a_result(whole) || (facts.sleeps > 0 && facts.has_continue);
         if !reruns || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
             return;
         }
