@@ -30,7 +30,7 @@
 //! was not followed. Without a git tree (texts given in memory) only the
 //! changed files are searched.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
@@ -171,8 +171,13 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
             for d in head_decls.iter().filter(|d| wanted(d) && touches(&file.added, d.start, d.end)) {
                 push(d.name, d.start);
             }
+            let base_decls: Vec<Decl> = decls(b).into_iter().filter(|d| wanted(d)).collect();
+            if base_decls.is_empty() {
+                return out;
+            }
+            // The base lines the change replaced or removed.
             let removed = crate::changeset::added_lines(h, b);
-            for d in decls(b).iter().filter(|d| wanted(d) && touches(&removed, d.start, d.end)) {
+            for d in base_decls.iter().filter(|d| touches(&removed, d.start, d.end)) {
                 let line = head_decls.iter().find(|h| h.name == d.name).map_or(1, |h| h.start);
                 push(d.name, line);
             }
@@ -227,6 +232,17 @@ impl Tree<'_> {
         notes: &mut Vec<Note>,
     ) -> Vec<(String, String)> {
         let Some(tree) = self.tree else { return Vec::new() };
+        // A crate whose every file is in the change has nothing unchanged
+        // to search.
+        let all_changed = self.listing().is_some_and(|l| {
+            l.rust_files
+                .iter()
+                .filter(|(p, _)| crate_index::crate_root(p, &l.manifests) == root)
+                .all(|(p, _)| changed.contains(p.as_str()))
+        });
+        if all_changed {
+            return Vec::new();
+        }
         let rev = tree.rev.clone();
         let mut cmd: Vec<&str> = vec!["grep", "-l", "-I", "--full-name"];
         cmd.extend_from_slice(args);
@@ -325,46 +341,90 @@ pub(super) fn resolve(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Out
         })
         .collect();
 
-    // 1. Names the changed files need.
+    // 1. Names the changed files need. Which changed file declares what is
+    // read once (a change of thousands of files must not read each file
+    // once per name another file needs).
     let mut redo: Vec<(usize, Vec<Source>)> = Vec::new();
+    let declared: HashMap<String, Vec<usize>> = if wants.iter().any(|w| !w.is_empty()) {
+        let per_source: Vec<BTreeSet<String>> = sources
+            .par_iter()
+            .map(|s| {
+                [s.base.as_deref(), s.head.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|t| decls(t).into_iter().map(|d| d.name.to_string()))
+                    .collect()
+            })
+            .collect();
+        let mut map: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, names) in per_source.into_iter().enumerate() {
+            for n in names {
+                map.entry(n).or_default().push(i);
+            }
+        }
+        map
+    } else {
+        HashMap::new()
+    };
+    // Per file: the changed files that declare what it needs, and the names
+    // no changed file declares (looked for in the tree, per crate, with
+    // one search for all of them).
+    let mut needs: Vec<(usize, BTreeSet<usize>, Vec<String>)> = Vec::new();
     for (i, want) in wants.iter().enumerate() {
         if want.is_empty() {
             continue;
         }
-        let want: Vec<&String> = want.iter().take(MAX_NAMES).collect();
-        let mut found: Vec<Source> = sources
-            .iter()
-            .filter(|s| s.path != sources[i].path)
-            .filter(|s| {
-                want.iter().any(|n| {
-                    s.base.as_deref().is_some_and(|t| declares(t, n))
-                        || s.head.as_deref().is_some_and(|t| declares(t, n))
-                })
-            })
-            .cloned()
-            .collect();
-        let missing: Vec<&str> = want
-            .iter()
-            .filter(|n| {
-                !found.iter().any(|s| {
-                    s.base.as_deref().is_some_and(|t| declares(t, n))
-                        || s.head.as_deref().is_some_and(|t| declares(t, n))
-                })
-            })
-            .map(|n| n.as_str())
-            .collect();
-        if !missing.is_empty() && tree.tree.is_some() {
+        let mut from_changed: BTreeSet<usize> = BTreeSet::new();
+        let mut missing: Vec<String> = Vec::new();
+        for n in want.iter().take(MAX_NAMES) {
+            let by: Vec<usize> = declared
+                .get(n.as_str())
+                .map_or(Vec::new(), |v| v.iter().copied().filter(|&j| j != i).collect());
+            if by.is_empty() {
+                missing.push(n.clone());
+            }
+            // A name many files declare (`new`) says nothing about which one
+            // is meant: only a few definers are read.
+            if by.len() <= 4 {
+                from_changed.extend(by);
+            }
+        }
+        needs.push((i, from_changed, missing));
+    }
+    let mut from_tree: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    if tree.tree.is_some() && needs.iter().any(|(_, _, m)| !m.is_empty()) {
+        let mut by_root: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        for (i, _, missing) in &needs {
+            let root = tree
+                .listing()
+                .map(|l| crate_index::crate_root(&sources[*i].path, &l.manifests).to_string())
+                .unwrap_or_default();
+            by_root.entry(root).or_default().extend(missing.iter().map(String::as_str));
+        }
+        for (root, names) in by_root {
+            let names: Vec<&str> = names.into_iter().take(MAX_NAMES).collect();
+            let alternation = names.join("|");
+            let decl = format!("(const|static|fn|type)[[:space:]]+(mut[[:space:]]+)?({alternation})");
+            let mac = format!("macro_rules![[:space:]]*({alternation})");
+            let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
+            let found = tree.grep(&args, &root, &changed, &mut budget, &mut out.notes);
+            from_tree.insert(root, found);
+        }
+    }
+    for (i, from_changed, missing) in needs {
+        let mut found: Vec<Source> = from_changed.into_iter().map(|j| sources[j].clone()).collect();
+        if !missing.is_empty() {
             let root = tree
                 .listing()
                 .map(|l| crate_index::crate_root(&sources[i].path, &l.manifests).to_string())
                 .unwrap_or_default();
-            let alternation = missing.join("|");
-            let decl = format!("(const|static|fn|type)[[:space:]]+(mut[[:space:]]+)?({alternation})");
-            let mac = format!("macro_rules![[:space:]]*({alternation})");
-            let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
-            for (path, text) in tree.grep(&args, &root, &changed, &mut budget, &mut out.notes) {
-                if missing.iter().any(|n| declares(&text, n)) {
-                    found.push(Source { path, base: Some(text.clone()), head: Some(text) });
+            for (path, text) in from_tree.get(&root).into_iter().flatten() {
+                if missing.iter().any(|n| declares(text, n)) {
+                    found.push(Source {
+                        path: path.clone(),
+                        base: Some(text.clone()),
+                        head: Some(text.clone()),
+                    });
                 }
             }
         }

@@ -164,7 +164,12 @@ pub fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -> FileM
     let misses = walker.env.as_ref().map(|e| e.misses.take()).unwrap_or_default();
     let fn_misses = walker.fn_misses.take();
     let mut model = walker.finish();
-    model.unresolved = misses.into_iter().chain(fn_misses).collect();
+    // Constants matter only where a site's count could not be computed;
+    // functions are recorded only where a retry needed them.
+    if model.sites.iter().any(|s| s.policy.attempts.value == super::policy::Attempts::Unknown) {
+        model.unresolved.extend(misses);
+    }
+    model.unresolved.extend(fn_misses);
     if super::crate_index::may_write(src) {
         model.writes = super::crate_index::write_sites_of(file);
     }
