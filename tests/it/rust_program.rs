@@ -222,6 +222,7 @@ fn every_shape_has_positive_and_negative_cases() {
         "include",
         "client-timeout",
         "loop-by-behaviour",
+        "client-layer",
     ] {
         assert_eq!(shapes.get(shape), Some(&(true, true)), "shape {shape}: (positive, negative)");
     }

@@ -253,6 +253,7 @@ impl Analyzer for RustAnalyzer {
         let program = program::resolve(tree, &mut modelled);
         drop_consumed_policies(&mut modelled);
         result.notes.extend(program.notes);
+        result.notes.extend(program::uninstalled_policies(tree, &mut modelled));
         let clients = program::client_timeouts(tree, &modelled);
         result.findings.extend(clients.findings);
         result.notes.extend(clients.notes);
@@ -534,11 +535,32 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         .filter(|p| p.jitter.value.is_some())
         .collect();
     let replaced = lost.first().copied().filter(|_| lost.iter().all(|p| p.jitter.value == Some(true)));
+    // The writes the removed retries already re-sent: a new retry (a layer
+    // that takes over from per-call retries) that keeps retrying them is not
+    // a widening. Refusal-only retries do not count: retrying after 5xx too is.
+    let lost_writes: std::collections::BTreeSet<&str> = pool
+        .values()
+        .flat_map(|groups| groups.iter())
+        .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
+        .flat_map(|(bf, q)| {
+            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
+        })
+        .flat_map(|p| p.unsafe_methods())
+        .filter(|m| *m != "UNKNOWN")
+        .collect();
     for (fi, j) in new_sites {
         let m = &modelled[fi];
         let Some(head) = &m.head else { continue };
         let site = &head.sites[j];
         let mut changes = compare::compare_sites(None, &site.policy);
+        let kept_writes = {
+            let known: Vec<&str> =
+                site.policy.unsafe_methods().into_iter().filter(|m| *m != "UNKNOWN").collect();
+            !known.is_empty() && known.iter().all(|m| lost_writes.contains(m))
+        };
+        if kept_writes {
+            changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
+        }
         if let Some(b) = replaced {
             let removed: Vec<Change> = compare::compare_sites(Some(b), &site.policy)
                 .into_iter()

@@ -623,6 +623,93 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
     out
 }
 
+/// Whether a line installs a retry policy type on a client: it names the
+/// type and a layer or retry call (`RetryLayer::new(Policy::default())`,
+/// `.retry(policy)`, `.layer(..)`), and is not the type's own `impl`.
+fn installs(line: &str, ty: &str) -> bool {
+    names_word(line, ty)
+        && !line.contains("impl")
+        && ["RetryLayer", "retry(", "layer(", "Retry::new(", "with_retry"].iter().any(|w| line.contains(w))
+}
+
+/// A tower `impl Policy` covers a client's requests only where it is
+/// installed: a policy type that no product code of the crate puts on a
+/// client (only an example or a test does, or nothing yet) is an opt-in
+/// that covers nothing, so it is not client-wide on that side. Each side
+/// is read in its own texts; unchanged files are the same on both.
+pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Vec<Note> {
+    let ty_of = |item: &str| -> Option<String> {
+        let mut it = item.rsplit("::");
+        (it.next() == Some("retry")).then(|| it.next().map(str::to_string)).flatten()
+    };
+    let is_impl = |s: &sites::Site| s.policy.lib == super::libs::tower::LIB && s.policy.client_wide;
+    let mut types: BTreeSet<String> = BTreeSet::new();
+    for m in modelled.iter() {
+        for fm in [&m.base, &m.head].into_iter().flatten() {
+            types.extend(fm.sites.iter().filter(|s| is_impl(s)).filter_map(|s| ty_of(&s.item)));
+        }
+    }
+    let mut notes = Vec::new();
+    if types.is_empty() {
+        return notes;
+    }
+    let changed: BTreeSet<&str> = modelled.iter().map(|m| m.file.path.as_str()).collect();
+    // Unchanged product files that install one of the types.
+    let mut tree = Tree { tree, listing: None };
+    let mut budget = MAX_PROGRAM_FILES;
+    let mut elsewhere: BTreeSet<String> = BTreeSet::new();
+    if tree.tree.is_some() {
+        let mut args: Vec<&str> = vec!["-w", "-F"];
+        for t in &types {
+            args.push("-e");
+            args.push(t);
+        }
+        let roots: BTreeSet<String> = match tree.listing() {
+            Some(l) => modelled
+                .iter()
+                .map(|m| crate_index::crate_root(&m.file.path, &l.manifests).to_string())
+                .collect(),
+            None => BTreeSet::new(),
+        };
+        for root in roots {
+            for (path, text) in tree.grep(&args, &root, &changed, &mut budget, &mut notes) {
+                if crate_index::is_test_path(&path) {
+                    continue;
+                }
+                for t in &types {
+                    if text.lines().any(|l| installs(l, t)) {
+                        elsewhere.insert(t.clone());
+                    }
+                }
+            }
+        }
+    }
+    for head in [false, true] {
+        let installed: BTreeSet<&String> = types
+            .iter()
+            .filter(|t| {
+                elsewhere.contains(*t)
+                    || modelled.iter().any(|m| {
+                        let text = if head { m.file.head.text() } else { m.file.base.text() };
+                        !crate_index::is_test_path(&m.file.path)
+                            && text.is_some_and(|x| x.lines().any(|l| installs(l, t)))
+                    })
+            })
+            .collect();
+        for m in modelled.iter_mut() {
+            let fm = if head { m.head.as_mut() } else { m.base.as_mut() };
+            for s in fm.into_iter().flat_map(|f| f.sites.iter_mut()) {
+                if is_impl(s) && ty_of(&s.item).is_some_and(|t| !installed.contains(&t)) {
+                    s.policy.client_wide = false;
+                    s.policy.methods.clear();
+                    s.policy.idempotency_key = false;
+                }
+            }
+        }
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,6 +729,15 @@ mod tests {
             ]
         );
         assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn a_line_installs_a_policy_when_it_puts_the_type_in_a_layer_or_retry() {
+        assert!(installs(".option_layer(RetryLayer::new(RetryPolicy::server_retry()))", "RetryPolicy"));
+        assert!(installs("let svc = ServiceBuilder::new().retry(RetryPolicy::default());", "RetryPolicy"));
+        assert!(!installs("impl Policy<Req, Res, E> for RetryPolicy {", "RetryPolicy"));
+        assert!(!installs("let p = RetryPolicy::new(3);", "RetryPolicy"));
+        assert!(!installs(".layer(RetryLayer::new(OtherPolicy))", "RetryPolicy"));
     }
 
     #[test]
