@@ -561,7 +561,9 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         if kept_writes {
             changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
         }
-        if let Some(b) = replaced {
+        // Only a retry (not a policy built and handed elsewhere, whose
+        // settings may still change on the way) replaces removed retries.
+        if let Some(b) = replaced.filter(|_| !site.standalone) {
             let removed: Vec<Change> = compare::compare_sites(Some(b), &site.policy)
                 .into_iter()
                 .filter(|c| c.kind == Kind::JitterRemoved)

@@ -627,7 +627,10 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
 /// type and a layer or retry call (`RetryLayer::new(Policy::default())`,
 /// `.retry(policy)`, `.layer(..)`), and is not the type's own `impl`.
 fn installs(line: &str, ty: &str) -> bool {
+    let code = line.trim_start();
     names_word(line, ty)
+        && !code.starts_with("//")
+        && !code.starts_with('*')
         && !line.contains("impl")
         && ["RetryLayer", "retry(", "layer(", "Retry::new(", "with_retry"].iter().any(|w| line.contains(w))
 }
@@ -737,6 +740,10 @@ mod tests {
         assert!(installs("let svc = ServiceBuilder::new().retry(RetryPolicy::default());", "RetryPolicy"));
         assert!(!installs("impl Policy<Req, Res, E> for RetryPolicy {", "RetryPolicy"));
         assert!(!installs("let p = RetryPolicy::new(3);", "RetryPolicy"));
+        assert!(
+            !installs("//!     .layer(RetryLayer::new(RetryPolicy::default()))", "RetryPolicy"),
+            "a doc example"
+        );
         assert!(!installs(".layer(RetryLayer::new(OtherPolicy))", "RetryPolicy"));
     }
 
