@@ -217,6 +217,12 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// library is known by the call, what its policy allows is not. The
     /// retry is still a site, so what it re-sends is judged.
     fn unread_policy(&self, entry: &libs::EntryPoint, arg: Option<&'a Expr>) -> Option<Resolved> {
+        // Only while a helper is read for its callers: as a site of its own,
+        // a policy of unknown jitter and count would take the place of the
+        // known policy it replaces when base and head are matched.
+        if self.w.helper_depth == 0 {
+            return None;
+        }
         let arg = arg?;
         // Only a value held elsewhere: a field, a parameter, a clone of one.
         let held = matches!(super::super::syntax::chain_of(arg).root, Expr::Field(_) | Expr::Path(_));
