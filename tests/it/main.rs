@@ -47,6 +47,7 @@ mod rust_analyzer;
 mod rust_checks;
 mod rust_crate_index;
 mod rust_fixes;
+mod rust_program;
 mod rust_scale;
 mod scan_e2e;
 mod test_code;

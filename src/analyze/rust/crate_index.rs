@@ -69,7 +69,7 @@ pub struct CrateWrites {
 }
 
 /// Whether a path is test, bench or example code, which is not indexed.
-fn is_test_path(path: &str) -> bool {
+pub(crate) fn is_test_path(path: &str) -> bool {
     let p = format!("/{path}");
     ["/tests/", "/benches/", "/examples/", "/test/", "/fuzz/"].iter().any(|d| p.contains(d))
 }

@@ -5,7 +5,8 @@
 //! the `let` bindings of the function being read. Anything else evaluates to
 //! `None`, which the analyzer treats as "unknown", never as zero.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use syn::{BinOp, Expr, Lit, UnOp};
 
@@ -18,6 +19,33 @@ pub struct Env<'a> {
     pub consts: HashMap<String, &'a Expr>,
     /// `let name = expr;` in the current function, in source order.
     pub lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+    /// A helper's parameters, bound to what one call site passes
+    /// (`with_retry(op, 5)` binds `max_retries` to 5).
+    pub bound: HashMap<String, Bound>,
+    /// Names looked up and not found (constants of another module, a
+    /// helper of another file): what the crate-wide resolution looks for.
+    pub misses: RefCell<BTreeSet<String>>,
+    /// Call-site arguments that were needed and could not be computed, as
+    /// written (`cfg.retries`): the blocking note names them.
+    pub unknown_args: RefCell<BTreeSet<String>>,
+    /// Set when a bound parameter was read: the call site's arguments
+    /// made a difference to the policy.
+    pub bound_used: std::cell::Cell<bool>,
+}
+
+/// One parameter bound to a call site's argument.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    pub number: Option<f64>,
+    pub millis: Option<f64>,
+    /// The argument as written, for messages.
+    pub text: String,
+}
+
+enum Named<'e, 'a> {
+    Expr(&'a Expr),
+    Bound(&'e Bound),
+    Missing,
 }
 
 /// How deep `eval` follows names before giving up (cycles, long chains).
@@ -38,6 +66,39 @@ impl<'a> Env<'a> {
             }
         }
         self.consts.get(name).copied()
+    }
+
+    /// What a single name stands for at `line`: an earlier `let`, a bound
+    /// parameter, or a constant; a constant-like name found nowhere is
+    /// recorded in [`Env::misses`].
+    fn name_at(&self, name: &str, line: u32) -> Named<'_, 'a> {
+        if let Some(bindings) = self.lets.get(name) {
+            let before = bindings.partition_point(|(l, _)| *l < line);
+            if let Some((_, e)) = before.checked_sub(1).map(|i| &bindings[i]) {
+                return Named::Expr(e);
+            }
+        }
+        if let Some(b) = self.bound.get(name) {
+            self.bound_used.set(true);
+            return Named::Bound(b);
+        }
+        match self.consts.get(name) {
+            Some(e) => Named::Expr(e),
+            None => {
+                self.miss(name);
+                Named::Missing
+            }
+        }
+    }
+
+    /// Records a constant-like name (`MAX_RETRIES`) that was not found.
+    pub fn miss(&self, name: &str) {
+        let const_like = name.len() > 1
+            && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            && name.bytes().any(|b| b.is_ascii_uppercase());
+        if const_like {
+            self.misses.borrow_mut().insert(name.to_string());
+        }
     }
 
     /// A plain number (integers, floats, arithmetic, casts, names).
@@ -81,8 +142,16 @@ impl<'a> Env<'a> {
             }
             Expr::Path(p) if p.path.segments.len() == 1 => {
                 let name = p.path.segments[0].ident.to_string();
-                let target = self.lookup(&name, line_of(e))?;
-                self.number_at(target, depth + 1)
+                match self.name_at(&name, line_of(e)) {
+                    Named::Expr(target) => self.number_at(target, depth + 1),
+                    Named::Bound(b) => {
+                        if b.number.is_none() {
+                            self.unknown_args.borrow_mut().insert(b.text.clone());
+                        }
+                        b.number
+                    }
+                    Named::Missing => None,
+                }
             }
             Expr::Path(p) => {
                 // `u32::MAX`, `usize::MAX`: effectively unbounded counts.
@@ -91,7 +160,10 @@ impl<'a> Env<'a> {
                     return Some(f64::INFINITY);
                 }
                 let name = segs.last()?;
-                let target = self.consts.get(name.as_str())?;
+                let Some(target) = self.consts.get(name.as_str()) else {
+                    self.miss(name);
+                    return None;
+                };
                 self.number_at(target, depth + 1)
             }
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
@@ -198,9 +270,22 @@ impl<'a> Env<'a> {
                 }
                 let name = segs.last()?;
                 let target = if p.path.segments.len() == 1 {
-                    self.lookup(name, line_of(e))?
+                    match self.name_at(name, line_of(e)) {
+                        Named::Expr(t) => t,
+                        Named::Bound(b) => {
+                            if b.millis.is_none() {
+                                self.unknown_args.borrow_mut().insert(b.text.clone());
+                            }
+                            return b.millis;
+                        }
+                        Named::Missing => return None,
+                    }
                 } else {
-                    self.consts.get(name.as_str()).copied()?
+                    let Some(t) = self.consts.get(name.as_str()).copied() else {
+                        self.miss(name);
+                        return None;
+                    };
+                    t
                 };
                 self.millis_at(target, depth + 1)
             }

@@ -28,12 +28,41 @@ fn pattern() -> &'static Regex {
     })
 }
 
+/// `include!(concat!(env!("CARGO_MANIFEST_DIR"), "/x"))`: a path from the
+/// crate's root folder, wherever the including file sits.
+fn manifest_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r##"\binclude\s*!\s*[(\[{]\s*concat\s*!\s*[(\[{]\s*env\s*!\s*[(\[{]\s*"CARGO_MANIFEST_DIR"\s*[)\]}]\s*,\s*r?#*"([^"]*)""##)
+            .unwrap_or_else(|e| panic!("the manifest include pattern is constant and valid: {e}"))
+    })
+}
+
 /// Paths named by `#[path]`/`include!` in `text`, resolved against the
 /// directory of `from` (rustc's rule for a module declared in a file) and
 /// normalised; a path that climbs out of the repository is kept as written.
+/// A path from `CARGO_MANIFEST_DIR` is resolved against every folder above
+/// `from` (the crate root is one of them; the others name files that do
+/// not exist, or over-include, which only means a file is read as Rust).
 pub fn named_in(from: &str, text: &str) -> BTreeSet<String> {
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
-    pattern().captures_iter(text).filter_map(|c| c.get(1)).map(|m| resolve(dir, m.as_str())).collect()
+    let mut out: BTreeSet<String> =
+        pattern().captures_iter(text).filter_map(|c| c.get(1)).map(|m| resolve(dir, m.as_str())).collect();
+    if text.contains("CARGO_MANIFEST_DIR") {
+        for m in manifest_pattern().captures_iter(text).filter_map(|c| c.get(1)) {
+            let rel = m.as_str().trim_start_matches('/');
+            let mut d = dir;
+            loop {
+                out.insert(resolve(d, rel));
+                match d.rsplit_once('/') {
+                    Some((up, _)) => d = up,
+                    None if !d.is_empty() => d = "",
+                    None => break,
+                }
+            }
+        }
+    }
+    out
 }
 
 fn resolve(dir: &str, rel: &str) -> String {
@@ -83,9 +112,77 @@ pub fn included(cs: &ChangeSet) -> Extra {
     out
 }
 
+/// Changed files that are not `.rs` and that an unchanged Rust file of the
+/// head tree compiles (`include!`, `#[path]`): the includer is found with
+/// one `git grep` for the file's name, then read to confirm.
+pub fn included_by_unchanged(cs: &ChangeSet, tree: &super::crate_index::HeadTree, extra: &mut Extra) {
+    let changed: BTreeSet<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
+    let candidates: Vec<&str> = cs
+        .files
+        .iter()
+        .filter(|f| !super::is_rust_path(&f.path) && !extra.paths.contains(&f.path))
+        .filter(|f| super::is_change_relevant(f.base.text(), f.head.text()))
+        .map(|f| f.path.as_str())
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let mut args: Vec<&str> = vec!["grep", "-l", "-I", "-F", "--full-name"];
+    let names: Vec<&str> = candidates.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
+    for n in &names {
+        args.push("-e");
+        args.push(n);
+    }
+    args.extend_from_slice(&[tree.rev.as_str(), "--", "*.rs", "*.RS"]);
+    let out = match tree.git.run_bytes(&args) {
+        Ok(o) => o,
+        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => return,
+        Err(e) => {
+            extra.notes.push(Note::blocking(
+                None,
+                format!("could not search the head tree for Rust files that include the changed files ({e}); a maintainer checks whether a changed non-Rust file is compiled with `include!`"),
+            ));
+            return;
+        }
+    };
+    let prefix = format!("{}:", tree.rev);
+    for line in String::from_utf8_lossy(&out).lines() {
+        let path = line.strip_prefix(&prefix).unwrap_or(line);
+        if changed.contains(path) {
+            continue;
+        }
+        let text = match tree.git.read_blob_at(&tree.rev, path, super::crate_index::MAX_INDEX_FILE_BYTES) {
+            Ok(Some(crate::changeset::git::Blob::Bytes(b))) => String::from_utf8_lossy(&b).into_owned(),
+            _ => continue,
+        };
+        let named = named_in(path, &text);
+        for c in &candidates {
+            if named.contains(*c) {
+                extra.paths.insert(c.to_string());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_manifest_dir_include_names_the_file_from_every_folder_above() {
+        let text = "let p = include!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/policy/std.in\"));";
+        let got: Vec<String> = named_in("crates/api/src/client.rs", text).into_iter().collect();
+        assert_eq!(
+            got,
+            [
+                "crates/api/policy/std.in",
+                "crates/api/src/policy/std.in",
+                "crates/policy/std.in",
+                "policy/std.in"
+            ]
+        );
+        assert!(named_in("src/a.rs", "env!(\"CARGO_MANIFEST_DIR\")").is_empty());
+    }
 
     #[test]
     fn path_attributes_and_includes_are_found_and_resolved() {

@@ -172,6 +172,33 @@ impl<'ast> Visit<'ast> for SuccessExit {
     fn visit_item(&mut self, _: &'ast Item) {}
 }
 
+/// Whether a loop tests the outcome of a fallible operation: a `match` with
+/// an `Ok`/`Err` arm, an `if let Ok(..)`/`Err(..)`, or `while let Err(..)`.
+/// Such a loop re-runs that operation when it goes round again, whichever
+/// library the operation belongs to.
+pub fn tests_a_result(e: &Expr) -> bool {
+    struct Outcome(bool);
+    impl<'ast> Visit<'ast> for Outcome {
+        fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            if m.arms.iter().any(|a| is_variant(&a.pat, "Ok") || is_variant(&a.pat, "Err")) {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+            if is_variant(&l.pat, "Ok") || is_variant(&l.pat, "Err") {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_let(self, l);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Outcome(false);
+    v.visit_expr(e);
+    v.0
+}
+
 /// Whether the body waits on a timer tick (`interval.tick().await`): a
 /// periodic loop, which sends new data each pass.
 pub fn is_periodic(body: &syn::Block) -> bool {
@@ -203,6 +230,13 @@ pub fn is_periodic(body: &syn::Block) -> bool {
 }
 
 /// Identifiers that name an attempt counter or a time budget.
+/// A `let` binding of the function: a counter, where a limit is a
+/// constant or a parameter (`attempt < max_retries` with `let mut attempt
+/// = 0` is not `0 < max_retries`).
+fn is_local(e: &Expr, env: &Env) -> bool {
+    matches!(e, Expr::Path(p) if p.path.get_ident().is_some_and(|i| env.lets.contains_key(&i.to_string())))
+}
+
 fn names_a_counter(e: &Expr) -> bool {
     let text = match e {
         Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -266,12 +300,14 @@ impl BoundFinder<'_, '_> {
                 .or_else(|| self.comparison(&b.right, stops_when_true));
         }
         // Normalise `MAX <= attempt` to `attempt >= MAX`.
-        let (counter, limit, op) =
-            if self.env.number(&b.left).is_some() && self.env.number(&b.right).is_none() {
-                (&*b.right, &*b.left, flip(b.op))
-            } else {
-                (&*b.left, &*b.right, b.op)
-            };
+        let (counter, limit, op) = if self.env.number(&b.left).is_some()
+            && self.env.number(&b.right).is_none()
+            && !is_local(&b.left, self.env)
+        {
+            (&*b.right, &*b.left, flip(b.op))
+        } else {
+            (&*b.left, &*b.right, b.op)
+        };
         if is_time_test(counter) || is_time_test(limit) {
             let stop = matches!(op, syn::BinOp::Gt(_) | syn::BinOp::Ge(_));
             let keep = matches!(op, syn::BinOp::Lt(_) | syn::BinOp::Le(_));
@@ -317,6 +353,12 @@ pub fn has_exit(body: &syn::Block) -> bool {
     let mut v = Exit(false);
     v.visit_block(body);
     v.0
+}
+
+/// Whether an expression `continue`s the loop it is in.
+fn expr_continues(e: &Expr) -> bool {
+    let block = syn::Block { brace_token: Default::default(), stmts: vec![syn::Stmt::Expr(e.clone(), None)] };
+    has_continue(&block)
 }
 
 /// Whether a block `continue`s the loop it is in.
@@ -397,7 +439,10 @@ impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
         // `Err(e) if attempt < MAX => { attempt += 1; sleep(..) }`
         if self.found.is_none() {
             if let Some((_, guard)) = &a.guard {
-                let bound = if expr_exits(&a.body) {
+                // An arm that goes round again (`continue`) keeps retrying
+                // while its guard holds, even when an error inside it can
+                // leave early (`?`).
+                let bound = if expr_exits(&a.body) && !expr_continues(&a.body) {
                     self.comparison(guard, true)
                 } else {
                     self.comparison(guard, false)
@@ -579,6 +624,26 @@ mod tests {
             "{ match send() { Err(e) => return Err(e), Ok(_) => {} } sleep(d); }"
         )));
         assert!(!exits_on_success(&body("{ if stop.is_cancelled() { return Ok(()); } send(); sleep(d); }")));
+    }
+
+    #[test]
+    fn a_loop_that_tests_a_result_reruns_an_operation() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        assert!(tests_a_result(&e(
+            "loop { match op().await { Ok(v) => return Ok(v), Err(_) => sleep(d) } }"
+        )));
+        assert!(tests_a_result(&e("loop { if let Ok(v) = agent.get(u).call() { break v; } sleep(d); }")));
+        assert!(!tests_a_result(&e("loop { let x = rx.recv(); if x.is_none() { break; } sleep(d); }")));
+        assert!(!tests_a_result(&e(
+            "loop { let f = || match op() { Ok(v) => v, Err(e) => panic!() }; f(); }"
+        )));
+    }
+
+    #[test]
+    fn a_guard_on_an_arm_that_continues_keeps_retrying_despite_a_question_mark() {
+        let env = Env::default();
+        let guard = "{ match classify(&r) { Some(t) if n < 10 => { let d = wait(t)?; sleep(d); n += 1; continue; } _ => return r } }";
+        assert_eq!(loop_bound(&body(guard), &env).map(|b| b.0), Some(Attempts::Total(11.0)));
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! - [`loops`]: which hand-written loops are retries, and their bounds;
 //! - [`eval`]: constants, `let` bindings and `Duration` arithmetic;
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
+//! - [`program`]: names defined in other files of the crate, and the unchanged
+//!   files a changed definition reaches;
 //! - [`checks`]: the declared check ids (`rust/<lib>-<check>`) and their docs;
 //! - [`compare`]: the decisions (which finding kind a change is);
 //! - [`fix`]: the edit that puts back what the base had, where one is sure;
@@ -29,6 +31,7 @@ pub mod loops;
 pub mod macros;
 pub mod parse;
 pub mod policy;
+pub mod program;
 pub mod sites;
 pub mod syntax;
 pub mod testitems;
@@ -232,7 +235,11 @@ impl Analyzer for RustAnalyzer {
     }
 
     fn extra(&self, cs: &crate::changeset::ChangeSet) -> super::Extra {
-        includes::included(cs)
+        let mut extra = includes::included(cs);
+        if let Some(tree) = &self.head_tree {
+            includes::included_by_unchanged(cs, tree, &mut extra);
+        }
+        extra
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
@@ -242,6 +249,14 @@ impl Analyzer for RustAnalyzer {
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         let mut modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
         let mut result = FileResult::default();
+        let tree = self.head_tree.as_ref();
+        let program = program::resolve(tree, &mut modelled);
+        drop_consumed_policies(&mut modelled);
+        result.notes.extend(program.notes);
+        result.notes.extend(program::uninstalled_policies(tree, &mut modelled));
+        let clients = program::client_timeouts(tree, &modelled);
+        result.findings.extend(clients.findings);
+        result.notes.extend(clients.notes);
         result.notes.extend(self.apply_crate_index(&mut modelled));
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
         for (fi, m) in modelled.iter().enumerate() {
@@ -278,7 +293,38 @@ impl Analyzer for RustAnalyzer {
             discarded(m.file, base, head, &mut result.findings);
         }
         cross_file(&modelled, &leftovers, &mut result.findings);
+        // What a changed definition does to unchanged files, unless the
+        // definition's own file already says it (a policy function
+        // compared in place).
+        for f in program.findings {
+            if !result.findings.iter().any(|d| d.path == f.path && d.kind == f.kind) {
+                result.findings.push(f);
+            }
+        }
         result
+    }
+}
+
+/// Drops the policies built in one file and retried in another: the retry
+/// is the site (with its operation), the policy function is not a second
+/// one. Each side is read on its own.
+fn drop_consumed_policies(modelled: &mut [Modelled]) {
+    for head in [false, true] {
+        let used: std::collections::BTreeSet<String> = modelled
+            .iter()
+            .filter_map(|m| if head { m.head.as_ref() } else { m.base.as_ref() })
+            .flat_map(|fm| fm.policy_fns.iter().cloned())
+            .collect();
+        if used.is_empty() {
+            continue;
+        }
+        for m in modelled.iter_mut() {
+            let fm = if head { m.head.as_mut() } else { m.base.as_mut() };
+            if let Some(fm) = fm {
+                fm.sites
+                    .retain(|s| !(s.standalone && used.contains(s.item.rsplit("::").next().unwrap_or(""))));
+            }
+        }
     }
 }
 
@@ -319,8 +365,21 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
         // A setter or constructor was given a count (`.with_max_times(..)`,
         // `RetryConfig::Simple(n)`); a library whose count lives elsewhere
         // (tower's Policy impl) says so in words instead.
-        .filter(|s| s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)"))
+        .filter(|s| {
+            s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)") || !s.unresolved.is_empty()
+        })
         .map(|s| {
+            if !s.unresolved.is_empty() {
+                return Note::blocking(
+                    Some(&file.path),
+                    format!(
+                        "line {}: the retry's attempt count depends on {} ({}), which retrygate cannot compute; a maintainer checks how many attempts it allows before signing off (or pass a literal or a `const`)",
+                        s.line,
+                        s.unresolved.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
+                        s.policy.attempts.why
+                    ),
+                );
+            }
             Note::blocking(
                 Some(&file.path),
                 format!(
@@ -346,8 +405,11 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     m.head_parsed = head.is_some();
     for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
         let Some(text) = text else { continue };
-        match parse::parse_file(text) {
-            Ok(ast) => *slot = Some(sites::model(&ast, text)),
+        match parse_rust(&file.path, text) {
+            Ok(mut ast) => {
+                sites::expand_macros(&mut ast, text, &[]);
+                *slot = Some(sites::model(&ast, text));
+            }
             Err(e) => {
                 m.notes.push(Note::blocking(
                     Some(&file.path),
@@ -362,6 +424,19 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     // hold plain line numbers, so release it before the next file.
     proc_macro2::extra::invalidate_current_thread_spans();
     m
+}
+
+/// Parses a file the analyzer reads as Rust. A file that is not `.rs`
+/// (pulled in with `include!`) may hold an expression or statements rather
+/// than items: it is then read as the body of a function, on the same lines.
+fn parse_rust(path: &str, text: &str) -> Result<syn::File, parse::ParseFailure> {
+    match parse::parse_file(text) {
+        Ok(ast) => Ok(ast),
+        Err(e) if !is_rust_path(path) => {
+            parse::parse_file(&format!("fn included_source() {{ {text}\n}}")).map_err(|_| e)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Pairs base and head sites: unchanged policies by item, then by item and
@@ -428,6 +503,7 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             }
         }
     }
+    let mut new_sites: Vec<(usize, usize)> = Vec::new();
     for (fi, _, lh) in leftovers {
         let m = &modelled[*fi];
         let Some(head) = &m.head else { continue };
@@ -439,8 +515,69 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             });
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
-            place(m.file, None, site, compare::compare_sites(base_policy, &site.policy), out);
+            match base_policy {
+                Some(b) => place(m.file, None, site, compare::compare_sites(Some(b), &site.policy), out),
+                None => new_sites.push((*fi, j)),
+            }
         }
+    }
+    // The retries the change removed, matched with no new one: when every
+    // one of them jittered, a new retry that does not is what replaced them
+    // (per-endpoint retries folded into one shared retry), and losing the
+    // jitter is a regression, not a new design.
+    let lost: Vec<&policy::Policy> = pool
+        .values()
+        .flat_map(|groups| groups.iter())
+        .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
+        .flat_map(|(bf, q)| {
+            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
+        })
+        .filter(|p| p.jitter.value.is_some())
+        .collect();
+    let replaced = lost.first().copied().filter(|_| lost.iter().all(|p| p.jitter.value == Some(true)));
+    // The writes the removed retries already re-sent: a new retry (a layer
+    // that takes over from per-call retries) that keeps retrying them is not
+    // a widening. Refusal-only retries do not count: retrying after 5xx too is.
+    let lost_writes: std::collections::BTreeSet<&str> = pool
+        .values()
+        .flat_map(|groups| groups.iter())
+        .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
+        .flat_map(|(bf, q)| {
+            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
+        })
+        .flat_map(|p| p.unsafe_methods())
+        .filter(|m| *m != "UNKNOWN")
+        .collect();
+    for (fi, j) in new_sites {
+        let m = &modelled[fi];
+        let Some(head) = &m.head else { continue };
+        let site = &head.sites[j];
+        let mut changes = compare::compare_sites(None, &site.policy);
+        let kept_writes = {
+            let known: Vec<&str> =
+                site.policy.unsafe_methods().into_iter().filter(|m| *m != "UNKNOWN").collect();
+            !known.is_empty() && known.iter().all(|m| lost_writes.contains(m))
+        };
+        if kept_writes {
+            changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
+        }
+        // Only a retry (not a policy built and handed elsewhere, whose
+        // settings may still change on the way) replaces removed retries.
+        if let Some(b) = replaced.filter(|_| !site.standalone) {
+            let removed: Vec<Change> = compare::compare_sites(Some(b), &site.policy)
+                .into_iter()
+                .filter(|c| c.kind == Kind::JitterRemoved)
+                .map(|mut c| {
+                    c.message = format!("{} (it replaces retries this change removed)", c.message);
+                    c
+                })
+                .collect();
+            if !removed.is_empty() {
+                changes.retain(|c| c.kind != Kind::RetryWithoutJitter);
+                changes.extend(removed);
+            }
+        }
+        place(m.file, None, site, changes, out);
     }
 }
 
@@ -451,6 +588,26 @@ fn timeouts(
     fixes: &fix::Fixes,
     out: &mut Vec<Finding>,
 ) {
+    for (b, h) in timeout_pairs(base, head) {
+        emit_timeout(file, &base.timeouts[b], &head.timeouts[h], fixes, out);
+    }
+}
+
+/// The lowered timeouts of a file: (head line, change).
+fn timeout_changes(base: &FileModel, head: &FileModel) -> Vec<(u32, Change)> {
+    timeout_pairs(base, head)
+        .into_iter()
+        .filter_map(|(b, h)| {
+            compare::compare_timeouts(&base.timeouts[b], &head.timeouts[h])
+                .map(|c| (head.timeouts[h].line, c))
+        })
+        .collect()
+}
+
+/// Base and head timeouts paired by item and setter, then by setter alone
+/// (moved to another function of the file).
+fn timeout_pairs(base: &FileModel, head: &FileModel) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
     let mut queue: HashMap<(String, String), Vec<usize>> = HashMap::new();
     for (i, t) in base.timeouts.iter().enumerate().rev() {
         queue.entry((t.item.clone(), t.setter.clone())).or_default().push(i);
@@ -458,13 +615,13 @@ fn timeouts(
     let mut leftover_base: HashMap<String, Vec<usize>> = HashMap::new();
     let mut unmatched_head = Vec::new();
     let mut used = vec![false; base.timeouts.len()];
-    for t in &head.timeouts {
+    for (j, t) in head.timeouts.iter().enumerate() {
         match queue.get_mut(&(t.item.clone(), t.setter.clone())).and_then(Vec::pop) {
             Some(i) => {
                 used[i] = true;
-                emit_timeout(file, &base.timeouts[i], t, fixes, out)
+                pairs.push((i, j));
             }
-            None => unmatched_head.push(t),
+            None => unmatched_head.push((j, t)),
         }
     }
     for (i, t) in base.timeouts.iter().enumerate().rev() {
@@ -473,11 +630,12 @@ fn timeouts(
         }
     }
     // Moved within the file (another function): match by setter in order.
-    for t in unmatched_head {
+    for (j, t) in unmatched_head {
         if let Some(i) = leftover_base.get_mut(&t.setter).and_then(Vec::pop) {
-            emit_timeout(file, &base.timeouts[i], t, fixes, out);
+            pairs.push((i, j));
         }
     }
+    pairs
 }
 
 fn emit_timeout(
@@ -540,7 +698,11 @@ fn place(
 }
 
 fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
-    let mut f = Finding::new(c.kind, c.check.rule(lib), &file.path, line)
+    to_finding_at(&file.path, lib, c, line, end_line)
+}
+
+fn to_finding_at(path: &str, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {
+    let mut f = Finding::new(c.kind, c.check.rule(lib), path, line)
         .lines(line, end_line)
         .severity(c.severity)
         .message(c.message);

@@ -174,15 +174,30 @@ impl<'ast> Visit<'ast> for FactsVisitor {
     fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
         let name = m.method.to_string();
         self.note_ident(&name);
+        let sends = match name.as_str() {
+            // `tx.send(msg)` on a channel takes an argument; a request's `.send()` does not.
+            "send" | "call" => m.args.is_empty(),
+            "execute" => true,
+            // ureq's and isahc's senders that carry the body.
+            "send_json" | "send_string" | "send_form" | "send_bytes" => m.args.len() == 1,
+            _ => false,
+        };
+        let chain_verb = |m: &ExprMethodCall| {
+            let chain = chain_of_call(m);
+            let verb = chain.calls.iter().find_map(|c| {
+                let n = c.method.to_string();
+                HTTP_VERBS.contains(&n.as_str()).then(|| n.to_ascii_uppercase())
+            });
+            verb.or_else(|| free_verb(chain.root))
+        };
         match name.as_str() {
-            "send" | "execute" if name == "execute" || m.args.is_empty() => {
-                // `tx.send(msg)` on a channel takes an argument; a request's `.send()` does not.
+            // `.call()` sends a request only on a request builder (ureq's
+            // `agent.get(url).call()`); elsewhere it calls a function.
+            "call" if sends && chain_verb(m).is_none() => {}
+            _ if sends => {
                 self.facts.sends_request = true;
                 let chain = chain_of_call(m);
-                let verb = chain.calls.iter().find_map(|c| {
-                    let n = c.method.to_string();
-                    HTTP_VERBS.contains(&n.as_str()).then(|| n.to_ascii_uppercase())
-                });
+                let verb = chain_verb(m);
                 let explicit = chain.calls.iter().any(|c| c.method == "request" || c.method == "method");
                 match verb {
                     Some(v) => {
@@ -220,6 +235,11 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 }
                 if name == "request" || name == "fetch" {
                     self.facts.sends_request = true;
+                }
+                if let Some(verb) = free_verb_of_path(&p.path) {
+                    // `ureq::post(url)`, `surf::get(url)`, `reqwest::get(url)`.
+                    self.facts.sends_request = true;
+                    self.facts.methods.insert(verb);
                 }
                 if p.path.segments.len() == 1 {
                     self.facts.callees.push(name);
@@ -266,6 +286,30 @@ impl<'ast> Visit<'ast> for FactsVisitor {
 
     fn visit_item(&mut self, _: &'ast syn::Item) {
         // Nested items are separate retry scopes; they are read on their own.
+    }
+}
+
+/// HTTP client crates whose free functions send a request by method name.
+const HTTP_CRATES: &[&str] = &["ureq", "reqwest", "surf", "isahc", "attohttpc", "minreq"];
+
+/// `ureq::post` -> `POST`.
+fn free_verb_of_path(path: &syn::Path) -> Option<String> {
+    let n = path.segments.len();
+    if n < 2 || !HTTP_CRATES.iter().any(|c| path.segments[n - 2].ident == c) {
+        return None;
+    }
+    let last = path.segments[n - 1].ident.to_string();
+    HTTP_VERBS.contains(&last.as_str()).then(|| last.to_ascii_uppercase())
+}
+
+/// The method of a chain rooted in a free verb call (`ureq::post(url)`).
+fn free_verb(root: &Expr) -> Option<String> {
+    match root {
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => free_verb_of_path(&p.path),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -323,6 +367,20 @@ mod tests {
         assert!(f.sends_request && f.methods.is_empty());
         let f = facts("{ let v = map.get(&k); v.len() }");
         assert!(f.methods.is_empty() && !f.sends_request, "a HashMap get is not a request");
+    }
+
+    #[test]
+    fn other_http_clients_send_requests_too() {
+        let f = facts("agent.post(url).send_json(body)");
+        assert!(f.sends_request && f.methods.contains("POST"));
+        let f = facts("agent.get(url).call()");
+        assert!(f.sends_request && f.methods.contains("GET"));
+        let f = facts("ureq::post(url).call()");
+        assert!(f.sends_request && f.methods.contains("POST"));
+        let f = facts("handler.call()");
+        assert!(!f.sends_request, "a call that is not a request builder's");
+        let f = facts("mylib::post(x)");
+        assert!(!f.sends_request && f.methods.is_empty(), "not an HTTP client crate");
     }
 
     #[test]

@@ -274,6 +274,14 @@ fn unique(names: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
     v
 }
 
+/// The policy id of the library an entry point belongs to.
+pub fn library_of_entry(entry: &EntryPoint) -> Option<Lib> {
+    LIBRARIES
+        .iter()
+        .find(|l| l.entry_points().iter().any(|e| std::ptr::eq(e, entry)))
+        .and_then(|l| l.libs().first().copied())
+}
+
 /// How `x.retry(y)` reads for a policy of `lib`.
 pub fn call_shape(lib: Lib) -> CallShape {
     library_of(lib).map_or(CallShape::OperationFirst, |l| l.call_shape(lib))

@@ -5,11 +5,12 @@
 
 use syn::Expr;
 
+use super::super::eval::Bound;
 use super::super::libs::{self, CallShape};
 use super::super::loops;
-use super::super::policy::{Fact, Policy};
-use super::super::syntax::{body_facts, last_segments, line_of, lines_of, BodyFacts, Chain};
-use super::resolve::{as_root, interesting_call_name, Resolved};
+use super::super::policy::{Attempts, Fact, Policy};
+use super::super::syntax::{body_facts, line_of, lines_of, BodyFacts, Chain};
+use super::resolve::{call_segments, interesting_in, Resolved};
 use super::{root_key, Candidate, FnWalker, Site, TimeoutSite};
 
 /// Methods and functions whose duration argument is a request or operation
@@ -54,7 +55,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             policy.idempotency_key |= f.idempotency_key;
         }
         let (line, end_line) = lines_of(at);
-        self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy });
+        self.w.out.sites.push(Site {
+            item: self.item.clone(),
+            line,
+            end_line,
+            policy,
+            unresolved: Vec::new(),
+            standalone: false,
+        });
     }
 
     /// A whole method chain: policy setters, retry calls, timeouts.
@@ -63,6 +71,9 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             let is_timeout = TIMEOUT_METHODS.iter().any(|t| m.method == t);
             let is_retry = m.args.len() == 1 && libs::is_retry_method(&m.method);
             if !is_timeout && !is_retry {
+                if i == 0 || names_a_retry(&m.method.to_string()) {
+                    self.helper_method(whole, m);
+                }
                 continue;
             }
             let name = m.method.to_string();
@@ -82,12 +93,19 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
         }
         // A policy built here but not (visibly) retried yet.
-        if as_root(chain.root).is_some() {
+        if self.root(chain.root).is_some() {
             if let Some(r) = self.resolve(whole, 0) {
                 let key = root_key(chain.root);
                 if self.w.standalone_keys.insert(key) {
                     let (line, end_line) = lines_of(whole);
-                    let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
+                    let site = Site {
+                        item: self.item.clone(),
+                        line,
+                        end_line,
+                        policy: r.policy,
+                        unresolved: Vec::new(),
+                        standalone: false,
+                    };
                     self.w.standalone.push(Candidate { key, site });
                 }
             }
@@ -152,18 +170,19 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let Expr::Path(p) = &*c.func else { return };
         // Most calls in a file are nothing to a retry: reject them by their
         // last name before any allocation.
-        if !p.path.segments.last().is_some_and(|s| interesting_call_name(&s.ident)) {
+        let aliases = &self.w.index.aliases;
+        if !p.path.segments.last().is_some_and(|s| interesting_in(&s.ident, aliases)) {
+            self.helper_call(whole, p, c.args.iter().collect());
             return;
         }
-        let segs = last_segments(&p.path, 2);
-        let (ty, func) = match segs.as_slice() {
-            [ty, func] => (ty.as_str(), func.as_str()),
-            [func] => ("", func.as_str()),
-            _ => return,
-        };
+        let Some((ty, func)) = call_segments(&p.path, aliases) else { return };
+        let (ty, func) = (ty.as_str(), func.as_str());
         let args: Vec<&'a Expr> = c.args.iter().collect();
         if let Some(entry) = libs::entry_point(ty, func, args.len()) {
-            let Some(mut r) = args.first().and_then(|a| self.resolve(a, 0)) else { return };
+            let resolved = args.first().and_then(|a| self.resolve(a, 0));
+            let Some(mut r) = resolved.or_else(|| self.unread_policy(entry, args.first().copied())) else {
+                return;
+            };
             if let Some(cond) = entry.condition.and_then(|i| args.get(i)) {
                 r.policy.method_gated |= body_facts(*cond).method_gated;
                 let t = loops::tests_of_expr(cond);
@@ -193,6 +212,199 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
     }
 
+    /// The policy of an entry point whose policy argument is not computed
+    /// here (`backoff::future::retry(self.backoff.clone(), op)`): the
+    /// library is known by the call, what its policy allows is not. The
+    /// retry is still a site, so what it re-sends is judged.
+    fn unread_policy(&self, entry: &libs::EntryPoint, arg: Option<&'a Expr>) -> Option<Resolved> {
+        // Only while a helper is read for its callers: as a site of its own,
+        // a policy of unknown jitter and count would take the place of the
+        // known policy it replaces when base and head are matched.
+        if self.w.helper_depth == 0 {
+            return None;
+        }
+        let arg = arg?;
+        // Only a value held elsewhere: a field, a parameter, a clone of one.
+        let held = matches!(super::super::syntax::chain_of(arg).root, Expr::Field(_) | Expr::Path(_));
+        if !held {
+            return None;
+        }
+        let lib = libs::library_of_entry(entry)?;
+        let text = code(arg);
+        let mut policy = Policy::new(
+            lib,
+            Fact::new(Attempts::Unknown, format!("the policy `{text}` is not built here")),
+            Fact::new(None, format!("the policy `{text}` is not built here")),
+        );
+        policy.retry_after = Fact::new(None, format!("the policy `{text}` is not built here"));
+        Some(Resolved { policy, keys: Vec::new() })
+    }
+
+    /// A call of a function that is not a library's: when it is a retry
+    /// helper of the crate (`with_retry(|| client.post(..).send(), 5)`),
+    /// the helper's retry is read again with its parameters bound to this
+    /// call's arguments, and becomes a site here, covering what the
+    /// arguments send. A helper the file does not define is recorded for
+    /// the crate-wide resolution when its name says it retries.
+    pub(super) fn helper_call(&mut self, whole: &'a Expr, p: &'a syn::ExprPath, args: Vec<&'a Expr>) {
+        if self.w.helper_depth > 0 || args.is_empty() {
+            return;
+        }
+        let Some(last) = p.path.segments.last() else { return };
+        let name = self.w.index.unalias(&last.ident.to_string()).to_string();
+        self.expand_helper(whole, &name, &args);
+    }
+
+    /// [`Self::helper_call`] for a method: `self.send_with_retry(req)`, or
+    /// any receiver when the name says it retries.
+    pub(super) fn helper_method(&mut self, whole: &'a Expr, m: &'a syn::ExprMethodCall) {
+        if self.w.helper_depth > 0 {
+            return;
+        }
+        let name = m.method.to_string();
+        let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        if !on_self && !names_a_retry(&name) {
+            return;
+        }
+        let args: Vec<&'a Expr> = m.args.iter().collect();
+        self.expand_helper(whole, &name, &args);
+    }
+
+    fn expand_helper(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) {
+        let index = self.w.index;
+        let (Some(&block), Some(&sig)) = (index.fns.get(name), index.sigs.get(name)) else {
+            if names_a_retry(name) {
+                self.w.miss(name);
+            }
+            return;
+        };
+        let params: Vec<Option<String>> = sig
+            .inputs
+            .iter()
+            .filter_map(|i| match i {
+                syn::FnArg::Typed(t) => Some(super::pat_ident(&t.pat)),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        if params.is_empty() || !self.is_helper(name, block, sig, &params) {
+            return;
+        }
+        let mut bound = std::collections::HashMap::new();
+        for (param, arg) in params.iter().zip(args) {
+            if let Some(param) = param {
+                let b = Bound { number: self.env.number(arg), millis: self.env.millis(arg), text: code(arg) };
+                bound.insert(param.clone(), b);
+            }
+        }
+        self.env.bound_used.set(false);
+        let sites = self.walk_helper(block, bound);
+        let args_count = self.env.bound_used.replace(false);
+        if sites.is_empty() {
+            return;
+        }
+        // What the call hands the helper is what the helper's retry re-sends.
+        let mut facts = BodyFacts::default();
+        for a in args {
+            let f = self.op_facts(a);
+            super::merge_facts(&mut facts, &f);
+            // A request built into a local first (`let request =
+            // client.post(url).build()?; self.execute(request)`).
+            if let Some(name) = super::super::syntax::ident_of(a) {
+                if let Some(init) = self.env.lookup(&name, line_of(*a)) {
+                    super::merge_facts(&mut facts, &body_facts(init));
+                }
+            }
+        }
+        // A call whose arguments change neither how the helper retries nor
+        // what it sends is the helper's own retry, already a site where the
+        // helper is defined.
+        let sends = !facts.methods.is_empty() || facts.idempotency_key;
+        if !args_count && !sends {
+            return;
+        }
+        let (line, end_line) = lines_of(whole);
+        for (mut site, unknown) in sites {
+            libs::read_operation(&mut site.policy, &facts);
+            site.policy.methods.extend(facts.methods.iter().cloned());
+            site.policy.idempotency_key |= facts.idempotency_key;
+            site.policy.attempts.why = format!("through `{name}(..)`: {}", site.policy.attempts.why);
+            site.line = line;
+            site.end_line = end_line;
+            site.item = self.item.clone();
+            site.unresolved = unknown;
+            self.w.out.sites.push(site);
+        }
+    }
+
+    /// Whether `name` is a retry helper: its body retries, and what it
+    /// retries or how often comes from its parameters (an operation passed
+    /// as a closure, a request or method, a count or delay). A function that
+    /// merely holds a retry of its own (`fn fetch(client)`) is not one: its
+    /// callers do not change what it does. Read once per function.
+    fn is_helper(
+        &mut self,
+        name: &str,
+        block: &'a syn::Block,
+        sig: &syn::Signature,
+        params: &[Option<String>],
+    ) -> bool {
+        if let Some(known) = self.w.helpers.get(name) {
+            return *known;
+        }
+        // Recursion through the helper itself reads as "not a helper".
+        self.w.helpers.insert(name.to_string(), false);
+        let unknown: std::collections::HashMap<String, Bound> = params
+            .iter()
+            .flatten()
+            .map(|p| (p.clone(), Bound { number: None, millis: None, text: p.clone() }))
+            .collect();
+        let sites = self.walk_helper(block, unknown);
+        let takes_operation = || {
+            let types = quote::ToTokens::to_token_stream(sig).to_string();
+            ["Fn", "FnMut", "FnOnce", "Future", "Method", "Request", "RequestBuilder"]
+                .iter()
+                .any(|t| types.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == *t))
+        };
+        let found = !sites.is_empty() && (sites.iter().any(|(_, u)| !u.is_empty()) || takes_operation());
+        self.w.helpers.insert(name.to_string(), found);
+        found
+    }
+
+    /// The retry sites of a helper's body with its parameters bound, each
+    /// with the arguments it needed and could not compute; the walk leaves
+    /// nothing behind in the file's model.
+    fn walk_helper(
+        &mut self,
+        block: &'a syn::Block,
+        bound: std::collections::HashMap<String, Bound>,
+    ) -> Vec<(Site, Vec<String>)> {
+        let mut lets = super::LetCollector::default();
+        syn::visit::Visit::visit_block(&mut lets, block);
+        let mut env = std::mem::take(&mut self.env);
+        let saved_lets = std::mem::replace(&mut env.lets, lets.lets);
+        let saved_bound = std::mem::replace(&mut env.bound, bound);
+        let saved_unknown = env.unknown_args.take();
+        let before = self.w.out.sites.len();
+        let timeouts = self.w.out.timeouts.len();
+        let standalone = self.w.standalone.len();
+        self.w.helper_depth += 1;
+        let mut sub = FnWalker { w: &mut *self.w, env, mutations: lets.mutations, item: self.item.clone() };
+        syn::visit::Visit::visit_block(&mut sub, block);
+        let mut env = sub.env;
+        self.w.helper_depth -= 1;
+        let unknown: Vec<String> = env.unknown_args.replace(saved_unknown).into_iter().collect();
+        env.lets = saved_lets;
+        env.bound = saved_bound;
+        self.env = env;
+        // Policies built in the helper and not retried there are the
+        // helper's own sites, found when its definition is walked.
+        self.w.out.timeouts.truncate(timeouts);
+        for c in self.w.standalone.drain(standalone..) {
+            self.w.standalone_keys.remove(&c.key);
+        }
+        self.w.out.sites.drain(before..).map(|s| (s, unknown.clone())).collect()
+    }
+
     pub(super) fn consume_and_push(&mut self, r: Resolved, op: Option<&'a Expr>, whole: &'a Expr) {
         for k in &r.keys {
             self.w.consumed.insert(*k);
@@ -201,9 +413,28 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     }
 }
 
+/// Whether a function's name says it retries (`with_retry`,
+/// `send_with_retries`, `retry_with_backoff`): a helper by such a name that
+/// the file does not define is looked for in the rest of the crate.
+pub(super) fn names_a_retry(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["retry", "retries", "retrying", "backoff", "attempts"].iter().any(|w| n.contains(w))
+}
+
+/// Source text of an argument, for messages (`settings.retries`, not the
+/// token stream's `settings . retries`).
+fn code(e: &Expr) -> String {
+    let text = quote::ToTokens::to_token_stream(e).to_string().replace(" . ", ".").replace(" (", "(");
+    match text.char_indices().nth(57) {
+        Some((i, _)) if text.len() > 60 => format!("{}..", &text[..i]),
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::model_of;
+    use super::names_a_retry;
     use crate::analyze::rust::policy::Attempts;
 
     #[test]
@@ -218,6 +449,51 @@ mod tests {
         assert!(methods("backon").contains("POST"), "the receiver is the operation");
         assert!(methods("again").contains("POST"), "the argument is the operation");
         assert!(methods("reqwest").is_empty(), "a client's retry has no operation at the call");
+    }
+
+    const HELPER: &str = "async fn with_retry<F: FnMut() -> Fut, Fut>(mut op: F, max: usize) -> R {\n\
+         let mut attempt = 0;\n\
+         loop { match op().await { Ok(v) => return Ok(v), Err(e) if attempt < max => { attempt += 1; sleep(D).await; } Err(e) => return Err(e) } }\n\
+         }\n";
+
+    #[test]
+    fn a_retry_helper_is_a_site_at_each_call_with_its_arguments() {
+        let m = model_of(&format!(
+            "{HELPER}fn a() {{ with_retry(|| c.post(U).send(), 4); }}\nfn b() {{ with_retry(|| c.get(U).send(), N); }}\nconst N: usize = 1;\n"
+        ));
+        let at = |item: &str| m.sites.iter().find(|s| s.item == item).map(|s| s.policy.clone());
+        let a = at("a").expect("a call site");
+        assert_eq!(a.attempts.value, Attempts::Total(5.0));
+        assert!(a.methods.contains("POST"), "{:?}", a.methods);
+        assert_eq!(at("b").map(|p| p.attempts.value), Some(Attempts::Total(2.0)));
+        assert_eq!(
+            at("with_retry").map(|p| p.attempts.value),
+            Some(Attempts::Unknown),
+            "the definition stays a site"
+        );
+    }
+
+    #[test]
+    fn a_function_that_only_holds_a_retry_is_not_a_helper() {
+        let m = model_of(
+            "fn fetch(c: &Client) -> R { (|| c.get(U).send()).retry(ExponentialBuilder::default()) }\nfn a(c: &Client) { fetch(c); }\n",
+        );
+        assert_eq!(m.sites.iter().map(|s| s.item.as_str()).collect::<Vec<_>>(), ["fetch"]);
+        assert!(
+            names_a_retry("send_with_retry")
+                && names_a_retry("retry_with_backoff")
+                && !names_a_retry("fetch")
+        );
+    }
+
+    #[test]
+    fn an_unknown_argument_is_named_on_the_site() {
+        let m = model_of(&format!(
+            "{HELPER}fn a(cfg: &Cfg) {{ with_retry(|| c.get(U).send(), cfg.retries); }}\n"
+        ));
+        let a = m.sites.iter().find(|s| s.item == "a").expect("a call site");
+        assert_eq!(a.policy.attempts.value, Attempts::Unknown);
+        assert_eq!(a.unresolved, ["cfg.retries"]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use syn::{Expr, Item, Stmt};
+use syn::{Expr, Item};
 
 use super::super::libs::Imports;
 use super::super::syntax::{body_facts, BodyFacts};
@@ -15,6 +15,15 @@ pub(super) struct FileIndex<'a> {
     pub(super) consts: HashMap<String, &'a Expr>,
     /// Functions by name (last one wins for duplicates in different impls).
     pub(super) fns: HashMap<String, &'a syn::Block>,
+    /// The signatures of the functions in [`Self::fns`], for helpers whose
+    /// parameters are bound per call site.
+    pub(super) sigs: HashMap<String, &'a syn::Signature>,
+    /// Other names for types and functions: `use backon::ExponentialBuilder
+    /// as Policy` and `type Policy = backon::ExponentialBuilder` map
+    /// `Policy` to `ExponentialBuilder`.
+    pub(super) aliases: HashMap<String, String>,
+    /// `macro_rules!` definitions by name, expanded where they are invoked.
+    pub(super) macros: HashMap<String, &'a syn::Macro>,
     pub(super) imports: Imports,
 }
 
@@ -28,11 +37,11 @@ impl<'a> FileIndex<'a> {
                 Item::Static(s) => {
                     self.consts.insert(s.ident.to_string(), &s.expr);
                 }
-                Item::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                Item::Fn(f) => self.add_fn(&f.sig, &f.block, path),
                 Item::Impl(i) => {
                     for ii in &i.items {
                         match ii {
-                            syn::ImplItem::Fn(f) => self.add_fn(f.sig.ident.to_string(), &f.block),
+                            syn::ImplItem::Fn(f) => self.add_fn(&f.sig, &f.block, path),
                             syn::ImplItem::Const(c) => {
                                 self.consts.insert(c.ident.to_string(), &c.expr);
                             }
@@ -44,7 +53,7 @@ impl<'a> FileIndex<'a> {
                     for ti in &t.items {
                         if let syn::TraitItem::Fn(f) = ti {
                             if let Some(b) = &f.default {
-                                self.add_fn(f.sig.ident.to_string(), b);
+                                self.add_fn(&f.sig, b, path);
                             }
                         }
                     }
@@ -56,19 +65,49 @@ impl<'a> FileIndex<'a> {
                         path.pop();
                     }
                 }
-                Item::Use(u) => collect_use_roots(&u.tree, &mut self.imports),
+                Item::Use(u) => {
+                    collect_use_roots(&u.tree, &mut self.imports);
+                    collect_renames(&u.tree, &mut self.aliases);
+                }
+                Item::Type(t) => {
+                    if let syn::Type::Path(p) = &*t.ty {
+                        if let Some(last) = p.path.segments.last() {
+                            if last.ident != t.ident {
+                                self.aliases.insert(t.ident.to_string(), last.ident.to_string());
+                            }
+                        }
+                    }
+                }
+                Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                    if let Some(name) = &m.ident {
+                        self.macros.insert(name.to_string(), &m.mac);
+                    }
+                }
                 _ => {}
             }
         }
     }
 
-    fn add_fn(&mut self, name: String, block: &'a syn::Block) {
-        for stmt in &block.stmts {
-            if let Stmt::Item(Item::Const(c)) = stmt {
-                self.consts.insert(c.ident.to_string(), &c.expr);
+    fn add_fn(&mut self, sig: &'a syn::Signature, block: &'a syn::Block, path: &mut Vec<String>) {
+        // Items declared inside the body (a `const`, a helper `fn`, a
+        // `macro_rules!`) are the file's too: a nested function is walked
+        // and resolved like any other.
+        let nested = nested_items(block);
+        if !nested.is_empty() {
+            path.push(sig.ident.to_string());
+            for item in nested {
+                self.collect(std::slice::from_ref(item), path);
             }
+            path.pop();
         }
+        let name = sig.ident.to_string();
+        self.sigs.insert(name.clone(), sig);
         self.fns.insert(name, block);
+    }
+
+    /// The name `name` stands for: itself, or what an alias names.
+    pub(super) fn unalias<'n>(&'n self, name: &'n str) -> &'n str {
+        self.aliases.get(name).map_or(name, String::as_str)
     }
 
     /// What every function of the file sends, for client-wide policies
@@ -112,6 +151,36 @@ fn collect_use_roots(tree: &syn::UseTree, imports: &mut Imports) {
         }
         syn::UseTree::Glob(_) => {}
     }
+}
+
+/// `use a::B as C`: `C` stands for `B` (`_` renames are not names).
+fn collect_renames(tree: &syn::UseTree, aliases: &mut HashMap<String, String>) {
+    match tree {
+        syn::UseTree::Path(p) => collect_renames(&p.tree, aliases),
+        syn::UseTree::Rename(r) if r.rename != "_" && r.rename != r.ident => {
+            aliases.insert(r.rename.to_string(), r.ident.to_string());
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                collect_renames(t, aliases);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The items declared inside a function body, at any block depth, not
+/// inside other items (those are reached through their own item).
+pub(super) fn nested_items(block: &syn::Block) -> Vec<&Item> {
+    struct Nested<'a>(Vec<&'a Item>);
+    impl<'a> syn::visit::Visit<'a> for Nested<'a> {
+        fn visit_item(&mut self, i: &'a Item) {
+            self.0.push(i);
+        }
+    }
+    let mut v = Nested(Vec::new());
+    syn::visit::Visit::visit_block(&mut v, block);
+    v.0
 }
 
 pub fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {

@@ -25,7 +25,8 @@ mod index;
 mod resolve;
 mod retry_loops;
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Item, Pat, Stmt};
@@ -36,7 +37,7 @@ use super::policy::{Lib, Policy};
 use super::syntax::{body_facts, chain_of, ident_of, line_of, lines_of, BodyFacts, Chain};
 pub use index::merge_facts;
 use index::FileIndex;
-use resolve::{as_root, setter};
+use resolve::setter;
 
 /// One retry site.
 #[derive(Debug, Clone)]
@@ -46,6 +47,13 @@ pub struct Site {
     pub line: u32,
     pub end_line: u32,
     pub policy: Policy,
+    /// Values the policy needed that could not be computed, as written
+    /// (a helper's argument `cfg.retries`): the gate names them.
+    pub unresolved: Vec<String>,
+    /// A policy built here and not retried in this file (`fn policy() ->
+    /// ExponentialBuilder`): when another file retries it, the retry there
+    /// is the site and this one is dropped.
+    pub standalone: bool,
 }
 
 /// A timeout set somewhere in the file.
@@ -78,11 +86,56 @@ pub struct FileModel {
     /// crate-wide index; read while the tree is at hand so that the index
     /// never parses a changed file a second time.
     pub writes: Vec<(String, u32)>,
+    /// Names the file uses and does not define, that a retry site needed
+    /// (a constant, a helper returning a policy, a retry helper): the
+    /// crate-wide resolution looks for their definitions in other files.
+    pub unresolved: BTreeSet<String>,
+    /// Functions whose returned policy a retry site of this file uses.
+    pub policy_fns: BTreeSet<String>,
 }
 
 /// Builds the model of a parsed file; `src` is the text it was parsed from.
 pub fn model(file: &syn::File, src: &str) -> FileModel {
+    model_with(file, src, &[])
+}
+
+/// The `macro_rules!` definitions of `files`, by name (a later file's
+/// definition of a name wins, so the file being modelled goes last).
+pub fn macro_rules_of(files: &[&syn::File]) -> HashMap<String, super::macros::MacroRules> {
     let mut index = FileIndex::default();
+    for f in files {
+        index.collect(&f.items, &mut Vec::new());
+    }
+    index
+        .macros
+        .iter()
+        .filter_map(|(name, mac)| Some((name.clone(), super::macros::MacroRules::of(mac)?)))
+        .collect()
+}
+
+/// Expands the `macro_rules!` invocations of `file` with the definitions
+/// of `definers` and of `file` itself, so a policy built in a macro is read
+/// as the code it expands to.
+pub fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::File]) {
+    if !src.contains('!') {
+        return;
+    }
+    let mut all: Vec<&syn::File> = definers.to_vec();
+    all.push(file);
+    let rules = macro_rules_of(&all);
+    super::macros::expand_rules(file, &rules);
+}
+
+/// Builds the model of a parsed file whose names may be defined in other
+/// files of the crate (`definers`, parsed on this thread): their constants,
+/// helper functions, aliases and imports resolve names `file` uses but does
+/// not define. Only `file`'s own items are walked.
+pub fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -> FileModel {
+    let mut index = FileIndex::default();
+    for d in definers {
+        index.collect(&d.items, &mut Vec::new());
+    }
+    // The file's own definitions win over another file's of the same name.
     index.collect(&file.items, &mut Vec::new());
     // Crates whose names decide between same-named types: a file that
     // names one inline (`tokio_retry::Retry::spawn`) counts as importing it.
@@ -96,15 +149,27 @@ pub fn model(file: &syn::File, src: &str) -> FileModel {
     let consts = std::mem::take(&mut index.consts);
     let mut walker = Walker {
         index: &index,
-        env: Some(Env { consts, lets: HashMap::new() }),
+        env: Some(Env { consts, ..Env::default() }),
         out: FileModel::default(),
         consumed: HashSet::new(),
         standalone: Vec::new(),
         standalone_keys: HashSet::new(),
         facts_of_fn: HashMap::new(),
+        fn_misses: RefCell::new(BTreeSet::new()),
+        policy_fns: RefCell::new(BTreeSet::new()),
+        helpers: HashMap::new(),
+        helper_depth: 0,
     };
     walker.items(&file.items, &mut Vec::new());
+    let misses = walker.env.as_ref().map(|e| e.misses.take()).unwrap_or_default();
+    let fn_misses = walker.fn_misses.take();
     let mut model = walker.finish();
+    // Constants matter only where a site's count could not be computed;
+    // functions are recorded only where a retry needed them.
+    if model.sites.iter().any(|s| s.policy.attempts.value == super::policy::Attempts::Unknown) {
+        model.unresolved.extend(misses);
+    }
+    model.unresolved.extend(fn_misses);
     if super::crate_index::may_write(src) {
         model.writes = super::crate_index::write_sites_of(file);
     }
@@ -131,6 +196,15 @@ struct Walker<'i, 'a> {
     /// [`body_facts`] of the file's helper functions, computed once each:
     /// every retry that calls a helper would otherwise re-read its body.
     facts_of_fn: HashMap<String, BodyFacts>,
+    /// Helper functions called by a retry site and not found.
+    fn_misses: RefCell<BTreeSet<String>>,
+    /// Functions whose returned policy was resolved for a site.
+    policy_fns: RefCell<BTreeSet<String>>,
+    /// Whether a function is a retry helper (its body retries), read once.
+    helpers: HashMap<String, bool>,
+    /// Set while a helper's body is read for one call site: a helper's own
+    /// helper calls are not expanded again.
+    helper_depth: u32,
 }
 
 fn root_key(e: &Expr) -> (u32, u32) {
@@ -141,6 +215,12 @@ fn root_key(e: &Expr) -> (u32, u32) {
 impl<'i, 'a> Walker<'i, 'a> {
     fn items(&mut self, items: &'a [Item], path: &mut Vec<String>) {
         for item in items {
+            self.item(item, path);
+        }
+    }
+
+    fn item(&mut self, item: &'a Item, path: &mut Vec<String>) {
+        {
             match item {
                 Item::Fn(f) => {
                     path.push(f.sig.ident.to_string());
@@ -223,7 +303,16 @@ impl<'i, 'a> Walker<'i, 'a> {
         env
     }
 
-    fn function(&mut self, block: &'a syn::Block, path: &[String]) {
+    fn function(&mut self, block: &'a syn::Block, path: &mut Vec<String>) {
+        self.body(block, path);
+        // A function declared inside this one is walked as its own item,
+        // under this function's path (`outer::inner`).
+        for item in index::nested_items(block) {
+            self.item(item, path);
+        }
+    }
+
+    fn body(&mut self, block: &'a syn::Block, path: &[String]) {
         let mut lets = LetCollector::default();
         lets.visit_block(block);
         let env = self.lend_env(lets.lets);
@@ -247,7 +336,19 @@ impl<'i, 'a> Walker<'i, 'a> {
         }
         let p = libs::tower::policy_impl(&facts);
         let (line, end_line) = lines_of(&f.sig);
-        self.out.sites.push(Site { item: path.join("::"), line, end_line, policy: p });
+        self.out.sites.push(Site {
+            item: path.join("::"),
+            line,
+            end_line,
+            policy: p,
+            unresolved: Vec::new(),
+            standalone: false,
+        });
+    }
+
+    /// Records a function a retry site needed and the file does not define.
+    fn miss(&self, name: &str) {
+        self.fn_misses.borrow_mut().insert(name.to_string());
     }
 
     /// What helper function `name` of this file does, read once.
@@ -272,11 +373,13 @@ impl<'i, 'a> Walker<'i, 'a> {
     }
 
     fn finish(mut self) -> FileModel {
-        for c in self.standalone {
+        for mut c in self.standalone {
             if !self.consumed.contains(&c.key) {
+                c.site.standalone = true;
                 self.out.sites.push(c.site);
             }
         }
+        self.out.policy_fns = self.policy_fns.into_inner();
         if self.out.sites.iter().any(|s| s.policy.client_wide && !s.policy.method_gated) {
             let facts = self.index.file_facts();
             for s in &mut self.out.sites {
@@ -302,9 +405,9 @@ fn type_name(ty: &syn::Type) -> String {
 /// `let` bindings, `var.set_x(..);` mutations, and setter statements of one
 /// function body (closures included, nested items excluded).
 #[derive(Default)]
-struct LetCollector<'a> {
-    lets: HashMap<String, Vec<(u32, &'a Expr)>>,
-    mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+pub(super) struct LetCollector<'a> {
+    pub(super) lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+    pub(super) mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
     statements: Vec<(u32, &'a ExprMethodCall)>,
 }
 
@@ -384,7 +487,7 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
         // binding ends up with includes its in-place setters.
         if let (Some(name), Some(init)) = (pat_ident(&l.pat), &l.init) {
             let chain = chain_of(&init.expr);
-            if as_root(chain.root).is_some() {
+            if self.root(chain.root).is_some() {
                 if let Some(mut r) = self.resolve(&init.expr, 0) {
                     for (_, m) in self.mutations_of(&name, None) {
                         libs::apply(&mut r.policy, &setter(m), &self.env);
@@ -392,7 +495,14 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
                     let key = root_key(chain.root);
                     if self.w.standalone_keys.insert(key) {
                         let (line, end_line) = lines_of(l);
-                        let site = Site { item: self.item.clone(), line, end_line, policy: r.policy };
+                        let site = Site {
+                            item: self.item.clone(),
+                            line,
+                            end_line,
+                            policy: r.policy,
+                            unresolved: Vec::new(),
+                            standalone: false,
+                        };
                         self.w.standalone.push(Candidate { key, site });
                     }
                 }

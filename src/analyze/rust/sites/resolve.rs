@@ -2,6 +2,8 @@
 //! of a known library, a variable bound to one (with its in-place setters),
 //! or a helper function of the file that returns one.
 
+use std::collections::HashMap;
+
 use syn::{Expr, ExprMethodCall, Stmt};
 
 use super::super::libs::{self, Root, Setter};
@@ -53,7 +55,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// the chain the root consumed (`self.policy()` consumes one).
     pub(super) fn resolve_root(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
         let key = root_key(chain.root);
-        if let Some(root) = as_root(chain.root) {
+        if let Some(root) = self.root(chain.root) {
             if let Some(policy) = libs::construct(&root, &self.env, &self.w.index.imports) {
                 return Some((Resolved { policy, keys: vec![key] }, 0));
             }
@@ -65,7 +67,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                     return self.resolve_self_call(chain, depth);
                 }
                 let line = line_of(chain.root);
-                let init = self.env.lookup(&name, line)?;
+                let Some(init) = self.env.lookup(&name, line) else {
+                    self.w.miss(&name);
+                    return None;
+                };
                 let mut r = self.resolve(init, depth + 1)?;
                 // `let mut b = Backoff::new(..); b.set_jitter(0.0);`
                 for (_, m) in self.mutations_of(&name, Some(line)) {
@@ -74,24 +79,54 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 Some((r, 0))
             }
             Expr::Call(c) => {
+                // `policy()`, `crate::retry::policy()`, `Self::policy()`: a
+                // helper of this file (or of a file that defines it, see
+                // [`super::model_in`]) returning a policy.
                 let Expr::Path(p) = &*c.func else { return None };
-                if p.path.segments.len() != 1 {
+                let name = p.path.segments.last()?.ident.to_string();
+                let name = self.w.index.unalias(&name).to_string();
+                let Some(block) = self.w.index.fns.get(&name) else {
+                    // `policy()` or `crate::retry::policy()` is looked for in
+                    // the crate; `Type::new()` is a type's constructor, not a
+                    // function a module defines.
+                    let n = p.path.segments.len();
+                    let in_module = n == 1
+                        || p.path.segments[n - 2]
+                            .ident
+                            .to_string()
+                            .starts_with(|c: char| c.is_ascii_lowercase());
+                    if in_module {
+                        self.w.miss(&name);
+                    }
                     return None;
-                }
-                let block = self.w.index.fns.get(&p.path.segments[0].ident.to_string())?;
+                };
                 let tail = tail_expr(block)?;
-                Some((self.resolve(tail, depth + 1)?, 0))
+                let mut r = self.resolve(tail, depth + 1)?;
+                // The call itself is consumed too: its name may also be a
+                // constructor's (`standard()`), which would make it a
+                // policy built here.
+                r.keys.push(key);
+                self.w.policy_fns.borrow_mut().insert(name);
+                Some((r, 0))
             }
             Expr::Field(_) => None,
             _ => None,
         }
     }
 
+    /// [`as_root_in`] with this file's aliases.
+    pub(super) fn root(&self, e: &'a Expr) -> Option<Root<'a>> {
+        as_root_in(e, &self.w.index.aliases)
+    }
+
     pub(super) fn resolve_self_call(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
         let first = chain.calls.first()?;
-        let block = self.w.index.fns.get(&first.method.to_string())?;
+        let name = first.method.to_string();
+        let block = self.w.index.fns.get(&name)?;
         let tail = tail_expr(block)?;
-        Some((self.resolve(tail, depth + 1)?, 1))
+        let r = self.resolve(tail, depth + 1)?;
+        self.w.policy_fns.borrow_mut().insert(name);
+        Some((r, 1))
     }
 }
 
@@ -103,25 +138,48 @@ pub(super) fn interesting_call_name(ident: &proc_macro2::Ident) -> bool {
     ident == TIMEOUT_CALL || libs::call_names().iter().any(|n| ident == n)
 }
 
+/// [`interesting_call_name`] through the file's aliases
+/// (`use backoff::future::retry as with_backoff`).
+pub(super) fn interesting_in(ident: &proc_macro2::Ident, aliases: &HashMap<String, String>) -> bool {
+    interesting_call_name(ident)
+        || (!aliases.is_empty()
+            && aliases.get(&ident.to_string()).is_some_and(|t| libs::call_names().contains(&t.as_str())))
+}
+
+/// The last two segments of a call's path, each read through `aliases`
+/// (`Policy::default()` with `use backon::ExponentialBuilder as Policy`
+/// is `ExponentialBuilder::default()`).
+pub(super) fn call_segments(path: &syn::Path, aliases: &HashMap<String, String>) -> Option<(String, String)> {
+    let segs = last_segments(path, 2);
+    let un = |s: &String| aliases.get(s).cloned().unwrap_or_else(|| s.clone());
+    match segs.as_slice() {
+        [ty, func] => Some((un(ty), un(func))),
+        [func] => Some((String::new(), un(func))),
+        _ => None,
+    }
+}
+
 /// A chain root in the shape libraries construct policies from.
+#[cfg(test)]
 pub(super) fn as_root(e: &Expr) -> Option<Root<'_>> {
+    as_root_in(e, &HashMap::new())
+}
+
+/// [`as_root`] with the file's aliases applied to type and function names.
+pub(super) fn as_root_in<'e>(e: &'e Expr, aliases: &HashMap<String, String>) -> Option<Root<'e>> {
     match e {
         Expr::Call(c) => {
             let Expr::Path(p) = &*c.func else { return None };
-            if !p.path.segments.last().is_some_and(|s| interesting_call_name(&s.ident)) {
+            if !p.path.segments.last().is_some_and(|s| interesting_in(&s.ident, aliases)) {
                 return None;
             }
-            let segs = last_segments(&p.path, 2);
-            let (ty, func) = match segs.as_slice() {
-                [ty, func] => (ty.clone(), func.clone()),
-                [func] => (String::new(), func.clone()),
-                _ => return None,
-            };
+            let (ty, func) = call_segments(&p.path, aliases)?;
             Some(Root::Call { ty, func, args: c.args.iter().collect() })
         }
         Expr::Struct(s) => {
             // Only a few types are built as literals (backoff's `ExponentialBackoff { .. }`).
             let ty = s.path.segments.last()?.ident.to_string();
+            let ty = aliases.get(&ty).cloned().unwrap_or(ty);
             if !libs::is_struct_literal(&ty) {
                 return None;
             }
@@ -135,7 +193,7 @@ pub(super) fn as_root(e: &Expr) -> Option<Root<'_>> {
                 .collect();
             Some(Root::Struct { ty, fields, has_rest: s.rest.is_some() })
         }
-        Expr::Paren(p) => as_root(&p.expr),
+        Expr::Paren(p) => as_root_in(&p.expr, aliases),
         _ => None,
     }
 }
@@ -204,6 +262,33 @@ mod tests {
         let a = &by_item("a").policy;
         assert_eq!((a.attempts.value, a.jitter.value), (Attempts::Total(6.0), Some(true)));
         assert_eq!(by_item("C::c").policy.attempts.value, Attempts::Total(2.0));
+    }
+
+    #[test]
+    fn aliases_of_builders_and_entry_points_resolve() {
+        let m = model_of(
+            "use backon::ExponentialBuilder as Policy;\ntype Wait = backon::ConstantBuilder;\nuse tokio_retry::Retry as R;\n\
+             fn a() { (|| get()).retry(Policy::default().with_max_times(7)); }\n\
+             fn b() { (|| get()).retry(Wait::default()); }\n\
+             fn c() { R::spawn(FixedInterval::from_millis(10).take(2), || get()); }\n",
+        );
+        let at = |item: &str| m.sites.iter().find(|s| s.item == item).map(|s| s.policy.attempts.value);
+        assert_eq!(at("a"), Some(Attempts::Total(8.0)));
+        assert!(at("b").is_some(), "{:?}", m.sites);
+        assert_eq!(at("c"), Some(Attempts::Total(3.0)));
+        let plain = model_of("fn a() { (|| get()).retry(Policy::default()); }\n");
+        assert!(plain.sites.is_empty(), "an unknown type is no policy without an alias");
+    }
+
+    #[test]
+    fn a_function_nested_in_another_is_walked_and_a_module_helper_is_missed_by_name() {
+        let m = model_of(
+            "fn outer() { fn inner() { (|| get()).retry(ExponentialBuilder::default().with_max_times(2)); } inner(); }\n\
+             fn other() { (|| get()).retry(crate::policy::standard()); (|| get()).retry(Thing::new()); }\n",
+        );
+        assert_eq!(m.sites.iter().map(|s| s.item.as_str()).collect::<Vec<_>>(), ["outer::inner"]);
+        assert!(m.unresolved.contains("standard"), "{:?}", m.unresolved);
+        assert!(!m.unresolved.contains("new"), "a type's constructor is not looked for");
     }
 
     #[test]

@@ -68,7 +68,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // The whole loop: `while let Err(e) = client.post(..).send()` sends
         // in its condition.
         let facts = body_facts(whole);
-        if !facts.sends_request || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
+        // What the loop re-runs: a request of a known client, or any
+        // fallible operation whose result it tests (`match op() { Ok(..)
+        // => .., Err(..) => .. }`), whatever library sends it.
+        // A loop that sleeps and goes round again (`continue`) re-runs
+        // what it runs each pass, whatever that is.
+        let reruns =
+            facts.sends_request || loops::tests_a_result(whole) || (facts.sleeps > 0 && facts.has_continue);
+        if !reruns || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
             return;
         }
         let named_like_retry = {
@@ -115,7 +122,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         self.w.merge_callees(&mut merged, callees);
         p.methods.extend(merged.methods);
         p.idempotency_key |= merged.idempotency_key;
-        self.w.out.sites.push(Site { item: self.item.clone(), line, end_line, policy: p });
+        self.w.out.sites.push(Site {
+            item: self.item.clone(),
+            line,
+            end_line,
+            policy: p,
+            unresolved: Vec::new(),
+            standalone: false,
+        });
     }
 
     pub(super) fn range_len(&self, e: &Expr) -> Option<Attempts> {

@@ -1,0 +1,756 @@
+//! The program around a change: what a changed file uses that another file
+//! of the crate defines, and the unchanged files a changed definition
+//! reaches.
+//!
+//! A retry's behaviour is spread over a crate: the count sits in a `const`
+//! of a `config` module, the policy in a helper of a `retry` module, the
+//! helper `with_retry(op, max_retries)` in a `util` module. Each changed
+//! file is first modelled alone ([`super::sites`]); then this pass
+//!
+//! 1. **resolves** what those models could not: constants, policy-returning
+//!    functions, retry helpers, aliases and `macro_rules!` a retry site needs
+//!    and its file does not define ([`super::sites::FileModel::unresolved`]).
+//!    Their definitions are looked up by name in the other changed files and
+//!    in the crate's unchanged files at the head (one `git grep`), and the
+//!    file is modelled again with those files beside it, each side with its
+//!    own version of a changed definer;
+//! 2. finds the **dependents** of changed definitions: a `const`, `static`,
+//!    `type`, `macro_rules!`, or a function that builds or wraps a retry,
+//!    declared on lines the change touched. Unchanged files of the same
+//!    crate that name one and hold retry code are modelled with the base
+//!    definitions and with the head ones, and compared like a changed file.
+//!    What got worse is reported at the definition that changed, naming the
+//!    retry it affects as evidence;
+//! 3. reports a **timeout lowered** where a client is built (a file with no
+//!    retry of its own) when retrying code elsewhere in the crate uses that
+//!    builder.
+//!
+//! Everything is bounded: at most [`MAX_NAMES`] names are searched and
+//! [`MAX_PROGRAM_FILES`] unchanged files read; past that, a note names what
+//! was not followed. Without a git tree (texts given in memory) only the
+//! changed files are searched.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+use regex::Regex;
+
+use super::crate_index::{self, HeadTree, TreeListing};
+use super::sites::{self, FileModel};
+use super::{compare, Modelled};
+use crate::changeset::git::Blob;
+use crate::finding::{Finding, Note};
+
+/// The most names searched for in the crate per change.
+pub const MAX_NAMES: usize = 64;
+/// The most unchanged files read from the head tree per change.
+pub const MAX_PROGRAM_FILES: usize = 64;
+
+/// One file the pass reads beside a modelled one, as text on both sides
+/// (an unchanged file has the same text on both).
+#[derive(Debug, Clone)]
+struct Source {
+    path: String,
+    base: Option<String>,
+    head: Option<String>,
+}
+
+/// A declaration on lines the change touched.
+#[derive(Debug, Clone)]
+struct ChangedDef {
+    name: String,
+    path: String,
+    /// The head line of the declaration (the base line when it is gone).
+    line: u32,
+}
+
+/// One dependent file: its path, the changed definitions it names, what
+/// got worse, and where (head line, what is there, the site's library).
+type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str)>);
+
+/// What the pass adds to the analyzer's result.
+#[derive(Default)]
+pub(super) struct Outcome {
+    pub findings: Vec<Finding>,
+    pub notes: Vec<Note>,
+}
+
+/// `const X`, `static X`, `fn x`, `type X`, `macro_rules! x`, with their
+/// leading qualifiers; group 1 is the kind, group 2 the name.
+fn decl_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r#"(?m)^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:const|async|unsafe|extern[ \t]+"[^"]*")[ \t]+)*(const|static|fn|type|macro_rules!)[ \t]*(?:mut[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)"#,
+        )
+        .unwrap_or_else(|e| panic!("the declaration pattern is constant and valid: {e}"))
+    })
+}
+
+/// A declaration in a text: kind, name, first and last line.
+struct Decl<'t> {
+    kind: &'t str,
+    name: &'t str,
+    start: u32,
+    end: u32,
+}
+
+/// The declarations of a text, each with the lines it spans (to its `;`,
+/// or to the brace that closes its body; braces in strings are not told
+/// apart, which only widens a span).
+fn decls(text: &str) -> Vec<Decl<'_>> {
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let line_at = |byte: usize| line_starts.partition_point(|&s| s <= byte) as u32;
+    decl_pattern()
+        .captures_iter(text)
+        .filter_map(|c| {
+            let whole = c.get(0)?;
+            let (kind, name) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+            let rest = &text[whole.end()..];
+            let end_byte = match kind {
+                "fn" | "macro_rules!" => {
+                    let open = rest.find('{')?;
+                    let mut depth = 0i32;
+                    let mut end = rest.len();
+                    for (i, b) in rest.bytes().enumerate().skip(open) {
+                        match b {
+                            b'{' => depth += 1,
+                            b'}' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    end = i;
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    whole.end() + end
+                }
+                _ => whole.end() + rest.find(';').unwrap_or(rest.len()),
+            };
+            Some(Decl { kind, name, start: line_at(whole.start()), end: line_at(end_byte) })
+        })
+        .collect()
+}
+
+/// Whether `ranges` (sorted inclusive line ranges) touch `start..=end`.
+fn touches(ranges: &[(u32, u32)], start: u32, end: u32) -> bool {
+    let i = ranges.partition_point(|&(_, b)| b < start);
+    ranges.get(i).is_some_and(|&(a, _)| a <= end)
+}
+
+/// The names a function of this file's models is a retry site of (a
+/// policy-returning function, a retry helper).
+fn site_fns(m: &Modelled) -> BTreeSet<String> {
+    [&m.base, &m.head]
+        .into_iter()
+        .flatten()
+        .flat_map(|fm| fm.sites.iter())
+        .filter_map(|s| s.item.rsplit("::").next().map(str::to_string))
+        .collect()
+}
+
+/// Declarations the change touched in one file.
+fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
+    let file = m.file;
+    let (base, head) = (file.base.text(), file.head.text());
+    let fns = site_fns(m);
+    let wanted = |d: &Decl| d.kind != "fn" || fns.contains(d.name);
+    let mut out: Vec<ChangedDef> = Vec::new();
+    let mut push = |name: &str, line: u32| {
+        if !out.iter().any(|c| c.name == name) {
+            out.push(ChangedDef { name: name.to_string(), path: file.path.clone(), line });
+        }
+    };
+    match (base, head) {
+        (Some(b), Some(h)) => {
+            let head_decls = decls(h);
+            for d in head_decls.iter().filter(|d| wanted(d) && touches(&file.added, d.start, d.end)) {
+                push(d.name, d.start);
+            }
+            let base_decls: Vec<Decl> = decls(b).into_iter().filter(|d| wanted(d)).collect();
+            if base_decls.is_empty() {
+                return out;
+            }
+            // The base lines the change replaced or removed.
+            let removed = crate::changeset::added_lines(h, b);
+            for d in base_decls.iter().filter(|d| touches(&removed, d.start, d.end)) {
+                let line = head_decls.iter().find(|h| h.name == d.name).map_or(1, |h| h.start);
+                push(d.name, line);
+            }
+        }
+        (Some(t), None) | (None, Some(t)) => {
+            for d in decls(t).iter().filter(|d| wanted(d)) {
+                push(d.name, if head.is_some() { d.start } else { 1 });
+            }
+        }
+        (None, None) => {}
+    }
+    out
+}
+
+/// Whether `text` declares `name`.
+fn declares(text: &str, name: &str) -> bool {
+    text.contains(name) && decls(text).iter().any(|d| d.name == name)
+}
+
+/// Whether `text` names `name` as a whole word.
+fn names_word(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+/// The head tree, listed once when the pass first needs it.
+struct Tree<'t> {
+    tree: Option<&'t HeadTree>,
+    listing: Option<Option<TreeListing>>,
+}
+
+impl Tree<'_> {
+    fn listing(&mut self) -> Option<&TreeListing> {
+        if self.listing.is_none() {
+            self.listing = Some(self.tree.and_then(crate_index::list_tree));
+        }
+        self.listing.as_ref().and_then(Option::as_ref)
+    }
+
+    /// Unchanged `.rs` files of `root`'s crate that `git grep` finds with
+    /// `args`, read from the head tree (at most `budget` files).
+    fn grep(
+        &mut self,
+        args: &[&str],
+        root: &str,
+        changed: &BTreeSet<&str>,
+        budget: &mut usize,
+        notes: &mut Vec<Note>,
+    ) -> Vec<(String, String)> {
+        let Some(tree) = self.tree else { return Vec::new() };
+        // A crate whose every file is in the change has nothing unchanged
+        // to search.
+        let all_changed = self.listing().is_some_and(|l| {
+            l.rust_files
+                .iter()
+                .filter(|(p, _)| crate_index::crate_root(p, &l.manifests) == root)
+                .all(|(p, _)| changed.contains(p.as_str()))
+        });
+        if all_changed {
+            return Vec::new();
+        }
+        let rev = tree.rev.clone();
+        let mut cmd: Vec<&str> = vec!["grep", "-l", "-I", "--full-name"];
+        cmd.extend_from_slice(args);
+        cmd.extend_from_slice(&[rev.as_str(), "--", "*.rs"]);
+        let out = match tree.git.run_bytes(&cmd) {
+            Ok(o) => o,
+            Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => {
+                return Vec::new()
+            }
+            Err(e) => {
+                notes.push(Note::blocking(
+                    None,
+                    format!("could not search the crate for the definitions and uses a retry depends on ({e}); check that the head commit is in the repository, then run retrygate again"),
+                ));
+                return Vec::new();
+            }
+        };
+        let prefix = format!("{rev}:");
+        let Some(listing) = self.listing() else { return Vec::new() };
+        let ids: HashMap<&str, &str> =
+            listing.rust_files.iter().map(|(p, id)| (p.as_str(), id.as_str())).collect();
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        for line in String::from_utf8_lossy(&out).lines() {
+            let path = line.strip_prefix(&prefix).unwrap_or(line);
+            if changed.contains(path) || crate_index::crate_root(path, &listing.manifests) != root {
+                continue;
+            }
+            let Some(id) = ids.get(path) else { continue };
+            if *budget == 0 {
+                notes.push(Note::info(
+                    Some(path),
+                    format!("more than {MAX_PROGRAM_FILES} unchanged files of this crate take part in the retry code this change touches; the rest were not read"),
+                ));
+                break;
+            }
+            *budget -= 1;
+            wanted.push((path.to_string(), id.to_string()));
+        }
+        let ids: Vec<String> = wanted.iter().map(|(_, id)| id.clone()).collect();
+        let blobs = match tree.git.read_blobs(&ids, crate_index::MAX_INDEX_FILE_BYTES) {
+            Ok(b) => b,
+            Err(e) => {
+                notes.push(Note::blocking(None, format!("could not read files of the crate from the head tree ({e}); run retrygate again in a complete clone")));
+                return Vec::new();
+            }
+        };
+        wanted
+            .into_iter()
+            .zip(blobs)
+            .filter_map(|((path, _), blob)| match blob {
+                Blob::Bytes(b) => String::from_utf8(b).ok().map(|t| (path, t)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Parses `text` with `definers` beside it on this thread and models it.
+fn model_unit(path: &str, text: &str, definers: &[&str]) -> Option<FileModel> {
+    let parsed: Vec<syn::File> = definers.iter().filter_map(|d| super::parse::parse_file(d).ok()).collect();
+    let refs: Vec<&syn::File> = parsed.iter().collect();
+    let model = match super::parse_rust(path, text) {
+        Ok(mut ast) => {
+            sites::expand_macros(&mut ast, text, &refs);
+            Some(sites::model_with(&ast, text, &refs))
+        }
+        Err(_) => None,
+    };
+    drop(parsed);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    model
+}
+
+/// Runs the pass over the modelled changed files.
+pub(super) fn resolve(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Outcome {
+    let mut out = Outcome::default();
+    let defs: Vec<ChangedDef> = modelled.iter().flat_map(changed_defs).collect();
+    let wants: Vec<BTreeSet<String>> = modelled
+        .iter()
+        .map(|m| {
+            [&m.base, &m.head].into_iter().flatten().flat_map(|fm| fm.unresolved.iter().cloned()).collect()
+        })
+        .collect();
+    if defs.is_empty() && wants.iter().all(BTreeSet::is_empty) {
+        return out;
+    }
+    let changed: BTreeSet<&str> = modelled.iter().map(|m| m.file.path.as_str()).collect();
+    let mut tree = Tree { tree, listing: None };
+    let mut budget = MAX_PROGRAM_FILES;
+    let sources: Vec<Source> = modelled
+        .iter()
+        .map(|m| Source {
+            path: m.file.path.clone(),
+            base: m.file.base.text().map(str::to_string),
+            head: m.file.head.text().map(str::to_string),
+        })
+        .collect();
+
+    // 1. Names the changed files need. Which changed file declares what is
+    // read once (a change of thousands of files must not read each file
+    // once per name another file needs).
+    let mut redo: Vec<(usize, Vec<Source>)> = Vec::new();
+    let declared: HashMap<String, Vec<usize>> = if wants.iter().any(|w| !w.is_empty()) {
+        let per_source: Vec<BTreeSet<String>> = sources
+            .par_iter()
+            .map(|s| {
+                [s.base.as_deref(), s.head.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|t| decls(t).into_iter().map(|d| d.name.to_string()))
+                    .collect()
+            })
+            .collect();
+        let mut map: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, names) in per_source.into_iter().enumerate() {
+            for n in names {
+                map.entry(n).or_default().push(i);
+            }
+        }
+        map
+    } else {
+        HashMap::new()
+    };
+    // Per file: the changed files that declare what it needs, and the names
+    // no changed file declares (looked for in the tree, per crate, with
+    // one search for all of them).
+    let mut needs: Vec<(usize, BTreeSet<usize>, Vec<String>)> = Vec::new();
+    for (i, want) in wants.iter().enumerate() {
+        if want.is_empty() {
+            continue;
+        }
+        let mut from_changed: BTreeSet<usize> = BTreeSet::new();
+        let mut missing: Vec<String> = Vec::new();
+        for n in want.iter().take(MAX_NAMES) {
+            let by: Vec<usize> = declared
+                .get(n.as_str())
+                .map_or(Vec::new(), |v| v.iter().copied().filter(|&j| j != i).collect());
+            if by.is_empty() {
+                missing.push(n.clone());
+            }
+            // A name many files declare (`new`) says nothing about which one
+            // is meant: only a few definers are read.
+            if by.len() <= 4 {
+                from_changed.extend(by);
+            }
+        }
+        needs.push((i, from_changed, missing));
+    }
+    let mut from_tree: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    if tree.tree.is_some() && needs.iter().any(|(_, _, m)| !m.is_empty()) {
+        let mut by_root: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        for (i, _, missing) in &needs {
+            let root = tree
+                .listing()
+                .map(|l| crate_index::crate_root(&sources[*i].path, &l.manifests).to_string())
+                .unwrap_or_default();
+            by_root.entry(root).or_default().extend(missing.iter().map(String::as_str));
+        }
+        for (root, names) in by_root {
+            let names: Vec<&str> = names.into_iter().take(MAX_NAMES).collect();
+            let alternation = names.join("|");
+            let decl = format!("(const|static|fn|type)[[:space:]]+(mut[[:space:]]+)?({alternation})");
+            let mac = format!("macro_rules![[:space:]]*({alternation})");
+            let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
+            let found = tree.grep(&args, &root, &changed, &mut budget, &mut out.notes);
+            from_tree.insert(root, found);
+        }
+    }
+    for (i, from_changed, missing) in needs {
+        let mut found: Vec<Source> = from_changed.into_iter().map(|j| sources[j].clone()).collect();
+        if !missing.is_empty() {
+            let root = tree
+                .listing()
+                .map(|l| crate_index::crate_root(&sources[i].path, &l.manifests).to_string())
+                .unwrap_or_default();
+            for (path, text) in from_tree.get(&root).into_iter().flatten() {
+                if missing.iter().any(|n| declares(text, n)) {
+                    found.push(Source {
+                        path: path.clone(),
+                        base: Some(text.clone()),
+                        head: Some(text.clone()),
+                    });
+                }
+            }
+        }
+        if !found.is_empty() {
+            redo.push((i, found));
+        }
+    }
+    let remodelled: Vec<(usize, Option<FileModel>, Option<FileModel>)> = redo
+        .par_iter()
+        .map(|(i, found)| {
+            let s = &sources[*i];
+            let side = |text: Option<&String>, pick: fn(&Source) -> Option<&String>| {
+                let text = text?;
+                let defs: Vec<&str> = found.iter().filter_map(|d| pick(d).map(String::as_str)).collect();
+                model_unit(&s.path, text, &defs)
+            };
+            (*i, side(s.base.as_ref(), |d| d.base.as_ref()), side(s.head.as_ref(), |d| d.head.as_ref()))
+        })
+        .collect();
+    for (i, base, head) in remodelled {
+        let m = &mut modelled[i];
+        if let (Some(b), Some(_)) = (base.as_ref(), m.base.as_ref()) {
+            m.base = Some(keep_writes(b.clone(), m.base.take()));
+        }
+        if let (Some(h), Some(_)) = (head.as_ref(), m.head.as_ref()) {
+            m.head = Some(keep_writes(h.clone(), m.head.take()));
+        }
+    }
+
+    // 2. Unchanged files a changed definition reaches.
+    if !defs.is_empty() {
+        dependents(&defs, &sources, &changed, &mut tree, &mut budget, &mut out);
+    }
+    out
+}
+
+/// A re-modelled side keeps the write sites its first model read (the
+/// crate-wide index uses them).
+fn keep_writes(mut new: FileModel, old: Option<FileModel>) -> FileModel {
+    if let Some(old) = old {
+        new.writes = old.writes;
+    }
+    new
+}
+
+/// Models the unchanged files that name a changed definition with the base
+/// and the head definitions, and reports what got worse at the definition.
+fn dependents(
+    defs: &[ChangedDef],
+    sources: &[Source],
+    changed: &BTreeSet<&str>,
+    tree: &mut Tree,
+    budget: &mut usize,
+    out: &mut Outcome,
+) {
+    let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).take(MAX_NAMES).collect();
+    let mut users: Vec<(String, String)> = Vec::new();
+    if tree.tree.is_some() {
+        let mut roots: Vec<String> = Vec::new();
+        if let Some(l) = tree.listing() {
+            for d in defs {
+                roots.push(crate_index::crate_root(&d.path, &l.manifests).to_string());
+            }
+        }
+        roots.sort();
+        roots.dedup();
+        let mut args: Vec<&str> = vec!["-w", "-F"];
+        for n in &names {
+            args.push("-e");
+            args.push(n);
+        }
+        for root in &roots {
+            users.extend(tree.grep(&args, root, changed, budget, &mut out.notes));
+        }
+    }
+    let users: Vec<(String, String)> = users
+        .into_iter()
+        .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_change_relevant(Some(t), Some(t)))
+        .collect();
+    if users.is_empty() {
+        return;
+    }
+    let results: Vec<Reached> = users
+        .par_iter()
+        .map(|(path, text)| {
+            let mine: Vec<&ChangedDef> = defs.iter().filter(|d| names_word(text, &d.name)).collect();
+            let def_paths: BTreeSet<&str> = mine.iter().map(|d| d.path.as_str()).collect();
+            let pick = |head: bool| -> Vec<&str> {
+                sources
+                    .iter()
+                    .filter(|s| def_paths.contains(s.path.as_str()))
+                    .filter_map(|s| if head { s.head.as_deref() } else { s.base.as_deref() })
+                    .collect()
+            };
+            let base = model_unit(path, text, &pick(false));
+            let head = model_unit(path, text, &pick(true));
+            let (Some(base), Some(head)) = (base, head) else {
+                return (path.clone(), mine, Vec::new(), Vec::new());
+            };
+            let (pairs, _, _) = super::match_sites(&base.sites, &head.sites);
+            let mut changes = Vec::new();
+            let mut at = Vec::new();
+            for (bi, hi) in pairs {
+                let h = &head.sites[hi];
+                for c in compare::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
+                    changes.push(c);
+                    at.push((h.line, format!("`{}`", h.item), h.policy.lib.id()));
+                }
+            }
+            if !head.sites.is_empty() {
+                let mut t = super::timeout_changes(&base, &head);
+                for (line, c) in t.drain(..) {
+                    changes.push(c);
+                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT));
+                }
+            }
+            (path.clone(), mine, changes, at)
+        })
+        .collect();
+    for (path, mine, changes, at) in results {
+        let Some(def) = mine.first() else { continue };
+        for (c, (line, what, lib)) in changes.into_iter().zip(at) {
+            let mut c = c;
+            c.message = format!(
+                "`{}` changed at {}:{}: {} (affects the retry at {path}:{line}, {what})",
+                def.name, def.path, def.line, c.message
+            );
+            out.findings.push(super::to_finding_at(&def.path, lib, c, def.line, def.line));
+        }
+    }
+}
+
+/// Timeouts lowered in changed files that hold no retry of their own: a
+/// finding when retrying code of the crate uses what the timeout's item
+/// builds (its function or type named in a file with a retry site).
+pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) -> Outcome {
+    let mut out = Outcome::default();
+    let mut lowered: Vec<(usize, u32, compare::Change, Vec<String>)> = Vec::new();
+    for (i, m) in modelled.iter().enumerate() {
+        let (Some(b), Some(h)) = (&m.base, &m.head) else { continue };
+        if !b.sites.is_empty() || !h.sites.is_empty() {
+            continue;
+        }
+        for (line, c) in super::timeout_changes(b, h) {
+            let item = h.timeouts.iter().find(|t| t.line == line).map(|t| t.item.clone()).unwrap_or_default();
+            let mut parts: Vec<String> = item.split("::").map(str::to_string).collect();
+            // The function and, for a method, its type.
+            let keep = parts.len().min(2);
+            let names = parts.split_off(parts.len() - keep);
+            lowered.push((i, line, c, names.into_iter().filter(|n| n.len() > 2).collect()));
+        }
+    }
+    if lowered.is_empty() {
+        return out;
+    }
+    let changed: BTreeSet<&str> = modelled.iter().map(|m| m.file.path.as_str()).collect();
+    let mut tree = Tree { tree, listing: None };
+    let mut budget = MAX_PROGRAM_FILES;
+    for (i, line, c, names_of) in lowered {
+        if names_of.is_empty() {
+            continue;
+        }
+        let path = &modelled[i].file.path;
+        // Retrying code among the changed files first.
+        let mut user: Option<String> = modelled.iter().enumerate().find_map(|(j, m)| {
+            let h = m.head.as_ref()?;
+            let text = m.file.head.text()?;
+            (j != i && !h.sites.is_empty() && names_of.iter().any(|n| names_word(text, n)))
+                .then(|| format!("{}:{}", m.file.path, h.sites[0].line))
+        });
+        if user.is_none() && tree.tree.is_some() {
+            let root = tree
+                .listing()
+                .map(|l| crate_index::crate_root(path, &l.manifests).to_string())
+                .unwrap_or_default();
+            let mut args: Vec<&str> = vec!["-w", "-F"];
+            for n in &names_of {
+                args.push("-e");
+                args.push(n);
+            }
+            let found = tree.grep(&args, &root, &changed, &mut budget, &mut out.notes);
+            user = found
+                .par_iter()
+                .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_retry_relevant(t))
+                .find_map_first(|(p, t)| {
+                    let m = model_unit(p, t, &[])?;
+                    m.sites.first().map(|s| format!("{p}:{}", s.line))
+                });
+        }
+        if let Some(at) = user {
+            let mut c = c;
+            c.message = format!("{}; the client it builds is retried at {at}", c.message);
+            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+        }
+    }
+    out
+}
+
+/// Whether a line installs a retry policy type on a client: it names the
+/// type and a layer or retry call (`RetryLayer::new(Policy::default())`,
+/// `.retry(policy)`, `.layer(..)`), and is not the type's own `impl`.
+fn installs(line: &str, ty: &str) -> bool {
+    let code = line.trim_start();
+    names_word(line, ty)
+        && !code.starts_with("//")
+        && !code.starts_with('*')
+        && !line.contains("impl")
+        && ["RetryLayer", "retry(", "layer(", "Retry::new(", "with_retry"].iter().any(|w| line.contains(w))
+}
+
+/// A tower `impl Policy` covers a client's requests only where it is
+/// installed: a policy type that no product code of the crate puts on a
+/// client (only an example or a test does, or nothing yet) is an opt-in
+/// that covers nothing, so it is not client-wide on that side. Each side
+/// is read in its own texts; unchanged files are the same on both.
+pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Vec<Note> {
+    let ty_of = |item: &str| -> Option<String> {
+        let mut it = item.rsplit("::");
+        (it.next() == Some("retry")).then(|| it.next().map(str::to_string)).flatten()
+    };
+    let is_impl = |s: &sites::Site| s.policy.lib == super::libs::tower::LIB && s.policy.client_wide;
+    let mut types: BTreeSet<String> = BTreeSet::new();
+    for m in modelled.iter() {
+        for fm in [&m.base, &m.head].into_iter().flatten() {
+            types.extend(fm.sites.iter().filter(|s| is_impl(s)).filter_map(|s| ty_of(&s.item)));
+        }
+    }
+    let mut notes = Vec::new();
+    if types.is_empty() {
+        return notes;
+    }
+    let changed: BTreeSet<&str> = modelled.iter().map(|m| m.file.path.as_str()).collect();
+    // Unchanged product files that install one of the types.
+    let mut tree = Tree { tree, listing: None };
+    let mut budget = MAX_PROGRAM_FILES;
+    let mut elsewhere: BTreeSet<String> = BTreeSet::new();
+    if tree.tree.is_some() {
+        let mut args: Vec<&str> = vec!["-w", "-F"];
+        for t in &types {
+            args.push("-e");
+            args.push(t);
+        }
+        let roots: BTreeSet<String> = match tree.listing() {
+            Some(l) => modelled
+                .iter()
+                .map(|m| crate_index::crate_root(&m.file.path, &l.manifests).to_string())
+                .collect(),
+            None => BTreeSet::new(),
+        };
+        for root in roots {
+            for (path, text) in tree.grep(&args, &root, &changed, &mut budget, &mut notes) {
+                if crate_index::is_test_path(&path) {
+                    continue;
+                }
+                for t in &types {
+                    if text.lines().any(|l| installs(l, t)) {
+                        elsewhere.insert(t.clone());
+                    }
+                }
+            }
+        }
+    }
+    for head in [false, true] {
+        let installed: BTreeSet<&String> = types
+            .iter()
+            .filter(|t| {
+                elsewhere.contains(*t)
+                    || modelled.iter().any(|m| {
+                        let text = if head { m.file.head.text() } else { m.file.base.text() };
+                        !crate_index::is_test_path(&m.file.path)
+                            && text.is_some_and(|x| x.lines().any(|l| installs(l, t)))
+                    })
+            })
+            .collect();
+        for m in modelled.iter_mut() {
+            let fm = if head { m.head.as_mut() } else { m.base.as_mut() };
+            for s in fm.into_iter().flat_map(|f| f.sites.iter_mut()) {
+                if is_impl(s) && ty_of(&s.item).is_some_and(|t| !installed.contains(&t)) {
+                    s.policy.client_wide = false;
+                    s.policy.methods.clear();
+                    s.policy.idempotency_key = false;
+                }
+            }
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_are_found_with_their_spans() {
+        let text = "pub const MAX_RETRIES: u32 =\n    3;\npub(crate) async fn with_retry<F>(op: F) {\n    loop {\n    }\n}\nmacro_rules! policy {\n    () => { x };\n}\ntype Policy = backon::ExponentialBuilder;\n";
+        let got: Vec<(&str, &str, u32, u32)> =
+            decls(text).iter().map(|d| (d.kind, d.name, d.start, d.end)).collect();
+        assert_eq!(
+            got,
+            [
+                ("const", "MAX_RETRIES", 1, 2),
+                ("fn", "with_retry", 3, 6),
+                ("macro_rules!", "policy", 7, 9),
+                ("type", "Policy", 10, 10)
+            ]
+        );
+        assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn a_line_installs_a_policy_when_it_puts_the_type_in_a_layer_or_retry() {
+        assert!(installs(".option_layer(RetryLayer::new(RetryPolicy::server_retry()))", "RetryPolicy"));
+        assert!(installs("let svc = ServiceBuilder::new().retry(RetryPolicy::default());", "RetryPolicy"));
+        assert!(!installs("impl Policy<Req, Res, E> for RetryPolicy {", "RetryPolicy"));
+        assert!(!installs("let p = RetryPolicy::new(3);", "RetryPolicy"));
+        assert!(
+            !installs("//!     .layer(RetryLayer::new(RetryPolicy::default()))", "RetryPolicy"),
+            "a doc example"
+        );
+        assert!(!installs(".layer(RetryLayer::new(OtherPolicy))", "RetryPolicy"));
+    }
+
+    #[test]
+    fn names_are_whole_words() {
+        assert!(names_word("config::MAX_RETRIES + 1", "MAX_RETRIES"));
+        assert!(!names_word("MAX_RETRIES_CAP", "MAX_RETRIES"));
+        assert!(!names_word("OLD_MAX_RETRIES", "MAX_RETRIES"));
+    }
+}
