@@ -409,7 +409,7 @@ mod tests {
             let json = serde_json::to_string(k).unwrap();
             assert_eq!(json, format!("\"{}\"", k.id()));
         }
-        assert_eq!(Kind::ALL.len(), 10);
+        assert_eq!(Kind::ALL.len(), 11);
         assert_eq!(Kind::parse("no-such-kind"), None);
     }
 
