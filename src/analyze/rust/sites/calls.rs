@@ -11,7 +11,7 @@ use super::super::loops;
 use super::super::policy::{Attempts, Fact, Policy};
 use super::super::syntax::{body_facts, line_of, lines_of, BodyFacts, Chain};
 use super::resolve::{call_segments, interesting_in, Resolved};
-use super::{root_key, Candidate, FnWalker, Site, TimeoutSite};
+use super::{root_key, FnWalker, Site, TimeoutSite};
 
 /// Methods and functions whose duration argument is a request or operation
 /// timeout.
@@ -95,19 +95,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // A policy built here but not (visibly) retried yet.
         if self.root(chain.root).is_some() {
             if let Some(r) = self.resolve(whole, 0) {
-                let key = root_key(chain.root);
-                if self.w.standalone_keys.insert(key) {
-                    let (line, end_line) = lines_of(whole);
-                    let site = Site {
-                        item: self.item.clone(),
-                        line,
-                        end_line,
-                        policy: r.policy,
-                        unresolved: Vec::new(),
-                        standalone: false,
-                    };
-                    self.w.standalone.push(Candidate { key, site });
-                }
+                self.standalone_candidate(root_key(chain.root), lines_of(whole), r.policy);
             }
         }
     }

@@ -452,6 +452,24 @@ struct FnWalker<'w, 'i, 'a> {
     item: String,
 }
 
+impl FnWalker<'_, '_, '_> {
+    /// A policy built here but not (visibly) retried yet: one candidate per
+    /// policy root (`key`), kept until a retry of it is found or the file ends.
+    fn standalone_candidate(&mut self, key: (u32, u32), (line, end_line): (u32, u32), policy: Policy) {
+        if self.w.standalone_keys.insert(key) {
+            let site = Site {
+                item: self.item.clone(),
+                line,
+                end_line,
+                policy,
+                unresolved: Vec::new(),
+                standalone: false,
+            };
+            self.w.standalone.push(Candidate { key, site });
+        }
+    }
+}
+
 impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         match e {
@@ -492,19 +510,7 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
                     for (_, m) in self.mutations_of(&name, None) {
                         libs::apply(&mut r.policy, &setter(m), &self.env);
                     }
-                    let key = root_key(chain.root);
-                    if self.w.standalone_keys.insert(key) {
-                        let (line, end_line) = lines_of(l);
-                        let site = Site {
-                            item: self.item.clone(),
-                            line,
-                            end_line,
-                            policy: r.policy,
-                            unresolved: Vec::new(),
-                            standalone: false,
-                        };
-                        self.w.standalone.push(Candidate { key, site });
-                    }
+                    self.standalone_candidate(root_key(chain.root), lines_of(l), r.policy);
                 }
             }
         }
