@@ -58,7 +58,7 @@ fn the_uploads_carry_ledger_path_as_ledger_artifact() {
         );
         assert!(all
             .iter()
-            .any(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo install --locked retrygate"))));
+            .any(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo install --locked --git https://github.com/retrygate/retrygate --rev \"$RETRYGATE_REV\" retrygate"))));
     }
     // The generic job uploads before it pushes, so the check of the push finds it.
     let w: Value = serde_yaml::from_str(&read(WORKFLOWS[2])).unwrap();
@@ -90,5 +90,5 @@ fn copilot_runs_the_setup_job_by_its_fixed_name_and_installs_retrygate() {
     assert!(job.is_mapping(), "Copilot runs only the job named copilot-setup-steps");
     let runs: Vec<&str> =
         job["steps"].as_sequence().unwrap().iter().filter_map(|s| s["run"].as_str()).collect();
-    assert!(runs.iter().any(|r| r.contains("cargo install --locked retrygate")), "{runs:?}");
+    assert!(runs.iter().any(|r| r.contains("cargo install --locked --git https://github.com/retrygate/retrygate --rev \"$RETRYGATE_REV\" retrygate")), "{runs:?}");
 }
