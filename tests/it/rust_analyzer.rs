@@ -83,14 +83,7 @@ fn load(path: &Path) -> Case {
 }
 
 fn cases() -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rust");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| load(p)).collect()
+    crate::common::rust_fixtures("rust").iter().map(|p| load(p)).collect()
 }
 
 fn run(case: &Case) -> (Vec<Finding>, Vec<String>) {

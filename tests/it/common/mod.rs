@@ -187,6 +187,18 @@ pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
 
 /// A real GitHub payload from `tests/fixtures/github/` (see its README for
 /// where each came from), parsed.
+/// The `.rs` fixture files under `tests/fixtures/<dir>`, sorted by name.
+pub fn rust_fixtures(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    paths.sort();
+    paths
+}
+
 pub fn github_fixture(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
