@@ -100,6 +100,13 @@ pub struct Logged {
     pub body: Value,
 }
 
+impl Logged {
+    /// The record of a request answered now with `status`.
+    fn now(auth: &str, method: String, path: String, query: String, status: u16, body: Value) -> Logged {
+        Logged { authorized: !auth.is_empty(), method, path, query, status, at: Instant::now(), body }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CheckRun {
     pub id: u64,
@@ -482,15 +489,7 @@ async fn handle(
                 tokio::time::sleep(std::time::Duration::from_millis(apply_ms)).await;
                 let mut st = shared.lock().expect("fake state");
                 let (status, out, _) = route(&mut st, &method, &path, &query, &auth, &body);
-                st.log.push(Logged {
-                    authorized: !auth.is_empty(),
-                    method,
-                    path,
-                    query,
-                    status,
-                    at: Instant::now(),
-                    body,
-                });
+                st.log.push(Logged::now(&auth, method, path, query, status, body));
                 (status, out)
             });
             tokio::time::sleep(std::time::Duration::from_millis(answer_ms)).await;
@@ -530,15 +529,7 @@ fn serve(
             Some(zip) => (200, Bytes::from(zip)),
             None => (404, Bytes::from_static(b"BlobNotFound")),
         };
-        st.log.push(Logged {
-            authorized: !auth.is_empty(),
-            method,
-            path,
-            query,
-            status,
-            at: Instant::now(),
-            body: Value::Null,
-        });
+        st.log.push(Logged::now(&auth, method, path, query, status, Value::Null));
         let resp = Response::builder().status(status).header("content-type", "application/zip");
         return Ok(resp.body(Full::new(bytes)).expect("response"));
     }
@@ -559,15 +550,7 @@ fn serve(
     }
     if let Some(FaultKind::Html(apply)) = fault {
         let status = if apply { route(&mut st, &method, &path, &query, &auth, &body).0 } else { 0 };
-        st.log.push(Logged {
-            authorized: !auth.is_empty(),
-            method,
-            path,
-            query,
-            status,
-            at: Instant::now(),
-            body,
-        });
+        st.log.push(Logged::now(&auth, method, path, query, status, body));
         drop(st);
         let resp = Response::builder().status(200).header("content-type", "text/html");
         return Ok(resp
@@ -591,15 +574,7 @@ fn serve(
             route(&mut st, &method, &path, &query, &auth, &body)
         }
     };
-    st.log.push(Logged {
-        authorized: !auth.is_empty(),
-        method,
-        path,
-        query,
-        status,
-        at: Instant::now(),
-        body,
-    });
+    st.log.push(Logged::now(&auth, method, path, query, status, body));
     drop(st);
     let mut resp =
         Response::builder().status(status).header("content-type", "application/json; charset=utf-8");
