@@ -83,6 +83,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         sign_off: args.sign_off.map(|sha| SignOffRequest { sha, by: args.signed_off_by }),
         replay_timeout: Some(args.replay_timeout),
         link_base: args.link_base.or_else(actions_link_base),
+        // In a GitHub Actions job: the run and the docs; elsewhere none.
+        links: retrygate::printer::Links::from_vars(&|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
         ..CheckInput::new(args.range.repo, &args.range.base, &args.range.head)
     };
     let outcome = check(&input)?;

@@ -11,12 +11,14 @@
 //!    then the connection is reset) -> **blocked**: the findings, "ledger
 //!    missing", and the storm as the server saw it, a second order included;
 //! 2. the agent's second push, the calm patch (bounded retries, jitter on top
-//!    of Retry-After, POST not retried), with its tool-call ledger and a
-//!    replay of the `reference` client that never re-sends an unkeyed POST
-//!    (it parks the unanswered order as "maybe created") -> **pass**. The
-//!    ledger is committed with the change, or, with `--ledger-from artifact`,
-//!    zipped outside the repository as an agent's workflow run uploads it and
-//!    passed as `--ledger-artifact`.
+//!    of Retry-After, POST sent once), with its tool-call ledger and a replay
+//!    of the code it changed, the cart read: the `reference` client's GET,
+//!    which waits at least each Retry-After with jitter on top -> **pass**.
+//!    The POST is not what is replayed: it is never retried, so its replay
+//!    would exercise no retry, and such a replay is no evidence
+//!    (`replay-no-retry`). The ledger is committed with the change, or, with
+//!    `--ledger-from artifact`, zipped outside the repository as an agent's
+//!    workflow run uploads it and passed as `--ledger-artifact`.
 //!
 //! It prints both sticky-comment bodies. Everything it needs is in the
 //! binary: the example files are embedded and the replayed clients are the
@@ -98,7 +100,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     let report1 = repo.join("replay-agent.json");
     let head1 = rev(repo, PR_BRANCH)?;
     println!("$ retrygate replay --scenario {SCENARIOS} --clients {CLIENTS} --report replay-agent.json -- retrygate replay-client --profile storm --method POST");
-    replay(repo, &exe, "storm", &head1, &report1)?;
+    replay(repo, &exe, &["--profile", "storm", "--method", "POST"], &head1, &report1)?;
     println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-agent.json\n");
     let first = check(repo, &report1)?;
     show(&first, args.format.into())?;
@@ -129,8 +131,17 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     };
     let report2 = repo.join("replay-calm.json");
     let head2 = rev(repo, PR_BRANCH)?;
-    println!("$ retrygate replay --scenario {SCENARIOS} --clients {CLIENTS} --report replay-calm.json -- retrygate replay-client --profile reference --method POST --no-idempotency-key");
-    replay(repo, &exe, "reference", &head2, &report2)?;
+    // The calm patch changed the cart read's retry (its POST is sent once),
+    // so the cart read is what the replay exercises.
+    println!("The calm patch retries the cart read (GET) and sends the POST once, so the replay runs the cart read.");
+    println!("$ retrygate replay --scenario {SCENARIOS} --clients {CLIENTS} --report replay-calm.json -- retrygate replay-client --profile reference --method GET --path /cart/7");
+    replay(
+        repo,
+        &exe,
+        &["--profile", "reference", "--method", "GET", "--path", "/cart/7"],
+        &head2,
+        &report2,
+    )?;
     println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-calm.json{flag}\n");
     let second = gate::check(&CheckInput {
         replay_report: Some(report2.clone()),
@@ -165,25 +176,19 @@ fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Replays the built-in client `profile` against the loopback 429 server and
-/// writes the report for `commit` to `out`.
-fn replay(repo: &Path, exe: &Path, profile: &str, commit: &str, out: &PathBuf) -> anyhow::Result<()> {
+/// Replays the built-in client (`retrygate replay-client` with `client`'s
+/// arguments) against the loopback 429 server and writes the report for
+/// `commit` to `out`.
+fn replay(repo: &Path, exe: &Path, client: &[&str], commit: &str, out: &PathBuf) -> anyhow::Result<()> {
     let opts = ReplayOptions {
         scenario: SCENARIOS.into(),
         clients: CLIENTS,
         timeout: Duration::from_secs(20),
-        command: [
-            exe.display().to_string().as_str(),
-            "replay-client",
-            "--profile",
-            profile,
-            "--method",
-            "POST",
-        ]
-        .into_iter()
-        .chain((profile == "reference").then_some("--no-idempotency-key"))
-        .map(String::from)
-        .collect(),
+        command: [exe.display().to_string().as_str(), "replay-client"]
+            .into_iter()
+            .chain(client.iter().copied())
+            .map(String::from)
+            .collect(),
         commit: Some(commit.to_string()),
         cwd: Some(repo.to_path_buf()),
     };

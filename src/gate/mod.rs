@@ -91,6 +91,8 @@ pub struct CheckInput {
     /// `https://github.com/OWNER/REPO/blob/{head}`, where `{head}` stands for
     /// the head commit id; `None` = no links.
     pub link_base: Option<String>,
+    /// Links the comment offers: the docs, the run, the replay artifact.
+    pub links: crate::printer::Links,
 }
 
 impl CheckInput {
@@ -113,6 +115,7 @@ impl CheckInput {
             replay_timeout: None,
             allow_replay_command: true,
             link_base: None,
+            links: crate::printer::Links::default(),
         }
     }
 }
@@ -266,6 +269,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
             replay: replay_report.as_ref(),
             sign_off: Some(&config.sign_off),
             link_base: link_base.as_deref(),
+            links: Some(&input.links),
         },
     );
     Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })

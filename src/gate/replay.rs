@@ -55,7 +55,7 @@ impl ReplayEvidence {
     }
 }
 
-/// The scenario(s) the base config demands, for binding a report to them:
+/// The scenarios the base config demands, for binding a report to them:
 /// one, or a list (`a,b,c`) that a report of several scenarios binds to by
 /// their combined digest.
 pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
@@ -113,7 +113,7 @@ pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> R
     };
     match ReplayReport::from_json(&text) {
         Ok(report) => judged(report, source, head, expected),
-        Err(e) => rejected(format!("{}: {e:#}", path.display())),
+        Err(e) => rejected(format!("{shown}: {e:#}")),
     }
 }
 
@@ -133,13 +133,12 @@ pub fn run_command(
     // The command runs at the top of the working tree, whatever `--repo` named.
     let root = match git.run(&["rev-parse", "--show-toplevel"]) {
         Ok(r) if !r.is_empty() => std::path::PathBuf::from(r),
-        _ => return not_run(format!("{} has no working tree to run replay.command in", git.dir().display())),
+        _ => return not_run("the repository has no working tree to run replay.command in".to_string()),
     };
     let on_disk = git.run(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default();
     if !on_disk.eq_ignore_ascii_case(head) {
         return not_run(format!(
-            "the working tree {} has {} checked out, not the head {head}; check out the head, or pass --replay-report",
-            git.dir().display(),
+            "the working tree has {} checked out, not the head {head}; check out the head, or pass --replay-report",
             if on_disk.is_empty() { "nothing" } else { &on_disk }
         ));
     }
@@ -147,9 +146,8 @@ pub fn run_command(
         Ok(s) if s.is_empty() => {}
         Ok(_) => {
             return not_run(format!(
-            "the working tree {} has uncommitted changes, so it is not the head {head}; commit or stash them",
-            git.dir().display()
-        ))
+                "the working tree has uncommitted changes, so it is not the head {head}; commit or stash them"
+            ))
         }
         Err(e) => return not_run(e.to_string()),
     }
@@ -190,16 +188,18 @@ pub fn run_command(
 
 fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     let problems = binding_problems(&report, head, expected);
+    // A replay counts as evidence only if it exercised a retry: one in which
+    // every client gave up at its first failed answer (or never met one)
+    // passes its checks without having run the retry code under review.
     let status = if !problems.is_empty() {
         ReplayStatus::Rejected
-    } else if report.verdict == ReplayVerdict::Pass {
-        ReplayStatus::Pass
-    } else {
+    } else if report.verdict == ReplayVerdict::Fail {
         ReplayStatus::Fail
+    } else if report.no_retry().is_some() {
+        ReplayStatus::NoRetry
+    } else {
+        ReplayStatus::Pass
     };
-    // A replay in which no client retried says so in its own rendering
-    // (`ReplayReport::no_retry`), shown in the comment; it still counts as a
-    // pass here until the demo's calm patch exercises a retry (issue 24).
     let reasons = report.reasons.clone();
     let summary = ReplaySummary {
         status,
@@ -279,7 +279,11 @@ fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
             if failing.is_empty() {
                 "CMD timed out".to_string()
             } else {
-                format!("check(s) {} failed", failing.join(", "))
+                format!(
+                    "{} {} failed",
+                    if failing.len() == 1 { "check" } else { "checks" },
+                    failing.join(", ")
+                )
             }
         ));
     }

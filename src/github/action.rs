@@ -399,6 +399,12 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
     let mut req = GateRequest::for_pr(env, &pr, None, false);
     let beside = replay_report_beside(&env.verdict_file);
     req.replay_report = beside.is_file().then_some(beside);
+    // The report came from the pull_request run's `retrygate-verdict`.
+    req.links.replay_artifact = req
+        .replay_report
+        .as_ref()
+        .and(super::run_page(env, run.run_id))
+        .map(|page| ("retrygate-verdict".to_string(), page));
     let (p, decided) = decide(gate, &req);
     let report = publish(&api, &target(&pr), &p, env.bot_login.as_deref(), env.run_url.as_deref()).await;
     finish(env, &p, decided, Some(&report))
@@ -462,6 +468,7 @@ async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> any
         replay_report_origin: crate::gate::ReportOrigin::Caller,
         allow_replay: false,
         link_base: env.link_base.clone(),
+        links: env.links.clone(),
     };
     let (group_p, decided) = decide(gate, &req);
     let p = merge_group::combine(group_p, &verdicts, &queued.unattributed);

@@ -108,6 +108,9 @@ pub struct ActionEnv {
     /// `{server}/{owner}/{repo}/blob/{head}`: where line links in the report
     /// point (`{head}` stands for the head commit).
     pub link_base: Option<String>,
+    /// The docs at the Action's ref and this run's page, for the comment
+    /// ([`crate::printer::Links::from_vars`]).
+    pub links: crate::printer::Links,
     pub mode: Mode,
     pub verdict_file: PathBuf,
     pub sarif: Option<PathBuf>,
@@ -163,6 +166,7 @@ impl ActionEnv {
             output: var("GITHUB_OUTPUT").map(PathBuf::from),
             run_url,
             link_base,
+            links: crate::printer::Links::from_vars(&var),
             mode: args.mode,
             verdict_file: in_workspace(&args.verdict_file),
             sarif: args.sarif.as_ref().map(in_workspace),
@@ -206,6 +210,8 @@ pub struct GateRequest {
     pub allow_replay: bool,
     /// Prefix of line links in the report (see [`ActionEnv::link_base`]).
     pub link_base: Option<String>,
+    /// The docs, the run, and where the replay report can be downloaded.
+    pub links: crate::printer::Links,
 }
 
 impl GateRequest {
@@ -233,8 +239,31 @@ impl GateRequest {
             replay_report_origin: crate::gate::ReportOrigin::PullRequestRun { fork: is_fork(env, pr) },
             allow_replay,
             link_base: env.link_base.clone(),
+            links: crate::printer::Links {
+                replay_artifact: this_runs_replay_artifact(env),
+                ..env.links.clone()
+            },
         }
     }
+}
+
+/// The artifact of this run that holds the replay report the gate reads:
+/// the replay job's `retrygate-replay` (mode `full`), or the
+/// `retrygate-verdict` this job uploads (mode `compute`).
+fn this_runs_replay_artifact(env: &ActionEnv) -> Option<(String, String)> {
+    env.replay_report.as_ref()?;
+    let name = match env.mode {
+        Mode::Full => "retrygate-replay",
+        Mode::Compute => "retrygate-verdict",
+        Mode::Publish => return None,
+    };
+    Some((name.to_string(), env.links.run.clone()?))
+}
+
+/// The page of workflow run `run_id` of this repository, when the server is
+/// known.
+pub fn run_page(env: &ActionEnv, run_id: u64) -> Option<String> {
+    server_url(env).map(|s| format!("{s}/{}/actions/runs/{run_id}", env.repository))
 }
 
 /// Whether `pr` comes from another repository than the one the job runs
@@ -288,6 +317,7 @@ pub fn check_gate_with(
             .map(|s| crate::policy::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
         allow_replay_command: req.allow_replay,
         link_base: req.link_base.clone(),
+        links: req.links.clone(),
         ..crate::gate::CheckInput::new(&req.workspace, &req.base_sha, &req.head_sha)
     };
     let outcome = crate::gate::check(&input)?;

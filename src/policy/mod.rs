@@ -49,6 +49,10 @@ pub enum ReplayStatus {
     Rejected,
     /// `replay.command` could not be run.
     NotRun,
+    /// The replay ran and its checks passed, but no client sent a request
+    /// again after a failed answer: the retry code under review never ran,
+    /// so the replay is no evidence about it.
+    NoRetry,
     Pass,
     Fail,
 }
@@ -307,6 +311,10 @@ fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
             ReasonCode::ReplayNotRun,
             format!("the replay could not run: {}", problems_sentence(&r.problems)),
         )),
+        ReplayStatus::NoRetry => Some(Reason::new(
+            ReasonCode::ReplayNoRetry,
+            "no client retried in the 429 replay, so the retry code this change touches never ran and the replay shows nothing about it",
+        )),
         ReplayStatus::Fail => Some(Reason::new(ReasonCode::ReplayFailed, failed_replay_sentence(&r.reasons))),
     }
 }
@@ -509,6 +517,7 @@ mod tests {
             (ReplayStatus::Missing, "replay-missing"),
             (ReplayStatus::Rejected, "replay-rejected"),
             (ReplayStatus::NotRun, "replay-not-run"),
+            (ReplayStatus::NoRetry, "replay-no-retry"),
             (ReplayStatus::Fail, "replay-failed"),
         ] {
             let r = ReplaySummary::with_status(status, "retry code changed");

@@ -57,6 +57,9 @@ pub enum ReasonCode {
     ReplayRejected,
     /// `replay.command` could not run.
     ReplayNotRun,
+    /// The 429 replay passed its checks, but no client retried in it, so it
+    /// is no evidence about the retry code.
+    ReplayNoRetry,
     /// The 429 replay ran and failed.
     ReplayFailed,
     /// A sign-off was given for another commit (or an unusable one).
@@ -65,7 +68,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in the order [`super::decide`] lists reasons.
-    pub const ALL: [ReasonCode; 11] = [
+    pub const ALL: [ReasonCode; 12] = [
         ReasonCode::GateConfigChanged,
         ReasonCode::ProtectedPath,
         ReasonCode::BlockingFindings,
@@ -75,6 +78,7 @@ impl ReasonCode {
         ReasonCode::ReplayMissing,
         ReasonCode::ReplayRejected,
         ReasonCode::ReplayNotRun,
+        ReasonCode::ReplayNoRetry,
         ReasonCode::ReplayFailed,
         ReasonCode::SignOffRejected,
     ];
@@ -91,6 +95,7 @@ impl ReasonCode {
             ReasonCode::ReplayMissing => "replay-missing",
             ReasonCode::ReplayRejected => "replay-rejected",
             ReasonCode::ReplayNotRun => "replay-not-run",
+            ReasonCode::ReplayNoRetry => "replay-no-retry",
             ReasonCode::ReplayFailed => "replay-failed",
             ReasonCode::SignOffRejected => "sign-off-rejected",
         }
@@ -124,6 +129,9 @@ impl ReasonCode {
             }
             ReasonCode::ReplayNotRun => {
                 "fix `replay.command` in the base config (it must exit, and reach `$RETRYGATE_URL`), or pass `--replay-report`"
+            }
+            ReasonCode::ReplayNoRetry => {
+                "make `replay.command` run the changed retry code against `$RETRYGATE_URL` (a client that gives up at its first 429 never reaches it); if giving up is what the client should do, a maintainer signs off on this head"
             }
             ReasonCode::ReplayFailed => {
                 "make the client honour Retry-After with jitter on top, cap its attempts, and never retry a POST without an Idempotency-Key; then replay again"

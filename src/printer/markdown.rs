@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline};
+use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
 use crate::config::{Mode, SignOff};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
@@ -69,23 +69,32 @@ pub const MAX_REPLAY_CHARS: usize = 20_000;
 
 /// The comment body for `v`.
 pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
+    let none = Links::default();
+    let links = ctx.links.unwrap_or(&none);
     let mut o = String::new();
-    header(&mut o, v);
+    header(&mut o, v, links);
     findings_table(&mut o, v, ctx.link_base);
     notes(&mut o, &v.notes);
     let Some(facts) = &v.facts else {
         return o;
     };
     if let Some(l) = &v.evidence.ledger {
-        ledger_section(&mut o, l);
+        ledger_section(&mut o, l, links);
     }
     if let Some(r) = &v.evidence.replay {
-        replay_section(&mut o, r, ctx.replay);
+        replay_section(&mut o, r, ctx.replay, links);
     }
-    sign_off_section(&mut o, v, ctx.sign_off.cloned().unwrap_or_default());
+    sign_off_section(&mut o, v, ctx.sign_off.cloned().unwrap_or_default(), links);
+    let mut where_from = String::new();
+    if let Some(run) = &links.run {
+        let _ = write!(where_from, " · [workflow run]({})", url(run));
+    }
+    if let Some(doc) = links.doc("gate.md") {
+        let _ = write!(where_from, " · [how retrygate decides]({})", url(&doc));
+    }
     let _ = writeln!(
         o,
-        "\n<sub>head {} · base {} ({}) · merge base {} · config {} · mode {} · {}</sub>",
+        "\n<sub>head {} · base {} ({}) · merge base {} · config {} · mode {} · {}{where_from}</sub>",
         code_span(&facts.head),
         code_span(&facts.base),
         code_span(short_sha(&facts.base_sha)),
@@ -111,7 +120,7 @@ pub fn could_not_decide(error: &str, head: &str) -> String {
 }
 
 /// The headline, then the reasons with their fixes, or why it passes.
-fn header(o: &mut String, v: &GateVerdict) {
+fn header(o: &mut String, v: &GateVerdict, links: &Links) {
     let h = headline(v);
     let _ = writeln!(o, "### {} retrygate: {}\n", h.icon(), h.words());
     if v.reasons.is_empty() {
@@ -135,7 +144,7 @@ fn header(o: &mut String, v: &GateVerdict) {
             "| {mark} | **{}**: {} | {} |",
             r.code,
             inline(&truncate(&r.message, MAX_REASON_CHARS)),
-            inline(&truncate(&r.fix, MAX_CELL_CHARS))
+            link_docs(&inline(&truncate(&r.fix, MAX_CELL_CHARS)), links)
         );
     }
 }
@@ -289,7 +298,11 @@ fn notes(o: &mut String, notes: &[Note]) {
     }
 }
 
-fn ledger_section(o: &mut String, l: &LedgerReport) {
+fn ledger_section(o: &mut String, l: &LedgerReport, links: &Links) {
+    let how = match links.doc("ledger.md#agent-hooks") {
+        Some(doc) => format!(" ([how]({}))", url(&doc)),
+        None => String::new(),
+    };
     let _ = writeln!(o, "\n#### Tool-call ledger\n");
     if !l.present && !l.looked.is_empty() {
         let _ = writeln!(o, "⛔ **Ledger missing**. Looked, in order:\n");
@@ -298,14 +311,14 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
         }
         let _ = writeln!(
             o,
-            "\nRecord the agent's session with `retrygate ledger hook` (see docs/ledger.md), then commit the ledger or upload it from the agent's workflow run as an artifact."
+            "\nRecord the agent's session with `retrygate ledger hook`{how}, then commit the ledger or upload it from the agent's workflow run as an artifact."
         );
         return;
     }
     if !l.present {
         let _ = writeln!(
             o,
-            "⛔ **Ledger missing**: nothing at {}. Record the agent's session with `retrygate ledger hook` (see docs/ledger.md) and commit the ledger, or pass `--ledger PATH`.",
+            "⛔ **Ledger missing**: nothing at {}. Record the agent's session with `retrygate ledger hook`{how} and commit the ledger, or pass `--ledger PATH`.",
             code_span(&l.ledger)
         );
         return;
@@ -331,7 +344,7 @@ fn ledger_section(o: &mut String, l: &LedgerReport) {
                 o,
                 "- {at}{} (fix: {})",
                 inline(&truncate(&p.message, MAX_CELL_CHARS)),
-                inline(&truncate(&p.fix, MAX_CELL_CHARS))
+                link_docs(&inline(&truncate(&p.fix, MAX_CELL_CHARS)), links)
             );
         }
         let more = l.problems.len().saturating_sub(MAX_LEDGER_PROBLEMS) as u64 + l.problems_omitted;
@@ -364,7 +377,7 @@ fn origin_markdown(origin: &LedgerOrigin) -> String {
     }
 }
 
-fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayReport>) {
+fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayReport>, links: &Links) {
     let mark = match r.status {
         ReplayStatus::Pass | ReplayStatus::NotRequired => "✅",
         _ => "⛔",
@@ -374,6 +387,15 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
     if let Some(s) = &r.source {
         let _ = writeln!(o, "\nSource: {}.", code_span(s));
     }
+    if let (Some((name, run)), Some(_)) = (&links.replay_artifact, &r.source) {
+        let _ = writeln!(
+            o,
+            "\nThe report is the artifact {} of [this workflow run]({}).",
+            code_span(name),
+            url(&format!("{run}#artifacts"))
+        );
+    }
+
     if !r.problems.is_empty() {
         o.push('\n');
     }
@@ -382,9 +404,17 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
     }
     // The timeline of a report that was rejected is not evidence; it is not
     // shown, so a forged story cannot appear in the comment.
-    let Some(rep) = report.filter(|_| matches!(r.status, ReplayStatus::Pass | ReplayStatus::Fail)) else {
+    let Some(rep) = report
+        .filter(|_| matches!(r.status, ReplayStatus::Pass | ReplayStatus::Fail | ReplayStatus::NoRetry))
+    else {
         return;
     };
+    if let Some(note) = rep.no_retry().filter(|_| r.status == ReplayStatus::NoRetry) {
+        let _ = writeln!(o, "\n{}", crate::replay::report::no_retry_quote(&escape_text(&note)));
+        if let Some(doc) = links.doc("replay.md#evidence-that-binds") {
+            let _ = writeln!(o, "\n[Why a replay must exercise a retry]({}).", url(&doc));
+        }
+    }
     let lines = failed_check_lines(rep);
     if !lines.is_empty() {
         o.push('\n');
@@ -392,7 +422,7 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
             let _ = writeln!(o, "- {l}");
         }
     }
-    let body = cap_replay(&crate::replay::render_markdown(rep));
+    let body = cap_replay(&crate::replay::report::render_markdown_body(rep));
     let chart =
         if r.status == ReplayStatus::Fail { storm_chart(rep).unwrap_or_default() } else { String::new() };
     // Nest the replay's own heading under this section.
@@ -556,7 +586,7 @@ fn cap_replay(md: &str) -> String {
     )
 }
 
-fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff) {
+fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff, links: &Links) {
     let Some(facts) = &v.facts else {
         return;
     };
@@ -579,6 +609,9 @@ fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff) {
         code_span(&format!("{} {head}", rule.command)),
         code_span(&format!("retrygate check --sign-off {head}")),
     );
+    if let Some(doc) = links.doc("github.md#sign-off-by-comment") {
+        let _ = writeln!(o, "\n[Who may sign off, and how]({}).", url(&doc));
+    }
     if v.verdict == Verdict::Pass {
         // Advisory mode: nothing to lift, but the same fixes apply.
         let _ = writeln!(o, "\nThe base config sets `mode: advisory`, so none of this blocks the merge.");
@@ -660,6 +693,44 @@ pub fn code_span(s: &str) -> String {
     format!("{fence}{pad}{content}{pad}{fence}")
 }
 
+/// A URL as a Markdown link destination: in `<…>`, so a parenthesis or a
+/// space cannot end it early; `<`, `>` and line breaks are percent-encoded.
+fn url(u: &str) -> String {
+    let safe = u.replace('<', "%3C").replace('>', "%3E").replace(['\n', '\r'], "");
+    format!("<{safe}>")
+}
+
+/// `docs/NAME.md` mentioned in rendered text (outside code spans) as a link
+/// to that page of retrygate's docs, when the docs are known; unchanged
+/// otherwise, so no link ever points nowhere.
+fn link_docs(rendered: &str, links: &Links) -> String {
+    if links.docs.is_none() {
+        return rendered.to_string();
+    }
+    let mut out = String::with_capacity(rendered.len() + 64);
+    let mut in_code = false;
+    let mut rest = rendered;
+    while let Some(c) = rest.chars().next() {
+        if c == '`' {
+            in_code = !in_code;
+        } else if !in_code && rest.starts_with("docs/") {
+            let name_len =
+                rest[5..].find(|ch: char| !(ch.is_ascii_lowercase() || ch == '-')).unwrap_or(rest.len() - 5);
+            if name_len > 0 && rest[5 + name_len..].starts_with(".md") {
+                let page = &rest[..5 + name_len + 3];
+                if let Some(doc) = links.doc(&page[5..]) {
+                    let _ = write!(out, "[{page}]({})", url(&doc));
+                    rest = &rest[page.len()..];
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
@@ -678,6 +749,20 @@ mod tests {
         assert_eq!(inline("a `b|c` d"), "a `b\\|c` d");
         assert_eq!(inline("odd ` tick"), "odd \\` tick");
         assert_eq!(inline("``"), "` `");
+    }
+
+    #[test]
+    fn docs_mentions_become_links_only_when_the_docs_are_known() {
+        let known = Links { docs: Some("https://github.com/o/r/blob/abc".into()), ..Links::default() };
+        assert_eq!(
+            link_docs("install the hook (see docs/ledger.md) `docs/x.md`", &known),
+            "install the hook (see [docs/ledger.md](<https://github.com/o/r/blob/abc/docs/ledger.md>)) `docs/x.md`"
+        );
+        // Not a page name: left alone.
+        assert_eq!(link_docs("docs/.md and docs/a_b.md", &known), "docs/.md and docs/a_b.md");
+        let none = Links::default();
+        assert_eq!(link_docs("see docs/ledger.md", &none), "see docs/ledger.md");
+        assert_eq!(url("https://x/a b>(c)"), "<https://x/a b%3E(c)>");
     }
 
     #[test]

@@ -32,6 +32,69 @@ pub struct Context<'a> {
     /// to their lines under it. `None` (a CLI run outside a repository's
     /// context) leaves them plain text.
     pub link_base: Option<&'a str>,
+    /// The docs, the run and the replay artifact; `None` = no such links.
+    pub links: Option<&'a Links>,
+}
+
+/// Links the comment offers a maintainer: retrygate's docs, the workflow
+/// run, and the replay report's artifact. Each is known or left out: a link
+/// whose target is not known is never written (no `[docs]()`, no guessed
+/// URL), so a comment rendered outside GitHub has plain text where the
+/// links would be.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Links {
+    /// The tree of retrygate's source at the release or commit that runs,
+    /// `https://github.com/OWNER/REPO/blob/REF`; a page is `{docs}/docs/NAME.md`.
+    pub docs: Option<String>,
+    /// This workflow run's page, `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`.
+    pub run: Option<String>,
+    /// Where the replay report can be downloaded: the artifact's name and
+    /// the page of the run that uploaded it (its "Artifacts" list).
+    pub replay_artifact: Option<(String, String)>,
+}
+
+impl Links {
+    /// The links of a GitHub Actions job, from its variables (`var` returns
+    /// a variable's non-empty value):
+    /// - `run` from `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and `GITHUB_RUN_ID`;
+    /// - `docs` at the Action's own repository and ref
+    ///   (`RETRYGATE_ACTION_REPOSITORY`, `RETRYGATE_ACTION_REF`, which
+    ///   `action.yml` sets from `github.action_repository` and
+    ///   `github.action_ref`), else, when those are empty (a local action,
+    ///   `uses: ./`, or the binary run on its own), at this version's release
+    ///   tag in retrygate's home repository (`Cargo.toml`'s `repository`).
+    ///
+    /// Outside GitHub Actions (no `GITHUB_SERVER_URL`), no link at all.
+    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Links {
+        let Some(server) = var("GITHUB_SERVER_URL").map(|s| s.trim_end_matches('/').to_string()) else {
+            return Links::default();
+        };
+        let repo = var("GITHUB_REPOSITORY").filter(|r| r.contains('/'));
+        let run = match (&repo, var("GITHUB_RUN_ID")) {
+            (Some(repo), Some(id)) if id.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(format!("{server}/{repo}/actions/runs/{id}"))
+            }
+            _ => None,
+        };
+        let action = var("RETRYGATE_ACTION_REPOSITORY").filter(|r| r.contains('/'));
+        let docs = match (action, var("RETRYGATE_ACTION_REF")) {
+            (Some(a), Some(r)) => Some(format!("{server}/{a}/blob/{}", crate::http::encode_path(&r))),
+            _ => release_docs(),
+        };
+        Links { docs, run, replay_artifact: None }
+    }
+
+    /// `{docs}/docs/{page}`, when the docs are known.
+    pub fn doc(&self, page: &str) -> Option<String> {
+        self.docs.as_ref().map(|d| format!("{}/docs/{page}", d.trim_end_matches('/')))
+    }
+}
+
+/// retrygate's docs at this version's release tag (`vX.Y.Z`) in its home
+/// repository; `None` when the crate names no repository.
+pub fn release_docs() -> Option<String> {
+    let home = env!("CARGO_PKG_REPOSITORY").trim_end_matches('/');
+    (!home.is_empty()).then(|| format!("{home}/blob/v{}", env!("CARGO_PKG_VERSION")))
 }
 
 /// The verdict in a few words, chosen in one place.
@@ -252,5 +315,48 @@ pub fn severity_badge(s: Severity) -> &'static str {
         Severity::Error => "🔴 error",
         Severity::Warning => "🟡 warning",
         Severity::Note => "🔵 note",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Links {
+        let map: std::collections::HashMap<String, String> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Links::from_vars(&|k| map.get(k).cloned().filter(|v| !v.is_empty()))
+    }
+
+    #[test]
+    fn links_come_from_the_action_ref_else_the_release_tag_and_none_outside_actions() {
+        let job = [
+            ("GITHUB_SERVER_URL", "https://github.example/"),
+            ("GITHUB_REPOSITORY", "acme/shop"),
+            ("GITHUB_RUN_ID", "77"),
+            ("RETRYGATE_ACTION_REPOSITORY", "retrygate/retrygate"),
+            ("RETRYGATE_ACTION_REF", "0123456789abcdef0123456789abcdef01234567"),
+        ];
+        let l = vars(&job);
+        assert_eq!(l.run.as_deref(), Some("https://github.example/acme/shop/actions/runs/77"));
+        assert_eq!(
+            l.doc("gate.md").as_deref(),
+            Some("https://github.example/retrygate/retrygate/blob/0123456789abcdef0123456789abcdef01234567/docs/gate.md")
+        );
+        // A local action (`uses: ./`) has an empty action repository: the
+        // docs of this version's release tag.
+        let l = vars(&job[..3]);
+        assert_eq!(
+            l.docs.as_deref(),
+            Some(
+                format!("https://github.com/retrygate/retrygate/blob/v{}", env!("CARGO_PKG_VERSION"))
+                    .as_str()
+            )
+        );
+        assert_eq!(l.docs, release_docs());
+        // A run id that is not a number is no link.
+        assert_eq!(vars(&[job[0], job[1], ("GITHUB_RUN_ID", "7 7")]).run, None);
+        // Outside GitHub Actions: no link at all.
+        assert_eq!(vars(&[("GITHUB_REPOSITORY", "acme/shop"), ("GITHUB_RUN_ID", "77")]), Links::default());
     }
 }

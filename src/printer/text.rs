@@ -105,6 +105,7 @@ pub fn status_word(s: ReplayStatus) -> &'static str {
         ReplayStatus::Missing => "missing",
         ReplayStatus::Rejected => "rejected",
         ReplayStatus::NotRun => "not run",
+        ReplayStatus::NoRetry => "no client retried",
         ReplayStatus::Pass => "pass",
         ReplayStatus::Fail => "fail",
     }

@@ -8,7 +8,7 @@
 //! {"version": 1, "verdict": "fail", "scenario": "default", "scenario_sha256": "…",
 //!  "commit": "3f2a…" , "command": ["curl", "--retry", "5", "…"], "clients": 4,
 //!  "timeout_s": 60.0, "timed_out": false, "wall_ms": 3012.4, "demanded_wait_ms": 3000,
-//!  "reasons": ["retry-after-honored: 3 retr(ies) came sooner than Retry-After asked"],
+//!  "reasons": ["retry-after-honored: 3 of 9 retries came sooner than Retry-After asked"],
 //!  "checks": [{"check": "retry-after-honored", "status": "fail", "level": "error",
 //!              "message": "…", "violations": [{"client": 0, "seq": 1, "level": "error", "message": "…"}]}],
 //!  "desync_rounds": [{"round": 1, "clients": 8, "median_wait_ms": 1003.2, "scale_ms": 1000.0,
@@ -46,6 +46,7 @@ use super::judge::{
 };
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
+use crate::text::plural;
 
 /// The current JSON `version`.
 pub const REPORT_VERSION: u32 = 1;
@@ -326,9 +327,9 @@ impl ReplayReport {
         self.timeline.iter().filter(|t| t.requests.windows(2).any(|w| failed(&w[0]))).count()
     }
 
-    /// When no client retried, what that means, in one sentence; `None`
+    /// When no client retried, what that means, in two sentences; `None`
     /// when one did. Such a replay is no evidence about retries: the gate
-    /// does not count it as a pass.
+    /// does not count it (`replay-no-retry`).
     pub fn no_retry(&self) -> Option<String> {
         if self.clients_that_retried() > 0 {
             return None;
@@ -343,13 +344,30 @@ impl ReplayReport {
             .filter(|t| !t.requests.is_empty())
             .filter(|t| !t.requests.iter().any(|q| (200..300).contains(&q.status) && q.lost.is_none()))
             .count();
+        // With several scenarios each client runs once per scenario.
+        let (one, many) =
+            if self.parts.is_empty() { ("client", "clients") } else { ("client run", "client runs") };
+        let n = timelines.len();
+        let what = if gave_up == 0 {
+            format!(
+                "{} got a 2xx without a failed answer first, so none had a reason to retry",
+                if n == 1 { format!("the one {one}") } else { format!("all {n} {many}") }
+            )
+        } else if gave_up == n {
+            format!(
+                "{} stopped at the first failed answer",
+                if n == 1 { format!("the one {one}") } else { format!("all {n} {many}") }
+            )
+        } else {
+            format!(
+                "{gave_up} of {} stopped at the first failed answer and the rest needed no retry",
+                crate::text::plural(n, one, many)
+            )
+        };
         Some(format!(
-            "no client retried: {gave_up} of {} client run(s) stopped at their first failed answer and the rest \
-             needed no retry, so this replay exercised no retry and is no evidence that the client's retries \
-             are safe; a client that gives up on a 429 is safe for the dependency but fails every call the \
-             dependency rate-limits: if that is intended, a maintainer signs off, otherwise make replay.command \
-             run the changed client against $RETRYGATE_URL",
-            timelines.len()
+            "No client retried: {what}. A client that gives up did not storm the dependency, but the retry code \
+             under review never ran, so this replay shows nothing about it and the gate does not count it as \
+             evidence."
         ))
     }
 
@@ -412,6 +430,25 @@ fn combine_check(id: CheckId, of: &[(&str, &CheckResult)]) -> CheckResult {
     CheckResult { check: id, status, level, message, violations }
 }
 
+/// CMD as a reader sees it: a program named by an absolute or relative path
+/// by its file name only (the runner's or the laptop's directories say
+/// nothing to a reviewer); the JSON report keeps the command whole.
+fn shown_command(command: &[String]) -> String {
+    let mut words: Vec<&str> = command.iter().map(String::as_str).collect();
+    if let Some(first) = command.first().filter(|w| w.contains('/')) {
+        words[0] = std::path::Path::new(first).file_name().and_then(|n| n.to_str()).unwrap_or(first);
+    }
+    words.join(" ")
+}
+
+/// The no-retry note as a Markdown quote, its first clause in bold.
+pub fn no_retry_quote(note: &str) -> String {
+    match note.split_once(": ") {
+        Some((head, rest)) => format!("> **{head}**: {rest}"),
+        None => format!("> **{note}**"),
+    }
+}
+
 fn status_mark(s: CheckStatus, level: Level) -> &'static str {
     match (s, level) {
         (CheckStatus::Pass, _) => "✅ pass",
@@ -433,6 +470,16 @@ fn ms(v: f64) -> String {
 /// Markdown for a PR comment: verdict, checks, lockstep rounds, and a
 /// collapsible timeline per client.
 pub fn render_markdown(r: &ReplayReport) -> String {
+    markdown(r, true)
+}
+
+/// [`render_markdown`] without the "no client retried" note, for a page
+/// that states it once above the report (the gate's comment does).
+pub fn render_markdown_body(r: &ReplayReport) -> String {
+    markdown(r, false)
+}
+
+fn markdown(r: &ReplayReport, no_retry_note: bool) -> String {
     if !r.parts.is_empty() {
         let mut o = String::new();
         let verdict = match r.verdict {
@@ -440,8 +487,8 @@ pub fn render_markdown(r: &ReplayReport) -> String {
             ReplayVerdict::Fail => "❌ fail",
         };
         let _ = writeln!(o, "### 429 replay: {verdict} ({} scenarios: `{}`)\n", r.parts.len(), r.scenario);
-        if let Some(none) = r.no_retry() {
-            let _ = writeln!(o, "> **{none}**\n");
+        if let Some(none) = r.no_retry().filter(|_| no_retry_note) {
+            let _ = writeln!(o, "{}\n", no_retry_quote(&none));
         }
         for reason in &r.reasons {
             let _ = writeln!(o, "- {reason}");
@@ -449,7 +496,8 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         for p in &r.parts {
             // Each part one level below the summary, however it is nested.
             o.push('\n');
-            o.push_str(&render_markdown(p).replacen("### ", "###### ", 1));
+            // The note, when due, is the whole report's, stated once above.
+            o.push_str(&markdown(p, false).replacen("### ", "###### ", 1));
         }
         return o;
     }
@@ -458,9 +506,14 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         ReplayVerdict::Pass => "✅ pass",
         ReplayVerdict::Fail => "❌ fail",
     };
-    let _ = writeln!(o, "### 429 replay: {verdict} (`{}`, {} client(s))\n", r.scenario, r.clients);
-    if let Some(none) = r.no_retry() {
-        let _ = writeln!(o, "> **{none}**\n");
+    let _ = writeln!(
+        o,
+        "### 429 replay: {verdict} (`{}`, {})\n",
+        r.scenario,
+        plural(r.clients, "client", "clients")
+    );
+    if let Some(none) = r.no_retry().filter(|_| no_retry_note) {
+        let _ = writeln!(o, "{}\n", no_retry_quote(&none));
     }
     let _ = writeln!(
         o,
@@ -469,7 +522,7 @@ pub fn render_markdown(r: &ReplayReport) -> String {
         if r.scenario_description.is_empty() { "no description" } else { &r.scenario_description },
         crate::text::short_sha(&r.scenario_sha256),
         r.commit.as_deref().map(crate::text::short_sha).unwrap_or("unknown"),
-        r.command.join(" ").replace('`', "'"),
+        shown_command(&r.command).replace('`', "'"),
         ms(r.wall_ms),
         ms(r.demanded_wait_ms as f64),
     );
@@ -546,18 +599,18 @@ pub fn render_markdown(r: &ReplayReport) -> String {
     if r.stray_requests > 0 || !r.malformed_requests.is_empty() {
         let _ = writeln!(
             o,
-            "\nThe server also got {} request(s) outside `/c/<i>/` (404) and {} malformed one(s) (400).",
-            r.stray_requests,
-            r.malformed_requests.len()
+            "\nThe server also got {} outside `/c/<i>/` (404) and {} (400).",
+            plural(r.stray_requests, "request", "requests"),
+            plural(r.malformed_requests.len(), "malformed one", "malformed ones")
         );
     }
     for t in &r.timeline {
         let _ = writeln!(
             o,
-            "\n<details><summary>client {}: {}, {} request(s)</summary>\n",
+            "\n<details><summary>client {}: {}, {}</summary>\n",
             t.client,
             t.exit.describe(),
-            t.requests.len()
+            plural(t.requests.len(), "request", "requests")
         );
         if t.requests.is_empty() {
             let _ = writeln!(o, "No request arrived from this client.");
@@ -612,17 +665,19 @@ pub fn render_markdown(r: &ReplayReport) -> String {
 fn write_notes(w: &WriteAccount) -> String {
     let mut notes = String::new();
     if !w.duplicates.is_empty() {
+        let n = w.duplicates.len();
         let _ = write!(
             notes,
-            "; {} request(s) replayed an applied write and were applied again",
-            w.duplicates.len()
+            "; {} replayed an applied write and {} applied again",
+            plural(n, "request", "requests"),
+            if n == 1 { "was" } else { "were" }
         );
     }
     if !w.deduplicated.is_empty() {
         let _ = write!(
             notes,
-            "; {} repeat(s) of an applied Idempotency-Key answered from the stored result (deduplicated)",
-            w.deduplicated.len()
+            "; {} of an applied Idempotency-Key answered from the stored result (deduplicated)",
+            plural(w.deduplicated.len(), "repeat", "repeats")
         );
     }
     if !w.parked.is_empty() {
@@ -657,9 +712,9 @@ pub fn render_text(r: &ReplayReport) -> String {
     };
     let _ = writeln!(
         o,
-        "retrygate replay: {verdict} (scenario {}, {} client(s), wall {} for {} of demanded waits)",
+        "retrygate replay: {verdict} (scenario {}, {}, wall {} for {} of demanded waits)",
         r.scenario,
-        r.clients,
+        plural(r.clients, "client", "clients"),
         ms(r.wall_ms),
         ms(r.demanded_wait_ms as f64)
     );
@@ -760,10 +815,14 @@ mod tests {
         let r = report(&served());
         assert_eq!(r.clients_that_retried(), 0);
         let none = r.no_retry().unwrap();
-        assert!(none.starts_with("no client retried: 0 of 1 client run(s) stopped"), "{none}");
-        assert!(none.contains("a client that gives up on a 429 is safe for the dependency"), "{none}");
-        assert!(render_markdown(&r).contains("> **no client retried:"));
-        assert!(render_text(&r).contains("  no client retried:"));
+        assert!(
+            none.starts_with("No client retried: the one client got a 2xx without a failed answer first"),
+            "{none}"
+        );
+        assert!(none.contains("A client that gives up did not storm the dependency, but the retry code under review never ran, so this replay shows nothing about it"), "{none}");
+        assert!(render_markdown(&r).contains("> **No client retried**: the one client"));
+        assert!(!render_markdown_body(&r).contains("No client retried"));
+        assert!(render_text(&r).contains("  No client retried:"));
         // A 429, then the 200: that client retried.
         let mut j = served();
         j.entries[0].status = 429;
@@ -772,10 +831,27 @@ mod tests {
         j.entries.push(ok);
         let r = report(&j);
         assert_eq!((r.clients_that_retried(), r.no_retry()), (1, None));
-        assert!(!render_markdown(&r).contains("**no client retried:"), "{}", render_markdown(&r));
+        assert!(!render_markdown(&r).contains("No client retried"), "{}", render_markdown(&r));
         // A client that got a 429 and stopped gave up.
         j.entries.pop();
-        assert!(report(&j).no_retry().unwrap().starts_with("no client retried: 1 of 1 client run(s)"));
+        assert_eq!(
+            report(&j).no_retry().unwrap().split_once(". ").unwrap().0,
+            "No client retried: the one client stopped at the first failed answer"
+        );
+    }
+
+    #[test]
+    fn the_command_is_shown_without_the_directories_of_its_program() {
+        let cmd = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shown_command(&cmd(&["/tmp/x/target/debug/retrygate", "replay-client"])),
+            "retrygate replay-client"
+        );
+        assert_eq!(shown_command(&cmd(&["sh", "-c", "./scripts/replay.sh"])), "sh -c ./scripts/replay.sh");
+        let mut r = report(&served());
+        r.command = cmd(&["/work/main/target/debug/retrygate", "replay-client"]);
+        let md = render_markdown(&r);
+        assert!(md.contains("CMD `retrygate replay-client`") && !md.contains("/work/"), "{md}");
     }
 
     #[test]
@@ -808,7 +884,7 @@ mod tests {
         assert_eq!(both.checks.len(), CheckId::ALL.len());
         let md = render_markdown(&both);
         assert!(md.starts_with("### 429 replay: ❌ fail (2 scenarios: `s,t`)"), "{md}");
-        assert!(md.contains("\n###### 429 replay: ✅ pass (`s`, 1 client(s))"), "{md}");
+        assert!(md.contains("\n###### 429 replay: ✅ pass (`s`, 1 client)"), "{md}");
         let json = serde_json::to_string(&both).unwrap();
         assert_eq!(ReplayReport::from_json(&json).unwrap(), both);
         let ok = ReplayReport::combine("f".repeat(64), vec![pass.clone(), pass]);

@@ -50,6 +50,7 @@ fn sign_off(repo: &Repo, base: &str, body: &str) -> (anyhow::Result<()>, String)
         output: Some(dir.path().join("output.txt")),
         run_url: None,
         link_base: None,
+        links: Default::default(),
         mode: Mode::Full,
         verdict_file: dir.path().join("verdict/verdict.json"),
         sarif: None,

@@ -59,6 +59,7 @@ impl Job {
             bot_login: None,
             replay_report: None,
             link_base: None,
+            links: Default::default(),
             // Pacing is tested on its own; the other tests need not wait.
             write_interval: Duration::ZERO,
             // Unknown writes are looked for again after 50 ms, not 3 s.

@@ -55,6 +55,7 @@ impl Job {
             bot_login: None,
             replay_report: None,
             link_base: None,
+            links: Default::default(),
             write_interval: Duration::ZERO,
             // Unknown writes are looked for again after 50 ms, not 3 s.
             timing: retrygate::github::Timing {

@@ -52,6 +52,7 @@ impl Job {
             bot_login: None,
             replay_report: None,
             link_base: None,
+            links: Default::default(),
             write_interval: Duration::ZERO,
             timing: Timing { settle: Some(Duration::from_millis(50)), ..Default::default() },
         };

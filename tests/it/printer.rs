@@ -845,6 +845,41 @@ mod gate {
         assert!(md.contains("· mode `enforce` · agent pull request: head branch `codex/x`</sub>"), "{md}");
     }
 
+    /// Issue 24: the comment links the docs at the Action's ref, the run,
+    /// and the replay report's artifact; without that context it has no
+    /// link at all, never an empty or guessed one.
+    #[test]
+    fn the_comment_links_the_docs_the_run_and_the_replay_artifact_only_when_known() {
+        let v = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        let mut v = v;
+        if let Some(r) = v.evidence.replay.as_mut() {
+            r.source = Some("--replay-report replay.json".into());
+        }
+        let links = printer::Links {
+            docs: Some("https://github.com/retrygate/retrygate/blob/0123abc".into()),
+            run: Some("https://github.com/acme/shop/actions/runs/77".into()),
+            replay_artifact: Some((
+                "retrygate-replay".into(),
+                "https://github.com/acme/shop/actions/runs/77".into(),
+            )),
+        };
+        let mut out = Vec::new();
+        let ctx = Context { links: Some(&links), ..Context::default() };
+        printer::render_in(&v, &ctx, Format::Markdown, &mut out).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        for link in [
+            "[workflow run](<https://github.com/acme/shop/actions/runs/77>)",
+            "[how retrygate decides](<https://github.com/retrygate/retrygate/blob/0123abc/docs/gate.md>)",
+            "The report is the artifact `retrygate-replay` of [this workflow run](<https://github.com/acme/shop/actions/runs/77#artifacts>).",
+            "[Who may sign off, and how](<https://github.com/retrygate/retrygate/blob/0123abc/docs/github.md#sign-off-by-comment>).",
+        ] {
+            assert!(md.contains(link), "lacks {link}:\n{md}");
+        }
+        let plain = markdown(&v);
+        assert!(!plain.contains("]("), "no link without context:\n{plain}");
+        assert!(!plain.contains("workflow run") && !plain.contains("how retrygate decides"), "{plain}");
+    }
+
     #[test]
     fn a_rejected_sign_off_is_a_reason_and_said_in_the_sign_off_section() {
         let v = gate(Mode::Enforce, ReplayStatus::Pass, Some("0000000deadbeef"));

@@ -381,9 +381,9 @@ fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
     let out = retrygate(&in_repo, repo.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let md = String::from_utf8_lossy(&out.stdout);
-    assert!(md.starts_with("### 429 replay: ❌ fail (`default`, 2 client(s))"), "{md}");
+    assert!(md.starts_with("### 429 replay: ❌ fail (`default`, 2 clients)"), "{md}");
     assert!(md.contains("| `retry-after-honored` | ❌ fail | error |"), "{md}");
-    assert!(md.contains("<details><summary>client 1: exited with code 0, 4 request(s)</summary>"), "{md}");
+    assert!(md.contains("<details><summary>client 1: exited with code 0, 4 requests</summary>"), "{md}");
     assert!(md.contains("| 2 | +"), "{md}");
     assert!(md.contains("`Retry-After: 1`") && md.contains("≥ 1000 ms | `retry-after-honored` |"), "{md}");
 
@@ -409,7 +409,7 @@ fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
     let text: Vec<&str> = ["replay", "--clients", "1", "--format", "text"].into_iter().chain(storm).collect();
     let out = retrygate(&text, not_repo.path());
     let t = String::from_utf8_lossy(&out.stdout);
-    assert!(t.starts_with("retrygate replay: FAIL (scenario default, 1 client(s)"), "{t}");
+    assert!(t.starts_with("retrygate replay: FAIL (scenario default, 1 client,"), "{t}");
     assert!(t.contains("reason: retry-after-honored"), "{t}");
 }
 
@@ -466,11 +466,7 @@ fn several_scenarios_run_into_one_report_that_the_gate_can_bind() {
     // The storm re-sent the POST applied behind the 502, without a key.
     let dup = r.check(CheckId::NoDuplicateWrite).unwrap();
     assert_eq!((dup.status, dup.level), (CheckStatus::Fail, Level::Error));
-    assert!(
-        dup.message.starts_with(&format!("[{b}] writes applied: 2 for 1 operation(s)")),
-        "{}",
-        dup.message
-    );
+    assert!(dup.message.starts_with(&format!("[{b}] writes applied: 2 for 1 operation;")), "{}", dup.message);
     assert!(r.reasons.iter().all(|x| x.starts_with(&format!("[{b}] "))), "{:?}", r.reasons);
 
     let loaded = LoadedScenario::resolve_list(&list).unwrap();

@@ -49,6 +49,7 @@ use super::{
 };
 use crate::replay::journal::{Entry, Journal};
 use crate::replay::scenario::Level;
+use crate::text::plural;
 
 /// Fewer clients in a round than this cannot show lockstep.
 pub const DESYNC_MIN_CLIENTS: usize = 4;
@@ -156,15 +157,15 @@ impl DesyncSummary {
         format!(
             "arrivals {} more concentrated than full jitter (pass at or below {}, lockstep above {}); \
              retries a median {:.1} ms apart, first requests {:.1} ms (noise baseline, spread {:.0} ms); \
-             {} judged wait(s), {} pair(s)",
+             {}, {}",
             times(self.concentration),
             times(self.pass_bar),
             times(self.lockstep_bar),
             self.retry_pair_ms,
             self.noise_pair_ms,
             self.noise_spread_ms,
-            self.judged_waits,
-            self.pairs
+            plural(self.judged_waits, "judged wait", "judged waits"),
+            plural(self.pairs, "pair", "pairs")
         )
     }
 }
@@ -450,8 +451,9 @@ pub(super) fn desynchronized(
         let immediate = ev.rounds.len() - judged.len();
         let message = if n < DESYNC_MIN_CLIENTS {
             format!(
-                "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {n} client(s)); \
-                 run with --clients 8 or more"
+                "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {}); \
+                 run with --clients 8 or more",
+                plural(n, "client", "clients")
             )
         } else if ev.rounds.is_empty() {
             format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
@@ -462,9 +464,9 @@ pub(super) fn desynchronized(
             )
         } else {
             format!(
-                "too little evidence for a verdict that does not flip between runs: {} judged wait(s) \
+                "too little evidence for a verdict that does not flip between runs: {} \
                  (clients x retry rounds), {MIN_JUDGED_WAITS} needed; run with --clients 8 or more",
-                ev.judged_waits
+                plural(ev.judged_waits, "judged wait", "judged waits")
             )
         };
         let r = CheckResult {
@@ -477,7 +479,11 @@ pub(super) fn desynchronized(
         return (r, ev.rounds, None);
     }
     let summary = ev.read();
-    let figures = format!("{} judged retry round(s): {}", judged.len(), summary.figures());
+    let figures = format!(
+        "{}: {}",
+        plural(judged.len(), "judged retry round", "judged retry rounds"),
+        summary.figures()
+    );
     if summary.reading == Reading::Spread {
         let r = CheckResult {
             check,
@@ -866,11 +872,11 @@ mod tests {
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert!(c.violations[0].message.contains("add jitter to the backoff"), "{c:?}");
         assert!(
-            c.message.starts_with("lockstep: 3 judged retry round(s): arrivals 10000x or more"),
+            c.message.starts_with("lockstep: 3 judged retry rounds: arrivals 10000x or more"),
             "{}",
             c.message
         );
-        assert!(c.message.contains("84 pair(s)"), "{}", c.message);
+        assert!(c.message.contains("84 pairs"), "{}", c.message);
         assert!(rounds[0].arrival_spread_ms > 250.0 && rounds[0].wait_spread_ms < 1.0);
     }
 
@@ -898,7 +904,7 @@ mod tests {
         let (c, rounds) = judged(&journal(e), 8);
         assert!(rounds[0].lockstep && !rounds[1].lockstep);
         assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
-        assert!(c.message.starts_with("retries spread out: 3 judged retry round(s)"), "{}", c.message);
+        assert!(c.message.starts_with("retries spread out: 3 judged retry rounds"), "{}", c.message);
     }
 
     #[test]
@@ -968,7 +974,7 @@ mod tests {
         // but the first requests were spread as widely (2 s apart per client).
         let (c, _) = judged(&spaced(|c| c as f64 * 2000.0, 1000.0, 100.0, None), 8);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
-        assert!(c.message.starts_with("inconclusive: 3 judged retry round(s): arrivals"), "{}", c.message);
+        assert!(c.message.starts_with("inconclusive: 3 judged retry rounds: arrivals"), "{}", c.message);
         assert!(c.violations[0].message.contains("no further apart than the first requests"), "{c:?}");
         let s = desync_summary(&spaced(|c| c as f64 * 2000.0, 1000.0, 100.0, None), 8).unwrap();
         assert_eq!(s.reading, Reading::WithinNoise);
@@ -987,18 +993,14 @@ mod tests {
         let (c, _) = judged(&j, 8);
         // Every client honoured Retry-After: the weight is the after-Retry-After one.
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning), "{c:?}");
-        assert!(
-            c.message.starts_with("inconclusive: 3 judged retry round(s): arrivals 16x"),
-            "{}",
-            c.message
-        );
+        assert!(c.message.starts_with("inconclusive: 3 judged retry rounds: arrivals 16x"), "{}", c.message);
         assert!(c.violations[0].message.contains("run with more clients (--clients 24 or more)"), "{c:?}");
         let s = desync_summary(&j, 8).unwrap();
         assert_eq!((s.reading, s.reading.rerun_clients(8)), (Reading::Ambiguous, 24));
         // Twice as far apart: 8x, a pass; a third as far: 48x, lockstep.
         assert_eq!(judged(&spaced(|_| 0.0, 1000.0, 12.0, Some("1")), 8).0.status, CheckStatus::Pass);
         let (c, _) = judged(&spaced(|_| 0.0, 1000.0, 2.0, Some("1")), 8);
-        assert!(c.message.starts_with("lockstep: 3 judged retry round(s): arrivals 49x"), "{}", c.message);
+        assert!(c.message.starts_with("lockstep: 3 judged retry rounds: arrivals 49x"), "{}", c.message);
     }
 
     #[test]
@@ -1009,11 +1011,7 @@ mod tests {
         }
         let (c, _) = judged(&journal(e), 4);
         assert_eq!(c.status, CheckStatus::NotApplicable);
-        assert!(
-            c.message.contains("12 judged wait(s)") && c.message.contains("--clients 8"),
-            "{}",
-            c.message
-        );
+        assert!(c.message.contains("12 judged waits") && c.message.contains("--clients 8"), "{}", c.message);
     }
 
     #[test]

@@ -27,6 +27,7 @@ use super::journal::{Entry, Journal, WriteEffect};
 use super::retry_after::{self, RetryAfter};
 use super::runner::ClientExit;
 use super::scenario::{CheckLevels, Level};
+use crate::text::plural;
 use desync::desynchronized;
 
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
@@ -261,9 +262,9 @@ fn recovered(input: JudgeInput<'_>) -> CheckResult {
                 seq: Some(last.seq),
                 level,
                 message: format!(
-                    "client {i} gave up after {} attempt(s) without a 2xx (last answer {}); safe for the \
-                     dependency, but the call failed",
-                    reqs.len(),
+                    "client {i} gave up after {} without a 2xx (last answer {}); safe for the dependency, \
+                     but the call failed",
+                    plural(reqs.len(), "attempt", "attempts"),
                     last.status
                 ),
             });
@@ -280,9 +281,14 @@ fn recovered(input: JudgeInput<'_>) -> CheckResult {
     let fail_msg = if silent == n && n > 0 {
         "no request arrived from any client: nothing was tested".to_string()
     } else {
-        format!("{} of {n} client(s) did not recover", v.len())
+        format!("{} of {} did not recover", v.len(), plural(n, "client", "clients"))
     };
-    outcome(CheckId::Recovered, level, v, format!("all {n} client(s) reached a 2xx and exited 0"), fail_msg)
+    let pass_msg = if n == 1 {
+        "the one client reached a 2xx and exited 0".to_string()
+    } else {
+        format!("all {n} clients reached a 2xx and exited 0")
+    };
+    outcome(CheckId::Recovered, level, v, pass_msg, fail_msg)
 }
 
 fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
@@ -300,7 +306,7 @@ fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
             });
         }
     }
-    let fail = format!("{} client(s) went over the budget of {budget} attempts", v.len());
+    let fail = format!("{} went over the budget of {budget} attempts", plural(v.len(), "client", "clients"));
     outcome(CheckId::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
 }
 
@@ -308,6 +314,7 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     let level = input.levels.retry_after_honored;
     let mut v = Vec::new();
     let mut judged = 0;
+    let mut unreadable = 0;
     for i in 0..clients(&input) {
         let reqs = input.journal.of_client(i);
         for pair in reqs.windows(2) {
@@ -317,6 +324,7 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
                 Ok(None) => continue,
                 Err(e) => {
                     // Fail closed: we cannot tell whether the client honoured it.
+                    unreadable += 1;
                     v.push(Violation { client: i, seq: Some(next.seq), level: Level::Error, message: e });
                     continue;
                 }
@@ -348,14 +356,17 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
             violations: v,
         };
     }
-    let fail = format!("{} retr(ies) came sooner than Retry-After asked", v.len());
-    outcome(
-        CheckId::RetryAfterHonored,
-        level,
-        v,
-        format!("all {judged} retr(ies) honoured Retry-After"),
-        fail,
-    )
+    let fail = format!(
+        "{} of {} came sooner than Retry-After asked",
+        v.len(),
+        plural(judged + unreadable, "retry", "retries")
+    );
+    let pass = if judged == 1 {
+        "the one retry honoured Retry-After".to_string()
+    } else {
+        format!("all {judged} retries honoured Retry-After")
+    };
+    outcome(CheckId::RetryAfterHonored, level, v, pass, fail)
 }
 
 fn is_unsafe_method(m: &str) -> bool {
@@ -411,7 +422,10 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
             }
         }
     }
-    let fail = format!("{} non-idempotent request(s) replayed without the same Idempotency-Key", v.len());
+    let fail = format!(
+        "{} replayed without the same Idempotency-Key",
+        plural(v.len(), "non-idempotent request", "non-idempotent requests")
+    );
     outcome(
         CheckId::NoUnsafeReplay,
         level,
@@ -439,9 +453,9 @@ pub struct WriteAccount {
 }
 
 impl WriteAccount {
-    /// "writes applied: 2 for 1 operation(s)".
+    /// "writes applied: 2 for 1 operation".
     pub fn summary(&self) -> String {
-        format!("writes applied: {} for {} operation(s)", self.applied, self.operations)
+        format!("writes applied: {} for {}", self.applied, plural(self.operations, "operation", "operations"))
     }
 }
 
@@ -529,8 +543,9 @@ fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
     if !acc.deduplicated.is_empty() {
         let seqs: Vec<String> = acc.deduplicated.iter().map(|s| s.to_string()).collect();
         notes.push(format!(
-            "{} repeat(s) of an applied Idempotency-Key answered from the stored result, not applied again (request {})",
-            acc.deduplicated.len(),
+            "{} of an applied Idempotency-Key answered from the stored result, not applied again ({} {})",
+            plural(acc.deduplicated.len(), "repeat", "repeats"),
+            if seqs.len() == 1 { "request" } else { "requests" },
             seqs.join(", ")
         ));
     }
@@ -729,7 +744,7 @@ mod tests {
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations.len(), 2);
         assert_eq!(c.violations[0].level, Level::Warning);
-        assert!(c.violations[0].message.contains("gave up after 2 attempt(s)"));
+        assert!(c.violations[0].message.contains("gave up after 2 attempts"));
         assert_eq!(c.violations[1].level, Level::Error);
         assert!(c.violations[1].message.contains("client 1: no request arrived (exited with code 0)"));
 
@@ -860,7 +875,7 @@ mod tests {
         let out = judge_with(&journal(e), &ok_exits(1));
         let c = check(&out, CheckId::NoDuplicateWrite);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
-        assert!(c.message.starts_with("writes applied: 2 for 1 operation(s)"), "{}", c.message);
+        assert!(c.message.starts_with("writes applied: 2 for 1 operation;"), "{}", c.message);
         assert!(c.message.contains("request 1 replayed an applied write"), "{}", c.message);
         assert_eq!(c.violations[0].seq, Some(1));
         assert!(
@@ -882,7 +897,7 @@ mod tests {
         assert_eq!(c.status, CheckStatus::Pass);
         assert_eq!(
             c.message,
-            "writes applied: 1 for 1 operation(s); 1 repeat(s) of an applied Idempotency-Key answered from the \
+            "writes applied: 1 for 1 operation; 1 repeat of an applied Idempotency-Key answered from the \
              stored result, not applied again (request 1)"
         );
     }
