@@ -8,6 +8,10 @@
 #                                             must be statically linked
 #   release.sh sums DIR                       `sha256sum` lines of DIR's archives, in
 #                                             the format of dist/sha256sums.txt
+#   release.sh pin SHA LABEL                  name the Action in every example by
+#                                             the full commit SHA (`uses:
+#                                             retrygate/retrygate@SHA # LABEL`), and
+#                                             install the agents' retrygate from it
 #
 # Exit 0 on success; 1 when a check fails (the message says what to do);
 # 2 on a usage error.
@@ -66,8 +70,28 @@ case "${1:-}" in
     [ "${#archives[@]}" -gt 0 ] || fail "no retrygate-v*.tar.gz archives in $dir"
     (cd "$dir" && sha256sum -- retrygate-v*.tar.gz)
     ;;
+  pin)
+    sha="${2:?usage: release.sh pin SHA LABEL}"
+    label="${3:?usage: release.sh pin SHA LABEL}"
+    # A tag or a short SHA can be moved or ground to another commit; only a
+    # full SHA names one commit (docs/github.md, "Which retrygate to pin").
+    [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || fail "pin needs a full 40-hex commit SHA, got '$sha'; copy it from \`git rev-parse <release commit>\`"
+    [[ "$label" =~ ^[A-Za-z0-9.,:/\ _-]+$ ]] || fail "the label '$label' may hold letters, digits, spaces and . , : / _ - only (it becomes a YAML comment)"
+    shopt -s nullglob
+    workflows=(examples/workflows/*.yml)
+    [ "${#workflows[@]}" -gt 0 ] || fail "no workflows in examples/workflows"
+    agents=()
+    while IFS= read -r f; do agents+=("$f"); done < <(grep -rl 'RETRYGATE_REV:' examples/agents | sort)
+    PIN_SHA="$sha" PIN_LABEL="$label" perl -pi -e \
+      's{^(\s*(?:-\s+)?uses:\s+retrygate/retrygate\@)\S+(?:\s+#.*)?$}{$1$ENV{PIN_SHA} # $ENV{PIN_LABEL}}' \
+      "${workflows[@]}"
+    if [ "${#agents[@]}" -gt 0 ]; then
+      PIN_SHA="$sha" perl -pi -e 's{^(\s*RETRYGATE_REV:\s+)\S+}{$1$ENV{PIN_SHA}}' "${agents[@]}"
+    fi
+    echo "pinned retrygate/retrygate@$sha ($label) in ${#workflows[@]} workflows and ${#agents[@]} agent examples"
+    ;;
   *)
-    echo "usage: release.sh check-tag TAG | pack TARGET TAG BINARY OUTDIR | sums DIR" >&2
+    echo "usage: release.sh check-tag TAG | pack TARGET TAG BINARY OUTDIR | sums DIR | pin SHA LABEL" >&2
     exit 2
     ;;
 esac

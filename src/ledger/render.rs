@@ -23,7 +23,7 @@ pub fn render_text(r: &LedgerReport) -> String {
         "invalid"
     };
     let counts = match r.format.as_deref() {
-        Some(format) => format!("{} records, {format}", r.records),
+        Some(format) => format!("{}, {format}", crate::text::plural(r.records as usize, "record", "records")),
         None => "no records".to_string(),
     };
     let _ = writeln!(out, "ledger {}: {state} ({counts})", r.ledger);

@@ -324,7 +324,8 @@ fn ledger_section(o: &mut String, l: &LedgerReport, links: &Links) {
         return;
     }
     let state = if l.valid { "✅ valid" } else { "⛔ invalid" };
-    let mut line = format!("{state}: {} ({} records", code_span(&l.ledger), l.records);
+    let mut line =
+        format!("{state}: {} ({}", code_span(&l.ledger), plural(l.records as usize, "record", "records"));
     if let Some(f) = &l.format {
         let _ = write!(line, ", {}", escape_text(f));
     }
@@ -383,7 +384,7 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
         _ => "⛔",
     };
     let _ = writeln!(o, "\n#### 429 replay: {mark} {}\n", super::text::status_word(r.status));
-    let _ = writeln!(o, "{}.", escape_text(&r.why));
+    let _ = writeln!(o, "{}.", escape_text(&capitalise(&r.why)));
     if let Some(s) = &r.source {
         let _ = writeln!(o, "\nSource: {}.", code_span(s));
     }

@@ -430,13 +430,19 @@ fn combine_check(id: CheckId, of: &[(&str, &CheckResult)]) -> CheckResult {
     CheckResult { check: id, status, level, message, violations }
 }
 
-/// CMD as a reader sees it: a program named by an absolute or relative path
-/// by its file name only (the runner's or the laptop's directories say
-/// nothing to a reviewer); the JSON report keeps the command whole.
+/// CMD as a reader sees it, as a shell would take it: a program named by a
+/// path by its file name only (the runner's or the laptop's directories say
+/// nothing to a reviewer), and a word with a space or a quote in single
+/// quotes. The JSON report keeps the command whole.
 fn shown_command(command: &[String]) -> String {
-    let mut words: Vec<&str> = command.iter().map(String::as_str).collect();
-    if let Some(first) = command.first().filter(|w| w.contains('/')) {
-        words[0] = std::path::Path::new(first).file_name().and_then(|n| n.to_str()).unwrap_or(first);
+    let mut words: Vec<String> = Vec::with_capacity(command.len());
+    for (i, w) in command.iter().enumerate() {
+        let w = match std::path::Path::new(w).file_name().and_then(|n| n.to_str()) {
+            Some(name) if i == 0 && w.contains('/') => name,
+            _ => w.as_str(),
+        };
+        let plain = !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+        words.push(if plain { w.to_string() } else { format!("'{}'", w.replace('\'', "'\\''")) });
     }
     words.join(" ")
 }
@@ -848,6 +854,10 @@ mod tests {
             "retrygate replay-client"
         );
         assert_eq!(shown_command(&cmd(&["sh", "-c", "./scripts/replay.sh"])), "sh -c ./scripts/replay.sh");
+        assert_eq!(
+            shown_command(&cmd(&["bash", "-c", "\"$RETRYGATE\" replay-client --profile it's"])),
+            "bash -c '\"$RETRYGATE\" replay-client --profile it'\\''s'"
+        );
         let mut r = report(&served());
         r.command = cmd(&["/work/main/target/debug/retrygate", "replay-client"]);
         let md = render_markdown(&r);

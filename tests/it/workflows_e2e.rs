@@ -251,6 +251,35 @@ fn assert_comment_agrees_with_scan(comment: &str, scanned: usize) {
     let html = rendered(comment);
     assert!(html.contains("<td><strong>blocking-findings</strong>"), "{html}");
     assert!(!html.contains('…'), "a cut text in the rendered comment:\n{html}");
+    assert_links_resolve(&html);
+}
+
+/// Every link of a rendered comment goes somewhere: an absolute URL on
+/// GitHub, never empty, relative or a placeholder.
+fn assert_links_resolve(html: &str) {
+    let href = regex::Regex::new(r#"href="([^"]*)""#).unwrap();
+    let links: Vec<&str> = href.captures_iter(html).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert!(!links.is_empty(), "the comment links the run and the docs:\n{html}");
+    for l in links {
+        assert!(l.starts_with("https://github.com/") && !l.contains("{") && !l.ends_with('/'), "{l}\n{html}");
+    }
+}
+
+/// The full commit SHA every example pins the Action at
+/// (`uses: retrygate/retrygate@SHA`), the same in every file.
+fn example_pin() -> String {
+    let re = regex::Regex::new(r"uses: retrygate/retrygate@([0-9a-f]{40}) # ").unwrap();
+    let mut pins = Vec::new();
+    for f in ["retrygate.yml", "retrygate-check.yml", "retrygate-publish.yml", "retrygate-sign-off.yml"] {
+        let text = std::fs::read_to_string(crate_path(&format!("examples/workflows/{f}"))).unwrap();
+        let uses = text.lines().filter(|l| l.contains("retrygate/retrygate@")).count();
+        let found: Vec<String> = re.captures_iter(&text).map(|c| c[1].to_string()).collect();
+        assert_eq!(found.len(), uses, "{f}: every `uses: retrygate/retrygate@` is a full SHA pin");
+        pins.extend(found);
+    }
+    pins.dedup();
+    assert_eq!(pins.len(), 1, "one pin in every example: {pins:?}");
+    pins.remove(0)
 }
 
 // ------------------------------------------------------------ retrygate.yml
@@ -304,6 +333,21 @@ fn the_single_workflow_on_branch_and_fork_prs_sign_offs_and_its_cache() {
     let comment = latest_comment(&fake, 2);
     assert!(comment.contains("retrygate: blocked"), "{comment}");
     assert_comment_agrees_with_scan(&comment, scan_count(&repo, &pr2));
+    // Links a maintainer can follow: the run, the replay report's artifact,
+    // and the docs at the commit the workflow pins the Action to.
+    let pin = example_pin();
+    let run_page = format!("https://github.com/{OWNER_REPO}/actions/runs/{}", run.id);
+    for link in [
+        format!("[workflow run](<{run_page}>)"),
+        format!("The report is the artifact `retrygate-replay` of [this workflow run](<{run_page}#artifacts>)."),
+        format!("[how retrygate decides](<https://github.com/retrygate/retrygate/blob/{pin}/docs/gate.md>)"),
+        format!("[Who may sign off, and how](<https://github.com/retrygate/retrygate/blob/{pin}/docs/github.md#sign-off-by-comment>)"),
+    ] {
+        assert!(comment.contains(&link), "lacks {link}:\n{comment}");
+    }
+    // The comment a maintainer reads on this pull request, as Markdown and
+    // as GitHub renders it (`cargo test workflows_e2e -- --nocapture`).
+    eprintln!("--- the blocked comment:\n{comment}\n--- rendered:\n{}", rendered(&comment));
 
     // A comment that is not a sign-off: no job runs, a group of its own.
     let main = repo.rev("main");
@@ -355,9 +399,20 @@ fn the_single_workflow_on_branch_and_fork_prs_sign_offs_and_its_cache() {
 /// retrygate-check.yml on `pull_request`, then retrygate-publish.yml on the
 /// `workflow_run` it completes.
 fn check_then_publish(world: &mut World, repo: &Repo, pr: &Pr) -> (RunResult, RunResult) {
+    check_then_publish_with(world, repo, pr, REPLAY_COMMAND)
+}
+
+/// [`check_then_publish`] with `replay_command` as the check workflow's
+/// `replay-command`.
+fn check_then_publish_with(
+    world: &mut World,
+    repo: &Repo,
+    pr: &Pr,
+    replay_command: &str,
+) -> (RunResult, RunResult) {
     let check = repo.join(".github/workflows/retrygate-check.yml");
     let publish = repo.join(".github/workflows/retrygate-publish.yml");
-    let replay = [("replay-command", REPLAY_COMMAND)];
+    let replay = [("replay-command", replay_command)];
     let run = world.run(&check, &pr_event(pr), &replay).expect("listens to pull_request");
     assert!(world.run(&publish, &pr_event(pr), &[]).is_none(), "publish never runs on pull_request");
     let log = &run.job("check").log;
@@ -540,7 +595,12 @@ fn the_dogfood_workflow_runs_the_base_action_from_dot_slash_on_branch_and_fork_p
     let run = world.run(&wf, &pr_event(&pr2), &[]).unwrap();
     assert_job(&run, "gate", Conclusion::Failure);
     assert_eq!(gate_checks(&fake, &pr2.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
-    assert_comment_agrees_with_scan(&latest_comment(&fake, 2), scan_count(&repo, &pr2));
+    let comment = latest_comment(&fake, 2);
+    assert_comment_agrees_with_scan(&comment, scan_count(&repo, &pr2));
+    // `uses: ./` has no action repository or ref: the docs of this
+    // version's release tag in retrygate's home repository.
+    let docs = format!("(<https://github.com/retrygate/retrygate/blob/v{version}/docs/gate.md>)");
+    assert!(comment.contains(&docs), "lacks {docs}:\n{comment}");
     // Signed off with the full SHA, on the default branch.
     let main = repo.rev("main");
     let short = format!("/retrygate sign-off {}", &pr2.head[..7]);
@@ -562,6 +622,101 @@ fn the_dogfood_workflow_runs_the_base_action_from_dot_slash_on_branch_and_fork_p
     assert_job(&run, "gate", Conclusion::Success);
     assert!(run.job("gate").log.contains("--- skipped: Cache the source build"), "compute mode never saves");
     assert!(gate_checks(&fake, &pr4.head).is_empty());
+}
+
+/// The fork-safe split from forks, with a base config that trusts a fork's
+/// own replay report (`replay.trust_fork_reports: true`): a correct client's
+/// replay is accepted; a fork that swaps the replay script for a polite stub
+/// is replayed with the base's script and refused; the incident patch's
+/// comment agrees with `scan` and reads whole; a ground 7-hex sign-off is
+/// refused and the full SHA lifts the block.
+#[test]
+fn the_fork_safe_split_from_forks_a_trusting_base_accepts_a_correct_replay_only() {
+    let fake = FakeGithub::start();
+    fake.set_permission(MAINTAINER, "write", "write");
+    let repo = adopter_repo(
+        "replay: { scenario: default, clients: 4, trust_fork_reports: true }\n",
+        &[
+            "examples/workflows/retrygate-check.yml",
+            "examples/workflows/retrygate-publish.yml",
+            "examples/workflows/retrygate-sign-off.yml",
+        ],
+    );
+    // The adopter's replay drives its client through a script
+    // (`client-profile` stands in for the client's code).
+    repo.write(
+        "scripts/replay.sh",
+        "exec \"$RETRYGATE\" replay-client --profile \"$(cat client-profile)\"\n",
+    );
+    repo.write("client-profile", "reference\n");
+    repo.commit("the replay script");
+    let mut world = World::new(&fake, repo.path());
+    let script = "bash scripts/replay.sh";
+
+    // A correct client from a fork: accepted.
+    let pr1 = open_pr(&world, &repo, 1, "codex/http", &[("src/http.rs", HTTP_FILE)], true);
+    let (check, publish) = check_then_publish_with(&mut world, &repo, &pr1, script);
+    assert_job(&check, "check", Conclusion::Success);
+    let checks = gate_checks(&fake, &pr1.head);
+    assert_eq!(
+        checks.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+        ["success"],
+        "{checks:?}\n{}",
+        publish.job("publish").log
+    );
+    let comment = latest_comment(&fake, 1);
+    assert!(comment.contains("reported by the fork's own run"), "{comment}");
+    assert!(
+        comment.contains(&format!("The report is the artifact `retrygate-verdict` of [this workflow run](<https://github.com/{OWNER_REPO}/actions/runs/{}#artifacts>).", check.id)),
+        "the publish run links the check run's artifact:\n{comment}"
+    );
+
+    // The stub swap from a fork: the base's script runs the storming client.
+    let stub = "exec \"$RETRYGATE\" replay-client --profile reference\n";
+    let pr2 = open_pr(
+        &world,
+        &repo,
+        2,
+        "codex/faster-http",
+        &[("src/http.rs", HTTP_FILE), ("client-profile", "storm\n"), ("scripts/replay.sh", stub)],
+        true,
+    );
+    let (check, _) = check_then_publish_with(&mut world, &repo, &pr2, script);
+    assert!(
+        check.job("check").log.contains("scripts/replay.sh is the base's copy"),
+        "{}",
+        check.job("check").log
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.artifact(check.id, "retrygate-verdict").unwrap().join("replay.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["verdict"], "fail", "the base's script ran the storming client: {report}");
+    assert_eq!(gate_checks(&fake, &pr2.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
+    assert!(latest_comment(&fake, 2).contains("**replay-failed**"), "{}", latest_comment(&fake, 2));
+
+    // The incident patch from a fork: blocked; its comment agrees with scan.
+    let pr3 = open_pr(&world, &repo, 3, "codex/faster", &[("src/checkout.rs", common::AGENT_PATCH)], true);
+    check_then_publish_with(&mut world, &repo, &pr3, script);
+    assert_eq!(gate_checks(&fake, &pr3.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
+    assert_comment_agrees_with_scan(&latest_comment(&fake, 3), scan_count(&repo, &pr3));
+
+    // A ground prefix is refused on a fork's pull request; the full SHA lifts.
+    let sign_off = repo.join(".github/workflows/retrygate-sign-off.yml");
+    let main = repo.rev("main");
+    let short = format!("/retrygate sign-off {}", &pr3.head[..7]);
+    let run = world.run(&sign_off, &comment_event(&pr3, &main, MAINTAINER, &short, 801), &[]).unwrap();
+    assert!(
+        run.job("sign-off").log.contains(&pr3.head),
+        "the full SHA to copy:\n{}",
+        run.job("sign-off").log
+    );
+    assert!(gate_checks(&fake, &pr3.head).iter().all(|c| c.0 == "failure"));
+    let full = format!("/retrygate sign-off {}", pr3.head);
+    let run = world.run(&sign_off, &comment_event(&pr3, &main, MAINTAINER, &full, 802), &[]).unwrap();
+    assert_job(&run, "sign-off", Conclusion::Success);
+    assert_eq!(gate_checks(&fake, &pr3.head).last().map(|c| c.0.as_str()), Some("success"));
 }
 
 // ------------------------------------------------------------ the runner
@@ -646,6 +801,104 @@ fn a_pull_request_that_swaps_the_replay_script_for_a_stub_is_replayed_with_the_b
     // `replay-command` input, so the edit to scripts/replay.sh goes
     // unflagged here (the base's copy is still what ran).
     assert_eq!(gate_checks(&fake, &pr.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
+}
+
+/// Issue 24: a replay counts as evidence only if it exercised a retry. The
+/// client gives up at its first 429 (a POST it never re-sends without a
+/// key): its replay passes every check, and the gate still blocks, saying
+/// plainly that no client retried and what that means.
+#[test]
+fn a_replay_in_which_no_client_retried_blocks_with_a_plain_reason() {
+    let fake = FakeGithub::start();
+    let repo = adopter_repo(CONFIG, &["examples/workflows/retrygate.yml"]);
+    let mut world = World::new(&fake, repo.path());
+    let wf = repo.join(".github/workflows/retrygate.yml");
+    let gives_up = "\"$RETRYGATE\" replay-client --profile reference --method POST --no-idempotency-key";
+    let pr = open_pr(&world, &repo, 1, "codex/http", &[("src/http.rs", HTTP_FILE)], false);
+    let run = world.run(&wf, &pr_event(&pr), &[("replay-command", gives_up)]).unwrap();
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.artifact(run.id, "retrygate-replay").unwrap().join("replay.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["verdict"], "pass", "giving up is safe for the dependency: {report}");
+    assert_job(&run, "gate", Conclusion::Failure);
+    assert_eq!(gate_checks(&fake, &pr.head).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["failure"]);
+    let comment = latest_comment(&fake, 1);
+    for part in [
+        "| ⛔ | **replay-no-retry**: no client retried in the 429 replay, so the retry code this change touches never ran and the replay shows nothing about it |",
+        "#### 429 replay: ⛔ no client retried",
+        "> **No client retried**: the one client stopped at the first failed answer. A client that gives up did not storm the dependency, but the retry code under review never ran, so this replay shows nothing about it",
+    ] {
+        assert!(comment.contains(part), "lacks {part:?}:\n{comment}");
+    }
+    let html = rendered(&comment);
+    assert!(!html.contains('…'), "{html}");
+    assert_links_resolve(&html);
+    // docs/github.md shows this comment ("What a maintainer sees").
+    eprintln!("--- the no-retry comment:\n{comment}");
+}
+
+/// The examples name the Action by one full commit SHA of retrygate's home
+/// repository (there is no release tag yet), the agents install retrygate
+/// from that same commit, and docs/github.md shows it; `scripts/release.sh
+/// pin` rewrites every one of them, and refuses anything but a full SHA.
+#[test]
+fn every_example_pins_one_full_sha_and_release_sh_pin_moves_them_together() {
+    let pin = example_pin();
+    for f in [
+        "examples/agents/claude-code/.github/workflows/claude.yml",
+        "examples/agents/copilot/.github/workflows/copilot-setup-steps.yml",
+        "examples/agents/generic/.github/workflows/agent-job.yml",
+    ] {
+        let text = std::fs::read_to_string(crate_path(f)).unwrap();
+        assert!(text.contains(&format!("RETRYGATE_REV: {pin}\n")), "{f} installs another commit");
+    }
+    let docs = std::fs::read_to_string(crate_path("docs/github.md")).unwrap();
+    assert!(docs.contains(&format!("uses: retrygate/retrygate@{pin}")), "docs/github.md shows another pin");
+    assert!(!docs.contains("retrygate/retrygate@v0 "), "no tag that does not exist");
+
+    // The script, on a copy of the examples.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |rel: &str| {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(crate_path(rel), &to).unwrap();
+    };
+    copy("scripts/release.sh");
+    copy("Cargo.toml");
+    for f in ["retrygate.yml", "retrygate-check.yml", "retrygate-publish.yml", "retrygate-sign-off.yml"] {
+        copy(&format!("examples/workflows/{f}"));
+    }
+    copy("examples/agents/generic/.github/workflows/agent-job.yml");
+    let pin_with = |sha: &str, label: &str| {
+        std::process::Command::new("bash")
+            .arg(dir.path().join("scripts/release.sh"))
+            .args(["pin", sha, label])
+            .output()
+            .unwrap()
+    };
+    let new = "0123456789abcdef0123456789abcdef01234567";
+    let out = pin_with(new, "v0.2.0");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let wf = std::fs::read_to_string(dir.path().join("examples/workflows/retrygate.yml")).unwrap();
+    assert_eq!(wf.matches(&format!("uses: retrygate/retrygate@{new} # v0.2.0\n")).count(), 3, "{wf}");
+    assert!(!wf.contains(&pin), "{wf}");
+    let agent =
+        std::fs::read_to_string(dir.path().join("examples/agents/generic/.github/workflows/agent-job.yml"))
+            .unwrap();
+    assert!(agent.contains(&format!("RETRYGATE_REV: {new}\n")), "{agent}");
+    // A tag or a short SHA is refused, and nothing changes.
+    let out = pin_with("v0.2.0", "v0.2.0");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pin needs a full 40-hex commit SHA, got 'v0.2.0'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = pin_with(&new[..7], "x");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(dir.path().join("examples/workflows/retrygate.yml")).unwrap(), wf);
 }
 
 /// A push to the default branch runs only the warm-up job (`mode: install`),

@@ -455,6 +455,9 @@ pub struct WriteAccount {
 impl WriteAccount {
     /// "writes applied: 2 for 1 operation".
     pub fn summary(&self) -> String {
+        if self.applied == 0 {
+            return "no write was applied".to_string();
+        }
         format!("writes applied: {} for {}", self.applied, plural(self.operations, "operation", "operations"))
     }
 }
