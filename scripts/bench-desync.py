@@ -112,7 +112,7 @@ def main():
     ]
     lockstep, jittered = [], []
     try:
-        print(f"{a.rounds} rounds, {a.clients} clients per fleet, two fleets at once, {a.busy} busy loop(s), "
+        print(f"{a.rounds} rounds, {a.clients} clients per fleet, two fleets at once, {a.busy} busy {'loop' if a.busy == 1 else 'loops'}, "
               f"load average {os.getloadavg()[0]:.1f}, binary {binary}")
         for i in range(a.rounds):
             if time.monotonic() > deadline:

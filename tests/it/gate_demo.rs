@@ -61,6 +61,11 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
         assert!(second.contains(part), "act 2 lacks {part:?}:\n{second}");
     }
     assert!(!second.contains("⛔"), "nothing blocks the calm patch:\n{second}");
+    // The replay exercised the retry the calm patch changed (the cart read,
+    // honouring Retry-After), so it counts as evidence (issue 24).
+    assert!(second.contains("| 4 | "), "a client came back three times:\n{second}");
+    assert!(second.contains("`GET /c/0/cart/7`") && !second.contains("No client retried"), "{second}");
+    assert!(second.contains("| `retry-after-honored` | ✅ pass |"), "{second}");
     eprintln!("retrygate demo took {:.1} s", took.as_secs_f64());
 }
 
