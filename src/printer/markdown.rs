@@ -391,12 +391,11 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
     if let (Some((name, run)), Some(_)) = (&links.replay_artifact, &r.source) {
         let _ = writeln!(
             o,
-            "\nThe report is the artifact {} of [this workflow run]({}).",
+            "\nThe report is the artifact {} of [the workflow run that made it]({}).",
             code_span(name),
             url(&format!("{run}#artifacts"))
         );
     }
-
     if !r.problems.is_empty() {
         o.push('\n');
     }

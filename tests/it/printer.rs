@@ -870,7 +870,7 @@ mod gate {
         for link in [
             "[workflow run](<https://github.com/acme/shop/actions/runs/77>)",
             "[how retrygate decides](<https://github.com/retrygate/retrygate/blob/0123abc/docs/gate.md>)",
-            "The report is the artifact `retrygate-replay` of [this workflow run](<https://github.com/acme/shop/actions/runs/77#artifacts>).",
+            "The report is the artifact `retrygate-replay` of [the workflow run that made it](<https://github.com/acme/shop/actions/runs/77#artifacts>).",
             "[Who may sign off, and how](<https://github.com/retrygate/retrygate/blob/0123abc/docs/github.md#sign-off-by-comment>).",
         ] {
             assert!(md.contains(link), "lacks {link}:\n{md}");

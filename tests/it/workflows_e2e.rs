@@ -339,7 +339,7 @@ fn the_single_workflow_on_branch_and_fork_prs_sign_offs_and_its_cache() {
     let run_page = format!("https://github.com/{OWNER_REPO}/actions/runs/{}", run.id);
     for link in [
         format!("[workflow run](<{run_page}>)"),
-        format!("The report is the artifact `retrygate-replay` of [this workflow run](<{run_page}#artifacts>)."),
+        format!("The report is the artifact `retrygate-replay` of [the workflow run that made it](<{run_page}#artifacts>)."),
         format!("[how retrygate decides](<https://github.com/retrygate/retrygate/blob/{pin}/docs/gate.md>)"),
         format!("[Who may sign off, and how](<https://github.com/retrygate/retrygate/blob/{pin}/docs/github.md#sign-off-by-comment>)"),
     ] {
@@ -667,7 +667,7 @@ fn the_fork_safe_split_from_forks_a_trusting_base_accepts_a_correct_replay_only(
     let comment = latest_comment(&fake, 1);
     assert!(comment.contains("reported by the fork's own run"), "{comment}");
     assert!(
-        comment.contains(&format!("The report is the artifact `retrygate-verdict` of [this workflow run](<https://github.com/{OWNER_REPO}/actions/runs/{}#artifacts>).", check.id)),
+        comment.contains(&format!("The report is the artifact `retrygate-verdict` of [the workflow run that made it](<https://github.com/{OWNER_REPO}/actions/runs/{}#artifacts>).", check.id)),
         "the publish run links the check run's artifact:\n{comment}"
     );
 
