@@ -740,7 +740,7 @@ mod gate {
 
     /// The gate's verdict on one jitter regression with the replay in
     /// `replay` state (its problems hostile), in `mode`, with a sign-off.
-    fn gate(mode: Mode, replay: ReplayStatus, sign_off: Option<&str>) -> GateVerdict {
+    pub(super) fn gate(mode: Mode, replay: ReplayStatus, sign_off: Option<&str>) -> GateVerdict {
         let findings =
             vec![Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3)
                 .message("jitter removed")];
@@ -910,3 +910,5 @@ mod gate {
         assert_eq!(back, v, "the JSON reads back as the same verdict");
     }
 }
+
+mod snapshots;
