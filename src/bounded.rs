@@ -31,7 +31,7 @@ pub enum BoundedReadError {
 impl BoundedReadError {
     /// True when the file simply does not exist (callers often fall back to
     /// a default then).
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, BoundedReadError::NotFound(_))
     }
 }
@@ -63,7 +63,7 @@ impl std::error::Error for BoundedReadError {}
 
 /// What kind of non-regular file `meta` describes, for messages (also used
 /// by the ledger hook, which hashes a file it must not block on).
-pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -98,7 +98,7 @@ pub fn ensure_regular(path: &Path) -> Result<std::fs::Metadata, BoundedReadError
 }
 
 /// Reads a regular file of at most `limit` bytes.
-pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
     let meta = ensure_regular(path)?;
     if meta.len() > limit {
         return Err(BoundedReadError::TooLarge { path: path.to_path_buf(), limit });
@@ -116,7 +116,7 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError
 }
 
 /// [`read_regular`] for UTF-8 text.
-pub fn read_regular_string(path: &Path, limit: u64) -> Result<String, BoundedReadError> {
+pub(crate) fn read_regular_string(path: &Path, limit: u64) -> Result<String, BoundedReadError> {
     let bytes = read_regular(path, limit)?;
     String::from_utf8(bytes).map_err(|e| BoundedReadError::NotUtf8 {
         path: path.to_path_buf(),

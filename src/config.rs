@@ -24,7 +24,7 @@ pub const CONFIG_PATH: &str = ".github/retrygate.yml";
 
 /// Larger configs are refused unread: a real one is a few hundred bytes, and
 /// YAML parsing cost grows with input.
-pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 
 /// Whether a block is enforced or only reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
@@ -39,13 +39,13 @@ pub enum Mode {
 /// What makes a pull request agent-authored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct Agents {
+pub(crate) struct Agents {
     /// Author logins; `*` matches any run of characters (`*[bot]`).
-    pub logins: Vec<String>,
-    pub branch_prefixes: Vec<String>,
-    pub labels: Vec<String>,
+    pub(crate) logins: Vec<String>,
+    pub(crate) branch_prefixes: Vec<String>,
+    pub(crate) labels: Vec<String>,
     /// Commit trailer e-mail addresses (`Co-authored-by: ... <addr>`).
-    pub trailers: Vec<String>,
+    pub(crate) trailers: Vec<String>,
 }
 
 impl Default for Agents {
@@ -64,7 +64,7 @@ impl Default for Agents {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Require {
-    pub ledger: bool,
+    pub(crate) ledger: bool,
     /// Demanded when the change touches retry or HTTP-client code.
     pub replay: bool,
 }
@@ -108,7 +108,7 @@ pub struct ReplayConfig {
     /// wrote the report, so it is evidence the fork could fake, and a fork
     /// agent PR that needs a replay then needs a maintainer's sign-off
     /// (docs/github.md, "Trust model").
-    pub trust_fork_reports: bool,
+    pub(crate) trust_fork_reports: bool,
 }
 
 /// `replay.scenario`: one name or path, or a list of them.
@@ -138,19 +138,19 @@ impl Default for ReplayConfig {
 /// Optional hard ceilings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Most total attempts a retry may make; off (`None`) until set.
-    pub max_attempts: Option<u32>,
+    pub(crate) max_attempts: Option<u32>,
 }
 
 /// Rule packs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// Rule ids to switch off.
-    pub disable: Vec<String>,
+    pub(crate) disable: Vec<String>,
     /// Extra rule-pack directories; none until set.
-    pub extra: Vec<String>,
+    pub(crate) extra: Vec<String>,
 }
 
 /// Which changed files the analyzers read, and which of them are test code.
@@ -167,13 +167,13 @@ pub struct Paths {
     /// Test code: findings there are notes that do not block. When set (even
     /// to `[]`) it replaces the default test patterns; Rust `#[cfg(test)]`
     /// items and `#[test]` functions stay test code either way.
-    pub tests: Option<Vec<String>>,
+    pub(crate) tests: Option<Vec<String>>,
 }
 
 /// A repository permission level, lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Permission {
+pub(crate) enum Permission {
     Read,
     Triage,
     Write,
@@ -185,8 +185,8 @@ pub enum Permission {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SignOff {
-    pub command: String,
-    pub min_permission: Permission,
+    pub(crate) command: String,
+    pub(crate) min_permission: Permission,
 }
 
 impl Default for SignOff {
@@ -199,8 +199,8 @@ impl Default for SignOff {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    pub mode: Mode,
-    pub agents: Agents,
+    pub(crate) mode: Mode,
+    pub(crate) agents: Agents,
     pub require: Require,
     pub ledger: LedgerConfig,
     pub replay: ReplayConfig,
@@ -209,11 +209,11 @@ pub struct Config {
     /// (`*` stays within one directory, `**` crosses directories) matched
     /// against the repository-relative path, and a plain path also covers
     /// everything under it.
-    pub protected_paths: Vec<String>,
-    pub limits: Limits,
+    pub(crate) protected_paths: Vec<String>,
+    pub(crate) limits: Limits,
     pub paths: Paths,
-    pub rules: Rules,
-    pub sign_off: SignOff,
+    pub(crate) rules: Rules,
+    pub(crate) sign_off: SignOff,
 }
 
 impl Default for Config {
@@ -249,10 +249,10 @@ const FIX_AT_BASE: &str = "the gate reads its config from the base commit, so fi
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}{}: {message}; {fix}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
-    pub source_name: String,
-    pub line: Option<usize>,
-    pub message: String,
-    pub fix: String,
+    pub(crate) source_name: String,
+    pub(crate) line: Option<usize>,
+    pub(crate) message: String,
+    pub(crate) fix: String,
 }
 
 const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, paths, rules, sign_off";
@@ -381,7 +381,7 @@ impl Config {
     /// The patterns are compiled again and an invalid one is an error, so a
     /// config built by hand (not through [`Config::from_yaml_str`]) cannot
     /// turn a bad pattern into a matcher that protects nothing.
-    pub fn protected(&self) -> Result<ProtectedPaths, ConfigError> {
+    pub(crate) fn protected(&self) -> Result<ProtectedPaths, ConfigError> {
         self.protected_checked().map_err(|e| e.into_config_error(CONFIG_PATH))
     }
 
@@ -428,7 +428,7 @@ fn protected_globs(pattern: &str) -> Vec<String> {
 /// Decides whether a repository-relative path is protected. The same
 /// compiled pattern list serves `paths.ignore` and `paths.tests`.
 #[derive(Debug, Clone)]
-pub struct ProtectedPaths {
+pub(crate) struct ProtectedPaths {
     set: GlobSet,
     patterns: Vec<String>,
 }
@@ -456,12 +456,12 @@ impl ProtectedPaths {
     }
 
     /// Whether `path` (repository-relative, `/`-separated) is protected.
-    pub fn is_protected(&self, path: &str) -> bool {
+    pub(crate) fn is_protected(&self, path: &str) -> bool {
         self.matching(path).is_some()
     }
 
     /// The configured entry that protects `path`, if any.
-    pub fn matching(&self, path: &str) -> Option<&str> {
+    pub(crate) fn matching(&self, path: &str) -> Option<&str> {
         self.set.matches(path).first().map(|&i| self.patterns[i].as_str())
     }
 }

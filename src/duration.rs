@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The longest time any `--timeout`-like value accepts: a day. A replay or a
 /// replay command that needs longer is misconfigured, and larger numbers
 /// (`1e20`) do not fit the clocks they are added to.
-pub const MAX_TIMEOUT_SECS: f64 = 24.0 * 60.0 * 60.0;
+pub(crate) const MAX_TIMEOUT_SECS: f64 = 24.0 * 60.0 * 60.0;
 
 /// Seconds as a decimal number, above 0 and at most [`MAX_TIMEOUT_SECS`].
 /// `inf`, `NaN`, negative and absurd values are refused with a message that

@@ -20,7 +20,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Note => "note",
             Severity::Warning => "warning",
@@ -28,7 +28,7 @@ impl Severity {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Severity> {
+    pub(crate) fn parse(s: &str) -> Option<Severity> {
         match s {
             "note" => Some(Severity::Note),
             "warning" => Some(Severity::Warning),
@@ -228,10 +228,10 @@ pub struct Finding {
     pub message: String,
     /// What the base had, when there was something to compare.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub base: Option<serde_json::Value>,
+    pub(crate) base: Option<serde_json::Value>,
     /// What the head has.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub head: Option<serde_json::Value>,
+    pub(crate) head: Option<serde_json::Value>,
     /// An edit of the head that puts back what the base had, when the
     /// analyzer is sure of it (README, "One-click fixes").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,12 +301,12 @@ impl Finding {
         self
     }
 
-    pub fn is_blocking(&self) -> bool {
+    pub(crate) fn is_blocking(&self) -> bool {
         self.severity == Severity::Error
     }
 
     /// `path:line` or `path:line-end` for people; line 0 means the whole file.
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         if self.line == 0 {
             self.path.clone()
         } else if self.end_line > self.line {
@@ -319,12 +319,12 @@ impl Finding {
     /// A blocking finding about retry behaviour, as opposed to one of the
     /// policy's own (the gate's config changed, a protected path touched):
     /// what the comment, the reasons and `scan` count as "retry regressions".
-    pub fn is_retry_regression(&self) -> bool {
+    pub(crate) fn is_retry_regression(&self) -> bool {
         self.is_blocking() && !matches!(self.kind, Kind::GateConfigChanged | Kind::ProtectedPath)
     }
 
     /// Ordering used by every reporter: by path, line, then kind.
-    pub fn sort_key(&self) -> (&str, u32, Kind, &str) {
+    pub(crate) fn sort_key(&self) -> (&str, u32, Kind, &str) {
         (&self.path, self.line, self.kind, &self.rule)
     }
 }
@@ -333,7 +333,7 @@ impl Finding {
 /// equally severe ones the first in the input (the sort is stable). Two rules that say the same thing about a line must not
 /// lose the blocking one because the other was loaded first. The result is
 /// in [`Finding::sort_key`] order.
-pub fn keep_most_severe(findings: &mut Vec<Finding>) {
+pub(crate) fn keep_most_severe(findings: &mut Vec<Finding>) {
     findings.sort_by(|a, b| {
         (a.path.as_str(), a.line, a.kind)
             .cmp(&(b.path.as_str(), b.line, b.kind))

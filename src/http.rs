@@ -19,7 +19,7 @@ pub enum RetryAfter {
 impl RetryAfter {
     /// How long to wait from `now`: the delay itself, or the time left until
     /// the date (zero for a date already past).
-    pub fn wait_from(self, now: SystemTime) -> Duration {
+    pub(crate) fn wait_from(self, now: SystemTime) -> Duration {
         match self {
             RetryAfter::Delay(d) => d,
             RetryAfter::Until { unix_ms } => {
@@ -64,7 +64,7 @@ const PATH: &AsciiSet = &COMPONENT.remove(b'/');
 
 /// Percent-encodes one URL component (a query value, a login in a route):
 /// every byte outside the unreserved set, `/` included, as `%XX`.
-pub fn encode_component(s: &str) -> String {
+pub(crate) fn encode_component(s: &str) -> String {
     utf8_percent_encode(s, COMPONENT).to_string()
 }
 

@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 /// How many hex digits of a commit are shown: GitHub's own short form, so a
 /// maintainer can match it by eye against the PR's commit list.
-pub const SHORT_SHA_CHARS: usize = 7;
+pub(crate) const SHORT_SHA_CHARS: usize = 7;
 
 /// The first [`SHORT_SHA_CHARS`] characters of a commit id (the whole string
 /// when it is shorter).
-pub fn short_sha(sha: &str) -> &str {
+pub(crate) fn short_sha(sha: &str) -> &str {
     sha.get(..SHORT_SHA_CHARS).unwrap_or(sha)
 }
 
@@ -25,7 +25,7 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 /// `s` cut to at most `max_chars` characters, with `…` when something was
 /// cut. The cut falls at the last space before the limit when there is one in
 /// its second half, so a reader never sees half a word ("artif…").
-pub fn truncate(s: &str, max_chars: usize) -> String {
+pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
     match s.char_indices().nth(max_chars) {
         Some((i, _)) => {
             let head = &s[..i];
@@ -40,7 +40,7 @@ pub fn truncate(s: &str, max_chars: usize) -> String {
 /// and the bidirectional-override characters ("Trojan Source", which make a
 /// line read differently from what it says) are written as escapes, the way
 /// Rust's `{:?}` would, without the quotes.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

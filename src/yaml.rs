@@ -18,14 +18,14 @@ use std::fmt;
 
 /// Deepest net bracket nesting accepted (see the module docs). serde_yaml
 /// itself refuses values nested past 128 levels.
-pub const MAX_FLOW_DEPTH: usize = 100;
+pub(crate) const MAX_FLOW_DEPTH: usize = 100;
 
 /// Why a YAML document was refused before parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// 1-based line of the problem.
-    pub line: usize,
-    pub message: String,
+    pub(crate) line: usize,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for Refusal {
@@ -37,7 +37,7 @@ impl fmt::Display for Refusal {
 /// Checks `text` for deep flow nesting, then for tags. A document that does
 /// not parse at all passes: the caller's own parse reports that error with
 /// its line.
-pub fn check(text: &str) -> Result<(), Refusal> {
+pub(crate) fn check(text: &str) -> Result<(), Refusal> {
     check_depth(text)?;
     check_tags(text)
 }

@@ -13,10 +13,10 @@
 //! ([`HeadPolicy`], for `limits.max_attempts`) and which changed files hold
 //! retry or HTTP-client code ([`retry_code`], for whether a replay is due).
 
-pub mod retry_code;
+pub(crate) mod retry_code;
 pub mod rules;
 pub mod rust;
-pub mod testcode;
+pub(crate) mod testcode;
 
 use rayon::prelude::*;
 
@@ -45,28 +45,28 @@ pub struct FileResult {
     pub notes: Vec<Note>,
     /// The retry policies of the head version whose attempts are a count
     /// or unbounded; an analyzer that models no policies leaves it empty.
-    pub head_policies: Vec<HeadPolicy>,
+    pub(crate) head_policies: Vec<HeadPolicy>,
 }
 
 /// One retry policy found in the head version of a changed file, as the
 /// analyzer modelled it: what `limits.max_attempts` is checked against.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HeadPolicy {
-    pub path: String,
-    pub line: u32,
-    pub end_line: u32,
+pub(crate) struct HeadPolicy {
+    pub(crate) path: String,
+    pub(crate) line: u32,
+    pub(crate) end_line: u32,
     /// Total attempts (first call included); `None` for unbounded.
-    pub attempts: Option<f64>,
+    pub(crate) attempts: Option<f64>,
     /// The retry library (`backon`, `loop`, ...).
-    pub lib: String,
+    pub(crate) lib: String,
 }
 
 /// Changed files an analyzer reads beyond what [`Analyzer::wants`] names,
 /// and notes about what it cannot read.
 #[derive(Debug, Default)]
 pub struct Extra {
-    pub paths: std::collections::BTreeSet<String>,
-    pub notes: Vec<Note>,
+    pub(crate) paths: std::collections::BTreeSet<String>,
+    pub(crate) notes: Vec<Note>,
 }
 
 /// One way of finding retry regressions in changed files.
@@ -103,14 +103,14 @@ pub struct ScanOutcome {
     pub findings: Vec<Finding>,
     pub notes: Vec<Note>,
     /// Files at least one analyzer read.
-    pub files_analyzed: usize,
+    pub(crate) files_analyzed: usize,
     /// Every retry policy with a count (or none) in the head version of the
     /// changed files the analyzers read; a file that could not be parsed has
     /// none here and a blocking note instead.
-    pub head_policies: Vec<HeadPolicy>,
+    pub(crate) head_policies: Vec<HeadPolicy>,
     /// The changed files (`paths.ignore` or not) that hold retry or
     /// HTTP-client code on either side ([`retry_code::holds_retry_code`]).
-    pub retry_code: Vec<String>,
+    pub(crate) retry_code: Vec<String>,
 }
 
 /// Runs every analyzer over every changed file of `cs`, with the default
@@ -121,7 +121,7 @@ pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
 
 /// Runs every analyzer over every changed file of `cs` that `paths` does not
 /// ignore, then demotes findings in test code to notes.
-pub fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
+pub(crate) fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
     let pool = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES).build();
     let work = || analyze_all(cs, analyzers, paths);
     let mut out = match pool {

@@ -39,7 +39,7 @@ static RETRY_OR_HTTP_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
 
 /// Whether `f` holds retry or HTTP-client code on either side. Prose (by
 /// extension) never does; a side that could not be read says nothing.
-pub fn holds_retry_code(f: &FileChange) -> bool {
+pub(crate) fn holds_retry_code(f: &FileChange) -> bool {
     if f.extension().is_some_and(|e| PROSE.contains(&e.as_str())) {
         return false;
     }

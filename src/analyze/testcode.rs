@@ -33,7 +33,7 @@ use crate::finding::{Finding, Note, Severity};
 
 /// Test code unless the base config sets `paths.tests`, in the
 /// `protected_paths` pattern rules (`dir/` is everything under it).
-pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
+pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
     // Rust (and any language that uses these folders)
     "**/tests/",
     "**/benches/",
@@ -67,12 +67,12 @@ pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// vendored dependencies (Go modules' `vendor/`, copied sources in
 /// `third_party/`, installed npm packages in `node_modules/`). A change
 /// there is an upgrade of someone else's code, judged where it is made.
-pub const DEFAULT_IGNORE_PATTERNS: &[&str] =
+pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] =
     &["vendor/", "**/vendor/", "third_party/", "**/third_party/", "node_modules/", "**/node_modules/"];
 
 /// The path half of the decision, compiled once per scan.
 #[derive(Debug, Clone)]
-pub struct ScanPaths {
+pub(crate) struct ScanPaths {
     ignore: ProtectedPaths,
     tests: ProtectedPaths,
     /// `paths.tests` or the default patterns, for the note's wording.
@@ -83,14 +83,14 @@ pub struct ScanPaths {
 
 impl ScanPaths {
     /// The default vendored folders ignored; the default test patterns.
-    pub fn defaults() -> ScanPaths {
+    pub(crate) fn defaults() -> ScanPaths {
         // The default patterns are constants, compiled in a unit test below.
         ScanPaths::from_config(&Paths::default()).expect("the default test patterns are valid globs")
     }
 
     /// From the `paths` section of the base config. An invalid glob is an
     /// error naming its key, never a matcher that matches nothing.
-    pub fn from_config(paths: &Paths) -> anyhow::Result<ScanPaths> {
+    pub(crate) fn from_config(paths: &Paths) -> anyhow::Result<ScanPaths> {
         let compile = |key: &str, globs: &[String]| {
             ProtectedPaths::compile(globs)
                 .map_err(|e| anyhow::anyhow!("{key}: invalid glob \"{}\": {}", e.pattern, e.error.kind()))
@@ -114,12 +114,12 @@ impl ScanPaths {
 
     /// What decided which files are ignored, for notes: `paths.ignore`, or
     /// the default vendored folders.
-    pub fn ignore_source(&self) -> &'static str {
+    pub(crate) fn ignore_source(&self) -> &'static str {
         self.ignore_key
     }
 
     /// The `paths.ignore` entry that drops `path` from the scan, if any.
-    pub fn ignored(&self, path: &str) -> Option<&str> {
+    pub(crate) fn ignored(&self, path: &str) -> Option<&str> {
         self.ignore.matching(path)
     }
 
@@ -133,7 +133,7 @@ impl ScanPaths {
     /// crate as a whole may be test code (`tests/clients/x/src/main.rs`), a
     /// folder inside `src/` cannot make it so. A `paths.tests` the base sets
     /// is taken as written.
-    pub fn test_pattern(&self, path: &str) -> Option<&str> {
+    pub(crate) fn test_pattern(&self, path: &str) -> Option<&str> {
         if self.tests_key == DEFAULTS_KEY && path.ends_with(".rs") {
             let crate_src = match path.rfind("/src/") {
                 Some(i) => Some(&path[..i + "/src".len()]),
@@ -155,14 +155,14 @@ const IGNORE_DEFAULTS_KEY: &str =
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct FileFacts<'a> {
+pub(crate) struct FileFacts<'a> {
     /// The test pattern its path matches ([`ScanPaths::test_pattern`]).
-    pub test_pattern: Option<&'a str>,
+    pub(crate) test_pattern: Option<&'a str>,
     /// For a Rust module file: the `#[cfg(test)] mod NAME;` declaration that
     /// makes the whole file test code, as `` `#[cfg(test)] mod tests;` in src/lib.rs ``.
-    pub test_module: Option<&'a str>,
+    pub(crate) test_module: Option<&'a str>,
     /// Test items of the file's head (Rust only; empty otherwise).
-    pub test_items: &'a [TestItem],
+    pub(crate) test_items: &'a [TestItem],
 }
 
 /// Why `finding` is in test code (and so does not block), or `None`.
@@ -170,7 +170,7 @@ pub struct FileFacts<'a> {
 /// A finding for the whole file (line 0) is test code only by its path; a
 /// finding on lines is test code by its path, or when a test item covers
 /// every one of its lines.
-pub fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<String> {
+pub(crate) fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<String> {
     if let Some(pattern) = file.test_pattern {
         return Some(format!("test code (the path matches `{pattern}`)"));
     }
@@ -190,7 +190,7 @@ pub fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<String> {
 /// whose message ends with why, and every blocking note about a file whose
 /// path is test code into an informational one (all findings there would be
 /// notes, so not being able to read it hides nothing that blocks).
-pub fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSet, paths: &ScanPaths) {
+pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSet, paths: &ScanPaths) {
     // Parsed at most once per file, and only for files that have a finding
     // the path alone does not settle.
     let mut items: HashMap<String, (Option<String>, Vec<TestItem>)> = HashMap::new();

@@ -36,10 +36,6 @@ impl Git {
         }
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn command(&self) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("-C").arg(&self.dir);
@@ -65,7 +61,7 @@ impl Git {
     }
 
     /// Runs git with `args` and returns its stdout as bytes.
-    pub fn run_bytes(&self, args: &[&str]) -> Result<Vec<u8>, ChangeSetError> {
+    pub(crate) fn run_bytes(&self, args: &[&str]) -> Result<Vec<u8>, ChangeSetError> {
         let out = self
             .command()
             .args(args)
@@ -103,12 +99,12 @@ impl Git {
         }
     }
 
-    pub fn is_shallow(&self) -> bool {
+    pub(crate) fn is_shallow(&self) -> bool {
         self.run(&["rev-parse", "--is-shallow-repository"]).map(|s| s == "true").unwrap_or(false)
     }
 
     /// The merge base of two commits; `None` when they share no history.
-    pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, ChangeSetError> {
+    pub(crate) fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, ChangeSetError> {
         let out = self
             .command()
             .args(["merge-base", a, b])
@@ -128,7 +124,7 @@ impl Git {
 
     /// Reads many objects with one `git cat-file` process. Objects larger than
     /// `max_size` are not read: their entry is `Blob::TooLarge`.
-    pub fn read_blobs(&self, ids: &[String], max_size: u64) -> Result<Vec<Blob>, ChangeSetError> {
+    pub(crate) fn read_blobs(&self, ids: &[String], max_size: u64) -> Result<Vec<Blob>, ChangeSetError> {
         let sizes = self.blob_sizes(ids)?;
         let mut result: Vec<Blob> = Vec::with_capacity(ids.len());
         let mut to_read = Vec::new();
@@ -152,7 +148,7 @@ impl Git {
 
     /// The size of each object (one `git cat-file --batch-check`); `None`
     /// for one that does not exist.
-    pub fn blob_sizes(&self, ids: &[String]) -> Result<Vec<Option<u64>>, ChangeSetError> {
+    pub(crate) fn blob_sizes(&self, ids: &[String]) -> Result<Vec<Option<u64>>, ChangeSetError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -168,7 +164,7 @@ impl Git {
 
     /// Reads objects whose sizes are already known (from [`Git::blob_sizes`]),
     /// in parallel when they are many; the sizes split the work.
-    pub fn read_sized(&self, wanted: &[(String, u64)]) -> Result<Vec<Blob>, ChangeSetError> {
+    pub(crate) fn read_sized(&self, wanted: &[(String, u64)]) -> Result<Vec<Blob>, ChangeSetError> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }

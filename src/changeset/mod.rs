@@ -145,13 +145,13 @@ impl FileChange {
     }
 
     /// The file's extension, lower-cased, without the dot.
-    pub fn extension(&self) -> Option<String> {
+    pub(crate) fn extension(&self) -> Option<String> {
         Path::new(&self.path).extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
     }
 }
 
 /// Head lines that differ from the base, as inclusive 1-based ranges.
-pub fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
+pub(crate) fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
     use similar::{Algorithm, DiffOp};
     // A new file (most of a large pull request) is added whole, and an
     // unchanged one adds nothing: no diff is needed to say so.
@@ -208,7 +208,7 @@ fn diff_line_count(text: &str) -> u32 {
 /// anything that was skipped.
 #[derive(Debug, Clone)]
 pub struct ChangeSet {
-    pub repo: PathBuf,
+    pub(crate) repo: PathBuf,
     /// The base revision as the user named it.
     pub base_rev: String,
     /// The merge base the diff starts from.

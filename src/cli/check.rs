@@ -17,7 +17,7 @@ use super::{default_format, Exit, FormatArg, RangeArgs};
 /// [--replay-report PATH] [--agent|--human] [--author LOGIN] [--label L]...
 /// [--sign-off SHA] [--format F]`
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub range: RangeArgs,
     /// The tool-call ledger (default: ledger.path of the base config as committed at the head,
@@ -65,7 +65,7 @@ pub struct CheckArgs {
 }
 
 /// Runs `retrygate check`.
-pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let input = CheckInput {
         author: args.author,
         labels: args.labels,

@@ -16,13 +16,13 @@ use retrygate::config::{Config, ConfigError, CONFIG_PATH};
 use super::Exit;
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     #[command(subcommand)]
     pub command: ConfigCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Check a retrygate config: the working tree's `.github/retrygate.yml`,
     /// a FILE, or the one at a commit (`--rev`, as the gate reads the base's).
     #[command(
@@ -42,7 +42,7 @@ pub enum ConfigCommand {
     },
 }
 
-pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
     match args.command {
         ConfigCommand::Validate { file, repo, rev } => validate(file, repo, rev),
     }

@@ -40,11 +40,11 @@ use retrygate::replay::{run_replay_blocking, ReplayOptions};
 use super::{Exit, FormatArg};
 
 /// The client before the incident.
-pub const BEFORE: &str = include_str!("../../examples/checkout-incident/before.rs");
+pub(crate) const BEFORE: &str = include_str!("../../examples/checkout-incident/before.rs");
 /// The agent's "make checkout faster" patch.
-pub const AGENT_PATCH: &str = include_str!("../../examples/checkout-incident/agent_patch.rs");
+pub(crate) const AGENT_PATCH: &str = include_str!("../../examples/checkout-incident/agent_patch.rs");
 /// The agent's second push: bounded, jittered, Retry-After honoured, POST once.
-pub const CALM_PATCH: &str = include_str!("../../examples/checkout-incident/calm_patch.rs");
+pub(crate) const CALM_PATCH: &str = include_str!("../../examples/checkout-incident/calm_patch.rs");
 
 const CLIENT_PATH: &str = "src/checkout.rs";
 const PR_BRANCH: &str = "claude/faster-checkout";
@@ -62,7 +62,7 @@ limits: { max_attempts: 5 }
 ";
 
 #[derive(Debug, clap::Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// How to show each verdict (markdown is the pull-request comment).
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: FormatArg,
@@ -78,14 +78,14 @@ pub struct DemoArgs {
 
 /// Where the calm push's ledger travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LedgerFrom {
+pub(crate) enum LedgerFrom {
     /// `.tool_ledger.jsonl` committed at the head.
     Commit,
     /// The `tool-ledger` artifact's zip (`--ledger-artifact`).
     Artifact,
 }
 
-pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     let exe =
         std::env::current_exe().context("finding the retrygate binary to replay its built-in clients")?;
     let dir = tempfile::Builder::new().prefix("retrygate-demo-").tempdir().context("creating a temp dir")?;
@@ -211,7 +211,7 @@ fn replay(repo: &Path, exe: &Path, client: &[&str], commit: &str, out: &PathBuf)
 
 /// Writes the incident's base and the agent's first push into a fresh
 /// repository at `dir`.
-pub fn build_repo(dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn build_repo(dir: &Path) -> anyhow::Result<()> {
     git(dir, &["init", "-q", "-b", "main"])?;
     std::fs::create_dir_all(dir.join("src"))?;
     std::fs::create_dir_all(dir.join(".github"))?;

@@ -7,14 +7,14 @@ use clap::{Args, CommandFactory};
 use super::{Cli, Exit};
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
 }
 
 /// Writes the completion script for `shell` to stdout.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
+pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "retrygate", &mut buf);
@@ -23,7 +23,7 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
 }
 
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// A subcommand's page (`retrygate man scan`); the top-level page, which
     /// lists every subcommand, when omitted.
     pub command: Option<String>,
@@ -31,7 +31,7 @@ pub struct ManArgs {
 
 /// Writes a man page (roff) to stdout: `retrygate`'s, or a subcommand's as
 /// `retrygate-NAME(1)`.
-pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
+pub(crate) fn man(args: ManArgs) -> anyhow::Result<Exit> {
     let cmd = Cli::command();
     let page = match &args.command {
         None => cmd,

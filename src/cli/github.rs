@@ -91,7 +91,7 @@ impl From<Outcome> for Exit {
 
 /// `retrygate github`: the environment, then [`retrygate::github::run`] with
 /// the gate ([`gate_for`]).
-pub fn run(args: GithubArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: GithubArgs) -> anyhow::Result<Exit> {
     let env = ActionEnv::from_env(&args.into())?;
     Ok(retrygate::github::run(&env, &gate_for(&env))?.into())
 }

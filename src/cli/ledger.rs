@@ -16,13 +16,13 @@ use retrygate::ledger::verify::{self, ChangeTarget};
 use super::Exit;
 
 #[derive(Debug, Args)]
-pub struct LedgerArgs {
+pub(crate) struct LedgerArgs {
     #[command(subcommand)]
     pub command: LedgerCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum LedgerCommand {
+pub(crate) enum LedgerCommand {
     /// Verify a ledger: digests, chain, time order, paths, and coverage of a change.
     Verify(VerifyArgs),
     /// Append a v2 record (locked, one whole line).
@@ -35,13 +35,13 @@ pub enum LedgerCommand {
 
 /// Output format of `verify` and `show`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LedgerFormat {
+pub(crate) enum LedgerFormat {
     Text,
     Json,
 }
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The ledger file (JSON Lines).
     #[arg(long)]
     pub ledger: PathBuf,
@@ -60,7 +60,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct AppendArgs {
+pub(crate) struct AppendArgs {
     /// The tool that was called (e.g. `edit`, `Bash`).
     #[arg(long)]
     pub tool: String,
@@ -79,7 +79,7 @@ pub struct AppendArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The ledger (default: the config's ledger.path under the repository root).
     #[arg(long)]
     pub ledger: Option<PathBuf>,
@@ -108,7 +108,7 @@ impl From<AgentArg> for Agent {
 }
 
 #[derive(Debug, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The agent whose hook protocol to speak.
     #[arg(value_enum)]
     pub agent: AgentArg,
@@ -118,7 +118,7 @@ pub struct HookArgs {
 }
 
 /// Runs a `retrygate ledger` command.
-pub fn run(args: LedgerArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: LedgerArgs) -> anyhow::Result<Exit> {
     match args.command {
         LedgerCommand::Verify(a) => run_verify(a),
         LedgerCommand::Append(a) => run_append(a),

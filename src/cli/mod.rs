@@ -16,15 +16,15 @@
 //! - [`replay_client`]: the hidden `replay-client`, the built-in example
 //!   clients the demo and the tests replay.
 
-pub mod check;
-pub mod config;
-pub mod demo;
-pub mod generate;
-pub mod github;
-pub mod ledger;
-pub mod replay;
-pub mod replay_client;
-pub mod rules;
+pub(crate) mod check;
+pub(crate) mod config;
+pub(crate) mod demo;
+pub(crate) mod generate;
+pub(crate) mod github;
+pub(crate) mod ledger;
+pub(crate) mod replay;
+pub(crate) mod replay_client;
+pub(crate) mod rules;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -59,7 +59,7 @@ impl From<Verdict> for Exit {
 }
 
 /// The exit codes every verdict command shares, shown under `--help`.
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 pass, 1 blocked (or the replay failed), 2 could not decide (a usage error, unreadable input, an internal error). 2 never means pass: the Action fails the check on it.";
+pub(crate) const EXIT_CODES_HELP: &str = "Exit codes: 0 pass, 1 blocked (or the replay failed), 2 could not decide (a usage error, unreadable input, an internal error). 2 never means pass: the Action fails the check on it.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -68,7 +68,7 @@ pub const EXIT_CODES_HELP: &str = "Exit codes: 0 pass, 1 blocked (or the replay 
     about = "A merge gate for pull requests that make retries more dangerous",
     after_help = EXIT_CODES_HELP
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// When to colour the output: auto (a terminal, unless NO_COLOR is set),
     /// always, or never.
     #[arg(long, value_enum, global = true, default_value = "auto", env = "RETRYGATE_COLOR")]
@@ -79,7 +79,7 @@ pub struct Cli {
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     Auto,
     Always,
     Never,
@@ -89,7 +89,7 @@ impl ColorArg {
     /// Whether to colour: `always`/`never` as said; `auto` colours a
     /// terminal unless `NO_COLOR` is set to anything non-empty
     /// (no-color.org).
-    pub fn enabled(self, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    pub(crate) fn enabled(self, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
         match self {
             ColorArg::Always => true,
             ColorArg::Never => false,
@@ -99,7 +99,7 @@ impl ColorArg {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Find retry regressions in the change from merge-base(BASE, HEAD) to HEAD
     /// (with the `paths` and `rules` of .github/retrygate.yml at BASE; defaults without one).
     #[command(after_help = "Exit codes: 0 no blocking finding, 1 blocking findings, 2 could not decide.")]
@@ -142,7 +142,7 @@ pub enum Command {
 
 /// The revision range and output options shared by `scan` (and later `check`).
 #[derive(Debug, Args, Clone)]
-pub struct RangeArgs {
+pub(crate) struct RangeArgs {
     /// The repository to read (default: the current directory).
     #[arg(long, default_value = ".")]
     pub repo: PathBuf,
@@ -155,7 +155,7 @@ pub struct RangeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ScanArgs {
+pub(crate) struct ScanArgs {
     #[command(flatten)]
     pub range: RangeArgs,
     /// Output format (default: text on a terminal, json otherwise).
@@ -187,7 +187,7 @@ impl From<FormatArg> for Format {
 }
 
 /// Entry point of the binary.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -226,7 +226,7 @@ pub fn main() -> ExitCode {
 }
 
 /// The message a panic was raised with, for the one-line error.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     panic
         .downcast_ref::<String>()
         .map(String::as_str)
@@ -257,7 +257,7 @@ fn command_name(command: &Command) -> &'static str {
 /// `github`, ...), the binary panics inside that command, so the test can
 /// see the panic become exit 2. Nothing else reads it, and no real input can
 /// reach a panic this way.
-pub const FORCE_PANIC_VAR: &str = "RETRYGATE_TEST_FORCE_PANIC";
+pub(crate) const FORCE_PANIC_VAR: &str = "RETRYGATE_TEST_FORCE_PANIC";
 
 fn init_tracing(ansi: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -270,7 +270,7 @@ fn init_tracing(ansi: bool) {
 }
 
 /// Runs one command. Errors become exit 2 in [`main`].
-pub fn run(command: Command) -> anyhow::Result<Exit> {
+pub(crate) fn run(command: Command) -> anyhow::Result<Exit> {
     if std::env::var(FORCE_PANIC_VAR).is_ok_and(|v| v == command_name(&command)) {
         panic!("{FORCE_PANIC_VAR} asked for a panic in `{}`", command_name(&command));
     }
@@ -299,7 +299,7 @@ pub fn run(command: Command) -> anyhow::Result<Exit> {
     }
 }
 
-pub fn default_format() -> Format {
+pub(crate) fn default_format() -> Format {
     if std::io::stdout().is_terminal() {
         Format::Text
     } else {
@@ -308,7 +308,7 @@ pub fn default_format() -> Format {
 }
 
 /// Renders to stdout; a closed pipe is not an error worth a stack of messages.
-pub fn emit(report: &GateVerdict, format: Format) -> anyhow::Result<()> {
+pub(crate) fn emit(report: &GateVerdict, format: Format) -> anyhow::Result<()> {
     let mut buf = Vec::new();
     printer::render(report, format, &mut buf)?;
     write_stdout(&buf, format)
@@ -321,7 +321,7 @@ static COLOR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new
 /// Writes a rendering to stdout, painting the text format when colour is on
 /// (only the text format: JSON, SARIF and Markdown are read by programs).
 /// A closed pipe is not an error.
-pub fn write_stdout(bytes: &[u8], format: Format) -> anyhow::Result<()> {
+pub(crate) fn write_stdout(bytes: &[u8], format: Format) -> anyhow::Result<()> {
     let painted;
     let bytes = if format == Format::Text && COLOR.load(std::sync::atomic::Ordering::Relaxed) {
         painted = paint(&String::from_utf8_lossy(bytes));
@@ -334,7 +334,7 @@ pub fn write_stdout(bytes: &[u8], format: Format) -> anyhow::Result<()> {
 
 /// Writes bytes to stdout as they are; a closed pipe (`| head`) is not an
 /// error.
-pub fn write_raw(bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_raw(bytes: &[u8]) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     match lock.write_all(bytes).and_then(|_| lock.flush()) {
@@ -347,7 +347,7 @@ pub fn write_raw(bytes: &[u8]) -> anyhow::Result<()> {
 /// ANSI colour for the text format: each finding's severity and the
 /// verdict word. The text printer escapes every control character that
 /// comes from the pull request, so the only escapes here are these.
-pub fn paint(text: &str) -> String {
+pub(crate) fn paint(text: &str) -> String {
     const RED: &str = "\x1b[1;31m";
     const YELLOW: &str = "\x1b[33m";
     const CYAN: &str = "\x1b[36m";

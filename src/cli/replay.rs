@@ -22,7 +22,7 @@ use super::Exit;
 
 /// How `retrygate replay` prints its report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayFormat {
+pub(crate) enum ReplayFormat {
     Text,
     Json,
     Markdown,
@@ -31,7 +31,7 @@ pub enum ReplayFormat {
 /// `retrygate replay [--scenario NAME|FILE] [--clients N] [--timeout S]
 /// [--report PATH] [--format F] [--commit SHA] -- CMD ARGS...`
 #[derive(Debug, clap::Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// A bundled scenario (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write,
     /// 502-after-write), a path to a scenario YAML file, or several separated by commas (one report).
     #[arg(long, default_value = "default")]
@@ -62,8 +62,8 @@ pub struct ReplayArgs {
 }
 
 /// How long a replay runs before it says so on stderr, and how often after.
-pub const PROGRESS_AFTER: Duration = Duration::from_secs(2);
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// Progress on stderr for a replay that takes a while: a replay honouring
 /// `Retry-After: 1` three times takes over 3 s, and a silent terminal looks
@@ -147,7 +147,7 @@ fn from_config(rev: &str, command: &[String]) -> anyhow::Result<(usize, Vec<Load
 }
 
 /// Runs `retrygate replay`.
-pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     let mut opts = ReplayOptions {
         scenario: args.scenario,
         clients: args.clients,

@@ -27,7 +27,7 @@ use super::Exit;
 
 /// The behaviours on offer; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Profile {
+pub(crate) enum Profile {
     Storm,
     Calm,
     Compliant,
@@ -36,7 +36,7 @@ pub enum Profile {
 
 /// `retrygate replay-client`.
 #[derive(Debug, clap::Args)]
-pub struct ClientArgs {
+pub(crate) struct ClientArgs {
     /// Which behaviour to play.
     #[arg(long, value_enum, default_value = "reference")]
     pub profile: Profile,
@@ -56,13 +56,13 @@ pub struct ClientArgs {
 
 /// One answer, as far as a retry decision cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub retry_after: Option<String>,
 }
 
 /// Runs the client: exit 0 when it got a 2xx, 1 when it gave up.
-pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: ClientArgs) -> anyhow::Result<Exit> {
     let target = Target::parse(&args.url)?;
     let method = args.method.to_ascii_uppercase();
     let unsafe_method = method == "POST" || method == "PATCH";
@@ -115,7 +115,7 @@ pub fn run(args: ClientArgs) -> anyhow::Result<Exit> {
 
 /// How long `profile` waits before retry number `retry` (0-based), given the
 /// answer's Retry-After. Pure, apart from the random numbers it is handed.
-pub fn wait_before_retry(
+pub(crate) fn wait_before_retry(
     profile: Profile,
     retry: usize,
     retry_after: Option<&str>,
@@ -213,22 +213,22 @@ fn parse_response(raw: &[u8]) -> anyhow::Result<Answer> {
 /// A small xorshift generator: jitter needs spread, not cryptography, and a
 /// dependency for it would outweigh these lines.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// Seeded from the clock and the process id, so concurrent clients differ.
-    pub fn seeded() -> Rng {
+    pub(crate) fn seeded() -> Rng {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
         Rng::from_seed(nanos ^ ((std::process::id() as u64) << 32))
     }
 
     /// A generator with a fixed seed, for tests.
-    pub fn from_seed(seed: u64) -> Rng {
+    pub(crate) fn from_seed(seed: u64) -> Rng {
         Rng(seed | 1)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -238,7 +238,7 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {

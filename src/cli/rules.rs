@@ -10,13 +10,13 @@ use retrygate::analyze::rules::{docs, list_checks, read_rule_dir, test_dir, Rule
 use super::Exit;
 
 #[derive(Debug, clap::Args)]
-pub struct RulesArgs {
+pub(crate) struct RulesArgs {
     #[command(subcommand)]
     pub command: RulesCommand,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum RulesCommand {
+pub(crate) enum RulesCommand {
     /// Run the rule tests: the rules in DIR/*.yml against the cases in DIR/tests/<case>/{base,head}/.
     Test {
         /// The rules folder (default: ./rules).
@@ -37,13 +37,13 @@ pub enum RulesCommand {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ListFormat {
+pub(crate) enum ListFormat {
     Text,
     Markdown,
 }
 
 /// Runs `retrygate rules ...`. Load errors are `Err` (exit 2).
-pub fn run(args: RulesArgs) -> anyhow::Result<Exit> {
+pub(crate) fn run(args: RulesArgs) -> anyhow::Result<Exit> {
     match args.command {
         RulesCommand::Test { dir } => {
             let dir = match dir {

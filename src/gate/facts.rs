@@ -13,7 +13,11 @@ const MAX_RULE_BYTES: u64 = 1 << 20;
 
 /// The `*.yml`/`*.yaml` files directly in each `rules.extra` folder at the
 /// base commit, as `(path, text)` for the rule-pack analyzer.
-pub fn rules_at_base(git: &Git, base_sha: &str, dirs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn rules_at_base(
+    git: &Git,
+    base_sha: &str,
+    dirs: &[String],
+) -> anyhow::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for dir in dirs {
         let d = format!("{}/", dir.trim_start_matches("./").trim_end_matches('/'));
@@ -62,7 +66,7 @@ pub fn rules_at_base(git: &Git, base_sha: &str, dirs: &[String]) -> anyhow::Resu
 
 /// The branch name `rev` stands for (`refs/heads/X` or `refs/remotes/R/X`
 /// -> `X`), or `None` for a bare commit.
-pub fn branch_name(git: &Git, rev: &str) -> Option<String> {
+pub(crate) fn branch_name(git: &Git, rev: &str) -> Option<String> {
     if rev.starts_with('-') {
         return None;
     }
@@ -77,7 +81,7 @@ pub fn branch_name(git: &Git, rev: &str) -> Option<String> {
 
 /// `(commit, value)` for every `Co-authored-by` trailer of the commits in
 /// `merge_base..head`.
-pub fn co_authors(git: &Git, merge_base: &str, head: &str) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn co_authors(git: &Git, merge_base: &str, head: &str) -> anyhow::Result<Vec<(String, String)>> {
     let range = format!("{merge_base}..{head}");
     let out = git
         .run_bytes(&[

@@ -31,7 +31,7 @@ use super::CheckInput;
 /// Finds the ledger of the change `cs` and verifies it against the change.
 /// `Err` = could not decide (git failed, the artifacts API could not be
 /// asked, a path given on the command line cannot be read).
-pub fn find_and_verify(
+pub(crate) fn find_and_verify(
     input: &CheckInput,
     config: &Config,
     cs: &ChangeSet,
@@ -114,7 +114,7 @@ pub fn find_and_verify(
 
 /// Artifacts of runs on commits of the pull request that are tried when no
 /// run on the head uploaded one, newest first.
-pub const MAX_EARLIER_CANDIDATES: usize = 3;
+pub(crate) const MAX_EARLIER_CANDIDATES: usize = 3;
 
 /// Commits of the pull request looked at for earlier runs.
 const MAX_PR_COMMITS: usize = 1000;

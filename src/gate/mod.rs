@@ -27,8 +27,8 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod facts;
-pub mod ledger;
+pub(crate) mod facts;
+pub(crate) mod ledger;
 pub mod replay;
 
 use std::path::PathBuf;
@@ -43,10 +43,9 @@ use crate::config::Config;
 use crate::finding::Kind;
 use crate::policy::agent::{self, PrFacts};
 use crate::policy::{self, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
-use crate::replay::ReplayReport;
 
 /// How long `replay.command` may run when the caller sets no bound.
-pub const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Everything one gate run needs; the GitHub layer fills it from the event,
 /// the command line from flags and git.
@@ -137,7 +136,7 @@ pub enum ReportOrigin {
 
 // The verdict and what it holds are policy types: the printer renders them
 // without depending on the gate.
-pub use crate::policy::{Evidence, GateFacts, GateVerdict};
+pub(crate) use crate::policy::{Evidence, GateFacts, GateVerdict};
 
 /// What [`check`] returns.
 #[derive(Debug, Clone)]
@@ -148,8 +147,6 @@ pub struct GateOutcome {
     pub json: serde_json::Value,
     /// The sticky-comment body.
     pub markdown: String,
-    /// The replay report behind `evidence.replay`, for its timeline.
-    pub replay_report: Option<ReplayReport>,
 }
 
 /// Runs the gate. `Err` = could not decide (bad config, git failure,
@@ -272,7 +269,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
             links: Some(&input.links),
         },
     );
-    Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown, replay_report })
+    Ok(GateOutcome { verdict: gate.verdict, gate, json, markdown })
 }
 
 /// The scan as the base config shapes it: the bundled rule packs plus the
@@ -280,7 +277,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
 /// the files `paths.ignore` names, and with findings in test code (the
 /// default patterns, or `paths.tests`) turned into notes. `retrygate scan`
 /// and `retrygate check` both call it, so their findings agree.
-pub fn scan_with_config(
+pub(crate) fn scan_with_config(
     git: &Git,
     base_sha: &str,
     config: &Config,

@@ -23,7 +23,7 @@ use crate::replay::scenario::{Level, LoadedScenario, BUNDLED};
 use crate::replay::{CheckId, ReplayOptions, ReplayReport, ReplayVerdict};
 
 /// Replay reports larger than this are refused unread.
-pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 /// Slack on top of the judge's own 50 ms tolerance when re-checking gaps.
 const GAP_SLACK_MS: f64 = 51.0;
@@ -31,19 +31,19 @@ const GAP_SLACK_MS: f64 = 51.0;
 /// The replay evidence and, when there is one, the report behind it (for
 /// the Markdown timeline).
 #[derive(Debug, Clone)]
-pub struct ReplayEvidence {
-    pub summary: ReplaySummary,
-    pub report: Option<ReplayReport>,
+pub(crate) struct ReplayEvidence {
+    pub(crate) summary: ReplaySummary,
+    pub(crate) report: Option<ReplayReport>,
 }
 
 /// Why a replay was demanded, the `why` of every replay summary the gate
 /// writes for a change that needs one.
-pub const DUE: &str = "retry or HTTP-client code changed";
+pub(crate) const DUE: &str = "retry or HTTP-client code changed";
 
 impl ReplayEvidence {
     /// Evidence without a report: `status` (not run, rejected) from `source`
     /// because of `problem`.
-    pub fn without_report(status: ReplayStatus, source: String, problem: String) -> ReplayEvidence {
+    pub(crate) fn without_report(status: ReplayStatus, source: String, problem: String) -> ReplayEvidence {
         ReplayEvidence {
             summary: ReplaySummary {
                 source: Some(source),
@@ -58,7 +58,7 @@ impl ReplayEvidence {
 /// The scenarios the base config demands, for binding a report to them:
 /// one, or a list (`a,b,c`) that a report of several scenarios binds to by
 /// their combined digest.
-pub fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
+pub(crate) fn expected_scenario(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario, String> {
     let names: Vec<&str> = spec.split(',').map(str::trim).collect();
     if names.len() < 2 {
         return expected_one(git, base_sha, spec);
@@ -98,7 +98,7 @@ fn expected_one(git: &Git, base_sha: &str, spec: &str) -> Result<LoadedScenario,
 }
 
 /// Reads the report at `path` and judges whether it vouches for `head`.
-pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
+pub(crate) fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> ReplayEvidence {
     // The file's name only: the comment is read by maintainers, and the
     // runner's or the laptop's directories tell them nothing.
     let shown =
@@ -119,7 +119,7 @@ pub fn from_report_file(path: &Path, head: &str, expected: &LoadedScenario) -> R
 
 /// Runs `replay.command` (through `sh -c`) in `repo`, which must have the
 /// head checked out with no tracked change: the replay runs the code on disk.
-pub fn run_command(
+pub(crate) fn run_command(
     git: &Git,
     config: &ReplayConfig,
     command: &str,

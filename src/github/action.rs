@@ -39,7 +39,7 @@ use crate::config::{Config, SignOff as SignOffPolicy};
 use crate::printer::Verdict;
 
 /// Largest event payload read (GitHub caps webhook payloads at 25 MB).
-pub const MAX_EVENT_BYTES: u64 = 25 << 20;
+pub(crate) const MAX_EVENT_BYTES: u64 = 25 << 20;
 
 /// How a `retrygate github` job ended. The binary turns it into the exit
 /// code: 0 only for [`Outcome::Pass`], a pass that reached the commit.
@@ -54,7 +54,7 @@ pub enum Outcome {
 }
 
 /// The gate as `retrygate github` calls it.
-pub type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
+pub(crate) type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 
 /// Handles the event described by `env`, computing verdicts with `gate`.
 pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
@@ -329,7 +329,7 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
 }
 
 /// The replay report's file name next to the verdict file in the artifact.
-pub const REPLAY_REPORT_FILE: &str = "replay.json";
+pub(crate) const REPLAY_REPORT_FILE: &str = "replay.json";
 
 /// Where the replay report travels, next to `verdict_file`.
 pub fn replay_report_beside(verdict_file: &std::path::Path) -> std::path::PathBuf {

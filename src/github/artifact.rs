@@ -34,7 +34,7 @@ use super::client::{Api, ApiError, CONNECT_TIMEOUT, PER_PAGE, READ_TIMEOUT};
 use crate::ledger::artifact::{ArtifactRef, ArtifactSource, ListedArtifact, MAX_ZIP_BYTES};
 
 /// Longest the download of one artifact (redirect and zip) may take.
-pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The Actions artifacts of one repository, as a place the gate looks for
 /// the ledger.
@@ -167,7 +167,7 @@ impl Listed {
 /// Actions artifacts (no `actions: read`) gives `Ok(Err(why))`: the
 /// artifact cannot be reached, which is a missing ledger with a hint, not a
 /// failure to decide.
-pub async fn list(
+pub(crate) async fn list(
     api: &Api,
     name: &str,
     server_url: Option<&str>,
@@ -205,7 +205,7 @@ pub async fn list(
 }
 
 /// Downloads one listed artifact, refusing an expired or oversized one.
-pub async fn fetch(api: &Api, listed: &ListedArtifact) -> anyhow::Result<Result<Vec<u8>, String>> {
+pub(crate) async fn fetch(api: &Api, listed: &ListedArtifact) -> anyhow::Result<Result<Vec<u8>, String>> {
     let a = &listed.artifact;
     if listed.expired {
         let when = a.expires_at.clone().unwrap_or_else(|| "an unknown date".into());

@@ -22,7 +22,7 @@ use crate::finding::{Finding, Severity};
 use crate::printer::{sorted_findings, Verdict};
 
 /// The check run's and the status's name: what branch protection requires.
-pub const CHECK_NAME: &str = "retrygate";
+pub(crate) const CHECK_NAME: &str = "retrygate";
 
 /// The `external_id` retrygate gives its check runs. A job named
 /// `retrygate` also gets a check run of that name (from the same GitHub
@@ -33,7 +33,7 @@ pub const EXTERNAL_ID: &str = "retrygate-gate";
 /// base it was judged against, `retrygate-gate base=main@<sha>`. The merge
 /// queue reads it back ([`bound_base`]): a pass computed against another
 /// base branch (before a retarget) does not count for this one.
-pub fn external_id(p: &Publication) -> String {
+pub(crate) fn external_id(p: &Publication) -> String {
     match &p.base {
         Some(b) => format!("{EXTERNAL_ID} base={}@{}", b.branch, b.sha),
         None => EXTERNAL_ID.to_string(),
@@ -41,34 +41,34 @@ pub fn external_id(p: &Publication) -> String {
 }
 
 /// Whether an `external_id` is one of retrygate's own check runs.
-pub fn is_own(external_id: &str) -> bool {
+pub(crate) fn is_own(external_id: &str) -> bool {
     external_id == EXTERNAL_ID || external_id.starts_with(&format!("{EXTERNAL_ID} "))
 }
 
 /// The base branch and commit an `external_id` from [`external_id`] names.
-pub fn bound_base(external_id: &str) -> Option<(&str, &str)> {
+pub(crate) fn bound_base(external_id: &str) -> Option<(&str, &str)> {
     let rest = external_id.strip_prefix(EXTERNAL_ID)?.strip_prefix(" base=")?;
     rest.rsplit_once('@')
 }
 
 /// GitHub accepts at most 50 annotations per create or update request.
-pub const MAX_ANNOTATIONS_PER_REQUEST: usize = 50;
+pub(crate) const MAX_ANNOTATIONS_PER_REQUEST: usize = 50;
 
 /// `output.summary` and `output.text` may hold at most 65,535 characters.
-pub const MAX_OUTPUT_CHARS: usize = 65_535;
+pub(crate) const MAX_OUTPUT_CHARS: usize = 65_535;
 
 /// An annotation's `title` may hold at most 255 characters.
-pub const MAX_ANNOTATION_TITLE_CHARS: usize = 255;
+pub(crate) const MAX_ANNOTATION_TITLE_CHARS: usize = 255;
 
 /// An annotation's `message` may hold at most 64 KB.
-pub const MAX_ANNOTATION_MESSAGE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ANNOTATION_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// A commit status `description` may hold at most 140 characters.
-pub const MAX_STATUS_DESCRIPTION_CHARS: usize = 140;
+pub(crate) const MAX_STATUS_DESCRIPTION_CHARS: usize = 140;
 
 /// What happened to the check run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CheckOutcome {
+pub(crate) enum CheckOutcome {
     Created {
         id: u64,
         annotations: usize,
@@ -85,7 +85,7 @@ pub enum CheckOutcome {
 
 /// Maps a verdict onto a conclusion. Never `neutral` or `skipped`: both
 /// count as passing for a required check.
-pub fn conclusion(verdict: Verdict) -> CheckRunConclusion {
+pub(crate) fn conclusion(verdict: Verdict) -> CheckRunConclusion {
     match verdict {
         Verdict::Pass => CheckRunConclusion::Success,
         Verdict::Block => CheckRunConclusion::Failure,
@@ -100,7 +100,7 @@ fn conclusion_str(verdict: Verdict) -> &'static str {
 }
 
 /// The summary, cut to GitHub's limit with a pointer to where the rest is.
-pub fn summary(publication: &Publication, details: Option<&str>) -> String {
+pub(crate) fn summary(publication: &Publication, details: Option<&str>) -> String {
     let pointer = match details {
         Some(url) => {
             format!("\n\n…cut to fit GitHub's limit; the full report is in the job summary of {url}")
@@ -114,13 +114,13 @@ pub fn summary(publication: &Publication, details: Option<&str>) -> String {
 /// One annotation as retrygate sends it (octocrab's parameter type is not
 /// `Clone`, and batches are cut from one list).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Annotation {
-    pub path: String,
-    pub start_line: u32,
-    pub end_line: u32,
-    pub severity: Severity,
-    pub title: String,
-    pub message: String,
+pub(crate) struct Annotation {
+    pub(crate) path: String,
+    pub(crate) start_line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) severity: Severity,
+    pub(crate) title: String,
+    pub(crate) message: String,
 }
 
 impl Annotation {
@@ -145,7 +145,7 @@ impl Annotation {
 
 /// One annotation per finding, in the order every reporter uses, with lines
 /// and lengths GitHub accepts.
-pub fn annotations(findings: &[Finding]) -> Vec<Annotation> {
+pub(crate) fn annotations(findings: &[Finding]) -> Vec<Annotation> {
     sorted_findings(findings)
         .into_iter()
         .map(|f| {
@@ -167,7 +167,7 @@ pub fn annotations(findings: &[Finding]) -> Vec<Annotation> {
 }
 
 /// The `retrygate` check run on `head_sha`, if one exists.
-pub async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
+pub(crate) async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> {
     let route =
         api.repo_route(&format!("/commits/{head_sha}/check-runs?check_name={CHECK_NAME}&per_page=100"));
     let runs = api.get_all("listing check runs", &route, Some("check_runs")).await?;
@@ -183,31 +183,31 @@ pub async fn find(api: &Api, head_sha: &str) -> Result<Option<Value>, ApiError> 
 /// The pull request a check run is published for, and the open pull
 /// requests whose head the commit is ([`super::heads`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForPr {
-    pub number: u64,
+pub(crate) struct ForPr {
+    pub(crate) number: u64,
     /// Open pull requests with this head, as GitHub lists them.
-    pub open: Vec<u64>,
+    pub(crate) open: Vec<u64>,
 }
 
 /// A check run left showing a kinder verdict than the one retrygate could
 /// not write over it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stale {
+pub(crate) struct Stale {
     /// `None` when the run could not even be read.
-    pub id: Option<u64>,
+    pub(crate) id: Option<u64>,
     /// What it shows (`success`), or `unknown`.
-    pub conclusion: String,
+    pub(crate) conclusion: String,
 }
 
 /// What publishing the check run did.
 #[derive(Debug, Clone)]
-pub struct CheckReport {
-    pub result: Result<CheckOutcome, ApiError>,
+pub(crate) struct CheckReport {
+    pub(crate) result: Result<CheckOutcome, ApiError>,
     /// What the check shows, or was to show: the strictest verdict of the
     /// pull requests with this head, this one's comment, the record.
-    pub shown: Combined,
+    pub(crate) shown: Combined,
     /// A kinder verdict from an earlier run still stands on the check run.
-    pub stale: Option<Stale>,
+    pub(crate) stale: Option<Stale>,
 }
 
 fn run_id(run: &Value) -> u64 {
@@ -275,7 +275,7 @@ fn combined_for(p: &Publication, pr: Option<&ForPr>, run: Option<&Value>) -> Com
 /// A create that landed late is found then, not made twice. If the run
 /// still shows an older, kinder verdict at the end, [`CheckReport::stale`]
 /// says so.
-pub async fn publish_check_run(
+pub(crate) async fn publish_check_run(
     api: &Api,
     p: &Publication,
     pr: Option<&ForPr>,
@@ -468,7 +468,7 @@ async fn write_once(
 }
 
 /// The status description: the title, cut to GitHub's 140 characters.
-pub fn status_description(p: &Publication) -> String {
+pub(crate) fn status_description(p: &Publication) -> String {
     cut(&p.title, MAX_STATUS_DESCRIPTION_CHARS, "…")
 }
 
@@ -476,7 +476,11 @@ pub fn status_description(p: &Publication) -> String {
 /// runs cannot be written (a personal token cannot create check runs).
 /// Sent once: setting the same state twice would be harmless, but a failed
 /// write is still reported rather than repeated.
-pub async fn publish_status(api: &Api, p: &Publication, target_url: Option<&str>) -> Result<(), ApiError> {
+pub(crate) async fn publish_status(
+    api: &Api,
+    p: &Publication,
+    target_url: Option<&str>,
+) -> Result<(), ApiError> {
     let state = match p.verdict {
         Verdict::Pass => octocrab::models::StatusState::Success,
         Verdict::Block => octocrab::models::StatusState::Failure,

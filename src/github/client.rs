@@ -16,14 +16,14 @@ use serde_json::Value;
 use super::retry::{Backoff, Failure, GiveUp};
 
 /// Where the API is when `GITHUB_API_URL` is not set.
-pub const DEFAULT_API_URL: &str = "https://api.github.com";
+pub(crate) const DEFAULT_API_URL: &str = "https://api.github.com";
 
 /// Items per page for list calls (GitHub's maximum).
-pub const PER_PAGE: u32 = 100;
+pub(crate) const PER_PAGE: u32 = 100;
 
 /// Pages followed per list before giving up: 100 pages of 100 comments
 /// is far past any real pull request.
-pub const MAX_PAGES: usize = 100;
+pub(crate) const MAX_PAGES: usize = 100;
 
 /// Least time between two writes: GitHub asks integrations to send
 /// content-creating requests one at a time, at least a second apart
@@ -31,31 +31,31 @@ pub const MAX_PAGES: usize = 100;
 pub const MIN_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Connect and read timeouts of one request.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The most one request may take, from sending it to the last byte of the
 /// answer: a server that accepts and never answers, or trickles a byte a
 /// second, is cut off here (the read timeout alone restarts with every
 /// byte). `RETRYGATE_REQUEST_DEADLINE` (seconds) overrides it.
-pub const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(20);
 
 /// The most all of one publish may spend talking to GitHub, counted from its
 /// first request: retries, their waits (a `retry-after: 60` that does not fit
 /// is not slept through) and every later request. A real publish takes a few
 /// seconds. `RETRYGATE_PUBLISH_DEADLINE` (seconds) overrides it.
-pub const PUBLISH_DEADLINE: Duration = Duration::from_secs(50);
+pub(crate) const PUBLISH_DEADLINE: Duration = Duration::from_secs(50);
 
 /// How long a write whose answer never came (a timeout, a 5xx from a
 /// gateway, an unreadable 200) is given to land before retrygate looks for
 /// it: a create that lands a moment after its request timed out must be
 /// found, not made twice. Also the first step of a write's backoff.
-pub const UNKNOWN_WRITE_SETTLE: Duration = Duration::from_secs(3);
+pub(crate) const UNKNOWN_WRITE_SETTLE: Duration = Duration::from_secs(3);
 
 /// Extra time a read-back gets past the publish deadline: when a write's
 /// outcome is unknown at the deadline, one look at what landed is what
 /// makes the job summary true.
-pub const READ_BACK_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const READ_BACK_GRACE: Duration = Duration::from_secs(10);
 
 /// Attempts of one write that failed in a way that may be retried (a 5xx,
 /// no answer, a rate limit), the first included; each after re-reading what
@@ -64,7 +64,7 @@ pub const MAX_WRITE_ATTEMPTS: u32 = 4;
 
 /// Which deadline ran out, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deadline {
+pub(crate) enum Deadline {
     Request,
     Publish,
 }
@@ -80,7 +80,7 @@ impl std::fmt::Display for Deadline {
 
 /// A failed API call, with enough to decide what to do next.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// GitHub answered with an error status.
     #[error("{what}: GitHub answered {status}: {message}")]
     Status { what: String, status: u16, message: String },
@@ -102,7 +102,7 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             ApiError::Status { status, .. } => Some(*status),
             _ => None,
@@ -111,7 +111,7 @@ impl ApiError {
 
     /// The token may not do this (a read-only token on a fork PR, a missing
     /// `permissions:` entry): GitHub's "Resource not accessible by integration".
-    pub fn is_forbidden(&self) -> bool {
+    pub(crate) fn is_forbidden(&self) -> bool {
         match self {
             // GitHub also answers secondary rate limits with 403; those are
             // "not now", not "not allowed".
@@ -125,7 +125,7 @@ impl ApiError {
     /// Whether a failed write may nevertheless have been applied: no answer,
     /// a 5xx (a gateway may time out after the write landed), or a 2xx whose
     /// body was unreadable.
-    pub fn outcome_unknown(&self) -> bool {
+    pub(crate) fn outcome_unknown(&self) -> bool {
         match self {
             ApiError::NoAnswer { .. } | ApiError::Decode { .. } | ApiError::Deadline { .. } => true,
             ApiError::Status { status, .. } => *status >= 500,
@@ -136,7 +136,7 @@ impl ApiError {
     /// Whether a write that failed like this may be sent again (after
     /// re-reading what landed): its outcome is unknown, or GitHub asked to
     /// come back later (a rate limit).
-    pub fn write_retryable(&self) -> bool {
+    pub(crate) fn write_retryable(&self) -> bool {
         match self {
             ApiError::Deadline { which: Deadline::Publish, .. } => false,
             ApiError::Status { status: 429, .. } => true,
@@ -150,18 +150,18 @@ impl ApiError {
 
 /// One page of a read.
 #[derive(Debug, Clone)]
-pub struct Page {
-    pub body: Value,
+pub(crate) struct Page {
+    pub(crate) body: Value,
     /// The absolute URL of the next page (`Link: <..>; rel="next"`).
-    pub next: Option<String>,
+    pub(crate) next: Option<String>,
 }
 
 /// An API client bound to one repository.
 #[derive(Debug, Clone)]
-pub struct Api {
+pub(crate) struct Api {
     crab: Octocrab,
-    pub owner: String,
-    pub repo: String,
+    pub(crate) owner: String,
+    pub(crate) repo: String,
     graphql_url: String,
     max_read_attempts: u32,
     max_total_wait: Duration,
@@ -189,7 +189,7 @@ impl Api {
     /// `base_url` is `GITHUB_API_URL` (tests point it at a loopback fake);
     /// `graphql_url` is `GITHUB_GRAPHQL_URL`, which on GitHub Enterprise
     /// Server is not under the REST base.
-    pub fn new(
+    pub(crate) fn new(
         base_url: &str,
         graphql_url: Option<&str>,
         token: &str,
@@ -229,7 +229,7 @@ impl Api {
 
     /// Sets the per-request and publish deadlines (the defaults come from
     /// `RETRYGATE_REQUEST_DEADLINE` and `RETRYGATE_PUBLISH_DEADLINE`).
-    pub fn with_deadlines(mut self, request: Option<Duration>, publish: Option<Duration>) -> Api {
+    pub(crate) fn with_deadlines(mut self, request: Option<Duration>, publish: Option<Duration>) -> Api {
         if let Some(r) = request {
             self.request_deadline = r;
         }
@@ -240,26 +240,26 @@ impl Api {
     }
 
     /// Sets [`UNKNOWN_WRITE_SETTLE`].
-    pub fn with_settle(mut self, settle: Duration) -> Api {
+    pub(crate) fn with_settle(mut self, settle: Duration) -> Api {
         self.settle = settle;
         self
     }
 
     /// How long an unknown write is given to land before it is looked for.
-    pub fn settle(&self) -> Duration {
+    pub(crate) fn settle(&self) -> Duration {
         self.settle
     }
 
     /// Starts the publish deadline now: the publish begins here, whatever
     /// was read before (the pull request, a permission) and however long the
     /// gate took.
-    pub fn start_publish(&self) {
+    pub(crate) fn start_publish(&self) {
         *self.first_request.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
 
     /// Time left before the publish deadline (started by
     /// [`Api::start_publish`], else by the first request or this call).
-    pub fn publish_left(&self) -> Duration {
+    pub(crate) fn publish_left(&self) -> Duration {
         let started =
             *self.first_request.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(Instant::now);
         self.publish_deadline.saturating_sub(started.elapsed())
@@ -267,7 +267,7 @@ impl Api {
 
     /// This client for one look at what landed after a write's outcome
     /// became unknown at the deadline: [`READ_BACK_GRACE`] past it.
-    pub fn read_back(&self) -> Api {
+    pub(crate) fn read_back(&self) -> Api {
         let mut api = self.clone();
         api.publish_deadline += READ_BACK_GRACE;
         api.request_deadline = api.request_deadline.min(READ_BACK_GRACE);
@@ -275,7 +275,7 @@ impl Api {
     }
 
     /// The publish deadline, for messages.
-    pub fn publish_deadline(&self) -> Duration {
+    pub(crate) fn publish_deadline(&self) -> Duration {
         self.publish_deadline
     }
 
@@ -302,14 +302,14 @@ impl Api {
     }
 
     /// Sets the least time between writes (default [`MIN_WRITE_INTERVAL`]).
-    pub fn with_write_interval(mut self, interval: Duration) -> Api {
+    pub(crate) fn with_write_interval(mut self, interval: Duration) -> Api {
         self.write_interval = interval;
         self
     }
 
     /// Waits until the next write may be sent, and records it as sent now.
     /// Every write calls this first.
-    pub async fn pace_write(&self) {
+    pub(crate) async fn pace_write(&self) {
         let wait = {
             let mut last = self.last_write.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let now = std::time::Instant::now();
@@ -323,18 +323,18 @@ impl Api {
     }
 
     /// The octocrab client, for typed writes.
-    pub fn crab(&self) -> &Octocrab {
+    pub(crate) fn crab(&self) -> &Octocrab {
         &self.crab
     }
 
     /// `/repos/{owner}/{repo}` + `path`.
-    pub fn repo_route(&self, path: &str) -> String {
+    pub(crate) fn repo_route(&self, path: &str) -> String {
         format!("/repos/{}/{}{path}", self.owner, self.repo)
     }
 
     /// GETs `route` (relative, or an absolute `Link` URL), retrying as
     /// [`super::retry`] allows.
-    pub async fn get(&self, what: &str, route: &str) -> Result<Page, ApiError> {
+    pub(crate) async fn get(&self, what: &str, route: &str) -> Result<Page, ApiError> {
         let mut backoff = Backoff::new(self.max_read_attempts, self.max_total_wait);
         loop {
             let attempt = self.bounded(what, async {
@@ -425,7 +425,12 @@ impl Api {
 
     /// Every page of a list read, following `Link: rel="next"`; each page's
     /// body must be an array, or an object holding one under `key`.
-    pub async fn get_all(&self, what: &str, route: &str, key: Option<&str>) -> Result<Vec<Value>, ApiError> {
+    pub(crate) async fn get_all(
+        &self,
+        what: &str,
+        route: &str,
+        key: Option<&str>,
+    ) -> Result<Vec<Value>, ApiError> {
         let mut items = Vec::new();
         let mut next = Some(route.to_string());
         let mut pages = 0;
@@ -459,7 +464,7 @@ impl Api {
     /// POSTs `body` to the GraphQL endpoint once. GraphQL reports failures
     /// as `errors` in a 200: those come back as [`ApiError::Status`] with the
     /// first message.
-    pub async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
+    pub(crate) async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
         self.pace_write().await;
         let (status, text) = self
             .bounded(what, async {
@@ -491,7 +496,7 @@ impl Api {
 }
 
 /// Maps an octocrab error from a typed write onto [`ApiError`].
-pub fn write_error(what: &str, e: octocrab::Error) -> ApiError {
+pub(crate) fn write_error(what: &str, e: octocrab::Error) -> ApiError {
     match e {
         octocrab::Error::GitHub { source, .. } => ApiError::Status {
             what: what.to_string(),
@@ -517,7 +522,7 @@ pub(crate) fn error_message(body: &str) -> String {
 }
 
 /// The `rel="next"` URL of a `Link` header.
-pub fn next_link(header: &str) -> Option<String> {
+pub(crate) fn next_link(header: &str) -> Option<String> {
     header.split(',').find_map(|part| {
         let (url, params) = part.split_once(';')?;
         let is_next = params.split(';').any(|p| p.trim().replace(' ', "") == "rel=\"next\"");

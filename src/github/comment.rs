@@ -18,14 +18,14 @@ use super::text::cut;
 pub const MARKER: &str = "<!-- retrygate:sticky-comment -->";
 
 /// An issue comment body may hold at most 65,536 characters.
-pub const MAX_COMMENT_CHARS: usize = 65_536;
+pub(crate) const MAX_COMMENT_CHARS: usize = 65_536;
 
 /// The login Actions' `GITHUB_TOKEN` writes as, when `GET /user` is refused.
-pub const ACTIONS_BOT_LOGIN: &str = "github-actions[bot]";
+pub(crate) const ACTIONS_BOT_LOGIN: &str = "github-actions[bot]";
 
 /// What happened to the sticky comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommentOutcome {
+pub(crate) enum CommentOutcome {
     Created {
         id: u64,
     },
@@ -41,7 +41,7 @@ pub enum CommentOutcome {
 
 /// The full body: the marker, then the Markdown, cut to the limit with a
 /// pointer to the check run.
-pub fn body(markdown: &str) -> String {
+pub(crate) fn body(markdown: &str) -> String {
     let full = format!("{MARKER}\n{markdown}");
     cut(
         &full,
@@ -52,7 +52,7 @@ pub fn body(markdown: &str) -> String {
 
 /// The sticky comment among `comments`: the first that carries the marker
 /// and was written by `me` (logins compare case-insensitively, as GitHub's do).
-pub fn find_mine<'a>(comments: &'a [Value], me: &str) -> Option<&'a Value> {
+pub(crate) fn find_mine<'a>(comments: &'a [Value], me: &str) -> Option<&'a Value> {
     comments.iter().find(|c| {
         let author = c.pointer("/user/login").and_then(Value::as_str).unwrap_or("");
         let body = c.get("body").and_then(Value::as_str).unwrap_or("");
@@ -64,7 +64,7 @@ pub fn find_mine<'a>(comments: &'a [Value], me: &str) -> Option<&'a Value> {
 /// `<slug>[bot]`), else `GET /user`, which answers for a personal token but
 /// is refused (403) for Actions' and App installation tokens, whose comments
 /// then come from [`ACTIONS_BOT_LOGIN`].
-pub async fn identity(api: &Api, configured: Option<&str>) -> Result<String, ApiError> {
+pub(crate) async fn identity(api: &Api, configured: Option<&str>) -> Result<String, ApiError> {
     if let Some(login) = configured.filter(|l| !l.trim().is_empty()) {
         return Ok(login.trim().to_string());
     }
@@ -91,7 +91,7 @@ fn id_of(c: &Value) -> u64 {
 
 /// Creates or edits the sticky comment on pull request `pr` so it reads
 /// `markdown`, as `me`.
-pub async fn publish_comment(
+pub(crate) async fn publish_comment(
     api: &Api,
     pr: u64,
     me: &str,
@@ -163,7 +163,7 @@ pub async fn publish_comment(
 /// ([`super::heads::sibling_notes`]), so its comment never reads kinder
 /// than its check. Only an existing comment of `me` is edited; `None` when
 /// there is none.
-pub async fn set_note(
+pub(crate) async fn set_note(
     api: &Api,
     pr: u64,
     me: &str,

@@ -12,62 +12,62 @@ use serde::Deserialize;
 /// does when it changed the base (a retarget: the config and the change are
 /// another branch's now); other edits (title, body) and `closed`,
 /// `assigned`... leave the verdict as it was.
-pub const GATED_PR_ACTIONS: &[&str] =
+pub(crate) const GATED_PR_ACTIONS: &[&str] =
     &["opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited"];
 
 /// A user as payloads and the API describe one.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct User {
-    pub login: String,
+pub(crate) struct User {
+    pub(crate) login: String,
     /// `User`, `Bot` or `Organization`.
     #[serde(rename = "type", default)]
-    pub kind: String,
+    pub(crate) kind: String,
 }
 
 impl User {
     /// A bot account: the account type says so, or the login has GitHub's
     /// `[bot]` suffix (which ordinary users cannot take).
-    pub fn is_bot(&self) -> bool {
+    pub(crate) fn is_bot(&self) -> bool {
         self.kind == "Bot" || self.login.ends_with("[bot]")
     }
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Label {
-    pub name: String,
+pub(crate) struct Label {
+    pub(crate) name: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct RepoRef {
-    pub full_name: String,
+pub(crate) struct RepoRef {
+    pub(crate) full_name: String,
 }
 
 /// One side of a pull request.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Branch {
-    pub sha: String,
+pub(crate) struct Branch {
+    pub(crate) sha: String,
     #[serde(rename = "ref")]
-    pub branch: String,
+    pub(crate) branch: String,
     /// `null` when the fork was deleted.
-    pub repo: Option<RepoRef>,
+    pub(crate) repo: Option<RepoRef>,
 }
 
 /// A pull request as the `pull_request` payload and `GET /pulls/{n}` give it.
 #[derive(Debug, Clone, Deserialize)]
-pub struct PullRequest {
-    pub number: u64,
+pub(crate) struct PullRequest {
+    pub(crate) number: u64,
     /// GraphQL id, needed to disable auto-merge.
-    pub node_id: String,
-    pub head: Branch,
-    pub base: Branch,
-    pub user: User,
+    pub(crate) node_id: String,
+    pub(crate) head: Branch,
+    pub(crate) base: Branch,
+    pub(crate) user: User,
     #[serde(default)]
-    pub labels: Vec<Label>,
+    pub(crate) labels: Vec<Label>,
     /// Present (non-null) when auto-merge is enabled.
     #[serde(default)]
-    pub auto_merge: Option<serde_json::Value>,
+    pub(crate) auto_merge: Option<serde_json::Value>,
     #[serde(default)]
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -94,27 +94,27 @@ struct MergeGroupEvent {
 /// A merge queue's group: the queue tests `head_sha`, which is `base_sha`
 /// with the queued pull requests merged on top, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct MergeGroup {
-    pub head_sha: String,
+pub(crate) struct MergeGroup {
+    pub(crate) head_sha: String,
     /// `refs/heads/gh-readonly-queue/<base>/pr-<N>-<base_sha>`.
-    pub head_ref: String,
+    pub(crate) head_ref: String,
     /// Listed in GitHub's webhook documentation; older payload examples lack
     /// it, and a group without it cannot be judged (an error, never a pass).
     #[serde(default)]
-    pub base_sha: String,
+    pub(crate) base_sha: String,
     /// `refs/heads/<base>`.
-    pub base_ref: String,
+    pub(crate) base_ref: String,
 }
 
 impl MergeGroup {
     /// The base branch's name (`main` for `refs/heads/main`).
-    pub fn base_branch(&self) -> &str {
+    pub(crate) fn base_branch(&self) -> &str {
         self.base_ref.strip_prefix("refs/heads/").unwrap_or(&self.base_ref)
     }
 
     /// The pull request the group was made for (the last one queued), from
     /// `head_ref`'s `pr-<N>-`.
-    pub fn last_pr(&self) -> Option<u64> {
+    pub(crate) fn last_pr(&self) -> Option<u64> {
         let tail = self.head_ref.rsplit('/').next()?;
         tail.strip_prefix("pr-")?.split('-').next()?.parse().ok()
     }
@@ -168,32 +168,32 @@ struct RunPullRequest {
 
 /// A comment on a pull request, as far as a sign-off needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrComment {
-    pub pr_number: u64,
-    pub comment_id: u64,
-    pub body: String,
-    pub author: User,
+pub(crate) struct PrComment {
+    pub(crate) pr_number: u64,
+    pub(crate) comment_id: u64,
+    pub(crate) body: String,
+    pub(crate) author: User,
     /// The GitHub App that posted it for `author` (its slug, else its
     /// name), from `performed_via_github_app`: such a comment is an app's,
     /// not a person's.
-    pub via_app: Option<String>,
+    pub(crate) via_app: Option<String>,
 }
 
 /// A completed run of the read-only `pull_request` workflow whose verdict
 /// is to be published.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompletedRun {
-    pub run_id: u64,
-    pub head_sha: String,
+pub(crate) struct CompletedRun {
+    pub(crate) run_id: u64,
+    pub(crate) head_sha: String,
     /// The run's head repository (`owner/name`), the fork for fork PRs.
-    pub head_repository: Option<String>,
+    pub(crate) head_repository: Option<String>,
     /// PR numbers GitHub attached to the run: empty for fork PRs.
-    pub pull_requests: Vec<u64>,
+    pub(crate) pull_requests: Vec<u64>,
 }
 
 /// What the job was started for.
 #[derive(Debug, Clone)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// Compute (and publish) the verdict for this pull request.
     PullRequest(Box<PullRequest>),
     /// A comment on a pull request: maybe a sign-off.
@@ -209,7 +209,7 @@ pub enum Trigger {
 impl Trigger {
     /// Reads the payload of event `event_name`. `source` names the file in
     /// errors.
-    pub fn parse(event_name: &str, payload: &str, source: &str) -> anyhow::Result<Trigger> {
+    pub(crate) fn parse(event_name: &str, payload: &str, source: &str) -> anyhow::Result<Trigger> {
         let bad = |e: serde_json::Error| {
             anyhow::anyhow!(
                 "{source}:{}: the {event_name} payload is not what GitHub sends ({e}); run retrygate github from a workflow triggered by pull_request, issue_comment, workflow_run or merge_group",

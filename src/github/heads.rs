@@ -26,13 +26,13 @@ use crate::finding::Finding;
 use crate::policy::{ReasonCode, Verdict};
 
 /// Opens the hidden record in a check run's `output.text`.
-pub const RECORD_START: &str = "<!-- retrygate:verdicts ";
+pub(crate) const RECORD_START: &str = "<!-- retrygate:verdicts ";
 /// Closes it.
-pub const RECORD_END: &str = " -->";
+pub(crate) const RECORD_END: &str = " -->";
 
 /// Most findings one entry lists as lifted by a sign-off; past that the
 /// list is marked incomplete and lifts nothing in a merge queue.
-pub const MAX_LIFTED: usize = 200;
+pub(crate) const MAX_LIFTED: usize = 200;
 
 /// One pull request's own verdict on the head, as the check run records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -80,13 +80,13 @@ pub struct HeadEntry {
 /// What identifies a blocking finding between a pull request's head and a
 /// merge group holding it: kind, rule, file and message (which names the
 /// values, so "raised from 2 to 4" is not "raised from 2 to 9").
-pub fn finding_key(f: &Finding) -> String {
+pub(crate) fn finding_key(f: &Finding) -> String {
     format!("{}|{}|{}|{}", f.kind.id(), f.rule, f.path, f.message)
 }
 
 impl HeadEntry {
     /// The entry for pull request `pr`'s own publication.
-    pub fn of(pr: u64, p: &Publication) -> HeadEntry {
+    pub(crate) fn of(pr: u64, p: &Publication) -> HeadEntry {
         let verdict = match (p.undecided, p.verdict) {
             (true, _) => EntryVerdict::Undecided,
             (false, Verdict::Block) => EntryVerdict::Block,
@@ -127,7 +127,7 @@ impl HeadEntry {
 
 /// Longest record written: the check run's `output.text` holds at most
 /// 65,535 characters.
-pub const MAX_RECORD_CHARS: usize = 60_000;
+pub(crate) const MAX_RECORD_CHARS: usize = 60_000;
 
 /// The record as it is written into the check run's `output.text`. When the
 /// lists of signed-off findings make it too long, they are dropped and
@@ -154,7 +154,7 @@ pub fn encode(entries: &[HeadEntry]) -> String {
 /// The record a check run's `output.text` holds: `None` when it holds none
 /// (a run written before records, or by something else), `Some(Err)` when
 /// one is there but unreadable.
-pub fn decode(text: Option<&str>) -> Option<Result<Vec<HeadEntry>, String>> {
+pub(crate) fn decode(text: Option<&str>) -> Option<Result<Vec<HeadEntry>, String>> {
     let text = text?;
     let start = text.find(RECORD_START)? + RECORD_START.len();
     let end = text[start..].find(RECORD_END).map(|e| start + e);
@@ -169,15 +169,15 @@ pub fn decode(text: Option<&str>) -> Option<Result<Vec<HeadEntry>, String>> {
 
 /// What to publish for one pull request on a head shared with others.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Combined {
+pub(crate) struct Combined {
     /// The check run's (and status's) publication: the strictest verdict.
-    pub check: Publication,
+    pub(crate) check: Publication,
     /// The pull request's sticky comment.
-    pub comment_markdown: String,
+    pub(crate) comment_markdown: String,
     /// The record to write into the check run.
-    pub entries: Vec<HeadEntry>,
+    pub(crate) entries: Vec<HeadEntry>,
     /// The entry that decides the check, when it is not this pull request's.
-    pub stricter: Option<HeadEntry>,
+    pub(crate) stricter: Option<HeadEntry>,
 }
 
 /// Combines pull request `pr`'s own publication `own` with the `record`
@@ -187,7 +187,7 @@ pub struct Combined {
 /// counted as blocked ("no verdict yet"). The check shows the strictest:
 /// could not decide, then blocked, then passing; a tie keeps this pull
 /// request's own texts.
-pub fn combine(pr: u64, own: &Publication, record: &[HeadEntry], open: &[u64]) -> Combined {
+pub(crate) fn combine(pr: u64, own: &Publication, record: &[HeadEntry], open: &[u64]) -> Combined {
     let mine = HeadEntry::of(pr, own);
     let mut entries = vec![mine.clone()];
     for n in open.iter().filter(|n| **n != pr) {
@@ -256,10 +256,10 @@ pub fn combine(pr: u64, own: &Publication, record: &[HeadEntry], open: &[u64]) -
 
 /// Opens the note a pull request's comment carries while the check on its
 /// head is stricter than its own verdict because of another pull request.
-pub const NOTE_MARKER: &str = "<!-- retrygate:head-note -->";
+pub(crate) const NOTE_MARKER: &str = "<!-- retrygate:head-note -->";
 
 /// The note for a comment whose pull request's check is decided by `by`.
-pub fn note(by: &HeadEntry) -> String {
+pub(crate) fn note(by: &HeadEntry) -> String {
     format!(
         "{NOTE_MARKER}\n> [!WARNING]\n> The required `retrygate` check on this commit is **{}**: pull request {} has the same head commit and its verdict is {}. The check shows the strictest verdict of every open pull request with this head.\n",
         if by.verdict == EntryVerdict::Undecided { "failing (could not decide)" } else { "blocked" },
@@ -272,7 +272,7 @@ pub fn note(by: &HeadEntry) -> String {
 /// published for `pr`: for each other open pull request with a verdict, the
 /// note naming the entry that decides the check when that is stricter than
 /// its own verdict, else `None` (its note, if any, is taken away).
-pub fn sibling_notes(pr: u64, c: &Combined) -> Vec<(u64, Option<String>)> {
+pub(crate) fn sibling_notes(pr: u64, c: &Combined) -> Vec<(u64, Option<String>)> {
     let strictest = c.entries.iter().map(|e| e.verdict).max();
     let decider = c.entries.iter().find(|e| Some(e.verdict) == strictest);
     c.entries
@@ -286,7 +286,7 @@ pub fn sibling_notes(pr: u64, c: &Combined) -> Vec<(u64, Option<String>)> {
 }
 
 /// `body` (a sticky comment's text) with its note replaced by `note`.
-pub fn with_note(body: &str, note: Option<&str>) -> String {
+pub(crate) fn with_note(body: &str, note: Option<&str>) -> String {
     let own = body.split(NOTE_MARKER).next().unwrap_or(body).trim_end();
     match note {
         Some(n) => format!("{own}\n\n{n}"),
@@ -301,7 +301,7 @@ pub fn with_note(body: &str, note: Option<&str>) -> String {
 /// pull request's sign-off accepted on its own head. A finding that no
 /// single pull request had (a combined regression) is what the group's own
 /// check exists to catch: it blocks.
-pub fn group_lift(group: &Publication, signed: &[&HeadEntry]) -> Result<Vec<u64>, String> {
+pub(crate) fn group_lift(group: &Publication, signed: &[&HeadEntry]) -> Result<Vec<u64>, String> {
     if group.undecided {
         return Err("the group's own gate could not decide, and nothing lifts that".into());
     }

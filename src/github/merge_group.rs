@@ -41,14 +41,14 @@ use crate::printer::Verdict;
 
 /// A first-parent commit of the group and the pull request it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attributed {
-    pub prs: Vec<u64>,
+pub(crate) struct Attributed {
+    pub(crate) prs: Vec<u64>,
     /// Commits that name no pull request.
-    pub unattributed: Vec<String>,
+    pub(crate) unattributed: Vec<String>,
 }
 
 /// The pull request a merge-queue commit subject names, if any.
-pub fn pr_of_subject(subject: &str) -> Option<u64> {
+pub(crate) fn pr_of_subject(subject: &str) -> Option<u64> {
     if let Some(rest) = subject.strip_prefix("Merge pull request #") {
         return rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok();
     }
@@ -58,7 +58,7 @@ pub fn pr_of_subject(subject: &str) -> Option<u64> {
 
 /// The pull requests of a group from its first-parent commits (`(sha,
 /// subject)`, any order) and the pull request `head_ref` names.
-pub fn attribute(commits: &[(String, String)], last_pr: Option<u64>) -> Attributed {
+pub(crate) fn attribute(commits: &[(String, String)], last_pr: Option<u64>) -> Attributed {
     let mut prs = Vec::new();
     let mut unattributed = Vec::new();
     for (sha, subject) in commits {
@@ -76,7 +76,7 @@ pub fn attribute(commits: &[(String, String)], last_pr: Option<u64>) -> Attribut
 
 /// One queued pull request's own verdict, as its check run shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PrVerdict {
+pub(crate) enum PrVerdict {
     Passing {
         /// Its entry, when it passed by a maintainer's sign-off.
         signed: Option<HeadEntry>,
@@ -90,7 +90,7 @@ pub enum PrVerdict {
 /// run must conclude `success`, and its record must hold `pr`'s own pass
 /// computed against `base_branch` (a run written before records were kept
 /// is read by its `external_id`).
-pub fn judge_pr(run: Option<&Value>, pr: u64, head_sha: &str, base_branch: &str) -> PrVerdict {
+pub(crate) fn judge_pr(run: Option<&Value>, pr: u64, head_sha: &str, base_branch: &str) -> PrVerdict {
     let short = crate::text::short_sha(head_sha);
     let Some(run) = run else {
         return PrVerdict::NotPassing(format!("no retrygate verdict on its head `{short}`"));
@@ -128,7 +128,7 @@ pub fn judge_pr(run: Option<&Value>, pr: u64, head_sha: &str, base_branch: &str)
 
 /// The group's publication: the group gate's, never weaker than the pull
 /// requests' own verdicts (see the module docs).
-pub fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[String]) -> Publication {
+pub(crate) fn combine(group: Publication, prs: &[(u64, PrVerdict)], unattributed: &[String]) -> Publication {
     let mut list = String::from("#### Queued pull requests\n\n");
     for (n, v) in prs {
         list.push_str(&match v {

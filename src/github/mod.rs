@@ -29,22 +29,22 @@ pub mod artifact;
 pub mod checks;
 pub mod client;
 pub mod comment;
-pub mod event;
+pub(crate) mod event;
 pub mod heads;
-pub mod merge_group;
+pub(crate) mod merge_group;
 pub mod publication;
-pub mod publish;
-pub mod retry;
+pub(crate) mod publish;
+pub(crate) mod retry;
 pub mod review;
 pub mod signoff;
-pub mod summary;
-pub mod text;
+pub(crate) mod summary;
+pub(crate) mod text;
 
 use std::path::PathBuf;
 
 pub use action::{run, Outcome};
 pub use publication::{Publication, VerdictFile};
-pub use signoff::SignOff;
+pub(crate) use signoff::SignOff;
 
 /// What `retrygate github` does with the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,40 +183,40 @@ impl ActionEnv {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateRequest {
     /// `owner/name` of the base repository.
-    pub repository: String,
+    pub(crate) repository: String,
     /// The checkout holding both commits.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     pub pr_number: u64,
     pub base_sha: String,
     /// The base branch: the check run is bound to it as well as to the head
     /// (a pull request retargeted to another branch is judged again).
     pub base_ref: String,
     pub head_sha: String,
-    pub author: String,
-    pub author_is_bot: bool,
+    pub(crate) author: String,
+    pub(crate) author_is_bot: bool,
     /// `Some(false)` judges the change as a person's whatever the facts say
     /// (a merge group: each pull request's evidence was judged on its own).
-    pub forced_agent: Option<bool>,
-    pub labels: Vec<String>,
-    pub head_branch: String,
+    pub(crate) forced_agent: Option<bool>,
+    pub(crate) labels: Vec<String>,
+    pub(crate) head_branch: String,
     /// A maintainer's sign-off, already checked against the current head.
     pub sign_off: Option<SignOff>,
     /// A replay report from the pull request's replay job, if any.
-    pub replay_report: Option<PathBuf>,
+    pub(crate) replay_report: Option<PathBuf>,
     /// Who made that report: always the pull request's own run on GitHub.
     pub replay_report_origin: crate::gate::ReportOrigin,
     /// Whether the replay may run the PR's code here. False when the job
     /// holds a write token (a sign-off comment): the PR's code is data there.
     pub allow_replay: bool,
     /// Prefix of line links in the report (see [`ActionEnv::link_base`]).
-    pub link_base: Option<String>,
+    pub(crate) link_base: Option<String>,
     /// The docs, the run, and where the replay report can be downloaded.
-    pub links: crate::printer::Links,
+    pub(crate) links: crate::printer::Links,
 }
 
 impl GateRequest {
     /// The request for pull request `pr`.
-    pub fn for_pr(
+    pub(crate) fn for_pr(
         env: &ActionEnv,
         pr: &event::PullRequest,
         sign_off: Option<SignOff>,
@@ -262,13 +262,13 @@ fn this_runs_replay_artifact(env: &ActionEnv) -> Option<(String, String)> {
 
 /// The page of workflow run `run_id` of this repository, when the server is
 /// known.
-pub fn run_page(env: &ActionEnv, run_id: u64) -> Option<String> {
+pub(crate) fn run_page(env: &ActionEnv, run_id: u64) -> Option<String> {
     server_url(env).map(|s| format!("{s}/{}/actions/runs/{run_id}", env.repository))
 }
 
 /// Whether `pr` comes from another repository than the one the job runs
 /// in (a deleted fork counts as a fork).
-pub fn is_fork(env: &ActionEnv, pr: &event::PullRequest) -> bool {
+pub(crate) fn is_fork(env: &ActionEnv, pr: &event::PullRequest) -> bool {
     pr.head.repo.as_ref().map(|r| r.full_name.as_str()) != Some(env.repository.as_str())
 }
 
@@ -299,7 +299,7 @@ fn server_url(env: &ActionEnv) -> Option<String> {
 }
 
 /// [`check_gate`] with `artifacts` as where Actions artifacts are looked up.
-pub fn check_gate_with(
+pub(crate) fn check_gate_with(
     req: &GateRequest,
     artifacts: Option<std::sync::Arc<dyn crate::ledger::artifact::ArtifactSource>>,
 ) -> anyhow::Result<Publication> {

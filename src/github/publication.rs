@@ -17,20 +17,20 @@ use crate::policy::{GateVerdict, ReasonCode, Verdict};
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any
 /// real verdict.
-pub const MAX_VERDICT_FILE_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_VERDICT_FILE_BYTES: u64 = 16 << 20;
 
 /// The verdict file's format version.
-pub const VERDICT_FILE_VERSION: u32 = 1;
+pub(crate) const VERDICT_FILE_VERSION: u32 = 1;
 
 /// A verdict ready to publish.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Publication {
     /// The commit the verdict is about: the check run and status go there.
-    pub head_sha: String,
+    pub(crate) head_sha: String,
     /// The base it was judged against; the check run records it, so a
     /// verdict for one base branch is never taken for another's.
     #[serde(default)]
-    pub base: Option<BaseBinding>,
+    pub(crate) base: Option<BaseBinding>,
     pub verdict: Verdict,
     /// One line: the check run's title.
     pub title: String,
@@ -43,10 +43,10 @@ pub struct Publication {
     /// The gate could not decide (an error, a panic): blocking, and never
     /// lifted by anything, a sign-off or a merge queue's rule included.
     #[serde(default)]
-    pub undecided: bool,
+    pub(crate) undecided: bool,
     /// Why it blocks (or, under an accepted sign-off, what would have).
     #[serde(default)]
-    pub reasons: Vec<ReasonCode>,
+    pub(crate) reasons: Vec<ReasonCode>,
     /// Who signed off this head, when an accepted sign-off made it pass.
     #[serde(default)]
     pub signed_off_by: Option<String>,

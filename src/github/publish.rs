@@ -17,17 +17,17 @@ use crate::text::short_sha as short;
 
 /// The pull request a publication is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrTarget {
-    pub number: u64,
+pub(crate) struct PrTarget {
+    pub(crate) number: u64,
     /// GraphQL id, for `disablePullRequestAutoMerge`.
-    pub node_id: String,
+    pub(crate) node_id: String,
     /// Whether auto-merge is enabled on it now.
-    pub auto_merge_enabled: bool,
+    pub(crate) auto_merge_enabled: bool,
 }
 
 /// What happened to auto-merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AutoMerge {
+pub(crate) enum AutoMerge {
     /// The verdict passes: auto-merge is left alone.
     NotNeeded,
     /// Blocked, and auto-merge was not enabled.
@@ -39,35 +39,35 @@ pub enum AutoMerge {
 
 /// The outcome of every publishing step.
 #[derive(Debug, Clone)]
-pub struct PublishReport {
-    pub check: Result<CheckOutcome, ApiError>,
+pub(crate) struct PublishReport {
+    pub(crate) check: Result<CheckOutcome, ApiError>,
     /// What the check shows (or was to show): for a pull request, the
     /// strictest verdict of every open pull request with this head
     /// ([`super::heads`]), and this pull request's comment.
-    pub shown: Combined,
+    pub(crate) shown: Combined,
     /// An older, kinder verdict that still stands on the check run, with
     /// what to do about it (one line): the job must fail loudly.
-    pub stale: Option<String>,
+    pub(crate) stale: Option<String>,
     /// Tried only when the check run could not be written.
-    pub status: Option<Result<(), ApiError>>,
-    pub comment: Result<CommentOutcome, ApiError>,
+    pub(crate) status: Option<Result<(), ApiError>>,
+    pub(crate) comment: Result<CommentOutcome, ApiError>,
     /// The notes put on (or taken off) the comments of the other pull
     /// requests with this head, where one was edited or failed.
-    pub siblings: Vec<(u64, Result<CommentOutcome, ApiError>)>,
+    pub(crate) siblings: Vec<(u64, Result<CommentOutcome, ApiError>)>,
     /// The one-click fixes review; `None` where there is no pull request.
-    pub suggestions: Option<Result<ReviewOutcome, ApiError>>,
-    pub auto_merge: AutoMerge,
+    pub(crate) suggestions: Option<Result<ReviewOutcome, ApiError>>,
+    pub(crate) auto_merge: AutoMerge,
 }
 
 impl PublishReport {
     /// The verdict reached the commit (check run or status), where branch
     /// protection reads it.
-    pub fn verdict_on_github(&self) -> bool {
+    pub(crate) fn verdict_on_github(&self) -> bool {
         self.stale.is_none() && (self.check.is_ok() || matches!(self.status, Some(Ok(()))))
     }
 
     /// Some write was refused for lack of permission.
-    pub fn forbidden(&self) -> bool {
+    pub(crate) fn forbidden(&self) -> bool {
         let check = matches!(&self.check, Err(e) if e.is_forbidden());
         let status = matches!(&self.status, Some(Err(e)) if e.is_forbidden());
         let comment = matches!(&self.comment, Err(e) if e.is_forbidden());
@@ -75,7 +75,7 @@ impl PublishReport {
     }
 
     /// The "Published" section of the job summary.
-    pub fn markdown(&self, head_sha: &str) -> String {
+    pub(crate) fn markdown(&self, head_sha: &str) -> String {
         let mut out = String::from("\n#### Published\n\n");
         let sha = short(head_sha);
         out.push_str(&match &self.check {
@@ -203,7 +203,7 @@ fn stale_line(api: &Api, p: &Publication, stale: &Stale) -> String {
 /// pull request with this head ([`super::heads`]). Steps are sent one at a
 /// time, as GitHub asks of content-creating requests; the publish deadline
 /// starts here, not before the gate.
-pub async fn publish(
+pub(crate) async fn publish(
     api: &Api,
     pr: &PrTarget,
     p: &Publication,
@@ -309,7 +309,7 @@ async fn publish_steps(
 
 /// Publishes `p` on a commit that belongs to no pull request (a merge
 /// group's): the check run, the status as fallback, nothing else.
-pub async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str>) -> PublishReport {
+pub(crate) async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str>) -> PublishReport {
     api.start_publish();
     let check = checks::publish_check_run(api, p, None, details_url).await;
     let shown = check.shown.clone();

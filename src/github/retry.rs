@@ -20,37 +20,37 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Attempts of one read, the first included.
-pub const MAX_READ_ATTEMPTS: u32 = 4;
+pub(crate) const MAX_READ_ATTEMPTS: u32 = 4;
 
 /// Time one read may spend waiting between its attempts, all waits together.
-pub const MAX_TOTAL_WAIT: Duration = Duration::from_secs(90);
+pub(crate) const MAX_TOTAL_WAIT: Duration = Duration::from_secs(90);
 
 /// First backoff step when the server gave no hint; doubled per attempt.
-pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
+pub(crate) const BACKOFF_BASE: Duration = Duration::from_secs(1);
 
 /// Longest backoff step without a hint.
-pub const BACKOFF_CAP: Duration = Duration::from_secs(30);
+pub(crate) const BACKOFF_CAP: Duration = Duration::from_secs(30);
 
 /// Upper bound of the jitter added on top of a server-given wait.
-pub const HINT_JITTER: Duration = Duration::from_millis(1000);
+pub(crate) const HINT_JITTER: Duration = Duration::from_millis(1000);
 
 /// How a failed attempt looked, as far as the retry decision cares.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// HTTP status; `None` for a transport error (no response at all).
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// The `retry-after` header, raw.
-    pub retry_after: Option<String>,
+    pub(crate) retry_after: Option<String>,
     /// `x-ratelimit-remaining`, parsed.
-    pub ratelimit_remaining: Option<u64>,
+    pub(crate) ratelimit_remaining: Option<u64>,
     /// `x-ratelimit-reset` (epoch seconds), parsed.
-    pub ratelimit_reset: Option<u64>,
+    pub(crate) ratelimit_reset: Option<u64>,
 }
 
 impl Failure {
     /// A rate limit, primary or secondary: GitHub answers those with 429 or
     /// with a 403 that carries the limit headers.
-    pub fn is_rate_limit(&self) -> bool {
+    pub(crate) fn is_rate_limit(&self) -> bool {
         match self.status {
             Some(429) => true,
             Some(403) => self.retry_after.is_some() || self.ratelimit_remaining == Some(0),
@@ -59,7 +59,7 @@ impl Failure {
     }
 
     /// Whether a read that failed like this may be tried again at all.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self.status {
             None => true,
             Some(s) if s >= 500 => true,
@@ -68,7 +68,7 @@ impl Failure {
     }
 
     /// The wait the server asked for, if it said anything usable.
-    pub fn server_wait(&self, now: SystemTime) -> Option<Duration> {
+    pub(crate) fn server_wait(&self, now: SystemTime) -> Option<Duration> {
         if let Some(asked) = self.retry_after.as_deref().and_then(crate::http::parse_retry_after) {
             return Some(asked.wait_from(now));
         }
@@ -84,7 +84,7 @@ impl Failure {
 
 /// Why a read stopped being retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GiveUp {
+pub(crate) enum GiveUp {
     /// The failure is not one a retry can fix (404, 401, a plain 403...).
     NotRetryable,
     /// [`MAX_READ_ATTEMPTS`] used up.
@@ -95,7 +95,7 @@ pub enum GiveUp {
 
 /// The retry state of one read.
 #[derive(Debug, Clone)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     attempts: u32,
     waited: Duration,
     max_attempts: u32,
@@ -110,7 +110,7 @@ impl Default for Backoff {
 }
 
 impl Backoff {
-    pub fn new(max_attempts: u32, max_total_wait: Duration) -> Backoff {
+    pub(crate) fn new(max_attempts: u32, max_total_wait: Duration) -> Backoff {
         Backoff {
             attempts: 0,
             waited: Duration::ZERO,
@@ -122,7 +122,7 @@ impl Backoff {
 
     /// Records a failed attempt and returns how long to wait before the next
     /// one, or why there is no next one.
-    pub fn next_wait(&mut self, failure: &Failure, now: SystemTime) -> Result<Duration, GiveUp> {
+    pub(crate) fn next_wait(&mut self, failure: &Failure, now: SystemTime) -> Result<Duration, GiveUp> {
         self.attempts += 1;
         if !failure.is_retryable() {
             return Err(GiveUp::NotRetryable);
@@ -147,13 +147,8 @@ impl Backoff {
     }
 
     /// Failed attempts recorded so far.
-    pub fn attempts(&self) -> u32 {
+    pub(crate) fn attempts(&self) -> u32 {
         self.attempts
-    }
-
-    /// Total time waited so far.
-    pub fn waited(&self) -> Duration {
-        self.waited
     }
 
     /// A uniformly spread duration in `[0, max]`. Randomness from the std

@@ -46,7 +46,7 @@ pub const MAX_SUGGESTIONS: usize = 20;
 
 /// The review's event. `APPROVE` or `REQUEST_CHANGES` would make retrygate
 /// a reviewer; it only comments.
-pub const REVIEW_EVENT: &str = "COMMENT";
+pub(crate) const REVIEW_EVENT: &str = "COMMENT";
 
 /// Opens every suggestion comment's body; the key follows.
 pub const MARKER_PREFIX: &str = "<!-- retrygate:suggestion key=";
@@ -55,74 +55,74 @@ pub const MARKER_PREFIX: &str = "<!-- retrygate:suggestion key=";
 /// their writes (a second apart, as GitHub asks) stop this long before the
 /// publish deadline, so they can never make the verdict's publish run out of
 /// time. What was not done is counted and done by the next run.
-pub const RESERVE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const RESERVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A review comment may hold at most this many characters (as an issue
 /// comment); a suggestion longer than that is not offered.
-pub const MAX_BODY_CHARS: usize = 65_536;
+pub(crate) const MAX_BODY_CHARS: usize = 65_536;
 
 /// One suggestion, ready to post.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suggestion {
-    pub key: String,
-    pub path: String,
+pub(crate) struct Suggestion {
+    pub(crate) key: String,
+    pub(crate) path: String,
     /// First head line replaced.
-    pub start_line: u32,
+    pub(crate) start_line: u32,
     /// Last head line replaced (GitHub's `line`).
-    pub line: u32,
-    pub body: String,
+    pub(crate) line: u32,
+    pub(crate) body: String,
 }
 
 /// One of this tool's review comments, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Existing {
-    pub id: u64,
-    pub key: String,
-    pub path: String,
+pub(crate) struct Existing {
+    pub(crate) id: u64,
+    pub(crate) key: String,
+    pub(crate) path: String,
     /// `None` when GitHub marks the comment outdated.
-    pub line: Option<u32>,
-    pub start_line: Option<u32>,
-    pub body: String,
+    pub(crate) line: Option<u32>,
+    pub(crate) start_line: Option<u32>,
+    pub(crate) body: String,
     /// Someone answered it: it is closed with a note, never deleted.
-    pub replied: bool,
+    pub(crate) replied: bool,
     /// Already closed that way.
-    pub resolved: bool,
+    pub(crate) resolved: bool,
 }
 
 /// The body a suggestion that someone answered gets once its finding is
 /// gone or it moved: the thread stays, the marker says it is closed.
-pub fn resolved_body(key: &str) -> String {
+pub(crate) fn resolved_body(key: &str) -> String {
     format!("{MARKER_PREFIX}{key} resolved -->\n~~retrygate suggestion~~: this no longer applies (the finding is gone or moved; see the newer suggestion, if any).\n")
 }
 
 /// What to do, decided from what is wanted and what is there.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub unchanged: Vec<u64>,
-    pub update: Vec<(u64, String)>,
-    pub delete: Vec<u64>,
-    pub post: Vec<Suggestion>,
+pub(crate) struct Plan {
+    pub(crate) unchanged: Vec<u64>,
+    pub(crate) update: Vec<(u64, String)>,
+    pub(crate) delete: Vec<u64>,
+    pub(crate) post: Vec<Suggestion>,
     /// Fixes beyond [`MAX_SUGGESTIONS`].
-    pub left_out: usize,
+    pub(crate) left_out: usize,
 }
 
 /// What happened, for the job summary.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ReviewOutcome {
-    pub posted: usize,
-    pub updated: usize,
-    pub deleted: usize,
-    pub unchanged: usize,
-    pub left_out: usize,
+pub(crate) struct ReviewOutcome {
+    pub(crate) posted: usize,
+    pub(crate) updated: usize,
+    pub(crate) deleted: usize,
+    pub(crate) unchanged: usize,
+    pub(crate) left_out: usize,
     /// Suggestions GitHub refused with 422 (`path:line: message`).
-    pub skipped: Vec<String>,
+    pub(crate) skipped: Vec<String>,
     /// Writes not made because the publish deadline drew near.
-    pub unfinished: usize,
+    pub(crate) unfinished: usize,
 }
 
 impl ReviewOutcome {
     /// One line for the "Published" section of the job summary.
-    pub fn summary_line(&self) -> String {
+    pub(crate) fn summary_line(&self) -> String {
         let mut s = format!(
             "- one-click fixes: {} posted, {} updated, {} deleted, {} unchanged",
             self.posted, self.updated, self.deleted, self.unchanged
@@ -190,7 +190,7 @@ fn escape(s: &str) -> String {
 }
 
 /// The suggestion comment's body for `f`.
-pub fn body(key: &str, f: &Finding) -> Option<String> {
+pub(crate) fn body(key: &str, f: &Finding) -> Option<String> {
     let fix = f.fix.as_ref()?;
     // A fence longer than any run of backticks in the code keeps it closed.
     let longest = fix.replacement.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -207,7 +207,7 @@ pub fn body(key: &str, f: &Finding) -> Option<String> {
 
 /// The suggestions `findings` make: blocking findings first, then in
 /// report order, at most [`MAX_SUGGESTIONS`]; and how many were left out.
-pub fn suggestions(findings: &[Finding]) -> (Vec<Suggestion>, usize) {
+pub(crate) fn suggestions(findings: &[Finding]) -> (Vec<Suggestion>, usize) {
     let mut with: Vec<usize> = (0..findings.len()).filter(|&i| findings[i].fix.is_some()).collect();
     // Occurrences count in line order, whatever the cap keeps.
     with.sort_by(|&a, &b| findings[a].sort_key().cmp(&findings[b].sort_key()));
@@ -250,7 +250,7 @@ pub fn suggestions(findings: &[Finding]) -> (Vec<Suggestion>, usize) {
 
 /// This tool's suggestion comments among `comments`: the marker *and* the
 /// author `me` (logins compare case-insensitively).
-pub fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
+pub(crate) fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
     let replied: HashSet<u64> =
         comments.iter().filter_map(|c| c.get("in_reply_to_id").and_then(Value::as_u64)).collect();
     comments
@@ -283,7 +283,7 @@ pub fn mine(comments: &[Value], me: &str) -> Vec<Existing> {
 }
 
 /// Decides what to post, edit and delete (pure).
-pub fn plan(want: Vec<Suggestion>, left_out: usize, have: &[Existing]) -> Plan {
+pub(crate) fn plan(want: Vec<Suggestion>, left_out: usize, have: &[Existing]) -> Plan {
     let mut p = Plan { left_out, ..Plan::default() };
     let mut by_key: HashMap<&str, Vec<&Existing>> = HashMap::new();
     let have: Vec<&Existing> = have.iter().filter(|e| !e.resolved).collect();
@@ -334,7 +334,7 @@ fn comment_fields(s: &Suggestion) -> Value {
 }
 
 /// The review's own body: says what the comments are, once.
-pub fn review_body(n: usize) -> String {
+pub(crate) fn review_body(n: usize) -> String {
     format!(
         "**retrygate**: {} that put back what the base branch had. Apply one with *Commit suggestion*, or all with *Add suggestion to batch*.",
         if n == 1 { "one one-click fix".to_string() } else { format!("{n} one-click fixes") }
@@ -406,7 +406,7 @@ fn error_text(body: &str) -> String {
 
 /// Posts, edits and deletes this tool's suggestion comments on pull request
 /// `pr` at `head_sha` so that they match `findings`, as `me`.
-pub async fn publish_suggestions(
+pub(crate) async fn publish_suggestions(
     api: &Api,
     pr: u64,
     head_sha: &str,

@@ -24,10 +24,10 @@ use crate::config::Permission;
 
 /// Shortest SHA prefix recognised as an attempt to name a commit (and
 /// answered with the full SHA to copy).
-pub const MIN_SHA_CHARS: usize = 7;
+pub(crate) const MIN_SHA_CHARS: usize = 7;
 
 /// What a sign-off must name: the full SHA-1 of the head commit.
-pub const FULL_SHA_CHARS: usize = 40;
+pub(crate) const FULL_SHA_CHARS: usize = 40;
 
 /// A sign-off that passed every check: `by` vouches for commit `sha` (the
 /// full head SHA, not the prefix they typed).
@@ -42,7 +42,7 @@ pub struct SignOff {
 /// HTML (never a command) replaced by a character no command starts with.
 /// Code blocks, HTML blocks and comments, block quotes, lists, tables and
 /// footnotes are left out.
-pub fn spoken_lines(body: &str) -> Vec<String> {
+pub(crate) fn spoken_lines(body: &str) -> Vec<String> {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -100,7 +100,7 @@ pub fn spoken_lines(body: &str) -> Vec<String> {
 /// sees as the commenter's own words ([`spoken_lines`]) that starts with
 /// `command`. `None` when the comment is not a sign-off at all;
 /// `Some(Err)` when it is one but names no usable SHA.
-pub fn parse_command(body: &str, command: &str) -> Option<Result<String, String>> {
+pub(crate) fn parse_command(body: &str, command: &str) -> Option<Result<String, String>> {
     let line = spoken_lines(body).into_iter().map(|l| l.trim().to_string()).find(|l| {
         l.strip_prefix(command).is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
     })?;
@@ -125,7 +125,7 @@ pub fn parse_command(body: &str, command: &str) -> Option<Result<String, String>
 /// the finer one (`maintain`, `triage`); `permission` folds those into
 /// `write`/`read`, and custom roles only have `permission`. `none` and
 /// anything unknown give `None`: no permission at all.
-pub fn permission_from_api(permission: Option<&str>, role_name: Option<&str>) -> Option<Permission> {
+pub(crate) fn permission_from_api(permission: Option<&str>, role_name: Option<&str>) -> Option<Permission> {
     let parse = |s: &str| match s {
         "admin" => Some(Permission::Admin),
         "maintain" => Some(Permission::Maintain),
@@ -139,28 +139,28 @@ pub fn permission_from_api(permission: Option<&str>, role_name: Option<&str>) ->
 
 /// Everything [`decide`] needs, fetched by the caller.
 #[derive(Debug, Clone)]
-pub struct Candidate<'a> {
-    pub commenter: &'a str,
+pub(crate) struct Candidate<'a> {
+    pub(crate) commenter: &'a str,
     /// The comment author's account type is `Bot` or the login ends in `[bot]`.
-    pub commenter_is_bot: bool,
+    pub(crate) commenter_is_bot: bool,
     /// The GitHub App that posted the comment on the commenter's behalf
     /// (`performed_via_github_app`), if any.
-    pub via_app: Option<&'a str>,
+    pub(crate) via_app: Option<&'a str>,
     /// The sign-off command (`sign_off.command`), for messages.
-    pub command: &'a str,
-    pub pr_author: &'a str,
+    pub(crate) command: &'a str,
+    pub(crate) pr_author: &'a str,
     /// The commenter's permission on the repository (`None`: none at all).
-    pub permission: Option<Permission>,
-    pub min_permission: Permission,
+    pub(crate) permission: Option<Permission>,
+    pub(crate) min_permission: Permission,
     /// The SHA (prefix) the comment names, lowercase.
-    pub named_sha: &'a str,
+    pub(crate) named_sha: &'a str,
     /// The PR's head SHA fetched just now (payloads of comments carry none).
-    pub head_sha: &'a str,
+    pub(crate) head_sha: &'a str,
 }
 
 /// Why a sign-off was refused. The `Display` text is shown to people.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     Bot { login: String },
     App { login: String, app: String },
     ShortSha { named: String, head: String, command: String },
@@ -216,7 +216,7 @@ fn level(p: Option<Permission>) -> &'static str {
 
 /// The checks that need no API call: a bot or the PR's author can never
 /// sign off, whatever their permission (so it is not even fetched).
-pub fn check_person(
+pub(crate) fn check_person(
     commenter: &str,
     commenter_is_bot: bool,
     via_app: Option<&str>,
@@ -236,7 +236,7 @@ pub fn check_person(
 
 /// Accepts the sign-off or says why not. Checked in the order a person
 /// would want to hear about it: who (bot, author, permission), then what.
-pub fn decide(c: &Candidate<'_>) -> Result<SignOff, Refusal> {
+pub(crate) fn decide(c: &Candidate<'_>) -> Result<SignOff, Refusal> {
     check_person(c.commenter, c.commenter_is_bot, c.via_app, c.pr_author)?;
     if c.permission.is_none_or(|p| p < c.min_permission) {
         return Err(Refusal::Permission {

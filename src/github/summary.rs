@@ -11,7 +11,7 @@ use super::text::cut;
 use crate::printer::{self, GateVerdict};
 
 /// The runner accepts at most 1 MiB of job summary per step.
-pub const MAX_STEP_SUMMARY_BYTES: usize = 1 << 20;
+pub(crate) const MAX_STEP_SUMMARY_BYTES: usize = 1 << 20;
 
 fn append(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
     let mut f = std::fs::OpenOptions::new()
@@ -23,7 +23,7 @@ fn append(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
 }
 
 /// Appends `markdown` to the job summary file when the runner provides one.
-pub fn write_step_summary(path: Option<&Path>, markdown: &str) -> anyhow::Result<()> {
+pub(crate) fn write_step_summary(path: Option<&Path>, markdown: &str) -> anyhow::Result<()> {
     match path {
         Some(p) => append(
             p,
@@ -36,7 +36,7 @@ pub fn write_step_summary(path: Option<&Path>, markdown: &str) -> anyhow::Result
 
 /// Writes the step outputs: `verdict` (`pass`, `block`, or `none` when the
 /// event needed no verdict) and `findings` (how many).
-pub fn write_outputs(path: Option<&Path>, verdict: &str, findings: usize) -> anyhow::Result<()> {
+pub(crate) fn write_outputs(path: Option<&Path>, verdict: &str, findings: usize) -> anyhow::Result<()> {
     match path {
         Some(p) => append(
             p,
@@ -48,12 +48,12 @@ pub fn write_outputs(path: Option<&Path>, verdict: &str, findings: usize) -> any
 }
 
 /// The publication's verdict with its findings, for the printer.
-pub fn as_report(p: &Publication) -> GateVerdict {
+pub(crate) fn as_report(p: &Publication) -> GateVerdict {
     GateVerdict::findings_only(p.verdict, p.findings.clone())
 }
 
 /// Writes the SARIF 2.1.0 rendering of the findings to `path`.
-pub fn write_sarif(path: &Path, p: &Publication) -> anyhow::Result<()> {
+pub(crate) fn write_sarif(path: &Path, p: &Publication) -> anyhow::Result<()> {
     let mut out = Vec::new();
     printer::render(&as_report(p), printer::Format::Sarif, &mut out)?;
     std::fs::write(path, out)
@@ -62,7 +62,7 @@ pub fn write_sarif(path: &Path, p: &Publication) -> anyhow::Result<()> {
 
 /// Workflow commands for every finding plus one `::error` saying why the
 /// verdict is only here: the degraded path when nothing could be written.
-pub fn workflow_commands(p: &Publication, why: &str) -> String {
+pub(crate) fn workflow_commands(p: &Publication, why: &str) -> String {
     let mut out = Vec::new();
     let _ = printer::github::render(&as_report(p), &mut out);
     let mut s = String::from_utf8_lossy(&out).into_owned();

@@ -4,7 +4,7 @@
 /// boundary and ended with `pointer` (which says where the rest is), the
 /// whole at most `max` bytes. Limits GitHub states in characters are met as
 /// well, since a character is at least one byte.
-pub fn cut(s: &str, max: usize, pointer: &str) -> String {
+pub(crate) fn cut(s: &str, max: usize, pointer: &str) -> String {
     if s.len() <= max {
         return s.to_string();
     }

@@ -42,7 +42,7 @@ pub struct Appended {
     pub seq: u64,
     pub digest: String,
     /// The line written, without its newline.
-    pub line: String,
+    pub(crate) line: String,
     /// Bytes of an interrupted earlier write that were cut off first.
     pub removed_partial_bytes: u64,
 }
@@ -103,7 +103,7 @@ fn now() -> f64 {
 }
 
 /// [`append`] with a given clock reading (tests).
-pub fn append_at(path: &Path, record: NewRecord, ts_now: f64) -> Result<Appended, AppendError> {
+pub(crate) fn append_at(path: &Path, record: NewRecord, ts_now: f64) -> Result<Appended, AppendError> {
     let mut done = append_all_at(path, vec![record], ts_now)?;
     done.pop().ok_or(AppendError::TooLarge(0))
 }
@@ -112,7 +112,7 @@ pub fn append_at(path: &Path, record: NewRecord, ts_now: f64) -> Result<Appended
 /// what a hook call that edited many files needs (one append per record
 /// re-reads the ledger's tail and syncs each time, which took 34 s for
 /// 5,000 files). Either every record is written or none is.
-pub fn append_all(path: &Path, records: Vec<NewRecord>) -> Result<Vec<Appended>, AppendError> {
+pub(crate) fn append_all(path: &Path, records: Vec<NewRecord>) -> Result<Vec<Appended>, AppendError> {
     append_all_at(path, records, now())
 }
 

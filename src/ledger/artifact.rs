@@ -29,16 +29,16 @@ use super::verify::{verify_reader, ChangeTarget, LedgerReport};
 /// Largest artifact zip read. A real ledger is a few MB of JSON, which
 /// deflate shrinks several times; the ledger itself is bounded again when
 /// read ([`Limits::max_ledger_bytes`]).
-pub const MAX_ZIP_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_ZIP_BYTES: u64 = 16 << 20;
 
 /// Most entries an artifact may hold. An upload of the ledger holds one;
 /// a few logs beside it are fine; thousands are not a ledger artifact.
-pub const MAX_ENTRIES: usize = 100;
+pub(crate) const MAX_ENTRIES: usize = 100;
 
 /// Where the gate found the ledger it verified (`origin` in the JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum LedgerOrigin {
+pub(crate) enum LedgerOrigin {
     /// `ledger.path` committed at the head commit.
     FileAtHead { commit: String, path: String },
     /// An Actions artifact of a workflow run on the head commit.
@@ -57,7 +57,7 @@ pub enum LedgerOrigin {
 impl LedgerOrigin {
     /// One line for people: where the ledger came from, with a link when
     /// there is one.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             LedgerOrigin::FileAtHead { commit, path } => {
                 format!("`{path}` committed at {}", crate::text::short_sha(commit))
@@ -77,24 +77,24 @@ impl LedgerOrigin {
 
 /// One Actions artifact, as the artifacts API describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArtifactRef {
+pub(crate) struct ArtifactRef {
     /// The artifact's id.
-    pub artifact_id: u64,
+    pub(crate) artifact_id: u64,
     /// Its name (`ledger.artifact`).
-    pub name: String,
+    pub(crate) name: String,
     /// The workflow run that uploaded it.
-    pub run_id: u64,
+    pub(crate) run_id: u64,
     /// The commit that run ran on.
-    pub head_sha: String,
-    pub created_at: Option<String>,
-    pub expires_at: Option<String>,
+    pub(crate) head_sha: String,
+    pub(crate) created_at: Option<String>,
+    pub(crate) expires_at: Option<String>,
     /// The run's page on GitHub (`{server}/{owner}/{repo}/actions/runs/{run_id}`).
-    pub run_url: Option<String>,
+    pub(crate) run_url: Option<String>,
 }
 
 impl ArtifactRef {
     /// `artifact 42 "tool-ledger" of workflow run 7 (https://…/runs/7)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let link = self.run_url.as_deref().map(|u| format!(" ({u})")).unwrap_or_default();
         format!("artifact {} `{}` of workflow run {}{link}", self.artifact_id, self.name, self.run_id)
     }
@@ -103,9 +103,9 @@ impl ArtifactRef {
 /// One artifact of the list the gate chooses from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedArtifact {
-    pub artifact: ArtifactRef,
-    pub expired: bool,
-    pub size_in_bytes: u64,
+    pub(crate) artifact: ArtifactRef,
+    pub(crate) expired: bool,
+    pub(crate) size_in_bytes: u64,
 }
 
 /// The repository's Actions artifacts, as the gate sees them;
@@ -128,9 +128,9 @@ pub trait ArtifactSource: Send + Sync + std::fmt::Debug {
 /// Why an artifact zip was refused before or while its ledger was read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-pub struct ArtifactRefusal {
-    pub message: String,
-    pub fix: String,
+pub(crate) struct ArtifactRefusal {
+    pub(crate) message: String,
+    pub(crate) fix: String,
 }
 
 impl ArtifactRefusal {
@@ -146,7 +146,7 @@ const FIX_UPLOAD: &str = "upload the ledger file alone with actions/upload-artif
 /// ledger is verified. `ledger_path` is `ledger.path` of the config.
 ///
 /// Returns the report and the entry it was read from.
-pub fn verify_zip(
+pub(crate) fn verify_zip(
     zip: &[u8],
     shown: &str,
     ledger_path: &str,
@@ -306,7 +306,7 @@ fn printable(name: &str) -> String {
 
 /// Reads a local artifact zip (`--ledger-artifact ZIP`), bounded: a file
 /// over [`MAX_ZIP_BYTES`] is refused, not read.
-pub fn read_zip_file(
+pub(crate) fn read_zip_file(
     path: &std::path::Path,
 ) -> Result<Result<Vec<u8>, ArtifactRefusal>, crate::bounded::BoundedReadError> {
     match crate::bounded::read_regular(path, MAX_ZIP_BYTES) {

@@ -50,7 +50,7 @@ use crate::changeset::Git;
 use crate::config::{Config, ProtectedPaths, CONFIG_PATH, MAX_CONFIG_BYTES};
 
 /// The value of `AGENT_MUTATE` that lifts the mutation gate.
-pub const SIGNED_OFF: &str = "signed-off";
+pub(crate) const SIGNED_OFF: &str = "signed-off";
 
 /// Hook input larger than this is refused. A real event is a few KB; a
 /// `Write` carries the whole file, and a few MB covers any source file an
@@ -60,7 +60,7 @@ pub const MAX_INPUT_BYTES: usize = 8 << 20;
 /// A call naming more files than this is denied (before) or refused
 /// (after) without looking at each: checking 200,000 files took 30 s, past
 /// the agents' hook timeouts (Codex documents 10 s). Split such a patch.
-pub const MAX_FILES_PER_CALL: usize = 5_000;
+pub(crate) const MAX_FILES_PER_CALL: usize = 5_000;
 
 /// Most symbolic links followed while resolving one path (Linux's own
 /// limit is 40).
@@ -69,7 +69,7 @@ const MAX_SYMLINK_HOPS: usize = 40;
 /// Files an agent may not edit without a sign-off whatever the config says:
 /// the agents' hook settings, which could switch this hook off. Compared
 /// without regard to ASCII case (case-insensitive filesystems).
-pub const HOOK_SETTINGS: &[&str] = &[
+pub(crate) const HOOK_SETTINGS: &[&str] = &[
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".codex/hooks.json",
@@ -78,7 +78,7 @@ pub const HOOK_SETTINGS: &[&str] = &[
 ];
 
 /// Folders of hook settings (GitHub Copilot CLI's `.github/hooks/*.json`).
-pub const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
+pub(crate) const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
 
 /// Which agent's wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,7 +330,7 @@ impl<'a> Repos<'a> {
 /// target (even a dangling one: a write through it creates the target), and
 /// `..` goes up from where the path really is, not from its text. Parts that
 /// do not exist yet are taken as written.
-pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, String> {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {

@@ -35,7 +35,7 @@ const KNOWN_KEYS: &[&str] = &[
 
 /// A JSON value as far as the hook cares.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Loose {
+pub(crate) enum Loose {
     Str(String),
     /// An array whose items are all strings (argv, `workspace_roots`).
     Strs(Vec<String>),
@@ -48,21 +48,21 @@ pub enum Loose {
 
 impl Loose {
     /// The value of `key` in an object.
-    pub fn get(&self, key: &str) -> Option<&Loose> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Loose> {
         match self {
             Loose::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Loose::Str(s) => Some(s),
             _ => None,
         }
     }
 
-    pub fn as_strs(&self) -> Option<&[String]> {
+    pub(crate) fn as_strs(&self) -> Option<&[String]> {
         match self {
             Loose::Strs(v) => Some(v),
             _ => None,
@@ -70,7 +70,7 @@ impl Loose {
     }
 
     /// The first of `keys` that holds a string.
-    pub fn str_at(&self, keys: &[&str]) -> Option<&str> {
+    pub(crate) fn str_at(&self, keys: &[&str]) -> Option<&str> {
         keys.iter().find_map(|k| self.get(k).and_then(Loose::as_str))
     }
 }
@@ -152,7 +152,7 @@ impl<'de> Deserialize<'de> for Loose {
 }
 
 /// Parses a hook event; `Err` carries serde's message.
-pub fn parse(input: &[u8]) -> Result<Loose, String> {
+pub(crate) fn parse(input: &[u8]) -> Result<Loose, String> {
     serde_json::from_slice::<Loose>(input).map_err(|e| e.to_string())
 }
 

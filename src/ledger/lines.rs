@@ -30,23 +30,23 @@ impl Default for Limits {
 
 /// One line of the ledger.
 #[derive(Debug)]
-pub struct Line {
+pub(crate) struct Line {
     /// 1-based line number.
-    pub number: u64,
+    pub(crate) number: u64,
     /// The line without its `\n`; `None` when it was longer than the limit.
-    pub bytes: Option<Vec<u8>>,
+    pub(crate) bytes: Option<Vec<u8>>,
     /// Length in bytes without the `\n`.
-    pub len: u64,
+    pub(crate) len: u64,
     /// SHA-256 of the line without its `\n` (what a v2 `prev` names).
-    pub sha256: [u8; 32],
+    pub(crate) sha256: [u8; 32],
     /// Whether the line ended with `\n` (the last line of an interrupted
     /// write does not).
-    pub terminated: bool,
+    pub(crate) terminated: bool,
 }
 
 /// What the reader produced next.
 #[derive(Debug)]
-pub enum Next {
+pub(crate) enum Next {
     Line(Line),
     /// The ledger is longer than `max_ledger_bytes`; nothing more is read.
     LimitReached {
@@ -56,7 +56,7 @@ pub enum Next {
 }
 
 /// Splits a byte stream into [`Line`]s within [`Limits`].
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     inner: R,
     limits: Limits,
     number: u64,
@@ -65,12 +65,12 @@ pub struct LineReader<R> {
 }
 
 impl<R: BufRead> LineReader<R> {
-    pub fn new(inner: R, limits: Limits) -> LineReader<R> {
+    pub(crate) fn new(inner: R, limits: Limits) -> LineReader<R> {
         LineReader { inner, limits, number: 0, bytes_read: 0, done: false }
     }
 
     /// Reads the next line.
-    pub fn next_line(&mut self) -> io::Result<Next> {
+    pub(crate) fn next_line(&mut self) -> io::Result<Next> {
         if self.done {
             return Ok(Next::End);
         }

@@ -31,11 +31,11 @@
 pub mod append;
 pub mod artifact;
 pub mod hook;
-pub mod hook_input;
+pub(crate) mod hook_input;
 pub mod lines;
-pub mod patch;
+pub(crate) mod patch;
 pub mod pyjson;
-pub mod record;
+pub(crate) mod record;
 pub mod render;
 pub mod show;
 pub mod verify;

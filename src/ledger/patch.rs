@@ -21,7 +21,7 @@
 
 /// What a patch does to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PatchOp {
+pub(crate) enum PatchOp {
     Add(String),
     Update { path: String, move_to: Option<String> },
     Delete(String),
@@ -29,14 +29,14 @@ pub enum PatchOp {
 
 /// A path the patch leaves behind, or removes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Touched {
-    pub path: String,
+pub(crate) struct Touched {
+    pub(crate) path: String,
     /// The patch removes the file (a delete, or the origin of a move).
-    pub removed: bool,
+    pub(crate) removed: bool,
 }
 
 /// Reads the file operations of a patch, in order.
-pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
+pub(crate) fn parse_patch(patch: &str) -> Vec<PatchOp> {
     let mut ops = Vec::new();
     for raw in patch.lines() {
         let line = raw.trim_end_matches('\r');
@@ -61,7 +61,7 @@ pub fn parse_patch(patch: &str) -> Vec<PatchOp> {
 
 /// Every path a patch touches, each once, in first-touched order; a move
 /// touches its origin (removed) and its destination.
-pub fn touched(ops: &[PatchOp]) -> Vec<Touched> {
+pub(crate) fn touched(ops: &[PatchOp]) -> Vec<Touched> {
     let mut out: Vec<Touched> = Vec::new();
     // Indexed: a patch naming 200,000 files must not cost 200,000² compares.
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();

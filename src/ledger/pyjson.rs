@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 
 /// Deepest nesting the parser accepts. Python's own limit is about 1000
 /// frames; tool payloads are a few levels deep.
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// CPython refuses to convert integers longer than this to or from text
 /// (`sys.int_info.default_max_str_digits`), so no Python writer can have
@@ -52,14 +52,14 @@ pub enum Value {
 
 impl Value {
     /// The member `key` of an object (the last one, as Python keeps it).
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Object(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
             _ => None,
@@ -67,7 +67,7 @@ impl Value {
     }
 
     /// The number as `f64` (integers converted), or `None` when not a number.
-    pub fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Int(s) => s.parse().ok(),
             Value::Float(f) => Some(*f),
@@ -76,7 +76,7 @@ impl Value {
     }
 
     /// An integer that fits in `u64`.
-    pub fn as_u64(&self) -> Option<u64> {
+    pub(crate) fn as_u64(&self) -> Option<u64> {
         match self {
             Value::Int(s) => s.parse().ok(),
             _ => None,
@@ -95,35 +95,15 @@ impl Value {
             Value::Object(_) => "an object",
         }
     }
-
-    /// Converts a `serde_json` value (hook input) into a Python-shaped one.
-    pub fn from_serde(v: &serde_json::Value) -> Value {
-        match v {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => {
-                if n.is_i64() || n.is_u64() {
-                    Value::Int(n.to_string())
-                } else {
-                    Value::Float(n.as_f64().unwrap_or(f64::NAN))
-                }
-            }
-            serde_json::Value::String(s) => Value::Str(s.clone()),
-            serde_json::Value::Array(a) => Value::Array(a.iter().map(Value::from_serde).collect()),
-            serde_json::Value::Object(o) => {
-                Value::Object(o.iter().map(|(k, v)| (k.clone(), Value::from_serde(v))).collect())
-            }
-        }
-    }
 }
 
 /// Why a text is not JSON Python would accept, with the byte offset.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message} at column {column}")]
 pub struct ParseError {
-    pub message: String,
+    pub(crate) message: String,
     /// 1-based character column (what an editor shows).
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// Parses one JSON document the way `json.loads` does (strict mode).

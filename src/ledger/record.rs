@@ -14,27 +14,27 @@ use super::pyjson::{self, Value};
 
 /// A record read from one ledger line.
 #[derive(Debug, Clone)]
-pub struct Record {
-    pub line: u64,
+pub(crate) struct Record {
+    pub(crate) line: u64,
     /// 1 or 2.
-    pub version: u8,
-    pub ts: f64,
-    pub tool: String,
-    pub payload: Value,
-    pub digest: String,
+    pub(crate) version: u8,
+    pub(crate) ts: f64,
+    pub(crate) tool: String,
+    pub(crate) payload: Value,
+    pub(crate) digest: String,
     /// v2 only.
-    pub seq: Option<u64>,
+    pub(crate) seq: Option<u64>,
     /// v2 only: `Some(None)` is the `null` of the first line.
-    pub prev: Option<Option<String>>,
+    pub(crate) prev: Option<Option<String>>,
     /// v2 edits only: `Some(None)` means the edit deleted the file.
-    pub sha256: Option<Option<String>>,
+    pub(crate) sha256: Option<Option<String>>,
 }
 
 /// Why a line is not a record: a message and the fix.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RecordError {
-    pub message: String,
-    pub fix: String,
+pub(crate) struct RecordError {
+    pub(crate) message: String,
+    pub(crate) fix: String,
 }
 
 fn bad(message: impl Into<String>, fix: &str) -> RecordError {
@@ -49,7 +49,7 @@ const V2_KEYS: [&str; 8] = ["v", "seq", "ts", "tool", "payload", "digest", "prev
 impl Record {
     /// Parses one line (already known to be UTF-8) into a record, checking
     /// field types but not the digest or chain (see `verify`).
-    pub fn parse(line: u64, text: &str) -> Result<Record, RecordError> {
+    pub(crate) fn parse(line: u64, text: &str) -> Result<Record, RecordError> {
         let value = pyjson::parse(text).map_err(|e| {
             bad(format!("not valid JSON: {} (column {})", e.message, e.column), FIX_REGENERATE)
         })?;
@@ -163,7 +163,7 @@ impl Record {
 
     /// Every path the payload names (`path`, `file_path`, and the strings in
     /// `paths`), for the "no path escapes the repository" check.
-    pub fn named_paths(&self) -> Vec<&str> {
+    pub(crate) fn named_paths(&self) -> Vec<&str> {
         let mut out = Vec::new();
         for key in ["path", "file_path"] {
             if let Some(p) = self.payload.get(key).and_then(Value::as_str) {
@@ -182,7 +182,7 @@ impl Record {
     /// marker, so an edit is a record whose tool name says it writes
     /// (`edit`, `write`, `create`, `patch`, `delete`, `remove`, `rename`,
     /// `move`, `replace`) and whose payload names one file.
-    pub fn edit_path(&self) -> Option<&str> {
+    pub(crate) fn edit_path(&self) -> Option<&str> {
         let path =
             || self.payload.get("path").or_else(|| self.payload.get("file_path")).and_then(Value::as_str);
         match self.version {
@@ -201,7 +201,7 @@ impl Record {
     }
 }
 
-pub fn is_sha256_hex(s: &str) -> bool {
+pub(crate) fn is_sha256_hex(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
@@ -212,7 +212,7 @@ pub fn is_sha256_hex(s: &str) -> bool {
 /// platform, and on Unix `src\client.rs` is a file of its own, so a record
 /// naming it does not explain `src/client.rs`. For the escape checks a `\`
 /// counts as a separator too, so `..\x` and `C:\x` are still refused.
-pub fn normalize_repo_path(path: &str) -> Result<String, String> {
+pub(crate) fn normalize_repo_path(path: &str) -> Result<String, String> {
     if path.is_empty() {
         return Err("the path is empty".into());
     }

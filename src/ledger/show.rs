@@ -17,27 +17,28 @@ const SUMMARY_CHARS: usize = 100;
 /// One timeline entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {
-    pub line: u64,
+    pub(crate) line: u64,
     /// RFC 3339 UTC time with milliseconds; `null` for an unreadable line.
-    pub time: Option<String>,
-    pub ts: Option<f64>,
-    pub tool: Option<String>,
-    pub digest: Option<String>,
+    pub(crate) time: Option<String>,
+    pub(crate) ts: Option<f64>,
+    pub(crate) tool: Option<String>,
+    pub(crate) digest: Option<String>,
     /// The file an edit touched, or the path the payload names.
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// A one-line summary: the command, or the payload in short.
-    pub summary: String,
+    pub(crate) summary: String,
     /// v2 content hash after an edit (`"deleted"` when the edit removed the file).
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
     /// The mutation gate's decision recorded with the call (`"denied"`).
-    pub decision: Option<String>,
+    pub(crate) decision: Option<String>,
     /// Set when the line is not a readable record.
     pub error: Option<String>,
 }
 
 /// Reads the timeline from a ledger stream into memory (tests, small
 /// ledgers); the command line streams with [`for_each`] instead.
-pub fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>> {
+#[cfg(test)]
+pub(crate) fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>> {
     let mut out = Vec::new();
     for_each(reader, limits, |e| {
         out.push(e);
@@ -115,7 +116,7 @@ fn entry(r: &Record) -> Entry {
 
 /// Unix seconds as RFC 3339 with milliseconds; `None` before 1970 or past
 /// what `SystemTime` holds.
-pub fn iso_time(ts: f64) -> Option<String> {
+pub(crate) fn iso_time(ts: f64) -> Option<String> {
     // Up to the year 9999, what RFC 3339 can write.
     if !(0.0..253_402_300_800.0).contains(&ts) {
         return None;
@@ -131,7 +132,8 @@ fn one_line(s: &str) -> String {
 }
 
 /// Renders the timeline as aligned text.
-pub fn render_text(entries: &[Entry]) -> String {
+#[cfg(test)]
+pub(crate) fn render_text(entries: &[Entry]) -> String {
     let tool_width = entries.iter().map(tool_width).max().unwrap_or(4);
     entries.iter().map(|e| render_line(e, tool_width)).collect()
 }

@@ -23,7 +23,7 @@ use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, ChangeSetError, Git, Status};
 
 /// Problems listed in a report; the rest are counted in `problems_omitted`.
-pub const MAX_PROBLEMS: usize = 100;
+pub(crate) const MAX_PROBLEMS: usize = 100;
 
 /// Head files larger than this are not hashed (their records cannot be
 /// checked, which is a problem, not a pass).
@@ -41,8 +41,8 @@ pub struct Problem {
 /// How the ledger accounts for the pull request's change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
-    pub base: String,
-    pub head: String,
+    pub(crate) base: String,
+    pub(crate) head: String,
     /// Files the pull request changed.
     pub changed: usize,
     /// Changed files whose last edit record accounts for the head content.
@@ -59,7 +59,7 @@ pub struct Coverage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LedgerReport {
     /// Where the ledger was read from.
-    pub ledger: String,
+    pub(crate) ledger: String,
     /// Whether a ledger was there at all.
     pub present: bool,
     /// `true` only when there is no problem at all.
@@ -79,11 +79,11 @@ pub struct LedgerReport {
     /// artifact (with its run and link), a zip or a file given locally.
     /// Absent from `retrygate ledger verify`, which is told the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<super::artifact::LedgerOrigin>,
+    pub(crate) origin: Option<super::artifact::LedgerOrigin>,
     /// The places the gate looked, in order, and what each held; filled
     /// when no ledger was found (or an artifact could not be used).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub looked: Vec<String>,
+    pub(crate) looked: Vec<String>,
 }
 
 impl LedgerReport {
@@ -108,7 +108,7 @@ impl LedgerReport {
 
 /// The head content of one changed file, as the v2 check needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeadContent {
+pub(crate) enum HeadContent {
     /// The change deleted the file.
     Absent,
     /// Hex SHA-256 of the head bytes.
@@ -120,24 +120,24 @@ pub enum HeadContent {
 /// One file the pull request changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedFile {
-    pub path: String,
+    pub(crate) path: String,
     /// The origin of a rename: a record of it is not an edit that "did not land".
-    pub old_path: Option<String>,
-    pub head: HeadContent,
+    pub(crate) old_path: Option<String>,
+    pub(crate) head: HeadContent,
 }
 
 /// The change a ledger must explain: changed paths and their head content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeTarget {
-    pub base: String,
-    pub head: String,
+    pub(crate) base: String,
+    pub(crate) head: String,
     pub files: Vec<ChangedFile>,
 }
 
 impl ChangeTarget {
     /// Builds the target from a change set, hashing each head file's raw
     /// bytes from git (the change set's text is decoded and may be lossy).
-    pub fn from_changeset(cs: &ChangeSet) -> Result<ChangeTarget, ChangeSetError> {
+    pub(crate) fn from_changeset(cs: &ChangeSet) -> Result<ChangeTarget, ChangeSetError> {
         let git = Git::open(&cs.repo)?;
         let mut files: Vec<ChangedFile> = cs
             .files

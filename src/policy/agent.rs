@@ -11,17 +11,17 @@ use crate::config::Agents;
 
 /// The facts about a pull request that can make it an agent's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PrFacts {
+pub(crate) struct PrFacts {
     /// The pull request author's login.
-    pub author: Option<String>,
+    pub(crate) author: Option<String>,
     /// The head branch name (`codex/fix-retry`), without `refs/heads/`.
-    pub head_branch: Option<String>,
-    pub labels: Vec<String>,
+    pub(crate) head_branch: Option<String>,
+    pub(crate) labels: Vec<String>,
     /// `(commit, trailer value)` for every `Co-authored-by` trailer of the
     /// commits in the range, e.g. `("3f2a…", "Claude <noreply@anthropic.com>")`.
-    pub co_authors: Vec<(String, String)>,
+    pub(crate) co_authors: Vec<(String, String)>,
     /// `Some(true)` for `--agent`, `Some(false)` for `--human`.
-    pub forced: Option<bool>,
+    pub(crate) forced: Option<bool>,
 }
 
 /// Whether the pull request is an agent's, and every fact that said so.
@@ -37,7 +37,7 @@ pub struct AgentDecision {
 ///
 /// `--agent`/`--human` win over every fact; otherwise any one matching fact
 /// makes it an agent PR, and all matching facts are listed.
-pub fn detect(agents: &Agents, facts: &PrFacts) -> AgentDecision {
+pub(crate) fn detect(agents: &Agents, facts: &PrFacts) -> AgentDecision {
     match facts.forced {
         Some(true) => return AgentDecision { is_agent: true, because: vec!["--agent was given".into()] },
         Some(false) => return AgentDecision { is_agent: false, because: vec!["--human was given".into()] },
@@ -75,7 +75,7 @@ pub fn detect(agents: &Agents, facts: &PrFacts) -> AgentDecision {
 
 /// The address inside `Name <addr>`, or the whole value when there are no
 /// angle brackets.
-pub fn trailer_address(value: &str) -> &str {
+pub(crate) fn trailer_address(value: &str) -> &str {
     let v = value.trim();
     match (v.rfind('<'), v.rfind('>')) {
         (Some(a), Some(b)) if a < b => v[a + 1..b].trim(),
@@ -85,7 +85,7 @@ pub fn trailer_address(value: &str) -> &str {
 
 /// Case-insensitive match where `*` stands for any run of characters and
 /// every other character (including `[` and `]`, as in `*[bot]`) is literal.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.to_lowercase().chars().collect();
     let t: Vec<char> = text.to_lowercase().chars().collect();
     // Greedy with backtracking to the last star: linear in practice, and

@@ -25,7 +25,7 @@
 
 pub mod agent;
 pub mod paths;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use serde::{Deserialize, Serialize};
 
@@ -60,15 +60,15 @@ pub enum ReplayStatus {
 /// The replay evidence as the verdict JSON shows it (`evidence.replay`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplaySummary {
-    pub status: ReplayStatus,
+    pub(crate) status: ReplayStatus,
     /// Why it was (not) demanded.
-    pub why: String,
+    pub(crate) why: String,
     /// `--replay-report PATH`, or `replay.command: CMD`.
     pub source: Option<String>,
     /// The commit the report names.
-    pub commit: Option<String>,
-    pub scenario: Option<String>,
-    pub scenario_sha256: Option<String>,
+    pub(crate) commit: Option<String>,
+    pub(crate) scenario: Option<String>,
+    pub(crate) scenario_sha256: Option<String>,
     /// The replay's own failing checks (status `fail`).
     pub reasons: Vec<String>,
     /// Why a report was rejected or not run.
@@ -107,8 +107,8 @@ pub struct SignOffRequest {
 /// What became of a sign-off.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SignOffResult {
-    pub sha: String,
-    pub by: Option<String>,
+    pub(crate) sha: String,
+    pub(crate) by: Option<String>,
     /// It names the head commit, so it lifts every block.
     pub accepted: bool,
     pub message: String,
@@ -134,11 +134,11 @@ pub struct PolicyInput<'a> {
 /// The verdict and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// What blocks; in advisory mode or under an accepted sign-off, what
     /// would have blocked.
     pub reasons: Vec<Reason>,
-    pub sign_off: Option<SignOffResult>,
+    pub(crate) sign_off: Option<SignOffResult>,
 }
 
 /// Judges one head commit. Fail closed: anything that cannot vouch for the
@@ -171,7 +171,7 @@ pub fn decide(input: &PolicyInput<'_>) -> Decision {
 /// are 28 bits, and a second commit with the same prefix can be ground in
 /// about a minute on two cores and pushed after the review. The message
 /// shows the full SHA to copy.
-pub fn check_sign_off(s: &SignOffRequest, head: &str) -> SignOffResult {
+pub(crate) fn check_sign_off(s: &SignOffRequest, head: &str) -> SignOffResult {
     let sha = s.sha.trim().to_ascii_lowercase();
     let head_lc = head.to_ascii_lowercase();
     let is_hex = !sha.is_empty() && sha.bytes().all(|b| b.is_ascii_hexdigit());
@@ -366,14 +366,14 @@ fn failed_replay_sentence(reasons: &[String]) -> String {
 }
 
 /// The analyzers find the head's retry policies; the limit is judged here.
-pub use crate::analyze::HeadPolicy;
+pub(crate) use crate::analyze::HeadPolicy;
 
 /// `limits.max_attempts`: every head policy allowed more attempts than the
 /// ceiling is a `retry-over-limit` error, raised in this PR or new (the limit
 /// is absolute; `retry-count-raised` is kept for a rise against the base, so
 /// a new loop is never said to be "raised"). An unbounded one is
 /// `retry-unbounded`.
-pub fn limits_findings(max_attempts: u32, policies: &[HeadPolicy]) -> Vec<Finding> {
+pub(crate) fn limits_findings(max_attempts: u32, policies: &[HeadPolicy]) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in policies {
         let (kind, what) = match p.attempts {

@@ -7,7 +7,7 @@ use crate::config::{Config, CONFIG_PATH};
 use crate::finding::{Finding, Kind};
 
 /// Whether `path` is a GitHub Actions workflow file.
-pub fn is_workflow(path: &str) -> bool {
+pub(crate) fn is_workflow(path: &str) -> bool {
     path.strip_prefix(".github/workflows/")
         .is_some_and(|name| !name.contains('/') && (name.ends_with(".yml") || name.ends_with(".yaml")))
 }
@@ -107,7 +107,7 @@ fn under_dir(path: &str, dir: &str) -> bool {
 /// retrygate on either side (removing retrygate from a workflow counts), or
 /// a workflow whose head may write check runs or statuses (it could forge
 /// the gate's own check, which merge queues and rulesets trust).
-pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
+pub(crate) fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in files {
         let names: Vec<&str> = std::iter::once(f.path.as_str()).chain(f.old_path.as_deref()).collect();
@@ -145,7 +145,7 @@ pub fn gate_config_changes(config: &Config, files: &[FileChange]) -> Vec<Finding
 
 /// One `protected-path` finding per changed file under `protected_paths`
 /// (a rename counts from either side). Call it for agent PRs only.
-pub fn protected_path_changes(
+pub(crate) fn protected_path_changes(
     config: &Config,
     files: &[FileChange],
 ) -> Result<Vec<Finding>, crate::config::ConfigError> {

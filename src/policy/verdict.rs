@@ -23,7 +23,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Block => "block",
@@ -68,7 +68,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every code, in the order [`super::decide`] lists reasons.
-    pub const ALL: [ReasonCode; 12] = [
+    pub(crate) const ALL: [ReasonCode; 12] = [
         ReasonCode::GateConfigChanged,
         ReasonCode::ProtectedPath,
         ReasonCode::BlockingFindings,
@@ -103,7 +103,7 @@ impl ReasonCode {
 
     /// What to do about it, in one line. A reason may carry a more precise
     /// fix of its own (a ledger problem names the record to repair).
-    pub fn fix(self) -> &'static str {
+    pub(crate) fn fix(self) -> &'static str {
         match self {
             ReasonCode::BlockingFindings => {
                 "fix each finding in the table; `retrygate explain KIND` says how for each kind"
@@ -163,17 +163,17 @@ pub struct Reason {
     pub message: String,
     /// How to fix it, one line: the code's own fix unless the evidence names
     /// a more precise one.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 impl Reason {
     /// A reason with its code's fix.
-    pub fn new(code: ReasonCode, message: impl Into<String>) -> Reason {
+    pub(crate) fn new(code: ReasonCode, message: impl Into<String>) -> Reason {
         Reason { code, message: message.into(), fix: code.fix().to_string() }
     }
 
     /// A reason whose evidence names its own fix.
-    pub fn with_fix(code: ReasonCode, message: impl Into<String>, fix: impl Into<String>) -> Reason {
+    pub(crate) fn with_fix(code: ReasonCode, message: impl Into<String>, fix: impl Into<String>) -> Reason {
         Reason { code, message: message.into(), fix: fix.into() }
     }
 }
@@ -260,7 +260,7 @@ impl GateVerdict {
     /// A verdict decided elsewhere (a published one read back), carried with
     /// its findings only, for printers that show findings (SARIF, workflow
     /// commands).
-    pub fn findings_only(verdict: Verdict, findings: Vec<Finding>) -> GateVerdict {
+    pub(crate) fn findings_only(verdict: Verdict, findings: Vec<Finding>) -> GateVerdict {
         GateVerdict {
             verdict,
             findings,
@@ -273,12 +273,12 @@ impl GateVerdict {
     }
 
     /// Whether this is a scan's verdict: no pull request facts, no evidence.
-    pub fn is_scan(&self) -> bool {
+    pub(crate) fn is_scan(&self) -> bool {
         self.facts.is_none()
     }
 
     /// The sign-off that lifted the block, if one did.
-    pub fn accepted_sign_off(&self) -> Option<&SignOffResult> {
+    pub(crate) fn accepted_sign_off(&self) -> Option<&SignOffResult> {
         self.sign_off.as_ref().filter(|s| s.accepted)
     }
 }

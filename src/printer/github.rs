@@ -24,7 +24,7 @@ use crate::finding::{Finding, Note, Severity};
 
 /// Writes one workflow command per finding, note and reason, then the
 /// verdict line.
-pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     for f in sorted_findings(&v.findings) {
         writeln!(w, "{}", finding_command(f))?;
     }
@@ -48,7 +48,7 @@ pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The workflow command for one finding.
-pub fn finding_command(f: &Finding) -> String {
+pub(crate) fn finding_command(f: &Finding) -> String {
     let command = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -67,7 +67,7 @@ pub fn finding_command(f: &Finding) -> String {
 }
 
 /// The workflow command for one note: `error` when it blocks, else `notice`.
-pub fn note_command(n: &Note) -> String {
+pub(crate) fn note_command(n: &Note) -> String {
     let (command, title) =
         if n.blocking { ("error", "retrygate could not analyse this") } else { ("notice", "retrygate note") };
     let mut props = Vec::new();

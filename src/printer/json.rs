@@ -19,7 +19,7 @@ struct ScanJson<'a> {
     notes: &'a [Note],
 }
 
-pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     if v.is_scan() {
         let scan = ScanJson { verdict: v.verdict, findings: &v.findings, notes: &v.notes };
         serde_json::to_writer_pretty(&mut *w, &scan)?;

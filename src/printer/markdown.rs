@@ -48,24 +48,24 @@ pub const MAX_TABLE_ROWS: usize = 30;
 pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TABLE_ROWS;
 
 /// Characters of a message or note shown before it is cut with `…`.
-pub const MAX_CELL_CHARS: usize = 300;
+pub(crate) const MAX_CELL_CHARS: usize = 300;
 
 /// Characters of a reason's message in the reasons table. The policy writes
 /// each reason as one short whole sentence (the ledger and replay sections
 /// below hold the detail), so this bound only guards against a message that
 /// carries text from the pull request.
-pub const MAX_REASON_CHARS: usize = 400;
+pub(crate) const MAX_REASON_CHARS: usize = 400;
 
 /// Notes listed before the rest are summarised in one line.
-pub const MAX_NOTES: usize = 50;
+pub(crate) const MAX_NOTES: usize = 50;
 
 /// Ledger problems listed in the comment (the JSON carries them all).
-pub const MAX_LEDGER_PROBLEMS: usize = 10;
+pub(crate) const MAX_LEDGER_PROBLEMS: usize = 10;
 
 /// GitHub refuses a comment over 65,536 characters. The replay's own
 /// Markdown (its checks and each client's requests) is cut to this many
 /// characters, at a client boundary, so the whole body stays under it.
-pub const MAX_REPLAY_CHARS: usize = 20_000;
+pub(crate) const MAX_REPLAY_CHARS: usize = 20_000;
 
 /// The comment body for `v`.
 pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
@@ -111,7 +111,7 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
 
 /// The comment when the gate failed before reaching a verdict: blocking,
 /// with the error and what to do.
-pub fn could_not_decide(error: &str, head: &str) -> String {
+pub(crate) fn could_not_decide(error: &str, head: &str) -> String {
     format!(
         "### ❌ retrygate: could not decide\n\nThe gate failed before reaching a verdict, so this pull request is blocked until it runs cleanly:\n\n```text\n{}\n```\n\nFix the cause above and re-run the job. A sign-off cannot lift this: the gate has to reach a verdict on `{}` first.\n",
         error.replace("```", "'''"),
@@ -435,14 +435,14 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
 
 /// Retries the storm chart plots at most: beyond this a bar chart is a
 /// smear, and the tables below hold every request.
-pub const MAX_CHART_RETRIES: usize = 48;
+pub(crate) const MAX_CHART_RETRIES: usize = 48;
 
 /// The storm as a picture: for each retry that followed a 429 or 503, the
 /// wait the server asked for (bars) against when the client came back (the
 /// line), as a Mermaid `xychart-beta`, which GitHub renders in comments. A
 /// client that honours Retry-After draws its line on or above the bars; a
 /// storm draws it along the floor. `None` when no retry followed a 429/503.
-pub fn storm_chart(r: &ReplayReport) -> Option<String> {
+pub(crate) fn storm_chart(r: &ReplayReport) -> Option<String> {
     let mut points: Vec<(String, f64, f64)> = Vec::new();
     let mut total = 0usize;
     let mut reports = vec![r];

@@ -8,10 +8,10 @@
 //! all read it.
 
 pub mod github;
-pub mod json;
+pub(crate) mod json;
 pub mod markdown;
 pub mod sarif;
-pub mod text;
+pub(crate) mod text;
 
 use std::io::{self, Write};
 
@@ -85,14 +85,14 @@ impl Links {
     }
 
     /// `{docs}/docs/{page}`, when the docs are known.
-    pub fn doc(&self, page: &str) -> Option<String> {
+    pub(crate) fn doc(&self, page: &str) -> Option<String> {
         self.docs.as_ref().map(|d| format!("{}/docs/{page}", d.trim_end_matches('/')))
     }
 }
 
 /// retrygate's docs at this version's release tag (`vX.Y.Z`) in its home
 /// repository; `None` when the crate names no repository.
-pub fn release_docs() -> Option<String> {
+pub(crate) fn release_docs() -> Option<String> {
     let home = env!("CARGO_PKG_REPOSITORY").trim_end_matches('/');
     (!home.is_empty()).then(|| format!("{home}/blob/v{}", env!("CARGO_PKG_VERSION")))
 }
@@ -111,7 +111,7 @@ pub enum Headline {
 impl Headline {
     /// `blocked`, `passing (signed off)`: the comment's header and the check
     /// run's title start with it.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Headline::Blocked => "blocked",
             Headline::Passing => "passing",
@@ -120,7 +120,7 @@ impl Headline {
         }
     }
 
-    pub fn icon(self) -> &'static str {
+    pub(crate) fn icon(self) -> &'static str {
         match self {
             Headline::Blocked => "❌",
             Headline::Passing | Headline::PassingSignedOff => "✅",
@@ -129,7 +129,7 @@ impl Headline {
     }
 
     /// The terminal's form: `BLOCK`, `PASS (signed off)`.
-    pub fn shout(self) -> &'static str {
+    pub(crate) fn shout(self) -> &'static str {
         match self {
             Headline::Blocked => "BLOCK",
             Headline::Passing => "PASS",
@@ -153,7 +153,7 @@ pub fn headline(v: &GateVerdict) -> Headline {
 }
 
 /// The check run's title when the gate failed before reaching a verdict.
-pub const COULD_NOT_DECIDE_TITLE: &str = "retrygate could not decide (blocked until it can)";
+pub(crate) const COULD_NOT_DECIDE_TITLE: &str = "retrygate could not decide (blocked until it can)";
 
 /// The check run's title: the headline, then who signed off or the reason
 /// codes. Built from codes and the sign-off only, never from the pull
@@ -177,20 +177,20 @@ pub fn check_title(v: &GateVerdict) -> String {
 /// Counts every rendering states the same way, so the text line, the
 /// Markdown header and the GitHub summary never disagree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Findings of severity `error` (they block).
-    pub errors: usize,
-    pub warnings: usize,
+    pub(crate) errors: usize,
+    pub(crate) warnings: usize,
     /// Findings of severity `note`.
-    pub notes: usize,
+    pub(crate) notes: usize,
     /// Notes that block: something could not be analysed.
-    pub blocking_notes: usize,
+    pub(crate) blocking_notes: usize,
     /// Notes that are information only.
-    pub info_notes: usize,
+    pub(crate) info_notes: usize,
 }
 
 impl Tally {
-    pub fn of(report: &GateVerdict) -> Tally {
+    pub(crate) fn of(report: &GateVerdict) -> Tally {
         let mut t = Tally::default();
         for f in &report.findings {
             match f.severity {
@@ -209,16 +209,16 @@ impl Tally {
         t
     }
 
-    pub fn findings(&self) -> usize {
+    pub(crate) fn findings(&self) -> usize {
         self.errors + self.warnings + self.notes
     }
 }
 
-pub use crate::text::plural;
+pub(crate) use crate::text::plural;
 
 /// The findings in the order every reporter uses ([`Finding::sort_key`]),
 /// whatever order the producer left them in.
-pub fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
+pub(crate) fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
     let mut v: Vec<&Finding> = findings.iter().collect();
     v.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     v
@@ -229,7 +229,7 @@ pub fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
 ///
 /// A `Block` with no blocking finding and no blocking note can only come from
 /// a later gate stage (ledger, replay, policy) whose own reasons say why.
-pub fn reason(report: &GateVerdict) -> String {
+pub(crate) fn reason(report: &GateVerdict) -> String {
     let t = Tally::of(report);
     match report.verdict {
         Verdict::Block => {
@@ -310,7 +310,7 @@ pub fn render_checked(v: &GateVerdict, markdown: &str, format: Format, w: &mut d
 }
 
 /// The badge a severity gets in every Markdown table.
-pub fn severity_badge(s: Severity) -> &'static str {
+pub(crate) fn severity_badge(s: Severity) -> &'static str {
     match s {
         Severity::Error => "🔴 error",
         Severity::Warning => "🟡 warning",

@@ -37,18 +37,18 @@ use crate::finding::{Finding, Kind, Note, Severity};
 pub use crate::http::encode_path as path_to_uri;
 
 /// The schema the output conforms to (OASIS, errata 01).
-pub const SCHEMA_URI: &str =
+pub(crate) const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The base id results' paths are relative to: the repository root.
-pub const SRCROOT: &str = "%SRCROOT%";
+pub(crate) const SRCROOT: &str = "%SRCROOT%";
 
 /// The key under which the line-independent fingerprint is published.
-pub const FINGERPRINT_KEY: &str = "retrygate/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "retrygate/v1";
 
 /// Where to read about the tool: the package's repository when Cargo.toml
 /// names one.
-pub fn information_uri() -> &'static str {
+pub(crate) fn information_uri() -> &'static str {
     match env!("CARGO_PKG_REPOSITORY") {
         "" => "https://github.com/retrygate/retrygate",
         uri => uri,
@@ -59,132 +59,132 @@ pub fn information_uri() -> &'static str {
 #[derive(Debug, Serialize)]
 pub struct SarifLog {
     #[serde(rename = "$schema")]
-    pub schema: &'static str,
-    pub version: &'static str,
-    pub runs: Vec<Run>,
+    pub(crate) schema: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) runs: Vec<Run>,
 }
 
 /// One analysis run; retrygate writes exactly one.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Run {
-    pub tool: Tool,
-    pub invocations: Vec<Invocation>,
-    pub original_uri_base_ids: BTreeMap<&'static str, ArtifactLocationBase>,
-    pub results: Vec<SarifResult>,
+pub(crate) struct Run {
+    pub(crate) tool: Tool,
+    pub(crate) invocations: Vec<Invocation>,
+    pub(crate) original_uri_base_ids: BTreeMap<&'static str, ArtifactLocationBase>,
+    pub(crate) results: Vec<SarifResult>,
 }
 
 /// The tool that produced the run.
 #[derive(Debug, Serialize)]
-pub struct Tool {
-    pub driver: ToolComponent,
+pub(crate) struct Tool {
+    pub(crate) driver: ToolComponent,
 }
 
 /// `tool.driver`: retrygate itself and its rules.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolComponent {
-    pub name: &'static str,
-    pub version: &'static str,
-    pub semantic_version: &'static str,
-    pub information_uri: &'static str,
-    pub rules: Vec<ReportingDescriptor>,
+pub(crate) struct ToolComponent {
+    pub(crate) name: &'static str,
+    pub(crate) version: &'static str,
+    pub(crate) semantic_version: &'static str,
+    pub(crate) information_uri: &'static str,
+    pub(crate) rules: Vec<ReportingDescriptor>,
 }
 
 /// Rule metadata: what GitHub shows at the top of an alert.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReportingDescriptor {
-    pub id: String,
-    pub name: String,
-    pub short_description: Text,
-    pub full_description: Text,
-    pub help: Help,
-    pub default_configuration: Configuration,
-    pub properties: RuleProperties,
+pub(crate) struct ReportingDescriptor {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) short_description: Text,
+    pub(crate) full_description: Text,
+    pub(crate) help: Help,
+    pub(crate) default_configuration: Configuration,
+    pub(crate) properties: RuleProperties,
 }
 
 /// A `message` or `multiformatMessageString` with plain text only.
 #[derive(Debug, Serialize)]
-pub struct Text {
-    pub text: String,
+pub(crate) struct Text {
+    pub(crate) text: String,
 }
 
 /// A rule's help, as plain text and as Markdown.
 #[derive(Debug, Serialize)]
-pub struct Help {
-    pub text: String,
-    pub markdown: String,
+pub(crate) struct Help {
+    pub(crate) text: String,
+    pub(crate) markdown: String,
 }
 
 /// `defaultConfiguration`: the level a rule reports at unless configured.
 #[derive(Debug, Serialize)]
-pub struct Configuration {
-    pub level: &'static str,
+pub(crate) struct Configuration {
+    pub(crate) level: &'static str,
 }
 
 /// The rule's property bag.
 #[derive(Debug, Serialize)]
-pub struct RuleProperties {
-    pub tags: Vec<String>,
+pub(crate) struct RuleProperties {
+    pub(crate) tags: Vec<String>,
     /// GitHub sorts and filters non-security alerts by this.
     #[serde(rename = "problem.severity")]
-    pub problem_severity: &'static str,
+    pub(crate) problem_severity: &'static str,
 }
 
 /// How the run went: notes become notifications here.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Invocation {
-    pub execution_successful: bool,
+pub(crate) struct Invocation {
+    pub(crate) execution_successful: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_execution_notifications: Vec<Notification>,
+    pub(crate) tool_execution_notifications: Vec<Notification>,
 }
 
 /// A tool execution notification: one retrygate note.
 #[derive(Debug, Serialize)]
-pub struct Notification {
-    pub level: &'static str,
-    pub message: Text,
+pub(crate) struct Notification {
+    pub(crate) level: &'static str,
+    pub(crate) message: Text,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub locations: Vec<Location>,
+    pub(crate) locations: Vec<Location>,
 }
 
 /// An entry of `originalUriBaseIds`: says what `%SRCROOT%` stands for.
 #[derive(Debug, Serialize)]
-pub struct ArtifactLocationBase {
-    pub description: Text,
+pub(crate) struct ArtifactLocationBase {
+    pub(crate) description: Text,
 }
 
 /// One finding.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SarifResult {
-    pub rule_id: String,
-    pub rule_index: usize,
-    pub level: &'static str,
-    pub message: Text,
-    pub locations: Vec<Location>,
-    pub partial_fingerprints: BTreeMap<&'static str, String>,
-    pub properties: ResultProperties,
+pub(crate) struct SarifResult {
+    pub(crate) rule_id: String,
+    pub(crate) rule_index: usize,
+    pub(crate) level: &'static str,
+    pub(crate) message: Text,
+    pub(crate) locations: Vec<Location>,
+    pub(crate) partial_fingerprints: BTreeMap<&'static str, String>,
+    pub(crate) properties: ResultProperties,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub fixes: Vec<SarifFix>,
+    pub(crate) fixes: Vec<SarifFix>,
 }
 
 /// A proposed fix (SARIF 2.1.0 §3.55): one change to the finding's file.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SarifFix {
-    pub description: Text,
-    pub artifact_changes: Vec<ArtifactChange>,
+pub(crate) struct SarifFix {
+    pub(crate) description: Text,
+    pub(crate) artifact_changes: Vec<ArtifactChange>,
 }
 
 /// `artifactChange`: the file and its replacements.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ArtifactChange {
-    pub artifact_location: ArtifactLocation,
-    pub replacements: Vec<Replacement>,
+pub(crate) struct ArtifactChange {
+    pub(crate) artifact_location: ArtifactLocation,
+    pub(crate) replacements: Vec<Replacement>,
 }
 
 /// `replacement`: a region without columns spans whole lines, the last one
@@ -192,68 +192,68 @@ pub struct ArtifactChange {
 /// [`crate::finding::Fix`] replaces.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Replacement {
-    pub deleted_region: Region,
-    pub inserted_content: Text,
+pub(crate) struct Replacement {
+    pub(crate) deleted_region: Region,
+    pub(crate) inserted_content: Text,
 }
 
 /// The result's property bag: the finding kind, the check that found it,
 /// and what base and head had.
 #[derive(Debug, Serialize)]
-pub struct ResultProperties {
-    pub kind: Kind,
+pub(crate) struct ResultProperties {
+    pub(crate) kind: Kind,
     /// The check or rule that reported it (`rust/backon-jitter`).
-    pub rule: String,
+    pub(crate) rule: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub base: Option<serde_json::Value>,
+    pub(crate) base: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub head: Option<serde_json::Value>,
+    pub(crate) head: Option<serde_json::Value>,
 }
 
 /// A place in the repository.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Location {
-    pub physical_location: PhysicalLocation,
+pub(crate) struct Location {
+    pub(crate) physical_location: PhysicalLocation,
 }
 
 /// A file and, for results, a line range.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PhysicalLocation {
-    pub artifact_location: ArtifactLocation,
+pub(crate) struct PhysicalLocation {
+    pub(crate) artifact_location: ArtifactLocation,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub region: Option<Region>,
+    pub(crate) region: Option<Region>,
 }
 
 /// A repository-relative URI.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ArtifactLocation {
-    pub uri: String,
-    pub uri_base_id: &'static str,
+pub(crate) struct ArtifactLocation {
+    pub(crate) uri: String,
+    pub(crate) uri_base_id: &'static str,
 }
 
 /// 1-based, inclusive line range.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Region {
-    pub start_line: u32,
-    pub end_line: u32,
+pub(crate) struct Region {
+    pub(crate) start_line: u32,
+    pub(crate) end_line: u32,
 }
 
 /// Writes `report` as a SARIF 2.1.0 log (pretty-printed JSON).
-pub fn render(report: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render(report: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, &to_sarif(report))?;
     writeln!(w)
 }
 
 /// GitHub rejects an upload whose run holds more results than this (docs,
 /// "SARIF support for code scanning", upload limits).
-pub const MAX_RESULTS: usize = 25_000;
+pub(crate) const MAX_RESULTS: usize = 25_000;
 
 /// Builds the SARIF log for `report`.
-pub fn to_sarif(report: &GateVerdict) -> SarifLog {
+pub(crate) fn to_sarif(report: &GateVerdict) -> SarifLog {
     to_sarif_with_limit(report, MAX_RESULTS)
 }
 
@@ -336,7 +336,7 @@ pub fn to_sarif_with_limit(report: &GateVerdict, max_results: usize) -> SarifLog
 }
 
 /// SARIF's `level` for a severity.
-pub fn level(s: Severity) -> &'static str {
+pub(crate) fn level(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
         Severity::Warning => "warning",

@@ -12,11 +12,11 @@ use std::io::{self, Write};
 
 use super::{headline, plural, reason, sorted_findings, Tally};
 use crate::policy::{GateVerdict, ReplayStatus, ReplaySummary};
-pub use crate::text::one_line;
+pub(crate) use crate::text::one_line;
 
 /// Writes the verdict: a gate's with its reasons and evidence first, then
 /// one line per finding and note, then the closing verdict line.
-pub fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     if !v.is_scan() {
         gate_preamble(v, w)?;
     }
@@ -60,7 +60,7 @@ fn closing_line(v: &GateVerdict) -> String {
 /// scan says why in a sentence from its counts; a gate names its reason
 /// codes. Nothing in it comes from the pull request, so it reads the same in
 /// a log and cannot be forged.
-pub fn verdict_line(v: &GateVerdict) -> String {
+pub(crate) fn verdict_line(v: &GateVerdict) -> String {
     if v.is_scan() {
         return format!("retrygate: {}: {}", v.verdict.as_str().to_uppercase(), reason(v));
     }
@@ -90,7 +90,7 @@ fn gate_preamble(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Whether the pull request was judged as an agent's, and why.
-pub fn who(v: &GateVerdict) -> String {
+pub(crate) fn who(v: &GateVerdict) -> String {
     match &v.facts {
         Some(f) if f.agent.is_agent => format!("agent pull request: {}", f.agent.because.join("; ")),
         Some(_) => "not an agent's pull request".to_string(),
@@ -99,7 +99,7 @@ pub fn who(v: &GateVerdict) -> String {
 }
 
 /// The replay status in words.
-pub fn status_word(s: ReplayStatus) -> &'static str {
+pub(crate) fn status_word(s: ReplayStatus) -> &'static str {
     match s {
         ReplayStatus::NotRequired => "not required",
         ReplayStatus::Missing => "missing",

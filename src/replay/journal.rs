@@ -13,68 +13,68 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Journal {
     /// Unix time in ms at the monotonic zero.
-    pub anchor_unix_ms: u64,
+    pub(crate) anchor_unix_ms: u64,
     /// Requests in order of arrival.
     pub entries: Vec<Entry>,
     /// Connections that sent bytes which were not HTTP/1.1 (answered 400).
-    pub malformed: Vec<Malformed>,
+    pub(crate) malformed: Vec<Malformed>,
     /// Requests the server itself failed to answer (a panic in its handler):
     /// any one fails the replay, because what the client would have done
     /// next was never tested.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_errors: Vec<String>,
+    pub(crate) server_errors: Vec<String>,
 }
 
 /// One request and the answer the server chose for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// Arrival order across all clients, from 0.
-    pub seq: usize,
+    pub(crate) seq: usize,
     /// The client index from `/c/<i>/...`; `None` for a path outside it.
-    pub client: Option<usize>,
+    pub(crate) client: Option<usize>,
     /// Arrival, ms since the server started (monotonic).
-    pub at_ms: f64,
-    pub method: String,
+    pub(crate) at_ms: f64,
+    pub(crate) method: String,
     /// Path and query as sent.
-    pub path: String,
+    pub(crate) path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency_key: Option<String>,
+    pub(crate) idempotency_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_agent: Option<String>,
+    pub(crate) user_agent: Option<String>,
     /// The status code served.
-    pub status: u16,
+    pub(crate) status: u16,
     /// The `Retry-After` value served, exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after: Option<String>,
+    pub(crate) retry_after: Option<String>,
     /// How long the server held the answer (the scenario's `delay_ms`).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub delay_ms: u64,
+    pub(crate) delay_ms: u64,
     /// When the answer was handed to the connection (ms, same clock). A
     /// client's wait starts when it gets the answer, not when it sent the
     /// request, so delta-seconds are judged from here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_ms: Option<f64>,
+    pub(crate) answered_ms: Option<f64>,
     /// For a POST or PATCH: which operation it is (`key:<Idempotency-Key>`,
     /// else `digest:<method> <path> <SHA-256 of the body>`) and what the
     /// server's write store did with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write: Option<WriteRecord>,
+    pub(crate) write: Option<WriteRecord>,
     /// The answer was never delivered: the connection was closed or reset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost: Option<Loss>,
+    pub(crate) lost: Option<Loss>,
 }
 
 /// What the server's write store did with one POST/PATCH.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WriteRecord {
-    pub operation: String,
-    pub effect: WriteEffect,
+pub(crate) struct WriteRecord {
+    pub(crate) operation: String,
+    pub(crate) effect: WriteEffect,
 }
 
 /// The store's decision for one write request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum WriteEffect {
+pub(crate) enum WriteEffect {
     /// The write took effect (again, if the operation was applied before).
     Applied,
     /// A repeat of an Idempotency-Key already applied: answered from the
@@ -87,7 +87,7 @@ pub enum WriteEffect {
 /// How an answer was lost on the way to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Loss {
+pub(crate) enum Loss {
     /// The connection was closed without an answer.
     Close,
     /// The connection was reset (RST).
@@ -101,27 +101,27 @@ fn is_zero(v: &u64) -> bool {
 /// A connection whose bytes did not parse as an HTTP request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Malformed {
-    pub at_ms: f64,
+    pub(crate) at_ms: f64,
     /// hyper's description of the parse error.
-    pub error: String,
+    pub(crate) error: String,
 }
 
 impl Entry {
     /// Whether the client got a success: a 2xx that was delivered.
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         (200..300).contains(&self.status) && self.lost.is_none()
     }
 
     /// When the answer went out, on the journal's clock (planned, if the
     /// server had not answered yet when the journal was read).
-    pub fn answered_at_ms(&self) -> f64 {
+    pub(crate) fn answered_at_ms(&self) -> f64 {
         self.answered_ms.unwrap_or(self.at_ms + self.delay_ms as f64)
     }
 }
 
 impl Journal {
     /// The requests of client `i`, in arrival order.
-    pub fn of_client(&self, i: usize) -> Vec<&Entry> {
+    pub(crate) fn of_client(&self, i: usize) -> Vec<&Entry> {
         self.entries.iter().filter(|e| e.client == Some(i)).collect()
     }
 }

@@ -20,9 +20,9 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod journal;
+pub(crate) mod journal;
 pub mod judge;
-pub mod report;
+pub(crate) mod report;
 pub mod retry_after;
 pub mod runner;
 pub mod scenario;
@@ -38,7 +38,7 @@ pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 
 /// More copies of CMD than this would test the machine, not the client.
-pub const MAX_CLIENTS: usize = 256;
+pub(crate) const MAX_CLIENTS: usize = 256;
 
 /// What to replay.
 #[derive(Debug, Clone)]
@@ -84,7 +84,10 @@ pub async fn run_replay(opts: &ReplayOptions) -> anyhow::Result<ReplayReport> {
 
 /// [`run_replay`] over scenarios already loaded (e.g. the base commit's
 /// copies, `retrygate replay --config-from`); `opts.scenario` is not read.
-pub async fn run_scenarios(opts: &ReplayOptions, list: &[LoadedScenario]) -> anyhow::Result<ReplayReport> {
+pub(crate) async fn run_scenarios(
+    opts: &ReplayOptions,
+    list: &[LoadedScenario],
+) -> anyhow::Result<ReplayReport> {
     if list.is_empty() {
         anyhow::bail!("no scenario to replay");
     }
@@ -136,7 +139,7 @@ async fn run_one(
 /// failed (the verdict would not hinge on it), the rerun stays within
 /// [`MAX_CLIENTS`], and what is left of `timeout` is at least 1.5 times what
 /// the first run took.
-pub fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usize, Duration)> {
+pub(crate) fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usize, Duration)> {
     let reading = first.desync.as_ref()?.reading;
     if !reading.inconclusive() {
         return None;

@@ -49,7 +49,7 @@ use super::scenario::Level;
 use crate::text::plural;
 
 /// The current JSON `version`.
-pub const REPORT_VERSION: u32 = 1;
+pub(crate) const REPORT_VERSION: u32 = 1;
 
 /// Pass or fail; an error that prevented a decision is not a report at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,18 +62,18 @@ pub enum ReplayVerdict {
 /// Everything one replay showed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
-    pub version: u32,
+    pub(crate) version: u32,
     pub verdict: ReplayVerdict,
     /// The bundled scenario's name, or the scenario file path as given.
     pub scenario: String,
-    pub scenario_description: String,
+    pub(crate) scenario_description: String,
     /// Hex SHA-256 of the scenario text that ran.
     pub scenario_sha256: String,
     /// The commit this replay vouches for (`--commit`, else `git rev-parse HEAD`).
     pub commit: Option<String>,
     pub command: Vec<String>,
     pub clients: usize,
-    pub timeout_s: f64,
+    pub(crate) timeout_s: f64,
     /// CMD was still running at the timeout and was killed; the replay fails.
     pub timed_out: bool,
     /// From the release of the clients to the last one ending.
@@ -82,7 +82,7 @@ pub struct ReplayReport {
     pub demanded_wait_ms: u64,
     /// One line per reason the verdict is `fail`.
     pub reasons: Vec<String>,
-    pub checks: Vec<CheckResult>,
+    pub(crate) checks: Vec<CheckResult>,
     pub desync_rounds: Vec<DesyncRound>,
     /// The pooled `desynchronized` reading and its noise baseline, when
     /// there was enough evidence to read it.
@@ -92,10 +92,10 @@ pub struct ReplayReport {
     /// `desynchronized` and was rerun with more clients: that first run's
     /// clients and figures. This report is the rerun's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rerun_of: Option<RerunNote>,
+    pub(crate) rerun_of: Option<RerunNote>,
     pub timeline: Vec<ClientTimeline>,
     /// Requests outside `/c/<i>/` (answered 404).
-    pub stray_requests: usize,
+    pub(crate) stray_requests: usize,
     /// Connections whose bytes were not HTTP (answered 400).
     pub malformed_requests: Vec<Malformed>,
     /// The write store's account (POST/PATCH applied, duplicated,
@@ -105,7 +105,7 @@ pub struct ReplayReport {
     /// Requests the server failed to answer (a bug in retrygate); any one
     /// fails the replay.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_errors: Vec<String>,
+    pub(crate) server_errors: Vec<String>,
     /// With several scenarios (`--scenario a,b`): one full report each, in
     /// order. The fields above then sum them up: `checks` has each check once
     /// (failed if it failed in any scenario), `timeline` is empty.
@@ -115,9 +115,9 @@ pub struct ReplayReport {
 
 /// The inconclusive first run a report's rerun replaced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RerunNote {
-    pub clients: usize,
-    pub desync: DesyncSummary,
+pub(crate) struct RerunNote {
+    pub(crate) clients: usize,
+    pub(crate) desync: DesyncSummary,
 }
 
 /// One client's story.
@@ -133,17 +133,17 @@ pub struct ClientTimeline {
 /// One request as the server saw it, with what the judge made of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelineRequest {
-    pub seq: usize,
-    pub at_ms: f64,
-    pub method: String,
-    pub path: String,
+    pub(crate) seq: usize,
+    pub(crate) at_ms: f64,
+    pub(crate) method: String,
+    pub(crate) path: String,
     pub status: u16,
     pub retry_after: Option<String>,
     pub idempotency_key: Option<String>,
     pub user_agent: Option<String>,
     /// How long the server held the answer.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub delay_ms: u64,
+    pub(crate) delay_ms: u64,
     /// Since this client's previous request.
     pub gap_ms: Option<f64>,
     /// The least wait the previous answer's Retry-After asked for.
@@ -152,10 +152,10 @@ pub struct TimelineRequest {
     pub broke: Vec<CheckId>,
     /// For a POST/PATCH: its operation and what the write store did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write: Option<WriteRecord>,
+    pub(crate) write: Option<WriteRecord>,
     /// The answer was never delivered (connection closed or reset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost: Option<Loss>,
+    pub(crate) lost: Option<Loss>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -164,21 +164,21 @@ fn is_zero(v: &u64) -> bool {
 
 /// What [`ReplayReport::assemble`] needs besides the judgement.
 #[derive(Debug, Clone)]
-pub struct ReportContext {
-    pub scenario: String,
-    pub scenario_description: String,
-    pub scenario_sha256: String,
-    pub commit: Option<String>,
-    pub command: Vec<String>,
-    pub timeout_s: f64,
-    pub timed_out: bool,
-    pub wall_ms: f64,
-    pub demanded_wait_ms: u64,
+pub(crate) struct ReportContext {
+    pub(crate) scenario: String,
+    pub(crate) scenario_description: String,
+    pub(crate) scenario_sha256: String,
+    pub(crate) commit: Option<String>,
+    pub(crate) command: Vec<String>,
+    pub(crate) timeout_s: f64,
+    pub(crate) timed_out: bool,
+    pub(crate) wall_ms: f64,
+    pub(crate) demanded_wait_ms: u64,
 }
 
 impl ReplayReport {
     /// Builds the report from the journal, the runs and the judgement.
-    pub fn assemble(
+    pub(crate) fn assemble(
         ctx: ReportContext,
         journal: &Journal,
         runs: &[ClientRun],
@@ -272,7 +272,7 @@ impl ReplayReport {
 
     /// One report for several scenarios run in turn: each part kept whole,
     /// and a summary on top that fails when any part fails.
-    pub fn combine(scenario_sha256: String, parts: Vec<ReplayReport>) -> ReplayReport {
+    pub(crate) fn combine(scenario_sha256: String, parts: Vec<ReplayReport>) -> ReplayReport {
         let mut checks = Vec::new();
         for id in CheckId::ALL {
             let of: Vec<(&str, &CheckResult)> =
@@ -319,7 +319,7 @@ impl ReplayReport {
     /// How many clients sent a request again after an answer that was not a
     /// delivered 2xx: the clients whose retries this replay exercised (over
     /// every scenario of a combined report).
-    pub fn clients_that_retried(&self) -> usize {
+    pub(crate) fn clients_that_retried(&self) -> usize {
         if !self.parts.is_empty() {
             return self.parts.iter().map(ReplayReport::clients_that_retried).sum();
         }
@@ -330,7 +330,7 @@ impl ReplayReport {
     /// When no client retried, what that means, in two sentences; `None`
     /// when one did. Such a replay is no evidence about retries: the gate
     /// does not count it (`replay-no-retry`).
-    pub fn no_retry(&self) -> Option<String> {
+    pub(crate) fn no_retry(&self) -> Option<String> {
         if self.clients_that_retried() > 0 {
             return None;
         }
@@ -448,7 +448,7 @@ fn shown_command(command: &[String]) -> String {
 }
 
 /// The no-retry note as a Markdown quote, its first clause in bold.
-pub fn no_retry_quote(note: &str) -> String {
+pub(crate) fn no_retry_quote(note: &str) -> String {
     match note.split_once(": ") {
         Some((head, rest)) => format!("> **{head}**: {rest}"),
         None => format!("> **{note}**"),
@@ -481,7 +481,7 @@ pub fn render_markdown(r: &ReplayReport) -> String {
 
 /// [`render_markdown`] without the "no client retried" note, for a page
 /// that states it once above the report (the gate's comment does).
-pub fn render_markdown_body(r: &ReplayReport) -> String {
+pub(crate) fn render_markdown_body(r: &ReplayReport) -> String {
     markdown(r, false)
 }
 

@@ -17,12 +17,12 @@ pub use crate::http::{parse_retry_after as parse, RetryAfter};
 
 /// The last moment an HTTP-date can name (9999-12-31 23:59:59 UTC): its
 /// year has four digits.
-pub const LAST_HTTP_DATE_S: u64 = 253_402_300_799;
+pub(crate) const LAST_HTTP_DATE_S: u64 = 253_402_300_799;
 
 /// The HTTP-date for `ahead_s` seconds after `now`, rounded up to a whole
 /// second so a client never has to come back earlier than `ahead_s`. A date
 /// past year 9999 is written as the last one there is, never a panic.
-pub fn date_ahead(now: SystemTime, ahead_s: u64, format: DateFormat) -> String {
+pub(crate) fn date_ahead(now: SystemTime, ahead_s: u64, format: DateFormat) -> String {
     let since = now.duration_since(UNIX_EPOCH).unwrap_or_default();
     let round_up = u64::from(since.subsec_nanos() > 0);
     let secs = since.as_secs().saturating_add(ahead_s).saturating_add(round_up).min(LAST_HTTP_DATE_S);
@@ -30,7 +30,7 @@ pub fn date_ahead(now: SystemTime, ahead_s: u64, format: DateFormat) -> String {
 }
 
 /// Formats `t` (whole seconds) as an HTTP-date in `format`.
-pub fn format_date(t: SystemTime, format: DateFormat) -> String {
+pub(crate) fn format_date(t: SystemTime, format: DateFormat) -> String {
     // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
     let imf = httpdate::fmt_http_date(t);
     match format {

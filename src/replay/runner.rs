@@ -44,12 +44,12 @@ pub enum ClientExit {
 
 impl ClientExit {
     /// Exited with code 0.
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         matches!(self, ClientExit::Exited { code: 0 })
     }
 
     /// "exited with code 1", for messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             // The shell's way of saying CMD, or something CMD ran, is not installed.
             ClientExit::Exited { code: 127 } => "exited with code 127 (a command was not found)".to_string(),
@@ -62,23 +62,23 @@ impl ClientExit {
 
 /// One client's process, as it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClientRun {
-    pub client: usize,
-    pub exit: ClientExit,
+pub(crate) struct ClientRun {
+    pub(crate) client: usize,
+    pub(crate) exit: ClientExit,
     /// The last bytes CMD wrote, for the report.
-    pub stdout_tail: String,
-    pub stderr_tail: String,
+    pub(crate) stdout_tail: String,
+    pub(crate) stderr_tail: String,
 }
 
 /// All clients' runs.
 #[derive(Debug, Clone)]
-pub struct RunOutcome {
-    pub clients: Vec<ClientRun>,
-    pub timed_out: bool,
+pub(crate) struct RunOutcome {
+    pub(crate) clients: Vec<ClientRun>,
+    pub(crate) timed_out: bool,
 }
 
 /// Finds `program` the way `exec` would: a path if it has a slash, else PATH.
-pub fn resolve_program(program: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_program(program: &str) -> anyhow::Result<PathBuf> {
     if program.is_empty() {
         bail!("no command given; pass one after `--`, e.g. `retrygate replay -- curl --retry 5 \"$RETRYGATE_URL\"`");
     }
@@ -104,7 +104,7 @@ pub fn resolve_program(program: &str) -> anyhow::Result<PathBuf> {
 
 /// Starts `cmd` once per entry of `urls` (client i gets `urls[i]`), releases
 /// them together, and waits for all of them or for `timeout`.
-pub async fn run_clients(
+pub(crate) async fn run_clients(
     cmd: &[String],
     urls: &[String],
     timeout: Duration,

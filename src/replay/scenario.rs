@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use super::journal::Loss;
+pub(crate) use super::journal::Loss;
 
 /// The bundled scenarios, by name, as (name, YAML text).
 pub const BUNDLED: &[(&str, &str)] = &[
@@ -33,15 +33,15 @@ pub const BUNDLED: &[(&str, &str)] = &[
 /// The longest wait a scenario may ask for (`retry_after`, `ahead_s`) and the
 /// longest it may hold an answer: an hour is far past any replay's timeout,
 /// and keeps every sum and date of the server and the judge finite.
-pub const MAX_WAIT_S: u64 = 3600;
+pub(crate) const MAX_WAIT_S: u64 = 3600;
 /// The most answers a scenario may list, and the most `repeat` of one.
-pub const MAX_RESPONSES: usize = 1000;
+pub(crate) const MAX_RESPONSES: usize = 1000;
 /// The largest `budget`.
-pub const MAX_BUDGET: usize = 100_000;
+pub(crate) const MAX_BUDGET: usize = 100_000;
 /// The largest `body` of one answer.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 /// The most extra `headers` of one answer.
-pub const MAX_HEADERS: usize = 32;
+pub(crate) const MAX_HEADERS: usize = 32;
 /// Headers the server sets itself: a scenario says them with its own keys.
 const RESERVED_HEADERS: &[&str] =
     &["content-length", "transfer-encoding", "connection", "content-type", "retry-after", "upgrade"];
@@ -52,56 +52,56 @@ const RESERVED_HEADERS: &[&str] =
 pub struct Scenario {
     /// One line for people; shown in the report.
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     /// The answers each client gets, in order; the last one repeats forever.
-    pub responses: Vec<ResponseSpec>,
+    pub(crate) responses: Vec<ResponseSpec>,
     /// The most attempts a client may make (`attempt-budget`).
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// How much each check weighs; unset checks keep their defaults.
     #[serde(default)]
-    pub checks: CheckLevels,
+    pub(crate) checks: CheckLevels,
 }
 
 /// One answer of the sequence, possibly repeated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ResponseSpec {
+pub(crate) struct ResponseSpec {
     /// The HTTP status code, e.g. 429.
-    pub status: u16,
+    pub(crate) status: u16,
     /// `Retry-After` in delta-seconds form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after: Option<u64>,
+    pub(crate) retry_after: Option<u64>,
     /// `Retry-After` in HTTP-date form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after_date: Option<RetryAfterDate>,
+    pub(crate) retry_after_date: Option<RetryAfterDate>,
     /// How many consecutive requests get this answer (default 1).
     #[serde(default = "one")]
-    pub repeat: usize,
+    pub(crate) repeat: usize,
     /// Hold the answer this long, so a client with a shorter timeout gives up
     /// on it (default 0). A request sent again while the previous one is still
     /// held counts as a retry after a timeout.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub delay_ms: u64,
+    pub(crate) delay_ms: u64,
     /// The answer's body (default: a small JSON object for a 2xx, a line of
     /// text otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
+    pub(crate) body: Option<String>,
     /// The body's `Content-Type` (default: `application/json` for the
     /// default 2xx body, `text/plain; charset=utf-8` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_type: Option<String>,
+    pub(crate) content_type: Option<String>,
     /// Extra response headers, e.g. `{Location: /orders/1}`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// Whether a POST or PATCH that gets this answer is applied by the
     /// server (default: yes for a 2xx, no otherwise). `apply: true` on a
     /// 502 or a dropped answer is a write the client never learns about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub apply: Option<bool>,
+    pub(crate) apply: Option<bool>,
     /// Never deliver the answer: after `delay_ms`, `close` the connection or
     /// `reset` it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drop: Option<Loss>,
+    pub(crate) drop: Option<Loss>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -116,16 +116,16 @@ fn one() -> usize {
 /// answer, rounded up to a whole second (dates have 1 s resolution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RetryAfterDate {
-    pub ahead_s: u64,
+pub(crate) struct RetryAfterDate {
+    pub(crate) ahead_s: u64,
     #[serde(default)]
-    pub format: DateFormat,
+    pub(crate) format: DateFormat,
 }
 
 /// The three HTTP-date formats a recipient must accept (RFC 9110 §5.6.7).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum DateFormat {
+pub(crate) enum DateFormat {
     /// `Sun, 06 Nov 1994 08:49:37 GMT`, the preferred format.
     #[default]
     ImfFixdate,
@@ -160,25 +160,25 @@ impl fmt::Display for Level {
 /// clients do it), everything else is an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CheckLevels {
+pub(crate) struct CheckLevels {
     #[serde(default = "warning")]
-    pub recovered: Level,
+    pub(crate) recovered: Level,
     #[serde(default = "error")]
-    pub attempt_budget: Level,
+    pub(crate) attempt_budget: Level,
     #[serde(default = "error")]
-    pub retry_after_honored: Level,
+    pub(crate) retry_after_honored: Level,
     /// Lockstep when the clients chose their own waits (no Retry-After, or
     /// they ignored it).
     #[serde(default = "error")]
-    pub desynchronized: Level,
+    pub(crate) desynchronized: Level,
     /// Lockstep when every client was told a wait and honoured it.
     #[serde(default = "warning")]
-    pub desynchronized_after_retry_after: Level,
+    pub(crate) desynchronized_after_retry_after: Level,
     #[serde(default = "error")]
-    pub no_unsafe_replay: Level,
+    pub(crate) no_unsafe_replay: Level,
     /// One write operation applied more than once by the server.
     #[serde(default = "error")]
-    pub no_duplicate_write: Level,
+    pub(crate) no_duplicate_write: Level,
 }
 
 fn warning() -> Level {
@@ -204,17 +204,17 @@ impl Default for CheckLevels {
 
 /// The answer for one request, before a date is filled in.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PlannedResponse<'a> {
-    pub status: u16,
-    pub retry_after: Option<u64>,
-    pub retry_after_date: Option<&'a RetryAfterDate>,
-    pub delay_ms: u64,
-    pub body: Option<&'a str>,
-    pub content_type: Option<&'a str>,
-    pub headers: Option<&'a BTreeMap<String, String>>,
+pub(crate) struct PlannedResponse<'a> {
+    pub(crate) status: u16,
+    pub(crate) retry_after: Option<u64>,
+    pub(crate) retry_after_date: Option<&'a RetryAfterDate>,
+    pub(crate) delay_ms: u64,
+    pub(crate) body: Option<&'a str>,
+    pub(crate) content_type: Option<&'a str>,
+    pub(crate) headers: Option<&'a BTreeMap<String, String>>,
     /// A POST/PATCH that gets this answer is applied.
-    pub apply: bool,
-    pub drop: Option<Loss>,
+    pub(crate) apply: bool,
+    pub(crate) drop: Option<Loss>,
 }
 
 impl PlannedResponse<'_> {
@@ -349,7 +349,7 @@ impl Scenario {
 
     /// The answer to a client's `attempt`-th request (0-based): the sequence
     /// in order, then its last entry forever.
-    pub fn response_for(&self, attempt: usize) -> PlannedResponse<'_> {
+    pub(crate) fn response_for(&self, attempt: usize) -> PlannedResponse<'_> {
         let mut left = attempt;
         let mut chosen = self.responses.last();
         for r in &self.responses {
@@ -380,7 +380,7 @@ impl Scenario {
     /// 2xx, as planned: the sum of the waits the sequence demands (dates
     /// count `ahead_s`; the report gives what the served dates asked).
     /// Saturates instead of wrapping.
-    pub fn demanded_wait_ms(&self) -> u64 {
+    pub(crate) fn demanded_wait_ms(&self) -> u64 {
         let mut total: u64 = 0;
         for r in &self.responses {
             if (200..300).contains(&r.status) {
@@ -397,16 +397,15 @@ impl Scenario {
 #[derive(Debug, Clone)]
 pub struct LoadedScenario {
     /// The bundled name, or the file path as given.
-    pub name: String,
+    pub(crate) name: String,
     /// Hex SHA-256 of the exact text, so a report names what it ran.
     pub sha256: String,
-    pub text: String,
-    pub scenario: Scenario,
+    pub(crate) scenario: Scenario,
 }
 
 impl LoadedScenario {
     /// Resolves `--scenario`: a bundled name, else a path to a YAML file.
-    pub fn resolve(spec: &str) -> anyhow::Result<LoadedScenario> {
+    pub(crate) fn resolve(spec: &str) -> anyhow::Result<LoadedScenario> {
         if let Some((name, text)) = BUNDLED.iter().find(|(n, _)| *n == spec) {
             return LoadedScenario::from_text(name, text);
         }
@@ -467,7 +466,6 @@ impl LoadedScenario {
         Ok(LoadedScenario {
             name: name.to_string(),
             sha256: hex::encode(Sha256::digest(text.as_bytes())),
-            text: text.to_string(),
             scenario,
         })
     }

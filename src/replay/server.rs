@@ -148,7 +148,7 @@ impl ServerHandle {
     }
 
     /// `http://127.0.0.1:PORT/c/<i>`, the `RETRYGATE_URL` of client `i`.
-    pub fn client_url(&self, i: usize) -> String {
+    pub(crate) fn client_url(&self, i: usize) -> String {
         format!("http://{}/c/{i}", self.addr)
     }
 
@@ -158,7 +158,7 @@ impl ServerHandle {
     }
 
     /// Milliseconds since the server started (the journal's clock).
-    pub fn now_ms(&self) -> f64 {
+    pub(crate) fn now_ms(&self) -> f64 {
         self.shared.start.elapsed().as_secs_f64() * 1000.0
     }
 }

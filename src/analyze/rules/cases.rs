@@ -52,9 +52,9 @@ impl fmt::Display for Outcome {
 /// One checked (case, file, line, rule).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CaseResult {
-    pub case: String,
-    pub path: String,
-    pub line: u32,
+    pub(crate) case: String,
+    pub(crate) path: String,
+    pub(crate) line: u32,
     pub rule: String,
     /// `true` for a `ruleid:` expectation, `false` for `ok:` or an unannounced finding.
     pub positive: bool,
@@ -66,9 +66,9 @@ pub struct CaseResult {
 pub struct TestReport {
     pub results: Vec<CaseResult>,
     /// Rules without a validated positive or negative case, with what is missing.
-    pub untested: Vec<(String, String)>,
+    pub(crate) untested: Vec<(String, String)>,
     /// Broken test files: unknown rule ids, annotations with no target line.
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
     pub cases: usize,
 }
 
@@ -117,10 +117,10 @@ impl TestReport {
 
 /// One annotation: which rules, and whether they must or must not report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Annotation {
-    pub target_line: u32,
-    pub rule: String,
-    pub positive: bool,
+pub(crate) struct Annotation {
+    pub(crate) target_line: u32,
+    pub(crate) rule: String,
+    pub(crate) positive: bool,
 }
 
 fn annotation_regex() -> Regex {
@@ -132,7 +132,7 @@ fn annotation_regex() -> Regex {
 }
 
 /// Reads the annotations of a head file. Errors name the line.
-pub fn annotations(text: &str) -> Result<Vec<Annotation>, String> {
+pub(crate) fn annotations(text: &str) -> Result<Vec<Annotation>, String> {
     let re = annotation_regex();
     let mut pending: Vec<(u32, String, bool)> = Vec::new();
     let mut out = Vec::new();
@@ -156,7 +156,7 @@ pub fn annotations(text: &str) -> Result<Vec<Annotation>, String> {
 }
 
 /// Runs every case under `tests_dir` through `analyzer`.
-pub fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Result<TestReport> {
+pub(crate) fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Result<TestReport> {
     let mut report = TestReport::default();
     let known: BTreeSet<&str> = analyzer.rules().iter().map(|r| r.id.as_str()).collect();
     let mut positives: BTreeMap<&str, usize> = BTreeMap::new();

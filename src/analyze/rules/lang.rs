@@ -31,20 +31,20 @@ pub enum Language {
 #[derive(Debug, Clone, Copy)]
 pub struct Syntax {
     /// Openers of comments that run to the end of the line.
-    pub line_comments: &'static [&'static [u8]],
+    pub(crate) line_comments: &'static [&'static [u8]],
     /// A line comment opener counts only at the start of a line or after
     /// whitespace (YAML, shell: `a#b` is not a comment).
-    pub comment_needs_space: bool,
-    pub block_comment: Option<(&'static [u8], &'static [u8])>,
+    pub(crate) comment_needs_space: bool,
+    pub(crate) block_comment: Option<(&'static [u8], &'static [u8])>,
     /// Quote characters that open a one-line string literal.
-    pub quotes: &'static [u8],
+    pub(crate) quotes: &'static [u8],
     /// `"""` / `'''` open strings that may span lines (Python, Java, Kotlin, TOML).
-    pub triple_quotes: bool,
+    pub(crate) triple_quotes: bool,
     /// A backquote opens a string that may span lines (JS template, Go raw string).
-    pub backtick_multiline: bool,
+    pub(crate) backtick_multiline: bool,
     /// A quote opens a string only after a separator (start of line, space,
     /// `:`, `=`, `[`, `{`, `,`, `(`, `-`), so `don't` in a plain YAML scalar is text.
-    pub quote_needs_separator: bool,
+    pub(crate) quote_needs_separator: bool,
 }
 
 const C_LIKE: Syntax = Syntax {
@@ -69,7 +69,7 @@ const HASH_CONFIG: Syntax = Syntax {
 
 impl Language {
     /// Every language, in the order of the docs.
-    pub const ALL: &'static [Language] = &[
+    pub(crate) const ALL: &'static [Language] = &[
         Language::Python,
         Language::JavaScript,
         Language::TypeScript,
@@ -89,7 +89,7 @@ impl Language {
     ];
 
     /// The name used in rule files.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
             Language::JavaScript => "javascript",
@@ -111,7 +111,7 @@ impl Language {
     }
 
     /// A programming language (names bound to values), not a config format.
-    pub fn is_code(self) -> bool {
+    pub(crate) fn is_code(self) -> bool {
         matches!(
             self,
             Language::Python
@@ -124,30 +124,8 @@ impl Language {
         )
     }
 
-    pub fn parse(name: &str) -> Option<Language> {
+    pub(crate) fn parse(name: &str) -> Option<Language> {
         Language::ALL.iter().copied().find(|l| l.name() == name)
-    }
-
-    /// Which file names belong to the language (for the docs).
-    pub fn file_names(self) -> &'static str {
-        match self {
-            Language::Python => "*.py",
-            Language::JavaScript => "*.js, *.mjs, *.cjs, *.jsx",
-            Language::TypeScript => "*.ts, *.mts, *.cts, *.tsx",
-            Language::Go => "*.go",
-            Language::Java => "*.java",
-            Language::Kotlin => "*.kt, *.kts",
-            Language::Ruby => "*.rb",
-            Language::Yaml => "*.yml, *.yaml",
-            Language::Json => "*.json",
-            Language::Toml => "*.toml",
-            Language::Properties => "*.properties",
-            Language::Ini => "*.ini, *.cfg",
-            Language::Env => ".env, .env.*, *.env",
-            Language::Dockerfile => "Dockerfile, Dockerfile.*, *.dockerfile, Containerfile",
-            Language::Nginx => "*.conf, nginx.conf",
-            Language::Shell => "*.sh, *.bash",
-        }
     }
 
     /// The language of a repository path, or `None` for files no rule reads

@@ -13,7 +13,7 @@
 use super::lang::Syntax;
 
 /// Longest string literal that is still read as a token (a key, a method, a flag).
-pub const MAX_TOKEN_STRING: usize = 64;
+pub(crate) const MAX_TOKEN_STRING: usize = 64;
 
 /// Which parts of a file a rule sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

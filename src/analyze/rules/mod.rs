@@ -34,11 +34,11 @@
 
 pub mod cases;
 pub mod docs;
-pub mod engine;
-pub mod helpers;
+pub(crate) mod engine;
+pub(crate) mod helpers;
 pub mod lang;
 pub mod mask;
-pub mod spec;
+pub(crate) mod spec;
 
 use super::{Analyzer, FileResult};
 use crate::changeset::FileChange;
@@ -84,14 +84,14 @@ impl RulePackAnalyzer {
 
     /// Only the given rule files, without the bundled packs (rule tests of a
     /// rule folder, `retrygate rules test DIR`).
-    pub fn from_sources(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
+    pub(crate) fn from_sources(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
         let set = RuleSet::load(&sources)?;
         Ok(RulePackAnalyzer { engine: Engine::new(set)?, head_tree: None })
     }
 
     /// The same analyzer, reading the head tree of `cs` (when it came from
     /// git) to resolve a project's own retry helpers.
-    pub fn with_head(mut self, cs: &crate::changeset::ChangeSet) -> RulePackAnalyzer {
+    pub(crate) fn with_head(mut self, cs: &crate::changeset::ChangeSet) -> RulePackAnalyzer {
         let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
         self.head_tree = if is_commit {
             crate::changeset::Git::open(&cs.repo)

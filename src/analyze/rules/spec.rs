@@ -23,7 +23,7 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// How a rule compares the base with the head (see `docs/rules.md`, "Semantics").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum When {
+pub(crate) enum When {
     /// The captured number of the same setting went up.
     Raised,
     /// The captured number of the same setting went down.
@@ -37,7 +37,7 @@ pub enum When {
 /// What a captured number counts, so that like is compared with like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Counts {
+pub(crate) enum Counts {
     /// Retries after the first attempt: total attempts = n + 1.
     Retries,
     /// Total attempts, the first one included.
@@ -110,22 +110,21 @@ struct RuleSpec {
 /// `before` lines above or `after` lines below it (or its own line) matches
 /// the context pattern.
 #[derive(Debug, Clone)]
-pub struct Inside {
+pub(crate) struct Inside {
     /// Index into [`RuleSet::contexts`].
-    pub context: usize,
-    pub before: u32,
-    pub after: u32,
+    pub(crate) context: usize,
+    pub(crate) before: u32,
+    pub(crate) after: u32,
 }
 
 /// One compiled rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub id: String,
-    pub kind: Kind,
-    pub severity: Severity,
+    pub(crate) kind: Kind,
+    pub(crate) severity: Severity,
     pub languages: Vec<Language>,
-    pub paths: Option<GlobSet>,
-    pub path_globs: Vec<String>,
+    pub(crate) paths: Option<GlobSet>,
     pub message: String,
     pub patterns: Vec<Regex>,
     /// The patterns as written in the rule file.
@@ -133,38 +132,38 @@ pub struct Rule {
     /// The patterns as matched (compiled into `patterns`, and what the
     /// prefilter searches): for a compared number, the `n` group also
     /// admits a name or the start of an expression.
-    pub match_sources: Vec<String>,
-    pub when: When,
-    pub counts: Option<Counts>,
+    pub(crate) match_sources: Vec<String>,
+    pub(crate) when: When,
+    pub(crate) counts: Option<Counts>,
     /// Seconds per unit for unit-less durations.
-    pub default_unit: f64,
-    pub unbounded: Vec<String>,
-    pub view: View,
-    pub inside: Option<Inside>,
+    pub(crate) default_unit: f64,
+    pub(crate) unbounded: Vec<String>,
+    pub(crate) view: View,
+    pub(crate) inside: Option<Inside>,
     pub docs: Docs,
     /// The rule file it came from.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Rule {
     /// Whether the rule reads files at `path` written in `lang`.
-    pub fn applies_to(&self, lang: Language, path: &str) -> bool {
+    pub(crate) fn applies_to(&self, lang: Language, path: &str) -> bool {
         self.languages.contains(&lang) && self.paths.as_ref().is_none_or(|g| g.is_match(path))
     }
 }
 
 /// Every rule of a run, with the context regexes they share.
 #[derive(Debug, Clone, Default)]
-pub struct RuleSet {
-    pub rules: Vec<Rule>,
-    pub contexts: Vec<Regex>,
-    pub context_sources: Vec<String>,
+pub(crate) struct RuleSet {
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) contexts: Vec<Regex>,
+    pub(crate) context_sources: Vec<String>,
 }
 
 impl RuleSet {
     /// Loads and compiles rule files given as `(file name, YAML text)`.
     /// The first problem is an error naming the file, the rule and the reason.
-    pub fn load(sources: &[(String, String)]) -> anyhow::Result<RuleSet> {
+    pub(crate) fn load(sources: &[(String, String)]) -> anyhow::Result<RuleSet> {
         let mut set = RuleSet::default();
         let mut seen: HashMap<String, String> = HashMap::new();
         let mut context_ids: HashMap<String, usize> = HashMap::new();
@@ -324,7 +323,6 @@ fn compile(
         severity,
         languages,
         paths,
-        path_globs: spec.paths,
         message: spec.message,
         patterns,
         pattern_sources,
@@ -343,13 +341,13 @@ fn compile(
 /// The start of a value that is not a literal: a name, possibly dotted
 /// (`MAX_ATTEMPTS`, `self.retries`, `uint64`, `os.environ.get`). Where it
 /// continues (a call, an operator) the engine reads with a bracket scanner.
-pub const EXPRESSION_START: &str =
+pub(crate) const EXPRESSION_START: &str =
     r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?";
 
 /// `pattern` with the inside of its `(?P<n>...)` group widened to also
 /// admit [`EXPRESSION_START`]; unchanged when the pattern has no such group
 /// or cannot be parsed (the caller has already compiled it).
-pub fn admit_expressions(pattern: &str) -> String {
+pub(crate) fn admit_expressions(pattern: &str) -> String {
     use regex_syntax::ast::{parse::Parser, Ast, GroupKind};
     fn find(ast: &Ast) -> Option<regex_syntax::ast::Span> {
         match ast {
@@ -370,13 +368,13 @@ pub fn admit_expressions(pattern: &str) -> String {
 }
 
 /// Compiles a rule pattern: byte-wise, ASCII classes, `^`/`$` at line ends.
-pub fn build_regex(p: &str) -> Result<Regex, regex::Error> {
+pub(crate) fn build_regex(p: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(p).unicode(false).multi_line(true).size_limit(REGEX_SIZE_LIMIT).build()
 }
 
 impl When {
     /// The name used in rule files.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             When::Raised => "raised",
             When::Lowered => "lowered",
@@ -420,7 +418,7 @@ fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
 }
 
 /// Seconds per unit, for the unit names rules capture or declare.
-pub fn unit_seconds(unit: &str) -> Option<f64> {
+pub(crate) fn unit_seconds(unit: &str) -> Option<f64> {
     Some(match unit.to_ascii_lowercase().as_str() {
         "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 0.001,
         "s" | "sec" | "secs" | "second" | "seconds" => 1.0,

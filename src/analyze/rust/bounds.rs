@@ -34,7 +34,7 @@ use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
 /// The deepest syntax tree (by the bound described in the module docs) the
 /// analyzer parses. Deeper files are not parsed; they get a blocking note.
-pub const MAX_DEPTH: usize = 1_500;
+pub(crate) const MAX_DEPTH: usize = 1_500;
 
 /// Stack of every thread that parses or walks Rust syntax. Measured in a
 /// debug build, the worst construct needs well under 40 KiB per level of
@@ -44,9 +44,9 @@ pub const ANALYSIS_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// Where and how deep a file first goes past [`MAX_DEPTH`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooDeep {
+pub(crate) struct TooDeep {
     /// 1-based line of the token that went past the limit.
-    pub line: u32,
+    pub(crate) line: u32,
 }
 
 /// Idents after a `{ .. }` block that continue the same expression rather
@@ -77,15 +77,9 @@ impl Run {
     }
 }
 
-/// Checks that no part of `tokens` nests deeper than [`MAX_DEPTH`], without
-/// recursion. Lexing errors are not this check's business: syn reports them.
-pub fn check_depth(src: &str) -> Result<(), TooDeep> {
-    let Ok(tokens) = src.parse::<TokenStream>() else { return Ok(()) };
-    check_tokens(tokens, MAX_DEPTH)
-}
-
-/// [`check_depth`] over tokens, with the limit as a parameter (for tests).
-pub fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
+/// Whether `tokens` nest deeper than `limit` (the tests' view of [`check_and_keep`]).
+#[cfg(test)]
+fn check_tokens(tokens: TokenStream, limit: usize) -> Result<(), TooDeep> {
     check_and_keep(tokens, limit).map(drop)
 }
 
@@ -105,7 +99,7 @@ struct Frame {
 /// The tokens are moved, not copied: iterating a shared stream would clone
 /// every token of the file (and syn copies them once more), so each group is
 /// taken apart while it is read and put together again as it closes.
-pub fn check_and_keep(tokens: TokenStream, limit: usize) -> Result<TokenStream, TooDeep> {
+pub(crate) fn check_and_keep(tokens: TokenStream, limit: usize) -> Result<TokenStream, TooDeep> {
     let frame = |iter, base, is_attr, group| Frame {
         iter,
         base,
@@ -219,28 +213,6 @@ fn line_of(tt: &TokenTree) -> u32 {
     (tt.span().start().line as u32).max(1)
 }
 
-/// Runs `f` on a new thread with [`ANALYSIS_STACK_BYTES`] of stack and
-/// returns its result; a panic inside `f` is resumed on the caller's thread.
-/// Parsing and walking syntax happen only inside such a thread (or a rayon
-/// pool built with the same stack), never on a main thread's 8 MiB.
-pub fn on_analysis_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
-            .name("retrygate-analysis".into())
-            .stack_size(ANALYSIS_STACK_BYTES)
-            .spawn_scoped(s, f);
-        match handle {
-            Ok(h) => match h.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            // No thread could be made (out of memory or thread limit): there is
-            // no safe place to parse, and guessing would hide a change.
-            Err(e) => panic!("could not start an analysis thread: {e}"),
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,12 +324,5 @@ mod tests {
     fn the_limit_names_the_line() {
         let src = format!("fn f() {{\n\n let x = {}1; }}", "!".repeat(2_000));
         assert_eq!(check_tokens(src.parse().unwrap(), 100), Err(TooDeep { line: 3 }));
-    }
-
-    #[test]
-    fn work_runs_on_the_large_stack_and_panics_propagate() {
-        assert_eq!(on_analysis_stack(|| 41 + 1), 42);
-        let r = std::panic::catch_unwind(|| on_analysis_stack(|| panic!("boom")));
-        assert!(r.is_err());
     }
 }

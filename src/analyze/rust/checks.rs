@@ -17,13 +17,13 @@ use super::libs::LIBRARIES;
 use super::policy::Lib;
 
 /// The source of timeout findings: the client a retry uses.
-pub const CLIENT: &str = "client";
+pub(crate) const CLIENT: &str = "client";
 /// The source of a dropped setter whose builder's library cannot be told.
-pub const BUILDER: &str = "builder";
+pub(crate) const BUILDER: &str = "builder";
 
 /// What a check's ids start with, after `rust/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applies {
+pub(crate) enum Applies {
     /// Every retry policy: each library's id, and `loop`.
     Policies,
     /// Timeouts: `client` only.
@@ -44,30 +44,30 @@ macro_rules! declare_checks {
     )*) => {
         /// The checks of the Rust analyzer (README, "Rust checks").
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Check {
+        pub(crate) enum Check {
             $( $(#[doc = $summary])* $variant, )*
         }
 
         impl Check {
             /// Every check, in the order of the README's table.
-            pub const ALL: &'static [Check] = &[$(Check::$variant),*];
+            pub(crate) const ALL: &'static [Check] = &[$(Check::$variant),*];
 
             /// The end of the rule id: `rust/<source>-<suffix>`.
-            pub fn suffix(self) -> &'static str {
+            pub(crate) fn suffix(self) -> &'static str {
                 match self { $(Check::$variant => $suffix,)* }
             }
 
             /// The finding kinds this check reports.
-            pub fn kinds(self) -> &'static [Kind] {
+            pub(crate) fn kinds(self) -> &'static [Kind] {
                 match self { $(Check::$variant => &[$(Kind::$kind),+],)* }
             }
 
             /// Which sources its ids start with.
-            pub fn applies(self) -> Applies {
+            pub(crate) fn applies(self) -> Applies {
                 match self { $(Check::$variant => Applies::$applies,)* }
             }
 
-            pub fn doc(self) -> KindDoc {
+            pub(crate) fn doc(self) -> KindDoc {
                 match self {
                     $(Check::$variant => KindDoc {
                         what: $what,
@@ -144,7 +144,7 @@ impl Check {
     /// The rule id of a finding of this check at a site of `source` (a
     /// library id, [`CLIENT`] or [`BUILDER`]). Debug builds assert that the
     /// id is one of [`all_ids`], so the analyzer cannot invent one.
-    pub fn rule(self, source: &str) -> String {
+    pub(crate) fn rule(self, source: &str) -> String {
         debug_assert!(
             self.sources().contains(&source),
             "rust/{source}-{} is not a declared check id",
@@ -154,7 +154,7 @@ impl Check {
     }
 
     /// The sources this check's ids start with, in the registry's order.
-    pub fn sources(self) -> Vec<&'static str> {
+    pub(crate) fn sources(self) -> Vec<&'static str> {
         match self.applies() {
             Applies::Policies => policy_sources().chain([Lib::HAND_ROLLED.id()]).collect(),
             Applies::Clients => vec![CLIENT],
@@ -168,7 +168,7 @@ impl Check {
     }
 
     /// The id pattern of the README's table: `rust/<lib>-jitter`.
-    pub fn pattern(self) -> String {
+    pub(crate) fn pattern(self) -> String {
         let source = match self.applies() {
             Applies::Policies => "<lib>",
             Applies::Clients => CLIENT,
@@ -185,8 +185,8 @@ fn policy_sources() -> impl Iterator<Item = &'static str> {
 /// One rule id the Rust analyzer can emit, with its check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckId {
-    pub id: String,
-    pub check: Check,
+    pub(crate) id: String,
+    pub(crate) check: Check,
 }
 
 impl CheckId {
@@ -212,7 +212,7 @@ pub fn all_ids() -> Vec<CheckId> {
 /// Whether `id` is a Rust check id; for an unknown `rust/...` id, the
 /// nearest known one (for "did you mean"). Ids outside `rust/` are not the
 /// Rust analyzer's and pass.
-pub fn check_id(id: &str) -> Result<(), String> {
+pub(crate) fn check_id(id: &str) -> Result<(), String> {
     if !id.starts_with("rust/") {
         return Ok(());
     }

@@ -15,14 +15,14 @@ use crate::finding::{Kind, Severity};
 
 /// One decided change, before it is placed in a file as a finding.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    pub kind: Kind,
-    pub severity: Severity,
+pub(crate) struct Change {
+    pub(crate) kind: Kind,
+    pub(crate) severity: Severity,
     /// The declared check; the finding's rule is `check.rule(<lib>)`.
-    pub check: Check,
-    pub message: String,
-    pub base: Option<serde_json::Value>,
-    pub head: Option<serde_json::Value>,
+    pub(crate) check: Check,
+    pub(crate) message: String,
+    pub(crate) base: Option<serde_json::Value>,
+    pub(crate) head: Option<serde_json::Value>,
 }
 
 impl Change {
@@ -32,7 +32,7 @@ impl Change {
 }
 
 /// Compares a head site with its base counterpart (`None`: the site is new).
-pub fn compare_sites(base: Option<&Policy>, head: &Policy) -> Vec<Change> {
+pub(crate) fn compare_sites(base: Option<&Policy>, head: &Policy) -> Vec<Change> {
     let mut out = Vec::new();
     attempts(base, head, &mut out);
     jitter(base, head, &mut out);
@@ -227,7 +227,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
 }
 
 /// A timeout that went down.
-pub fn compare_timeouts(base: &TimeoutSite, head: &TimeoutSite) -> Option<Change> {
+pub(crate) fn compare_timeouts(base: &TimeoutSite, head: &TimeoutSite) -> Option<Change> {
     if head.ms < base.ms {
         let mut c = Change::new(
             Kind::TimeoutLowered,

@@ -38,7 +38,7 @@ const WRITE_TOKENS: &[&str] = &["post(", "patch(", "Method::POST", "Method::PATC
 
 /// The most bytes of unchanged files read from the head tree per scan, and
 /// the largest file read: past these the index is partial and says so.
-pub const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_INDEX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 fn write_tokens() -> &'static AhoCorasick {
@@ -51,21 +51,21 @@ fn write_tokens() -> &'static AhoCorasick {
 
 /// Where the head tree is, when the change came from git.
 #[derive(Debug, Clone)]
-pub struct HeadTree {
-    pub git: Git,
-    pub rev: String,
+pub(crate) struct HeadTree {
+    pub(crate) git: Git,
+    pub(crate) rev: String,
 }
 
 /// The write requests of one crate: method -> first `path:line` seen.
 #[derive(Debug, Default, Clone)]
-pub struct CrateWrites {
-    pub sites: BTreeMap<String, String>,
+pub(crate) struct CrateWrites {
+    pub(crate) sites: BTreeMap<String, String>,
     /// Set when some files were past the size limits (a bound we chose).
-    pub partial: bool,
+    pub(crate) partial: bool,
     /// Set when git could not give some files of the tree it listed: not a
     /// bound we chose, so the policy's finding cannot be trusted to be
     /// complete and the gate must block.
-    pub unread: bool,
+    pub(crate) unread: bool,
 }
 
 /// Whether a path is test, bench or example code, which is not indexed.
@@ -76,7 +76,7 @@ pub(crate) fn is_test_path(path: &str) -> bool {
 
 /// The crate a file belongs to: the deepest folder above it holding a
 /// `Cargo.toml` (the repository root when none does).
-pub fn crate_root<'m>(path: &str, manifests: &'m [String]) -> &'m str {
+pub(crate) fn crate_root<'m>(path: &str, manifests: &'m [String]) -> &'m str {
     manifests
         .iter()
         .filter(|dir| dir.is_empty() || path.starts_with(&format!("{dir}/")))
@@ -85,16 +85,16 @@ pub fn crate_root<'m>(path: &str, manifests: &'m [String]) -> &'m str {
 }
 
 /// Every `.rs` file and every crate folder of the head tree.
-pub struct TreeListing {
+pub(crate) struct TreeListing {
     /// (path, blob id). Sizes are asked of git only for the files the index
     /// reads: `ls-tree -l` would look up the size of every blob in the tree,
     /// a tenth of a second on a tree of 4,000 loose objects.
-    pub rust_files: Vec<(String, String)>,
+    pub(crate) rust_files: Vec<(String, String)>,
     /// Folders holding a `Cargo.toml` (`""` for the root).
-    pub manifests: Vec<String>,
+    pub(crate) manifests: Vec<String>,
 }
 
-pub fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
+pub(crate) fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
     let out = tree.git.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", &tree.rev]).ok()?;
     let mut rust_files = Vec::new();
     let mut manifests = Vec::new();
@@ -122,7 +122,7 @@ pub fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
 type FileWrites = (String, String, Vec<(String, u32)>);
 
 /// What the index knows of a changed file.
-pub enum Changed<'a> {
+pub(crate) enum Changed<'a> {
     /// The head was parsed; these are its write sites.
     Sites(&'a [(String, u32)]),
     /// The head was not parsed (no retry words); its text.
@@ -133,7 +133,7 @@ pub enum Changed<'a> {
 /// Indexes the crates in `roots`: `changed` holds, for every changed file,
 /// the write sites its head model already found (`None`: deleted), so that
 /// only unchanged files are read from the tree and parsed.
-pub fn index_crates(
+pub(crate) fn index_crates(
     roots: &[String],
     tree: Option<(&HeadTree, &TreeListing)>,
     changed: &HashMap<&str, Changed<'_>>,
@@ -228,7 +228,7 @@ pub fn index_crates(
 /// or `Method::PATCH`, or `post(`/`patch(` after a dot (whitespace and line
 /// breaks between them allowed, as in a builder chain). A file that only
 /// defines `fn post(..)` or calls `repost(..)` has no site and is not parsed.
-pub fn may_write(text: impl AsRef<[u8]>) -> bool {
+pub(crate) fn may_write(text: impl AsRef<[u8]>) -> bool {
     let text = text.as_ref();
     write_tokens().find_iter(text).any(|m| {
         text[m.start()..].starts_with(b"Method")
@@ -245,7 +245,7 @@ fn write_sites(text: &str) -> Vec<(String, u32)> {
 }
 
 /// POST/PATCH request sites of a parsed file, outside test code, in line order.
-pub fn write_sites_of(file: &syn::File) -> Vec<(String, u32)> {
+pub(crate) fn write_sites_of(file: &syn::File) -> Vec<(String, u32)> {
     let mut v = WriteSites(Vec::new());
     v.visit_file(file);
     v.0.sort_by_key(|(_, l)| *l);

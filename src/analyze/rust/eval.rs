@@ -16,30 +16,30 @@ use super::syntax::{last_segments, line_of};
 #[derive(Default, Clone)]
 pub struct Env<'a> {
     /// File-level `const` and `static` items by name.
-    pub consts: HashMap<String, &'a Expr>,
+    pub(crate) consts: HashMap<String, &'a Expr>,
     /// `let name = expr;` in the current function, in source order.
-    pub lets: HashMap<String, Vec<(u32, &'a Expr)>>,
+    pub(crate) lets: HashMap<String, Vec<(u32, &'a Expr)>>,
     /// A helper's parameters, bound to what one call site passes
     /// (`with_retry(op, 5)` binds `max_retries` to 5).
-    pub bound: HashMap<String, Bound>,
+    pub(crate) bound: HashMap<String, Bound>,
     /// Names looked up and not found (constants of another module, a
     /// helper of another file): what the crate-wide resolution looks for.
-    pub misses: RefCell<BTreeSet<String>>,
+    pub(crate) misses: RefCell<BTreeSet<String>>,
     /// Call-site arguments that were needed and could not be computed, as
     /// written (`cfg.retries`): the blocking note names them.
-    pub unknown_args: RefCell<BTreeSet<String>>,
+    pub(crate) unknown_args: RefCell<BTreeSet<String>>,
     /// Set when a bound parameter was read: the call site's arguments
     /// made a difference to the policy.
-    pub bound_used: std::cell::Cell<bool>,
+    pub(crate) bound_used: std::cell::Cell<bool>,
 }
 
 /// One parameter bound to a call site's argument.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bound {
-    pub number: Option<f64>,
-    pub millis: Option<f64>,
+pub(crate) struct Bound {
+    pub(crate) number: Option<f64>,
+    pub(crate) millis: Option<f64>,
     /// The argument as written, for messages.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 enum Named<'e, 'a> {
@@ -54,7 +54,7 @@ const MAX_DEPTH: u32 = 16;
 impl<'a> Env<'a> {
     /// The expression a name stands for at `line`: the last `let` of that name
     /// before the line, else a constant.
-    pub fn lookup(&self, name: &str, line: u32) -> Option<&'a Expr> {
+    pub(crate) fn lookup(&self, name: &str, line: u32) -> Option<&'a Expr> {
         if let Some(bindings) = self.lets.get(name) {
             // Strictly earlier lines: in `let b = b.with_jitter();` the `b` on the
             // right is the previous binding.
@@ -92,7 +92,7 @@ impl<'a> Env<'a> {
     }
 
     /// Records a constant-like name (`MAX_RETRIES`) that was not found.
-    pub fn miss(&self, name: &str) {
+    pub(crate) fn miss(&self, name: &str) {
         let const_like = name.len() > 1
             && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
             && name.bytes().any(|b| b.is_ascii_uppercase());
@@ -102,7 +102,7 @@ impl<'a> Env<'a> {
     }
 
     /// A plain number (integers, floats, arithmetic, casts, names).
-    pub fn number(&self, e: &Expr) -> Option<f64> {
+    pub(crate) fn number(&self, e: &Expr) -> Option<f64> {
         self.number_at(e, 0)
     }
 
@@ -211,7 +211,7 @@ impl<'a> Env<'a> {
 
     /// A duration in milliseconds: `Duration::from_secs(2)`, `from_millis(N)`,
     /// `Duration::new(s, ns)`, `Some(d)`, a const bound to one, or `d * 2`.
-    pub fn millis(&self, e: &Expr) -> Option<f64> {
+    pub(crate) fn millis(&self, e: &Expr) -> Option<f64> {
         self.millis_at(e, 0)
     }
 
@@ -314,7 +314,7 @@ fn int_bits(op: BinOp, l: f64, r: f64) -> Option<f64> {
 }
 
 /// `1500.0` -> `1.5 s`, `800.0` -> `800 ms`: durations as people write them.
-pub fn fmt_ms(ms: f64) -> String {
+pub(crate) fn fmt_ms(ms: f64) -> String {
     if ms.is_infinite() {
         "unlimited".into()
     } else if ms >= 1000.0 && (ms / 1000.0).fract() == 0.0 {
@@ -326,7 +326,7 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
-pub fn trim_float(v: f64) -> String {
+pub(crate) fn trim_float(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {

@@ -31,7 +31,7 @@ use crate::finding::{Finding, Fix, Kind};
 
 /// Files larger than this (either side, in lines) get no fixes: the line
 /// diff runs per file and must stay cheap next to the parse.
-pub const MAX_LINES: usize = 50_000;
+pub(crate) const MAX_LINES: usize = 50_000;
 
 /// A block of lines that differs: 0-based, half-open line ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,13 +131,13 @@ fn sides<'f>(base: &'f str, head: &'f str) -> Option<Sides<'f>> {
 
 /// The fixes of one changed file: its line diff, computed once, on first
 /// use, for all its findings.
-pub struct Fixes<'f> {
+pub(crate) struct Fixes<'f> {
     file: &'f FileChange,
     sides: OnceCell<Option<Sides<'f>>>,
 }
 
 impl<'f> Fixes<'f> {
-    pub fn new(file: &'f FileChange) -> Fixes<'f> {
+    pub(crate) fn new(file: &'f FileChange) -> Fixes<'f> {
         Fixes { file, sides: OnceCell::new() }
     }
 
@@ -147,7 +147,7 @@ impl<'f> Fixes<'f> {
 
     /// The fix for `finding`, made at a retry site whose head lines are
     /// `finding.line..=end_line` and whose base lines are `base`.
-    pub fn for_site(&self, finding: &Finding, base: (u32, u32)) -> Option<Fix> {
+    pub(crate) fn for_site(&self, finding: &Finding, base: (u32, u32)) -> Option<Fix> {
         let (what, description): (What, &str) = match finding.kind {
             Kind::RetryCountRaised => {
                 let delta =
@@ -195,7 +195,13 @@ impl<'f> Fixes<'f> {
 
     /// The fix for a lowered timeout set on head line `head_line`, which was
     /// on base line `base_line` and went from `base_ms` to `head_ms`.
-    pub fn for_timeout(&self, base_line: u32, head_line: u32, base_ms: f64, head_ms: f64) -> Option<Fix> {
+    pub(crate) fn for_timeout(
+        &self,
+        base_line: u32,
+        head_line: u32,
+        base_ms: f64,
+        head_ms: f64,
+    ) -> Option<Fix> {
         if base_line == 0 || head_line == 0 || head_ms <= 0.0 {
             return None;
         }
@@ -225,7 +231,7 @@ impl<'f> Fixes<'f> {
     /// `when: raised`/`when: lowered` rule compared, when head line
     /// `head_line` is base line `base_line` with only that value changed,
     /// written `base_raw` there and `head_raw` here.
-    pub fn restore_value(
+    pub(crate) fn restore_value(
         &self,
         base_line: u32,
         head_line: u32,

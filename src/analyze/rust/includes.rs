@@ -44,7 +44,7 @@ fn manifest_pattern() -> &'static Regex {
 /// A path from `CARGO_MANIFEST_DIR` is resolved against every folder above
 /// `from` (the crate root is one of them; the others name files that do
 /// not exist, or over-include, which only means a file is read as Rust).
-pub fn named_in(from: &str, text: &str) -> BTreeSet<String> {
+pub(crate) fn named_in(from: &str, text: &str) -> BTreeSet<String> {
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let mut out: BTreeSet<String> =
         pattern().captures_iter(text).filter_map(|c| c.get(1)).map(|m| resolve(dir, m.as_str())).collect();
@@ -86,7 +86,7 @@ fn resolve(dir: &str, rel: &str) -> String {
 /// are read as Rust; an include new in the head whose target this change
 /// does not touch is a blocking note (the module's source moved to a file the
 /// diff hides).
-pub fn included(cs: &ChangeSet) -> Extra {
+pub(crate) fn included(cs: &ChangeSet) -> Extra {
     let changed: BTreeSet<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
     let mut out = Extra::default();
     for f in cs.files.iter().filter(|f| super::is_rust_path(&f.path)) {
@@ -115,7 +115,7 @@ pub fn included(cs: &ChangeSet) -> Extra {
 /// Changed files that are not `.rs` and that an unchanged Rust file of the
 /// head tree compiles (`include!`, `#[path]`): the includer is found with
 /// one `git grep` for the file's name, then read to confirm.
-pub fn included_by_unchanged(cs: &ChangeSet, tree: &super::crate_index::HeadTree, extra: &mut Extra) {
+pub(crate) fn included_by_unchanged(cs: &ChangeSet, tree: &super::crate_index::HeadTree, extra: &mut Extra) {
     let changed: BTreeSet<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
     let candidates: Vec<&str> = cs
         .files

@@ -22,7 +22,7 @@ use super::policy::Attempts;
 
 /// Whether `pat` is `Variant(..)` (`Ok(v)`, `Err(_)`, `Some(x)`), possibly
 /// qualified (`Result::Ok(v)`).
-pub fn is_variant(pat: &Pat, variant: &str) -> bool {
+pub(crate) fn is_variant(pat: &Pat, variant: &str) -> bool {
     match pat {
         Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == variant),
         Pat::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == variant),
@@ -88,7 +88,7 @@ fn tests_success(cond: &Expr) -> Option<bool> {
 }
 
 /// Whether the loop body leaves the loop when the request succeeds.
-pub fn exits_on_success(body: &syn::Block) -> bool {
+pub(crate) fn exits_on_success(body: &syn::Block) -> bool {
     let mut v = SuccessExit { in_success: 0, found: false };
     v.visit_block(body);
     v.found
@@ -176,7 +176,7 @@ impl<'ast> Visit<'ast> for SuccessExit {
 /// an `Ok`/`Err` arm, an `if let Ok(..)`/`Err(..)`, or `while let Err(..)`.
 /// Such a loop re-runs that operation when it goes round again, whichever
 /// library the operation belongs to.
-pub fn tests_a_result(e: &Expr) -> bool {
+pub(crate) fn tests_a_result(e: &Expr) -> bool {
     struct Outcome(bool);
     impl<'ast> Visit<'ast> for Outcome {
         fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
@@ -201,7 +201,7 @@ pub fn tests_a_result(e: &Expr) -> bool {
 
 /// Whether the body waits on a timer tick (`interval.tick().await`): a
 /// periodic loop, which sends new data each pass.
-pub fn is_periodic(body: &syn::Block) -> bool {
+pub(crate) fn is_periodic(body: &syn::Block) -> bool {
     struct Tick(bool);
     impl<'ast> Visit<'ast> for Tick {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -278,7 +278,7 @@ fn is_time_test(e: &Expr) -> bool {
 }
 
 /// The attempt bound of a loop body, with the condition's text.
-pub fn loop_bound(body: &syn::Block, env: &Env) -> Option<(Attempts, String)> {
+pub(crate) fn loop_bound(body: &syn::Block, env: &Env) -> Option<(Attempts, String)> {
     let mut finder = BoundFinder { env, found: None };
     finder.visit_block(body);
     finder.found
@@ -349,7 +349,7 @@ fn flip(op: syn::BinOp) -> syn::BinOp {
 
 /// Whether a block leaves the loop or the function (`break`, `return`, `?`,
 /// a panic).
-pub fn has_exit(body: &syn::Block) -> bool {
+pub(crate) fn has_exit(body: &syn::Block) -> bool {
     let mut v = Exit(false);
     v.visit_block(body);
     v.0
@@ -484,9 +484,9 @@ const AFTER_APPLY_WORDS: &[&str] = &[
 /// What a condition tests: a refusal status, an after-apply failure, both
 /// or neither.
 #[derive(Default, Clone, Copy)]
-pub struct Tests {
-    pub refusal: bool,
-    pub after_apply: bool,
+pub(crate) struct Tests {
+    pub(crate) refusal: bool,
+    pub(crate) after_apply: bool,
 }
 
 struct TestWords(Tests);
@@ -514,7 +514,7 @@ impl<'ast> Visit<'ast> for TestWords {
 }
 
 /// What an expression (a `.when(..)` predicate, a condition) tests.
-pub fn tests_of_expr(e: &Expr) -> Tests {
+pub(crate) fn tests_of_expr(e: &Expr) -> Tests {
     let mut v = TestWords(Tests::default());
     v.visit_expr(e);
     v.0
@@ -529,7 +529,7 @@ fn tests_of_pat(p: &Pat) -> Tests {
 /// Whether every way a loop body goes round again (a sleep or a `continue`)
 /// sits under a test for a refusal status (429, 401) and none for a 5xx or
 /// a timeout: such a loop never re-sends a write the server may have applied.
-pub fn retries_on_refusal_only(body: &syn::Block) -> bool {
+pub(crate) fn retries_on_refusal_only(body: &syn::Block) -> bool {
     let mut v = RetryPaths { refusal_depth: 0, refusal_paths: 0, other_paths: 0, after_apply: false };
     v.visit_block(body);
     v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply

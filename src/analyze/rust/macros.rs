@@ -30,7 +30,7 @@ use syn::{Expr, Pat, Stmt, Token};
 
 /// Rewrites every `select!`/`join!` of the file, nested ones included.
 /// `src` is the file's text: a file that names neither is not walked.
-pub fn expand(file: &mut syn::File, src: &str) {
+pub(crate) fn expand(file: &mut syn::File, src: &str) {
     if src.contains("select!") || src.contains("select_biased!") || src.contains("join!") {
         Expander.visit_file_mut(file);
     }
@@ -172,19 +172,19 @@ fn block(stmts: Vec<Stmt>) -> syn::Block {
 
 /// The most macro invocations expanded in one file, and the deepest a
 /// macro's output is expanded again: past these the invocation stays tokens.
-pub const MAX_EXPANSIONS: usize = 4096;
-pub const MAX_EXPANSION_DEPTH: u32 = 8;
+pub(crate) const MAX_EXPANSIONS: usize = 4096;
+pub(crate) const MAX_EXPANSION_DEPTH: u32 = 8;
 
 /// One `macro_rules!` definition: its rules as (matcher, transcriber).
 #[derive(Clone)]
-pub struct MacroRules {
+pub(crate) struct MacroRules {
     rules: Vec<(Vec<TokenTree>, TokenStream)>,
 }
 
 impl MacroRules {
     /// Reads the rules of a `macro_rules! name { (..) => { .. }; .. }` body;
     /// `None` when the body is not in that shape.
-    pub fn of(mac: &syn::Macro) -> Option<MacroRules> {
+    pub(crate) fn of(mac: &syn::Macro) -> Option<MacroRules> {
         let mut rules = Vec::new();
         let mut it = mac.tokens.clone().into_iter().peekable();
         while let Some(tt) = it.next() {
@@ -209,7 +209,7 @@ impl MacroRules {
     ///
     /// The macro's own tokens take the invocation's `span`, so what they
     /// build is placed at the invocation; the arguments keep their lines.
-    pub fn expand(&self, input: TokenStream, span: Span) -> Option<TokenStream> {
+    pub(crate) fn expand(&self, input: TokenStream, span: Span) -> Option<TokenStream> {
         let input: Vec<TokenTree> = input.into_iter().collect();
         self.rules.iter().find_map(|(matcher, body)| {
             let mut bound = HashMap::new();
@@ -327,7 +327,7 @@ fn transcribe(body: TokenStream, bound: &HashMap<String, TokenStream>) -> Option
 /// Expands every invocation of the `macro_rules!` in `rules` (by name)
 /// in `file`: in expression, statement and item position, the output's own
 /// invocations too, up to [`MAX_EXPANSION_DEPTH`] and [`MAX_EXPANSIONS`].
-pub fn expand_rules(file: &mut syn::File, rules: &HashMap<String, MacroRules>) {
+pub(crate) fn expand_rules(file: &mut syn::File, rules: &HashMap<String, MacroRules>) {
     if rules.is_empty() {
         return;
     }

@@ -21,20 +21,20 @@
 
 pub mod bounds;
 pub mod checks;
-pub mod compare;
+pub(crate) mod compare;
 pub mod crate_index;
-pub mod eval;
-pub mod fix;
-pub mod includes;
+pub(crate) mod eval;
+pub(crate) mod fix;
+pub(crate) mod includes;
 pub mod libs;
-pub mod loops;
-pub mod macros;
-pub mod parse;
-pub mod policy;
-pub mod program;
+pub(crate) mod loops;
+pub(crate) mod macros;
+pub(crate) mod parse;
+pub(crate) mod policy;
+pub(crate) mod program;
 pub mod sites;
-pub mod syntax;
-pub mod testitems;
+pub(crate) mod syntax;
+pub(crate) mod testitems;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::OnceLock;
@@ -98,18 +98,18 @@ fn retry_or_timeout_tokens() -> &'static AhoCorasick {
 
 /// Whether `path` names a Rust source file: `.rs` in any case (`client.RS`
 /// is Rust to rustc on a case-insensitive file system, and to a `#[path]`).
-pub fn is_rust_path(path: &str) -> bool {
+pub(crate) fn is_rust_path(path: &str) -> bool {
     path.len() >= 3 && path.as_bytes()[path.len() - 3..].eq_ignore_ascii_case(b".rs")
 }
 
 /// Whether a text may contain retry code worth parsing.
-pub fn is_retry_relevant(text: &str) -> bool {
+pub(crate) fn is_retry_relevant(text: &str) -> bool {
     retry_tokens().is_match(text)
 }
 
 /// Whether a change to a file with these sides is worth parsing: a retry
 /// word on either side, or, when both sides exist, a timeout word on either.
-pub fn is_change_relevant(base: Option<&str>, head: Option<&str>) -> bool {
+pub(crate) fn is_change_relevant(base: Option<&str>, head: Option<&str>) -> bool {
     match (base, head) {
         (Some(b), Some(h)) => retry_or_timeout_tokens().is_match(b) || retry_or_timeout_tokens().is_match(h),
         (Some(t), None) | (None, Some(t)) => is_retry_relevant(t),
@@ -132,7 +132,7 @@ impl RustAnalyzer {
 
     /// An analyzer that reads the rest of the head tree of `cs` when a
     /// client-wide retry policy needs the crate-wide index.
-    pub fn for_changeset(cs: &ChangeSet) -> Self {
+    pub(crate) fn for_changeset(cs: &ChangeSet) -> Self {
         let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
         let head_tree = if is_commit {
             Git::open(&cs.repo).ok().map(|git| crate_index::HeadTree { git, rev: cs.head.clone() })

@@ -9,7 +9,7 @@ use super::bounds;
 
 /// Why a file could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseFailure {
+pub(crate) enum ParseFailure {
     TooDeep { line: u32 },
     Syntax { line: u32, column: u32, message: String },
 }
@@ -32,7 +32,7 @@ impl std::fmt::Display for ParseFailure {
 /// Parses a whole file. Call it on a thread with
 /// [`bounds::ANALYSIS_STACK_BYTES`] of stack: the depth check bounds the
 /// tree, the stack must hold it.
-pub fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
+pub(crate) fn parse_file(src: &str) -> Result<syn::File, ParseFailure> {
     // Lexed once: the depth check and syn read the same tokens.
     let body = without_bom_and_shebang(src);
     let tokens: proc_macro2::TokenStream = body.parse().map_err(|e: proc_macro2::LexError| {

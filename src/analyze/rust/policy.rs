@@ -20,21 +20,21 @@ pub struct Lib(&'static str);
 
 impl Lib {
     /// A hand-written retry loop.
-    pub const HAND_ROLLED: Lib = Lib::new("loop");
+    pub(crate) const HAND_ROLLED: Lib = Lib::new("loop");
 
-    pub const fn new(id: &'static str) -> Lib {
+    pub(crate) const fn new(id: &'static str) -> Lib {
         Lib(id)
     }
 
     /// The id used in check ids: `rust/<id>-<check>`.
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         self.0
     }
 }
 
 /// How many times a policy may call.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Attempts {
+pub(crate) enum Attempts {
     /// Total attempts, first call included.
     Total(f64),
     /// Bounded by elapsed time only (milliseconds), as `backoff` is.
@@ -47,7 +47,7 @@ pub enum Attempts {
 
 impl Attempts {
     /// From a retry count (extra calls after the first).
-    pub fn from_retries(n: Option<f64>) -> Attempts {
+    pub(crate) fn from_retries(n: Option<f64>) -> Attempts {
         match n {
             Some(v) if v.is_infinite() => Attempts::Unbounded,
             Some(v) => Attempts::Total(v.max(0.0) + 1.0),
@@ -56,7 +56,7 @@ impl Attempts {
     }
 
     /// From a total attempt count.
-    pub fn from_total(n: Option<f64>) -> Attempts {
+    pub(crate) fn from_total(n: Option<f64>) -> Attempts {
         match n {
             Some(v) if v.is_infinite() => Attempts::Unbounded,
             Some(v) => Attempts::Total(v.max(1.0)),
@@ -64,7 +64,7 @@ impl Attempts {
         }
     }
 
-    pub fn to_json(self) -> serde_json::Value {
+    pub(crate) fn to_json(self) -> serde_json::Value {
         match self {
             Attempts::Total(n) => json!(n as u64),
             Attempts::TimeBounded(ms) => json!(format!("until {} elapsed", fmt_ms(ms))),
@@ -73,7 +73,7 @@ impl Attempts {
         }
     }
 
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             Attempts::Total(n) => format!("{} attempts", trim_float(n)),
             Attempts::TimeBounded(ms) => format!("attempts until {} elapsed", fmt_ms(ms)),
@@ -86,13 +86,13 @@ impl Attempts {
 /// A fact about a policy together with where it came from, for messages:
 /// `true` because "backoff's default randomization_factor is 0.5".
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fact<T> {
-    pub value: T,
-    pub why: String,
+pub(crate) struct Fact<T> {
+    pub(crate) value: T,
+    pub(crate) why: String,
 }
 
 impl<T> Fact<T> {
-    pub fn new(value: T, why: impl Into<String>) -> Self {
+    pub(crate) fn new(value: T, why: impl Into<String>) -> Self {
         Fact { value, why: why.into() }
     }
 }
@@ -100,38 +100,38 @@ impl<T> Fact<T> {
 /// One retry site's behaviour, normalised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    pub lib: Lib,
-    pub attempts: Fact<Attempts>,
+    pub(crate) lib: Lib,
+    pub(crate) attempts: Fact<Attempts>,
     /// `None`: the analyzer cannot tell.
-    pub jitter: Fact<Option<bool>>,
-    pub min_delay_ms: Option<f64>,
-    pub max_delay_ms: Option<f64>,
-    pub attempt_timeout_ms: Option<f64>,
-    pub total_timeout_ms: Option<f64>,
+    pub(crate) jitter: Fact<Option<bool>>,
+    pub(crate) min_delay_ms: Option<f64>,
+    pub(crate) max_delay_ms: Option<f64>,
+    pub(crate) attempt_timeout_ms: Option<f64>,
+    pub(crate) total_timeout_ms: Option<f64>,
     /// Whether Retry-After is honoured; `None` where it does not apply.
-    pub retry_after: Fact<Option<bool>>,
+    pub(crate) retry_after: Fact<Option<bool>>,
     /// A retry budget as a share of requests (tower's TpsBudget, reqwest's
     /// max_extra_load), in percent.
-    pub budget_percent: Option<f64>,
+    pub(crate) budget_percent: Option<f64>,
     /// HTTP methods the retried operation sends (`UNKNOWN` when a request is
     /// sent but its method cannot be told).
-    pub methods: BTreeSet<String>,
-    pub idempotency_key: bool,
+    pub(crate) methods: BTreeSet<String>,
+    pub(crate) idempotency_key: bool,
     /// The retry predicate checks `is_idempotent()`/`is_safe()`.
-    pub method_gated: bool,
+    pub(crate) method_gated: bool,
     /// The policy is installed on a client and covers every request it sends.
-    pub client_wide: bool,
+    pub(crate) client_wide: bool,
     /// It retries only after a refusal (429, 401): the server did not act on
     /// the request, so repeating a write is safe.
-    pub refusal_only: bool,
+    pub(crate) refusal_only: bool,
     /// For a client-wide policy: one write request it covers (`path:line`),
     /// found by the crate-wide index.
-    pub write_example: Option<String>,
+    pub(crate) write_example: Option<String>,
 }
 
 impl Policy {
     /// A policy with a library's defaults to be filled in by the library module.
-    pub fn new(lib: Lib, attempts: Fact<Attempts>, jitter: Fact<Option<bool>>) -> Policy {
+    pub(crate) fn new(lib: Lib, attempts: Fact<Attempts>, jitter: Fact<Option<bool>>) -> Policy {
         Policy {
             lib,
             attempts,
@@ -152,7 +152,7 @@ impl Policy {
     }
 
     /// Non-idempotent methods this site retries without a key.
-    pub fn unsafe_methods(&self) -> Vec<&str> {
+    pub(crate) fn unsafe_methods(&self) -> Vec<&str> {
         if self.idempotency_key || self.method_gated || self.refusal_only {
             return Vec::new();
         }
@@ -161,13 +161,5 @@ impl Policy {
             .map(String::as_str)
             .filter(|m| matches!(*m, "POST" | "PATCH" | "UNKNOWN"))
             .collect()
-    }
-
-    pub fn summary_json(&self) -> serde_json::Value {
-        json!({
-            "library": self.lib.id(),
-            "attempts": self.attempts.value.to_json(),
-            "jitter": self.jitter.value,
-        })
     }
 }

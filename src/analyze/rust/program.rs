@@ -43,9 +43,9 @@ use crate::changeset::git::Blob;
 use crate::finding::{Finding, Note};
 
 /// The most names searched for in the crate per change.
-pub const MAX_NAMES: usize = 64;
+pub(crate) const MAX_NAMES: usize = 64;
 /// The most unchanged files read from the head tree per change.
-pub const MAX_PROGRAM_FILES: usize = 64;
+pub(crate) const MAX_PROGRAM_FILES: usize = 64;
 
 /// One file the pass reads beside a modelled one, as text on both sides
 /// (an unchanged file has the same text on both).
@@ -72,8 +72,8 @@ type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32,
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
 pub(super) struct Outcome {
-    pub findings: Vec<Finding>,
-    pub notes: Vec<Note>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) notes: Vec<Note>,
 }
 
 /// `const X`, `static X`, `fn x`, `type X`, `macro_rules! x`, with their

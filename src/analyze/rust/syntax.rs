@@ -8,12 +8,12 @@ use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Lit};
 
 /// 1-based line where a node starts.
-pub fn line_of<T: Spanned>(node: &T) -> u32 {
+pub(crate) fn line_of<T: Spanned>(node: &T) -> u32 {
     span_lines(node.span()).0
 }
 
 /// 1-based first and last line of a node.
-pub fn lines_of<T: Spanned>(node: &T) -> (u32, u32) {
+pub(crate) fn lines_of<T: Spanned>(node: &T) -> (u32, u32) {
     span_lines(node.span())
 }
 
@@ -25,7 +25,7 @@ fn span_lines(span: Span) -> (u32, u32) {
 
 /// The last `n` segments of a path, as strings: `backon::ExponentialBuilder::default`
 /// with n = 2 gives `["ExponentialBuilder", "default"]`.
-pub fn last_segments(path: &syn::Path, n: usize) -> Vec<String> {
+pub(crate) fn last_segments(path: &syn::Path, n: usize) -> Vec<String> {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     let skip = segs.len().saturating_sub(n);
     segs[skip..].to_vec()
@@ -33,14 +33,14 @@ pub fn last_segments(path: &syn::Path, n: usize) -> Vec<String> {
 
 /// A method-call chain read left to right: `root.a(..).b(..)` gives the root
 /// expression and the calls `[a, b]`.
-pub struct Chain<'a> {
-    pub root: &'a Expr,
-    pub calls: Vec<&'a ExprMethodCall>,
+pub(crate) struct Chain<'a> {
+    pub(crate) root: &'a Expr,
+    pub(crate) calls: Vec<&'a ExprMethodCall>,
 }
 
 /// Unwraps `expr` into its chain. Transparent wrappers (`?`, `.await`,
 /// parentheses) between the calls are looked through.
-pub fn chain_of(expr: &Expr) -> Chain<'_> {
+pub(crate) fn chain_of(expr: &Expr) -> Chain<'_> {
     let mut calls = Vec::new();
     let mut cur = expr;
     loop {
@@ -62,14 +62,14 @@ pub fn chain_of(expr: &Expr) -> Chain<'_> {
 }
 
 /// The chain that ends in method call `m`.
-pub fn chain_of_call(m: &ExprMethodCall) -> Chain<'_> {
+pub(crate) fn chain_of_call(m: &ExprMethodCall) -> Chain<'_> {
     let mut chain = chain_of(&m.receiver);
     chain.calls.push(m);
     chain
 }
 
 /// The single identifier an expression names (`b`, `self.b` gives `b`).
-pub fn ident_of(expr: &Expr) -> Option<String> {
+pub(crate) fn ident_of(expr: &Expr) -> Option<String> {
     match expr {
         Expr::Path(p) if p.path.segments.len() == 1 && p.qself.is_none() => {
             Some(p.path.segments[0].ident.to_string())
@@ -92,33 +92,33 @@ pub fn ident_of(expr: &Expr) -> Option<String> {
 pub struct BodyFacts {
     /// Upper-case HTTP methods seen; `UNKNOWN` for a request whose method
     /// cannot be told.
-    pub methods: std::collections::BTreeSet<String>,
-    pub idempotency_key: bool,
-    pub reads_retry_after: bool,
-    pub uses_randomness: bool,
+    pub(crate) methods: std::collections::BTreeSet<String>,
+    pub(crate) idempotency_key: bool,
+    pub(crate) reads_retry_after: bool,
+    pub(crate) uses_randomness: bool,
     /// `is_idempotent()` / `is_safe()` called: retries are gated on the method.
-    pub method_gated: bool,
+    pub(crate) method_gated: bool,
     /// A request is sent (`.send()`, `.execute(..)`, `request(..)`).
-    pub sends_request: bool,
+    pub(crate) sends_request: bool,
     /// Functions called by plain name or as `self.name(..)`, to follow once.
-    pub callees: Vec<String>,
+    pub(crate) callees: Vec<String>,
     /// `continue` appears.
-    pub has_continue: bool,
+    pub(crate) has_continue: bool,
     /// Sleeps: the duration expressions passed to `sleep(..)`.
-    pub sleeps: usize,
+    pub(crate) sleeps: usize,
 }
 
 const HTTP_VERBS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
 
 /// Collects [`BodyFacts`] from any syntax node.
-pub fn body_facts<'a, T: FactsNode<'a>>(node: &'a T) -> BodyFacts {
+pub(crate) fn body_facts<'a, T: FactsNode<'a>>(node: &'a T) -> BodyFacts {
     let mut v = FactsVisitor { facts: BodyFacts::default() };
     node.visit_with(&mut v);
     v.facts
 }
 
 /// Nodes [`body_facts`] can read.
-pub trait FactsNode<'a> {
+pub(crate) trait FactsNode<'a> {
     fn visit_with(&'a self, v: &mut FactsVisitor);
 }
 
@@ -134,7 +134,7 @@ impl<'a> FactsNode<'a> for syn::Block {
     }
 }
 
-pub struct FactsVisitor {
+pub(crate) struct FactsVisitor {
     facts: BodyFacts,
 }
 

@@ -22,16 +22,16 @@ use super::parse::{parse_file, ParseFailure};
 
 /// One item that is test code, with the lines it spans (attributes included).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestItem {
+pub(crate) struct TestItem {
     /// How a person would name it: `#[cfg(test)] mod tests`, `#[tokio::test] fn retries`.
-    pub what: String,
-    pub line: u32,
-    pub end_line: u32,
+    pub(crate) what: String,
+    pub(crate) line: u32,
+    pub(crate) end_line: u32,
 }
 
 /// The test items of a file, outermost first; a `#[test]` function inside a
 /// `#[cfg(test)]` module is covered by the module and not listed again.
-pub fn test_items(src: &str) -> Result<Vec<TestItem>, ParseFailure> {
+pub(crate) fn test_items(src: &str) -> Result<Vec<TestItem>, ParseFailure> {
     let file = parse_file(src)?;
     if file.attrs.iter().any(is_cfg_test) {
         let end_line = src.lines().count().max(1) as u32;
@@ -45,7 +45,7 @@ pub fn test_items(src: &str) -> Result<Vec<TestItem>, ParseFailure> {
 /// How the file `src` declares the out-of-line module `name` (`mod name;`):
 /// `Some(true)` under `#[cfg(test)]`, `Some(false)` plainly, `None` not at
 /// all (or the file does not parse). Only top-level declarations count.
-pub fn declares_module(src: &str, name: &str) -> Option<bool> {
+pub(crate) fn declares_module(src: &str, name: &str) -> Option<bool> {
     let file = parse_file(src).ok()?;
     file.items.iter().find_map(|item| match item {
         Item::Mod(m) if m.content.is_none() && m.ident == name => Some(m.attrs.iter().any(is_cfg_test)),

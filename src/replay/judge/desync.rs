@@ -54,12 +54,12 @@ use crate::text::plural;
 /// Fewer clients in a round than this cannot show lockstep.
 pub const DESYNC_MIN_CLIENTS: usize = 4;
 /// A first retry round whose median wait is below this is immediate (not judged).
-pub const IMMEDIATE_MS: f64 = 100.0;
+pub(crate) const IMMEDIATE_MS: f64 = 100.0;
 /// ... when its upper quartile is below this too (see `at_once`).
-pub const AT_ONCE_Q3_MS: f64 = 250.0;
+pub(crate) const AT_ONCE_Q3_MS: f64 = 250.0;
 /// The median distance between two points drawn evenly from a window of 1:
 /// `1 - 1/sqrt(2)`.
-pub const UNIFORM_MEDIAN_PAIR: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
+pub(crate) const UNIFORM_MEDIAN_PAIR: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_2;
 /// A fleet whose retries arrive at most this many times faster than full
 /// jitter passes: a jitter window of at least 10% of the wait. The weakest
 /// default jitter among mainstream retry libraries (axios-retry's 0-20%) is 5;
@@ -74,12 +74,12 @@ pub const MIN_JUDGED_WAITS: usize = 24;
 /// of the two: 1.5 made a Python fleet with 0.5 s of jitter inconclusive on a
 /// loaded machine (retries 132 ms apart, first requests 98 ms) without
 /// catching any lockstep fleet that 1.0 lets through in the simulations.
-pub const NOISE_MARGIN: f64 = 1.0;
+pub(crate) const NOISE_MARGIN: f64 = 1.0;
 /// An inconclusive scenario is rerun once with this many times the clients.
 pub const RERUN_FACTOR: usize = 3;
 /// Concentrations are reported up to this (a fleet whose retries all arrived
 /// in the same millisecond is infinitely concentrated).
-pub const MAX_CONCENTRATION: f64 = 10_000.0;
+pub(crate) const MAX_CONCENTRATION: f64 = 10_000.0;
 
 /// The decision bars for `judged_waits` waits of evidence: `(pass below or
 /// at, lockstep above)`. Between them the estimate cannot tell a fleet at the
@@ -89,7 +89,7 @@ pub const MAX_CONCENTRATION: f64 = 10_000.0;
 /// fleet exactly at the pass line (10) reads at most 18.3 in 999 runs of
 /// 1,000, and one at 20 (got's fixed 100 ms window, pooled over waits of 1, 2
 /// and 4 s) reads at least 14.5; with 48, those are 14.1 and 16.7.
-pub fn bars(judged_waits: usize) -> (f64, f64) {
+pub(crate) fn bars(judged_waits: usize) -> (f64, f64) {
     if judged_waits >= 48 {
         (15.0, 15.0)
     } else if judged_waits >= 36 {
@@ -115,7 +115,7 @@ pub enum Reading {
 
 impl Reading {
     /// Neither a pass nor a lockstep: rerun with more clients, else fail closed.
-    pub fn inconclusive(self) -> bool {
+    pub(crate) fn inconclusive(self) -> bool {
         matches!(self, Reading::Ambiguous | Reading::WithinNoise)
     }
 
@@ -123,7 +123,7 @@ impl Reading {
     /// more evidence tightens the bars ([`RERUN_FACTOR`] times the clients),
     /// but more processes do not make a machine quieter, so a run within the
     /// noise is rerun as it was.
-    pub fn rerun_clients(self, clients: usize) -> usize {
+    pub(crate) fn rerun_clients(self, clients: usize) -> usize {
         match self {
             Reading::Ambiguous => clients.saturating_mul(RERUN_FACTOR),
             _ => clients,
@@ -136,24 +136,24 @@ impl Reading {
 pub struct DesyncSummary {
     pub reading: Reading,
     /// Pooled: how many times faster than full jitter the retries arrived.
-    pub concentration: f64,
+    pub(crate) concentration: f64,
     /// The bars for this much evidence: pass at or below, lockstep above.
-    pub pass_bar: f64,
-    pub lockstep_bar: f64,
-    pub judged_waits: usize,
-    pub pairs: usize,
+    pub(crate) pass_bar: f64,
+    pub(crate) lockstep_bar: f64,
+    pub(crate) judged_waits: usize,
+    pub(crate) pairs: usize,
     /// Pooled median distance between two clients' retries, in ms (the
     /// smaller of waits and arrivals).
-    pub retry_pair_ms: f64,
+    pub(crate) retry_pair_ms: f64,
     /// The noise baseline: median distance between two clients' first
     /// requests, in ms, and max - min of them.
-    pub noise_pair_ms: f64,
-    pub noise_spread_ms: f64,
+    pub(crate) noise_pair_ms: f64,
+    pub(crate) noise_spread_ms: f64,
 }
 
 impl DesyncSummary {
     /// "concentration 14x full jitter (pass at or below 12x, lockstep above 19x), ..."
-    pub fn figures(&self) -> String {
+    pub(crate) fn figures(&self) -> String {
         format!(
             "arrivals {} more concentrated than full jitter (pass at or below {}, lockstep above {}); \
              retries a median {:.1} ms apart, first requests {:.1} ms (noise baseline, spread {:.0} ms); \
@@ -171,7 +171,7 @@ impl DesyncSummary {
 }
 
 /// "14x", "10000x or more".
-pub fn times(c: f64) -> String {
+pub(crate) fn times(c: f64) -> String {
     if c >= MAX_CONCENTRATION {
         format!("{MAX_CONCENTRATION:.0}x or more")
     } else if c < 10.0 {
@@ -185,36 +185,36 @@ pub fn times(c: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesyncRound {
     /// 1 = first retry.
-    pub round: usize,
-    pub clients: usize,
+    pub(crate) round: usize,
+    pub(crate) clients: usize,
     /// The wait the server asked for (median over clients), if every client was told one.
-    pub asked_wait_ms: Option<f64>,
+    pub(crate) asked_wait_ms: Option<f64>,
     /// Every client was told a wait and honoured it.
-    pub honoured_retry_after: bool,
-    pub median_wait_ms: f64,
+    pub(crate) honoured_retry_after: bool,
+    pub(crate) median_wait_ms: f64,
     /// max - min of the waits.
-    pub wait_spread_ms: f64,
+    pub(crate) wait_spread_ms: f64,
     /// max - min of the arrivals.
-    pub arrival_spread_ms: f64,
+    pub(crate) arrival_spread_ms: f64,
     /// min(wait spread, arrival spread), kept from report version 1's first shape.
-    pub spread_ms: f64,
+    pub(crate) spread_ms: f64,
     /// The window this round alone would have to spread over to stay at the
     /// pass line: `W / PASS_LINE`.
-    pub threshold_ms: f64,
+    pub(crate) threshold_ms: f64,
     /// The wait `W` full jitter spreads the round over.
     #[serde(default)]
-    pub scale_ms: f64,
+    pub(crate) scale_ms: f64,
     /// This round alone: the smaller of the median pair distances of waits
     /// and of arrivals, in ms (for people; the verdict pools all rounds).
     #[serde(default)]
-    pub median_pair_ms: f64,
+    pub(crate) median_pair_ms: f64,
     /// This round alone: `W` over the window its median pair distance implies.
     #[serde(default)]
-    pub concentration: f64,
+    pub(crate) concentration: f64,
     /// Half the clients came back within 100 ms, and either within 50 ms or
     /// three in four within 250 ms.
     #[serde(default)]
-    pub at_once: bool,
+    pub(crate) at_once: bool,
     /// An immediate first retry (`at_once` in round 1): shown, not judged.
     #[serde(default)]
     pub immediate: bool,

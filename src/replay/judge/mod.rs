@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod desync;
+pub(crate) mod desync;
 
 pub use desync::{
     desync_rounds, desync_summary, DesyncRound, DesyncSummary, Reading, DESYNC_MIN_CLIENTS, MIN_JUDGED_WAITS,
@@ -31,7 +31,7 @@ use crate::text::plural;
 use desync::desynchronized;
 
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
-pub const HONOR_TOLERANCE_MS: f64 = 50.0;
+pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 
 /// The six checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ pub enum CheckId {
 
 impl CheckId {
     /// Every check, in report order.
-    pub const ALL: [CheckId; 6] = [
+    pub(crate) const ALL: [CheckId; 6] = [
         CheckId::Recovered,
         CheckId::AttemptBudget,
         CheckId::RetryAfterHonored,
@@ -84,7 +84,7 @@ pub enum CheckStatus {
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
-    pub check: CheckId,
+    pub(crate) check: CheckId,
     pub status: CheckStatus,
     /// What a failure weighs: `error` fails the replay.
     pub level: Level,
@@ -96,43 +96,45 @@ pub struct CheckResult {
 /// One thing a client did wrong, tied to the request that showed it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Violation {
-    pub client: usize,
+    pub(crate) client: usize,
     /// The journal `seq` of the offending request, if one request showed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq: Option<usize>,
-    pub level: Level,
+    pub(crate) seq: Option<usize>,
+    pub(crate) level: Level,
     pub message: String,
 }
 
 /// Everything the judge concluded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Judgement {
-    pub checks: Vec<CheckResult>,
-    pub desync_rounds: Vec<DesyncRound>,
+pub(crate) struct Judgement {
+    pub(crate) checks: Vec<CheckResult>,
+    pub(crate) desync_rounds: Vec<DesyncRound>,
     /// The pooled `desynchronized` reading, when there was enough evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub desync: Option<DesyncSummary>,
+    pub(crate) desync: Option<DesyncSummary>,
 }
 
+#[cfg(test)]
 impl Judgement {
-    /// Whether a failed check of weight `error` fails the replay.
-    pub fn failed(&self) -> bool {
+    /// Whether a failed check of weight `error` fails the replay (the
+    /// report's verdict says the same; the tests read it here).
+    fn failed(&self) -> bool {
         self.checks.iter().any(|c| c.status == CheckStatus::Fail && c.level == Level::Error)
     }
 }
 
 /// What the judge reads.
 #[derive(Debug, Clone, Copy)]
-pub struct JudgeInput<'a> {
-    pub journal: &'a Journal,
+pub(crate) struct JudgeInput<'a> {
+    pub(crate) journal: &'a Journal,
     /// One per client, in client order.
-    pub exits: &'a [ClientExit],
-    pub budget: usize,
-    pub levels: &'a CheckLevels,
+    pub(crate) exits: &'a [ClientExit],
+    pub(crate) budget: usize,
+    pub(crate) levels: &'a CheckLevels,
 }
 
 /// Runs all six checks.
-pub fn judge(input: JudgeInput<'_>) -> Judgement {
+pub(crate) fn judge(input: JudgeInput<'_>) -> Judgement {
     let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
         checks: vec![
@@ -152,7 +154,7 @@ pub fn judge(input: JudgeInput<'_>) -> Judgement {
 /// asked for, in ms: delay-seconds count from when the answer went out (the
 /// client cannot start waiting before it has the answer), an HTTP-date is a
 /// fixed moment. `Err` carries a served value that does not parse.
-pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, String> {
+pub(crate) fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, String> {
     let Some(value) = prev.retry_after.as_deref() else { return Ok(None) };
     match retry_after::parse(value) {
         Some(RetryAfter::Delay(d)) => {
@@ -172,7 +174,7 @@ pub fn asked_wait_ms(prev: &Entry, anchor_unix_ms: u64) -> Result<Option<f64>, S
 /// answers before its first 2xx; the median over the clients that got one.
 /// HTTP-dates count from each request to the date served, after its
 /// whole-second rounding. `None` when no client was told a wait.
-pub fn demanded_wait_ms(journal: &Journal, clients: usize) -> Option<u64> {
+pub(crate) fn demanded_wait_ms(journal: &Journal, clients: usize) -> Option<u64> {
     let mut sums: Vec<f64> = Vec::new();
     for i in 0..clients {
         let mut sum = 0.0;
@@ -444,7 +446,7 @@ pub struct WriteAccount {
     /// Distinct operations (per client) that took effect.
     pub operations: usize,
     /// Requests that repeated an operation already applied, and were applied again.
-    pub duplicates: Vec<usize>,
+    pub(crate) duplicates: Vec<usize>,
     /// Requests that repeated an applied key and were answered from the stored result.
     pub deduplicated: Vec<usize>,
     /// Clients whose applied write got no usable answer and who did not send
@@ -454,7 +456,7 @@ pub struct WriteAccount {
 
 impl WriteAccount {
     /// "writes applied: 2 for 1 operation".
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         if self.applied == 0 {
             return "no write was applied".to_string();
         }
@@ -463,7 +465,7 @@ impl WriteAccount {
 }
 
 /// Tallies the journal's write records.
-pub fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
+pub(crate) fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
     let mut acc = WriteAccount::default();
     for i in 0..clients {
         let reqs = journal.of_client(i);

@@ -24,12 +24,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The checkout client before the incident (`retrygate demo`'s base).
-pub const BEFORE: &str = include_str!("../../../examples/checkout-incident/before.rs");
+pub(crate) const BEFORE: &str = include_str!("../../../examples/checkout-incident/before.rs");
 /// The agent's "make checkout faster" patch (`retrygate demo`'s first push).
-pub const AGENT_PATCH: &str = include_str!("../../../examples/checkout-incident/agent_patch.rs");
+pub(crate) const AGENT_PATCH: &str = include_str!("../../../examples/checkout-incident/agent_patch.rs");
 
 /// A git repository in a temporary directory, removed when dropped.
-pub struct Repo {
+pub(crate) struct Repo {
     dir: tempfile::TempDir,
 }
 
@@ -41,7 +41,7 @@ impl Default for Repo {
 
 impl Repo {
     /// `git init` with `main` as the initial branch and a test identity.
-    pub fn new() -> Repo {
+    pub(crate) fn new() -> Repo {
         let dir = tempfile::tempdir().expect("create a temp dir");
         let repo = Repo { dir };
         repo.git(&["init", "-q", "-b", "main"]);
@@ -55,7 +55,7 @@ impl Repo {
 
     /// `git clone ARGS... file://<source> <new temp dir>`: e.g.
     /// `Repo::clone_from(&origin, &["--depth", "1"])` for a shallow clone.
-    pub fn clone_from(source: &Repo, args: &[&str]) -> Repo {
+    pub(crate) fn clone_from(source: &Repo, args: &[&str]) -> Repo {
         let dir = tempfile::tempdir().expect("create a temp dir");
         let url = format!("file://{}", source.path().display());
         let mut cmd = git_command(dir.path());
@@ -65,18 +65,18 @@ impl Repo {
     }
 
     /// The working tree's root.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// The absolute path of `rel` inside the working tree.
-    pub fn join(&self, rel: &str) -> PathBuf {
+    pub(crate) fn join(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// Writes `contents` to `rel` (creating parent directories); not staged
     /// until [`Repo::commit`].
-    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Repo {
+    pub(crate) fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Repo {
         let path = self.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("create parent directories");
@@ -86,14 +86,14 @@ impl Repo {
     }
 
     /// Deletes `rel` from the working tree.
-    pub fn remove(&self, rel: &str) -> &Repo {
+    pub(crate) fn remove(&self, rel: &str) -> &Repo {
         let path = self.join(rel);
         std::fs::remove_file(&path).unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
         self
     }
 
     /// `git mv from to`.
-    pub fn rename(&self, from: &str, to: &str) -> &Repo {
+    pub(crate) fn rename(&self, from: &str, to: &str) -> &Repo {
         if let Some(parent) = self.join(to).parent() {
             std::fs::create_dir_all(parent).expect("create parent directories");
         }
@@ -102,43 +102,43 @@ impl Repo {
     }
 
     /// Stages everything (`git add -A`) and commits; returns the new commit id.
-    pub fn commit(&self, msg: &str) -> String {
+    pub(crate) fn commit(&self, msg: &str) -> String {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
         self.head()
     }
 
     /// Creates branch `name` at `HEAD` and checks it out (`git checkout -b`).
-    pub fn branch(&self, name: &str) -> &Repo {
+    pub(crate) fn branch(&self, name: &str) -> &Repo {
         self.git(&["checkout", "-q", "-b", name]);
         self
     }
 
     /// Checks out an existing branch or commit.
-    pub fn checkout(&self, rev: &str) -> &Repo {
+    pub(crate) fn checkout(&self, rev: &str) -> &Repo {
         self.git(&["checkout", "-q", rev]);
         self
     }
 
     /// The full id of `HEAD`.
-    pub fn head(&self) -> String {
+    pub(crate) fn head(&self) -> String {
         self.rev("HEAD")
     }
 
     /// The full commit id `rev` names.
-    pub fn rev(&self, rev: &str) -> String {
+    pub(crate) fn rev(&self, rev: &str) -> String {
         self.git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
     }
 
     /// Runs git in the repository; panics with git's stderr if it fails.
     /// Returns stdout, trimmed.
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let out = self.git_output(args);
         check(out, &args.join(" "))
     }
 
     /// Runs git in the repository and returns the raw output, success or not.
-    pub fn git_output(&self, args: &[&str]) -> Output {
+    pub(crate) fn git_output(&self, args: &[&str]) -> Output {
         let mut cmd = git_command(self.path());
         cmd.args(args).output().unwrap_or_else(|e| panic!("run git {args:?}: {e}"))
     }
@@ -173,13 +173,13 @@ fn check(out: Output, what: &str) -> String {
 
 /// `git ARGS` in `dir` with the isolated configuration of [`Repo`], for
 /// tests that lay out a directory by hand; panics with git's stderr.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = git_command(dir).args(args).output().expect("run git");
     check(out, &args.join(" "))
 }
 
 /// Writes `text` to `dir/rel`, creating parent directories.
-pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
+pub(crate) fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().expect("a relative path has a parent")).expect("create dirs");
     std::fs::write(p, text).expect("write file");
@@ -188,7 +188,7 @@ pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
 /// A real GitHub payload from `tests/fixtures/github/` (see its README for
 /// where each came from), parsed.
 /// The `.rs` fixture files under `tests/fixtures/<dir>`, sorted by name.
-pub fn rust_fixtures(dir: &str) -> Vec<PathBuf> {
+pub(crate) fn rust_fixtures(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(dir);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -199,7 +199,7 @@ pub fn rust_fixtures(dir: &str) -> Vec<PathBuf> {
     paths
 }
 
-pub fn github_fixture(name: &str) -> serde_json::Value {
+pub(crate) fn github_fixture(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }

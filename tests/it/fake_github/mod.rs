@@ -38,11 +38,11 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{json, Value};
 
-pub const OWNER_REPO: &str = "Codertocat/Hello-World";
+pub(crate) const OWNER_REPO: &str = "Codertocat/Hello-World";
 
 /// Who a token is and what it may do.
 #[derive(Debug, Clone)]
-pub struct Token {
+pub(crate) struct Token {
     pub login: String,
     /// `GET /user` answers (a personal token) or is refused (Actions, Apps).
     pub user_endpoint: bool,
@@ -54,12 +54,12 @@ pub struct Token {
 }
 
 /// Tokens the tests use.
-pub const ACTIONS_TOKEN: &str = "ghs_actions";
-pub const READ_ONLY_TOKEN: &str = "ghs_readonly";
-pub const PERSONAL_TOKEN: &str = "ghp_personal";
+pub(crate) const ACTIONS_TOKEN: &str = "ghs_actions";
+pub(crate) const READ_ONLY_TOKEN: &str = "ghs_readonly";
+pub(crate) const PERSONAL_TOKEN: &str = "ghp_personal";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultKind {
+pub(crate) enum FaultKind {
     /// Answer this status without applying the request.
     Before(u16),
     /// Apply the request, then answer this status (a gateway that timed out
@@ -77,7 +77,7 @@ pub enum FaultKind {
 }
 
 #[derive(Debug, Clone)]
-pub struct Fault {
+pub(crate) struct Fault {
     pub method: String,
     /// The path (without query) must contain this.
     pub path_contains: String,
@@ -89,7 +89,7 @@ pub struct Fault {
 }
 
 #[derive(Debug, Clone)]
-pub struct Logged {
+pub(crate) struct Logged {
     /// Whether the request carried an `Authorization` header.
     pub authorized: bool,
     pub method: String,
@@ -108,7 +108,7 @@ impl Logged {
 }
 
 #[derive(Debug, Clone)]
-pub struct CheckRun {
+pub(crate) struct CheckRun {
     pub id: u64,
     pub name: String,
     pub external_id: Option<String>,
@@ -122,7 +122,7 @@ pub struct CheckRun {
 }
 
 #[derive(Debug, Clone)]
-pub struct Comment {
+pub(crate) struct Comment {
     pub id: u64,
     pub issue: u64,
     pub login: String,
@@ -131,7 +131,7 @@ pub struct Comment {
 
 /// A pull-request review comment.
 #[derive(Debug, Clone)]
-pub struct ReviewComment {
+pub(crate) struct ReviewComment {
     pub id: u64,
     pub pr: u64,
     pub review_id: u64,
@@ -150,7 +150,7 @@ pub struct ReviewComment {
 
 /// A submitted pull-request review.
 #[derive(Debug, Clone)]
-pub struct Review {
+pub(crate) struct Review {
     pub id: u64,
     pub pr: u64,
     pub login: String,
@@ -161,7 +161,7 @@ pub struct Review {
 
 /// An Actions artifact and the zip it serves.
 #[derive(Debug, Clone)]
-pub struct Artifact {
+pub(crate) struct Artifact {
     pub id: u64,
     pub name: String,
     pub run_id: u64,
@@ -177,7 +177,7 @@ pub struct Artifact {
 }
 
 #[derive(Debug, Default)]
-pub struct State {
+pub(crate) struct State {
     pub artifacts: Vec<Artifact>,
     pub tokens: HashMap<String, Token>,
     pub pulls: HashMap<u64, Value>,
@@ -206,7 +206,7 @@ pub struct State {
 }
 
 /// The fake, serving until dropped.
-pub struct FakeGithub {
+pub(crate) struct FakeGithub {
     pub url: String,
     pub state: Arc<Mutex<State>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -220,7 +220,7 @@ fn fixture(name: &str) -> Value {
 }
 
 /// A user object in GitHub's shape, from the payload fixtures.
-pub fn user(login: &str) -> Value {
+pub(crate) fn user(login: &str) -> Value {
     let mut u = fixture("pull_request__opened.payload.json")["sender"].clone();
     u["login"] = json!(login);
     u["type"] = json!(if login.ends_with("[bot]") { "Bot" } else { "User" });
@@ -228,7 +228,7 @@ pub fn user(login: &str) -> Value {
 }
 
 impl FakeGithub {
-    pub fn start() -> FakeGithub {
+    pub(crate) fn start() -> FakeGithub {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let port = std_listener.local_addr().expect("addr").port();
@@ -275,13 +275,13 @@ impl FakeGithub {
         }
     }
 
-    pub fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         f(&mut self.state.lock().expect("fake state"))
     }
 
     /// Adds pull request `number` from the `pull_request.opened` fixture,
     /// with the given head and base SHAs.
-    pub fn add_pull(&self, number: u64, head: &str, base: &str) -> Value {
+    pub(crate) fn add_pull(&self, number: u64, head: &str, base: &str) -> Value {
         let mut pr = fixture("pull_request__opened.payload.json")["pull_request"].clone();
         pr["number"] = json!(number);
         pr["head"]["sha"] = json!(head);
@@ -290,11 +290,11 @@ impl FakeGithub {
         pr
     }
 
-    pub fn set_permission(&self, login: &str, permission: &str, role: &str) {
+    pub(crate) fn set_permission(&self, login: &str, permission: &str, role: &str) {
         self.with(|s| s.permissions.insert(login.to_string(), (permission.to_string(), role.to_string())));
     }
 
-    pub fn fault(&self, method: &str, path_contains: &str, skip: usize, kind: FaultKind) {
+    pub(crate) fn fault(&self, method: &str, path_contains: &str, skip: usize, kind: FaultKind) {
         self.with(|s| {
             s.faults.push(Fault {
                 method: method.into(),
@@ -308,7 +308,7 @@ impl FakeGithub {
     }
 
     /// A check run the runner made for a job, as GitHub Actions does.
-    pub fn add_job_check_run(&self, name: &str, head_sha: &str) -> u64 {
+    pub(crate) fn add_job_check_run(&self, name: &str, head_sha: &str) -> u64 {
         self.with(|s| {
             s.next_id += 1;
             let id = s.next_id;
@@ -328,7 +328,7 @@ impl FakeGithub {
         })
     }
 
-    pub fn add_comment(&self, issue: u64, login: &str, body: &str) -> u64 {
+    pub(crate) fn add_comment(&self, issue: u64, login: &str, body: &str) -> u64 {
         self.with(|s| {
             s.next_id += 1;
             let id = s.next_id;
@@ -339,7 +339,7 @@ impl FakeGithub {
 
     /// Adds an artifact uploaded by workflow run `run_id` on `head_sha`,
     /// created at `created_at` (ISO 8601); returns its id.
-    pub fn add_artifact(
+    pub(crate) fn add_artifact(
         &self,
         name: &str,
         run_id: u64,
@@ -365,36 +365,36 @@ impl FakeGithub {
         })
     }
 
-    pub fn log(&self) -> Vec<Logged> {
+    pub(crate) fn log(&self) -> Vec<Logged> {
         self.with(|s| s.log.clone())
     }
 
     /// Requests whose method is `method` and whose path contains `path`.
-    pub fn count(&self, method: &str, path: &str) -> usize {
+    pub(crate) fn count(&self, method: &str, path: &str) -> usize {
         self.log().iter().filter(|l| l.method == method && l.path.contains(path)).count()
     }
 
     /// The head-side line ranges (inclusive) of `path`'s hunks in pull
     /// request `pr`'s diff: where review comments may go.
-    pub fn set_diff(&self, pr: u64, path: &str, hunks: &[(u64, u64)]) {
+    pub(crate) fn set_diff(&self, pr: u64, path: &str, hunks: &[(u64, u64)]) {
         self.with(|s| s.diffs.insert((pr, path.to_string()), hunks.to_vec()));
     }
 
     /// Marks review comment `id` outdated, as a push that changed its lines does.
-    pub fn outdate(&self, id: u64) {
+    pub(crate) fn outdate(&self, id: u64) {
         self.with(|s| s.review_comments.iter_mut().filter(|c| c.id == id).for_each(|c| c.line = None));
     }
 
-    pub fn review_comments(&self) -> Vec<ReviewComment> {
+    pub(crate) fn review_comments(&self) -> Vec<ReviewComment> {
         self.with(|s| s.review_comments.clone())
     }
 
-    pub fn reviews(&self) -> Vec<Review> {
+    pub(crate) fn reviews(&self) -> Vec<Review> {
         self.with(|s| s.reviews.clone())
     }
 
     /// A review comment written by someone else (or planted with our marker).
-    pub fn add_review_comment(&self, pr: u64, login: &str, path: &str, line: u64, body: &str) -> u64 {
+    pub(crate) fn add_review_comment(&self, pr: u64, login: &str, path: &str, line: u64, body: &str) -> u64 {
         self.with(|s| {
             s.next_id += 1;
             let id = s.next_id;
@@ -417,7 +417,7 @@ impl FakeGithub {
     }
 
     /// A reply by `login` in the thread of review comment `to`.
-    pub fn reply_to(&self, to: u64, login: &str, body: &str) -> u64 {
+    pub(crate) fn reply_to(&self, to: u64, login: &str, body: &str) -> u64 {
         let (pr, path, line) = self.with(|s| {
             let c = s.review_comments.iter().find(|c| c.id == to).expect("comment replied to");
             (c.pr, c.path.clone(), c.original_line)
@@ -429,11 +429,11 @@ impl FakeGithub {
         id
     }
 
-    pub fn comments(&self) -> Vec<Comment> {
+    pub(crate) fn comments(&self) -> Vec<Comment> {
         self.with(|s| s.comments.clone())
     }
 
-    pub fn check_runs(&self) -> Vec<CheckRun> {
+    pub(crate) fn check_runs(&self) -> Vec<CheckRun> {
         self.with(|s| s.check_runs.clone())
     }
 }

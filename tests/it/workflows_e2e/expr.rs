@@ -218,7 +218,7 @@ fn call(name: &str, args: &[Value], failed: bool) -> Result<Value, String> {
 }
 
 /// GitHub's truthiness: `null`, `false`, `0`, `''` are false.
-pub fn truthy(v: &Value) -> bool {
+pub(super) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -250,7 +250,7 @@ fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// A value as it is spliced into a string.
-pub fn to_string(v: &Value) -> String {
+pub(super) fn to_string(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -267,7 +267,7 @@ pub fn to_string(v: &Value) -> String {
 }
 
 /// Evaluates one expression (without `${{ }}`).
-pub fn eval(src: &str, ctx: &Value, failed: bool) -> Result<Value, String> {
+pub(super) fn eval(src: &str, ctx: &Value, failed: bool) -> Result<Value, String> {
     let mut p = Parser { toks: tokens(src)?, pos: 0, ctx, failed, src };
     let v = p.or()?;
     if p.pos != p.toks.len() {
@@ -277,7 +277,7 @@ pub fn eval(src: &str, ctx: &Value, failed: bool) -> Result<Value, String> {
 }
 
 /// Replaces every `${{ … }}` in `s` by its value.
-pub fn interpolate(s: &str, ctx: &Value) -> Result<String, String> {
+pub(super) fn interpolate(s: &str, ctx: &Value) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = s;
     while let Some(start) = rest.find("${{") {
@@ -292,7 +292,7 @@ pub fn interpolate(s: &str, ctx: &Value) -> Result<String, String> {
 
 /// An `if:` condition: with or without `${{ }}`; without a status function
 /// it holds only while the job has not failed, as on GitHub.
-pub fn condition(src: Option<&str>, ctx: &Value, failed: bool) -> Result<bool, String> {
+pub(super) fn condition(src: Option<&str>, ctx: &Value, failed: bool) -> Result<bool, String> {
     let Some(src) = src else { return Ok(!failed) };
     let trimmed = src.trim();
     let inner = trimmed.strip_prefix("${{").and_then(|t| t.strip_suffix("}}")).unwrap_or(trimmed);

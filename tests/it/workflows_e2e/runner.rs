@@ -40,11 +40,11 @@ use serde_yaml::Value as Yaml;
 use super::expr;
 use crate::fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 
-pub const DEFAULT_BRANCH: &str = "main";
+pub(super) const DEFAULT_BRANCH: &str = "main";
 
 /// An event as GitHub delivers it to a run.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(super) struct Event {
     pub name: String,
     pub payload: Value,
     /// `GITHUB_REF`: what the checkout gets, and the cache scope.
@@ -58,14 +58,14 @@ pub struct Event {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Conclusion {
+pub(super) enum Conclusion {
     Success,
     Failure,
     Skipped,
 }
 
 #[derive(Debug)]
-pub struct JobResult {
+pub(super) struct JobResult {
     pub id: String,
     pub conclusion: Conclusion,
     /// stdout and stderr of every step, in order.
@@ -74,7 +74,7 @@ pub struct JobResult {
 }
 
 #[derive(Debug)]
-pub struct RunResult {
+pub(super) struct RunResult {
     pub id: u64,
     pub jobs: Vec<JobResult>,
     /// The `concurrency.group` the run would queue in.
@@ -82,7 +82,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    pub fn job(&self, id: &str) -> &JobResult {
+    pub(super) fn job(&self, id: &str) -> &JobResult {
         self.jobs.iter().find(|j| j.id == id).unwrap_or_else(|| panic!("no job {id} in {:?}", self.jobs))
     }
 }
@@ -95,7 +95,7 @@ struct CacheEntry {
 
 /// The stand-in for GitHub's side: the origin repository, the fake API,
 /// artifacts of each run, the cache service.
-pub struct World<'a> {
+pub(super) struct World<'a> {
     pub fake: &'a FakeGithub,
     pub dir: tempfile::TempDir,
     /// `<dir>/server/`: `https://github.com/` for git.
@@ -126,7 +126,7 @@ fn copy_dir(from: &Path, to: &Path) {
 impl<'a> World<'a> {
     /// A world whose origin is a bare clone of `source` (a repository with
     /// the default branch `main`).
-    pub fn new(fake: &'a FakeGithub, source: &Path) -> World<'a> {
+    pub(super) fn new(fake: &'a FakeGithub, source: &Path) -> World<'a> {
         let dir = tempfile::tempdir().expect("tempdir");
         let server = dir.path().join("server");
         let origin = server.join(format!("{OWNER_REPO}.git"));
@@ -160,29 +160,29 @@ impl<'a> World<'a> {
         }
     }
 
-    pub fn origin(&self) -> PathBuf {
+    pub(super) fn origin(&self) -> PathBuf {
         self.server.join(format!("{OWNER_REPO}.git"))
     }
 
     /// Pushes `sha` of `source` to `refname` of the origin.
-    pub fn push(&self, source: &Path, sha: &str, refname: &str) {
+    pub(super) fn push(&self, source: &Path, sha: &str, refname: &str) {
         git(source, &["push", "-q", "-f", &self.origin().to_string_lossy(), &format!("{sha}:{refname}")])
             .expect("push");
     }
 
     /// The source builds the Action has run so far.
-    pub fn builds(&self) -> usize {
+    pub(super) fn builds(&self) -> usize {
         std::fs::read_to_string(&self.cargo_log).map_or(0, |s| s.lines().count())
     }
 
-    pub fn artifact(&self, run: u64, name: &str) -> Option<PathBuf> {
+    pub(super) fn artifact(&self, run: u64, name: &str) -> Option<PathBuf> {
         self.artifacts.get(&(run, name.to_string())).cloned()
     }
 
     /// Runs `workflow` (a path under the crate) on `event`; `None` when the
     /// workflow does not listen to that event (or that activity type).
     /// `with_override` replaces a `with:` input of every step that has it.
-    pub fn run(
+    pub(super) fn run(
         &mut self,
         workflow: &Path,
         event: &Event,

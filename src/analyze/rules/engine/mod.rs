@@ -49,7 +49,7 @@ use crate::changeset::FileChange;
 use diff_map::base_changed_lines;
 use occurrences::occurrences;
 use prefilter::LangFilters;
-pub use prefilter::PREFILTER_MARGIN_LINES;
+pub(crate) use prefilter::PREFILTER_MARGIN_LINES;
 use side::SideText;
 
 /// The base's changed regions (byte ranges, widened) and lines (1-based ranges).
@@ -57,20 +57,20 @@ type ChangedBase = (Vec<(usize, usize)>, Vec<(u32, u32)>);
 
 /// A rule set ready to run: compiled rules plus per-language prefilters.
 #[derive(Debug)]
-pub struct Engine {
-    pub set: RuleSet,
+pub(crate) struct Engine {
+    pub(crate) set: RuleSet,
     by_lang: HashMap<Language, LangFilters>,
 }
 
 impl Engine {
     /// Builds the prefilters. Called once per run.
-    pub fn new(set: RuleSet) -> anyhow::Result<Engine> {
+    pub(crate) fn new(set: RuleSet) -> anyhow::Result<Engine> {
         let by_lang = prefilter::build(&set)?;
         Ok(Engine { set, by_lang })
     }
 
     /// Whether any rule reads the file at `path`.
-    pub fn wants(&self, path: &str) -> bool {
+    pub(crate) fn wants(&self, path: &str) -> bool {
         match Language::of_path(path) {
             Some(lang) => {
                 self.by_lang.contains_key(&lang) && self.set.rules.iter().any(|r| r.applies_to(lang, path))
@@ -80,7 +80,7 @@ impl Engine {
     }
 
     /// Runs every applicable rule on one file.
-    pub fn analyze(&self, file: &FileChange) -> FileResult {
+    pub(crate) fn analyze(&self, file: &FileChange) -> FileResult {
         let mut out = FileResult::default();
         let Some(lang) = Language::of_path(&file.path) else { return out };
         let Some(filters) = self.by_lang.get(&lang) else { return out };

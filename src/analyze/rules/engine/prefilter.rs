@@ -57,7 +57,7 @@ pub(super) struct LiteralGate {
 /// How many lines around each added head range the prefilter reads, so a
 /// match that starts a few lines above its changed value (a key, then its
 /// value on the next line) is still seen.
-pub const PREFILTER_MARGIN_LINES: u32 = 3;
+pub(crate) const PREFILTER_MARGIN_LINES: u32 = 3;
 
 /// The prefilters of every language some rule reads. Called once per run.
 pub(super) fn build(set: &RuleSet) -> anyhow::Result<HashMap<Language, LangFilters>> {

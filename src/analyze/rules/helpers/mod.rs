@@ -21,8 +21,8 @@
 //! language, and only up to [`tree::MAX_TREE_BYTES`]; the files read are
 //! prefiltered by the names being resolved before they are masked.
 
-pub mod syntax;
-pub mod tree;
+pub(crate) mod syntax;
+pub(crate) mod tree;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -36,7 +36,7 @@ use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Note};
 use syntax::{Code, Family};
-pub use tree::HeadTree;
+pub(crate) use tree::HeadTree;
 
 /// Lines around each added range whose raw text the prefilter reads.
 const MARGIN_LINES: u32 = 3;
@@ -311,17 +311,17 @@ fn is_test(paths: &ScanPaths, path: &str) -> bool {
 
 /// What helper resolution found.
 #[derive(Debug, Default)]
-pub struct Resolution {
-    pub result: FileResult,
+pub(crate) struct Resolution {
+    pub(crate) result: FileResult,
     /// `(path, line)` of writes through a helper that are moved or copied
     /// code (the same call is in a changed file's base or an unchanged
     /// file): a name-based `retry-helper-write` finding there is dropped too.
-    pub stale: HashSet<(String, u32)>,
+    pub(crate) stale: HashSet<(String, u32)>,
 }
 
 /// Resolves the helpers the change sends writes through (and the helpers it
 /// made retrying) and reports them under each pack's `retry-helper-write`.
-pub fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> Resolution {
+pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> Resolution {
     let mut res = Resolution::default();
     let out = &mut res.result;
     let rule_of = |family: Family| -> Option<&Rule> {

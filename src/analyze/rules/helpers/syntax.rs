@@ -16,7 +16,7 @@ use crate::analyze::rules::lang::Language;
 
 /// The languages helper resolution reads, grouped by how they are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
+pub(crate) enum Family {
     Python,
     Js,
     Go,
@@ -24,7 +24,7 @@ pub enum Family {
 }
 
 impl Family {
-    pub fn of(lang: Language) -> Option<Family> {
+    pub(crate) fn of(lang: Language) -> Option<Family> {
         Some(match lang {
             Language::Python => Family::Python,
             Language::JavaScript | Language::TypeScript => Family::Js,
@@ -35,7 +35,7 @@ impl Family {
     }
 
     /// The rule pack whose rule ids the findings carry.
-    pub fn pack(self) -> &'static str {
+    pub(crate) fn pack(self) -> &'static str {
         match self {
             Family::Python => "python",
             Family::Js => "js",
@@ -158,27 +158,27 @@ const NOT_HELPERS: &[&str] = &[
     "else",
 ];
 
-pub fn is_candidate_name(name: &str) -> bool {
+pub(crate) fn is_candidate_name(name: &str) -> bool {
     !NOT_HELPERS.contains(&name) && !name.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Line index of a file: byte offset -> 1-based line.
-pub struct Lines(Vec<usize>);
+pub(crate) struct Lines(Vec<usize>);
 
 impl Lines {
-    pub fn new(text: &[u8]) -> Lines {
+    pub(crate) fn new(text: &[u8]) -> Lines {
         Lines(std::iter::once(0).chain(memchr::memchr_iter(b'\n', text).map(|p| p + 1)).collect())
     }
 
-    pub fn of(&self, offset: usize) -> u32 {
+    pub(crate) fn of(&self, offset: usize) -> u32 {
         self.0.partition_point(|&s| s <= offset) as u32
     }
 }
 
 /// One masked file with its bracket pairs and write tokens, computed once.
-pub struct Code<'a> {
-    pub text: &'a [u8],
-    pub lines: Lines,
+pub(crate) struct Code<'a> {
+    pub(crate) text: &'a [u8],
+    pub(crate) lines: Lines,
     /// (opening bracket offset, closing bracket offset), sorted by opening:
     /// a sorted list searched by halves, not a hash map (hashing every
     /// bracket of a file was a tenth of helper resolution's time).
@@ -188,7 +188,7 @@ pub struct Code<'a> {
 }
 
 impl<'a> Code<'a> {
-    pub fn new(text: &'a [u8]) -> Code<'a> {
+    pub(crate) fn new(text: &'a [u8]) -> Code<'a> {
         let mut close = Vec::new();
         let mut stack: Vec<usize> = Vec::new();
         for (i, &c) in text.iter().enumerate() {
@@ -216,13 +216,13 @@ impl<'a> Code<'a> {
     }
 
     /// The closing bracket of the one opened at `open`, within [`MAX_SPAN`].
-    pub fn closing(&self, open: usize) -> Option<usize> {
+    pub(crate) fn closing(&self, open: usize) -> Option<usize> {
         let k = self.close.binary_search_by_key(&open, |&(o, _)| o).ok()?;
         Some(self.close[k].1).filter(|&c| c - open <= MAX_SPAN)
     }
 
     /// The write tokens within `from..to`.
-    pub fn writes_in(&self, from: usize, to: usize) -> &[(usize, &'static str)] {
+    pub(crate) fn writes_in(&self, from: usize, to: usize) -> &[(usize, &'static str)] {
         let a = self.writes.partition_point(|&(at, _)| at < from);
         let b = self.writes.partition_point(|&(at, _)| at < to);
         &self.writes[a..b]
@@ -230,7 +230,7 @@ impl<'a> Code<'a> {
 
     /// Whether `from..to` (plus the `above` bytes before it, for decorators
     /// and annotations) reads as a retry.
-    pub fn retries(&self, above: usize, from: usize, to: usize) -> bool {
+    pub(crate) fn retries(&self, above: usize, from: usize, to: usize) -> bool {
         let body = &self.text[from..to];
         let head = &self.text[above..from];
         let lib = |t: &[u8]| {
@@ -249,14 +249,14 @@ impl<'a> Code<'a> {
 
 /// A function (or class, or `const f = ...`) definition.
 #[derive(Debug, Clone)]
-pub struct Def {
-    pub name: String,
+pub(crate) struct Def {
+    pub(crate) name: String,
     /// Offset of the name.
-    pub at: usize,
+    pub(crate) at: usize,
     /// Where decorators/annotations above the definition start.
-    pub above: usize,
-    pub body: (usize, usize),
-    pub retrying: bool,
+    pub(crate) above: usize,
+    pub(crate) body: (usize, usize),
+    pub(crate) retrying: bool,
 }
 
 fn def_re(family: Family) -> &'static Regex {
@@ -279,14 +279,14 @@ fn def_re(family: Family) -> &'static Regex {
 }
 
 /// The definitions in `code` whose name `wanted` accepts.
-pub fn definitions(family: Family, code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Def> {
+pub(crate) fn definitions(family: Family, code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Def> {
     definitions_where(family, code, wanted, &|_, _| true)
 }
 
 /// [`definitions`] whose span (decorators start, body) passes `span`; the
 /// others are dropped before their body is searched for a retry, the costly
 /// part when a file holds many definitions and only a few were edited.
-pub fn definitions_where(
+pub(crate) fn definitions_where(
     family: Family,
     code: &Code,
     wanted: &dyn Fn(&str) -> bool,
@@ -421,10 +421,10 @@ fn expression_body(code: &Code, after_name: usize) -> Option<(usize, usize)> {
 
 /// A call `name(...)` with its argument span.
 #[derive(Debug, Clone)]
-pub struct Call {
-    pub name: String,
-    pub at: usize,
-    pub args: (usize, usize),
+pub(crate) struct Call {
+    pub(crate) name: String,
+    pub(crate) at: usize,
+    pub(crate) args: (usize, usize),
 }
 
 fn call_re() -> &'static Regex {
@@ -433,7 +433,7 @@ fn call_re() -> &'static Regex {
 }
 
 /// Every call in `code` whose name `wanted` accepts.
-pub fn calls(code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Call> {
+pub(crate) fn calls(code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Call> {
     let mut out = Vec::new();
     for caps in call_re().captures_iter(code.text) {
         let (Some(all), Some(n)) = (caps.get(0), caps.get(1)) else { continue };
@@ -449,17 +449,17 @@ pub fn calls(code: &Code, wanted: &dyn Fn(&str) -> bool) -> Vec<Call> {
 }
 
 /// A Python decorator `@name` / `@name(...)` and the function it decorates.
-pub struct Decorated {
-    pub name: String,
+pub(crate) struct Decorated {
+    pub(crate) name: String,
     /// Offset of the `@`.
-    pub at: usize,
+    pub(crate) at: usize,
     /// Offset of the decorated function's name.
-    pub def_at: usize,
-    pub body: (usize, usize),
+    pub(crate) def_at: usize,
+    pub(crate) body: (usize, usize),
 }
 
 /// Python decorators and the functions they decorate.
-pub fn decorated(code: &Code) -> Vec<Decorated> {
+pub(crate) fn decorated(code: &Code) -> Vec<Decorated> {
     static R: OnceLock<Regex> = OnceLock::new();
     let deco = re(&R, r"^([ \t]*)@(?:[\w]+\.)*(\w+)");
     static D: OnceLock<Regex> = OnceLock::new();

@@ -13,30 +13,30 @@ use crate::changeset::git::{Blob, Git};
 
 /// The most bytes of unchanged files read from the head tree per scan, and
 /// the largest file read; past these the resolution says it is partial.
-pub const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
-pub const MAX_TREE_FILE_BYTES: u64 = 2 * 1024 * 1024;
+pub(crate) const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_TREE_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// Where the head tree is, when the change came from git.
 #[derive(Debug, Clone)]
-pub struct HeadTree {
-    pub git: Git,
-    pub rev: String,
+pub(crate) struct HeadTree {
+    pub(crate) git: Git,
+    pub(crate) rev: String,
 }
 
 /// One unchanged file of the head tree that mentions a wanted name.
-pub struct TreeFile {
-    pub family: Family,
-    pub path: String,
-    pub masked: Vec<u8>,
+pub(crate) struct TreeFile {
+    pub(crate) family: Family,
+    pub(crate) path: String,
+    pub(crate) masked: Vec<u8>,
 }
 
-pub struct Read {
-    pub files: Vec<TreeFile>,
-    pub partial: bool,
+pub(crate) struct Read {
+    pub(crate) files: Vec<TreeFile>,
+    pub(crate) partial: bool,
 }
 
 /// Reads the files of `names`' families that mention one of the names.
-pub fn read(
+pub(crate) fn read(
     tree: &HeadTree,
     names: &HashMap<Family, Vec<String>>,
     changed: &HashSet<&str>,

@@ -7,10 +7,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("again");
+pub(crate) const LIB: Lib = Lib::new("again");
 
 /// The `again` crate.
-pub struct Again;
+pub(crate) struct Again;
 
 impl RetryLibrary for Again {
     fn name(&self) -> &'static str {
@@ -46,7 +46,7 @@ impl RetryLibrary for Again {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] =
+pub(crate) const BY_VALUE_SETTERS: &[&str] =
     &["with_max_retries", "with_jitter", "with_max_delay", "with_backoff_exponent"];
 
 fn construct(root: &Root, env: &Env) -> Option<Policy> {

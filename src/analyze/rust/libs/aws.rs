@@ -9,10 +9,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("aws");
+pub(crate) const LIB: Lib = Lib::new("aws");
 
 /// The `aws-config` crate.
-pub struct Aws;
+pub(crate) struct Aws;
 
 impl RetryLibrary for Aws {
     fn name(&self) -> &'static str {
@@ -48,7 +48,7 @@ impl RetryLibrary for Aws {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] = &[
+pub(crate) const BY_VALUE_SETTERS: &[&str] = &[
     "with_max_attempts",
     "with_initial_backoff",
     "with_max_backoff",

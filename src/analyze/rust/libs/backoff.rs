@@ -10,10 +10,10 @@ use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::BodyFacts;
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("backoff");
+pub(crate) const LIB: Lib = Lib::new("backoff");
 
 /// The `backoff` crate.
-pub struct Backoff;
+pub(crate) struct Backoff;
 
 impl RetryLibrary for Backoff {
     fn name(&self) -> &'static str {
@@ -68,7 +68,7 @@ impl RetryLibrary for Backoff {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] = &[
+pub(crate) const BY_VALUE_SETTERS: &[&str] = &[
     "with_randomization_factor",
     "with_max_elapsed_time",
     "with_initial_interval",

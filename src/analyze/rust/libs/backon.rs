@@ -7,10 +7,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("backon");
+pub(crate) const LIB: Lib = Lib::new("backon");
 
 /// The `backon` crate.
-pub struct Backon;
+pub(crate) struct Backon;
 
 impl RetryLibrary for Backon {
     fn name(&self) -> &'static str {
@@ -42,7 +42,7 @@ impl RetryLibrary for Backon {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] = &[
+pub(crate) const BY_VALUE_SETTERS: &[&str] = &[
     "with_jitter",
     "with_jitter_seed",
     "with_max_times",

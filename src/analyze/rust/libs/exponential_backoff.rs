@@ -7,10 +7,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("exponential-backoff");
+pub(crate) const LIB: Lib = Lib::new("exponential-backoff");
 
 /// The `exponential-backoff` crate.
-pub struct ExponentialBackoff;
+pub(crate) struct ExponentialBackoff;
 
 impl RetryLibrary for ExponentialBackoff {
     fn name(&self) -> &'static str {
@@ -43,7 +43,8 @@ impl RetryLibrary for ExponentialBackoff {
 }
 
 /// Setters that change the backoff in place.
-pub const MUTATING_SETTERS: &[&str] = &["set_max_attempts", "set_jitter", "set_min", "set_max", "set_factor"];
+pub(crate) const MUTATING_SETTERS: &[&str] =
+    &["set_max_attempts", "set_jitter", "set_min", "set_max", "set_factor"];
 
 fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };

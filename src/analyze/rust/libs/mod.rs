@@ -13,18 +13,18 @@
 //! README's crate table names what is known); the comparison that turns two
 //! policies into findings is in [`super::compare`].
 
-pub mod again;
-pub mod aws;
-pub mod backoff;
-pub mod backon;
-pub mod exponential_backoff;
-pub mod octocrab;
-pub mod reqwest;
-pub mod reqwest_retry;
-pub mod retry;
-pub mod tokio_retry;
-pub mod tower;
-pub mod tryhard;
+pub(crate) mod again;
+pub(crate) mod aws;
+pub(crate) mod backoff;
+pub(crate) mod backon;
+pub(crate) mod exponential_backoff;
+pub(crate) mod octocrab;
+pub(crate) mod reqwest;
+pub(crate) mod reqwest_retry;
+pub(crate) mod retry;
+pub(crate) mod tokio_retry;
+pub(crate) mod tower;
+pub(crate) mod tryhard;
 
 use std::collections::BTreeSet;
 
@@ -45,12 +45,12 @@ pub enum Root<'a> {
 
 /// One method call in a chain after the root.
 pub struct Setter<'a> {
-    pub name: String,
-    pub args: Vec<&'a Expr>,
+    pub(crate) name: String,
+    pub(crate) args: Vec<&'a Expr>,
 }
 
 impl<'a> Setter<'a> {
-    pub fn arg(&self, i: usize) -> Option<&'a Expr> {
+    pub(crate) fn arg(&self, i: usize) -> Option<&'a Expr> {
         self.args.get(i).copied()
     }
 }
@@ -59,11 +59,11 @@ impl<'a> Setter<'a> {
 /// same-named types apart (`ExponentialBackoff` exists in four crates).
 #[derive(Debug, Default, Clone)]
 pub struct Imports {
-    pub crates: BTreeSet<String>,
+    pub(crate) crates: BTreeSet<String>,
 }
 
 impl Imports {
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.crates.contains(name)
     }
 }
@@ -89,17 +89,17 @@ pub enum CallShape {
 pub struct EntryPoint {
     /// The type or module before the function (`Retry`); empty: any, free
     /// functions included.
-    pub types: &'static [&'static str],
-    pub funcs: &'static [&'static str],
+    pub(crate) types: &'static [&'static str],
+    pub(crate) funcs: &'static [&'static str],
     /// The fewest arguments a call needs to be this entry point.
-    pub min_args: usize,
+    pub(crate) min_args: usize,
     /// The argument that is the retried operation; `None` when the policy is
     /// installed on a client.
-    pub operation: Option<usize>,
+    pub(crate) operation: Option<usize>,
     /// The argument that decides which errors are retried, if any.
-    pub condition: Option<usize>,
+    pub(crate) condition: Option<usize>,
     /// The policy then covers every request the client sends.
-    pub client_wide: bool,
+    pub(crate) client_wide: bool,
 }
 
 impl EntryPoint {
@@ -197,50 +197,50 @@ pub static LIBRARIES: &[&dyn RetryLibrary] = &[
 ];
 
 /// The crate a policy id belongs to (`None` for hand-written loops).
-pub fn library_of(lib: Lib) -> Option<&'static dyn RetryLibrary> {
+pub(crate) fn library_of(lib: Lib) -> Option<&'static dyn RetryLibrary> {
     LIBRARIES.iter().copied().find(|l| l.libs().contains(&lib))
 }
 
 /// Starts a policy from a chain root, trying every library in order.
-pub fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+pub(crate) fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     LIBRARIES.iter().find_map(|l| l.construct(root, env, imports))
 }
 
 /// Applies one setter to a policy; `false` when its library has no such
 /// setter (the call is then not part of the policy, e.g. `.build()`).
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+pub(crate) fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     library_of(p.lib).is_some_and(|l| l.apply(p, s, env))
 }
 
 /// The by-value setters of the library of `lib` (none for loops).
-pub fn by_value_setters(lib: Lib) -> &'static [&'static str] {
+pub(crate) fn by_value_setters(lib: Lib) -> &'static [&'static str] {
     library_of(lib).map_or(&[], |l| l.by_value_setters())
 }
 
 /// `with_*` setters of any library, for statements whose receiver cannot be
 /// resolved to a known builder but is named like one.
-pub fn any_by_value_setter(name: &str) -> bool {
+pub(crate) fn any_by_value_setter(name: &str) -> bool {
     name.starts_with("with") && LIBRARIES.iter().any(|l| l.by_value_setters().contains(&name))
 }
 
 /// Whether `name` is an in-place setter of any library.
-pub fn any_mutating_setter(name: &str) -> bool {
+pub(crate) fn any_mutating_setter(name: &str) -> bool {
     LIBRARIES.iter().any(|l| l.mutating_setters().contains(&name))
 }
 
 /// The crate names that tell same-named types apart, of every library.
-pub fn disambiguating_crates() -> impl Iterator<Item = &'static str> {
+pub(crate) fn disambiguating_crates() -> impl Iterator<Item = &'static str> {
     LIBRARIES.iter().flat_map(|l| l.crate_names().iter().copied())
 }
 
 /// Whether any library builds `ty` as a struct literal.
-pub fn is_struct_literal(ty: &str) -> bool {
+pub(crate) fn is_struct_literal(ty: &str) -> bool {
     LIBRARIES.iter().any(|l| l.struct_literals().contains(&ty))
 }
 
 /// Every constructor and entry-point function name of every library, once
 /// each: a call by another last name is nothing to a retry.
-pub fn call_names() -> &'static [&'static str] {
+pub(crate) fn call_names() -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| {
         let constructors = LIBRARIES.iter().flat_map(|l| l.constructors().iter().copied());
@@ -251,7 +251,7 @@ pub fn call_names() -> &'static [&'static str] {
 }
 
 /// Whether a one-argument method of this name retries or installs a policy.
-pub fn is_retry_method(name: &proc_macro2::Ident) -> bool {
+pub(crate) fn is_retry_method(name: &proc_macro2::Ident) -> bool {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     NAMES
         .get_or_init(|| unique(LIBRARIES.iter().flat_map(|l| l.retry_methods().iter().copied())))
@@ -260,7 +260,7 @@ pub fn is_retry_method(name: &proc_macro2::Ident) -> bool {
 }
 
 /// The entry point a call `ty::func(..args)` is, if any.
-pub fn entry_point(ty: &str, func: &str, args: usize) -> Option<&'static EntryPoint> {
+pub(crate) fn entry_point(ty: &str, func: &str, args: usize) -> Option<&'static EntryPoint> {
     LIBRARIES.iter().flat_map(|l| l.entry_points()).find(|e| e.matches(ty, func, args))
 }
 
@@ -275,7 +275,7 @@ fn unique(names: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
 }
 
 /// The policy id of the library an entry point belongs to.
-pub fn library_of_entry(entry: &EntryPoint) -> Option<Lib> {
+pub(crate) fn library_of_entry(entry: &EntryPoint) -> Option<Lib> {
     LIBRARIES
         .iter()
         .find(|l| l.entry_points().iter().any(|e| std::ptr::eq(e, entry)))
@@ -283,12 +283,12 @@ pub fn library_of_entry(entry: &EntryPoint) -> Option<Lib> {
 }
 
 /// How `x.retry(y)` reads for a policy of `lib`.
-pub fn call_shape(lib: Lib) -> CallShape {
+pub(crate) fn call_shape(lib: Lib) -> CallShape {
     library_of(lib).map_or(CallShape::OperationFirst, |l| l.call_shape(lib))
 }
 
 /// Lets the library of `p` read the retried operation's body.
-pub fn read_operation(p: &mut Policy, op: &BodyFacts) {
+pub(crate) fn read_operation(p: &mut Policy, op: &BodyFacts) {
     if let Some(l) = library_of(p.lib) {
         l.read_operation(p, op);
     }

@@ -7,10 +7,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("octocrab");
+pub(crate) const LIB: Lib = Lib::new("octocrab");
 
 /// The `octocrab` crate.
-pub struct Octocrab;
+pub(crate) struct Octocrab;
 
 impl RetryLibrary for Octocrab {
     fn name(&self) -> &'static str {

@@ -9,10 +9,10 @@ use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("reqwest");
+pub(crate) const LIB: Lib = Lib::new("reqwest");
 
 /// The `reqwest` crate.
-pub struct Reqwest;
+pub(crate) struct Reqwest;
 
 impl RetryLibrary for Reqwest {
     fn name(&self) -> &'static str {
@@ -48,7 +48,7 @@ impl RetryLibrary for Reqwest {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] =
+pub(crate) const BY_VALUE_SETTERS: &[&str] =
     &["max_retries_per_request", "max_extra_load", "no_budget", "classify_fn"];
 
 fn construct(root: &Root, _env: &Env) -> Option<Policy> {

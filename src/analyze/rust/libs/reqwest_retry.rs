@@ -8,10 +8,10 @@ use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::chain_of;
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("reqwest-retry");
+pub(crate) const LIB: Lib = Lib::new("reqwest-retry");
 
 /// The `reqwest-retry` crate.
-pub struct ReqwestRetry;
+pub(crate) struct ReqwestRetry;
 
 impl RetryLibrary for ReqwestRetry {
     fn name(&self) -> &'static str {
@@ -54,7 +54,7 @@ impl RetryLibrary for ReqwestRetry {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] = &["jitter", "retry_bounds", "base"];
+pub(crate) const BY_VALUE_SETTERS: &[&str] = &["jitter", "retry_bounds", "base"];
 
 fn construct(root: &Root, _env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, .. } = root else { return None };

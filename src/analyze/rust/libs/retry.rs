@@ -8,10 +8,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("retry");
+pub(crate) const LIB: Lib = Lib::new("retry");
 
 /// The `retry` crate.
-pub struct Retry;
+pub(crate) struct Retry;
 
 impl RetryLibrary for Retry {
     fn name(&self) -> &'static str {

@@ -10,10 +10,10 @@ use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::body_facts;
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("tokio-retry");
+pub(crate) const LIB: Lib = Lib::new("tokio-retry");
 
 /// The `tokio-retry` crate.
-pub struct TokioRetry;
+pub(crate) struct TokioRetry;
 
 impl RetryLibrary for TokioRetry {
     fn name(&self) -> &'static str {
@@ -56,7 +56,7 @@ impl RetryLibrary for TokioRetry {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] = &["take", "map", "factor", "max_delay"];
+pub(crate) const BY_VALUE_SETTERS: &[&str] = &["take", "map", "factor", "max_delay"];
 
 fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
@@ -86,7 +86,7 @@ fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
     Some(p)
 }
 
-pub fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
+pub(crate) fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "take" => {
             p.attempts = Fact::new(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".take(..)")

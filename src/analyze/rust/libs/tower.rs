@@ -9,12 +9,12 @@ use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 use crate::analyze::rust::syntax::BodyFacts;
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("tower-retry");
+pub(crate) const LIB: Lib = Lib::new("tower-retry");
 /// The id of a `TpsBudget` policy.
-pub const BUDGET: Lib = Lib::new("tower-budget");
+pub(crate) const BUDGET: Lib = Lib::new("tower-budget");
 
 /// The `tower` crate.
-pub struct Tower;
+pub(crate) struct Tower;
 
 impl RetryLibrary for Tower {
     fn name(&self) -> &'static str {
@@ -94,7 +94,7 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
 
 /// A user's `impl tower::retry::Policy`: its `retry` method decides the
 /// count and the jitter; `facts` is what the impl's methods do.
-pub fn policy_impl(facts: &BodyFacts) -> Policy {
+pub(crate) fn policy_impl(facts: &BodyFacts) -> Policy {
     let mut p = Policy::new(
         LIB,
         Fact::new(Attempts::Unknown, "decided by the Policy impl"),

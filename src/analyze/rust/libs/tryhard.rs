@@ -10,10 +10,10 @@ use crate::analyze::rust::eval::Env;
 use crate::analyze::rust::policy::{Attempts, Fact, Lib, Policy};
 
 /// The id of this crate's policies in check ids (`rust/<id>-<check>`).
-pub const LIB: Lib = Lib::new("tryhard");
+pub(crate) const LIB: Lib = Lib::new("tryhard");
 
 /// The `tryhard` crate.
-pub struct Tryhard;
+pub(crate) struct Tryhard;
 
 impl RetryLibrary for Tryhard {
     fn name(&self) -> &'static str {
@@ -41,7 +41,7 @@ impl RetryLibrary for Tryhard {
     }
 }
 
-pub const BY_VALUE_SETTERS: &[&str] =
+pub(crate) const BY_VALUE_SETTERS: &[&str] =
     &["retries", "fixed_backoff", "linear_backoff", "exponential_backoff", "custom_backoff", "max_delay"];
 
 fn construct(root: &Root, env: &Env) -> Option<Policy> {

@@ -183,7 +183,7 @@ pub(super) fn nested_items(block: &syn::Block) -> Vec<&Item> {
     v.0
 }
 
-pub fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
+pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.methods.extend(from.methods.iter().cloned());
     into.idempotency_key |= from.idempotency_key;
     into.reads_retry_after |= from.reads_retry_after;

@@ -35,63 +35,63 @@ use super::eval::Env;
 use super::libs;
 use super::policy::{Lib, Policy};
 use super::syntax::{body_facts, chain_of, ident_of, line_of, lines_of, BodyFacts, Chain};
-pub use index::merge_facts;
+pub(crate) use index::merge_facts;
 use index::FileIndex;
 use resolve::setter;
 
 /// One retry site.
 #[derive(Debug, Clone)]
-pub struct Site {
+pub(crate) struct Site {
     /// Enclosing item path, e.g. `checkout::Client::submit`.
-    pub item: String,
-    pub line: u32,
-    pub end_line: u32,
-    pub policy: Policy,
+    pub(crate) item: String,
+    pub(crate) line: u32,
+    pub(crate) end_line: u32,
+    pub(crate) policy: Policy,
     /// Values the policy needed that could not be computed, as written
     /// (a helper's argument `cfg.retries`): the gate names them.
-    pub unresolved: Vec<String>,
+    pub(crate) unresolved: Vec<String>,
     /// A policy built here and not retried in this file (`fn policy() ->
     /// ExponentialBuilder`): when another file retries it, the retry there
     /// is the site and this one is dropped.
-    pub standalone: bool,
+    pub(crate) standalone: bool,
 }
 
 /// A timeout set somewhere in the file.
 #[derive(Debug, Clone)]
-pub struct TimeoutSite {
-    pub item: String,
+pub(crate) struct TimeoutSite {
+    pub(crate) item: String,
     /// The setter: `timeout`, `connect_timeout`, `operation_timeout`, ...
-    pub setter: String,
-    pub ms: f64,
-    pub line: u32,
+    pub(crate) setter: String,
+    pub(crate) ms: f64,
+    pub(crate) line: u32,
 }
 
 /// A by-value builder setter called as a statement; its result is lost.
 #[derive(Debug, Clone)]
-pub struct Discarded {
-    pub item: String,
-    pub setter: String,
-    pub receiver: String,
-    pub lib: Option<Lib>,
-    pub line: u32,
+pub(crate) struct Discarded {
+    pub(crate) item: String,
+    pub(crate) setter: String,
+    pub(crate) receiver: String,
+    pub(crate) lib: Option<Lib>,
+    pub(crate) line: u32,
 }
 
 /// Everything the analyzer reads from one version of one file.
 #[derive(Debug, Default, Clone)]
 pub struct FileModel {
-    pub sites: Vec<Site>,
-    pub timeouts: Vec<TimeoutSite>,
-    pub discarded: Vec<Discarded>,
+    pub(crate) sites: Vec<Site>,
+    pub(crate) timeouts: Vec<TimeoutSite>,
+    pub(crate) discarded: Vec<Discarded>,
     /// POST/PATCH request sites outside test code (method, line), for the
     /// crate-wide index; read while the tree is at hand so that the index
     /// never parses a changed file a second time.
-    pub writes: Vec<(String, u32)>,
+    pub(crate) writes: Vec<(String, u32)>,
     /// Names the file uses and does not define, that a retry site needed
     /// (a constant, a helper returning a policy, a retry helper): the
     /// crate-wide resolution looks for their definitions in other files.
-    pub unresolved: BTreeSet<String>,
+    pub(crate) unresolved: BTreeSet<String>,
     /// Functions whose returned policy a retry site of this file uses.
-    pub policy_fns: BTreeSet<String>,
+    pub(crate) policy_fns: BTreeSet<String>,
 }
 
 /// Builds the model of a parsed file; `src` is the text it was parsed from.
@@ -101,7 +101,7 @@ pub fn model(file: &syn::File, src: &str) -> FileModel {
 
 /// The `macro_rules!` definitions of `files`, by name (a later file's
 /// definition of a name wins, so the file being modelled goes last).
-pub fn macro_rules_of(files: &[&syn::File]) -> HashMap<String, super::macros::MacroRules> {
+pub(crate) fn macro_rules_of(files: &[&syn::File]) -> HashMap<String, super::macros::MacroRules> {
     let mut index = FileIndex::default();
     for f in files {
         index.collect(&f.items, &mut Vec::new());
@@ -116,7 +116,7 @@ pub fn macro_rules_of(files: &[&syn::File]) -> HashMap<String, super::macros::Ma
 /// Expands the `macro_rules!` invocations of `file` with the definitions
 /// of `definers` and of `file` itself, so a policy built in a macro is read
 /// as the code it expands to.
-pub fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::File]) {
+pub(crate) fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::File]) {
     if !src.contains('!') {
         return;
     }
@@ -130,7 +130,7 @@ pub fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::File]) {
 /// files of the crate (`definers`, parsed on this thread): their constants,
 /// helper functions, aliases and imports resolve names `file` uses but does
 /// not define. Only `file`'s own items are walked.
-pub fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -> FileModel {
+pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -> FileModel {
     let mut index = FileIndex::default();
     for d in definers {
         index.collect(&d.items, &mut Vec::new());
