@@ -1,7 +1,7 @@
 //! A verified ledger for people: the terminal text `retrygate ledger verify`
 //! prints and the gate's text verdict indents under its ledger line.
 //!
-//! Verification ([`super::verify`]) only produces the [`LedgerReport`]; this
+//! Verification ([`super::verify()`]) only produces the [`LedgerReport`]; this
 //! module only reads it, so how a report looks can change without touching
 //! what it says.
 
