@@ -60,7 +60,7 @@ pub fn render_text(r: &LedgerReport) -> String {
 mod tests {
     use super::*;
     use crate::ledger::artifact::LedgerOrigin;
-    use crate::ledger::lines::Limits;
+    use crate::ledger::lines::ReadLimits;
     use crate::ledger::verify::{verify_reader, Coverage, Problem, MAX_PROBLEMS};
 
     fn report() -> LedgerReport {
@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn the_problem_cap_of_a_real_verification_is_shown_as_a_count() {
         let text = "x\n".repeat(MAX_PROBLEMS + 7);
-        let r = verify_reader("t.jsonl", text.as_bytes(), None, Limits::default()).unwrap();
+        let r = verify_reader("t.jsonl", text.as_bytes(), None, ReadLimits::default()).unwrap();
         let shown = render_text(&r);
         assert!(shown.contains("and 7 more problems"), "{shown}");
         assert_eq!(shown.matches("    fix: ").count(), MAX_PROBLEMS);

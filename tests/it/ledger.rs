@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use retrygate::ledger::lines::Limits;
+use retrygate::ledger::lines::ReadLimits;
 use retrygate::ledger::pyjson;
 use retrygate::ledger::verify::{verify, verify_file, verify_reader, ChangeTarget, LedgerReport};
 use sha2::{Digest, Sha256};
@@ -568,7 +568,7 @@ fn a_one_gigabyte_ledger_stops_at_the_limit_with_a_clear_error() {
 fn binary_garbage_gives_line_numbered_problems_not_a_crash() {
     let mut g = Lcg(42);
     let garbage: Vec<u8> = (0..200_000).map(|_| g.next() as u8).collect();
-    let r = verify_reader("garbage", &garbage[..], None, Limits::default()).unwrap();
+    let r = verify_reader("garbage", &garbage[..], None, ReadLimits::default()).unwrap();
     assert!(!r.valid);
     assert_eq!(r.records, 0);
     assert!(r.problems.iter().all(|p| p.line.is_some() && !p.fix.is_empty()));
@@ -602,7 +602,7 @@ fn a_generated_session_ledger_verifies_in_full_and_respects_smaller_limits() {
     let r = verify(&path, None).unwrap();
     assert!(r.valid, "{:?}", problems(&r));
     assert_eq!(r.records, 20_000);
-    let small = Limits { max_line_bytes: 1 << 10, max_ledger_bytes: 1 << 20 };
+    let small = ReadLimits { max_line_bytes: 1 << 10, max_ledger_bytes: 1 << 20 };
     let r = verify_file(&path, None, small).unwrap();
     assert!(!r.valid);
     assert!(r.problems[0].message.contains("larger than the 1 MiB limit"), "{:?}", problems(&r));

@@ -630,3 +630,26 @@ fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<String> = std::fs::read_dir(root.join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut bundled: Vec<String> =
+        retrygate::replay::scenario::BUNDLED.iter().map(|(n, _)| format!("{n}.yml")).collect();
+    bundled.sort();
+    assert_eq!(files, bundled, "every file in scenarios/ is bundled, and nothing else is");
+    // The help and the error name them all, from the one list.
+    let names = retrygate::replay::scenario::bundled_names();
+    assert!(names.starts_with("default, http-date, "), "{names}");
+    let help = Command::new(BIN).args(["replay", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("A bundled scenario ({names})")), "{help}");
+    let o = Command::new(BIN).args(["replay", "--scenario", "nope", "--", "true"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(&format!("not a bundled scenario ({names})")), "{}", stderr(&o));
+}
