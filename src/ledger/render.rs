@@ -113,11 +113,14 @@ mod tests {
             problems_omitted: 2,
             ..report()
         };
-        let text = render_text(&r);
-        assert!(text.starts_with("ledger .tool_ledger.jsonl: invalid (3 records, v2)\n"), "{text}");
-        assert!(text.contains("  .tool_ledger.jsonl:4: digest mismatch\n    fix: restore it\n"), "{text}");
-        assert!(text.contains("  .tool_ledger.jsonl: b.py unexplained\n    fix: record it\n"), "{text}");
-        assert!(text.ends_with("  ... and 2 more problems\n"), "{text}");
+        insta::assert_snapshot!(render_text(&r), @r"
+        ledger .tool_ledger.jsonl: invalid (3 records, v2)
+          .tool_ledger.jsonl:4: digest mismatch
+            fix: restore it
+          .tool_ledger.jsonl: b.py unexplained
+            fix: record it
+          ... and 2 more problems
+        ");
     }
 
     #[test]
@@ -136,11 +139,13 @@ mod tests {
             coverage: coverage("0123456789abcdef0123456789abcdef01234567", &["b.py", "c.py"], &["gone.py"]),
             ..report()
         };
-        let text = render_text(&r);
-        assert!(text.contains("  from the file ledger.jsonl\n"), "{text}");
-        assert!(text.contains("coverage of main..0123456: 3 changed, 1 explained\n"), "{text}");
-        assert!(text.contains("  unexplained: b.py, c.py\n"), "{text}");
-        assert!(text.contains("  recorded but not in the change: gone.py\n"), "{text}");
+        insta::assert_snapshot!(render_text(&r), @r"
+        ledger .tool_ledger.jsonl: valid (3 records, v2)
+          from the file ledger.jsonl
+        coverage of main..0123456: 3 changed, 1 explained
+          unexplained: b.py, c.py
+          recorded but not in the change: gone.py
+        ");
     }
 
     #[test]

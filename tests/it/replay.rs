@@ -653,3 +653,71 @@ fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() 
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(&format!("not a bundled scenario ({names})")), "{}", stderr(&o));
 }
+
+/// The JSON report of a replay in which one client ignores `Retry-After`
+/// and another repeats an unkeyed POST the server had applied: the whole
+/// report (checks, reasons, timeline, write account) as one snapshot
+/// (`tests/it/snapshots/`), built from a journal written out here so that
+/// every figure is fixed.
+#[test]
+fn the_json_report_of_a_failing_replay_reads_whole() {
+    use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
+    use retrygate::replay::judge::{judge, JudgeInput};
+    use retrygate::replay::report::ReportContext;
+    use retrygate::replay::runner::{ClientExit, ClientRun};
+    use retrygate::replay::scenario::CheckLevels;
+
+    let entry = |seq: usize, client: usize, at_ms: f64, method: &str, status: u16| Entry {
+        seq,
+        client: Some(client),
+        at_ms,
+        method: method.into(),
+        path: format!("/c/{client}/orders"),
+        idempotency_key: None,
+        user_agent: Some("storm/1.0".into()),
+        status,
+        retry_after: (status == 429).then(|| "1".to_string()),
+        delay_ms: 0,
+        answered_ms: Some(at_ms + 1.0),
+        write: None,
+        lost: None,
+    };
+    let write = |effect| Some(WriteRecord { operation: "digest:POST /c/1/orders 1a2b".into(), effect });
+    let mut journal = Journal { anchor_unix_ms: 1_700_000_000_000, ..Journal::default() };
+    journal.entries = vec![
+        entry(0, 0, 0.0, "GET", 429),
+        entry(1, 1, 2.0, "POST", 502),
+        entry(2, 0, 5.0, "GET", 429),
+        entry(3, 0, 10.0, "GET", 200),
+        entry(4, 1, 1002.0, "POST", 201),
+    ];
+    journal.entries[1].write = write(WriteEffect::Applied);
+    journal.entries[4].write = write(WriteEffect::Applied);
+    let exits = vec![ClientExit::Exited { code: 0 }, ClientExit::Exited { code: 0 }];
+    let runs: Vec<ClientRun> = exits
+        .iter()
+        .enumerate()
+        .map(|(client, exit)| ClientRun {
+            client,
+            exit: exit.clone(),
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        })
+        .collect();
+    let judgement =
+        judge(JudgeInput { journal: &journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+    let ctx = ReportContext {
+        scenario: "default".into(),
+        scenario_description: "429 with Retry-After: 1, then 200".into(),
+        scenario_sha256: "0".repeat(64),
+        commit: None,
+        command: vec!["python3".into(), "client.py".into()],
+        timeout_s: 60.0,
+        timed_out: false,
+        wall_ms: 1010.0,
+        demanded_wait_ms: 1000,
+    };
+    let report = ReplayReport::assemble(ctx, &journal, &runs, judgement);
+    assert_eq!(report.verdict, ReplayVerdict::Fail);
+    insta::assert_snapshot!(serde_json::to_string_pretty(&report).unwrap());
+}
