@@ -720,4 +720,10 @@ fn the_json_report_of_a_failing_replay_reads_whole() {
     let report = ReplayReport::assemble(ctx, &journal, &runs, judgement);
     assert_eq!(report.verdict, ReplayVerdict::Fail);
     insta::assert_snapshot!(serde_json::to_string_pretty(&report).unwrap());
+    // The same report as the terminal and the pull-request comment show it.
+    insta::assert_snapshot!("failing_replay_text", retrygate::replay::render_text(&report));
+    insta::assert_snapshot!("failing_replay_markdown", retrygate::replay::render_markdown(&report));
+    // What `check --replay-report` reads back is the same report.
+    let json = serde_json::to_string(&report).unwrap();
+    assert_eq!(ReplayReport::from_json(&json).unwrap(), report);
 }
