@@ -13,6 +13,12 @@
 //! Goals (issue 5): added median latency under 1 ms; replay wall time within
 //! 1 s of the demanded waits.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark is a test program: a failure stops it with its location"
+)]
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

@@ -15,6 +15,12 @@
 //! Run with `cargo bench --bench rules` (set `RULES_BENCH_MB` to change the
 //! size, `RULES_BENCH_RETRY_EVERY` the density of retry settings). Nothing is asserted: the figures are printed as a ratio.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark is a test program: a failure stops it with its location"
+)]
+
 use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;

@@ -29,6 +29,12 @@
 //! with one file of ours whose client retries every method, so that the
 //! crate-wide index is built over the whole corpus).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark is a test program: a failure stops it with its location"
+)]
+
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;

@@ -255,6 +255,27 @@ pub struct ConfigError {
     pub(crate) fix: String,
 }
 
+/// Why a file over [`MAX_CONFIG_BYTES`] is not a config.
+const TOO_LARGE_HINT: &str = "a retrygate config is a few hundred bytes";
+
+impl ConfigError {
+    /// The file is over [`MAX_CONFIG_BYTES`]: refused before it is parsed.
+    /// `size` is the file's size when it is known (a read that stopped at
+    /// the limit knows only that it is larger).
+    pub(crate) fn too_large(source_name: &str, size: Option<u64>) -> ConfigError {
+        let limit = MAX_CONFIG_BYTES >> 10;
+        ConfigError {
+            source_name: source_name.to_string(),
+            line: None,
+            message: match size {
+                Some(size) => format!("the file is {size} bytes, over the {limit} KiB limit"),
+                None => format!("the file is over the {limit} KiB limit"),
+            },
+            fix: format!("{TOO_LARGE_HINT}; check that this is the right file"),
+        }
+    }
+}
+
 const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, paths, rules, sign_off";
 
 impl Config {
@@ -267,11 +288,7 @@ impl Config {
             fix: fix.to_string(),
         };
         if text.len() > MAX_CONFIG_BYTES {
-            return Err(err(
-                None,
-                format!("the file is {} bytes, over the {} KiB limit", text.len(), MAX_CONFIG_BYTES >> 10),
-                "a retrygate config is a few hundred bytes; check that this is the right file",
-            ));
+            return Err(ConfigError::too_large(source_name, Some(text.len() as u64)));
         }
         crate::yaml::check(text).map_err(|r| err(Some(r.line), r.message, FIX_SCHEMA))?;
         // An empty document (or one holding only comments) means "defaults".
@@ -328,7 +345,10 @@ impl Config {
             Ok(t) => t,
             Err(e) if e.is_not_found() => return Ok(Config::default()),
             Err(crate::bounded::BoundedReadError::TooLarge { .. }) => {
-                return Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), CONFIG_PATH)
+                return Err(ConfigError::too_large(
+                    CONFIG_PATH,
+                    std::fs::metadata(&path).ok().map(|m| m.len()),
+                ))
             }
             Err(e) => return Err(err(format!("cannot read: {e}"))),
         };
@@ -352,15 +372,22 @@ impl Config {
                 config: Config::default(),
                 source: format!("defaults (no {CONFIG_PATH} at base {short})"),
             }),
-            Some(Blob::TooLarge(size)) => Err(anyhow::anyhow!(
-                "{name}: the file is {size} bytes, over the {} KiB limit; a retrygate config is a few hundred bytes; {FIX_AT_BASE}",
-                MAX_CONFIG_BYTES >> 10
-            )),
+            Some(Blob::TooLarge(size)) => {
+                let e = ConfigError::too_large(&name, Some(size));
+                Err(anyhow::anyhow!(
+                    "{}",
+                    ConfigError { fix: format!("{TOO_LARGE_HINT}; {FIX_AT_BASE}"), ..e }
+                ))
+            }
             Some(Blob::Bytes(bytes)) => {
                 let text = String::from_utf8(bytes).map_err(|e| {
-                    anyhow::anyhow!("{name}: not UTF-8 text (byte {}); {FIX_AT_BASE}", e.utf8_error().valid_up_to())
+                    anyhow::anyhow!(
+                        "{name}: not UTF-8 text (byte {}); {FIX_AT_BASE}",
+                        e.utf8_error().valid_up_to()
+                    )
                 })?;
-                let config = Config::from_yaml_str(&text, &name).map_err(|e| anyhow::anyhow!("{e}; {FIX_AT_BASE}"))?;
+                let config =
+                    Config::from_yaml_str(&text, &name).map_err(|e| anyhow::anyhow!("{e}; {FIX_AT_BASE}"))?;
                 Ok(BaseConfig { config, source: name })
             }
         }
@@ -562,17 +589,45 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         assert!(top.to_string().contains("unknown field `protected`"), "{top}");
     }
 
+    /// Every kind of bad config and the whole one-line error it gets, as
+    /// `retrygate config validate` and the gate print it: one snapshot
+    /// (`src/snapshots/`), reviewed when a message changes.
     #[test]
-    fn wrong_types_name_the_key() {
+    fn every_config_error_names_the_file_line_and_key_and_what_to_do() {
         let cases = [
-            ("limits:\n  max_attempts: lots\n", "limits.max_attempts", 2),
-            ("mode: strict\n", "unknown variant `strict`", 1),
-            ("protected_paths: app/\n", "protected_paths", 1),
-            ("sign_off: { min_permission: owner }\n", "sign_off.min_permission", 1),
+            "mode: enforce\nrequire:\n  ledgr: true\n",
+            "protected: []\n",
+            "limits:\n  max_attempts: lots\n",
+            "mode: strict\n",
+            "protected_paths: app/\n",
+            "sign_off: { min_permission: owner }\n",
+            "mode: enforce\nprotected_paths:\n  - \"app/[\"\n",
+            "replay: { clients: 0 }\n",
+            "mode: enforce\npaths:\n  ignore: [\"vendor/{a\"]\n",
+            "paths:\n  tests:\n    - \"qa/\"\n    - \"[z-a]\"\n",
+            "paths: { test: [] }\n",
+            "paths: { ignore: vendor }\n",
+            "rules: { disable: [\"rust/backon-max-time\"] }\n",
+            "mode: [unclosed\n",
         ];
-        for (text, want, line) in cases {
+        let mut out = String::new();
+        for text in cases {
+            let err = Config::from_yaml_str(text, ".github/retrygate.yml").unwrap_err();
+            out.push_str(&format!("{text:?}\n  {err}\n"));
+        }
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn wrong_types_name_the_line_of_the_key() {
+        let cases = [
+            ("limits:\n  max_attempts: lots\n", 2),
+            ("mode: strict\n", 1),
+            ("protected_paths: app/\n", 1),
+            ("sign_off: { min_permission: owner }\n", 1),
+        ];
+        for (text, line) in cases {
             let err = Config::from_yaml_str(text, "r.yml").unwrap_err();
-            assert!(err.to_string().contains(want), "{text:?}: {err}");
             assert_eq!(err.line, Some(line), "{text:?}: {err}");
         }
     }
@@ -624,7 +679,19 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
     fn oversized_input_is_refused_before_parsing() {
         let big = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES));
         let err = Config::from_yaml_str(&big, "r.yml").unwrap_err();
-        assert!(err.to_string().contains("over the 1024 KiB limit"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!("r.yml: the file is {} bytes, over the 1024 KiB limit; a retrygate config is a few hundred bytes; check that this is the right file", big.len())
+        );
+        // The same error from the working tree, without reading the file.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+        std::fs::write(dir.path().join(CONFIG_PATH), &big).unwrap();
+        let err = Config::load_from_worktree(dir.path()).unwrap_err();
+        assert_eq!(err, ConfigError::too_large(CONFIG_PATH, Some(big.len() as u64)));
+        // A config just under the limit is parsed.
+        let fits = format!("# {}\n", "x".repeat(MAX_CONFIG_BYTES - 3));
+        assert!(Config::from_yaml_str(&fits, "r.yml").is_ok());
     }
 
     #[test]

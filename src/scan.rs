@@ -1,5 +1,5 @@
 //! `retrygate scan` as a library call: the findings of a change with no
-//! evidence and no policy, as a [`Report`].
+//! evidence and no policy, as a [`GateVerdict`].
 //!
 //! [`scan_report`] reads a revision range the way `retrygate check` does (the
 //! `paths` and `rules` of the config at the base, the defaults without one);

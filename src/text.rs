@@ -6,6 +6,40 @@
 
 use std::fmt::Write as _;
 
+/// A panic caught at a boundary ([`catch_panic`]): a bug, which every
+/// boundary reports the same way, as "could not decide", never as a pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panicked {
+    /// What the panic was raised with (`panic!("...")`).
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for Panicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "internal error ({}); this is a bug in retrygate, please report it; the change is treated as blocked",
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for Panicked {}
+
+/// Runs `f`; a panic on this thread becomes [`Panicked`] with its message.
+/// The gate (`gate::check`) and the binary's exit boundary both use it, so
+/// a bug reads the same wherever it is caught.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Panicked { message: message.to_string() }
+    })
+}
+
 /// How many hex digits of a commit are shown: GitHub's own short form, so a
 /// maintainer can match it by eye against the PR's commit list.
 pub(crate) const SHORT_SHA_CHARS: usize = 7;
@@ -65,6 +99,20 @@ fn is_bidi_control(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_becomes_one_error_with_its_message() {
+        let caught = catch_panic(|| -> u8 { panic!("boom {}", 1) }).unwrap_err();
+        assert_eq!(
+            caught.to_string(),
+            "internal error (boom 1); this is a bug in retrygate, please report it; the change is treated as blocked"
+        );
+        assert_eq!(
+            catch_panic(|| -> u8 { std::panic::panic_any(7u8) }).unwrap_err().message,
+            "unknown panic"
+        );
+        assert_eq!(catch_panic(|| 3), Ok(3), "no panic, the value");
+    }
 
     #[test]
     fn truncate_cuts_between_words_and_plural_reads_as_english() {

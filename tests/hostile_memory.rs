@@ -2,6 +2,11 @@
 //! the children's peak resident size (`getrusage(RUSAGE_CHILDREN)`) measures
 //! only the commands this test runs; Linux only.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failure is a panic with its location"
+)]
 #![cfg(target_os = "linux")]
 
 use std::io::Write;

@@ -2,6 +2,11 @@
 //! own test binary so the process's peak resident size (`VmHWM`) measures
 //! only this work; Linux only, where `/proc` reports it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failure is a panic with its location"
+)]
 #![cfg(target_os = "linux")]
 
 use std::io::Write;

@@ -83,6 +83,10 @@ pub(crate) struct ScanPaths {
 
 impl ScanPaths {
     /// The default vendored folders ignored; the default test patterns.
+    #[allow(
+        clippy::expect_used,
+        reason = "the default patterns are constants, compiled in a unit test below"
+    )]
     pub(crate) fn defaults() -> ScanPaths {
         // The default patterns are constants, compiled in a unit test below.
         ScanPaths::from_config(&Paths::default()).expect("the default test patterns are valid globs")

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use retrygate::config::Config;
 use retrygate::ledger::append::{append, hash_file, repo_relative, NewRecord};
 use retrygate::ledger::hook::{run_hook, Agent, HookDecision, HookEnv, HookError, MAX_INPUT_BYTES};
-use retrygate::ledger::lines::Limits;
+use retrygate::ledger::lines::ReadLimits;
 use retrygate::ledger::pyjson::{self, Value};
 use retrygate::ledger::show;
 use retrygate::ledger::verify::{self, ChangeTarget};
@@ -237,18 +237,18 @@ fn run_show(a: ShowArgs) -> anyhow::Result<Exit> {
         LedgerFormat::Text => {
             // The tool column's width needs every entry: a first pass measures it.
             let mut width = 4usize;
-            show::for_each(open()?, Limits::default(), |e| {
+            show::for_each(open()?, ReadLimits::default(), |e| {
                 width = width.max(show::tool_width(&e));
                 Ok(())
             })?;
-            show::for_each(open()?, Limits::default(), |e| {
+            show::for_each(open()?, ReadLimits::default(), |e| {
                 unreadable += usize::from(e.error.is_some());
                 out.write_all(show::render_line(&e, width).as_bytes())
             })
         }
         LedgerFormat::Json => {
             let mut first = true;
-            let r = show::for_each(open()?, Limits::default(), |e| {
+            let r = show::for_each(open()?, ReadLimits::default(), |e| {
                 unreadable += usize::from(e.error.is_some());
                 let sep = if first { "[\n" } else { ",\n" };
                 first = false;

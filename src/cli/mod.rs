@@ -208,30 +208,17 @@ pub(crate) fn main() -> ExitCode {
     // That matters beyond tidiness: Claude Code's PreToolUse treats every
     // exit other than 2 as "go ahead", so a panicking `ledger hook` that
     // exited 101 would wave the edit through.
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.command)));
-    match outcome {
+    match retrygate::text::catch_panic(|| run(cli.command)) {
         Ok(Ok(exit)) => exit.into(),
         Ok(Err(e)) => {
             eprintln!("retrygate: error: {e:#}");
             Exit::Error.into()
         }
-        Err(panic) => {
-            eprintln!(
-                "retrygate: internal error ({}); this is a bug in retrygate, please report it; the change is treated as blocked (exit 2)",
-                panic_message(panic.as_ref())
-            );
+        Err(panicked) => {
+            eprintln!("retrygate: {panicked} (exit 2)");
             Exit::Error.into()
         }
     }
-}
-
-/// The message a panic was raised with, for the one-line error.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("unknown panic")
 }
 
 /// Names the command for [`FORCE_PANIC_VAR`].

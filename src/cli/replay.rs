@@ -32,9 +32,11 @@ pub(crate) enum ReplayFormat {
 /// [--report PATH] [--format F] [--commit SHA] -- CMD ARGS...`
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReplayArgs {
-    /// A bundled scenario (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write,
-    /// 502-after-write), a path to a scenario YAML file, or several separated by commas (one report).
-    #[arg(long, default_value = "default")]
+    // The help names the bundled scenarios from their one list.
+    #[arg(long, default_value = "default", help = format!(
+        "A bundled scenario ({}), a path to a scenario YAML file, or several separated by commas (one report)",
+        retrygate::replay::scenario::bundled_names()
+    ))]
     pub scenario: String,
     /// How many copies of CMD run at once (8 or more, over 3 retry rounds, to judge desynchronisation).
     #[arg(long, default_value_t = 8)]

@@ -23,7 +23,7 @@ use crate::changeset::git::Blob;
 use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
 use crate::ledger::artifact::{self, ArtifactRefusal, ArtifactSource, LedgerOrigin, ListedArtifact};
-use crate::ledger::lines::Limits;
+use crate::ledger::lines::ReadLimits;
 use crate::ledger::{self, ChangeTarget, LedgerReport};
 
 use super::CheckInput;
@@ -42,7 +42,7 @@ pub(crate) fn find_and_verify(
     let mut target = ChangeTarget::from_changeset(cs)?;
     // The ledger committed with the change is not an edit it must explain.
     target.exclude(rel);
-    let limits = Limits::default();
+    let limits = ReadLimits::default();
 
     // 1. An explicit file.
     if let Some(path) = &input.ledger {
@@ -214,7 +214,7 @@ fn verify_artifact(listed: &ListedArtifact, zip: &[u8], rel: &str, target: &Chan
     let a = &listed.artifact;
     let shown = format!("artifact {} `{}`", a.artifact_id, a.name);
     let origin = |entry: Option<String>| LedgerOrigin::Artifact { artifact: a.clone(), entry };
-    match artifact::verify_zip(zip, &shown, rel, Some(target), Limits::default()) {
+    match artifact::verify_zip(zip, &shown, rel, Some(target), ReadLimits::default()) {
         Ok((mut report, entry)) => {
             report.origin = Some(origin(Some(entry)));
             report
@@ -234,7 +234,7 @@ fn refused(
 ) -> LedgerReport {
     // An empty ledger verified against the change: no records, so every
     // changed file shows as unexplained, and the refusal comes first.
-    let mut report = ledger::verify::verify_reader(shown, &b""[..], target, Limits::default())
+    let mut report = ledger::verify::verify_reader(shown, &b""[..], target, ReadLimits::default())
         .unwrap_or_else(|_| LedgerReport::missing(Vec::new(), "", target));
     report.present = true;
     report.valid = false;

@@ -154,14 +154,7 @@ pub struct GateOutcome {
 pub fn check(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     // A panic is a bug, and a bug must not look like anything but "could
     // not decide" to the Action (exit 2), never a crash code it might misread.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_inner(input))).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("unknown panic");
-        Err(anyhow::anyhow!("internal error ({what}); this is a bug in retrygate, please report it; treat the change as blocked"))
-    })
+    crate::text::catch_panic(|| check_inner(input)).unwrap_or_else(|panicked| Err(panicked.into()))
 }
 
 fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
@@ -173,8 +166,9 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     // config (exit 2), whether or not this change needs a replay.
     let expected = replay::expected_scenario(&git, &base_sha, &config.replay.scenario).map_err(|e| {
         anyhow::anyhow!(
-            "{}: replay.scenario: {e}; name bundled scenarios (default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write) or scenario files committed at the base",
-            base.source
+            "{}: replay.scenario: {e}; name bundled scenarios ({}) or scenario files committed at the base",
+            base.source,
+            crate::replay::scenario::bundled_names()
         )
     })?;
     let cs = ChangeSet::from_git(&input.repo, &input.base, &input.head)?;

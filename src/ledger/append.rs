@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::lines::Limits;
+use super::lines::ReadLimits;
 use super::pyjson::{self, Value};
 use super::record::Record;
 
@@ -149,7 +149,7 @@ fn append_locked(
     ts_now: f64,
 ) -> Result<Vec<Appended>, AppendError> {
     let io_err = |source| AppendError::Io { path: path.to_path_buf(), source };
-    let limit = Limits::default().max_line_bytes;
+    let limit = ReadLimits::default().max_line_bytes;
     let tail = repair_and_read_tail(path, file, limit)?;
     let last =
         tail.last.as_deref().and_then(|b| std::str::from_utf8(b).ok()).and_then(|t| Record::parse(0, t).ok());

@@ -23,12 +23,12 @@ use std::io::{BufReader, Cursor};
 
 use serde::{Deserialize, Serialize};
 
-use super::lines::Limits;
+use super::lines::ReadLimits;
 use super::verify::{verify_reader, ChangeTarget, LedgerReport};
 
 /// Largest artifact zip read. A real ledger is a few MB of JSON, which
 /// deflate shrinks several times; the ledger itself is bounded again when
-/// read ([`Limits::max_ledger_bytes`]).
+/// read ([`ReadLimits::max_ledger_bytes`]).
 pub(crate) const MAX_ZIP_BYTES: u64 = 16 << 20;
 
 /// Most entries an artifact may hold. An upload of the ledger holds one;
@@ -151,7 +151,7 @@ pub(crate) fn verify_zip(
     shown: &str,
     ledger_path: &str,
     target: Option<&ChangeTarget>,
-    limits: Limits,
+    limits: ReadLimits,
 ) -> Result<(LedgerReport, String), ArtifactRefusal> {
     if zip.len() as u64 > MAX_ZIP_BYTES {
         return Err(ArtifactRefusal::new(
@@ -346,7 +346,7 @@ mod tests {
     }
 
     fn verify(zip: &[u8]) -> Result<(LedgerReport, String), ArtifactRefusal> {
-        verify_zip(zip, "tool-ledger.zip", ".tool_ledger.jsonl", None, Limits::default())
+        verify_zip(zip, "tool-ledger.zip", ".tool_ledger.jsonl", None, ReadLimits::default())
     }
 
     #[test]
@@ -433,7 +433,7 @@ mod tests {
         let huge = vec![b'a'; 3 << 20];
         let zip = zip_entries(&[(".tool_ledger.jsonl", &huge)]).unwrap();
         assert!(zip.len() < 64 << 10, "deflate shrinks a run of one byte");
-        let limits = Limits { max_line_bytes: 1 << 10, max_ledger_bytes: 1 << 20 };
+        let limits = ReadLimits { max_line_bytes: 1 << 10, max_ledger_bytes: 1 << 20 };
         let (report, _) = verify_zip(&zip, "z", ".tool_ledger.jsonl", None, limits).unwrap();
         assert!(!report.valid);
         assert!(

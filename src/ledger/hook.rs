@@ -47,7 +47,7 @@ use super::patch::{parse_patch, touched};
 use super::pyjson::Value;
 use crate::changeset::git::Blob;
 use crate::changeset::Git;
-use crate::config::{Config, ProtectedPaths, CONFIG_PATH, MAX_CONFIG_BYTES};
+use crate::config::{Config, ConfigError, ProtectedPaths, CONFIG_PATH, MAX_CONFIG_BYTES};
 
 /// The value of `AGENT_MUTATE` that lifts the mutation gate.
 pub(crate) const SIGNED_OFF: &str = "signed-off";
@@ -405,7 +405,7 @@ fn config_at_head(root: &Path) -> Result<Config, HookError> {
     let source = format!("{CONFIG_PATH} (committed at HEAD)");
     match git.read_blob_at("HEAD", CONFIG_PATH, MAX_CONFIG_BYTES as u64).map_err(|e| err(e.to_string()))? {
         None | Some(Blob::Missing) => Ok(Config::default()),
-        Some(Blob::TooLarge(_)) => Ok(Config::from_yaml_str(&" ".repeat(MAX_CONFIG_BYTES + 1), &source)?),
+        Some(Blob::TooLarge(size)) => Err(ConfigError::too_large(&source, Some(size)).into()),
         Some(Blob::Bytes(b)) => {
             let text = String::from_utf8(b).map_err(|_| err("the file is not UTF-8".into()))?;
             Ok(Config::from_yaml_str(&text, &source)?)

@@ -2,10 +2,10 @@
 //!
 //! A ledger comes from an agent's working tree or a CI artifact, so it may be
 //! anything: a 10 MB line, a 1 GB file, binary garbage with no newline at
-//! all. [`LineReader`] never holds more than [`Limits::max_line_bytes`] of one
+//! all. [`LineReader`] never holds more than [`ReadLimits::max_line_bytes`] of one
 //! line: a longer line is skipped (but still hashed, so the next v2 record's
 //! `prev` link can be checked) and reported as too long; reading stops at
-//! [`Limits::max_ledger_bytes`].
+//! [`ReadLimits::max_ledger_bytes`].
 
 use std::io::{self, BufRead};
 
@@ -13,18 +13,18 @@ use sha2::{Digest, Sha256};
 
 /// Size bounds for reading a ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub struct ReadLimits {
     /// Longest line kept in memory and parsed.
     pub max_line_bytes: usize,
     /// Bytes read before verification stops with an error.
     pub max_ledger_bytes: u64,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
+impl Default for ReadLimits {
+    fn default() -> ReadLimits {
         // A record is a few hundred bytes (payloads carry paths and hashes,
         // never file contents); a day-long agent session writes a few MB.
-        Limits { max_line_bytes: 1 << 20, max_ledger_bytes: 64 << 20 }
+        ReadLimits { max_line_bytes: 1 << 20, max_ledger_bytes: 64 << 20 }
     }
 }
 
@@ -55,17 +55,17 @@ pub(crate) enum Next {
     End,
 }
 
-/// Splits a byte stream into [`Line`]s within [`Limits`].
+/// Splits a byte stream into [`Line`]s within [`ReadLimits`].
 pub(crate) struct LineReader<R> {
     inner: R,
-    limits: Limits,
+    limits: ReadLimits,
     number: u64,
     bytes_read: u64,
     done: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
-    pub(crate) fn new(inner: R, limits: Limits) -> LineReader<R> {
+    pub(crate) fn new(inner: R, limits: ReadLimits) -> LineReader<R> {
         LineReader { inner, limits, number: 0, bytes_read: 0, done: false }
     }
 
@@ -139,7 +139,7 @@ impl<R: BufRead> LineReader<R> {
 mod tests {
     use super::*;
 
-    fn read_all(data: &[u8], limits: Limits) -> Vec<Next> {
+    fn read_all(data: &[u8], limits: ReadLimits) -> Vec<Next> {
         let mut r = LineReader::new(io::BufReader::with_capacity(7, data), limits);
         let mut out = Vec::new();
         loop {
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn splits_lines_and_hashes_them_without_the_newline() {
-        let out = read_all(b"abc\n\nxyz", Limits::default());
+        let out = read_all(b"abc\n\nxyz", ReadLimits::default());
         assert_eq!(out.len(), 4);
         let Next::Line(first) = &out[0] else { panic!("{out:?}") };
         assert_eq!(first.bytes.as_deref(), Some(&b"abc"[..]));
@@ -169,7 +169,7 @@ mod tests {
     fn drops_the_content_of_a_long_line_but_keeps_its_hash_and_the_next_line() {
         let mut data = vec![b'x'; 100];
         data.extend_from_slice(b"\nok\n");
-        let limits = Limits { max_line_bytes: 10, max_ledger_bytes: 1000 };
+        let limits = ReadLimits { max_line_bytes: 10, max_ledger_bytes: 1000 };
         let out = read_all(&data, limits);
         let Next::Line(long) = &out[0] else { panic!() };
         assert!(long.bytes.is_none());
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn stops_at_the_ledger_limit() {
         let data = b"0123456789\n0123456789\n0123456789\n";
-        let out = read_all(data, Limits { max_line_bytes: 100, max_ledger_bytes: 15 });
+        let out = read_all(data, ReadLimits { max_line_bytes: 100, max_ledger_bytes: 15 });
         assert!(matches!(out[0], Next::Line(_)));
         assert!(matches!(out[1], Next::LimitReached { bytes_read: 15 }), "{out:?}");
     }

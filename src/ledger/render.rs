@@ -1,7 +1,7 @@
 //! A verified ledger for people: the terminal text `retrygate ledger verify`
 //! prints and the gate's text verdict indents under its ledger line.
 //!
-//! Verification ([`super::verify`]) only produces the [`LedgerReport`]; this
+//! Verification ([`super::verify()`]) only produces the [`LedgerReport`]; this
 //! module only reads it, so how a report looks can change without touching
 //! what it says.
 
@@ -60,7 +60,7 @@ pub fn render_text(r: &LedgerReport) -> String {
 mod tests {
     use super::*;
     use crate::ledger::artifact::LedgerOrigin;
-    use crate::ledger::lines::Limits;
+    use crate::ledger::lines::ReadLimits;
     use crate::ledger::verify::{verify_reader, Coverage, Problem, MAX_PROBLEMS};
 
     fn report() -> LedgerReport {
@@ -113,17 +113,20 @@ mod tests {
             problems_omitted: 2,
             ..report()
         };
-        let text = render_text(&r);
-        assert!(text.starts_with("ledger .tool_ledger.jsonl: invalid (3 records, v2)\n"), "{text}");
-        assert!(text.contains("  .tool_ledger.jsonl:4: digest mismatch\n    fix: restore it\n"), "{text}");
-        assert!(text.contains("  .tool_ledger.jsonl: b.py unexplained\n    fix: record it\n"), "{text}");
-        assert!(text.ends_with("  ... and 2 more problems\n"), "{text}");
+        insta::assert_snapshot!(render_text(&r), @r"
+        ledger .tool_ledger.jsonl: invalid (3 records, v2)
+          .tool_ledger.jsonl:4: digest mismatch
+            fix: restore it
+          .tool_ledger.jsonl: b.py unexplained
+            fix: record it
+          ... and 2 more problems
+        ");
     }
 
     #[test]
     fn the_problem_cap_of_a_real_verification_is_shown_as_a_count() {
         let text = "x\n".repeat(MAX_PROBLEMS + 7);
-        let r = verify_reader("t.jsonl", text.as_bytes(), None, Limits::default()).unwrap();
+        let r = verify_reader("t.jsonl", text.as_bytes(), None, ReadLimits::default()).unwrap();
         let shown = render_text(&r);
         assert!(shown.contains("and 7 more problems"), "{shown}");
         assert_eq!(shown.matches("    fix: ").count(), MAX_PROBLEMS);
@@ -136,11 +139,13 @@ mod tests {
             coverage: coverage("0123456789abcdef0123456789abcdef01234567", &["b.py", "c.py"], &["gone.py"]),
             ..report()
         };
-        let text = render_text(&r);
-        assert!(text.contains("  from the file ledger.jsonl\n"), "{text}");
-        assert!(text.contains("coverage of main..0123456: 3 changed, 1 explained\n"), "{text}");
-        assert!(text.contains("  unexplained: b.py, c.py\n"), "{text}");
-        assert!(text.contains("  recorded but not in the change: gone.py\n"), "{text}");
+        insta::assert_snapshot!(render_text(&r), @r"
+        ledger .tool_ledger.jsonl: valid (3 records, v2)
+          from the file ledger.jsonl
+        coverage of main..0123456: 3 changed, 1 explained
+          unexplained: b.py, c.py
+          recorded but not in the change: gone.py
+        ");
     }
 
     #[test]

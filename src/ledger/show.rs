@@ -7,7 +7,7 @@ use std::io::{self, BufRead};
 
 use serde::Serialize;
 
-use super::lines::{Limits, LineReader, Next};
+use super::lines::{LineReader, Next, ReadLimits};
 use super::pyjson::{self, Value};
 use super::record::Record;
 
@@ -24,7 +24,7 @@ pub struct Entry {
     pub(crate) tool: Option<String>,
     pub(crate) digest: Option<String>,
     /// The file an edit touched, or the path the payload names.
-    pub(crate) path: Option<String>,
+    pub path: Option<String>,
     /// A one-line summary: the command, or the payload in short.
     pub(crate) summary: String,
     /// v2 content hash after an edit (`"deleted"` when the edit removed the file).
@@ -38,7 +38,7 @@ pub struct Entry {
 /// Reads the timeline from a ledger stream into memory (tests, small
 /// ledgers); the command line streams with [`for_each`] instead.
 #[cfg(test)]
-pub(crate) fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<Entry>> {
+pub(crate) fn timeline<R: BufRead>(reader: R, limits: ReadLimits) -> io::Result<Vec<Entry>> {
     let mut out = Vec::new();
     for_each(reader, limits, |e| {
         out.push(e);
@@ -51,7 +51,7 @@ pub(crate) fn timeline<R: BufRead>(reader: R, limits: Limits) -> io::Result<Vec<
 /// memory stays bounded by the longest line, whatever the ledger's length.
 pub fn for_each<R: BufRead>(
     reader: R,
-    limits: Limits,
+    limits: ReadLimits,
     mut f: impl FnMut(Entry) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut lines = LineReader::new(reader, limits);
@@ -187,7 +187,7 @@ mod tests {
             "not json\n",
             "{\"v\": 2, \"seq\": 4, \"ts\": 1764410008.0, \"tool\": \"Edit\", \"payload\": {\"path\": \"app/x.py\", \"decision\": \"denied\"}, \"digest\": \"0000000000000000\", \"prev\": null}\n",
         );
-        let entries = timeline(text.as_bytes(), Limits::default()).unwrap();
+        let entries = timeline(text.as_bytes(), ReadLimits::default()).unwrap();
         assert_eq!(entries.len(), 4);
         assert_eq!(entries[0].time.as_deref(), Some("2025-11-29T09:53:24.625Z"));
         assert_eq!(entries[0].path.as_deref(), Some("clients/checkout.py"));
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn streamed_json_is_what_a_whole_array_would_print() {
         let text = "{\"ts\": 1764410004.625, \"tool\": \"edit_file\", \"payload\": {\"path\": \"a.py\"}, \"digest\": \"1dd7502ccd19576a\"}\nnot json\n";
-        let entries = timeline(text.as_bytes(), Limits::default()).unwrap();
+        let entries = timeline(text.as_bytes(), ReadLimits::default()).unwrap();
         let streamed: Vec<String> = entries.iter().map(|e| render_json_element(e).unwrap()).collect();
         let streamed = format!("[\n{}\n]", streamed.join(",\n"));
         assert_eq!(streamed, serde_json::to_string_pretty(&entries).unwrap());

@@ -6,7 +6,7 @@
 //! and `--format json` prints; [`super::render`] shows it to people, and
 //! nothing here formats for a terminal. Problems never stop verification early (the
 //! maintainer sees all of them, up to [`MAX_PROBLEMS`]); only the size limits
-//! in [`Limits`] do.
+//! in [`ReadLimits`] do.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::lines::{Limits, LineReader, Next};
+use super::lines::{LineReader, Next, ReadLimits};
 use super::pyjson;
 use super::record::{normalize_repo_path, Record};
 use crate::changeset::git::Blob;
@@ -207,9 +207,9 @@ pub enum VerifyError {
     Unreadable { path: String, source: io::Error },
 }
 
-/// Verifies the ledger at `path` with the default [`Limits`].
+/// Verifies the ledger at `path` with the default [`ReadLimits`].
 pub fn verify(path: &Path, target: Option<&ChangeTarget>) -> Result<LedgerReport, VerifyError> {
-    verify_file(path, target, Limits::default())
+    verify_file(path, target, ReadLimits::default())
 }
 
 /// Verifies the ledger at `path`. A missing file is a report with
@@ -217,7 +217,7 @@ pub fn verify(path: &Path, target: Option<&ChangeTarget>) -> Result<LedgerReport
 pub fn verify_file(
     path: &Path,
     target: Option<&ChangeTarget>,
-    limits: Limits,
+    limits: ReadLimits,
 ) -> Result<LedgerReport, VerifyError> {
     let name = path.display().to_string();
     let unreadable = |source| VerifyError::Unreadable { path: name.clone(), source };
@@ -255,7 +255,7 @@ pub fn verify_reader<R: BufRead>(
     source: &str,
     reader: R,
     target: Option<&ChangeTarget>,
-    limits: Limits,
+    limits: ReadLimits,
 ) -> io::Result<LedgerReport> {
     let mut v = Verifier::new(source);
     let mut lines = LineReader::new(reader, limits);
@@ -338,7 +338,7 @@ impl Verifier {
         }
     }
 
-    fn line(&mut self, line: super::lines::Line, limits: Limits) {
+    fn line(&mut self, line: super::lines::Line, limits: ReadLimits) {
         self.lines = line.number;
         let n = line.number;
         let last_seq = self.last_seq.take();
@@ -590,7 +590,7 @@ mod tests {
     use super::*;
 
     fn run(text: &str, target: Option<&ChangeTarget>) -> LedgerReport {
-        verify_reader("t.jsonl", text.as_bytes(), target, Limits::default()).unwrap()
+        verify_reader("t.jsonl", text.as_bytes(), target, ReadLimits::default()).unwrap()
     }
 
     fn v1(ts: f64, tool: &str, payload: &str) -> String {
@@ -626,7 +626,7 @@ mod tests {
     fn empty_and_binary_lines_are_named() {
         let mut data = v1(1.0, "read", "{}").into_bytes();
         data.extend_from_slice(b"\n\xff\xfe\x00garbage\n");
-        let r = verify_reader("t", &data[..], None, Limits::default()).unwrap();
+        let r = verify_reader("t", &data[..], None, ReadLimits::default()).unwrap();
         assert_eq!(r.problems.len(), 2, "{:?}", r.problems);
         assert!(r.problems[0].message.contains("empty line") && r.problems[0].line == Some(2));
         assert!(r.problems[1].message.contains("not UTF-8") && r.problems[1].line == Some(3));

@@ -13,68 +13,68 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Journal {
     /// Unix time in ms at the monotonic zero.
-    pub(crate) anchor_unix_ms: u64,
+    pub anchor_unix_ms: u64,
     /// Requests in order of arrival.
     pub entries: Vec<Entry>,
     /// Connections that sent bytes which were not HTTP/1.1 (answered 400).
-    pub(crate) malformed: Vec<Malformed>,
+    pub malformed: Vec<Malformed>,
     /// Requests the server itself failed to answer (a panic in its handler):
     /// any one fails the replay, because what the client would have done
     /// next was never tested.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) server_errors: Vec<String>,
+    pub server_errors: Vec<String>,
 }
 
 /// One request and the answer the server chose for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// Arrival order across all clients, from 0.
-    pub(crate) seq: usize,
+    pub seq: usize,
     /// The client index from `/c/<i>/...`; `None` for a path outside it.
-    pub(crate) client: Option<usize>,
+    pub client: Option<usize>,
     /// Arrival, ms since the server started (monotonic).
-    pub(crate) at_ms: f64,
-    pub(crate) method: String,
+    pub at_ms: f64,
+    pub method: String,
     /// Path and query as sent.
-    pub(crate) path: String,
+    pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) idempotency_key: Option<String>,
+    pub idempotency_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) user_agent: Option<String>,
+    pub user_agent: Option<String>,
     /// The status code served.
-    pub(crate) status: u16,
+    pub status: u16,
     /// The `Retry-After` value served, exactly as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) retry_after: Option<String>,
+    pub retry_after: Option<String>,
     /// How long the server held the answer (the scenario's `delay_ms`).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub(crate) delay_ms: u64,
+    pub delay_ms: u64,
     /// When the answer was handed to the connection (ms, same clock). A
     /// client's wait starts when it gets the answer, not when it sent the
     /// request, so delta-seconds are judged from here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) answered_ms: Option<f64>,
+    pub answered_ms: Option<f64>,
     /// For a POST or PATCH: which operation it is (`key:<Idempotency-Key>`,
     /// else `digest:<method> <path> <SHA-256 of the body>`) and what the
     /// server's write store did with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) write: Option<WriteRecord>,
+    pub write: Option<WriteRecord>,
     /// The answer was never delivered: the connection was closed or reset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) lost: Option<Loss>,
+    pub lost: Option<Loss>,
 }
 
 /// What the server's write store did with one POST/PATCH.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct WriteRecord {
-    pub(crate) operation: String,
-    pub(crate) effect: WriteEffect,
+pub struct WriteRecord {
+    pub operation: String,
+    pub effect: WriteEffect,
 }
 
 /// The store's decision for one write request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum WriteEffect {
+pub enum WriteEffect {
     /// The write took effect (again, if the operation was applied before).
     Applied,
     /// A repeat of an Idempotency-Key already applied: answered from the
@@ -87,7 +87,7 @@ pub(crate) enum WriteEffect {
 /// How an answer was lost on the way to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Loss {
+pub enum Loss {
     /// The connection was closed without an answer.
     Close,
     /// The connection was reset (RST).

@@ -20,9 +20,9 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub(crate) mod journal;
+pub mod journal;
 pub mod judge;
-pub(crate) mod report;
+pub mod report;
 pub mod retry_after;
 pub mod runner;
 pub mod scenario;

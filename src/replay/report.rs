@@ -164,21 +164,21 @@ fn is_zero(v: &u64) -> bool {
 
 /// What [`ReplayReport::assemble`] needs besides the judgement.
 #[derive(Debug, Clone)]
-pub(crate) struct ReportContext {
-    pub(crate) scenario: String,
-    pub(crate) scenario_description: String,
-    pub(crate) scenario_sha256: String,
-    pub(crate) commit: Option<String>,
-    pub(crate) command: Vec<String>,
-    pub(crate) timeout_s: f64,
-    pub(crate) timed_out: bool,
-    pub(crate) wall_ms: f64,
-    pub(crate) demanded_wait_ms: u64,
+pub struct ReportContext {
+    pub scenario: String,
+    pub scenario_description: String,
+    pub scenario_sha256: String,
+    pub commit: Option<String>,
+    pub command: Vec<String>,
+    pub timeout_s: f64,
+    pub timed_out: bool,
+    pub wall_ms: f64,
+    pub demanded_wait_ms: u64,
 }
 
 impl ReplayReport {
     /// Builds the report from the journal, the runs and the judgement.
-    pub(crate) fn assemble(
+    pub fn assemble(
         ctx: ReportContext,
         journal: &Journal,
         runs: &[ClientRun],

@@ -62,12 +62,12 @@ impl ClientExit {
 
 /// One client's process, as it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ClientRun {
-    pub(crate) client: usize,
-    pub(crate) exit: ClientExit,
+pub struct ClientRun {
+    pub client: usize,
+    pub exit: ClientExit,
     /// The last bytes CMD wrote, for the report.
-    pub(crate) stdout_tail: String,
-    pub(crate) stderr_tail: String,
+    pub stdout_tail: String,
+    pub stderr_tail: String,
 }
 
 /// All clients' runs.

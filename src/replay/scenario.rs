@@ -2,7 +2,7 @@
 //! budget, and how much each check weighs.
 //!
 //! A scenario is a YAML file (format in `docs/replay.md`). The bundled ones
-//! live in `rules/replay/` and are compiled into the binary, so
+//! live in `scenarios/` and are compiled into the binary, so
 //! `retrygate replay --scenario default` works from the binary alone; any
 //! other value of `--scenario` is read as a file path. Unknown keys are an
 //! error that names the key (`deny_unknown_fields`), because a misspelt
@@ -20,15 +20,21 @@ pub(crate) use super::journal::Loss;
 
 /// The bundled scenarios, by name, as (name, YAML text).
 pub const BUNDLED: &[(&str, &str)] = &[
-    ("default", include_str!("../../rules/replay/default.yml")),
-    ("http-date", include_str!("../../rules/replay/http-date.yml")),
-    ("no-retry-after", include_str!("../../rules/replay/no-retry-after.yml")),
-    ("503", include_str!("../../rules/replay/503.yml")),
-    ("post", include_str!("../../rules/replay/post.yml")),
-    ("lost-response", include_str!("../../rules/replay/lost-response.yml")),
-    ("reset-after-write", include_str!("../../rules/replay/reset-after-write.yml")),
-    ("502-after-write", include_str!("../../rules/replay/502-after-write.yml")),
+    ("default", include_str!("../../scenarios/default.yml")),
+    ("http-date", include_str!("../../scenarios/http-date.yml")),
+    ("no-retry-after", include_str!("../../scenarios/no-retry-after.yml")),
+    ("503", include_str!("../../scenarios/503.yml")),
+    ("post", include_str!("../../scenarios/post.yml")),
+    ("lost-response", include_str!("../../scenarios/lost-response.yml")),
+    ("reset-after-write", include_str!("../../scenarios/reset-after-write.yml")),
+    ("502-after-write", include_str!("../../scenarios/502-after-write.yml")),
 ];
+
+/// The bundled scenarios' names, comma-separated, for messages and help:
+/// `default, http-date, ...` (the one list is [`BUNDLED`]).
+pub fn bundled_names() -> String {
+    BUNDLED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
 
 /// The longest wait a scenario may ask for (`retry_after`, `ahead_s`) and the
 /// longest it may hold an answer: an hour is far past any replay's timeout,
@@ -160,7 +166,7 @@ impl fmt::Display for Level {
 /// clients do it), everything else is an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct CheckLevels {
+pub struct CheckLevels {
     #[serde(default = "warning")]
     pub(crate) recovered: Level,
     #[serde(default = "error")]
@@ -411,11 +417,10 @@ impl LoadedScenario {
         }
         let path = Path::new(spec);
         if !path.exists() {
-            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
             bail!(
                 "unknown scenario '{spec}': not a bundled scenario ({}) and no such file; \
                  pass one of those names or a path to a YAML scenario",
-                names.join(", ")
+                bundled_names()
             );
         }
         let text = crate::bounded::read_regular_string(path, crate::config::MAX_CONFIG_BYTES as u64)

@@ -35,7 +35,7 @@ use tokio::task::JoinHandle;
 
 use super::journal::{Entry, Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::retry_after;
-use super::scenario::Scenario;
+use super::scenario::{PlannedResponse, Scenario};
 
 /// Listen backlog; see the module docs.
 const BACKLOG: u32 = 1024;
@@ -245,7 +245,33 @@ fn default_body(status: StatusCode, client: usize, attempt: usize) -> (String, &
     }
 }
 
+/// What a request is, read from its head before anything is decided.
+struct Arrival {
+    at_ms: f64,
+    method: String,
+    /// Path and query as sent; `/` when the request line has neither.
+    path: String,
+    idempotency_key: Option<String>,
+    user_agent: Option<String>,
+    /// The client the path names (`/c/<i>/...`); `None` for any other path.
+    client: Option<usize>,
+}
+
+impl Arrival {
+    fn read(req: &Request<Incoming>, at_ms: f64, clients: usize) -> Arrival {
+        Arrival {
+            at_ms,
+            method: req.method().as_str().to_string(),
+            path: req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into()),
+            idempotency_key: header(req, "idempotency-key"),
+            user_agent: header(req, "user-agent"),
+            client: client_of(req.uri().path(), clients),
+        }
+    }
+}
+
 /// What one request gets, decided under the lock.
+#[derive(Debug)]
 struct Decision {
     seq: usize,
     status: u16,
@@ -258,34 +284,10 @@ struct Decision {
     attempt: usize,
 }
 
-async fn handle(
-    shared: Arc<Shared>,
-    fd: RawFd,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Dropped> {
-    let at_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
-    let method = req.method().as_str().to_string();
-    let path = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
-    let idempotency_key = header(&req, "idempotency-key");
-    let user_agent = header(&req, "user-agent");
-    let client = client_of(req.uri().path(), shared.clients);
-    let _guard = PanicGuard { shared: shared.clone(), what: format!("{method} {path}") };
-    // The only way to make the handler panic on purpose, to test the guard.
-    #[cfg(test)]
-    if path.ends_with("/retrygate-test-panic") {
-        panic!("a panic the tests asked for");
-    }
-
-    // The body names a write operation; read it (bounded) before deciding.
-    let body =
-        Limited::new(req.into_body(), MAX_BODY).collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-
-    // Choose the answer and write the journal entry under one lock, so the
-    // n-th entry of a client is the one that got the n-th answer.
-    let d = {
-        let mut state = shared.lock();
-        let seq = state.journal.entries.len();
-        let mut d = Decision {
+impl Decision {
+    /// The answer to a path outside `/c/<i>/`: 404, at once.
+    fn not_found(seq: usize) -> Decision {
+        Decision {
             seq,
             status: 404,
             retry_after: None,
@@ -295,124 +297,187 @@ async fn handle(
             headers: Vec::new(),
             drop: None,
             attempt: 0,
-        };
-        let mut write = None;
-        if let Some(i) = client {
-            let attempt = state.attempts[i];
-            state.attempts[i] += 1;
-            d.attempt = attempt;
-            let planned = shared.scenario.response_for(attempt);
-            d.retry_after = match (planned.retry_after, planned.retry_after_date) {
+        }
+    }
+
+    /// The scenario's answer to a client's `attempt`-th request; a
+    /// `Retry-After` date is written ahead of `now`.
+    fn planned(seq: usize, attempt: usize, planned: &PlannedResponse<'_>, now: SystemTime) -> Decision {
+        Decision {
+            seq,
+            status: planned.status,
+            retry_after: match (planned.retry_after, planned.retry_after_date) {
                 (Some(s), _) => Some(s.to_string()),
-                (None, Some(date)) => {
-                    let now = shared.anchor + shared.start.elapsed();
-                    Some(retry_after::date_ahead(now, date.ahead_s, date.format))
-                }
+                (None, Some(date)) => Some(retry_after::date_ahead(now, date.ahead_s, date.format)),
                 (None, None) => None,
-            };
-            d.status = planned.status;
-            d.delay_ms = planned.delay_ms;
-            d.body = planned.body.map(str::to_string);
-            d.content_type = planned.content_type.map(str::to_string);
-            d.headers = planned
+            },
+            delay_ms: planned.delay_ms,
+            body: planned.body.map(str::to_string),
+            content_type: planned.content_type.map(str::to_string),
+            headers: planned
                 .headers
                 .map(|h| h.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                .unwrap_or_default();
-            d.drop = planned.drop;
-            if is_write(&method) {
-                let op = operation(&method, &path, idempotency_key.as_deref(), &body);
-                let slot = (i, op.clone());
-                let effect = match state.writes.get(&slot) {
-                    // A well-behaved API: the key was applied, answer what it got.
-                    Some(stored) if idempotency_key.is_some() => {
-                        let stored = stored.clone();
-                        d.status = stored.status;
-                        d.body = stored.body;
-                        d.content_type = stored.content_type;
-                        d.retry_after = None;
-                        d.delay_ms = 0;
-                        d.drop = None;
-                        d.headers = vec![("idempotent-replayed".into(), "true".into())];
-                        WriteEffect::Deduplicated
-                    }
-                    _ if planned.apply => {
-                        // What the client would have been told had the answer
-                        // arrived: the planned 2xx, or a created/ok for a write
-                        // applied behind a 502 or a lost answer.
-                        let status = if (200..300).contains(&planned.status) {
-                            planned.status
-                        } else if method.eq_ignore_ascii_case("POST") {
-                            201
-                        } else {
-                            200
-                        };
-                        let stored = Stored {
-                            status,
-                            body: planned.body.map(str::to_string),
-                            content_type: planned.content_type.map(str::to_string),
-                        };
-                        state.writes.insert(slot, stored);
-                        WriteEffect::Applied
-                    }
-                    _ => WriteEffect::NotApplied,
+                .unwrap_or_default(),
+            drop: planned.drop,
+            attempt,
+        }
+    }
+
+    /// The answer stored for a key already applied, given again at once, as
+    /// a well-behaved API answers a repeated key.
+    fn replay_stored(&mut self, stored: Stored) {
+        self.status = stored.status;
+        self.body = stored.body;
+        self.content_type = stored.content_type;
+        self.retry_after = None;
+        self.delay_ms = 0;
+        self.drop = None;
+        self.headers = vec![("idempotent-replayed".into(), "true".into())];
+    }
+}
+
+/// What a write did to the server's store, and the stored answer to give
+/// instead of the planned one (a repeated key).
+struct WriteOutcome {
+    record: WriteRecord,
+    replayed: Option<Stored>,
+}
+
+impl State {
+    /// The 0-based number of this request among client `i`'s requests.
+    fn next_attempt(&mut self, i: usize) -> usize {
+        let attempt = self.attempts[i];
+        self.attempts[i] += 1;
+        attempt
+    }
+
+    /// Write accounting for a POST or PATCH of client `i` that the scenario
+    /// answers with `planned`: a key already applied is deduplicated, a
+    /// write the answer applies is stored (so a repeat of its key is
+    /// answered from it), anything else is not applied.
+    fn account_write(
+        &mut self,
+        i: usize,
+        arrival: &Arrival,
+        body: &[u8],
+        planned: &PlannedResponse<'_>,
+    ) -> WriteOutcome {
+        let key = arrival.idempotency_key.as_deref();
+        let op = operation(&arrival.method, &arrival.path, key, body);
+        let slot = (i, op.clone());
+        let record = |effect| WriteRecord { operation: op.clone(), effect };
+        match self.writes.get(&slot) {
+            Some(stored) if key.is_some() => {
+                WriteOutcome { record: record(WriteEffect::Deduplicated), replayed: Some(stored.clone()) }
+            }
+            _ if planned.apply => {
+                // What the client would have been told had the answer
+                // arrived: the planned 2xx, or a created/ok for a write
+                // applied behind a 502 or a lost answer.
+                let status = if (200..300).contains(&planned.status) {
+                    planned.status
+                } else if arrival.method.eq_ignore_ascii_case("POST") {
+                    201
+                } else {
+                    200
                 };
-                write = Some(WriteRecord { operation: op, effect });
+                let stored = Stored {
+                    status,
+                    body: planned.body.map(str::to_string),
+                    content_type: planned.content_type.map(str::to_string),
+                };
+                self.writes.insert(slot, stored);
+                WriteOutcome { record: record(WriteEffect::Applied), replayed: None }
+            }
+            _ => WriteOutcome { record: record(WriteEffect::NotApplied), replayed: None },
+        }
+    }
+}
+
+impl Shared {
+    /// The scenario's clock as a wall-clock time, for `Retry-After` dates.
+    fn wall_now(&self) -> SystemTime {
+        self.anchor + self.start.elapsed()
+    }
+
+    /// Chooses the answer and writes the journal entry under one lock, so
+    /// the n-th entry of a client is the one that got the n-th answer.
+    fn decide_and_journal(&self, arrival: Arrival, body: &[u8]) -> Decision {
+        let mut state = self.lock();
+        let seq = state.journal.entries.len();
+        let mut decision = Decision::not_found(seq);
+        let mut write = None;
+        if let Some(i) = arrival.client {
+            let attempt = state.next_attempt(i);
+            let planned = self.scenario.response_for(attempt);
+            decision = Decision::planned(seq, attempt, &planned, self.wall_now());
+            if is_write(&arrival.method) {
+                let outcome = state.account_write(i, &arrival, body, &planned);
+                if let Some(stored) = outcome.replayed {
+                    decision.replay_stored(stored);
+                }
+                write = Some(outcome.record);
             }
         }
         state.journal.entries.push(Entry {
             seq,
-            client,
-            at_ms,
-            method: method.clone(),
-            path: path.clone(),
-            idempotency_key,
-            user_agent,
-            status: d.status,
-            retry_after: d.retry_after.clone(),
-            delay_ms: d.delay_ms,
+            client: arrival.client,
+            at_ms: arrival.at_ms,
+            method: arrival.method,
+            path: arrival.path,
+            idempotency_key: arrival.idempotency_key,
+            user_agent: arrival.user_agent,
+            status: decision.status,
+            retry_after: decision.retry_after.clone(),
+            delay_ms: decision.delay_ms,
             answered_ms: None,
             write,
-            lost: d.drop,
+            lost: decision.drop,
         });
-        d
-    };
+        decision
+    }
 
-    if d.delay_ms > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(d.delay_ms)).await;
-    }
-    let answered_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
-    if let Some(entry) = shared.lock().journal.entries.get_mut(d.seq) {
-        entry.answered_ms = Some(answered_ms);
-    }
-    match d.drop {
-        Some(Loss::Reset) => {
-            // SO_LINGER 0: closing the socket sends RST, not FIN.
-            let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-            // SAFETY: `fd` is the connection's socket, open for as long as
-            // this request is being served; setsockopt only reads `linger`.
-            unsafe {
-                libc::setsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    libc::SO_LINGER,
-                    &linger as *const libc::linger as *const libc::c_void,
-                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                );
-            }
-            return Err(Dropped);
+    /// Records when the answer to journal entry `seq` left (after its delay).
+    fn mark_answered(&self, seq: usize) {
+        let answered_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        if let Some(entry) = self.lock().journal.entries.get_mut(seq) {
+            entry.answered_ms = Some(answered_ms);
         }
-        Some(Loss::Close) => return Err(Dropped),
-        None => {}
     }
+}
 
+/// Loses the answer the way the scenario asks: a reset sets `SO_LINGER` 0
+/// on the connection so that closing it sends RST, not FIN; a close just
+/// closes. Either way the service returns [`Dropped`] and hyper closes.
+fn lose_answer(fd: RawFd, loss: Loss) -> Dropped {
+    if loss == Loss::Reset {
+        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+        // SAFETY: `fd` is the connection's socket, open for as long as
+        // this request is being served; setsockopt only reads `linger`.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                &linger as *const libc::linger as *const libc::c_void,
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            );
+        }
+    }
+    Dropped
+}
+
+/// The HTTP answer for a decision: the scenario's body and content type, or
+/// the defaults ([`default_body`]); a 404 that says where clients live.
+fn response(d: &Decision, client: Option<usize>) -> Response<Full<Bytes>> {
     let code = StatusCode::from_u16(d.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let (text, content_type) = match client {
         Some(i) => {
             let (default_text, default_type) = default_body(code, i, d.attempt + 1);
-            match (d.body, d.content_type) {
-                (Some(b), Some(t)) => (b, t),
-                (Some(b), None) => (b, "text/plain; charset=utf-8".to_string()),
-                (None, Some(t)) => (default_text, t),
+            match (&d.body, &d.content_type) {
+                (Some(b), Some(t)) => (b.clone(), t.clone()),
+                (Some(b), None) => (b.clone(), "text/plain; charset=utf-8".to_string()),
+                (None, Some(t)) => (default_text, t.clone()),
                 (None, None) => (default_text, default_type.to_string()),
             }
         }
@@ -428,12 +493,42 @@ async fn handle(
     for (k, v) in &d.headers {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let response = builder.body(Full::new(Bytes::from(text))).unwrap_or_else(|_| {
+    builder.body(Full::new(Bytes::from(text))).unwrap_or_else(|_| {
         let mut r = Response::new(Full::new(Bytes::from_static(b"internal error\n")));
         *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         r
-    });
-    Ok(response)
+    })
+}
+
+/// One request, in order: read its head, read its body (bounded), decide
+/// the answer and journal it, hold the answer for the scenario's delay,
+/// then lose it or send it.
+async fn handle(
+    shared: Arc<Shared>,
+    fd: RawFd,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Dropped> {
+    let at_ms = shared.start.elapsed().as_secs_f64() * 1000.0;
+    let arrival = Arrival::read(&req, at_ms, shared.clients);
+    let client = arrival.client;
+    let _guard = PanicGuard { shared: shared.clone(), what: format!("{} {}", arrival.method, arrival.path) };
+    // The only way to make the handler panic on purpose, to test the guard.
+    #[cfg(test)]
+    if arrival.path.ends_with("/retrygate-test-panic") {
+        panic!("a panic the tests asked for");
+    }
+    // The body names a write operation; read it (bounded) before deciding.
+    let body =
+        Limited::new(req.into_body(), MAX_BODY).collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let decision = shared.decide_and_journal(arrival, &body);
+    if decision.delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(decision.delay_ms)).await;
+    }
+    shared.mark_answered(decision.seq);
+    if let Some(loss) = decision.drop {
+        return Err(lose_answer(fd, loss));
+    }
+    Ok(response(&decision, client))
 }
 
 #[cfg(test)]
@@ -441,6 +536,120 @@ mod tests {
     use super::*;
     use crate::replay::journal::{Loss, WriteEffect};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn arrival(method: &str, path: &str, key: Option<&str>, client: Option<usize>) -> Arrival {
+        Arrival {
+            at_ms: 0.0,
+            method: method.into(),
+            path: path.into(),
+            idempotency_key: key.map(str::to_string),
+            user_agent: None,
+            client,
+        }
+    }
+
+    fn planned(status: u16, apply: bool) -> PlannedResponse<'static> {
+        PlannedResponse {
+            status,
+            retry_after: None,
+            retry_after_date: None,
+            delay_ms: 0,
+            body: None,
+            content_type: None,
+            headers: None,
+            apply,
+            drop: None,
+        }
+    }
+
+    fn state(clients: usize) -> State {
+        State { attempts: vec![0; clients], ..State::default() }
+    }
+
+    #[test]
+    fn each_client_counts_its_own_attempts() {
+        let mut s = state(2);
+        assert_eq!([s.next_attempt(0), s.next_attempt(0), s.next_attempt(1)], [0, 1, 0]);
+    }
+
+    #[test]
+    fn a_write_applied_behind_an_error_is_stored_as_the_success_it_would_have_been() {
+        let mut s = state(1);
+        let post = arrival("POST", "/c/0/orders", Some("k1"), Some(0));
+        let first = s.account_write(0, &post, b"item=1", &planned(502, true));
+        assert_eq!(first.record.effect, WriteEffect::Applied);
+        assert!(first.replayed.is_none());
+        assert_eq!(first.record.operation, "key:k1");
+        // The repeat of the key gets the stored 201, not the scenario's answer.
+        let again = s.account_write(0, &post, b"item=1", &planned(429, false));
+        assert_eq!(again.record.effect, WriteEffect::Deduplicated);
+        assert_eq!(again.replayed.map(|r| r.status), Some(201));
+        // A PATCH applied behind an error would have been a 200.
+        let patch = arrival("PATCH", "/c/0/orders/1", Some("k2"), Some(0));
+        s.account_write(0, &patch, b"", &planned(503, true));
+        assert_eq!(
+            s.account_write(0, &patch, b"", &planned(200, true)).replayed.map(|r| r.status),
+            Some(200)
+        );
+    }
+
+    #[test]
+    fn a_write_not_applied_is_not_stored_and_an_unkeyed_repeat_is_applied_again() {
+        let mut s = state(1);
+        let keyed = arrival("POST", "/c/0/orders", Some("k1"), Some(0));
+        let refused = s.account_write(0, &keyed, b"x", &planned(429, false));
+        assert_eq!(refused.record.effect, WriteEffect::NotApplied);
+        // The refusal stored nothing: the key's next attempt is applied.
+        assert_eq!(s.account_write(0, &keyed, b"x", &planned(201, true)).record.effect, WriteEffect::Applied);
+        let unkeyed = arrival("POST", "/c/0/orders", None, Some(0));
+        let effects: Vec<WriteEffect> =
+            (0..2).map(|_| s.account_write(0, &unkeyed, b"x", &planned(201, true)).record.effect).collect();
+        assert_eq!(effects, [WriteEffect::Applied, WriteEffect::Applied]);
+    }
+
+    #[test]
+    fn a_replayed_key_is_answered_at_once_and_marked() {
+        let mut p = planned(429, false);
+        p.retry_after = Some(3);
+        p.delay_ms = 500;
+        p.drop = Some(Loss::Reset);
+        let mut d = Decision::planned(7, 2, &p, SystemTime::UNIX_EPOCH);
+        assert_eq!((d.seq, d.attempt, d.status, d.retry_after.as_deref()), (7, 2, 429, Some("3")));
+        d.replay_stored(Stored { status: 201, body: Some("{}".into()), content_type: None });
+        assert_eq!((d.status, d.delay_ms, d.drop, d.retry_after), (201, 0, None, None));
+        assert_eq!(d.headers, [("idempotent-replayed".to_string(), "true".to_string())]);
+    }
+
+    #[test]
+    fn a_retry_after_date_is_written_ahead_of_the_clock() {
+        let date = crate::replay::scenario::RetryAfterDate { ahead_s: 60, format: Default::default() };
+        let mut p = planned(503, false);
+        p.retry_after_date = Some(&date);
+        let d = Decision::planned(0, 0, &p, SystemTime::UNIX_EPOCH);
+        assert_eq!(d.retry_after.as_deref(), Some("Thu, 01 Jan 1970 00:01:00 GMT"));
+    }
+
+    #[test]
+    fn the_response_uses_the_scenarios_body_or_the_defaults() {
+        let body = |r: Response<Full<Bytes>>| {
+            let ct = r.headers()["content-type"].to_str().unwrap().to_string();
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let bytes = rt.block_on(r.into_body().collect()).unwrap().to_bytes();
+            (ct, String::from_utf8(bytes.to_vec()).unwrap())
+        };
+        let lost = body(response(&Decision::not_found(0), None));
+        assert_eq!(lost.1, "not found: this server answers under /c/<client>/ (use $RETRYGATE_URL)\n");
+        let ok = Decision::planned(0, 0, &planned(200, true), SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            body(response(&ok, Some(3))),
+            ("application/json".into(), "{\"ok\":true,\"status\":200,\"client\":3,\"attempt\":1}\n".into())
+        );
+        let mut p = planned(429, false);
+        p.body = Some("slow down");
+        let r = response(&Decision::planned(0, 0, &p, SystemTime::UNIX_EPOCH), Some(0));
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(body(r), ("text/plain; charset=utf-8".into(), "slow down".into()));
+    }
 
     /// Sends one request with `Connection: close`; returns the raw response.
     async fn send(addr: SocketAddr, head: &str) -> String {

@@ -306,6 +306,25 @@ fn the_repository_config_decides_what_is_protected_and_where_the_ledger_goes() {
         stderr.contains(".github/retrygate.yml (committed at HEAD):2: unknown field `protect`"),
         "{stderr}"
     );
+
+    // An oversized config is refused with its real size, before it is read.
+    let big = format!("# {}\n", "x".repeat(1 << 20));
+    write(d, ".github/retrygate.yml", &big);
+    git(d, &["commit", "-qam", "huge config"]);
+    let out = hook(
+        "claude",
+        &claude("PreToolUse", d, "Edit", json!({"file_path": d.join("app/checkout.py")})),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            ".github/retrygate.yml (committed at HEAD): the file is {} bytes, over the 1024 KiB limit; a retrygate config is a few hundred bytes",
+            big.len()
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]

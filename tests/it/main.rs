@@ -4,6 +4,12 @@
 //! (`tests/*_memory.rs`) stay separate binaries: they read the process's
 //! peak resident size, which other tests running beside them would raise.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failure is a panic with its location"
+)]
+
 mod common;
 mod fake_github;
 

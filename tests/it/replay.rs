@@ -630,3 +630,100 @@ fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<String> = std::fs::read_dir(root.join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut bundled: Vec<String> =
+        retrygate::replay::scenario::BUNDLED.iter().map(|(n, _)| format!("{n}.yml")).collect();
+    bundled.sort();
+    assert_eq!(files, bundled, "every file in scenarios/ is bundled, and nothing else is");
+    // The help and the error name them all, from the one list.
+    let names = retrygate::replay::scenario::bundled_names();
+    assert!(names.starts_with("default, http-date, "), "{names}");
+    let help = Command::new(BIN).args(["replay", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains(&format!("A bundled scenario ({names})")), "{help}");
+    let o = Command::new(BIN).args(["replay", "--scenario", "nope", "--", "true"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(&format!("not a bundled scenario ({names})")), "{}", stderr(&o));
+}
+
+/// The JSON report of a replay in which one client ignores `Retry-After`
+/// and another repeats an unkeyed POST the server had applied: the whole
+/// report (checks, reasons, timeline, write account) as one snapshot
+/// (`tests/it/snapshots/`), built from a journal written out here so that
+/// every figure is fixed.
+#[test]
+fn the_json_report_of_a_failing_replay_reads_whole() {
+    use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
+    use retrygate::replay::judge::{judge, JudgeInput};
+    use retrygate::replay::report::ReportContext;
+    use retrygate::replay::runner::{ClientExit, ClientRun};
+    use retrygate::replay::scenario::CheckLevels;
+
+    let entry = |seq: usize, client: usize, at_ms: f64, method: &str, status: u16| Entry {
+        seq,
+        client: Some(client),
+        at_ms,
+        method: method.into(),
+        path: format!("/c/{client}/orders"),
+        idempotency_key: None,
+        user_agent: Some("storm/1.0".into()),
+        status,
+        retry_after: (status == 429).then(|| "1".to_string()),
+        delay_ms: 0,
+        answered_ms: Some(at_ms + 1.0),
+        write: None,
+        lost: None,
+    };
+    let write = |effect| Some(WriteRecord { operation: "digest:POST /c/1/orders 1a2b".into(), effect });
+    let mut journal = Journal { anchor_unix_ms: 1_700_000_000_000, ..Journal::default() };
+    journal.entries = vec![
+        entry(0, 0, 0.0, "GET", 429),
+        entry(1, 1, 2.0, "POST", 502),
+        entry(2, 0, 5.0, "GET", 429),
+        entry(3, 0, 10.0, "GET", 200),
+        entry(4, 1, 1002.0, "POST", 201),
+    ];
+    journal.entries[1].write = write(WriteEffect::Applied);
+    journal.entries[4].write = write(WriteEffect::Applied);
+    let exits = vec![ClientExit::Exited { code: 0 }, ClientExit::Exited { code: 0 }];
+    let runs: Vec<ClientRun> = exits
+        .iter()
+        .enumerate()
+        .map(|(client, exit)| ClientRun {
+            client,
+            exit: exit.clone(),
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        })
+        .collect();
+    let judgement =
+        judge(JudgeInput { journal: &journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+    let ctx = ReportContext {
+        scenario: "default".into(),
+        scenario_description: "429 with Retry-After: 1, then 200".into(),
+        scenario_sha256: "0".repeat(64),
+        commit: None,
+        command: vec!["python3".into(), "client.py".into()],
+        timeout_s: 60.0,
+        timed_out: false,
+        wall_ms: 1010.0,
+        demanded_wait_ms: 1000,
+    };
+    let report = ReplayReport::assemble(ctx, &journal, &runs, judgement);
+    assert_eq!(report.verdict, ReplayVerdict::Fail);
+    insta::assert_snapshot!(serde_json::to_string_pretty(&report).unwrap());
+    // The same report as the terminal and the pull-request comment show it.
+    insta::assert_snapshot!("failing_replay_text", retrygate::replay::render_text(&report));
+    insta::assert_snapshot!("failing_replay_markdown", retrygate::replay::render_markdown(&report));
+    // What `check --replay-report` reads back is the same report.
+    let json = serde_json::to_string(&report).unwrap();
+    assert_eq!(ReplayReport::from_json(&json).unwrap(), report);
+}

@@ -123,6 +123,7 @@ pub(crate) struct Annotation {
     pub(crate) positive: bool,
 }
 
+#[allow(clippy::expect_used, reason = "a constant pattern, compiled by every rule test")]
 fn annotation_regex() -> Regex {
     // A fixed pattern, not input: it compiles, or every test fails at once.
     Regex::new(

@@ -363,11 +363,9 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
         .iter()
         .filter(|s| s.policy.attempts.value == policy::Attempts::Unknown && file.touches(s.line, s.end_line))
         // A setter or constructor was given a count (`.with_max_times(..)`,
-        // `RetryConfig::Simple(n)`); a library whose count lives elsewhere
-        // (tower's Policy impl) says so in words instead.
-        .filter(|s| {
-            s.policy.attempts.why.contains("(..)") || s.policy.attempts.why.contains("(n)") || !s.unresolved.is_empty()
-        })
+        // `RetryConfig::Simple(n)`, see `Fact::count`); a library whose
+        // count lives elsewhere (tower's Policy impl) is not flagged.
+        .filter(|s| s.policy.attempts.uncomputed || !s.unresolved.is_empty())
         .map(|s| {
             if !s.unresolved.is_empty() {
                 return Note::blocking(

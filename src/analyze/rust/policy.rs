@@ -88,12 +88,26 @@ impl Attempts {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Fact<T> {
     pub(crate) value: T,
+    /// Where the value came from, for messages only: no decision reads it.
     pub(crate) why: String,
+    /// The value is written at the site (a count given to a setter or a
+    /// constructor) but computed in a way retrygate cannot evaluate, so a
+    /// person must read it ([`Fact::count`]).
+    pub(crate) uncomputed: bool,
 }
 
 impl<T> Fact<T> {
     pub(crate) fn new(value: T, why: impl Into<String>) -> Self {
-        Fact { value, why: why.into() }
+        Fact { value, why: why.into(), uncomputed: false }
+    }
+}
+
+impl Fact<Attempts> {
+    /// A count written at the site (`.with_max_times(n)`,
+    /// `RetryConfig::Simple(n)`): when `n` cannot be computed the value is
+    /// [`Attempts::Unknown`] and the fact is marked [`Fact::uncomputed`].
+    pub(crate) fn count(value: Attempts, why: impl Into<String>) -> Self {
+        Fact { uncomputed: value == Attempts::Unknown, ..Fact::new(value, why) }
     }
 }
 
@@ -161,5 +175,19 @@ impl Policy {
             .map(String::as_str)
             .filter(|m| matches!(*m, "POST" | "PATCH" | "UNKNOWN"))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_written_count_that_cannot_be_computed_is_flagged() {
+        assert!(Fact::count(Attempts::from_retries(None), ".with_max_times(..)").uncomputed);
+        assert!(!Fact::count(Attempts::from_retries(Some(2.0)), ".with_max_times(..)").uncomputed);
+        // A count that lives elsewhere (tower's Policy impl) is unknown, not uncomputed,
+        // whatever its explanation says.
+        assert!(!Fact::new(Attempts::Unknown, "decided by the Policy impl (n)").uncomputed);
     }
 }

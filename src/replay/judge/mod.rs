@@ -106,7 +106,7 @@ pub struct Violation {
 
 /// Everything the judge concluded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Judgement {
+pub struct Judgement {
     pub(crate) checks: Vec<CheckResult>,
     pub(crate) desync_rounds: Vec<DesyncRound>,
     /// The pooled `desynchronized` reading, when there was enough evidence.
@@ -125,16 +125,16 @@ impl Judgement {
 
 /// What the judge reads.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct JudgeInput<'a> {
-    pub(crate) journal: &'a Journal,
+pub struct JudgeInput<'a> {
+    pub journal: &'a Journal,
     /// One per client, in client order.
-    pub(crate) exits: &'a [ClientExit],
-    pub(crate) budget: usize,
-    pub(crate) levels: &'a CheckLevels,
+    pub exits: &'a [ClientExit],
+    pub budget: usize,
+    pub levels: &'a CheckLevels,
 }
 
 /// Runs all six checks.
-pub(crate) fn judge(input: JudgeInput<'_>) -> Judgement {
+pub fn judge(input: JudgeInput<'_>) -> Judgement {
     let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
         checks: vec![

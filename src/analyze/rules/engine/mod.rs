@@ -24,7 +24,7 @@
 //! - [`prefilter`]: which rules can match at all in the changed regions
 //!   (per-language `RegexSet`s behind a raw-text literal gate);
 //! - [`side`]: one side of the file, its masked views and line index;
-//! - [`occurrences`]: a rule's matches on lines the change touched, keyed by
+//! - [`mod@occurrences`]: a rule's matches on lines the change touched, keyed by
 //!   what they set, with their numbers normalised;
 //! - [`judge`]: `raised`, `lowered` and `added` (base against head);
 //! - [`removed`]: `removed`, where the retry site must survive;

@@ -555,6 +555,7 @@ const MAX_USES: usize = 256;
 pub(super) fn changed_declarations(side: &SideText, changed: &[(u32, u32)], out: &mut Vec<Vec<u8>>) {
     use std::sync::OnceLock;
     static DECL: OnceLock<regex::bytes::Regex> = OnceLock::new();
+    #[allow(clippy::expect_used, reason = "a constant pattern, compiled by the unit tests below")]
     let re = DECL.get_or_init(|| {
         regex::bytes::Regex::new(
             r"(?m)^[ \t]*(?:(?:export|const|let|var|val|final|static|private|public|protected|readonly|internal)[ \t]+)*(?:[A-Za-z_][\w<>\[\].]*[ \t]+)?([A-Za-z_][\w]*)[ \t]*(?::[ \t]*[\w.\[\]| ]+?)?[ \t]*:?=[^=]",

@@ -70,7 +70,7 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
 fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "with_max_retries" => {
-            p.attempts = Fact::new(
+            p.attempts = Fact::count(
                 Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))),
                 ".with_max_retries(..)",
             )

@@ -79,7 +79,7 @@ fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {
         "with_max_attempts" | "max_attempts" | "set_max_attempts" => {
-            p.attempts = Fact::new(
+            p.attempts = Fact::count(
                 Attempts::from_total(s.arg(0).and_then(|a| env.number(a))),
                 format!(".{}(..)", s.name),
             )

@@ -81,7 +81,7 @@ fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {
         "with_max_times" => {
-            p.attempts = Fact::new(Attempts::from_retries(num(0)), ".with_max_times(..)");
+            p.attempts = Fact::count(Attempts::from_retries(num(0)), ".with_max_times(..)");
         }
         "without_max_times" => {
             let a = match p.total_timeout_ms {

@@ -52,7 +52,7 @@ fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
         return None;
     }
     let attempts = match func.as_str() {
-        "new" => Fact::new(
+        "new" => Fact::count(
             Attempts::from_total(args.first().and_then(|a| env.number(a))),
             "Backoff::new(max_attempts, ..)",
         ),
@@ -69,8 +69,10 @@ fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
 fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "set_max_attempts" => {
-            p.attempts =
-                Fact::new(Attempts::from_total(s.arg(0).and_then(|a| env.number(a))), ".set_max_attempts(..)")
+            p.attempts = Fact::count(
+                Attempts::from_total(s.arg(0).and_then(|a| env.number(a))),
+                ".set_max_attempts(..)",
+            )
         }
         "set_jitter" => {
             let v = s.arg(0).and_then(|a| env.number(a));

@@ -37,7 +37,10 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
     }
     let mut p = Policy::new(
         LIB,
-        Fact::new(Attempts::from_retries(args.first().and_then(|a| env.number(a))), "RetryConfig::Simple(n)"),
+        Fact::count(
+            Attempts::from_retries(args.first().and_then(|a| env.number(a))),
+            "RetryConfig::Simple(n)",
+        ),
         Fact::new(Some(false), "octocrab's Simple retry has no backoff and no jitter"),
     );
     p.client_wide = true;

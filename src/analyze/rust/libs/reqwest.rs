@@ -73,7 +73,7 @@ fn construct(root: &Root, _env: &Env) -> Option<Policy> {
 fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "max_retries_per_request" => {
-            p.attempts = Fact::new(
+            p.attempts = Fact::count(
                 Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))),
                 ".max_retries_per_request(..)",
             )

@@ -85,7 +85,7 @@ fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     let ms = |i| s.arg(i).and_then(|a| env.millis(a));
     match s.name.as_str() {
         "build_with_max_retries" => {
-            p.attempts = Fact::new(Attempts::from_retries(num(0)), ".build_with_max_retries(..)")
+            p.attempts = Fact::count(Attempts::from_retries(num(0)), ".build_with_max_retries(..)")
         }
         "build_with_total_retry_duration" => {
             p.total_timeout_ms = ms(0);
@@ -94,7 +94,7 @@ fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
         }
         "build_with_total_retry_duration_and_max_retries" => {
             p.total_timeout_ms = ms(0);
-            p.attempts = Fact::new(
+            p.attempts = Fact::count(
                 Attempts::from_retries(num(1)),
                 ".build_with_total_retry_duration_and_max_retries(..)",
             );

@@ -89,7 +89,8 @@ fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
 pub(crate) fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "take" => {
-            p.attempts = Fact::new(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".take(..)")
+            p.attempts =
+                Fact::count(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".take(..)")
         }
         "map" => {
             let jitters = s.arg(0).is_some_and(|a| body_facts(a).uses_randomness);

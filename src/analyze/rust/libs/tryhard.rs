@@ -48,7 +48,7 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
     let Root::Call { ty, func, args } = root else { return None };
     let attempts = match (ty.as_str(), func.as_str()) {
         ("tryhard" | "", "retry_fn") => Fact::new(Attempts::Unknown, "tryhard::retry_fn before .retries(..)"),
-        ("RetryFutureConfig", "new") => Fact::new(
+        ("RetryFutureConfig", "new") => Fact::count(
             Attempts::from_retries(args.first().and_then(|a| env.number(a))),
             "RetryFutureConfig::new(..)",
         ),
@@ -61,7 +61,7 @@ fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
     match s.name.as_str() {
         "retries" => {
             p.attempts =
-                Fact::new(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".retries(..)")
+                Fact::count(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".retries(..)")
         }
         "fixed_backoff" | "linear_backoff" | "exponential_backoff" => {
             p.min_delay_ms = s.arg(0).and_then(|a| env.millis(a));

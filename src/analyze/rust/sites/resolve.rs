@@ -165,7 +165,7 @@ pub(super) fn as_root(e: &Expr) -> Option<Root<'_>> {
     as_root_in(e, &HashMap::new())
 }
 
-/// [`as_root`] with the file's aliases applied to type and function names.
+/// `as_root` with the file's aliases applied to type and function names.
 pub(super) fn as_root_in<'e>(e: &'e Expr, aliases: &HashMap<String, String>) -> Option<Root<'e>> {
     match e {
         Expr::Call(c) => {
