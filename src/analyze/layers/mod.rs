@@ -349,3 +349,42 @@ impl super::Analyzer for LayersAnalyzer {
         self.analyze_set(&[file])
     }
 }
+
+/// Every operation one revision declares, for `retrygate layers`.
+#[derive(Debug, Clone)]
+pub struct AtRevision {
+    /// The commit id.
+    pub rev: String,
+    pub operations: Vec<chain::Operation>,
+    /// Files that could carry retries and could not be parsed.
+    pub unreadable: Vec<(String, u32, String)>,
+    pub notes: Vec<Note>,
+    /// `limits.max_amplification` of the config at this revision.
+    pub max_amplification: u32,
+}
+
+/// The layers and operations of revision `rev` of the repository at
+/// `repo`, with the `paths` and `limits` of the config at that revision.
+pub fn at_revision(repo: &std::path::Path, rev: &str) -> anyhow::Result<AtRevision> {
+    let git = Git::open(repo)?;
+    let sha = git.resolve_commit(rev)?;
+    let config = crate::config::Config::at_base(&git, &sha)?.config;
+    let paths = ScanPaths::from_config(&config.paths)?;
+    let side = tree::read(&git, &sha, &[], false, &paths)?;
+    // Rust files are parsed with syn: on a thread with the analysis stack.
+    let files = side.files;
+    let model = std::thread::Builder::new()
+        .stack_size(super::rust::bounds::ANALYSIS_STACK_BYTES)
+        .spawn(move || declared(&files))?
+        .join()
+        .map_err(|_| {
+            anyhow::anyhow!("the layer model panicked while reading {rev}; report this with the revision")
+        })?;
+    Ok(AtRevision {
+        rev: sha,
+        operations: chain::operations(&model),
+        unreadable: model.unreadable,
+        notes: side.notes,
+        max_amplification: config.limits.amplification(),
+    })
+}

@@ -51,7 +51,7 @@ fn untemplate(text: &str) -> String {
                     || ["range", "end", "if", "else", "with", "define", "template", "block", "/*"]
                         .iter()
                         .any(|k| inner.starts_with(k));
-                out.push_str(if control { " " } else { "TEMPLATE" });
+                out.push_str(if control { " " } else { "$TEMPLATE" });
                 out.extend(std::iter::repeat_n('\n', action.matches('\n').count()));
                 rest = &rest[open + close + 2..];
             }
@@ -263,7 +263,7 @@ fn layer(
         },
         _ => Attempts::PerServer(servers),
     };
-    if !declared && !attempts.retries() || !declared && servers.is_none() {
+    if !declared && (!attempts.retries() || servers.is_none()) {
         // nginx's default only matters with several servers, and is counted
         // only where the servers are listed.
         return None;

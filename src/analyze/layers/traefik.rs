@@ -66,7 +66,7 @@ fn join(
             line: retry.line,
             attempts: retry.attempts,
             budget: None,
-            retry_on: "the backend does not reply (network errors), any method unless retryNonIdempotentMethod is false (Traefik v3)".into(),
+            retry_on: "the backend does not reply (network errors); any method in Traefik v2, idempotent ones only in recent releases unless retryNonIdempotentMethod: true".into(),
             targets,
             decl_lines: lines,
             via_env: Default::default(),

@@ -78,7 +78,7 @@ fn untemplate(text: &str) -> String {
             out.push_str(&rest[..open]);
             match rest[open..].find("}}") {
                 Some(close) => {
-                    out.push_str("TEMPLATE");
+                    out.push_str("$TEMPLATE");
                     rest = &rest[open + close + 2..];
                 }
                 None => {
@@ -212,7 +212,7 @@ mod tests {
         let t = "{{- if .Values.mesh }}\nkind: VirtualService\nspec:\n  hosts: [{{ .Values.host }}]\n{{- end }}\n";
         let u = untemplate(t);
         assert_eq!(u.lines().count(), t.lines().count());
-        assert!(u.contains("hosts: [TEMPLATE]"), "{u}");
+        assert!(u.contains("hosts: [$TEMPLATE]"), "{u}");
     }
 
     #[test]
