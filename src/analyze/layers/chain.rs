@@ -115,9 +115,11 @@ impl Operation {
         })
     }
 
-    /// Layers that may send a request more than once.
+    /// Layers that may send a request more than once and are not bounded
+    /// by a retry budget: a budget is the remedy for amplification, so a
+    /// layer under one does not make a chain of retrying layers.
     pub fn retrying(&self) -> usize {
-        self.layers.iter().filter(|l| l.attempts.retries() && l.budget.is_none_or(|b| b > 0.0)).count()
+        self.layers.iter().filter(|l| l.attempts.retries() && l.budget.is_none()).count()
     }
 
     /// `client 7 × mesh 4 × nginx 3`.

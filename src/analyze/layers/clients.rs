@@ -51,7 +51,7 @@ pub fn read_rust(path: &str, text: &str) -> Result<Vec<Layer>, ReadError> {
             line: p.line,
             attempts,
             budget: None,
-            retry_on: "what the retry policy retries (see `retrygate scan` for its conditions)".into(),
+            retry_on: "what its retry policy retries on".into(),
             targets: targets.clone(),
             decl_lines: (p.line..=p.end_line).collect(),
             via_env: via_env.clone(),
