@@ -67,6 +67,11 @@ pub fn findings(
                 Some(b) => factor(l).exceeds(factor(b)) != Some(false) && factor(l) != factor(b),
             })
             .collect();
+        // A client's own count is the retry findings' business; a chain is
+        // this module's once a mesh or proxy layer is in it.
+        if op.layers.iter().all(|l| matches!(l.tier, super::Tier::Client | super::Tier::Sdk)) {
+            continue;
+        }
         let Some(cause) = place(&grown, &by_path) else { continue };
         let head_fig = op.figure();
         let base_fig = base_ops.get(&op.label).map_or(Figure::Known(1.0), Operation::figure);
