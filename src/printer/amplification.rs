@@ -142,3 +142,42 @@ pub fn layers_json(r: &AtRevision) -> serde_json::Value {
         "notes": r.notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(source: &str) -> Finding {
+        Finding::new(Kind::RetryAmplified, "layers/amplification", "k8s/vs.yaml", 3)
+            .message("`GET /x -> a`: up to 9 attempts per inbound request (was 3): client 3 × istio 3; over the limit")
+            .head(serde_json::json!({
+                "attempts": 9,
+                "chain": [
+                    {"tier": "client", "source": "rust client (backon)", "attempts": 3, "budget": null, "retry_on": "5xx", "location": "src/a.rs:4"},
+                    {"tier": "mesh", "source": source, "attempts": 3, "budget": 0.2, "retry_on": "5xx", "location": "k8s/vs.yaml:3"},
+                ],
+            }))
+    }
+
+    #[test]
+    fn one_summary_line_and_one_mermaid_block_per_finding() {
+        let s = section(&[finding("istio")]);
+        assert!(s.starts_with("\n#### Retry amplification\n"), "{s}");
+        assert_eq!(s.matches("```mermaid").count(), 1);
+        assert!(
+            s.contains("l0 --> l1[\"mesh istio<br/>×3 (retry budget 20%) on 5xx<br/>k8s/vs.yaml:3\"]"),
+            "{s}"
+        );
+        assert!(s.contains("dep[(\"dependency: up to 9 attempts\")]"), "{s}");
+        assert!(section(&[Finding::new(Kind::RetryCountRaised, "r", "a", 1)]).is_empty());
+    }
+
+    #[test]
+    fn text_from_the_pull_request_cannot_leave_the_label_or_the_block() {
+        let s = section(&[finding("x\"] --> evil[\"```\n<img src=x>")]);
+        let block = s.split("```mermaid\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
+        assert_eq!(block.lines().count(), 5, "{block}");
+        assert!(!block.contains("<img") && !block.contains("\"]  -->"), "{block}");
+        assert!(block.contains("#quot;"), "{block}");
+    }
+}
