@@ -190,11 +190,34 @@ pub struct ReadError {
     pub message: String,
 }
 
-/// Reads the layers `files` (path, text) declare.
+/// Reads the layers `files` (path, text) declare, every Rust file's
+/// retries included.
 pub fn declared(files: &[(String, String)]) -> Declared {
+    declared_with(files, |_| true)
+}
+
+/// Reads the layers `files` declare, modelling the retries of the Rust
+/// files `rust` accepts (the scan leaves out those that name no host: their
+/// clients could join no chain). Files are read in parallel.
+fn declared_with(files: &[(String, String)], rust: impl Fn(&str) -> bool + Sync) -> Declared {
+    use rayon::prelude::*;
+    let parts: Vec<Declared> = files
+        .par_iter()
+        .map(|(path, text)| {
+            let mut d = Declared::default();
+            read_file(path, text, &mut d, rust(text));
+            d
+        })
+        .collect();
     let mut out = Declared::default();
-    for (path, text) in files {
-        read_file(path, text, &mut out);
+    for d in parts {
+        out.layers.extend(d.layers);
+        for (k, v) in d.env {
+            out.env.entry(k).or_default().extend(v);
+        }
+        out.services.extend(d.services);
+        out.unreadable.extend(d.unreadable);
+        out.uses.extend(d.uses);
     }
     for l in &mut out.layers {
         if l.source == "traefik" {
@@ -212,8 +235,14 @@ pub fn declared(files: &[(String, String)]) -> Declared {
     out
 }
 
-/// Sends one file to every reader that wants it.
-fn read_file(path: &str, text: &str, out: &mut Declared) {
+/// Whether a Rust file names a host its clients could be linked by.
+fn names_a_host(text: &str) -> bool {
+    text.contains("://") || text.contains("env::var") || text.contains("env!(")
+}
+
+/// Sends one file to every reader that wants it; Rust files only when
+/// `rust` says so.
+fn read_file(path: &str, text: &str, out: &mut Declared, rust: bool) {
     let lower = path.to_ascii_lowercase();
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     if matches!(ext, "yaml" | "yml" | "json") {
@@ -236,7 +265,7 @@ fn read_file(path: &str, text: &str, out: &mut Declared) {
     if ext == "go" {
         out.layers.extend(gocode::read(path, text));
     }
-    if ext == "rs" {
+    if ext == "rs" && rust {
         match clients::read_rust(path, text) {
             Ok(layers) => out.layers.extend(layers),
             Err(e) => out.unreadable.push((path.to_string(), e.line, e.message)),
@@ -336,8 +365,15 @@ impl super::Analyzer for LayersAnalyzer {
         };
         let Some((base, head)) = sides else { return result };
         result.notes.extend(base.notes.iter().chain(&head.notes).cloned());
-        let base_model = declared(&base.files);
-        let head_model = declared(&head.files);
+        // Clients matter only in a chain with a mesh or proxy layer: without
+        // one on either side, no Rust file is parsed a second time.
+        let routed = |d: &Declared| d.layers.iter().any(|l| matches!(l.tier, Tier::Mesh | Tier::Proxy));
+        let mut base_model = declared_with(&base.files, |_| false);
+        let mut head_model = declared_with(&head.files, |_| false);
+        if routed(&base_model) || routed(&head_model) {
+            base_model = declared_with(&base.files, names_a_host);
+            head_model = declared_with(&head.files, names_a_host);
+        }
         let changed: Vec<&FileChange> = files.to_vec();
         let (findings, notes) = compare::findings(&base_model, &head_model, &changed, self.max_amplification);
         result.findings = findings;
@@ -371,15 +407,10 @@ pub fn at_revision(repo: &std::path::Path, rev: &str) -> anyhow::Result<AtRevisi
     let config = crate::config::Config::at_base(&git, &sha)?.config;
     let paths = ScanPaths::from_config(&config.paths)?;
     let side = tree::read(&git, &sha, &[], false, &paths)?;
-    // Rust files are parsed with syn: on a thread with the analysis stack.
-    let files = side.files;
-    let model = std::thread::Builder::new()
-        .stack_size(super::rust::bounds::ANALYSIS_STACK_BYTES)
-        .spawn(move || declared(&files))?
-        .join()
-        .map_err(|_| {
-            anyhow::anyhow!("the layer model panicked while reading {rev}; report this with the revision")
-        })?;
+    // Rust files are parsed with syn: on threads with the analysis stack.
+    let pool =
+        rayon::ThreadPoolBuilder::new().stack_size(super::rust::bounds::ANALYSIS_STACK_BYTES).build()?;
+    let model = pool.install(|| declared(&side.files));
     Ok(AtRevision {
         rev: sha,
         operations: chain::operations(&model),
