@@ -32,21 +32,19 @@ pub fn read(path: &str, text: &str) -> Vec<Layer> {
         let Some(value) = field_value(body, field) else { continue };
         let line = line_at(text, whole.start());
         let field_line = body.find(field).map_or(line, |at| line_at(text, whole.end() + at));
-        let attempts = match resolve(text, &value) {
+        let attempts = match resolve(text, &value, 0) {
             Some(n) => Attempts::Total(n.saturating_add(1)),
             None => Attempts::Unknown(format!("{field}: {value}")),
         };
-        let retry_on = if istio {
-            field_value(body, "RetryOn")
-                .unwrap_or_else(|| "Istio's default conditions (5xx in older releases)".into())
-        } else {
-            field_value(body, "RetryOn")
-                .map_or_else(|| "(not set here)".into(), |v| v.trim_matches('"').to_string())
+        let retry_on = match field_value(body, "RetryOn") {
+            Some(v) => string_value(text, &v),
+            None if istio => "Istio's default conditions (5xx in older releases)".into(),
+            None => "(not set here)".into(),
         };
         out.push(Layer {
             tier: if istio { Tier::Mesh } else { Tier::Proxy },
             source: if istio { "istio (generated in Go)".into() } else { "envoy (generated in Go)".into() },
-            name: enclosing_func(text, whole.start()),
+            name: item_name(text, whole.start()),
             path: path.to_string(),
             line: field_line,
             attempts,
@@ -106,28 +104,77 @@ fn field_value(body: &str, field: &str) -> Option<String> {
 }
 
 /// A count written as a literal, a wrapper of one (`&types.UInt32Value{Value:
-/// 10}`, `wrapperspb.UInt32(10)`, `uint32(n)`), or a constant of the file.
-fn resolve(text: &str, expr: &str) -> Option<u32> {
-    static NUM: OnceLock<Regex> = OnceLock::new();
-    static IDENT: OnceLock<Regex> = OnceLock::new();
-    let inner = expr.trim().trim_end_matches(['}', ')']).trim();
-    if inner.contains(['+', '-', '*', '/', '<', '>']) {
-        return None;
-    }
-    let last = inner.rsplit(['{', '(', ':', ' ']).next().unwrap_or(inner).trim();
-    if let Ok(n) = last.parse::<u32>() {
+/// 10}`, `wrapperspb.UInt32(10)`, `uint32(3)`), or a name the file defines
+/// as one of those (`defaultNumRetries = &wrappers.UInt32Value{Value: 2}`).
+/// Anything with an operator or a second argument (`OrDefault(x, 2)`) is
+/// not a count retrygate can tell.
+fn resolve(text: &str, expr: &str, depth: usize) -> Option<u32> {
+    let e = expr.trim().trim_start_matches('&').trim();
+    if let Ok(n) = e.parse::<u32>() {
         return Some(n);
     }
-    if re(&NUM, r"^[A-Za-z_][A-Za-z0-9_]*$").is_match(last) {
-        let def =
-            re(&IDENT, r"(?m)^\s*(?:const\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[A-Za-z0-9_]+\s*)?=\s*(\d+)\s*$");
-        return def.captures_iter(text).find(|c| &c[1] == last).and_then(|c| c[2].parse().ok());
+    if depth > 4 || e.contains([',', '+', '-', '*', '/', '<', '>', '"']) {
+        return None;
     }
-    None
+    if let Some((ty, inner)) = e.split_once('{') {
+        let inner = inner.strip_suffix('}')?;
+        if !is_path(ty) {
+            return None;
+        }
+        let value = inner.split_once(':').map_or(inner, |(_, v)| v);
+        return resolve(text, value, depth + 1);
+    }
+    if let Some((f, inner)) = e.split_once('(') {
+        return if is_path(f) { resolve(text, inner.strip_suffix(')')?, depth + 1) } else { None };
+    }
+    is_path(e).then(|| definition(text, e)).flatten().and_then(|rhs| resolve(text, &rhs, depth + 1))
+}
+
+/// The right-hand side of `name = ...` (`const`, `var`, a `var (...)` block
+/// or `:=`) in the file.
+fn definition(text: &str, name: &str) -> Option<String> {
+    let def = Regex::new(&format!(
+        r"(?m)^\s*(?:const\s+|var\s+)?{}\s*(?:[A-Za-z_][\w.]*\s*)?:?=\s*(.+?)\s*$",
+        regex::escape(name)
+    ))
+    .ok()?;
+    def.captures(text).map(|c| c[1].to_string())
+}
+
+/// A string as written (`"5xx"`) or through a name the file defines as one.
+fn string_value(text: &str, expr: &str) -> String {
+    let e = expr.trim();
+    if let Some(s) = e.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        return s.to_string();
+    }
+    if is_path(e) {
+        if let Some(s) = definition(text, e)
+            .and_then(|d| d.strip_prefix('"').and_then(|s| s.strip_suffix('"')).map(str::to_string))
+        {
+            return s;
+        }
+    }
+    format!("(computed: {e})")
+}
+
+fn is_path(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
 fn line_at(text: &str, byte: usize) -> u32 {
     text[..byte].bytes().filter(|b| *b == b'\n').count() as u32 + 1
+}
+
+/// What a reader calls the literal: the variable it is assigned to on its
+/// line (`cachedDefaultPolicy = &route.RetryPolicy{`), else its function.
+fn item_name(text: &str, byte: usize) -> String {
+    static ASSIGNED: OnceLock<Regex> = OnceLock::new();
+    let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..byte];
+    match re(&ASSIGNED, r"([A-Za-z_]\w*)\s*:?=\s*&?[\w.]*$").captures(before) {
+        Some(c) => c[1].to_string(),
+        None => enclosing_func(text, byte),
+    }
 }
 
 fn enclosing_func(text: &str, byte: usize) -> String {
@@ -151,6 +198,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_count_and_conditions_defined_in_a_var_block_are_resolved() {
+        let go = "package retry\nvar (\n\tdefaultNumRetries = &wrappers.UInt32Value{Value: 2}\n\tdefaultRetryOn    = \"connect-failure,refused-stream\"\n\tcachedPolicy = &route.RetryPolicy{\n\t\tNumRetries: defaultNumRetries,\n\t\tRetryOn:    defaultRetryOn,\n\t}\n)\n";
+        let l = read("retry.go", go);
+        assert_eq!((l[0].attempts.clone(), l[0].name.as_str()), (Attempts::Total(3), "cachedPolicy"));
+        assert_eq!(l[0].retry_on, "connect-failure,refused-stream");
+    }
+
+    #[test]
     fn an_istio_retry_literal_with_a_constant_count() {
         let go = "package r\nconst (\n\tTimeout = \"60s\"\n\tDefaultRouteRetryAttempts = 3\n)\nfunc makeRoute() *HTTPRoute {\n\treturn &HTTPRoute{\n\t\tRetries: &v1alpha3.HTTPRetry{\n\t\t\tAttempts:      DefaultRouteRetryAttempts,\n\t\t\tPerTryTimeout: Timeout,\n\t\t},\n\t}\n}\n";
         let l = read("route.go", go);
@@ -171,6 +226,9 @@ mod tests {
     fn a_computed_count_is_unknown_and_no_literal_no_layer() {
         let go = "package r\nfunc f(n uint32) { _ = &HTTPRetry{Attempts: int32(n) + 1} }\n";
         assert!(matches!(read("r.go", go)[0].attempts, Attempts::Unknown(_)));
+        let defaulted =
+            "package r\nfunc f() { _ = &HTTPRetry{Attempts: int32(ptr.OrDefault(r.Attempts, 2))} }\n";
+        assert!(matches!(read("r.go", defaulted)[0].attempts, Attempts::Unknown(_)));
         assert!(read("r.go", "package r\nfunc f() { retries := 3 }\n").is_empty());
     }
 }
