@@ -1,8 +1,9 @@
 //! Linkerd: a `ServiceProfile`'s retryable routes (`isRetryable: true`,
 //! bounded by the profile's `retryBudget`, Linkerd's default 20% of
 //! requests plus 10 per second when the profile sets none), and the
-//! `retry.linkerd.io/http` / `retry.linkerd.io/limit` annotations of
-//! newer releases (a limit of 1 retry when unset) on a Service or route.
+//! `retry.linkerd.io/http` (or `/grpc`) and `retry.linkerd.io/limit`
+//! annotations of newer releases (1 retry when the limit is unset or 0) on
+//! a Service or route.
 
 use super::yamldocs::{get, items, number, text, Doc};
 use super::{hosts, Attempts, Layer, Tier};
@@ -53,11 +54,17 @@ pub fn read_profile(path: &str, doc: &Doc) -> Vec<Layer> {
 /// are its hosts.
 pub fn read_annotations(path: &str, doc: &Doc) -> Vec<Layer> {
     let Some(ann) = get(&doc.value, &["metadata", "annotations"]) else { return Vec::new() };
-    let Some(on) = ann.get("retry.linkerd.io/http").and_then(text) else { return Vec::new() };
+    let Some(on) =
+        ann.get("retry.linkerd.io/http").or_else(|| ann.get("retry.linkerd.io/grpc")).and_then(text)
+    else {
+        return Vec::new();
+    };
     let limit = ann.get("retry.linkerd.io/limit");
     let attempts = match limit {
         None => Attempts::Total(2),
         Some(v) => match number(v) {
+            // Linkerd reads a limit of 0 as unset: its default of 1 retry.
+            Some(0) => Attempts::Total(2),
             Some(n) => Attempts::Total(n.saturating_add(1).min(u32::MAX as u64) as u32),
             None => Attempts::Unknown(format!("retry.linkerd.io/limit: {}", text(v).unwrap_or_default())),
         },
@@ -119,5 +126,11 @@ mod tests {
         assert!(
             layers("kind: Service\nmetadata:\n  name: payments\n  annotations: { team: pay }\n").is_empty()
         );
+        let grpc = layers("kind: Service\nmetadata:\n  name: payments\n  annotations:\n    retry.linkerd.io/grpc: unavailable\n    retry.linkerd.io/limit: \"0\"\n");
+        assert_eq!(
+            (grpc[0].attempts.clone(), grpc[0].retry_on.as_str()),
+            (Attempts::Total(2), "unavailable")
+        );
+        assert!(grpc[0].targets.contains("payments"));
     }
 }

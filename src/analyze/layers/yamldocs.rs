@@ -96,8 +96,7 @@ fn untemplate(text: &str) -> String {
 /// not parse is an error only when it mentions something a layer is made of.
 pub fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), ReadError> {
     let could_carry = super::mentions_layers(path, text);
-    let interesting =
-        could_carry || text.contains("env") || text.contains("kind:") || text.contains("labels");
+    let interesting = could_carry || ["env", "kind:", "labels", "://"].iter().any(|w| text.contains(w));
     if !interesting {
         return Ok(());
     }
