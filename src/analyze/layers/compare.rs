@@ -74,7 +74,12 @@ pub fn findings(
         }
         let Some(cause) = place(&grown, &by_path) else { continue };
         let head_fig = op.figure();
-        let base_fig = base_ops.get(&op.label).map_or(Figure::Known(1.0), Operation::figure);
+        let base_op = base_ops.get(&op.label);
+        // A chain that only moved (a renamed file) reads the same on both sides.
+        if base_op.is_some_and(|b| b.chain_text() == op.chain_text() && b.figure() == head_fig) {
+            continue;
+        }
+        let base_fig = base_op.map_or(Figure::Known(1.0), Operation::figure);
         let summary = format!(
             "`{}`: up to {} attempts per inbound request (was {}): {}",
             op.label,
@@ -177,6 +182,15 @@ mod tests {
             )),
             "{n:?}"
         );
+    }
+
+    #[test]
+    fn a_moved_route_is_no_change() {
+        let base = model(&[("mesh/vs.yaml", VS_HEAD), ("src/pay.rs", CLIENT)]);
+        let head = model(&[("k8s/mesh/vs.yaml", VS_HEAD), ("src/pay.rs", CLIENT)]);
+        let moved = FileChange::from_texts("k8s/mesh/vs.yaml", None, Some(VS_HEAD));
+        let (f, n) = findings(&base, &head, &[&moved], 3);
+        assert!(f.is_empty() && n.is_empty(), "{f:?} {n:?}");
     }
 
     #[test]
