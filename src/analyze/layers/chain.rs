@@ -197,16 +197,28 @@ pub fn operations(d: &Declared) -> Vec<Operation> {
         };
         out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link });
     }
-    for (host, by_source) in &routes {
-        if called.contains(host) {
+    // Requests that reach the routes from outside the repository's clients:
+    // one operation per host, the longest chains first, and none whose
+    // layers another operation already shows (an upstream's servers are
+    // hosts of the same nginx layer as the upstream).
+    let mut uncalled: Vec<(&String, Vec<&Layer>)> = routes
+        .iter()
+        .filter(|(host, _)| !called.contains(*host))
+        .map(|(host, by_source)| (host, by_source.values().copied().collect()))
+        .collect();
+    uncalled.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let shown = |op: &Operation| op.layers.iter().map(Layer::key).collect::<BTreeSet<_>>();
+    let mut seen: Vec<BTreeSet<(String, String, String)>> = out.iter().map(shown).collect();
+    for (host, layers) in uncalled {
+        let keys: BTreeSet<_> = layers.iter().map(|l| l.key()).collect();
+        if seen.iter().any(|s| keys.is_subset(s)) {
             continue;
         }
-        // A route that is only part of another host's chain still has an
-        // operation of its own: requests that reach it from outside.
+        seen.push(keys);
         out.push(Operation {
             label: format!("requests to {host}"),
             host: Some(host.clone()),
-            layers: by_source.values().map(|l| (*l).clone()).collect(),
+            layers: layers.into_iter().cloned().collect(),
             link: format!("every layer here serves `{host}`; no client in the repository calls it"),
         });
     }
@@ -251,6 +263,15 @@ mod tests {
         assert_eq!(op.figure(), Figure::Known(7.0 * 5.0 * 2.0), "{}", op.chain_text());
         assert_eq!(op.chain_text(), "client 7 × istio 5 × nginx 2");
         assert_eq!(op.host.as_deref(), Some("payments"));
+    }
+
+    #[test]
+    fn an_upstreams_servers_do_not_repeat_its_chain() {
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("nginx/nginx.conf", NGINX)]));
+        let ops = operations(&d);
+        assert_eq!(ops.len(), 1, "{ops:?}");
+        assert_eq!(ops[0].label, "requests to payments");
+        assert_eq!(ops[0].chain_text(), "istio 5 × nginx 2");
     }
 
     #[test]

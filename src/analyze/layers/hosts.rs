@@ -22,6 +22,11 @@ pub fn key(raw: &str) -> Option<String> {
     let s = s.rsplit_once('@').map_or(s, |(_, rest)| rest);
     let host = s.split(['/', '?']).next().unwrap_or("");
     let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or("") };
+    // An address is not a name a reader links by (and its first label, `10`,
+    // would join unrelated hosts).
+    if host.starts_with('[') || host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
     let label = host.split('.').next().unwrap_or("").to_ascii_lowercase();
     if label.is_empty()
         || label == "*"
@@ -122,7 +127,17 @@ mod tests {
 
     #[test]
     fn templates_and_wildcards_have_no_key() {
-        for raw in ["{{ .Values.host }}", "#{config.service}", "${HOST}", "*", "", "<svc>", "*.example.com"] {
+        for raw in [
+            "{{ .Values.host }}",
+            "#{config.service}",
+            "${HOST}",
+            "*",
+            "",
+            "<svc>",
+            "*.example.com",
+            "10.0.0.1:8080",
+            "http://[::1]:80/",
+        ] {
             assert_eq!(key(raw), None, "{raw}");
         }
     }
