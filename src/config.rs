@@ -141,6 +141,21 @@ impl Default for ReplayConfig {
 pub(crate) struct Limits {
     /// Most total attempts a retry may make; off (`None`) until set.
     pub(crate) max_attempts: Option<u32>,
+    /// Most attempts one inbound request may cause at a dependency through
+    /// two or more retrying layers; [`DEFAULT_MAX_AMPLIFICATION`] until set
+    /// (docs/layers.md).
+    pub(crate) max_amplification: Option<u32>,
+}
+
+/// `limits.max_amplification` when unset: the 3 attempts per request the
+/// Google SRE book allows one layer (docs/layers.md).
+pub(crate) const DEFAULT_MAX_AMPLIFICATION: u32 = 3;
+
+impl Limits {
+    /// `limits.max_amplification`, or its default.
+    pub(crate) fn amplification(&self) -> u32 {
+        self.max_amplification.unwrap_or(DEFAULT_MAX_AMPLIFICATION)
+    }
 }
 
 /// Rule packs.

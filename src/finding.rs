@@ -140,6 +140,13 @@ declare_kinds! {
         example: "ExponentialBuilder::default().with_max_times(3)  ->  ExponentialBuilder::default().without_max_times()",
         use_instead: "Bound the retry by attempts (with_max_times) or by total time (with_total_delay).",
     }
+    /// Retries across layers multiply past the limit.
+    RetryAmplified = "retry-amplified", Error {
+        what: "The worst-case attempts one inbound request can cause at a dependency, multiplied across the layers the repository declares (client, SDK, mesh route, proxy), grew past limits.max_amplification (default 3) through two or more retrying layers.",
+        why: "Retries at several layers multiply: a client making 4 attempts through a mesh route of 3 and a proxy of 2 sends 24 requests to a struggling dependency for one user request. Google's SRE book and the AWS Builders' Library both advise retrying at one layer only.",
+        example: "mesh/payments.yaml adds  retries: { attempts: 2 }  under a client making 3 attempts  (3 -> 9 attempts per request)",
+        use_instead: "Retry at one layer only, or bound the other layers with a retry budget (tower's TpsBudget, Envoy's retry_budget, Linkerd's retryBudget).",
+    }
     /// A retry allows more attempts than the base config's ceiling.
     RetryOverLimit = "retry-over-limit", Error {
         what: "A retry policy in the head allows more attempts than limits.max_attempts in the base config, whether the pull request raised it or wrote it new.",
@@ -409,7 +416,7 @@ mod tests {
             let json = serde_json::to_string(k).unwrap();
             assert_eq!(json, format!("\"{}\"", k.id()));
         }
-        assert_eq!(Kind::ALL.len(), 11);
+        assert_eq!(Kind::ALL.len(), 12);
         assert_eq!(Kind::parse("no-such-kind"), None);
     }
 

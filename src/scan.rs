@@ -28,7 +28,12 @@ pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<GateVe
 pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<GateVerdict> {
     let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
     let packs = analyze::rules::RulePackAnalyzer::bundled()?.with_head(cs);
-    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
+    let layers = analyze::layers::LayersAnalyzer::for_changeset(
+        cs,
+        crate::config::DEFAULT_MAX_AMPLIFICATION,
+        analyze::testcode::ScanPaths::defaults(),
+    );
+    let analyzers: [&dyn Analyzer; 3] = [&rust, &packs, &layers];
     let outcome = analyze::scan(cs, &analyzers);
     Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }

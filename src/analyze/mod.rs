@@ -13,6 +13,7 @@
 //! ([`HeadPolicy`], for `limits.max_attempts`) and which changed files hold
 //! retry or HTTP-client code ([`retry_code`], for whether a replay is due).
 
+pub mod layers;
 pub(crate) mod retry_code;
 pub mod rules;
 pub mod rust;

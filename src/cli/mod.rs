@@ -21,6 +21,7 @@ pub(crate) mod config;
 pub(crate) mod demo;
 pub(crate) mod generate;
 pub(crate) mod github;
+pub(crate) mod layers;
 pub(crate) mod ledger;
 pub(crate) mod replay;
 pub(crate) mod replay_client;
@@ -127,6 +128,12 @@ pub(crate) enum Command {
     Completions(generate::CompletionsArgs),
     /// Print the man page (roff), or a subcommand's.
     Man(generate::ManArgs),
+    /// List every retrying layer a revision declares (client, SDK, mesh, proxy), linked into
+    /// operations, with each operation's worst-case attempts per inbound request.
+    #[command(
+        after_help = "Exit codes: 0 listed, 1 a file that could declare retries could not be read (the listing is incomplete), 2 could not run."
+    )]
+    Layers(layers::LayersArgs),
     /// Explain a finding kind (What it flags / Why it matters / Example / Use instead).
     Explain {
         /// A finding kind such as `jitter-removed`, or a Rust check id such as `rust/backon-jitter`; all kinds when omitted.
@@ -232,6 +239,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Demo(_) => "demo",
         Command::Github(_) => "github",
         Command::Explain { .. } => "explain",
+        Command::Layers(_) => "layers",
         Command::ReplayClient(_) => "replay-client",
         Command::Config(_) => "config",
         Command::Completions(_) => "completions",
@@ -274,6 +282,7 @@ pub(crate) fn run(command: Command) -> anyhow::Result<Exit> {
         Command::Rules(args) => rules::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Github(args) => github::run(args),
+        Command::Layers(args) => layers::run(args),
         Command::Explain { markdown: true, .. } => {
             print!("{}", retrygate::finding::kinds_markdown_table());
             Ok(Exit::Pass)

@@ -282,8 +282,10 @@ pub(crate) fn scan_with_config(
     let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
         .context("loading the rule packs (rules.extra at the base commit)")?
         .with_head(cs);
-    let analyzers: [&dyn Analyzer; 2] = [&rust, &packs];
     let paths = ScanPaths::from_config(&config.paths)?;
+    let layers =
+        analyze::layers::LayersAnalyzer::for_changeset(cs, config.limits.amplification(), paths.clone());
+    let analyzers: [&dyn Analyzer; 3] = [&rust, &packs, &layers];
     let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     // The base config's ceiling on attempts is a retry finding like any

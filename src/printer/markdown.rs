@@ -74,6 +74,7 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
     let mut o = String::new();
     header(&mut o, v, links);
     findings_table(&mut o, v, ctx.link_base);
+    o.push_str(&super::amplification::section(&v.findings));
     notes(&mut o, &v.notes);
     let Some(facts) = &v.facts else {
         return o;

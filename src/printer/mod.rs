@@ -7,6 +7,7 @@
 //! ([`check_title`]), the comment's header and the terminal's verdict line
 //! all read it.
 
+pub mod amplification;
 pub mod github;
 pub(crate) mod json;
 pub mod markdown;

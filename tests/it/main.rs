@@ -36,6 +36,7 @@ mod hostile_input;
 mod hostile_rust;
 mod install_action;
 mod layering;
+mod layers;
 mod ledger;
 mod ledger_artifact;
 mod ledger_hook_bypasses;

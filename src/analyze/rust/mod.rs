@@ -355,6 +355,20 @@ fn head_policies(file: &FileChange, head: &FileModel) -> Vec<super::HeadPolicy> 
         .collect()
 }
 
+/// The retry policies with a count (or none) of one Rust source, read on
+/// its own: what the layer model (`analyze::layers::clients`) takes as the
+/// application's client layer for files the change did not touch.
+pub(crate) fn policies_of(path: &str, text: &str) -> Result<Vec<super::HeadPolicy>, String> {
+    if !is_retry_relevant(text) {
+        return Ok(Vec::new());
+    }
+    let mut ast = parse_rust(path, text).map_err(|e| e.to_string())?;
+    sites::expand_macros(&mut ast, text, &[]);
+    let model = sites::model(&ast, text);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    Ok(head_policies(&FileChange::from_texts(path, None, Some(text)), &model))
+}
+
 /// Changed retry sites whose count is written out but cannot be computed
 /// (`with_max_times(limit())`, a shift of an unknown name): the gate cannot
 /// tell whether it went up, so a person must look.

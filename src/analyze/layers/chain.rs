@@ -1,0 +1,299 @@
+//! Links the layers of one revision into operations and gives each its
+//! figure: the worst-case attempts one inbound request can cause at the
+//! dependency, the product of its layers' attempts.
+//!
+//! Linking follows what a reader would use: a client joins the mesh and
+//! proxy layers whose hosts include the one host it calls (a base URL
+//! literal of its file, or the value a manifest gives an environment
+//! variable it reads). Layers of one tier and source for one host are
+//! alternatives (two routes of one VirtualService), not a chain: the worst
+//! of them counts. A layer whose host cannot be told, a client that calls
+//! no known host or several, and an SDK default are operations of their
+//! own: shown beside the others, never multiplied into them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Attempts, Declared, Layer, Tier};
+
+/// A figure: attempts per inbound request.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub(crate) enum Figure {
+    Known(f64),
+    Unbounded,
+    /// A layer's count cannot be computed (a template, one try per server of
+    /// an upstream whose servers are not listed).
+    Unknown,
+}
+
+impl Figure {
+    /// Whether `self` is more than `other`; `None` when it cannot be told.
+    pub(crate) fn exceeds(self, other: Figure) -> Option<bool> {
+        match (self, other) {
+            (Figure::Unknown, _) | (_, Figure::Unknown) => None,
+            (Figure::Unbounded, Figure::Unbounded) => Some(false),
+            (Figure::Unbounded, _) => Some(true),
+            (_, Figure::Unbounded) => Some(false),
+            (Figure::Known(a), Figure::Known(b)) => Some(a > b + 1e-9),
+        }
+    }
+
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Figure::Known(n) => trim(n),
+            Figure::Unbounded => "unbounded".into(),
+            Figure::Unknown => "an unknown number of".into(),
+        }
+    }
+
+    pub(crate) fn to_json(self) -> serde_json::Value {
+        match self {
+            Figure::Known(n) if n.fract() == 0.0 => serde_json::json!(n as u64),
+            Figure::Known(n) => serde_json::json!(n),
+            Figure::Unbounded => serde_json::json!("unbounded"),
+            Figure::Unknown => serde_json::json!("unknown"),
+        }
+    }
+}
+
+fn trim(n: f64) -> String {
+    if n.fract() == 0.0 {
+        format!("{}", n as u64)
+    } else {
+        format!("{:.1}", n)
+    }
+}
+
+/// What one layer contributes to the product.
+pub(crate) fn factor(l: &Layer) -> Figure {
+    let raw = match &l.attempts {
+        Attempts::Total(n) | Attempts::PerServer(Some(n)) => Figure::Known(f64::from(*n)),
+        Attempts::Unbounded => Figure::Unbounded,
+        Attempts::PerServer(None) | Attempts::Unknown(_) => Figure::Unknown,
+    };
+    match (l.budget, raw) {
+        // A budget caps retries at a share of requests, whatever the count.
+        (Some(b), Figure::Known(n)) => Figure::Known(n.min(1.0 + b)),
+        (Some(b), _) => Figure::Known(1.0 + b),
+        (None, f) => f,
+    }
+}
+
+/// `client 7 × mesh 4 × nginx 3`: how a layer reads in a chain.
+pub(crate) fn short(l: &Layer) -> String {
+    let who = match l.tier {
+        Tier::Client => "client".to_string(),
+        Tier::Sdk => "sdk".to_string(),
+        Tier::Mesh | Tier::Proxy => l.source.split(' ').next().unwrap_or(&l.source).to_string(),
+    };
+    let n = match (l.budget, factor(l)) {
+        (Some(b), f) => format!("≤{} (retry budget {}%)", f.describe(), trim(b * 100.0)),
+        (None, Figure::Unknown) => format!("? ({})", l.attempts.describe()),
+        (None, f) => f.describe(),
+    };
+    format!("{who} {n}")
+}
+
+/// One operation: the layers one request passes, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    /// `POST /checkout -> payments`, `requests to payments`, or the layer
+    /// itself for one that is not linked.
+    pub(crate) label: String,
+    pub(crate) host: Option<String>,
+    pub(crate) layers: Vec<Layer>,
+    /// Why the layers are (or are not) one path, for the listing.
+    pub(crate) link: String,
+}
+
+impl Operation {
+    /// The product of the layers' factors.
+    pub(crate) fn figure(&self) -> Figure {
+        self.layers.iter().map(factor).fold(Figure::Known(1.0), |acc, f| match (acc, f) {
+            (Figure::Unknown, _) | (_, Figure::Unknown) => Figure::Unknown,
+            (Figure::Unbounded, _) | (_, Figure::Unbounded) => Figure::Unbounded,
+            (Figure::Known(a), Figure::Known(b)) => Figure::Known(a * b),
+        })
+    }
+
+    /// Layers that may send a request more than once and are not bounded
+    /// by a retry budget: a budget is the remedy for amplification, so a
+    /// layer under one does not make a chain of retrying layers.
+    pub(crate) fn retrying(&self) -> usize {
+        self.layers.iter().filter(|l| l.attempts.retries() && l.budget.is_none()).count()
+    }
+
+    /// `client 7 × mesh 4 × nginx 3`.
+    pub(crate) fn chain_text(&self) -> String {
+        self.layers.iter().map(short).collect::<Vec<_>>().join(" × ")
+    }
+}
+
+/// The hosts a client calls: its literals and its environment variables'
+/// values.
+fn client_hosts(l: &Layer, d: &Declared) -> BTreeSet<String> {
+    let mut h = l.targets.clone();
+    for v in &l.via_env {
+        if let Some(values) = d.env.get(v) {
+            h.extend(values.iter().cloned());
+        }
+    }
+    h
+}
+
+/// Every operation of one revision.
+pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
+    // host -> (tier, source) -> the worst layer for it.
+    let mut routes: BTreeMap<String, BTreeMap<(Tier, String), &Layer>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for l in d.layers.iter().filter(|l| matches!(l.tier, Tier::Mesh | Tier::Proxy)) {
+        if l.targets.is_empty() {
+            out.push(Operation {
+                label: format!("{} {}", l.source, l.name),
+                host: None,
+                layers: vec![l.clone()],
+                link: "its hosts cannot be told (computed or templated), so it is not linked to a client"
+                    .into(),
+            });
+            continue;
+        }
+        for t in &l.targets {
+            let slot = routes.entry(t.clone()).or_default().entry((l.tier, l.source.clone())).or_insert(l);
+            if factor(l).exceeds(factor(slot)) != Some(false) && factor(l) != factor(slot) {
+                *slot = l;
+            }
+        }
+    }
+    let chain_for = |host: &str| -> Vec<Layer> {
+        routes.get(host).map(|m| m.values().map(|l| (*l).clone()).collect()).unwrap_or_default()
+    };
+    let mut called: BTreeSet<String> = BTreeSet::new();
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Client) {
+        let hosts = client_hosts(l, d);
+        if hosts.len() != 1 {
+            let why = if hosts.is_empty() {
+                "no base URL literal or address variable with a known value in its file".to_string()
+            } else {
+                format!(
+                    "its file calls several hosts ({}), and which one this retry covers is not known",
+                    hosts.into_iter().collect::<Vec<_>>().join(", ")
+                )
+            };
+            out.push(Operation {
+                label: format!("{} ({})", l.name, l.path),
+                host: None,
+                layers: vec![l.clone()],
+                link: why,
+            });
+            continue;
+        }
+        let Some(host) = hosts.into_iter().next() else { continue };
+        let mut layers = vec![l.clone()];
+        layers.extend(chain_for(&host));
+        called.insert(host.clone());
+        let link = if layers.len() > 1 {
+            format!("the client calls `{host}`, which the other layers serve")
+        } else {
+            format!("the client calls `{host}`; no mesh or proxy layer serves it")
+        };
+        out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link });
+    }
+    // Requests that reach the routes from outside the repository's clients:
+    // one operation per host, the longest chains first, and none whose
+    // layers another operation already shows (an upstream's servers are
+    // hosts of the same nginx layer as the upstream).
+    let mut uncalled: Vec<(&String, Vec<&Layer>)> = routes
+        .iter()
+        .filter(|(host, _)| !called.contains(*host))
+        .map(|(host, by_source)| (host, by_source.values().copied().collect()))
+        .collect();
+    uncalled.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    let shown = |op: &Operation| op.layers.iter().map(Layer::key).collect::<BTreeSet<_>>();
+    let mut seen: Vec<BTreeSet<(String, String, String)>> = out.iter().map(shown).collect();
+    for (host, layers) in uncalled {
+        let keys: BTreeSet<_> = layers.iter().map(|l| l.key()).collect();
+        if seen.iter().any(|s| keys.is_subset(s)) {
+            continue;
+        }
+        seen.push(keys);
+        out.push(Operation {
+            label: format!("requests to {host}"),
+            host: Some(host.clone()),
+            layers: layers.into_iter().cloned().collect(),
+            link: format!("every layer here serves `{host}`; no client in the repository calls it"),
+        });
+    }
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk) {
+        out.push(Operation {
+            label: format!("{} ({})", l.name, l.path),
+            host: None,
+            layers: vec![l.clone()],
+            link: "an SDK's default: it joins a chain only through the client code that uses it".into(),
+        });
+    }
+    for o in &mut out {
+        o.layers.sort_by(|a, b| (a.tier, &a.source).cmp(&(b.tier, &b.source)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::declared;
+    use super::*;
+
+    const VS: &str = "kind: VirtualService\nspec:\n  hosts: [payments]\n  http:\n  - retries: { attempts: 2 }\n    route: [{ destination: { host: payments } }]\n  - match: [{ uri: { prefix: /slow } }]\n    retries: { attempts: 4 }\n    route: [{ destination: { host: payments } }]\n";
+    const NGINX: &str = "upstream payments {\n  server payments-1:8080;\n  server payments-2:8080;\n}\nserver {\n  location / {\n    proxy_next_upstream error timeout http_503;\n    proxy_pass http://payments;\n  }\n}\n";
+    const CLIENT: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn checkout(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(&format!(\"{}/orders\", std::env::var(\"PAYMENTS_URL\").unwrap())).send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(6))\n        .await\n}\n";
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+    }
+
+    #[test]
+    fn a_client_linked_through_its_env_variable_multiplies_with_mesh_and_proxy() {
+        let d = declared(&files(&[
+            ("mesh/vs.yaml", VS),
+            ("nginx/nginx.conf", NGINX),
+            ("src/pay.rs", CLIENT),
+            ("k8s/deploy.yaml", "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - env:\n        - name: PAYMENTS_URL\n          value: http://payments.shop.svc:8080\n"),
+        ]));
+        let ops = operations(&d);
+        let op = ops.iter().find(|o| o.layers.iter().any(|l| l.tier == Tier::Client)).unwrap();
+        // The worse of the two routes (4 retries = 5 tries) counts, not both.
+        assert_eq!(op.figure(), Figure::Known(7.0 * 5.0 * 2.0), "{}", op.chain_text());
+        assert_eq!(op.chain_text(), "client 7 × istio 5 × nginx 2");
+        assert_eq!(op.host.as_deref(), Some("payments"));
+    }
+
+    #[test]
+    fn an_upstreams_servers_do_not_repeat_its_chain() {
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("nginx/nginx.conf", NGINX)]));
+        let ops = operations(&d);
+        assert_eq!(ops.len(), 1, "{ops:?}");
+        assert_eq!(ops[0].label, "requests to payments");
+        assert_eq!(ops[0].chain_text(), "istio 5 × nginx 2");
+    }
+
+    #[test]
+    fn without_the_env_value_the_client_stands_alone() {
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("src/pay.rs", CLIENT)]));
+        let ops = operations(&d);
+        let client = ops.iter().find(|o| o.layers[0].tier == Tier::Client).unwrap();
+        assert_eq!((client.layers.len(), client.host.clone()), (1, None));
+        assert!(client.link.contains("no base URL"), "{}", client.link);
+        let mesh = ops.iter().find(|o| o.label == "requests to payments").unwrap();
+        assert_eq!(mesh.figure(), Figure::Known(5.0));
+    }
+
+    #[test]
+    fn a_budget_bounds_its_layer_and_an_unknown_count_makes_the_figure_unknown() {
+        let linkerd = "kind: ServiceProfile\nmetadata: { name: payments.shop.svc.cluster.local }\nspec:\n  routes:\n  - name: all\n    isRetryable: true\n";
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("mesh/sp.yaml", linkerd)]));
+        let op = &operations(&d)[0];
+        assert_eq!(op.figure(), Figure::Known(5.0 * 1.2));
+        assert!(op.chain_text().contains("≤1.2 (retry budget 20%)"), "{}", op.chain_text());
+        let unknown = NGINX.replace("  server payments-2:8080;\n", "  server {{ .Host }};\n");
+        let d = declared(&files(&[("nginx/nginx.conf", &unknown)]));
+        assert_eq!(operations(&d)[0].figure(), Figure::Unknown);
+    }
+}
