@@ -530,12 +530,42 @@ fn tests_of_pat(p: &Pat) -> Tests {
 /// sits under a test for a refusal status (429, 401) and none for a 5xx or
 /// a timeout: such a loop never re-sends a write the server may have applied.
 pub fn retries_on_refusal_only(body: &syn::Block) -> bool {
-    let mut v = RetryPaths { refusal_depth: 0, refusal_paths: 0, other_paths: 0, after_apply: false };
+    let mut v = RetryPaths::default();
     v.visit_block(body);
     v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply
 }
 
+/// For an operation that tells its retry which errors are worth another
+/// attempt by returning them as transient (`backoff::Error::Transient {..}`,
+/// `Error::transient(e)`, tokio-retry's `RetryError::Transient`): whether
+/// every transient return sits under a refusal test (429, 401) and none
+/// under a 5xx or timeout. `None` when the operation returns nothing
+/// transient that can be seen (it is then decided elsewhere).
+pub fn transient_on_refusal_only(op: &Expr) -> Option<bool> {
+    let mut body = op;
+    loop {
+        match body {
+            Expr::Closure(c) => body = &c.body,
+            Expr::Async(a) => {
+                let mut v = RetryPaths { transient: true, ..RetryPaths::default() };
+                v.visit_block(&a.block);
+                return v.decided();
+            }
+            Expr::Block(b) => {
+                let mut v = RetryPaths { transient: true, ..RetryPaths::default() };
+                v.visit_block(&b.block);
+                return v.decided();
+            }
+            Expr::Paren(p) => body = &p.expr,
+            _ => return None,
+        }
+    }
+}
+
+#[derive(Default)]
 struct RetryPaths {
+    /// Transient returns are the paths that retry (not sleeps or `continue`).
+    transient: bool,
     refusal_depth: u32,
     refusal_paths: u32,
     other_paths: u32,
@@ -543,6 +573,10 @@ struct RetryPaths {
 }
 
 impl RetryPaths {
+    fn decided(&self) -> Option<bool> {
+        (self.refusal_paths + self.other_paths > 0).then_some(self.other_paths == 0 && !self.after_apply)
+    }
+
     fn path(&mut self) {
         if self.refusal_depth > 0 {
             self.refusal_paths += 1;
@@ -585,16 +619,34 @@ impl<'ast> Visit<'ast> for RetryPaths {
     }
 
     fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
-        self.path();
+        if !self.transient {
+            self.path();
+        }
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if let Expr::Path(p) = &*c.func {
-            if p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms") {
+            if !self.transient && p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms") {
                 self.path();
             }
         }
         syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        // `Error::transient(e)` called, or handed to `map_err` as a value.
+        if self.transient && p.path.segments.len() > 1 && p.path.segments.last().is_some_and(|s| s.ident == "transient")
+        {
+            self.path();
+        }
+        syn::visit::visit_expr_path(self, p);
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        if self.transient && e.path.segments.last().is_some_and(|s| s.ident == "Transient") {
+            self.path();
+        }
+        syn::visit::visit_expr_struct(self, e);
     }
 
     fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
@@ -610,6 +662,19 @@ mod tests {
 
     fn body(src: &str) -> syn::Block {
         syn::parse_str(src).unwrap()
+    }
+
+    #[test]
+    fn transient_returns_are_the_retry_paths_of_an_operation() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        let refusal = "|| async { let r = send().await.map_err(Error::Permanent)?; if r.status().as_u16() == 429 { return Err(Error::Transient { err: E, retry_after: None }); } Ok(r) }";
+        assert_eq!(transient_on_refusal_only(&e(refusal)), Some(true));
+        let wide = "|| async { let r = send().await.map_err(Error::Permanent)?; if r.status().is_server_error() { return Err(Error::Transient { err: E, retry_after: None }); } if r.status().as_u16() == 429 { return Err(Error::transient(E)); } Ok(r) }";
+        assert_eq!(transient_on_refusal_only(&e(wide)), Some(false));
+        let any = "|| async { send().await.map_err(backoff::Error::transient) }";
+        assert_eq!(transient_on_refusal_only(&e(any)), Some(false));
+        assert_eq!(transient_on_refusal_only(&e("|| async { send().await }")), None);
+        assert_eq!(transient_on_refusal_only(&e("op")), None);
     }
 
     #[test]

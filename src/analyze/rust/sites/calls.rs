@@ -49,6 +49,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     pub(super) fn push_site(&mut self, mut policy: Policy, op: Option<&'a Expr>, at: &'a Expr) {
         if let Some(op) = op {
+            // An operation that returns its retryable errors as transient
+            // says itself what is retried.
+            if let Some(refusal_only) = loops::transient_on_refusal_only(op) {
+                policy.transient_refusal_only = Some(refusal_only);
+            }
             let f = self.op_facts(op);
             libs::read_operation(&mut policy, &f);
             policy.methods.extend(f.methods);
