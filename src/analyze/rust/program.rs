@@ -635,6 +635,56 @@ fn installs(line: &str, ty: &str) -> bool {
         && ["RetryLayer", "retry(", "layer(", "Retry::new(", "with_retry"].iter().any(|w| line.contains(w))
 }
 
+/// Whether a line installs a value held in a field or binding declared
+/// with the policy type (`retry_config: RetryConfig` declared, then
+/// `RetryLayer::new(self.config.retry_config.clone())`).
+fn installs_held(line: &str, held: &[String]) -> bool {
+    let code = line.trim_start();
+    !code.starts_with("//")
+        && !code.starts_with('*')
+        && ["RetryLayer", "retry(", "layer(", "Retry::new("].iter().any(|w| line.contains(w))
+        && held.iter().any(|h| hands_value(line, h))
+}
+
+/// Whether a line reads `name` as a value (`cfg.name`, `(name`, `&name`),
+/// not calls or declares it (`fn name(`, `name(..)`).
+fn hands_value(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        matches!(before, Some('.' | '(' | '&'))
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '(')
+    })
+}
+
+/// The names of fields and bindings a text declares with type `ty`
+/// (`name: Ty`, `name: Option<Ty>`), for [`installs_held`].
+fn held_as(text: &str, ty: &str, out: &mut Vec<String>) {
+    for (i, _) in text.match_indices(ty) {
+        if !names_word(&text[i..], ty) || text[i + ty.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let before = text[..i].trim_end();
+        let before = before.strip_suffix("Option<").map(str::trim_end).unwrap_or(before);
+        let Some(before) = before.strip_suffix(':') else { continue };
+        if before.ends_with(':') {
+            continue; // a path (`retry::RetryConfig`), not a declaration
+        }
+        let name: String = before
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+}
+
 /// A tower `impl Policy` covers a client's requests only where it is
 /// installed: a policy type that no product code of the crate puts on a
 /// client (only an example or a test does, or nothing yet) is an opt-in
@@ -680,7 +730,9 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
                     continue;
                 }
                 for t in &types {
-                    if text.lines().any(|l| installs(l, t)) {
+                    let mut held = Vec::new();
+                    held_as(&text, t, &mut held);
+                    if text.lines().any(|l| installs(l, t) || installs_held(l, &held)) {
                         elsewhere.insert(t.clone());
                     }
                 }
@@ -688,14 +740,27 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
         }
     }
     for head in [false, true] {
+        fn side<'m>(m: &'m Modelled, head: bool) -> Option<&'m str> {
+            if head {
+                m.file.head.text()
+            } else {
+                m.file.base.text()
+            }
+        }
         let installed: BTreeSet<&String> = types
             .iter()
             .filter(|t| {
+                // Fields declared with the type anywhere in the changed files.
+                let mut held = Vec::new();
+                for m in modelled.iter() {
+                    if let Some(text) = side(m, head) {
+                        held_as(text, t, &mut held);
+                    }
+                }
                 elsewhere.contains(*t)
                     || modelled.iter().any(|m| {
-                        let text = if head { m.file.head.text() } else { m.file.base.text() };
                         !crate_index::is_test_path(&m.file.path)
-                            && text.is_some_and(|x| x.lines().any(|l| installs(l, t)))
+                            && side(m, head).is_some_and(|x| x.lines().any(|l| installs(l, t) || installs_held(l, &held)))
                     })
             })
             .collect();
@@ -732,6 +797,19 @@ mod tests {
             ]
         );
         assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn a_field_declared_with_the_policy_type_installs_it_when_layered() {
+        let mut held = Vec::new();
+        held_as("struct Cfg {\n    retry_config: RetryConfig,\n    other: Option<RetryConfig>,\n    x: retry::RetryConfig,\n}\nfn f(p: RetryConfigs) {}", "RetryConfig", &mut held);
+        assert_eq!(held, ["retry_config", "other"]);
+        assert!(installs_held("let l = RetryLayer::new(self.config.retry_config.clone());", &held));
+        assert!(!installs_held("let c = self.config.retry_config.clone();", &held), "not put in a layer");
+        assert!(!installs_held("let l = RetryLayer::new(self.config.backoff.clone());", &held));
+        let held = vec!["retry".to_string()];
+        assert!(!installs_held("    fn retry(&mut self, req: &mut Req) -> Option<F> {", &held), "its own method");
+        assert!(installs_held("let l = RetryLayer::new(settings.retry.clone());", &held));
     }
 
     #[test]
