@@ -296,8 +296,9 @@ impl Analyzer for RustAnalyzer {
         // What a changed definition does to unchanged files, unless the
         // definition's own file already says it (a policy function
         // compared in place).
+        let own = result.findings.len();
         for f in program.findings {
-            if !result.findings.iter().any(|d| d.path == f.path && d.kind == f.kind) {
+            if !result.findings[..own].iter().any(|d| d.path == f.path && d.kind == f.kind) {
                 result.findings.push(f);
             }
         }

@@ -67,7 +67,7 @@ struct ChangedDef {
 
 /// One dependent file: its path, the changed definitions it names, what
 /// got worse, and where (head line, what is there, the site's library).
-type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str)>);
+type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
@@ -136,6 +136,70 @@ fn decls(text: &str) -> Vec<Decl<'_>> {
         .collect()
 }
 
+/// A field set to a value on its own line (`max_retries: 5,` in a struct
+/// literal); group 1 is the field. The value must look like a setting (a
+/// number, a constant, a duration), not a local.
+fn field_value_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_]*|[A-Z][A-Z0-9_]*|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\))")
+            .unwrap_or_else(|e| panic!("the field value pattern is constant and valid: {e}"))
+    })
+}
+
+/// A field's default given in an attribute: `#[arg(default_value_t = 5)]`
+/// or `#[serde(default = "path::to::f")]`, then the field on the same or a
+/// following line; group 1 is the function of a serde default, group 2 the
+/// field.
+fn field_attr_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"#\[(?:serde|arg|clap)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
+            .unwrap_or_else(|e| panic!("the field attribute pattern is constant and valid: {e}"))
+    })
+}
+
+/// Fields whose value the change set on the lines `ranges` of `text`: a
+/// struct-literal value, a clap default, or a serde default function's
+/// body (`changed_fns`), each with its line.
+fn changed_fields(text: &str, ranges: &[(u32, u32)], changed_fns: &[&str]) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        if touches(ranges, n, n) {
+            if let Some(c) = field_value_pattern().captures(line) {
+                out.push((c[1].to_string(), n));
+            }
+        }
+    }
+    let line_at = |byte: usize| text[..byte].matches('\n').count() as u32 + 1;
+    for c in field_attr_pattern().captures_iter(text) {
+        let (Some(whole), Some(field)) = (c.get(0), c.get(2)) else { continue };
+        let (start, end) = (line_at(whole.start()), line_at(whole.end()));
+        let by_fn = c.get(1).is_some_and(|f| changed_fns.contains(&f.as_str()));
+        if by_fn || (c.get(1).is_none() && touches(ranges, start, end)) {
+            out.push((field.as_str().to_string(), start));
+        }
+    }
+    out
+}
+
+/// Fields a text sets to one of `consts` (`retries: MAX_RETRIES,`).
+fn fields_set_to(text: &str, consts: &[(&str, u32)]) -> Vec<(String, u32)> {
+    if consts.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(c) = field_value_pattern().captures(line) else { continue };
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        if consts.iter().any(|(n, _)| names_word(whole, n)) {
+            out.push((c[1].to_string(), i as u32 + 1));
+        }
+    }
+    out
+}
+
 /// Whether `ranges` (sorted inclusive line ranges) touch `start..=end`.
 fn touches(ranges: &[(u32, u32)], start: u32, end: u32) -> bool {
     let i = ranges.partition_point(|&(_, b)| b < start);
@@ -170,6 +234,27 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
             let head_decls = decls(h);
             for d in head_decls.iter().filter(|d| wanted(d) && touches(&file.added, d.start, d.end)) {
                 push(d.name, d.start);
+            }
+            // Settings kept in struct fields: a default that changed
+            // reaches every retry that reads the field.
+            let fns: Vec<&str> = head_decls
+                .iter()
+                .filter(|d| d.kind == "fn" && touches(&file.added, d.start, d.end))
+                .map(|d| d.name)
+                .collect();
+            for (field, line) in changed_fields(h, &file.added, &fns) {
+                push(&field, line);
+            }
+            // A changed constant that is a field's default reaches the
+            // retries that read the field (`max_retries: DEFAULT_RETRIES`).
+            let consts: Vec<(&str, u32)> = head_decls
+                .iter()
+                .filter(|d| matches!(d.kind, "const" | "static") && touches(&file.added, d.start, d.end))
+                .map(|d| (d.name, d.start))
+                .collect();
+            for (field, _) in fields_set_to(h, &consts) {
+                let line = consts.first().map_or(1, |c| c.1);
+                push(&field, line);
             }
             let base_decls: Vec<Decl> = decls(b).into_iter().filter(|d| wanted(d)).collect();
             if base_decls.is_empty() {
@@ -529,24 +614,33 @@ fn dependents(
             let mut at = Vec::new();
             for (bi, hi) in pairs {
                 let h = &head.sites[hi];
+                // The site's own lines, to tell which changed definition it reads.
+                let lines: String = text
+                    .lines()
+                    .skip(h.line.saturating_sub(1) as usize)
+                    .take((h.end_line.saturating_sub(h.line) + 1) as usize)
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 for c in compare::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
                     changes.push(c);
-                    at.push((h.line, format!("`{}`", h.item), h.policy.lib.id()));
+                    at.push((h.line, format!("`{}`", h.item), h.policy.lib.id(), lines.clone()));
                 }
             }
             if !head.sites.is_empty() {
                 let mut t = super::timeout_changes(&base, &head);
                 for (line, c) in t.drain(..) {
                     changes.push(c);
-                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT));
+                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT, String::new()));
                 }
             }
             (path.clone(), mine, changes, at)
         })
         .collect();
     for (path, mine, changes, at) in results {
-        let Some(def) = mine.first() else { continue };
-        for (c, (line, what, lib)) in changes.into_iter().zip(at) {
+        let Some(first) = mine.first() else { continue };
+        for (c, (line, what, lib, lines)) in changes.into_iter().zip(at) {
+            // The definition the site names, when it names one; else the first.
+            let def = mine.iter().find(|d| names_word(&lines, &d.name)).unwrap_or(first);
             let mut c = c;
             c.message = format!(
                 "`{}` changed at {}:{}: {} (affects the retry at {path}:{line}, {what})",
@@ -797,6 +891,22 @@ mod tests {
             ]
         );
         assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn changed_fields_are_literal_values_clap_defaults_and_serde_default_functions() {
+        let text = "struct Cfg {\n    #[serde(default = \"Cfg::default_retries\")]\n    pub retries: u32,\n    #[arg(long, default_value_t = 5)]\n    attempts: u32,\n}\n\
+                    impl Default for Cfg {\n    fn default() -> Self {\n        Cfg {\n            retries: 4,\n            attempts: DEFAULT_ATTEMPTS,\n            name: name.clone(),\n        }\n    }\n}\n";
+        let fields = |ranges: &[(u32, u32)], fns: &[&str]| -> Vec<String> {
+            changed_fields(text, ranges, fns).into_iter().map(|(f, l)| format!("{f}:{l}")).collect()
+        };
+        assert_eq!(fields(&[(10, 12)], &[]), ["retries:10", "attempts:11"], "a local is not a setting");
+        assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the clap default");
+        assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
+        assert!(fields(&[(1, 1)], &[]).is_empty());
+        let set: Vec<String> = fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(set, ["attempts"]);
+        assert!(fields_set_to(text, &[("OTHER", 1)]).is_empty());
     }
 
     #[test]
