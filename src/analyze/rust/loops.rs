@@ -530,9 +530,48 @@ fn tests_of_pat(p: &Pat) -> Tests {
 /// sits under a test for a refusal status (429, 401) and none for a 5xx or
 /// a timeout: such a loop never re-sends a write the server may have applied.
 pub fn retries_on_refusal_only(body: &syn::Block) -> bool {
-    let mut v = RetryPaths::default();
+    retries_on_refusal_only_with(body, &|_| None)
+}
+
+/// [`retries_on_refusal_only`], with `resolve` telling what a condition
+/// tests when it calls something whose body is elsewhere (a predicate held
+/// in a field: `(self.should_retry)(status)`).
+pub fn retries_on_refusal_only_with(body: &syn::Block, resolve: &dyn Fn(&Expr) -> Option<Tests>) -> bool {
+    let mut v = RetryPaths { resolve: Some(resolve), ..RetryPaths::default() };
     v.visit_block(body);
     v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply
+}
+
+/// The field a condition calls as a function: `(self.retry_if)(code)` and
+/// `(cfg.retry_if)(code)` give `retry_if`.
+pub fn called_field(cond: &Expr) -> Option<String> {
+    let mut found = None;
+    let mut v = CalledField(&mut found);
+    v.visit_expr(cond);
+    found
+}
+
+struct CalledField<'f>(&'f mut Option<String>);
+
+impl<'ast> Visit<'ast> for CalledField<'_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let mut f = &*c.func;
+        while let Expr::Paren(p) = f {
+            f = &p.expr;
+        }
+        if let Expr::Field(syn::ExprField { member: syn::Member::Named(n), .. }) = f {
+            *self.0 = Some(n.to_string());
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+}
+
+/// What a function body or closure tests (a predicate's own code).
+pub fn tests_of_block(b: &syn::Block) -> Tests {
+    let mut v = TestWords(Tests::default());
+    v.visit_block(b);
+    v.0
 }
 
 /// For an operation that tells its retry which errors are worth another
@@ -563,16 +602,28 @@ pub fn transient_on_refusal_only(op: &Expr) -> Option<bool> {
 }
 
 #[derive(Default)]
-struct RetryPaths {
+struct RetryPaths<'r> {
     /// Transient returns are the paths that retry (not sleeps or `continue`).
     transient: bool,
+    /// What a condition that tests nothing visible calls (see
+    /// [`retries_on_refusal_only_with`]).
+    resolve: Option<&'r dyn Fn(&Expr) -> Option<Tests>>,
     refusal_depth: u32,
     refusal_paths: u32,
     other_paths: u32,
     after_apply: bool,
 }
 
-impl RetryPaths {
+impl RetryPaths<'_> {
+    /// What a condition tests, through `resolve` when it shows nothing.
+    fn condition(&self, cond: &Expr) -> Tests {
+        let t = tests_of_expr(cond);
+        if t.refusal || t.after_apply {
+            return t;
+        }
+        self.resolve.and_then(|r| r(cond)).unwrap_or(t)
+    }
+
     fn decided(&self) -> Option<bool> {
         (self.refusal_paths + self.other_paths > 0).then_some(self.other_paths == 0 && !self.after_apply)
     }
@@ -598,9 +649,9 @@ impl RetryPaths {
     }
 }
 
-impl<'ast> Visit<'ast> for RetryPaths {
+impl<'ast> Visit<'ast> for RetryPaths<'_> {
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        let t = tests_of_expr(&i.cond);
+        let t = self.condition(&i.cond);
         self.visit_expr(&i.cond);
         self.under(t, |v| v.visit_block(&i.then_branch));
         if let Some((_, e)) = &i.else_branch {
@@ -611,7 +662,7 @@ impl<'ast> Visit<'ast> for RetryPaths {
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
         let mut t = tests_of_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
-            let g = tests_of_expr(g);
+            let g = self.condition(g);
             t.refusal |= g.refusal;
             t.after_apply |= g.after_apply;
         }
@@ -662,6 +713,19 @@ mod tests {
 
     fn body(src: &str) -> syn::Block {
         syn::parse_str(src).unwrap()
+    }
+
+    #[test]
+    fn a_predicate_held_in_a_field_is_resolved_where_the_condition_shows_nothing() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        assert_eq!(called_field(&e("(self.should_retry)(code) && n < 3")).as_deref(), Some("should_retry"));
+        assert_eq!(called_field(&e("self.should_retry(code)")), None, "a method, not a field");
+        let b = body("{ let r = send(); if (self.should_retry)(r.status()) { continue; } return r; }");
+        assert!(!retries_on_refusal_only(&b), "nothing seen: not refusal-only");
+        let refusal = |_: &Expr| Some(Tests { refusal: true, after_apply: false });
+        assert!(retries_on_refusal_only_with(&b, &refusal));
+        let wide = |_: &Expr| Some(Tests { refusal: true, after_apply: true });
+        assert!(!retries_on_refusal_only_with(&b, &wide));
     }
 
     #[test]
