@@ -678,10 +678,23 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
     let mut tree = Tree { tree, listing: None };
     let mut budget = MAX_PROGRAM_FILES;
     for (i, line, c, names_of) in lowered {
+        let path = &modelled[i].file.path;
+        // The file itself turns a timeout into a failure that is tried
+        // again (`Error::Timeout => SendError::TemporaryFailure`): whatever
+        // redelivers on that failure (a queue, a scheduler, another
+        // service) re-runs the whole operation after each timeout.
+        if let Some(at) = modelled[i].file.head.text().and_then(timeout_made_retryable) {
+            let mut c = c;
+            c.message = format!(
+                "{}; a timeout here becomes a failure that is tried again (line {at}), so a shorter timeout repeats work the server may have completed",
+                c.message
+            );
+            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            continue;
+        }
         if names_of.is_empty() {
             continue;
         }
-        let path = &modelled[i].file.path;
         // Retrying code among the changed files first.
         let mut user: Option<String> = modelled.iter().enumerate().find_map(|(j, m)| {
             let h = m.head.as_ref()?;
@@ -715,6 +728,23 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
         }
     }
     out
+}
+
+/// A match arm that maps a timeout error to a failure the program tries
+/// again: the pattern names `Timeout`/`TimedOut`, the value a temporary,
+/// transient or retryable kind (`Error::Timeout => SendError::TemporaryFailure`).
+fn timeout_arm_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)^[^/\n]*\b(?:[A-Za-z_]+::)*(?:Timeout|TimedOut|Elapsed)\b[^=\n]*=>\s*(?:[A-Za-z_]+::)*[A-Za-z_]*(?:Temporary|Transient|Retryable|Retry)[A-Za-z_]*")
+            .unwrap_or_else(|e| panic!("the timeout arm pattern is constant and valid: {e}"))
+    })
+}
+
+/// The line of the first arm of `text` that makes a timeout retryable.
+fn timeout_made_retryable(text: &str) -> Option<u32> {
+    let m = timeout_arm_pattern().find(text)?;
+    Some(text[..m.start()].matches('\n').count() as u32 + 1)
 }
 
 /// Whether a line installs a retry policy type on a client: it names the
@@ -891,6 +921,15 @@ mod tests {
             ]
         );
         assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn a_timeout_mapped_to_a_temporary_failure_is_retryable() {
+        let text = "fn f() {}\nmatch err {\n    mail::Error::Io(_) => SendError::TemporaryFailure,\n    mail::Error::Timeout => SendError::TemporaryFailure,\n}\n";
+        assert_eq!(timeout_made_retryable(text), Some(4));
+        assert_eq!(timeout_made_retryable("match e {\n    Error::Timeout => Failure::Permanent,\n}\n"), None);
+        assert_eq!(timeout_made_retryable("// Error::Timeout => Temporary\n"), None, "a comment");
+        assert_eq!(timeout_made_retryable("Err(e) if e.is_timeout() => Outcome::Retry,\n"), None, "not a timeout pattern");
     }
 
     #[test]
