@@ -336,11 +336,16 @@ mod tests {
         let mut h = b.clone();
         h.transient_refusal_only = Some(false);
         let c = compare_sites(Some(&b), &h);
-        assert!(c.iter().any(|c| c.kind == Kind::RetryNonIdempotent && c.message.contains("only after a refusal")));
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::RetryNonIdempotent && c.message.contains("only after a refusal")));
         assert!(!compare_sites(Some(&b), &b).iter().any(|c| c.kind == Kind::RetryNonIdempotent));
         assert!(!compare_sites(Some(&h), &b).iter().any(|c| c.kind == Kind::RetryNonIdempotent), "narrowed");
         let c = compare_sites(None, &b);
-        assert!(c.iter().any(|c| c.kind == Kind::RetryNonIdempotent), "a new retry of a POST on 429 is still one");
+        assert!(
+            c.iter().any(|c| c.kind == Kind::RetryNonIdempotent),
+            "a new retry of a POST on 429 is still one"
+        );
     }
 
     #[test]

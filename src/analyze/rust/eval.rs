@@ -444,7 +444,11 @@ mod tests {
         env.consts.insert("TIMEOUT".into(), &other);
         env.fields.insert("max_retries".into(), vec![&three, &max]);
         env.fields.insert("timeout".into(), vec![&timeout]);
-        assert_eq!(env.number(&expr("self.config.max_retries")), Some(3.0), "a literal and a const that agree");
+        assert_eq!(
+            env.number(&expr("self.config.max_retries")),
+            Some(3.0),
+            "a literal and a const that agree"
+        );
         assert_eq!(env.millis(&expr("cfg.timeout")), Some(7000.0));
         env.fields.insert("retries".into(), vec![&three, &other]);
         assert_eq!(env.number(&expr("cfg.retries")), None, "two places disagree");

@@ -536,11 +536,14 @@ pub fn retries_on_refusal_only(body: &syn::Block) -> bool {
 /// [`retries_on_refusal_only`], with `resolve` telling what a condition
 /// tests when it calls something whose body is elsewhere (a predicate held
 /// in a field: `(self.should_retry)(status)`).
-pub fn retries_on_refusal_only_with(body: &syn::Block, resolve: &dyn Fn(&Expr) -> Option<Tests>) -> bool {
+pub fn retries_on_refusal_only_with(body: &syn::Block, resolve: &Resolve) -> bool {
     let mut v = RetryPaths { resolve: Some(resolve), ..RetryPaths::default() };
     v.visit_block(body);
     v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply
 }
+
+/// Tells what a condition tests from code elsewhere (`None`: unknown).
+pub type Resolve<'r> = dyn Fn(&Expr) -> Option<Tests> + 'r;
 
 /// The field a condition calls as a function: `(self.retry_if)(code)` and
 /// `(cfg.retry_if)(code)` give `retry_if`.
@@ -607,7 +610,7 @@ struct RetryPaths<'r> {
     transient: bool,
     /// What a condition that tests nothing visible calls (see
     /// [`retries_on_refusal_only_with`]).
-    resolve: Option<&'r dyn Fn(&Expr) -> Option<Tests>>,
+    resolve: Option<&'r Resolve<'r>>,
     refusal_depth: u32,
     refusal_paths: u32,
     other_paths: u32,
@@ -677,7 +680,9 @@ impl<'ast> Visit<'ast> for RetryPaths<'_> {
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if let Expr::Path(p) = &*c.func {
-            if !self.transient && p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms") {
+            if !self.transient
+                && p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms")
+            {
                 self.path();
             }
         }
@@ -686,7 +691,9 @@ impl<'ast> Visit<'ast> for RetryPaths<'_> {
 
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         // `Error::transient(e)` called, or handed to `map_err` as a value.
-        if self.transient && p.path.segments.len() > 1 && p.path.segments.last().is_some_and(|s| s.ident == "transient")
+        if self.transient
+            && p.path.segments.len() > 1
+            && p.path.segments.last().is_some_and(|s| s.ident == "transient")
         {
             self.path();
         }

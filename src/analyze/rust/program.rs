@@ -67,7 +67,8 @@ struct ChangedDef {
 
 /// One dependent file: its path, the changed definitions it names, what
 /// got worse, and where (head line, what is there, the site's library).
-type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
+type Reached<'d> =
+    (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
@@ -785,7 +786,9 @@ fn hands_value(line: &str, name: &str) -> bool {
 /// (`name: Ty`, `name: Option<Ty>`), for [`installs_held`].
 fn held_as(text: &str, ty: &str, out: &mut Vec<String>) {
     for (i, _) in text.match_indices(ty) {
-        if !names_word(&text[i..], ty) || text[i + ty.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+        if !names_word(&text[i..], ty)
+            || text[i + ty.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
             continue;
         }
         let before = text[..i].trim_end();
@@ -884,7 +887,8 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
                 elsewhere.contains(*t)
                     || modelled.iter().any(|m| {
                         !crate_index::is_test_path(&m.file.path)
-                            && side(m, head).is_some_and(|x| x.lines().any(|l| installs(l, t) || installs_held(l, &held)))
+                            && side(m, head)
+                                .is_some_and(|x| x.lines().any(|l| installs(l, t) || installs_held(l, &held)))
                     })
             })
             .collect();
@@ -929,7 +933,11 @@ mod tests {
         assert_eq!(timeout_made_retryable(text), Some(4));
         assert_eq!(timeout_made_retryable("match e {\n    Error::Timeout => Failure::Permanent,\n}\n"), None);
         assert_eq!(timeout_made_retryable("// Error::Timeout => Temporary\n"), None, "a comment");
-        assert_eq!(timeout_made_retryable("Err(e) if e.is_timeout() => Outcome::Retry,\n"), None, "not a timeout pattern");
+        assert_eq!(
+            timeout_made_retryable("Err(e) if e.is_timeout() => Outcome::Retry,\n"),
+            None,
+            "not a timeout pattern"
+        );
     }
 
     #[test]
@@ -943,7 +951,8 @@ mod tests {
         assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the clap default");
         assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
         assert!(fields(&[(1, 1)], &[]).is_empty());
-        let set: Vec<String> = fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
+        let set: Vec<String> =
+            fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
         assert_eq!(set, ["attempts"]);
         assert!(fields_set_to(text, &[("OTHER", 1)]).is_empty());
     }
@@ -957,7 +966,10 @@ mod tests {
         assert!(!installs_held("let c = self.config.retry_config.clone();", &held), "not put in a layer");
         assert!(!installs_held("let l = RetryLayer::new(self.config.backoff.clone());", &held));
         let held = vec!["retry".to_string()];
-        assert!(!installs_held("    fn retry(&mut self, req: &mut Req) -> Option<F> {", &held), "its own method");
+        assert!(
+            !installs_held("    fn retry(&mut self, req: &mut Req) -> Option<F> {", &held),
+            "its own method"
+        );
         assert!(installs_held("let l = RetryLayer::new(settings.retry.clone());", &held));
     }
 

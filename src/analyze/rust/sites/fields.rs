@@ -18,6 +18,10 @@ use syn::{Expr, Item};
 
 use super::resolve::tail_expr;
 
+/// Struct-literal (and serde default) values by field, and attribute
+/// defaults written as numbers, by field.
+pub(super) type Finished<'a> = (HashMap<String, Vec<&'a Expr>>, HashMap<String, Vec<f64>>);
+
 /// The field values of some files.
 #[derive(Default)]
 pub(super) struct FieldValues<'a> {
@@ -38,10 +42,7 @@ impl<'a> FieldValues<'a> {
 
     /// The values, with each `serde(default)` function read as its tail
     /// expression (`fns` are the functions of the files, by name).
-    pub(super) fn finish(
-        mut self,
-        fns: &HashMap<String, &'a syn::Block>,
-    ) -> (HashMap<String, Vec<&'a Expr>>, HashMap<String, Vec<f64>>) {
+    pub(super) fn finish(mut self, fns: &HashMap<String, &'a syn::Block>) -> Finished<'a> {
         for (field, f) in std::mem::take(&mut self.default_fns) {
             if let Some(e) = fns.get(&f).and_then(|b| tail_expr(b)) {
                 self.exprs.entry(field).or_default().push(e);

@@ -142,7 +142,8 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let mut tests = loops::Tests::default();
         let mut read = false;
         for v in values {
-            let mut names = PredicateBodies { fns: &self.w.index.fns, blocks: Vec::new(), closures: Vec::new() };
+            let mut names =
+                PredicateBodies { fns: &self.w.index.fns, blocks: Vec::new(), closures: Vec::new() };
             syn::visit::Visit::visit_expr(&mut names, v);
             for b in names.blocks {
                 let t = loops::tests_of_block(b);
