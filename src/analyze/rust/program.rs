@@ -143,7 +143,7 @@ fn decls(text: &str) -> Vec<Decl<'_>> {
 fn field_value_pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_]*|[A-Z][A-Z0-9_]*|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\))")
+        Regex::new(r"(?:^|[{,])[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_.]*|[A-Z][A-Z0-9_]+|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\))")
             .unwrap_or_else(|e| panic!("the field value pattern is constant and valid: {e}"))
     })
 }
@@ -163,12 +163,12 @@ fn field_attr_pattern() -> &'static Regex {
 /// Fields whose value the change set on the lines `ranges` of `text`: a
 /// struct-literal value, a clap default, or a serde default function's
 /// body (`changed_fns`), each with its line.
-fn changed_fields(text: &str, ranges: &[(u32, u32)], changed_fns: &[&str]) -> Vec<(String, u32)> {
+pub(super) fn changed_fields(text: &str, ranges: &[(u32, u32)], changed_fns: &[&str]) -> Vec<(String, u32)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i as u32 + 1;
         if touches(ranges, n, n) {
-            if let Some(c) = field_value_pattern().captures(line) {
+            for c in field_value_pattern().captures_iter(line) {
                 out.push((c[1].to_string(), n));
             }
         }
@@ -192,10 +192,11 @@ fn fields_set_to(text: &str, consts: &[(&str, u32)]) -> Vec<(String, u32)> {
     }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let Some(c) = field_value_pattern().captures(line) else { continue };
-        let whole = c.get(0).map_or("", |m| m.as_str());
-        if consts.iter().any(|(n, _)| names_word(whole, n)) {
-            out.push((c[1].to_string(), i as u32 + 1));
+        for c in field_value_pattern().captures_iter(line) {
+            let whole = c.get(0).map_or("", |m| m.as_str());
+            if consts.iter().any(|(n, _)| names_word(whole, n)) {
+                out.push((c[1].to_string(), i as u32 + 1));
+            }
         }
     }
     out
@@ -951,6 +952,7 @@ mod tests {
         assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the clap default");
         assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
         assert!(fields(&[(1, 1)], &[]).is_empty());
+        assert_eq!(changed_fields("Self { delay: 5, retries: MAX_R }\nfn f(a: u32, b: T) {}\n", &[(1, 2)], &[]).len(), 2);
         let set: Vec<String> =
             fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
         assert_eq!(set, ["attempts"]);
