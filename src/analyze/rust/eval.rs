@@ -39,6 +39,9 @@ pub struct Env<'a> {
     /// Field defaults written as numbers in attributes
     /// (`#[arg(default_value_t = 5)]`, `#[arg(default_value = "5")]`).
     pub field_numbers: HashMap<String, Vec<f64>>,
+    /// Fields being read now: a field whose value reads itself
+    /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
+    pub fields_reading: RefCell<Vec<String>>,
 }
 
 /// One parameter bound to a call site's argument.
@@ -130,7 +133,18 @@ impl<'a> Env<'a> {
         if exprs.iter().any(|e| set_at_run_time(e)) {
             return None;
         }
-        for v in exprs.iter().map(|e| eval(e)).chain(numbers.iter().map(|n| Some(*n))) {
+        // `max_retries: None` leaves the field unset: the default written
+        // where it is read (`.unwrap_or(3)`) applies, not a value.
+        let is_none = |e: &Expr| matches!(e, Expr::Path(p) if p.path.is_ident("None"));
+        let exprs: Vec<&&'a Expr> = exprs.iter().filter(|e| !is_none(e)).collect();
+        if self.fields_reading.borrow().iter().any(|f| f == name) {
+            return None;
+        }
+        self.fields_reading.borrow_mut().push(name.to_string());
+        let values: Vec<Option<f64>> =
+            exprs.iter().map(|e| eval(e)).chain(numbers.iter().map(|n| Some(*n))).collect();
+        self.fields_reading.borrow_mut().pop();
+        for v in values {
             let v = v?;
             match value {
                 Some(seen) if seen != v => return None,
@@ -360,6 +374,13 @@ struct NamesLocal<'c, 'a> {
 }
 
 impl<'ast> syn::visit::Visit<'ast> for NamesLocal<'_, '_> {
+    fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+        // `options.retries`: read through the field table, not the local.
+        if !matches!(&*f.base, Expr::Path(_)) {
+            syn::visit::visit_expr_field(self, f);
+        }
+    }
+
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         if p.path.segments.len() == 1 {
             let name = p.path.segments[0].ident.to_string();
@@ -459,6 +480,13 @@ mod tests {
         env.field_numbers.insert("attempts".into(), vec![4.0]);
         assert_eq!(env.number(&expr("opts.attempts")), Some(4.0));
         assert_eq!(env.number(&expr("cfg.unset")), None);
+        let (none, from_opts) = (expr("None"), expr("opts.count.unwrap_or(2) + 1"));
+        env.fields.insert("count".into(), vec![&none, &from_opts]);
+        assert_eq!(
+            env.number(&expr("self.cfg.count")),
+            Some(3.0),
+            "unset, then the default where it is read"
+        );
     }
 
     #[test]

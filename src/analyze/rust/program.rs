@@ -143,7 +143,7 @@ fn decls(text: &str) -> Vec<Decl<'_>> {
 fn field_value_pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(?:^|[{,])[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_.]*|[A-Z][A-Z0-9_]+|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\))")
+        Regex::new(r"(?:^|[{,])[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_.]*|[A-Z][A-Z0-9_]+|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\)|[a-z_][a-z0-9_.]*\.unwrap_or\((?:[0-9]|[A-Z][A-Z0-9_]+))")
             .unwrap_or_else(|e| panic!("the field value pattern is constant and valid: {e}"))
     })
 }
@@ -952,7 +952,17 @@ mod tests {
         assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the clap default");
         assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
         assert!(fields(&[(1, 1)], &[]).is_empty());
-        assert_eq!(changed_fields("Self { delay: 5, retries: MAX_R }\nfn f(a: u32, b: T) {}\n", &[(1, 2)], &[]).len(), 2);
+        assert_eq!(
+            changed_fields("Self { delay: 5, retries: MAX_R }\nfn f(a: u32, b: T) {}\n", &[(1, 2)], &[])
+                .len(),
+            2
+        );
+        let read = changed_fields(
+            "    count: opts.count.unwrap_or(3) + 1,\n    name: opts.name.unwrap_or(x),\n",
+            &[(1, 2)],
+            &[],
+        );
+        assert_eq!(read, [("count".to_string(), 1)]);
         let set: Vec<String> =
             fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
         assert_eq!(set, ["attempts"]);
