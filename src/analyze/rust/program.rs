@@ -155,13 +155,13 @@ fn field_value_pattern() -> &'static Regex {
 fn field_attr_pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"#\[(?:serde|arg|clap)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
+        Regex::new(r#"#\[(?:serde|arg)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
             .unwrap_or_else(|e| panic!("the field attribute pattern is constant and valid: {e}"))
     })
 }
 
 /// Fields whose value the change set on the lines `ranges` of `text`: a
-/// struct-literal value, a clap default, or a serde default function's
+/// struct-literal value, an `#[arg(default_value_t)]` default, or a serde default function's
 /// body (`changed_fns`), each with its line.
 pub(super) fn changed_fields(text: &str, ranges: &[(u32, u32)], changed_fns: &[&str]) -> Vec<(String, u32)> {
     let mut out = Vec::new();
@@ -942,14 +942,14 @@ mod tests {
     }
 
     #[test]
-    fn changed_fields_are_literal_values_clap_defaults_and_serde_default_functions() {
+    fn changed_fields_are_literal_values_arg_defaults_and_serde_default_functions() {
         let text = "struct Cfg {\n    #[serde(default = \"Cfg::default_retries\")]\n    pub retries: u32,\n    #[arg(long, default_value_t = 5)]\n    attempts: u32,\n}\n\
                     impl Default for Cfg {\n    fn default() -> Self {\n        Cfg {\n            retries: 4,\n            attempts: DEFAULT_ATTEMPTS,\n            name: name.clone(),\n        }\n    }\n}\n";
         let fields = |ranges: &[(u32, u32)], fns: &[&str]| -> Vec<String> {
             changed_fields(text, ranges, fns).into_iter().map(|(f, l)| format!("{f}:{l}")).collect()
         };
         assert_eq!(fields(&[(10, 12)], &[]), ["retries:10", "attempts:11"], "a local is not a setting");
-        assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the clap default");
+        assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the #[arg] default");
         assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
         assert!(fields(&[(1, 1)], &[]).is_empty());
         assert_eq!(

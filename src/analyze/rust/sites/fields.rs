@@ -4,7 +4,7 @@
 //! A project's own retry settings usually live in a config struct: the
 //! default is a struct literal in `impl Default` or a constructor
 //! (`max_retries: 3` or `max_retries: DEFAULT_MAX_RETRIES`), a
-//! `#[serde(default = "fn")]` function, or a clap `default_value_t`. The
+//! `#[serde(default = "fn")]` function, or an `#[arg(default_value_t = ..)]` attribute. The
 //! retry reads the field somewhere else. Fields are matched by name within
 //! the files modelled together; [`super::super::eval::Env`] takes a field's
 //! value only when every place that sets it agrees, so a field also set
@@ -67,7 +67,7 @@ impl<'a> FieldValues<'a> {
                     }
                     Ok(())
                 });
-            } else if p.is_ident("arg") || p.is_ident("clap") {
+            } else if p.is_ident("arg") {
                 let _ = a.parse_nested_meta(|meta| {
                     if !meta.input.peek(syn::Token![=]) {
                         return Ok(());
@@ -163,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn literals_serde_defaults_and_clap_defaults_are_read_and_test_code_is_not() {
+    fn literals_serde_defaults_and_arg_defaults_are_read_and_test_code_is_not() {
         let (exprs, numbers) = values(
             "#[derive(Deserialize, Parser)]\n\
              struct Config {\n\
