@@ -173,16 +173,29 @@ fn retry_after(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
 
 fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     let before: Vec<&str> = base.map(|b| b.unsafe_methods()).unwrap_or_default();
-    let new: Vec<&str> = head.unsafe_methods().into_iter().filter(|m| !before.contains(m)).collect();
+    let retried: Vec<&str> = head.unsafe_methods();
+    let new: Vec<&str> = retried.iter().copied().filter(|m| !before.contains(m)).collect();
+    let scope = if head.client_wide { "the client's retry policy covers" } else { "the retry wraps" };
+    // The base retried these methods only after a refusal (429, 401); the
+    // head also retries after failures that can follow an applied write:
+    // the base's retry was not counted as one of a write (`refusal_only`),
+    // or the operation's own transient returns say it (the same writes,
+    // retried on more).
+    let all_in_base = |b: &Policy, ms: &[&str]| {
+        let known: Vec<&str> = ms.iter().copied().filter(|m| *m != "UNKNOWN").collect();
+        !known.is_empty() && known.iter().all(|m| b.methods.contains(*m))
+    };
+    let widened = base.is_some_and(|b| {
+        (b.refusal_only && all_in_base(b, &new))
+            || (b.transient_refusal_only == Some(true)
+                && head.transient_refusal_only == Some(false)
+                && all_in_base(b, &retried))
+    });
+    let new = if widened && new.is_empty() { retried } else { new };
     if new.is_empty() {
         return;
     }
     let known: Vec<&str> = new.iter().copied().filter(|m| *m != "UNKNOWN").collect();
-    let scope = if head.client_wide { "the client's retry policy covers" } else { "the retry wraps" };
-    // The base retried these methods only after a refusal (429, 401); the
-    // head also retries after failures that can follow an applied write.
-    let widened = base
-        .is_some_and(|b| b.refusal_only && !known.is_empty() && known.iter().all(|m| b.methods.contains(*m)));
     if widened {
         let mut c = Change::new(
             Kind::RetryNonIdempotent,
@@ -313,6 +326,26 @@ mod tests {
         assert_eq!(kinds(&c), [Kind::RetryNonIdempotent]);
         assert!(c[0].message.contains("only after a refusal"), "{}", c[0].message);
         assert!(compare_sites(Some(&b), &b).is_empty());
+    }
+
+    #[test]
+    fn an_operation_whose_transient_errors_widen_to_5xx_is_a_widening() {
+        let mut b = policy(backoff::LIB, Attempts::Unknown, None);
+        b.methods.insert("POST".into());
+        b.transient_refusal_only = Some(true);
+        let mut h = b.clone();
+        h.transient_refusal_only = Some(false);
+        let c = compare_sites(Some(&b), &h);
+        assert!(c
+            .iter()
+            .any(|c| c.kind == Kind::RetryNonIdempotent && c.message.contains("only after a refusal")));
+        assert!(!compare_sites(Some(&b), &b).iter().any(|c| c.kind == Kind::RetryNonIdempotent));
+        assert!(!compare_sites(Some(&h), &b).iter().any(|c| c.kind == Kind::RetryNonIdempotent), "narrowed");
+        let c = compare_sites(None, &b);
+        assert!(
+            c.iter().any(|c| c.kind == Kind::RetryNonIdempotent),
+            "a new retry of a POST on 429 is still one"
+        );
     }
 
     #[test]

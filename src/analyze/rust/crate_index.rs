@@ -34,7 +34,11 @@ use crate::changeset::git::{Blob, Git};
 /// `Method::POST`/`Method::PATCH`. A `"POST"` string is not a site (the index
 /// reads method calls and paths only), so it does not make a file worth
 /// parsing.
-const WRITE_TOKENS: &[&str] = &["post(", "patch(", "Method::POST", "Method::PATCH"];
+///
+/// kube's `Api::create(&PostParams, &obj)` and `create_subresource` send a
+/// POST (kube-client's `Request::create`), so a `PostParams` argument to a
+/// `create*` call is a site too; `replace*` with `PostParams` is a PUT.
+const WRITE_TOKENS: &[&str] = &["post(", "patch(", "Method::POST", "Method::PATCH", "PostParams"];
 
 /// The most bytes of unchanged files read from the head tree per scan, and
 /// the largest file read: past these the index is partial and says so.
@@ -232,6 +236,7 @@ pub(crate) fn may_write(text: impl AsRef<[u8]>) -> bool {
     let text = text.as_ref();
     write_tokens().find_iter(text).any(|m| {
         text[m.start()..].starts_with(b"Method")
+            || text[m.start()..].starts_with(b"PostParams")
             || text[..m.start()].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'.')
     })
 }
@@ -253,6 +258,13 @@ pub(crate) fn write_sites_of(file: &syn::File) -> Vec<(String, u32)> {
 }
 
 struct WriteSites(Vec<(String, u32)>);
+
+/// Whether an argument is kube's `PostParams` (`&PostParams::default()`,
+/// `&pp` is not told: only the type named in the argument counts).
+fn names_post_params(e: &syn::Expr) -> bool {
+    let text = quote::ToTokens::to_token_stream(e).to_string();
+    text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "PostParams")
+}
 
 fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
@@ -281,6 +293,11 @@ impl<'ast> Visit<'ast> for WriteSites {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         if (m.method == "post" || m.method == "patch") && !m.args.is_empty() {
             self.0.push((m.method.to_string().to_ascii_uppercase(), line_of(&m.method)));
+        }
+        // kube: `api.create(&PostParams::default(), &obj)` is a POST.
+        let creates = m.method == "create" || m.method == "create_subresource";
+        if creates && m.args.iter().any(names_post_params) {
+            self.0.push(("POST".to_string(), line_of(&m.method)));
         }
         syn::visit::visit_expr_method_call(self, m);
     }
@@ -313,6 +330,13 @@ mod tests {
         for text in ["fn post(&self, url: &str) {}", "repost(x)", "let m = \"POST\";", "post (x)"] {
             assert!(!may_write(text), "{text}");
         }
+    }
+
+    #[test]
+    fn a_kube_create_with_post_params_is_a_post_and_a_replace_is_not() {
+        let text = "fn f(api: Api<Job>) {\n api.create(&PostParams::default(), &job);\n api.replace_subresource(\"s\", n, &PostParams::default(), b);\n cache.create(&key);\n}\n";
+        assert!(may_write(text));
+        assert_eq!(write_sites(text), vec![("POST".to_string(), 2)]);
     }
 
     #[test]

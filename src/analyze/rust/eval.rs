@@ -31,6 +31,17 @@ pub struct Env<'a> {
     /// Set when a bound parameter was read: the call site's arguments
     /// made a difference to the policy.
     pub(crate) bound_used: std::cell::Cell<bool>,
+    /// What struct fields are set to, by field name: the values of struct
+    /// literals (`Config { max_retries: 3, .. }` in `impl Default` or a
+    /// constructor) and the bodies of `#[serde(default = "fn")]` functions,
+    /// so `self.config.max_retries` reads as the value the crate gives it.
+    pub(crate) fields: HashMap<String, Vec<&'a Expr>>,
+    /// Field defaults written as numbers in attributes
+    /// (`#[arg(default_value_t = 5)]`, `#[arg(default_value = "5")]`).
+    pub(crate) field_numbers: HashMap<String, Vec<f64>>,
+    /// Fields being read now: a field whose value reads itself
+    /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
+    pub(crate) fields_reading: RefCell<Vec<String>>,
 }
 
 /// One parameter bound to a call site's argument.
@@ -101,6 +112,48 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// The one value every place that sets field `name` gives it, read by
+    /// `eval`; `None` when no place is known, or two give different values
+    /// (the field is then as unknown as a value computed at run time).
+    fn field_value(&self, name: &str, eval: impl Fn(&'a Expr) -> Option<f64>) -> Option<f64> {
+        let exprs = self.fields.get(name).map_or(&[][..], Vec::as_slice);
+        let numbers = self.field_numbers.get(name).map_or(&[][..], Vec::as_slice);
+        if exprs.is_empty() && numbers.is_empty() {
+            return None;
+        }
+        let mut value: Option<f64> = None;
+        // A value built from a local or a parameter (`max_retries: n`,
+        // `Config { retries: args.retries }`) is set at run time, and the
+        // names it uses belong to another function than the one read now.
+        let set_at_run_time = |e: &Expr| {
+            let mut v = NamesLocal { consts: &self.consts, found: false };
+            syn::visit::Visit::visit_expr(&mut v, e);
+            v.found
+        };
+        if exprs.iter().any(|e| set_at_run_time(e)) {
+            return None;
+        }
+        // `max_retries: None` leaves the field unset: the default written
+        // where it is read (`.unwrap_or(3)`) applies, not a value.
+        let is_none = |e: &Expr| matches!(e, Expr::Path(p) if p.path.is_ident("None"));
+        let exprs: Vec<&&'a Expr> = exprs.iter().filter(|e| !is_none(e)).collect();
+        if self.fields_reading.borrow().iter().any(|f| f == name) {
+            return None;
+        }
+        self.fields_reading.borrow_mut().push(name.to_string());
+        let values: Vec<Option<f64>> =
+            exprs.iter().map(|e| eval(e)).chain(numbers.iter().map(|n| Some(*n))).collect();
+        self.fields_reading.borrow_mut().pop();
+        for v in values {
+            let v = v?;
+            match value {
+                Some(seen) if seen != v => return None,
+                _ => value = Some(v),
+            }
+        }
+        value
+    }
+
     /// A plain number (integers, floats, arithmetic, casts, names).
     pub(crate) fn number(&self, e: &Expr) -> Option<f64> {
         self.number_at(e, 0)
@@ -169,6 +222,15 @@ impl<'a> Env<'a> {
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.number_at(&m.receiver, depth + 1)
             }
+            // `cfg.max_retries.unwrap_or(5)`: the field's value where the
+            // crate sets one, else the default written here.
+            Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
+                self.number_at(&m.receiver, depth + 1).or_else(|| self.number_at(&m.args[0], depth + 1))
+            }
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.number_at(v, depth + 1)),
+                syn::Member::Unnamed(_) => None,
+            },
             Expr::MethodCall(m) if m.args.len() == 1 => {
                 // Integer arithmetic written as methods: `10usize.pow(6)`,
                 // `n.saturating_mul(2)`, `a.max(b)`.
@@ -292,9 +354,45 @@ impl<'a> Env<'a> {
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.millis_at(&m.receiver, depth + 1)
             }
+            Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
+                self.millis_at(&m.receiver, depth + 1).or_else(|| self.millis_at(&m.args[0], depth + 1))
+            }
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.millis_at(v, depth + 1)),
+                syn::Member::Unnamed(_) => None,
+            },
             _ => None,
         }
     }
+}
+
+/// Finds a single-segment name that is not a constant (a local, a
+/// parameter, `self`) in a field's value.
+struct NamesLocal<'c, 'a> {
+    consts: &'c HashMap<String, &'a Expr>,
+    found: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for NamesLocal<'_, '_> {
+    fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+        // `options.retries`: read through the field table, not the local.
+        if !matches!(&*f.base, Expr::Path(_)) {
+            syn::visit::visit_expr_field(self, f);
+        }
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if p.path.segments.len() == 1 {
+            let name = p.path.segments[0].ident.to_string();
+            let const_like = name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+            if !const_like && !self.consts.contains_key(&name) && name != "None" && name != "Some" {
+                self.found = true;
+            }
+        }
+        syn::visit::visit_expr_path(self, p);
+    }
+
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
 }
 
 /// `|`, `&`, `^` on two whole numbers that fit in a u64; `None` otherwise.
@@ -356,6 +454,39 @@ mod tests {
         assert_eq!(env.millis(&expr("Duration::from_millis(100) * 3")), Some(300.0));
         assert_eq!(env.millis(&expr("cache_ttl()")), None);
         assert_eq!(env.number(&expr("unknown_name")), None);
+    }
+
+    #[test]
+    fn a_field_reads_as_the_value_every_place_gives_it() {
+        let (three, other, local, timeout, max) =
+            (expr("3"), expr("7"), expr("args.retries"), expr("Duration::from_secs(TIMEOUT)"), expr("MAX"));
+        let mut env = Env::default();
+        env.consts.insert("MAX".into(), &three);
+        env.consts.insert("TIMEOUT".into(), &other);
+        env.fields.insert("max_retries".into(), vec![&three, &max]);
+        env.fields.insert("timeout".into(), vec![&timeout]);
+        assert_eq!(
+            env.number(&expr("self.config.max_retries")),
+            Some(3.0),
+            "a literal and a const that agree"
+        );
+        assert_eq!(env.millis(&expr("cfg.timeout")), Some(7000.0));
+        env.fields.insert("retries".into(), vec![&three, &other]);
+        assert_eq!(env.number(&expr("cfg.retries")), None, "two places disagree");
+        env.fields.insert("retries".into(), vec![&three, &local]);
+        assert_eq!(env.number(&expr("cfg.retries")), None, "also set at run time");
+        assert_eq!(env.number(&expr("cfg.unset.unwrap_or(5)")), Some(5.0), "the default written at the read");
+        assert_eq!(env.number(&expr("cfg.max_retries.unwrap_or(5)")), Some(3.0));
+        env.field_numbers.insert("attempts".into(), vec![4.0]);
+        assert_eq!(env.number(&expr("opts.attempts")), Some(4.0));
+        assert_eq!(env.number(&expr("cfg.unset")), None);
+        let (none, from_opts) = (expr("None"), expr("opts.count.unwrap_or(2) + 1"));
+        env.fields.insert("count".into(), vec![&none, &from_opts]);
+        assert_eq!(
+            env.number(&expr("self.cfg.count")),
+            Some(3.0),
+            "unset, then the default where it is read"
+        );
     }
 
     #[test]

@@ -529,20 +529,103 @@ fn tests_of_pat(p: &Pat) -> Tests {
 /// Whether every way a loop body goes round again (a sleep or a `continue`)
 /// sits under a test for a refusal status (429, 401) and none for a 5xx or
 /// a timeout: such a loop never re-sends a write the server may have applied.
-pub(crate) fn retries_on_refusal_only(body: &syn::Block) -> bool {
-    let mut v = RetryPaths { refusal_depth: 0, refusal_paths: 0, other_paths: 0, after_apply: false };
+/// `resolve` tells what a condition tests when it calls something whose
+/// body is elsewhere (a predicate held in a field: `(self.should_retry)(status)`).
+pub(crate) fn retries_on_refusal_only_with(body: &syn::Block, resolve: &Resolve) -> bool {
+    let mut v = RetryPaths { resolve: Some(resolve), ..RetryPaths::default() };
     v.visit_block(body);
     v.refusal_paths > 0 && v.other_paths == 0 && !v.after_apply
 }
 
-struct RetryPaths {
+/// Tells what a condition tests from code elsewhere (`None`: unknown).
+pub(crate) type Resolve<'r> = dyn Fn(&Expr) -> Option<Tests> + 'r;
+
+/// The field a condition calls as a function: `(self.retry_if)(code)` and
+/// `(cfg.retry_if)(code)` give `retry_if`.
+pub(crate) fn called_field(cond: &Expr) -> Option<String> {
+    let mut found = None;
+    let mut v = CalledField(&mut found);
+    v.visit_expr(cond);
+    found
+}
+
+struct CalledField<'f>(&'f mut Option<String>);
+
+impl<'ast> Visit<'ast> for CalledField<'_> {
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let mut f = &*c.func;
+        while let Expr::Paren(p) = f {
+            f = &p.expr;
+        }
+        if let Expr::Field(syn::ExprField { member: syn::Member::Named(n), .. }) = f {
+            *self.0 = Some(n.to_string());
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+}
+
+/// What a function body or closure tests (a predicate's own code).
+pub(crate) fn tests_of_block(b: &syn::Block) -> Tests {
+    let mut v = TestWords(Tests::default());
+    v.visit_block(b);
+    v.0
+}
+
+/// For an operation that tells its retry which errors are worth another
+/// attempt by returning them as transient (`backoff::Error::Transient {..}`,
+/// `Error::transient(e)`, tokio-retry's `RetryError::Transient`): whether
+/// every transient return sits under a refusal test (429, 401) and none
+/// under a 5xx or timeout. `None` when the operation returns nothing
+/// transient that can be seen (it is then decided elsewhere).
+pub(crate) fn transient_on_refusal_only(op: &Expr) -> Option<bool> {
+    let mut body = op;
+    loop {
+        match body {
+            Expr::Closure(c) => body = &c.body,
+            Expr::Async(a) => {
+                let mut v = RetryPaths { transient: true, ..RetryPaths::default() };
+                v.visit_block(&a.block);
+                return v.decided();
+            }
+            Expr::Block(b) => {
+                let mut v = RetryPaths { transient: true, ..RetryPaths::default() };
+                v.visit_block(&b.block);
+                return v.decided();
+            }
+            Expr::Paren(p) => body = &p.expr,
+            _ => return None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct RetryPaths<'r> {
+    /// Transient returns are the paths that retry (not sleeps or `continue`).
+    transient: bool,
+    /// What a condition that tests nothing visible calls (see
+    /// [`retries_on_refusal_only_with`]).
+    resolve: Option<&'r Resolve<'r>>,
     refusal_depth: u32,
     refusal_paths: u32,
     other_paths: u32,
     after_apply: bool,
 }
 
-impl RetryPaths {
+impl RetryPaths<'_> {
+    /// What a condition tests, through `resolve` when it shows nothing.
+    fn condition(&self, cond: &Expr) -> Tests {
+        let t = tests_of_expr(cond);
+        if t.refusal || t.after_apply {
+            return t;
+        }
+        self.resolve.and_then(|r| r(cond)).unwrap_or(t)
+    }
+
+    fn decided(&self) -> Option<bool> {
+        (self.refusal_paths + self.other_paths > 0).then_some(self.other_paths == 0 && !self.after_apply)
+    }
+
     fn path(&mut self) {
         if self.refusal_depth > 0 {
             self.refusal_paths += 1;
@@ -564,9 +647,9 @@ impl RetryPaths {
     }
 }
 
-impl<'ast> Visit<'ast> for RetryPaths {
+impl<'ast> Visit<'ast> for RetryPaths<'_> {
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
-        let t = tests_of_expr(&i.cond);
+        let t = self.condition(&i.cond);
         self.visit_expr(&i.cond);
         self.under(t, |v| v.visit_block(&i.then_branch));
         if let Some((_, e)) = &i.else_branch {
@@ -577,7 +660,7 @@ impl<'ast> Visit<'ast> for RetryPaths {
     fn visit_arm(&mut self, a: &'ast syn::Arm) {
         let mut t = tests_of_pat(&a.pat);
         if let Some((_, g)) = &a.guard {
-            let g = tests_of_expr(g);
+            let g = self.condition(g);
             t.refusal |= g.refusal;
             t.after_apply |= g.after_apply;
         }
@@ -585,16 +668,38 @@ impl<'ast> Visit<'ast> for RetryPaths {
     }
 
     fn visit_expr_continue(&mut self, _: &'ast syn::ExprContinue) {
-        self.path();
+        if !self.transient {
+            self.path();
+        }
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         if let Expr::Path(p) = &*c.func {
-            if p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms") {
+            if !self.transient
+                && p.path.segments.last().is_some_and(|s| s.ident == "sleep" || s.ident == "sleep_ms")
+            {
                 self.path();
             }
         }
         syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        // `Error::transient(e)` called, or handed to `map_err` as a value.
+        if self.transient
+            && p.path.segments.len() > 1
+            && p.path.segments.last().is_some_and(|s| s.ident == "transient")
+        {
+            self.path();
+        }
+        syn::visit::visit_expr_path(self, p);
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        if self.transient && e.path.segments.last().is_some_and(|s| s.ident == "Transient") {
+            self.path();
+        }
+        syn::visit::visit_expr_struct(self, e);
     }
 
     fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
@@ -608,8 +713,38 @@ impl<'ast> Visit<'ast> for RetryPaths {
 mod tests {
     use super::*;
 
+    fn retries_on_refusal_only(body: &syn::Block) -> bool {
+        retries_on_refusal_only_with(body, &|_| None)
+    }
+
     fn body(src: &str) -> syn::Block {
         syn::parse_str(src).unwrap()
+    }
+
+    #[test]
+    fn a_predicate_held_in_a_field_is_resolved_where_the_condition_shows_nothing() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        assert_eq!(called_field(&e("(self.should_retry)(code) && n < 3")).as_deref(), Some("should_retry"));
+        assert_eq!(called_field(&e("self.should_retry(code)")), None, "a method, not a field");
+        let b = body("{ let r = send(); if (self.should_retry)(r.status()) { continue; } return r; }");
+        assert!(!retries_on_refusal_only(&b), "nothing seen: not refusal-only");
+        let refusal = |_: &Expr| Some(Tests { refusal: true, after_apply: false });
+        assert!(retries_on_refusal_only_with(&b, &refusal));
+        let wide = |_: &Expr| Some(Tests { refusal: true, after_apply: true });
+        assert!(!retries_on_refusal_only_with(&b, &wide));
+    }
+
+    #[test]
+    fn transient_returns_are_the_retry_paths_of_an_operation() {
+        let e = |s: &str| -> Expr { syn::parse_str(s).unwrap() };
+        let refusal = "|| async { let r = send().await.map_err(Error::Permanent)?; if r.status().as_u16() == 429 { return Err(Error::Transient { err: E, retry_after: None }); } Ok(r) }";
+        assert_eq!(transient_on_refusal_only(&e(refusal)), Some(true));
+        let wide = "|| async { let r = send().await.map_err(Error::Permanent)?; if r.status().is_server_error() { return Err(Error::Transient { err: E, retry_after: None }); } if r.status().as_u16() == 429 { return Err(Error::transient(E)); } Ok(r) }";
+        assert_eq!(transient_on_refusal_only(&e(wide)), Some(false));
+        let any = "|| async { send().await.map_err(backoff::Error::transient) }";
+        assert_eq!(transient_on_refusal_only(&e(any)), Some(false));
+        assert_eq!(transient_on_refusal_only(&e("|| async { send().await }")), None);
+        assert_eq!(transient_on_refusal_only(&e("op")), None);
     }
 
     #[test]

@@ -296,8 +296,9 @@ impl Analyzer for RustAnalyzer {
         // What a changed definition does to unchanged files, unless the
         // definition's own file already says it (a policy function
         // compared in place).
+        let own = result.findings.len();
         for f in program.findings {
-            if !result.findings.iter().any(|d| d.path == f.path && d.kind == f.kind) {
+            if !result.findings[..own].iter().any(|d| d.path == f.path && d.kind == f.kind) {
                 result.findings.push(f);
             }
         }
@@ -703,10 +704,34 @@ fn place(
     out: &mut Vec<Finding>,
 ) {
     for c in changes {
+        if let Some(f) = at_changed_field(file, site, &c) {
+            out.push(f);
+            continue;
+        }
         let mut f = to_finding(file, site.policy.lib.id(), c, site.line, site.end_line);
         f.fix = fixing.and_then(|(fixes, base)| fixes.for_site(&f, (base.line, base.end_line)));
         out.push(f);
     }
+}
+
+/// A count that changed because the default of the field the retry reads
+/// changed in the same file (`max_retries: 8` in `impl Default`): reported
+/// at that line, the line that caused it, with the retry as evidence.
+fn at_changed_field(file: &FileChange, site: &Site, c: &Change) -> Option<Finding> {
+    if !matches!(c.kind, Kind::RetryCountRaised | Kind::RetryUnbounded) {
+        return None;
+    }
+    let text = file.head.text()?;
+    let why = &site.policy.attempts.why;
+    let (field, line) = program::changed_fields(text, &file.added, &[])
+        .into_iter()
+        .find(|(f, _)| why.contains(&format!(". {f}")) || why.contains(&format!(".{f}")))?;
+    let mut c = c.clone();
+    c.message = format!(
+        "`{field}` changed at line {line}: {} (affects the retry at {}:{}, `{}`)",
+        c.message, file.path, site.line, site.item
+    );
+    Some(to_finding(file, site.policy.lib.id(), c, line, line))
 }
 
 fn to_finding(file: &FileChange, lib: &str, c: Change, line: u32, end_line: u32) -> Finding {

@@ -138,6 +138,12 @@ pub struct Policy {
     /// It retries only after a refusal (429, 401): the server did not act on
     /// the request, so repeating a write is safe.
     pub(crate) refusal_only: bool,
+    /// For an operation that returns its retryable errors as transient
+    /// (backoff's `Error::Transient`): `Some(true)` when every transient
+    /// return follows a refusal (429, 401), `Some(false)` when one follows a
+    /// 5xx, a timeout or any error. It decides when what a write is retried
+    /// on widened; a new retry of a write on 429 is still reported.
+    pub(crate) transient_refusal_only: Option<bool>,
     /// For a client-wide policy: one write request it covers (`path:line`),
     /// found by the crate-wide index.
     pub(crate) write_example: Option<String>,
@@ -161,6 +167,7 @@ impl Policy {
             method_gated: false,
             client_wide: false,
             refusal_only: false,
+            transient_refusal_only: None,
             write_example: None,
         }
     }

@@ -67,7 +67,8 @@ struct ChangedDef {
 
 /// One dependent file: its path, the changed definitions it names, what
 /// got worse, and where (head line, what is there, the site's library).
-type Reached<'d> = (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str)>);
+type Reached<'d> =
+    (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
@@ -136,6 +137,71 @@ fn decls(text: &str) -> Vec<Decl<'_>> {
         .collect()
 }
 
+/// A field set to a value on its own line (`max_retries: 5,` in a struct
+/// literal); group 1 is the field. The value must look like a setting (a
+/// number, a constant, a duration), not a local.
+fn field_value_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?:^|[{,])[ \t]*([a-z_][a-z0-9_]*)[ \t]*:[ \t]*(?:Some\()?(?:[0-9][0-9_.]*|[A-Z][A-Z0-9_]+|[A-Za-z_:]*Duration::[a-z_]+\([^)]*\)|[a-z_][a-z0-9_.]*\.unwrap_or\((?:[0-9]|[A-Z][A-Z0-9_]+))")
+            .unwrap_or_else(|e| panic!("the field value pattern is constant and valid: {e}"))
+    })
+}
+
+/// A field's default given in an attribute: `#[arg(default_value_t = 5)]`
+/// or `#[serde(default = "path::to::f")]`, then the field on the same or a
+/// following line; group 1 is the function of a serde default, group 2 the
+/// field.
+fn field_attr_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"#\[(?:serde|arg)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
+            .unwrap_or_else(|e| panic!("the field attribute pattern is constant and valid: {e}"))
+    })
+}
+
+/// Fields whose value the change set on the lines `ranges` of `text`: a
+/// struct-literal value, an `#[arg(default_value_t)]` default, or a serde default function's
+/// body (`changed_fns`), each with its line.
+pub(super) fn changed_fields(text: &str, ranges: &[(u32, u32)], changed_fns: &[&str]) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        if touches(ranges, n, n) {
+            for c in field_value_pattern().captures_iter(line) {
+                out.push((c[1].to_string(), n));
+            }
+        }
+    }
+    let line_at = |byte: usize| text[..byte].matches('\n').count() as u32 + 1;
+    for c in field_attr_pattern().captures_iter(text) {
+        let (Some(whole), Some(field)) = (c.get(0), c.get(2)) else { continue };
+        let (start, end) = (line_at(whole.start()), line_at(whole.end()));
+        let by_fn = c.get(1).is_some_and(|f| changed_fns.contains(&f.as_str()));
+        if by_fn || (c.get(1).is_none() && touches(ranges, start, end)) {
+            out.push((field.as_str().to_string(), start));
+        }
+    }
+    out
+}
+
+/// Fields a text sets to one of `consts` (`retries: MAX_RETRIES,`).
+fn fields_set_to(text: &str, consts: &[(&str, u32)]) -> Vec<(String, u32)> {
+    if consts.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for c in field_value_pattern().captures_iter(line) {
+            let whole = c.get(0).map_or("", |m| m.as_str());
+            if consts.iter().any(|(n, _)| names_word(whole, n)) {
+                out.push((c[1].to_string(), i as u32 + 1));
+            }
+        }
+    }
+    out
+}
+
 /// Whether `ranges` (sorted inclusive line ranges) touch `start..=end`.
 fn touches(ranges: &[(u32, u32)], start: u32, end: u32) -> bool {
     let i = ranges.partition_point(|&(_, b)| b < start);
@@ -170,6 +236,27 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
             let head_decls = decls(h);
             for d in head_decls.iter().filter(|d| wanted(d) && touches(&file.added, d.start, d.end)) {
                 push(d.name, d.start);
+            }
+            // Settings kept in struct fields: a default that changed
+            // reaches every retry that reads the field.
+            let fns: Vec<&str> = head_decls
+                .iter()
+                .filter(|d| d.kind == "fn" && touches(&file.added, d.start, d.end))
+                .map(|d| d.name)
+                .collect();
+            for (field, line) in changed_fields(h, &file.added, &fns) {
+                push(&field, line);
+            }
+            // A changed constant that is a field's default reaches the
+            // retries that read the field (`max_retries: DEFAULT_RETRIES`).
+            let consts: Vec<(&str, u32)> = head_decls
+                .iter()
+                .filter(|d| matches!(d.kind, "const" | "static") && touches(&file.added, d.start, d.end))
+                .map(|d| (d.name, d.start))
+                .collect();
+            for (field, _) in fields_set_to(h, &consts) {
+                let line = consts.first().map_or(1, |c| c.1);
+                push(&field, line);
             }
             let base_decls: Vec<Decl> = decls(b).into_iter().filter(|d| wanted(d)).collect();
             if base_decls.is_empty() {
@@ -529,24 +616,33 @@ fn dependents(
             let mut at = Vec::new();
             for (bi, hi) in pairs {
                 let h = &head.sites[hi];
+                // The site's own lines, to tell which changed definition it reads.
+                let lines: String = text
+                    .lines()
+                    .skip(h.line.saturating_sub(1) as usize)
+                    .take((h.end_line.saturating_sub(h.line) + 1) as usize)
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 for c in compare::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
                     changes.push(c);
-                    at.push((h.line, format!("`{}`", h.item), h.policy.lib.id()));
+                    at.push((h.line, format!("`{}`", h.item), h.policy.lib.id(), lines.clone()));
                 }
             }
             if !head.sites.is_empty() {
                 let mut t = super::timeout_changes(&base, &head);
                 for (line, c) in t.drain(..) {
                     changes.push(c);
-                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT));
+                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT, String::new()));
                 }
             }
             (path.clone(), mine, changes, at)
         })
         .collect();
     for (path, mine, changes, at) in results {
-        let Some(def) = mine.first() else { continue };
-        for (c, (line, what, lib)) in changes.into_iter().zip(at) {
+        let Some(first) = mine.first() else { continue };
+        for (c, (line, what, lib, lines)) in changes.into_iter().zip(at) {
+            // The definition the site names, when it names one; else the first.
+            let def = mine.iter().find(|d| names_word(&lines, &d.name)).unwrap_or(first);
             let mut c = c;
             c.message = format!(
                 "`{}` changed at {}:{}: {} (affects the retry at {path}:{line}, {what})",
@@ -584,10 +680,23 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
     let mut tree = Tree { tree, listing: None };
     let mut budget = MAX_PROGRAM_FILES;
     for (i, line, c, names_of) in lowered {
+        let path = &modelled[i].file.path;
+        // The file itself turns a timeout into a failure that is tried
+        // again (`Error::Timeout => SendError::TemporaryFailure`): whatever
+        // redelivers on that failure (a queue, a scheduler, another
+        // service) re-runs the whole operation after each timeout.
+        if let Some(at) = modelled[i].file.head.text().and_then(timeout_made_retryable) {
+            let mut c = c;
+            c.message = format!(
+                "{}; a timeout here becomes a failure that is tried again (line {at}), so a shorter timeout repeats work the server may have completed",
+                c.message
+            );
+            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            continue;
+        }
         if names_of.is_empty() {
             continue;
         }
-        let path = &modelled[i].file.path;
         // Retrying code among the changed files first.
         let mut user: Option<String> = modelled.iter().enumerate().find_map(|(j, m)| {
             let h = m.head.as_ref()?;
@@ -623,6 +732,23 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
     out
 }
 
+/// A match arm that maps a timeout error to a failure the program tries
+/// again: the pattern names `Timeout`/`TimedOut`, the value a temporary,
+/// transient or retryable kind (`Error::Timeout => SendError::TemporaryFailure`).
+fn timeout_arm_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?m)^[^/\n]*\b(?:[A-Za-z_]+::)*(?:Timeout|TimedOut|Elapsed)\b[^=\n]*=>\s*(?:[A-Za-z_]+::)*[A-Za-z_]*(?:Temporary|Transient|Retryable|Retry)[A-Za-z_]*")
+            .unwrap_or_else(|e| panic!("the timeout arm pattern is constant and valid: {e}"))
+    })
+}
+
+/// The line of the first arm of `text` that makes a timeout retryable.
+fn timeout_made_retryable(text: &str) -> Option<u32> {
+    let m = timeout_arm_pattern().find(text)?;
+    Some(text[..m.start()].matches('\n').count() as u32 + 1)
+}
+
 /// Whether a line installs a retry policy type on a client: it names the
 /// type and a layer or retry call (`RetryLayer::new(Policy::default())`,
 /// `.retry(policy)`, `.layer(..)`), and is not the type's own `impl`.
@@ -633,6 +759,58 @@ fn installs(line: &str, ty: &str) -> bool {
         && !code.starts_with('*')
         && !line.contains("impl")
         && ["RetryLayer", "retry(", "layer(", "Retry::new(", "with_retry"].iter().any(|w| line.contains(w))
+}
+
+/// Whether a line installs a value held in a field or binding declared
+/// with the policy type (`retry_config: RetryConfig` declared, then
+/// `RetryLayer::new(self.config.retry_config.clone())`).
+fn installs_held(line: &str, held: &[String]) -> bool {
+    let code = line.trim_start();
+    !code.starts_with("//")
+        && !code.starts_with('*')
+        && ["RetryLayer", "retry(", "layer(", "Retry::new("].iter().any(|w| line.contains(w))
+        && held.iter().any(|h| hands_value(line, h))
+}
+
+/// Whether a line reads `name` as a value (`cfg.name`, `(name`, `&name`),
+/// not calls or declares it (`fn name(`, `name(..)`).
+fn hands_value(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        matches!(before, Some('.' | '(' | '&'))
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '(')
+    })
+}
+
+/// The names of fields and bindings a text declares with type `ty`
+/// (`name: Ty`, `name: Option<Ty>`), for [`installs_held`].
+fn held_as(text: &str, ty: &str, out: &mut Vec<String>) {
+    for (i, _) in text.match_indices(ty) {
+        if !names_word(&text[i..], ty)
+            || text[i + ty.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let before = text[..i].trim_end();
+        let before = before.strip_suffix("Option<").map(str::trim_end).unwrap_or(before);
+        let Some(before) = before.strip_suffix(':') else { continue };
+        if before.ends_with(':') {
+            continue; // a path (`retry::RetryConfig`), not a declaration
+        }
+        let name: String = before
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
 }
 
 /// A tower `impl Policy` covers a client's requests only where it is
@@ -680,7 +858,9 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
                     continue;
                 }
                 for t in &types {
-                    if text.lines().any(|l| installs(l, t)) {
+                    let mut held = Vec::new();
+                    held_as(&text, t, &mut held);
+                    if text.lines().any(|l| installs(l, t) || installs_held(l, &held)) {
                         elsewhere.insert(t.clone());
                     }
                 }
@@ -688,14 +868,28 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
         }
     }
     for head in [false, true] {
+        fn side<'m>(m: &'m Modelled, head: bool) -> Option<&'m str> {
+            if head {
+                m.file.head.text()
+            } else {
+                m.file.base.text()
+            }
+        }
         let installed: BTreeSet<&String> = types
             .iter()
             .filter(|t| {
+                // Fields declared with the type anywhere in the changed files.
+                let mut held = Vec::new();
+                for m in modelled.iter() {
+                    if let Some(text) = side(m, head) {
+                        held_as(text, t, &mut held);
+                    }
+                }
                 elsewhere.contains(*t)
                     || modelled.iter().any(|m| {
-                        let text = if head { m.file.head.text() } else { m.file.base.text() };
                         !crate_index::is_test_path(&m.file.path)
-                            && text.is_some_and(|x| x.lines().any(|l| installs(l, t)))
+                            && side(m, head)
+                                .is_some_and(|x| x.lines().any(|l| installs(l, t) || installs_held(l, &held)))
                     })
             })
             .collect();
@@ -732,6 +926,63 @@ mod tests {
             ]
         );
         assert!(declares(text, "with_retry") && !declares(text, "loop"));
+    }
+
+    #[test]
+    fn a_timeout_mapped_to_a_temporary_failure_is_retryable() {
+        let text = "fn f() {}\nmatch err {\n    mail::Error::Io(_) => SendError::TemporaryFailure,\n    mail::Error::Timeout => SendError::TemporaryFailure,\n}\n";
+        assert_eq!(timeout_made_retryable(text), Some(4));
+        assert_eq!(timeout_made_retryable("match e {\n    Error::Timeout => Failure::Permanent,\n}\n"), None);
+        assert_eq!(timeout_made_retryable("// Error::Timeout => Temporary\n"), None, "a comment");
+        assert_eq!(
+            timeout_made_retryable("Err(e) if e.is_timeout() => Outcome::Retry,\n"),
+            None,
+            "not a timeout pattern"
+        );
+    }
+
+    #[test]
+    fn changed_fields_are_literal_values_arg_defaults_and_serde_default_functions() {
+        let text = "struct Cfg {\n    #[serde(default = \"Cfg::default_retries\")]\n    pub retries: u32,\n    #[arg(long, default_value_t = 5)]\n    attempts: u32,\n}\n\
+                    impl Default for Cfg {\n    fn default() -> Self {\n        Cfg {\n            retries: 4,\n            attempts: DEFAULT_ATTEMPTS,\n            name: name.clone(),\n        }\n    }\n}\n";
+        let fields = |ranges: &[(u32, u32)], fns: &[&str]| -> Vec<String> {
+            changed_fields(text, ranges, fns).into_iter().map(|(f, l)| format!("{f}:{l}")).collect()
+        };
+        assert_eq!(fields(&[(10, 12)], &[]), ["retries:10", "attempts:11"], "a local is not a setting");
+        assert_eq!(fields(&[(4, 4)], &[]), ["attempts:4"], "the #[arg] default");
+        assert_eq!(fields(&[], &["default_retries"]), ["retries:2"], "the serde default function changed");
+        assert!(fields(&[(1, 1)], &[]).is_empty());
+        assert_eq!(
+            changed_fields("Self { delay: 5, retries: MAX_R }\nfn f(a: u32, b: T) {}\n", &[(1, 2)], &[])
+                .len(),
+            2
+        );
+        let read = changed_fields(
+            "    count: opts.count.unwrap_or(3) + 1,\n    name: opts.name.unwrap_or(x),\n",
+            &[(1, 2)],
+            &[],
+        );
+        assert_eq!(read, [("count".to_string(), 1)]);
+        let set: Vec<String> =
+            fields_set_to(text, &[("DEFAULT_ATTEMPTS", 1)]).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(set, ["attempts"]);
+        assert!(fields_set_to(text, &[("OTHER", 1)]).is_empty());
+    }
+
+    #[test]
+    fn a_field_declared_with_the_policy_type_installs_it_when_layered() {
+        let mut held = Vec::new();
+        held_as("struct Cfg {\n    retry_config: RetryConfig,\n    other: Option<RetryConfig>,\n    x: retry::RetryConfig,\n}\nfn f(p: RetryConfigs) {}", "RetryConfig", &mut held);
+        assert_eq!(held, ["retry_config", "other"]);
+        assert!(installs_held("let l = RetryLayer::new(self.config.retry_config.clone());", &held));
+        assert!(!installs_held("let c = self.config.retry_config.clone();", &held), "not put in a layer");
+        assert!(!installs_held("let l = RetryLayer::new(self.config.backoff.clone());", &held));
+        let held = vec!["retry".to_string()];
+        assert!(
+            !installs_held("    fn retry(&mut self, req: &mut Req) -> Option<F> {", &held),
+            "its own method"
+        );
+        assert!(installs_held("let l = RetryLayer::new(settings.retry.clone());", &held));
     }
 
     #[test]

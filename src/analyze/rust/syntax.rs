@@ -106,6 +106,14 @@ pub struct BodyFacts {
     pub(crate) has_continue: bool,
     /// Sleeps: the duration expressions passed to `sleep(..)`.
     pub(crate) sleeps: usize,
+    /// The request carries a body that cannot be copied: a multipart form
+    /// (`.multipart(form)`) or a stream (`Body::wrap_stream(..)`). reqwest's
+    /// `Request::try_clone` returns `None` for such a request, so a retry
+    /// that re-sends clones of it never sends it twice.
+    pub(crate) body_not_cloneable: bool,
+    /// `.try_clone()` is called: what is re-sent is a copy of a request
+    /// built once, not a request built again on every attempt.
+    pub(crate) resends_clones: bool,
 }
 
 const HTTP_VERBS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
@@ -215,6 +223,8 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 self.facts.methods.insert(name.to_ascii_uppercase());
             }
             "is_idempotent" | "is_safe" => self.facts.method_gated = true,
+            "multipart" if m.args.len() == 1 => self.facts.body_not_cloneable = true,
+            "try_clone" if m.args.is_empty() => self.facts.resends_clones = true,
             _ => {}
         }
         if let Expr::Path(p) = &*m.receiver {
@@ -235,6 +245,9 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 }
                 if name == "request" || name == "fetch" {
                     self.facts.sends_request = true;
+                }
+                if name == "wrap_stream" {
+                    self.facts.body_not_cloneable = true;
                 }
                 if let Some(verb) = free_verb_of_path(&p.path) {
                     // `ureq::post(url)`, `surf::get(url)`, `reqwest::get(url)`.

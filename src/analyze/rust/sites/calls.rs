@@ -49,6 +49,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     pub(super) fn push_site(&mut self, mut policy: Policy, op: Option<&'a Expr>, at: &'a Expr) {
         if let Some(op) = op {
+            // An operation that returns its retryable errors as transient
+            // says itself what is retried.
+            if let Some(refusal_only) = loops::transient_on_refusal_only(op) {
+                policy.transient_refusal_only = Some(refusal_only);
+            }
             let f = self.op_facts(op);
             libs::read_operation(&mut policy, &f);
             policy.methods.extend(f.methods);
@@ -292,16 +297,26 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         // What the call hands the helper is what the helper's retry re-sends.
         let mut facts = BodyFacts::default();
+        let mut built_once_not_cloneable = false;
         for a in args {
-            let f = self.op_facts(a);
-            super::merge_facts(&mut facts, &f);
+            let mut f = self.op_facts(a);
             // A request built into a local first (`let request =
             // client.post(url).build()?; self.execute(request)`).
             if let Some(name) = super::super::syntax::ident_of(a) {
                 if let Some(init) = self.env.lookup(&name, line_of(*a)) {
-                    super::merge_facts(&mut facts, &body_facts(init));
+                    super::merge_facts(&mut f, &body_facts(init));
                 }
             }
+            // A request built once (not a closure that builds it again on
+            // each attempt) whose body cannot be copied.
+            built_once_not_cloneable |= f.body_not_cloneable && !is_closure(a);
+            super::merge_facts(&mut facts, &f);
+        }
+        // A helper that re-sends copies (`request.try_clone()`) cannot copy
+        // a multipart or streamed body: that request is sent once, never
+        // retried, so this call adds no retry of a write.
+        if built_once_not_cloneable && body_facts(block).resends_clones {
+            return;
         }
         // A call whose arguments change neither how the helper retries nor
         // what it sends is the helper's own retry, already a site where the
@@ -407,6 +422,16 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 pub(super) fn names_a_retry(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     ["retry", "retries", "retrying", "backoff", "attempts"].iter().any(|w| n.contains(w))
+}
+
+/// Whether an argument is a closure (`|| async { .. }`), which builds what
+/// it sends again on every call.
+fn is_closure(e: &Expr) -> bool {
+    match e {
+        Expr::Closure(_) => true,
+        Expr::Paren(p) => is_closure(&p.expr),
+        _ => false,
+    }
 }
 
 /// Source text of an argument, for messages (`settings.retries`, not the

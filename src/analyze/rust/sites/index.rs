@@ -192,6 +192,8 @@ pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.sends_request |= from.sends_request;
     into.has_continue |= from.has_continue;
     into.sleeps += from.sleeps;
+    into.body_not_cloneable |= from.body_not_cloneable;
+    into.resends_clones |= from.resends_clones;
 }
 
 #[cfg(test)]

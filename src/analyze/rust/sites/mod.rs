@@ -21,6 +21,7 @@
 
 mod calls;
 mod discarded;
+mod fields;
 mod index;
 mod resolve;
 mod retry_loops;
@@ -147,9 +148,15 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     // The constants move into one environment that every function's walk
     // borrows in turn (cloning them per function cost a fifth of a scan).
     let consts = std::mem::take(&mut index.consts);
+    let mut field_values = fields::FieldValues::default();
+    for d in definers {
+        field_values.collect(&d.items);
+    }
+    field_values.collect(&file.items);
+    let (fields, field_numbers) = field_values.finish(&index.fns);
     let mut walker = Walker {
         index: &index,
-        env: Some(Env { consts, ..Env::default() }),
+        env: Some(Env { consts, fields, field_numbers, ..Env::default() }),
         out: FileModel::default(),
         consumed: HashSet::new(),
         standalone: Vec::new(),

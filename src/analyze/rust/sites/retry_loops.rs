@@ -114,7 +114,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         p.methods = facts.methods.clone();
         p.idempotency_key = facts.idempotency_key;
         p.method_gated = facts.method_gated;
-        p.refusal_only = loops::retries_on_refusal_only(body);
+        p.refusal_only = loops::retries_on_refusal_only_with(body, &|cond| self.held_predicate(cond));
         let (line, end_line) = lines_of(whole);
         // Follow helpers the loop calls for the request itself.
         let mut merged = facts;
@@ -130,6 +130,35 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             unresolved: Vec::new(),
             standalone: false,
         });
+    }
+
+    /// What a retry condition tests when it calls a predicate held in a
+    /// field (`(self.retry_if)(status)`): the functions and closures the
+    /// file sets that field to (`retry_if: default_retry_if`), read
+    /// together. `None` when no value of the field is known.
+    fn held_predicate(&self, cond: &Expr) -> Option<loops::Tests> {
+        let field = loops::called_field(cond)?;
+        let values = self.env.fields.get(&field)?;
+        let mut tests = loops::Tests::default();
+        let mut read = false;
+        for v in values {
+            let mut names =
+                PredicateBodies { fns: &self.w.index.fns, blocks: Vec::new(), closures: Vec::new() };
+            syn::visit::Visit::visit_expr(&mut names, v);
+            for b in names.blocks {
+                let t = loops::tests_of_block(b);
+                tests.refusal |= t.refusal;
+                tests.after_apply |= t.after_apply;
+                read = true;
+            }
+            for c in names.closures {
+                let t = loops::tests_of_expr(c);
+                tests.refusal |= t.refusal;
+                tests.after_apply |= t.after_apply;
+                read = true;
+            }
+        }
+        read.then_some(tests)
     }
 
     pub(super) fn range_len(&self, e: &Expr) -> Option<Attempts> {
@@ -177,6 +206,25 @@ fn cond_ident(e: &Expr) -> Option<String> {
 struct SleepArgs<'e, 'a> {
     env: &'e Env<'a>,
     found: Vec<f64>,
+}
+
+/// The bodies a field's value names: functions of the file by name, and
+/// closures written in place.
+struct PredicateBodies<'f, 'a> {
+    fns: &'f std::collections::HashMap<String, &'a syn::Block>,
+    blocks: Vec<&'a syn::Block>,
+    closures: Vec<&'f Expr>,
+}
+
+impl<'f, 'a> Visit<'f> for PredicateBodies<'f, 'a> {
+    fn visit_expr_path(&mut self, p: &'f syn::ExprPath) {
+        if let Some(b) = p.path.segments.last().and_then(|s| self.fns.get(&s.ident.to_string())) {
+            self.blocks.push(b);
+        }
+    }
+    fn visit_expr_closure(&mut self, c: &'f syn::ExprClosure) {
+        self.closures.push(&c.body);
+    }
 }
 
 impl<'e, 'a> SleepArgs<'e, 'a> {
