@@ -108,7 +108,18 @@ pub(super) fn removed(
             o.line.saturating_sub(inside.before),
             o.line + inside.after,
         );
+        // The occurrence's own line may name the retry too
+        // (`retry = !verb.equals("POST")`) and go with it; then the site is
+        // the block it was written in, when that block opens on a context
+        // line (`if (retry) {`). A deleted function's block went with it.
         let nearest = base_sites.iter().copied().min_by_key(|&l| (l.abs_diff(o.line), l > o.line));
+        let nearest = match nearest {
+            Some(l) if l == o.line => base_side
+                .enclosing_line(rule.view, o.line)
+                .filter(|&e| !base_side.context_in(set, inside.context, rule.view, e, e).is_empty())
+                .or(nearest),
+            other => other,
+        };
         let survived = match nearest.map(|l| (l, spots.head_spot(l))) {
             // Unchanged.
             Some((l, None)) => spots.survives(l),
