@@ -103,6 +103,8 @@ struct RuleSpec {
     view: Option<String>,
     #[serde(default)]
     inside: Option<InsideSpec>,
+    #[serde(default)]
+    replaced_by: Option<String>,
     docs: Docs,
 }
 
@@ -141,6 +143,11 @@ pub struct Rule {
     pub unbounded: Vec<String>,
     pub view: View,
     pub inside: Option<Inside>,
+    /// `when: removed` only: index into [`RuleSet::contexts`] of a pattern
+    /// that, on the head lines replacing a removed occurrence, says the
+    /// setting is still there in another form (a retry decorator swapped for
+    /// one that carries its own stop).
+    pub replaced_by: Option<usize>,
     pub docs: Docs,
     /// The rule file it came from.
     pub source: String,
@@ -297,23 +304,28 @@ fn compile(
         Some("text") => View::Text,
         Some(v) => bail!("unknown view '{v}'; use code (comments and prose strings blanked) or text (only comments blanked)"),
     };
+    let mut context_index = |pattern: &str, field: &str| -> anyhow::Result<usize> {
+        if let Some(&c) = context_ids.get(pattern) {
+            return Ok(c);
+        }
+        let re = build_regex(pattern).map_err(|e| anyhow!("bad `{field}` {pattern:?}: {e}"))?;
+        set.contexts.push(re);
+        set.context_sources.push(pattern.to_string());
+        context_ids.insert(pattern.to_string(), set.contexts.len() - 1);
+        Ok(set.contexts.len() - 1)
+    };
+    let replaced_by = match spec.replaced_by {
+        Some(_) if spec.when != When::Removed => bail!("`replaced_by:` only applies to `when: removed`"),
+        Some(p) => Some(context_index(&p, "replaced_by")?),
+        None => None,
+    };
     let inside = match spec.inside {
         None if spec.when == When::Removed => bail!(
             "`when: removed` needs `inside:`, the retry site that must still exist in the head (otherwise deleting a whole client would be reported)"
         ),
         None => None,
         Some(i) => {
-            let context = match context_ids.get(&i.pattern) {
-                Some(&c) => c,
-                None => {
-                    let re = build_regex(&i.pattern)
-                        .map_err(|e| anyhow!("bad `inside.pattern` {:?}: {e}", i.pattern))?;
-                    set.contexts.push(re);
-                    set.context_sources.push(i.pattern.clone());
-                    context_ids.insert(i.pattern.clone(), set.contexts.len() - 1);
-                    set.contexts.len() - 1
-                }
-            };
+            let context = context_index(&i.pattern, "inside.pattern")?;
             Some(Inside { context, before: i.before, after: i.after })
         }
     };
@@ -335,6 +347,7 @@ fn compile(
         unbounded: spec.unbounded,
         view,
         inside,
+        replaced_by,
         docs: spec.docs,
         source: file.to_string(),
     })
@@ -504,6 +517,15 @@ rules:
                 "`unbounded:` only applies to `when: raised`",
             ),
             (GOOD.replace("languages: [python]", "languages: []"), "`languages` is empty"),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    replaced_by: 'x'"),
+                "`replaced_by:` only applies to `when: removed`",
+            ),
+            (
+                GOOD.replace("when: raised", "when: removed\n    inside: {pattern: r}\n    replaced_by: '('")
+                    .replace("counts: retries", ""),
+                "bad `replaced_by` \"(\"",
+            ),
             (
                 GOOD.replace("languages: [python]", "languages: [python]\n    paths: [\"a/[\"]"),
                 "bad glob 'a/['",

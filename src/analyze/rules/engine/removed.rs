@@ -86,6 +86,14 @@ pub(super) fn removed(
             }
         });
     }
+    // Still there in another form the rule names (`replaced_by`): a retry
+    // decorator swapped for one that carries its own stop.
+    if let Some(other) = rule.replaced_by {
+        pending.retain(|&(_, spot)| match spot {
+            Spot::Replaced(a, b) => head_side.context_in(set, other, rule.view, a, b).is_empty(),
+            Spot::Gap(_) => true,
+        });
+    }
     let mut out = Vec::new();
     // Many removed occurrences can share one replaced block; the context
     // lines of a head range are searched once per range, not once per
