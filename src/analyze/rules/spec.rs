@@ -105,7 +105,32 @@ struct RuleSpec {
     inside: Option<InsideSpec>,
     #[serde(default)]
     replaced_by: Option<String>,
+    #[serde(default)]
+    default: Option<DefaultSpec>,
     docs: Docs,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefaultSpec {
+    value: String,
+    source: String,
+    #[serde(default)]
+    requires: Option<String>,
+}
+
+/// `when: raised` only: the value a library uses where the setting is not
+/// written, so that a setting added to an existing call or literal is
+/// compared with what applied before it.
+#[derive(Debug, Clone)]
+pub struct LibraryDefault {
+    /// The default as written (`2`), read like a captured number.
+    pub value: String,
+    /// Where the default is documented, quoted in the message.
+    pub source: String,
+    /// Index into [`RuleSet::contexts`] of a pattern the head file must
+    /// match for the default to apply (the library it is the default of).
+    pub requires: Option<usize>,
 }
 
 /// The context condition of a rule: a match counts only if a line within
@@ -148,6 +173,7 @@ pub struct Rule {
     /// setting is still there in another form (a retry decorator swapped for
     /// one that carries its own stop).
     pub replaced_by: Option<usize>,
+    pub default: Option<LibraryDefault>,
     pub docs: Docs,
     /// The rule file it came from.
     pub source: String,
@@ -319,6 +345,24 @@ fn compile(
         Some(p) => Some(context_index(&p, "replaced_by")?),
         None => None,
     };
+    let default = match spec.default {
+        Some(_) if spec.when != When::Raised => bail!("`default:` only applies to `when: raised`"),
+        Some(d) => {
+            let digits = d.value.trim().replace('_', "");
+            if !digits.parse::<f64>().is_ok_and(f64::is_finite) {
+                bail!("`default.value` {:?} is not a number; write the library's default as a number", d.value);
+            }
+            if d.source.trim().is_empty() {
+                bail!("`default.source` is empty; say where the library documents its default");
+            }
+            let requires = match &d.requires {
+                Some(p) => Some(context_index(p, "default.requires")?),
+                None => None,
+            };
+            Some(LibraryDefault { value: digits, source: d.source, requires })
+        }
+        None => None,
+    };
     let inside = match spec.inside {
         None if spec.when == When::Removed => bail!(
             "`when: removed` needs `inside:`, the retry site that must still exist in the head (otherwise deleting a whole client would be reported)"
@@ -348,6 +392,7 @@ fn compile(
         view,
         inside,
         replaced_by,
+        default,
         docs: spec.docs,
         source: file.to_string(),
     })
@@ -517,6 +562,19 @@ rules:
                 "`unbounded:` only applies to `when: raised`",
             ),
             (GOOD.replace("languages: [python]", "languages: []"), "`languages` is empty"),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    default: {value: two, source: s}"),
+                "`default.value` \"two\" is not a number",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    default: {value: '2', source: ' '}"),
+                "`default.source` is empty",
+            ),
+            (
+                GOOD.replace("when: raised", "when: lowered")
+                    .replace("counts: retries", "counts: retries\n    default: {value: '2', source: s}"),
+                "`default:` only applies to `when: raised`",
+            ),
             (
                 GOOD.replace("counts: retries", "counts: retries\n    replaced_by: 'x'"),
                 "`replaced_by:` only applies to `when: removed`",
