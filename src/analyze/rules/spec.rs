@@ -106,6 +106,8 @@ struct RuleSpec {
     #[serde(default)]
     replaced_by: Option<String>,
     #[serde(default)]
+    moved_to: Option<String>,
+    #[serde(default)]
     default: Option<DefaultSpec>,
     docs: Docs,
 }
@@ -173,6 +175,11 @@ pub struct Rule {
     /// setting is still there in another form (a retry decorator swapped for
     /// one that carries its own stop).
     pub replaced_by: Option<usize>,
+    /// `when: removed` only: index into [`RuleSet::contexts`] of a retry
+    /// that works for every request (a retrying client); when the retry
+    /// site went with the occurrence but the change adds a line matching
+    /// it, the retry moved there without the removed setting.
+    pub moved_to: Option<usize>,
     pub default: Option<LibraryDefault>,
     pub docs: Docs,
     /// The rule file it came from.
@@ -345,6 +352,11 @@ fn compile(
         Some(p) => Some(context_index(&p, "replaced_by")?),
         None => None,
     };
+    let moved_to = match spec.moved_to {
+        Some(_) if spec.when != When::Removed => bail!("`moved_to:` only applies to `when: removed`"),
+        Some(p) => Some(context_index(&p, "moved_to")?),
+        None => None,
+    };
     let default = match spec.default {
         Some(_) if spec.when != When::Raised => bail!("`default:` only applies to `when: raised`"),
         Some(d) => {
@@ -392,6 +404,7 @@ fn compile(
         view,
         inside,
         replaced_by,
+        moved_to,
         default,
         docs: spec.docs,
         source: file.to_string(),
@@ -574,6 +587,10 @@ rules:
                 GOOD.replace("when: raised", "when: lowered")
                     .replace("counts: retries", "counts: retries\n    default: {value: '2', source: s}"),
                 "`default:` only applies to `when: raised`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    moved_to: 'x'"),
+                "`moved_to:` only applies to `when: removed`",
             ),
             (
                 GOOD.replace("counts: retries", "counts: retries\n    replaced_by: 'x'"),

@@ -95,6 +95,7 @@ pub(super) fn removed(
         });
     }
     let mut out = Vec::new();
+    let mut moved_site: Option<Option<u32>> = None;
     // Many removed occurrences can share one replaced block; the context
     // lines of a head range are searched once per range, not once per
     // occurrence (that was quadratic in the size of the block).
@@ -136,6 +137,26 @@ pub(super) fn removed(
             _ => false,
         };
         if !survived {
+            // The retry site went with it; if it was a retry in the base and
+            // the change adds one that covers every request (`moved_to`),
+            // the retry moved there
+            // without this setting, reported at the first such line.
+            let moved = rule.moved_to.filter(|_| nearest.is_some()).and_then(|to| {
+                *moved_site.get_or_insert_with(|| {
+                    head_side
+                        .context_in(set, to, rule.view, 1, u32::MAX)
+                        .into_iter()
+                        .find(|&l| file.is_added(l))
+                })
+            });
+            if let Some(line) = moved {
+                out.push(
+                    Finding::new(rule.kind, &rule.id, &file.path, line)
+                        .severity(rule.severity)
+                        .message(rule.message.replace("{match}", &o.text))
+                        .base(json!({ "match": o.text, "line": o.line })),
+                );
+            }
             continue;
         }
         let (lo, hi) = match spot {
