@@ -109,7 +109,34 @@ struct RuleSpec {
     moved_to: Option<String>,
     #[serde(default)]
     default: Option<DefaultSpec>,
+    #[serde(default)]
+    version: Option<VersionSpec>,
     docs: Docs,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionSpec {
+    name: String,
+    pattern: String,
+    below: String,
+    unknown: String,
+}
+
+/// A finding that holds only on versions of a program below `below`: the
+/// version is read from the Dockerfiles in the finding's folder and the
+/// folders above it (`analyze/rules/versions.rs`).
+#[derive(Debug, Clone)]
+pub struct VersionGate {
+    /// The program, for messages (`nginx`).
+    pub name: String,
+    /// Finds the version in a Dockerfile; its `v` group is the version.
+    pub pattern: Regex,
+    /// The first version the finding no longer holds on, as numbers.
+    pub below: Vec<u64>,
+    pub below_text: String,
+    /// The severity when no version is found.
+    pub unknown: Severity,
 }
 
 #[derive(Debug, Deserialize)]
@@ -181,6 +208,7 @@ pub struct Rule {
     /// it, the retry moved there without the removed setting.
     pub moved_to: Option<usize>,
     pub default: Option<LibraryDefault>,
+    pub version: Option<VersionGate>,
     pub docs: Docs,
     /// The rule file it came from.
     pub source: String,
@@ -362,7 +390,10 @@ fn compile(
         Some(d) => {
             let digits = d.value.trim().replace('_', "");
             if !digits.parse::<f64>().is_ok_and(f64::is_finite) {
-                bail!("`default.value` {:?} is not a number; write the library's default as a number", d.value);
+                bail!(
+                    "`default.value` {:?} is not a number; write the library's default as a number",
+                    d.value
+                );
             }
             if d.source.trim().is_empty() {
                 bail!("`default.source` is empty; say where the library documents its default");
@@ -372,6 +403,26 @@ fn compile(
                 None => None,
             };
             Some(LibraryDefault { value: digits, source: d.source, requires })
+        }
+        None => None,
+    };
+    let version = match spec.version {
+        Some(v) => {
+            let pattern =
+                build_regex(&v.pattern).map_err(|e| anyhow!("bad `version.pattern` {:?}: {e}", v.pattern))?;
+            if !pattern.capture_names().flatten().any(|n| n == "v") {
+                bail!("`version.pattern` {:?} has no `(?P<v>...)` group, the version it reads", v.pattern);
+            }
+            let below = parse_version(&v.below).ok_or_else(|| {
+                anyhow!(
+                    "`version.below` {:?} is not a version; write it as numbers and dots (1.9.13)",
+                    v.below
+                )
+            })?;
+            let unknown = Severity::parse(&v.unknown).ok_or_else(|| {
+                anyhow!("unknown `version.unknown` severity '{}'; use error, warning or note", v.unknown)
+            })?;
+            Some(VersionGate { name: v.name, pattern, below, below_text: v.below, unknown })
         }
         None => None,
     };
@@ -406,6 +457,7 @@ fn compile(
         replaced_by,
         moved_to,
         default,
+        version,
         docs: spec.docs,
         source: file.to_string(),
     })
@@ -488,6 +540,12 @@ fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
         rest = &after[end + 1..];
     }
     Ok(())
+}
+
+/// A version written as numbers and dots (`1.9.13`, `1.6`), as numbers.
+pub fn parse_version(text: &str) -> Option<Vec<u64>> {
+    let parts: Option<Vec<u64>> = text.trim().split('.').map(|p| p.parse().ok()).collect();
+    parts.filter(|p| !p.is_empty())
 }
 
 /// Seconds per unit, for the unit names rules capture or declare.
@@ -587,6 +645,24 @@ rules:
                 GOOD.replace("when: raised", "when: lowered")
                     .replace("counts: retries", "counts: retries\n    default: {value: '2', source: s}"),
                 "`default:` only applies to `when: raised`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    version: {name: n, pattern: 'x', below: '1', unknown: note}"),
+                "has no `(?P<v>...)` group",
+            ),
+            (
+                GOOD.replace(
+                    "counts: retries",
+                    "counts: retries\n    version: {name: n, pattern: '(?P<v>x)', below: 'one', unknown: note}",
+                ),
+                "`version.below` \"one\" is not a version",
+            ),
+            (
+                GOOD.replace(
+                    "counts: retries",
+                    "counts: retries\n    version: {name: n, pattern: '(?P<v>x)', below: '1.2', unknown: loud}",
+                ),
+                "unknown `version.unknown` severity 'loud'",
             ),
             (
                 GOOD.replace("counts: retries", "counts: retries\n    moved_to: 'x'"),

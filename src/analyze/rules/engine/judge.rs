@@ -256,7 +256,8 @@ rules:
         let head = [occ(1, "a=", 2.0), occ(3, "a=", 5.0)];
         let side = SideText::new(None, crate::analyze::rules::lang::Language::Python.syntax());
         let set = RuleSet::default();
-        let cmp = |base: &[Occ], head: &[Occ]| compare((&set, &r), &file, base, (head, &side), &mut Vec::new());
+        let cmp =
+            |base: &[Occ], head: &[Occ]| compare((&set, &r), &file, base, (head, &side), &mut Vec::new());
         let f = cmp(&base, &head);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].line, f[0].message.as_str()), (3, "3 -> 5"));
