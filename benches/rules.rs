@@ -10,10 +10,7 @@
 //! - `LC_ALL=C grep -E -c -f PATTERNS` over the same files, where PATTERNS is
 //!   the union of the packs' patterns and context patterns rewritten as POSIX
 //!   extended regexes (grep reads the files from the page cache: they were
-//!   just written and are read once before timing);
-//! - a tree-sitter parse of every Python and Go side (what `inside: {scope:
-//!   call}` would cost if every such file reached a rule with that scope;
-//!   the engine parses only those that do, after the prefilter).
+//!   just written and are read once before timing).
 //!
 //! Run with `cargo bench --bench rules` (set `RULES_BENCH_MB` to change the
 //! size, `RULES_BENCH_RETRY_EVERY` the density of retry settings). Nothing is asserted: the figures are printed as a ratio.
@@ -347,42 +344,13 @@ fn main() -> anyhow::Result<()> {
             })
             .sum::<usize>()
     };
-    let tree_bytes: usize = cs
-        .files
-        .iter()
-        .filter(|f| matches!(Language::of_path(&f.path), Some(Language::Python | Language::Go)))
-        .flat_map(|f| [f.base.text(), f.head.text()].into_iter().flatten())
-        .map(str::len)
-        .sum();
-    let parse_all = || -> anyhow::Result<usize> {
-        let mut python = tree_sitter::Parser::new();
-        python.set_language(&tree_sitter_python::LANGUAGE.into())?;
-        let mut go = tree_sitter::Parser::new();
-        go.set_language(&tree_sitter_go::LANGUAGE.into())?;
-        let mut with_errors = 0;
-        for f in &cs.files {
-            let parser = match Language::of_path(&f.path) {
-                Some(Language::Python) => &mut python,
-                Some(Language::Go) => &mut go,
-                _ => continue,
-            };
-            for text in [f.base.text(), f.head.text()].into_iter().flatten() {
-                let tree = parser.parse(text, None).ok_or_else(|| anyhow::anyhow!("{}: no tree", f.path))?;
-                with_errors += usize::from(tree.root_node().has_error());
-            }
-        }
-        Ok(with_errors)
-    };
     // Interleaved rounds, best of each: a shared, busy machine slows all
     // contenders alike instead of whichever happened to run during a spike.
     let (mut masking, mut seq, mut par, mut g) = (Duration::MAX, Duration::MAX, Duration::MAX, Duration::MAX);
-    let (mut trees, mut tree_errors) = (Duration::MAX, 0);
     let (mut findings, mut scan_findings, mut lines) = (0, 0, 0);
     let (mut rules_cpu, mut grep_cpu) = (0u64, 0u64);
     for _ in 0..ROUNDS {
         masking = masking.min(best_of(1, mask_all).0);
-        let (d, e) = best_of(1, parse_all);
-        (trees, tree_errors) = (trees.min(d), e?);
         let before = cpu_ticks();
         let (d, n) = best_of(1, || cs.files.iter().map(|f| packs.analyze(f).findings.len()).sum::<usize>());
         rules_cpu += cpu_ticks().0.saturating_sub(before.0);
@@ -407,13 +375,6 @@ fn main() -> anyhow::Result<()> {
         par.as_secs_f64(),
         scan_findings,
         rayon::current_num_threads()
-    );
-    println!(
-        "tree-sitter parse:    {:>8.1} MB/s  ({:.2} s for the {:.1} MB of Python and Go sides, {} with errors)",
-        mb_per_s(tree_bytes, trees),
-        trees.as_secs_f64(),
-        tree_bytes as f64 / 1e6,
-        tree_errors
     );
     println!(
         "grep -E -f, LC_ALL=C: {:>8.1} MB/s  ({:.2} s, {} matching lines, {} patterns)",

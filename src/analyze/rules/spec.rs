@@ -69,22 +69,6 @@ struct InsideSpec {
     before: u32,
     #[serde(default)]
     after: u32,
-    #[serde(default)]
-    scope: Scope,
-}
-
-/// Where an `inside` context is looked for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// The lines from `before` above the match to `after` below it.
-    #[default]
-    Lines,
-    /// A call the match is an argument of, at any depth, whose callee (up
-    /// to its opening bracket) matches the pattern, read from the syntax
-    /// tree in Python and Go; elsewhere, and in a file that does not parse,
-    /// the lines as for `lines`.
-    Call,
 }
 
 /// The documentation every rule carries, in Clippy's shape.
@@ -187,7 +171,6 @@ pub struct Inside {
     pub context: usize,
     pub before: u32,
     pub after: u32,
-    pub scope: Scope,
 }
 
 /// One compiled rule.
@@ -450,7 +433,7 @@ fn compile(
         None => None,
         Some(i) => {
             let context = context_index(&i.pattern, "inside.pattern")?;
-            Some(Inside { context, before: i.before, after: i.after, scope: i.scope })
+            Some(Inside { context, before: i.before, after: i.after })
         }
     };
     check_placeholders(&spec.message, spec.when)?;
@@ -680,10 +663,6 @@ rules:
                     "counts: retries\n    version: {name: n, pattern: '(?P<v>x)', below: '1.2', unknown: loud}",
                 ),
                 "unknown `version.unknown` severity 'loud'",
-            ),
-            (
-                GOOD.replace("counts: retries", "counts: retries\n    inside: {pattern: x, scope: file}"),
-                "unknown variant `file`",
             ),
             (
                 GOOD.replace("counts: retries", "counts: retries\n    moved_to: 'x'"),

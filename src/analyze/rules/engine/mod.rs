@@ -28,12 +28,9 @@
 //!   what they set, with their numbers normalised;
 //! - [`judge`]: `raised`, `lowered` and `added` (base against head);
 //! - [`removed`]: `removed`, where the retry site must survive;
-//! - [`calls`]: the calls a match is an argument of, from a tree-sitter
-//!   parse (Python, Go), for `inside: {scope: call}`;
 //! - [`diff_map`]: which base lines the change deleted or replaced, and
 //!   where each went in the head.
 
-mod calls;
 mod diff_map;
 mod judge;
 mod occurrences;

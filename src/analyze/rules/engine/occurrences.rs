@@ -5,7 +5,7 @@
 
 use super::side::SideText;
 use super::values;
-use crate::analyze::rules::spec::{unit_seconds, Counts, Rule, RuleSet, Scope};
+use crate::analyze::rules::spec::{unit_seconds, Counts, Rule, RuleSet};
 use serde_json::json;
 
 /// Longest matched text quoted in a message.
@@ -124,12 +124,6 @@ pub(super) fn occurrences(
                 if let Some(inside) = &rule.inside {
                     let lo = use_line.saturating_sub(inside.before);
                     if side.context_in(set, inside.context, rule.view, lo, use_line + inside.after).is_empty()
-                    {
-                        continue;
-                    }
-                    // Within the window, the tree says which call it is an argument of.
-                    if inside.scope == Scope::Call
-                        && side.in_call(set, inside.context, rule.view, from + at) == Some(false)
                     {
                         continue;
                     }

@@ -4,7 +4,6 @@
 
 use std::cell::OnceCell;
 
-use super::calls::{self, CallTree};
 use crate::analyze::rules::lang::{Language, Syntax};
 use crate::analyze::rules::mask::{mask, View};
 use crate::analyze::rules::spec::RuleSet;
@@ -25,10 +24,6 @@ pub(super) struct SideText<'a> {
     pub(super) binds_names: bool,
     /// Python: `**{"total": 10}` reads as `total = 10` in the code view.
     dict_spreads: bool,
-    /// The language, when the side is read as one (for its syntax tree).
-    lang: Option<Language>,
-    /// The syntax tree, parsed the first time a rule asks for a call.
-    calls: OnceCell<Option<CallTree>>,
 }
 
 impl<'a> SideText<'a> {
@@ -41,8 +36,6 @@ impl<'a> SideText<'a> {
             line_starts: OnceCell::new(),
             binds_names: true,
             dict_spreads: false,
-            lang: None,
-            calls: OnceCell::new(),
         }
     }
 
@@ -51,7 +44,6 @@ impl<'a> SideText<'a> {
         SideText {
             binds_names: lang.is_code(),
             dict_spreads: lang == Language::Python,
-            lang: Some(lang),
             ..SideText::new(raw, lang.syntax())
         }
     }
@@ -127,21 +119,6 @@ impl<'a> SideText<'a> {
             }
         }
         None
-    }
-
-    /// Whether byte `offset` is an argument of a call whose callee (up to
-    /// its opening bracket, in `view`) matches context `ctx`; `None` when
-    /// the side has no syntax tree (a language without a grammar here, or
-    /// a parse with errors).
-    pub(super) fn in_call(&self, set: &RuleSet, ctx: usize, view: View, offset: usize) -> Option<bool> {
-        let tree = self.calls.get_or_init(|| calls::parse(self.lang?, self.raw?)).as_ref()?;
-        let text = self.view(view)?;
-        let around = tree.calls_around(offset);
-        Some(
-            around
-                .into_iter()
-                .any(|(a, b)| text.get(a..b).is_some_and(|callee| set.contexts[ctx].is_match(callee))),
-        )
     }
 
     /// The raw text of line `line` (1-based), without its line break.
