@@ -39,6 +39,7 @@ pub(crate) mod helpers;
 pub mod lang;
 pub mod mask;
 pub(crate) mod spec;
+pub(crate) mod versions;
 
 use super::{Analyzer, FileResult};
 use crate::changeset::FileChange;
@@ -144,6 +145,7 @@ impl Analyzer for RulePackAnalyzer {
             out.findings.extend(r.findings.into_iter().filter(|f| !moved(f)));
             out.notes.extend(r.notes);
         }
+        versions::settle(&self.engine.set, &mut out.findings, files, self.head_tree.as_ref());
         crate::finding::keep_most_severe(&mut out.findings);
         out
     }

@@ -103,7 +103,63 @@ struct RuleSpec {
     view: Option<String>,
     #[serde(default)]
     inside: Option<InsideSpec>,
+    #[serde(default)]
+    replaced_by: Option<String>,
+    #[serde(default)]
+    moved_to: Option<String>,
+    #[serde(default)]
+    default: Option<DefaultSpec>,
+    #[serde(default)]
+    version: Option<VersionSpec>,
     docs: Docs,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionSpec {
+    name: String,
+    pattern: String,
+    below: String,
+    unknown: String,
+}
+
+/// A finding that holds only on versions of a program below `below`: the
+/// version is read from the Dockerfiles in the finding's folder and the
+/// folders above it (`analyze/rules/versions.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct VersionGate {
+    /// The program, for messages (`nginx`).
+    pub(crate) name: String,
+    /// Finds the version in a Dockerfile; its `v` group is the version.
+    pub(crate) pattern: Regex,
+    /// The first version the finding no longer holds on, as numbers.
+    pub(crate) below: Vec<u64>,
+    pub(crate) below_text: String,
+    /// The severity when no version is found.
+    pub(crate) unknown: Severity,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefaultSpec {
+    value: String,
+    source: String,
+    #[serde(default)]
+    requires: Option<String>,
+}
+
+/// `when: raised` only: the value a library uses where the setting is not
+/// written, so that a setting added to an existing call or literal is
+/// compared with what applied before it.
+#[derive(Debug, Clone)]
+pub(crate) struct LibraryDefault {
+    /// The default as written (`2`), read like a captured number.
+    pub(crate) value: String,
+    /// Where the default is documented, quoted in the message.
+    pub(crate) source: String,
+    /// Index into [`RuleSet::contexts`] of a pattern the head file must
+    /// match for the default to apply (the library it is the default of).
+    pub(crate) requires: Option<usize>,
 }
 
 /// The context condition of a rule: a match counts only if a line within
@@ -140,6 +196,18 @@ pub struct Rule {
     pub(crate) unbounded: Vec<String>,
     pub(crate) view: View,
     pub(crate) inside: Option<Inside>,
+    /// `when: removed` only: index into [`RuleSet::contexts`] of a pattern
+    /// that, on the head lines replacing a removed occurrence, says the
+    /// setting is still there in another form (a retry decorator swapped for
+    /// one that carries its own stop).
+    pub(crate) replaced_by: Option<usize>,
+    /// `when: removed` only: index into [`RuleSet::contexts`] of a retry
+    /// that works for every request (a retrying client); when the retry
+    /// site went with the occurrence but the change adds a line matching
+    /// it, the retry moved there without the removed setting.
+    pub(crate) moved_to: Option<usize>,
+    pub(crate) default: Option<LibraryDefault>,
+    pub(crate) version: Option<VersionGate>,
     pub docs: Docs,
     /// The rule file it came from.
     pub(crate) source: String,
@@ -296,23 +364,74 @@ fn compile(
         Some("text") => View::Text,
         Some(v) => bail!("unknown view '{v}'; use code (comments and prose strings blanked) or text (only comments blanked)"),
     };
+    let mut context_index = |pattern: &str, field: &str| -> anyhow::Result<usize> {
+        if let Some(&c) = context_ids.get(pattern) {
+            return Ok(c);
+        }
+        let re = build_regex(pattern).map_err(|e| anyhow!("bad `{field}` {pattern:?}: {e}"))?;
+        set.contexts.push(re);
+        set.context_sources.push(pattern.to_string());
+        context_ids.insert(pattern.to_string(), set.contexts.len() - 1);
+        Ok(set.contexts.len() - 1)
+    };
+    let replaced_by = match spec.replaced_by {
+        Some(_) if spec.when != When::Removed => bail!("`replaced_by:` only applies to `when: removed`"),
+        Some(p) => Some(context_index(&p, "replaced_by")?),
+        None => None,
+    };
+    let moved_to = match spec.moved_to {
+        Some(_) if spec.when != When::Removed => bail!("`moved_to:` only applies to `when: removed`"),
+        Some(p) => Some(context_index(&p, "moved_to")?),
+        None => None,
+    };
+    let default = match spec.default {
+        Some(_) if spec.when != When::Raised => bail!("`default:` only applies to `when: raised`"),
+        Some(d) => {
+            let digits = d.value.trim().replace('_', "");
+            if !digits.parse::<f64>().is_ok_and(f64::is_finite) {
+                bail!(
+                    "`default.value` {:?} is not a number; write the library's default as a number",
+                    d.value
+                );
+            }
+            if d.source.trim().is_empty() {
+                bail!("`default.source` is empty; say where the library documents its default");
+            }
+            let requires = match &d.requires {
+                Some(p) => Some(context_index(p, "default.requires")?),
+                None => None,
+            };
+            Some(LibraryDefault { value: digits, source: d.source, requires })
+        }
+        None => None,
+    };
+    let version = match spec.version {
+        Some(v) => {
+            let pattern =
+                build_regex(&v.pattern).map_err(|e| anyhow!("bad `version.pattern` {:?}: {e}", v.pattern))?;
+            if !pattern.capture_names().flatten().any(|n| n == "v") {
+                bail!("`version.pattern` {:?} has no `(?P<v>...)` group, the version it reads", v.pattern);
+            }
+            let below = parse_version(&v.below).ok_or_else(|| {
+                anyhow!(
+                    "`version.below` {:?} is not a version; write it as numbers and dots (1.9.13)",
+                    v.below
+                )
+            })?;
+            let unknown = Severity::parse(&v.unknown).ok_or_else(|| {
+                anyhow!("unknown `version.unknown` severity '{}'; use error, warning or note", v.unknown)
+            })?;
+            Some(VersionGate { name: v.name, pattern, below, below_text: v.below, unknown })
+        }
+        None => None,
+    };
     let inside = match spec.inside {
         None if spec.when == When::Removed => bail!(
             "`when: removed` needs `inside:`, the retry site that must still exist in the head (otherwise deleting a whole client would be reported)"
         ),
         None => None,
         Some(i) => {
-            let context = match context_ids.get(&i.pattern) {
-                Some(&c) => c,
-                None => {
-                    let re = build_regex(&i.pattern)
-                        .map_err(|e| anyhow!("bad `inside.pattern` {:?}: {e}", i.pattern))?;
-                    set.contexts.push(re);
-                    set.context_sources.push(i.pattern.clone());
-                    context_ids.insert(i.pattern.clone(), set.contexts.len() - 1);
-                    set.contexts.len() - 1
-                }
-            };
+            let context = context_index(&i.pattern, "inside.pattern")?;
             Some(Inside { context, before: i.before, after: i.after })
         }
     };
@@ -333,6 +452,10 @@ fn compile(
         unbounded: spec.unbounded,
         view,
         inside,
+        replaced_by,
+        moved_to,
+        default,
+        version,
         docs: spec.docs,
         source: file.to_string(),
     })
@@ -415,6 +538,12 @@ fn check_placeholders(message: &str, when: When) -> anyhow::Result<()> {
         rest = &after[end + 1..];
     }
     Ok(())
+}
+
+/// A version written as numbers and dots (`1.9.13`, `1.6`), as numbers.
+pub(crate) fn parse_version(text: &str) -> Option<Vec<u64>> {
+    let parts: Option<Vec<u64>> = text.trim().split('.').map(|p| p.parse().ok()).collect();
+    parts.filter(|p| !p.is_empty())
 }
 
 /// Seconds per unit, for the unit names rules capture or declare.
@@ -502,6 +631,50 @@ rules:
                 "`unbounded:` only applies to `when: raised`",
             ),
             (GOOD.replace("languages: [python]", "languages: []"), "`languages` is empty"),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    default: {value: two, source: s}"),
+                "`default.value` \"two\" is not a number",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    default: {value: '2', source: ' '}"),
+                "`default.source` is empty",
+            ),
+            (
+                GOOD.replace("when: raised", "when: lowered")
+                    .replace("counts: retries", "counts: retries\n    default: {value: '2', source: s}"),
+                "`default:` only applies to `when: raised`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    version: {name: n, pattern: 'x', below: '1', unknown: note}"),
+                "has no `(?P<v>...)` group",
+            ),
+            (
+                GOOD.replace(
+                    "counts: retries",
+                    "counts: retries\n    version: {name: n, pattern: '(?P<v>x)', below: 'one', unknown: note}",
+                ),
+                "`version.below` \"one\" is not a version",
+            ),
+            (
+                GOOD.replace(
+                    "counts: retries",
+                    "counts: retries\n    version: {name: n, pattern: '(?P<v>x)', below: '1.2', unknown: loud}",
+                ),
+                "unknown `version.unknown` severity 'loud'",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    moved_to: 'x'"),
+                "`moved_to:` only applies to `when: removed`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    replaced_by: 'x'"),
+                "`replaced_by:` only applies to `when: removed`",
+            ),
+            (
+                GOOD.replace("when: raised", "when: removed\n    inside: {pattern: r}\n    replaced_by: '('")
+                    .replace("counts: retries", ""),
+                "bad `replaced_by` \"(\"",
+            ),
             (
                 GOOD.replace("languages: [python]", "languages: [python]\n    paths: [\"a/[\"]"),
                 "bad glob 'a/['",

@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde_json::json;
 
-use super::occurrences::{Num, Occ};
-use crate::analyze::rules::spec::{Counts, Rule, When};
+use super::occurrences::{number, Num, Occ};
+use super::side::SideText;
+use crate::analyze::rules::mask::View;
+use crate::analyze::rules::spec::{Counts, Rule, RuleSet, When};
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Kind, Note};
 
@@ -32,10 +34,10 @@ pub(super) fn by_key(occs: &[Occ]) -> BTreeMap<&str, Vec<&Occ>> {
 /// `when: raised` / `when: lowered`. A setting whose base value was known
 /// and whose head value cannot be computed gives a blocking note (in `notes`).
 pub(super) fn compare(
-    rule: &Rule,
+    (set, rule): (&RuleSet, &Rule),
     file: &FileChange,
     base: &[Occ],
-    head: &[Occ],
+    (head, head_side): (&[Occ], &SideText),
     notes: &mut Vec<Note>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -59,8 +61,16 @@ pub(super) fn compare(
                 None => changed_heads.push(h),
             }
         }
-        let changed_bases = bases.iter().enumerate().filter(|(j, _)| !used[*j]).map(|(_, b)| *b);
-        for (b, h) in changed_bases.zip(changed_heads) {
+        let changed_bases: Vec<&Occ> =
+            bases.iter().enumerate().filter(|(j, _)| !used[*j]).map(|(_, b)| *b).collect();
+        // A setting with no counterpart that was written into a call or a
+        // literal the base already had replaces the library's default.
+        for h in changed_heads.iter().skip(changed_bases.len()) {
+            if let Some(f) = over_default(set, rule, file, h, head_side) {
+                out.push(f);
+            }
+        }
+        for (b, h) in changed_bases.into_iter().zip(changed_heads) {
             if let (Some(bv), Some((expr, why))) = (b.value, &h.unresolved) {
                 if file.is_added(h.line) {
                     notes.push(Note::blocking(
@@ -113,6 +123,47 @@ pub(super) fn compare(
         }
     }
     out
+}
+
+/// A head setting with no base counterpart, written on an added line into a
+/// bracket opened on an unchanged line (an existing call, dict or object),
+/// whose value is above the rule's library default: the default applied
+/// there before. `None` when the rule has no default, the file does not use
+/// the library it belongs to, or the setting is in new code.
+fn over_default(set: &RuleSet, rule: &Rule, file: &FileChange, h: &Occ, head: &SideText) -> Option<Finding> {
+    let default = rule.default.as_ref()?;
+    let counts = rule.counts?;
+    let hv = h.value?;
+    let dv = number(rule, counts, &default.value, None)?;
+    if rule.when != When::Raised || !hv.greater(dv) || !file.is_added(h.line) || file.base.text().is_none() {
+        return None;
+    }
+    let opened = head.enclosing_line(View::Code, h.line)?;
+    if file.is_added(opened) {
+        return None;
+    }
+    if let Some(library) = default.requires {
+        if head.context_in(set, library, View::Code, 1, u32::MAX).is_empty() {
+            return None;
+        }
+    }
+    let kind = if rule.kind == Kind::RetryCountRaised && hv == Num::Unbounded {
+        Kind::RetryUnbounded
+    } else {
+        rule.kind
+    };
+    let base = format!("the library default {} ({})", default.value, default.source);
+    let mut message = rule.message.replace("{base}", &base).replace("{head}", &h.raw);
+    if counts == Counts::Retries {
+        message.push_str(&format!(" ({} -> {} attempts)", dv.display(), hv.display()));
+    }
+    Some(
+        Finding::new(kind, &rule.id, &file.path, h.line)
+            .severity(rule.severity)
+            .message(message)
+            .base(value_json(Some(counts), dv))
+            .head(value_json(Some(counts), hv)),
+    )
 }
 
 /// Pairs equal keys between the sides; returns the unpaired occurrences of
@@ -203,15 +254,17 @@ rules:
         // `a=` keeps 2 (moved to line 1) and another `a=` went 3 -> 5 on the added line 3.
         let base = [occ(1, "a=", 3.0), occ(2, "a=", 2.0)];
         let head = [occ(1, "a=", 2.0), occ(3, "a=", 5.0)];
-        let f = compare(&r, &file, &base, &head, &mut Vec::new());
+        let side = SideText::new(None, crate::analyze::rules::lang::Language::Python.syntax());
+        let set = RuleSet::default();
+        let cmp =
+            |base: &[Occ], head: &[Occ]| compare((&set, &r), &file, base, (head, &side), &mut Vec::new());
+        let f = cmp(&base, &head);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].line, f[0].message.as_str()), (3, "3 -> 5"));
         // A different key is a different setting: nothing to compare.
-        assert!(compare(&r, &file, &[occ(1, "b=", 1.0)], &[occ(3, "a=", 9.0)], &mut Vec::new()).is_empty());
+        assert!(cmp(&[occ(1, "b=", 1.0)], &[occ(3, "a=", 9.0)]).is_empty());
         // Lowered is not raised.
-        assert!(
-            compare(&r, &file, &base, &[occ(1, "a=", 2.0), occ(3, "a=", 1.0)], &mut Vec::new()).is_empty()
-        );
+        assert!(cmp(&base, &[occ(1, "a=", 2.0), occ(3, "a=", 1.0)]).is_empty());
     }
 
     #[test]

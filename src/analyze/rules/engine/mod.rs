@@ -140,9 +140,13 @@ impl Engine {
             };
             let b = occurrences(&self.set, rule, &base, base_regions, &in_base_change);
             match rule.when {
-                When::Raised | When::Lowered => {
-                    out.findings.extend(judge::compare(rule, file, &b, &h, &mut out.notes))
-                }
+                When::Raised | When::Lowered => out.findings.extend(judge::compare(
+                    (&self.set, rule),
+                    file,
+                    &b,
+                    (&h, &head),
+                    &mut out.notes,
+                )),
                 When::Added => out.findings.extend(judge::added(rule, file, &b, &h)),
                 When::Removed => out.findings.extend(removed::removed(
                     &self.set,

@@ -202,7 +202,7 @@ fn quote(s: &str) -> String {
     }
 }
 
-fn number(rule: &Rule, counts: Counts, raw: &str, unit: Option<&str>) -> Option<Num> {
+pub(super) fn number(rule: &Rule, counts: Counts, raw: &str, unit: Option<&str>) -> Option<Num> {
     let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'');
     if rule.unbounded.iter().any(|u| u == trimmed) {
         return Some(Num::Unbounded);

@@ -86,7 +86,16 @@ pub(super) fn removed(
             }
         });
     }
+    // Still there in another form the rule names (`replaced_by`): a retry
+    // decorator swapped for one that carries its own stop.
+    if let Some(other) = rule.replaced_by {
+        pending.retain(|&(_, spot)| match spot {
+            Spot::Replaced(a, b) => head_side.context_in(set, other, rule.view, a, b).is_empty(),
+            Spot::Gap(_) => true,
+        });
+    }
     let mut out = Vec::new();
+    let mut moved_site: Option<Option<u32>> = None;
     // Many removed occurrences can share one replaced block; the context
     // lines of a head range are searched once per range, not once per
     // occurrence (that was quadratic in the size of the block).
@@ -108,7 +117,18 @@ pub(super) fn removed(
             o.line.saturating_sub(inside.before),
             o.line + inside.after,
         );
+        // The occurrence's own line may name the retry too
+        // (`retry = !verb.equals("POST")`) and go with it; then the site is
+        // the block it was written in, when that block opens on a context
+        // line (`if (retry) {`). A deleted function's block went with it.
         let nearest = base_sites.iter().copied().min_by_key(|&l| (l.abs_diff(o.line), l > o.line));
+        let nearest = match nearest {
+            Some(l) if l == o.line => base_side
+                .enclosing_line(rule.view, o.line)
+                .filter(|&e| !base_side.context_in(set, inside.context, rule.view, e, e).is_empty())
+                .or(nearest),
+            other => other,
+        };
         let survived = match nearest.map(|l| (l, spots.head_spot(l))) {
             // Unchanged.
             Some((l, None)) => spots.survives(l),
@@ -117,6 +137,26 @@ pub(super) fn removed(
             _ => false,
         };
         if !survived {
+            // The retry site went with it; if it was a retry in the base and
+            // the change adds one that covers every request (`moved_to`),
+            // the retry moved there
+            // without this setting, reported at the first such line.
+            let moved = rule.moved_to.filter(|_| nearest.is_some()).and_then(|to| {
+                *moved_site.get_or_insert_with(|| {
+                    head_side
+                        .context_in(set, to, rule.view, 1, u32::MAX)
+                        .into_iter()
+                        .find(|&l| file.is_added(l))
+                })
+            });
+            if let Some(line) = moved {
+                out.push(
+                    Finding::new(rule.kind, &rule.id, &file.path, line)
+                        .severity(rule.severity)
+                        .message(rule.message.replace("{match}", &o.text))
+                        .base(json!({ "match": o.text, "line": o.line })),
+                );
+            }
             continue;
         }
         let (lo, hi) = match spot {

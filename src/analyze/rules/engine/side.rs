@@ -8,6 +8,9 @@ use crate::analyze::rules::lang::{Language, Syntax};
 use crate::analyze::rules::mask::{mask, View};
 use crate::analyze::rules::spec::RuleSet;
 
+/// How far back [`SideText::enclosing_line`] looks for an open bracket, in bytes.
+const ENCLOSING_LOOKBACK: usize = 16 * 1024;
+
 /// One side of a file with its masked views and line index, built lazily.
 pub(super) struct SideText<'a> {
     /// The text as it is in the repository (`None`: the side has no text).
@@ -97,6 +100,25 @@ impl<'a> SideText<'a> {
             }
         }
         out
+    }
+
+    /// The line of the innermost bracket (`{`, `(`, `[`) left open before
+    /// line `line` begins, in `view`, looked for at most
+    /// [`ENCLOSING_LOOKBACK`] bytes back: the block a statement sits in.
+    pub(super) fn enclosing_line(&self, view: View, line: u32) -> Option<u32> {
+        let text = self.view(view)?;
+        let start = *self.starts().get(line.saturating_sub(1) as usize)?;
+        let floor = start.saturating_sub(ENCLOSING_LOOKBACK);
+        let mut depth = 0u32;
+        for i in (floor..start).rev() {
+            match text[i] {
+                b'}' | b')' | b']' => depth += 1,
+                b'{' | b'(' | b'[' if depth == 0 => return Some(self.line_of(i)),
+                b'{' | b'(' | b'[' => depth -= 1,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The raw text of line `line` (1-based), without its line break.
