@@ -423,7 +423,7 @@ impl Config {
     /// The patterns are compiled again and an invalid one is an error, so a
     /// config built by hand (not through [`Config::from_yaml_str`]) cannot
     /// turn a bad pattern into a matcher that protects nothing.
-    pub(crate) fn protected(&self) -> Result<ProtectedPaths, ConfigError> {
+    pub fn protected(&self) -> Result<ProtectedPaths, ConfigError> {
         self.protected_checked().map_err(|e| e.into_config_error(CONFIG_PATH))
     }
 
@@ -470,7 +470,7 @@ fn protected_globs(pattern: &str) -> Vec<String> {
 /// Decides whether a repository-relative path is protected. The same
 /// compiled pattern list serves `paths.ignore` and `paths.tests`.
 #[derive(Debug, Clone)]
-pub(crate) struct ProtectedPaths {
+pub struct ProtectedPaths {
     set: GlobSet,
     patterns: Vec<String>,
 }
@@ -498,7 +498,7 @@ impl ProtectedPaths {
     }
 
     /// Whether `path` (repository-relative, `/`-separated) is protected.
-    pub(crate) fn is_protected(&self, path: &str) -> bool {
+    pub fn is_protected(&self, path: &str) -> bool {
         self.matching(path).is_some()
     }
 

@@ -14,15 +14,6 @@
 //!   for Rust the `#[cfg(test)] mod NAME;` declaring the file and the
 //!   `#[cfg(test)]`/`#[test]` items of the head);
 //! - [`demote`]: applies it to a scan's findings and notes.
-//!
-//! ```
-//! use retrygate::analyze::testcode::{test_code_reason, FileFacts, ScanPaths};
-//! use retrygate::finding::{Finding, Kind};
-//! let paths = ScanPaths::defaults();
-//! let f = Finding::new(Kind::RetryCountRaised, "py/x", "svc/tests/test_client.py", 3);
-//! let facts = FileFacts { test_pattern: paths.test_pattern("svc/tests/test_client.py"), ..FileFacts::default() };
-//! assert!(test_code_reason(&f, &facts).unwrap().contains("**/tests/"));
-//! ```
 
 use std::collections::HashMap;
 
@@ -534,5 +525,23 @@ mod tests {
         );
         assert!(!notes[0].blocking && notes[0].message.contains("the default test patterns"), "{}", notes[0]);
         assert!(notes[1].blocking, "a production file that cannot be read still blocks");
+    }
+}
+
+/// The example this module's doc used to carry (the items are internal,
+/// so it runs here rather than as a doctest).
+#[cfg(test)]
+mod example {
+    #[test]
+    fn a_file_under_tests_is_test_code() {
+        use super::{test_code_reason, FileFacts, ScanPaths};
+        use crate::finding::{Finding, Kind};
+        let paths = ScanPaths::defaults();
+        let f = Finding::new(Kind::RetryCountRaised, "py/x", "svc/tests/test_client.py", 3);
+        let facts = FileFacts {
+            test_pattern: paths.test_pattern("svc/tests/test_client.py"),
+            ..FileFacts::default()
+        };
+        assert!(test_code_reason(&f, &facts).unwrap().contains("**/tests/"));
     }
 }

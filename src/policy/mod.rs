@@ -134,7 +134,7 @@ pub struct PolicyInput<'a> {
 /// The verdict and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
-    pub(crate) verdict: Verdict,
+    pub verdict: Verdict,
     /// What blocks; in advisory mode or under an accepted sign-off, what
     /// would have blocked.
     pub reasons: Vec<Reason>,

@@ -5,13 +5,6 @@
 //! [`crate::analyze::testcode`] uses these ranges to turn findings inside
 //! them into notes that do not block. This module only reads attributes; it
 //! knows nothing about retries.
-//!
-//! ```
-//! let src = "fn send() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
-//! let items = retrygate::analyze::rust::testitems::test_items(src).unwrap();
-//! assert_eq!((items[0].line, items[0].end_line), (2, 6));
-//! assert_eq!(items[0].what, "#[cfg(test)] mod tests");
-//! ```
 
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -251,5 +244,18 @@ fn g() {}
     fn a_file_without_tests_has_none_and_bad_syntax_is_an_error() {
         assert!(ranges("fn main() { let test = 1; }\n").is_empty());
         assert!(test_items("fn main( {").is_err());
+    }
+}
+
+/// The example this module's doc used to carry (the items are internal,
+/// so it runs here rather than as a doctest).
+#[cfg(test)]
+mod example {
+    #[test]
+    fn a_cfg_test_module_spans_its_attribute_to_its_brace() {
+        let src = "fn send() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
+        let items = super::test_items(src).unwrap();
+        assert_eq!((items[0].line, items[0].end_line), (2, 6));
+        assert_eq!(items[0].what, "#[cfg(test)] mod tests");
     }
 }
