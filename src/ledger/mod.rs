@@ -19,7 +19,7 @@
 //! - [`render::render_text`], that report for a terminal;
 //! - [`append::append`], a locked whole-line append of a v2 record;
 //! - [`hook::run_hook`], the Claude Code / Codex / Cursor hook and mutation gate;
-//! - [`show::timeline`], the postmortem timeline.
+//! - [`show::for_each`], the postmortem timeline, streamed.
 //!
 //! ```
 //! use retrygate::ledger::verify::verify_reader;

@@ -8,7 +8,7 @@
 //! `Vec<`, 50,000 `!` or 100,000 `&` build a tree as deep as a bracket tower
 //! without a single bracket.
 //!
-//! [`check_depth`] bounds that depth *before* syn sees the file. It lexes the
+//! [`check_and_keep`] bounds that depth *before* syn sees the file. It lexes the
 //! file with proc-macro2's own tokenizer (iterative, and it knows strings,
 //! raw strings, char literals and comments exactly) and computes, for every
 //! token, an upper bound on how deep the tree around it can be:
@@ -95,7 +95,8 @@ struct Frame {
     group: Option<(Delimiter, proc_macro2::Span)>,
 }
 
-/// [`check_tokens`] that hands the tokens back, unchanged, when they pass.
+/// Checks that no part of `tokens` nests deeper than `limit`, without
+/// recursion, and hands the tokens back, unchanged, when they pass.
 /// The tokens are moved, not copied: iterating a shared stream would clone
 /// every token of the file (and syn copies them once more), so each group is
 /// taken apart while it is read and put together again as it closes.
