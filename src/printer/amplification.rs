@@ -153,7 +153,7 @@ mod tests {
             .head(serde_json::json!({
                 "attempts": 9,
                 "chain": [
-                    {"tier": "client", "source": "rust client (backon)", "attempts": 3, "budget": null, "retry_on": "5xx", "location": "src/a.rs:4"},
+                    {"tier": "client", "source": "Rust (backon)", "attempts": 3, "budget": null, "retry_on": "5xx", "location": "src/a.rs:4"},
                     {"tier": "mesh", "source": source, "attempts": 3, "budget": 0.2, "retry_on": "5xx", "location": "k8s/vs.yaml:3"},
                 ],
             }))

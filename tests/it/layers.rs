@@ -99,7 +99,7 @@ fn the_comment_shows_the_chain_as_a_mermaid_flowchart() {
     let block = section.split("```mermaid\n").nth(1).and_then(|b| b.split("```").next()).unwrap();
     let lines: Vec<&str> = block.lines().collect();
     assert_eq!(lines[0], "flowchart LR");
-    assert!(lines[2].starts_with("  req --> l0[\"client rust client (backon)<br/>×3 on "), "{block}");
+    assert!(lines[2].starts_with("  req --> l0[\"client Rust (backon)<br/>×3 on "), "{block}");
     assert!(
         lines[3].starts_with("  l0 --> l1[\"mesh istio<br/>×3 on 5xx,reset<br/>k8s/payments-vs.yaml:10"),
         "{block}"

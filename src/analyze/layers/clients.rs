@@ -45,7 +45,7 @@ pub(crate) fn read_rust(path: &str, text: &str) -> Result<Vec<Layer>, ReadError>
         };
         out.push(Layer {
             tier: Tier::Client,
-            source: format!("rust client ({})", p.lib),
+            source: format!("Rust ({})", p.lib),
             name,
             path: path.to_string(),
             line: p.line,

@@ -116,7 +116,7 @@ impl Attempts {
 pub(crate) struct Layer {
     pub(crate) tier: Tier,
     /// What declares it: `istio`, `linkerd`, `envoy`, `nginx`, `traefik`,
-    /// `haproxy`, `rust client (backon)`, `sdk (aws-sdk)`.
+    /// `haproxy`, `Rust (backon)`, `sdk (aws-sdk)`.
     pub(crate) source: String,
     /// The route, middleware, upstream or item it belongs to, as written.
     pub(crate) name: String,
