@@ -182,7 +182,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     // or the operation's own transient returns say it (the same writes,
     // retried on more).
     let all_in_base = |b: &Policy, ms: &[&str]| {
-        let known: Vec<&str> = ms.iter().copied().filter(|m| *m != "UNKNOWN").collect();
+        let known: Vec<&str> = ms.iter().copied().filter(|m| !super::syntax::is_unknown_method(m)).collect();
         !known.is_empty() && known.iter().all(|m| b.methods.contains(*m))
     };
     let widened = base.is_some_and(|b| {
@@ -195,7 +195,7 @@ fn methods(base: Option<&Policy>, head: &Policy, out: &mut Vec<Change>) {
     if new.is_empty() {
         return;
     }
-    let known: Vec<&str> = new.iter().copied().filter(|m| *m != "UNKNOWN").collect();
+    let known: Vec<&str> = new.iter().copied().filter(|m| !super::syntax::is_unknown_method(m)).collect();
     if widened {
         let mut c = Change::new(
             Kind::RetryNonIdempotent,
@@ -379,7 +379,7 @@ mod tests {
         h.idempotency_key = true;
         assert!(compare_sites(None, &h).is_empty(), "a key makes the POST safe to repeat");
         let mut u = policy(backon::LIB, Attempts::Total(3.0), Some(true));
-        u.methods.insert("UNKNOWN".into());
+        u.methods.insert(crate::analyze::rust::syntax::UNKNOWN_METHOD.into());
         let c = compare_sites(None, &u);
         assert_eq!(c[0].severity, Severity::Warning);
         let mut g = policy(backon::LIB, Attempts::Total(3.0), Some(true));

@@ -559,7 +559,7 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
         })
         .flat_map(|p| p.unsafe_methods())
-        .filter(|m| *m != "UNKNOWN")
+        .filter(|m| !syntax::is_unknown_method(m))
         .collect();
     for (fi, j) in new_sites {
         let m = &modelled[fi];
@@ -568,7 +568,7 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         let mut changes = compare::compare_sites(None, &site.policy);
         let kept_writes = {
             let known: Vec<&str> =
-                site.policy.unsafe_methods().into_iter().filter(|m| *m != "UNKNOWN").collect();
+                site.policy.unsafe_methods().into_iter().filter(|m| !syntax::is_unknown_method(m)).collect();
             !known.is_empty() && known.iter().all(|m| lost_writes.contains(m))
         };
         if kept_writes {

@@ -180,7 +180,7 @@ impl Policy {
         self.methods
             .iter()
             .map(String::as_str)
-            .filter(|m| matches!(*m, "POST" | "PATCH" | "UNKNOWN"))
+            .filter(|m| matches!(*m, "POST" | "PATCH") || super::syntax::is_unknown_method(m))
             .collect()
     }
 }

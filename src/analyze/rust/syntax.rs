@@ -85,13 +85,23 @@ pub(crate) fn ident_of(expr: &Expr) -> Option<String> {
     }
 }
 
+/// The entry in a method set for a request whose method cannot be told. It
+/// is defined once: every check that treats an unseen method as a possible
+/// write compares with this name, never with a spelled-out string.
+pub(crate) const UNKNOWN_METHOD: &str = "UNKNOWN";
+
+/// Whether `m` is [`UNKNOWN_METHOD`].
+pub(crate) fn is_unknown_method(m: &str) -> bool {
+    m == UNKNOWN_METHOD
+}
+
 /// Facts about the code inside an expression or block that decide whether a
 /// retry is safe: which HTTP methods it sends, whether it sends an
 /// Idempotency-Key, whether it reads Retry-After, whether it jitters.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct BodyFacts {
-    /// Upper-case HTTP methods seen; `UNKNOWN` for a request whose method
-    /// cannot be told.
+    /// Upper-case HTTP methods seen; [`UNKNOWN_METHOD`] for a request whose
+    /// method cannot be told.
     pub(crate) methods: std::collections::BTreeSet<String>,
     pub(crate) idempotency_key: bool,
     pub(crate) reads_retry_after: bool,
@@ -214,7 +224,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                     None if !explicit && name == "send" => {
                         // `client.execute(req)` / a prebuilt request: method unknown
                         // unless a Method path elsewhere in the body names it.
-                        self.facts.methods.insert("UNKNOWN".into());
+                        self.facts.methods.insert(UNKNOWN_METHOD.into());
                     }
                     None => {}
                 }

@@ -44,6 +44,6 @@ fn construct(root: &Root, env: &Env) -> Option<Policy> {
         Fact::new(Some(false), "octocrab's Simple retry has no backoff and no jitter"),
     );
     p.client_wide = true;
-    p.methods.insert("UNKNOWN".into());
+    p.methods.insert(crate::analyze::rust::syntax::UNKNOWN_METHOD.into());
     Some(p)
 }
