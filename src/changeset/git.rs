@@ -17,6 +17,15 @@ pub struct Git {
     dir: PathBuf,
 }
 
+/// One file of a tree listing ([`Git::tree_blobs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TreeBlob {
+    pub(crate) path: String,
+    pub(crate) id: String,
+    /// In bytes; `u64::MAX` when git printed something else.
+    pub(crate) size: u64,
+}
+
 impl Git {
     /// Opens `dir` as a git repository, or says why it is not one.
     pub fn open(dir: &Path) -> Result<Git, ChangeSetError> {
@@ -120,6 +129,29 @@ impl Git {
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             }),
         }
+    }
+
+    /// Every file of `rev`'s whole tree, with its object id and size (one
+    /// `git ls-tree -r -l`); submodules and symlinks' targets are not files.
+    pub(crate) fn tree_blobs(&self, rev: &str) -> Result<Vec<TreeBlob>, ChangeSetError> {
+        let listing = self.run_bytes(&["ls-tree", "-r", "-l", "-z", "--full-tree", rev])?;
+        let mut blobs = Vec::new();
+        for entry in listing.split(|b| *b == 0) {
+            let Ok(entry) = std::str::from_utf8(entry) else { continue };
+            let Some((meta, path)) = entry.split_once('\t') else { continue };
+            let mut parts = meta.split_whitespace();
+            let (Some(_), Some("blob"), Some(id), Some(size)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            blobs.push(TreeBlob {
+                path: path.to_string(),
+                id: id.to_string(),
+                size: size.parse().unwrap_or(u64::MAX),
+            });
+        }
+        Ok(blobs)
     }
 
     /// Reads many objects with one `git cat-file` process. Objects larger than

@@ -104,23 +104,12 @@ fn dockerfiles(
 /// tree that cannot be read gives none (the version is then unknown, which
 /// the finding says).
 fn tree_files(tree: &HeadTree, wanted: &dyn Fn(&str) -> bool) -> Vec<(String, String)> {
-    let Ok(listing) = tree.git.run_bytes(&["ls-tree", "-r", "-l", "-z", "--full-tree", &tree.rev]) else {
-        return Vec::new();
-    };
-    let mut picked = Vec::new();
-    for entry in listing.split(|b| *b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
-        let mut parts = meta.split_whitespace();
-        let (Some(_), Some("blob"), Some(id), Some(size)) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        if wanted(path) && size.parse::<u64>().is_ok_and(|s| s <= MAX_DOCKERFILE_BYTES) {
-            picked.push((path.to_string(), id.to_string()));
-        }
-    }
+    let Ok(listing) = tree.git.tree_blobs(&tree.rev) else { return Vec::new() };
+    let picked: Vec<(String, String)> = listing
+        .into_iter()
+        .filter(|b| wanted(&b.path) && b.size <= MAX_DOCKERFILE_BYTES)
+        .map(|b| (b.path, b.id))
+        .collect();
     let ids: Vec<String> = picked.iter().map(|p| p.1.clone()).collect();
     let Ok(blobs) = tree.git.read_blobs(&ids, MAX_DOCKERFILE_BYTES) else { return Vec::new() };
     picked

@@ -9,7 +9,7 @@ use aho_corasick::AhoCorasick;
 use super::syntax::Family;
 use crate::analyze::rules::lang::Language;
 use crate::analyze::rules::mask::{mask, View};
-use crate::changeset::git::{Blob, Git};
+use crate::changeset::git::{Blob, Git, TreeBlob};
 
 /// The most bytes of unchanged files read from the head tree per scan, and
 /// the largest file read; past these the resolution says it is partial.
@@ -42,34 +42,23 @@ pub(crate) fn read(
     changed: &HashSet<&str>,
     is_test: &dyn Fn(&str) -> bool,
 ) -> Result<Read, String> {
-    let listing = tree
-        .git
-        .run_bytes(&["ls-tree", "-r", "-l", "-z", "--full-tree", &tree.rev])
-        .map_err(|e| e.to_string())?;
+    let listing = tree.git.tree_blobs(&tree.rev).map_err(|e| e.to_string())?;
     let mut wanted: Vec<(Family, Language, String, String)> = Vec::new();
     let mut budget = MAX_TREE_BYTES;
     let mut partial = false;
-    for entry in listing.split(|b| *b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
-        let mut parts = meta.split_whitespace();
-        let (Some(_), Some("blob"), Some(id), Some(size)) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
+    for TreeBlob { path, id, size } in listing {
+        let path = path.as_str();
         let Some(lang) = Language::of_path(path) else { continue };
         let Some(family) = Family::of(lang) else { continue };
         if !names.contains_key(&family) || changed.contains(path) || is_test(path) {
             continue;
         }
-        let size: u64 = size.parse().unwrap_or(u64::MAX);
         if size > MAX_TREE_FILE_BYTES || size > budget {
             partial = true;
             continue;
         }
         budget -= size;
-        wanted.push((family, lang, path.to_string(), id.to_string()));
+        wanted.push((family, lang, path.to_string(), id));
     }
     let ids: Vec<String> = wanted.iter().map(|w| w.3.clone()).collect();
     let blobs = tree.git.read_blobs(&ids, MAX_TREE_FILE_BYTES).map_err(|e| e.to_string())?;
