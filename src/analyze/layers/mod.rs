@@ -315,30 +315,6 @@ impl LayersAnalyzer {
         let git = if is_commit { Git::open(&cs.repo).ok() } else { None };
         LayersAnalyzer { git, base: cs.merge_base.clone(), head: cs.head.clone(), max_amplification, paths }
     }
-
-    /// Both sides' files that mention one of `words`; `None` (with a blocking
-    /// note in `result`) when git cannot list or read them.
-    fn read_sides(
-        &self,
-        git: &Git,
-        files: &[&FileChange],
-        words: &[&str],
-        result: &mut super::FileResult,
-    ) -> Option<(tree::Side, tree::Side)> {
-        match (
-            tree::read(git, &self.base, files, true, &self.paths, words),
-            tree::read(git, &self.head, files, false, &self.paths, words),
-        ) {
-            (Ok(b), Ok(h)) => Some((b, h)),
-            (Err(e), _) | (_, Err(e)) => {
-                result.notes.push(Note::blocking(
-                    None,
-                    format!("could not read the repository's mesh and proxy files ({e}), so retry amplification across layers was not checked; run retrygate again in a complete clone"),
-                ));
-                None
-            }
-        }
-    }
 }
 
 impl super::Analyzer for LayersAnalyzer {
@@ -358,29 +334,29 @@ impl super::Analyzer for LayersAnalyzer {
         if !relevant {
             return result;
         }
+        let sides = match &self.git {
+            Some(git) => {
+                match (
+                    tree::read(git, &self.base, files, true, &self.paths),
+                    tree::read(git, &self.head, files, false, &self.paths),
+                ) {
+                    (Ok(b), Ok(h)) => Some((b, h)),
+                    (Err(e), _) | (_, Err(e)) => {
+                        result.notes.push(Note::blocking(
+                            None,
+                            format!("could not read the repository's mesh and proxy files ({e}), so retry amplification across layers was not checked; run retrygate again in a complete clone"),
+                        ));
+                        None
+                    }
+                }
+            }
+            None => Some(tree::from_changes(files, &self.paths)),
+        };
+        let Some((base, head)) = sides else { return result };
+        result.notes.extend(base.notes.iter().chain(&head.notes).cloned());
         // Clients matter only in a chain with a mesh or proxy layer: without
         // one on either side, no Rust file is parsed a second time.
         let routed = |d: &Declared| d.layers.iter().any(|l| matches!(l.tier, Tier::Mesh | Tier::Proxy));
-        let (base, head) = match &self.git {
-            Some(git) => {
-                // First only the files a mesh or proxy layer is written in; the
-                // files that link clients to hosts are read when one exists.
-                let Some((b, h)) = self.read_sides(git, files, tree::LAYER_WORDS, &mut result) else {
-                    return result;
-                };
-                if routed(&declared_with(&b.files, |_| false)) || routed(&declared_with(&h.files, |_| false))
-                {
-                    let Some(all) = self.read_sides(git, files, tree::ALL_WORDS, &mut result) else {
-                        return result;
-                    };
-                    all
-                } else {
-                    (b, h)
-                }
-            }
-            None => tree::from_changes(files, &self.paths),
-        };
-        result.notes.extend(base.notes.iter().chain(&head.notes).cloned());
         let mut base_model = declared_with(&base.files, |_| false);
         let mut head_model = declared_with(&head.files, |_| false);
         if routed(&base_model) || routed(&head_model) {
@@ -419,7 +395,7 @@ pub fn at_revision(repo: &std::path::Path, rev: &str) -> anyhow::Result<AtRevisi
     let sha = git.resolve_commit(rev)?;
     let config = crate::config::Config::at_base(&git, &sha)?.config;
     let paths = ScanPaths::from_config(&config.paths)?;
-    let side = tree::read(&git, &sha, &[], false, &paths, tree::ALL_WORDS)?;
+    let side = tree::read(&git, &sha, &[], false, &paths)?;
     // Rust files are parsed with syn: on threads with the analysis stack.
     let pool =
         rayon::ThreadPoolBuilder::new().stack_size(super::rust::bounds::ANALYSIS_STACK_BYTES).build()?;

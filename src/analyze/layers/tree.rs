@@ -47,9 +47,9 @@ pub(crate) struct Side {
     pub(crate) notes: Vec<Note>,
 }
 
-/// The words `git grep` looks for (case-insensitive) to read every file a
-/// layer or a base URL is written with ([`ALL_WORDS`]).
-pub(crate) const ALL_WORDS: &[&str] = &[
+/// The words `git grep` looks for (case-insensitive): anything a layer or
+/// a base URL is written with.
+const GREP_WORDS: &[&str] = &[
     "retr",
     "next_upstream",
     "next-upstream",
@@ -62,28 +62,18 @@ pub(crate) const ALL_WORDS: &[&str] = &[
     "kind: service",
 ];
 
-/// The words every mesh or proxy layer is written with (a retry setting, a
-/// next-upstream rule, redispatch, an nginx upstream or `proxy_pass`): a
-/// tree with none of them has no mesh or proxy layer, so no chain of two
-/// layers to multiply, and the files that only link clients to hosts need
-/// not be read ([`super::LayersAnalyzer`] reads with these first).
-pub(crate) const LAYER_WORDS: &[&str] =
-    &["retr", "next_upstream", "next-upstream", "redispatch", "upstream", "proxy_pass"];
-
-/// The candidate files of `rev` that mention one of `words`, with the
-/// changed files of `changes` taken from the change set (`base`: their base
-/// side).
+/// The candidate files of `rev`, with the changed files of `changes` taken
+/// from the change set (`base`: their base side).
 pub(crate) fn read(
     git: &Git,
     rev: &str,
     changes: &[&FileChange],
     base: bool,
     paths: &ScanPaths,
-    words: &[&str],
 ) -> Result<Side, ChangeSetError> {
     let mut args: Vec<String> =
         vec!["grep".into(), "-l".into(), "-z".into(), "-I".into(), "-i".into(), "-F".into()];
-    for w in words {
+    for w in GREP_WORDS {
         args.push("-e".into());
         args.push((*w).into());
     }
