@@ -72,13 +72,31 @@ pub(crate) fn findings(
         if op.layers.iter().all(|l| matches!(l.tier, super::Tier::Client | super::Tier::Sdk)) {
             continue;
         }
-        let Some(cause) = place(&grown, &by_path) else { continue };
         let head_fig = op.figure();
+        // No layer grew, yet the chain may be new: its layers were joined
+        // into one path (a base URL, a host or a Service name changed).
+        let joined = grown.is_empty();
+        let cause = match place(&grown, &by_path) {
+            Some(c) => Some(c),
+            None if joined => {
+                op.layers.iter().find(|l| by_path.contains_key(l.path.as_str())).map(|l| (l, l.line))
+            }
+            None => continue,
+        };
         let base_op = base_ops.get(&op.label);
         // A chain that only moved (a renamed file) reads the same on both sides.
         if base_op.is_some_and(|b| b.chain_text() == op.chain_text() && b.figure() == head_fig) {
             continue;
         }
+        // The same layers already formed one path in the base (under another
+        // label): nothing was joined.
+        if joined && base_ops.values().any(|b| same_layers(b, &op) && b.figure() == head_fig) {
+            continue;
+        }
+        let (at_path, at_line) = match cause {
+            Some((l, line)) => (Some(l.path.as_str()), format!("line {line}: ")),
+            None => (None, String::new()),
+        };
         let base_fig = base_op.map_or(Figure::Known(1.0), Operation::figure);
         let summary = format!(
             "`{}`: up to {} attempts per inbound request (was {}): {}",
@@ -89,6 +107,14 @@ pub(crate) fn findings(
         );
         let over = head_fig.exceeds(Figure::Known(f64::from(max)));
         let grew = head_fig.exceeds(base_fig);
+        if op.retrying() >= 2 && joined && over != Some(false) && grew != Some(false) {
+            notes.push(Note::blocking(
+                at_path,
+                format!("{at_line}{summary}; no layer's count changed, but the change joined these layers into one path (a base URL, a host or a Service name), over limits.max_amplification ({max}) or not computable: retry at one layer only, or bound the others with a retry budget (tower's TpsBudget, Envoy's retry_budget, Linkerd's retryBudget)"),
+            ));
+            continue;
+        }
+        let Some(cause) = cause else { continue };
         if op.retrying() >= 2 {
             match (over, grew) {
                 (Some(true), Some(true)) => {
@@ -115,6 +141,12 @@ pub(crate) fn findings(
         notes.push(Note::info(Some(&cause.0.path), format!("line {}: layer change: {summary}", cause.1)));
     }
     (findings, notes)
+}
+
+/// Whether two operations chain the same layers (file, source and name).
+fn same_layers(a: &Operation, b: &Operation) -> bool {
+    let keys = |o: &Operation| o.layers.iter().map(|l| l.key()).collect::<std::collections::BTreeSet<_>>();
+    keys(a) == keys(b)
 }
 
 /// The layer and line a growth is reported at: the first grown layer with
@@ -205,5 +237,29 @@ mod tests {
         let (_, n) = findings(&model(&[("mesh/vs.yaml", VS_BASE)]), &head, &[&change], 3);
         assert_eq!(n.len(), 1, "{n:?}");
         assert!(n[0].blocking && n[0].message.starts_with("line 4: not valid YAML"), "{n:?}");
+    }
+
+    #[test]
+    fn a_retrying_client_pointed_at_a_retrying_route_blocks_though_no_count_changed() {
+        // Only the host the client calls changes: no layer's count grows,
+        // but the two layers become one path.
+        let elsewhere = CLIENT.replace("http://payments:8080", "http://ledger:8080");
+        let base = model(&[("mesh/vs.yaml", VS_HEAD), ("src/pay.rs", &elsewhere)]);
+        let head = model(&[("mesh/vs.yaml", VS_HEAD), ("src/pay.rs", CLIENT)]);
+        let change = FileChange::from_texts("src/pay.rs", Some(&elsewhere), Some(CLIENT));
+        let (f, n) = findings(&base, &head, &[&change], 3);
+        assert!(f.is_empty(), "{f:?}");
+        let blocking: Vec<&Note> = n.iter().filter(|n| n.blocking).collect();
+        assert_eq!(blocking.len(), 1, "{n:?}");
+        assert_eq!(blocking[0].path.as_deref(), Some("src/pay.rs"));
+        assert!(
+            blocking[0].message.starts_with(
+                "line 3: `GET /orders -> payments`: up to 9 attempts per inbound request (was 1): client 3 × istio 3; no layer's count changed, but the change joined these layers into one path"
+            ),
+            "{n:?}"
+        );
+        // Within the limit it is the usual layer-change note.
+        let (f, n) = findings(&base, &head, &[&change], 9);
+        assert!(f.is_empty() && n.iter().all(|n| !n.blocking), "{f:?} {n:?}");
     }
 }
