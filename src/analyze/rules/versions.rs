@@ -7,7 +7,8 @@
 //! Found and below the limit: the finding stands and names the version and
 //! where it was read. Found and at or above it: the finding is dropped. Not
 //! found: the finding keeps its place at the rule's `unknown` severity and
-//! says that the version decides.
+//! says that the version decides. The tree could not be read: the finding
+//! keeps the rule's own severity and says why.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -20,6 +21,9 @@ use crate::finding::Finding;
 
 /// The largest Dockerfile read from the head tree, in bytes.
 const MAX_DOCKERFILE_BYTES: u64 = 256 * 1024;
+
+/// Dockerfiles by folder: `(path, text)`.
+type ByFolder = BTreeMap<String, Vec<(String, String)>>;
 
 /// Where a version was read: `(path, line, version as written)`.
 type Found = (String, u32, String);
@@ -37,7 +41,7 @@ pub(crate) fn settle(
     if gated.is_empty() {
         return;
     }
-    let dockerfiles = dockerfiles(&gated, files, tree);
+    let (dockerfiles, unread) = dockerfiles(&gated, files, tree);
     findings.retain_mut(|f| {
         let Some(gate) = gate_of(f) else { return true };
         match find_version(gate, &folder(&f.path), &dockerfiles) {
@@ -47,6 +51,18 @@ pub(crate) fn settle(
                     f.message = format!("{} ({} {version}, read from {path}:{line})", f.message, gate.name);
                 }
                 below
+            }
+            None if unread.is_some() => {
+                // The tree could not be read: the finding keeps the rule's own
+                // severity (an error never lowers a verdict).
+                f.message = format!(
+                    "{}; the {} version could not be looked up ({}), and this holds only before {}",
+                    f.message,
+                    gate.name,
+                    unread.as_deref().unwrap_or_default(),
+                    gate.below_text
+                );
+                true
             }
             None => {
                 f.severity = gate.unknown;
@@ -71,17 +87,18 @@ fn is_at_or_above(dir: &str, of: &str) -> bool {
 }
 
 /// The Dockerfiles in the gated folders or above them, by folder: the head
-/// side of the changed files first, then the unchanged files of the tree.
+/// side of the changed files first, then the unchanged files of the tree;
+/// and why the tree could not be read, if it could not.
 fn dockerfiles(
     gated: &[String],
     files: &[&FileChange],
     tree: Option<&HeadTree>,
-) -> BTreeMap<String, Vec<(String, String)>> {
+) -> (ByFolder, Option<String>) {
     let wanted = |path: &str| {
         Language::of_path(path) == Some(Language::Dockerfile)
             && gated.iter().any(|g| is_at_or_above(&folder(path), g))
     };
-    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut out: ByFolder = BTreeMap::new();
     let mut seen = HashSet::new();
     for f in files {
         seen.insert(f.path.as_str());
@@ -89,46 +106,48 @@ fn dockerfiles(
             out.entry(folder(&f.path)).or_default().push((f.path.clone(), text.to_string()));
         }
     }
+    let mut unread = None;
     if let Some(tree) = tree {
-        for (path, text) in tree_files(tree, &|p: &str| wanted(p) && !seen.contains(p)) {
-            out.entry(folder(&path)).or_default().push((path, text));
+        match tree_files(tree, &|p: &str| wanted(p) && !seen.contains(p)) {
+            Ok(found) => {
+                for (path, text) in found {
+                    out.entry(folder(&path)).or_default().push((path, text));
+                }
+            }
+            Err(e) => unread = Some(e),
         }
     }
     for list in out.values_mut() {
         list.sort();
     }
-    out
+    (out, unread)
 }
 
-/// The tree's files that `wanted` keeps, read with one `git cat-file`; a
-/// tree that cannot be read gives none (the version is then unknown, which
-/// the finding says).
-fn tree_files(tree: &HeadTree, wanted: &dyn Fn(&str) -> bool) -> Vec<(String, String)> {
-    let Ok(listing) = tree.git.tree_blobs(&tree.rev) else { return Vec::new() };
+/// The tree's files that `wanted` keeps, read with one `git cat-file`; `Err`
+/// says why the tree could not be read (the finding then keeps its rule's
+/// severity).
+fn tree_files(tree: &HeadTree, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<(String, String)>, String> {
+    let listing = tree.git.tree_blobs(&tree.rev).map_err(|e| e.to_string())?;
     let picked: Vec<(String, String)> = listing
         .into_iter()
         .filter(|b| wanted(&b.path) && b.size <= MAX_DOCKERFILE_BYTES)
         .map(|b| (b.path, b.id))
         .collect();
     let ids: Vec<String> = picked.iter().map(|p| p.1.clone()).collect();
-    let Ok(blobs) = tree.git.read_blobs(&ids, MAX_DOCKERFILE_BYTES) else { return Vec::new() };
-    picked
+    let blobs = tree.git.read_blobs(&ids, MAX_DOCKERFILE_BYTES).map_err(|e| e.to_string())?;
+    Ok(picked
         .into_iter()
         .zip(blobs)
         .filter_map(|((path, _), blob)| match blob {
             Blob::Bytes(b) => String::from_utf8(b).ok().map(|t| (path, t)),
             _ => None,
         })
-        .collect()
+        .collect())
 }
 
 /// The version the nearest Dockerfile names: the finding's folder first,
 /// then each folder above it; within a folder, files in name order.
-fn find_version(
-    gate: &VersionGate,
-    dir: &str,
-    dockerfiles: &BTreeMap<String, Vec<(String, String)>>,
-) -> Option<Found> {
+fn find_version(gate: &VersionGate, dir: &str, dockerfiles: &ByFolder) -> Option<Found> {
     let mut level = Some(dir.to_string());
     while let Some(d) = level {
         for (path, text) in dockerfiles.get(&d).into_iter().flatten() {
@@ -207,5 +226,34 @@ mod tests {
         assert!(is_at_or_above("router/templates", "router/templates"));
         assert!(!is_at_or_above("rout", "router/templates"));
         assert!(!is_at_or_above("router/templates/x", "router/templates"));
+    }
+
+    #[test]
+    fn a_tree_that_cannot_be_read_keeps_the_rule_s_severity() {
+        // A real repository asked for a revision it does not have.
+        let dir = tempfile::tempdir().unwrap();
+        let ok =
+            std::process::Command::new("git").args(["init", "-q"]).current_dir(dir.path()).status().unwrap();
+        assert!(ok.success());
+        let tree = HeadTree { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
+        let packs = RulePackAnalyzer::bundled().unwrap();
+        let file = FileChange::from_texts("edge/conf/site.conf", Some(BASE), Some(HEAD));
+        let mut findings: Vec<Finding> = packs
+            .analyze_set(&[&file])
+            .findings
+            .into_iter()
+            .filter(|f| f.rule == "infra/nginx-next-upstream-5xx")
+            .collect();
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        findings[0].severity = Severity::Error;
+        findings[0].message = "m".into();
+        settle(&packs.engine.set, &mut findings, &[&file], Some(&tree));
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(
+            findings[0].message.starts_with("m; the nginx version could not be looked up ("),
+            "{}",
+            findings[0].message
+        );
     }
 }
