@@ -19,13 +19,33 @@ pub enum BoundedReadError {
     NotFound(PathBuf),
     /// A FIFO, socket, device or directory: never read, because it may block
     /// or never end.
-    NotRegular { path: PathBuf, what: &'static str },
+    NotRegular {
+        /// The file as the caller named it.
+        path: PathBuf,
+        /// What it is instead ("a FIFO", "a directory", ...).
+        what: &'static str,
+    },
     /// More than `limit` bytes.
-    TooLarge { path: PathBuf, limit: u64 },
+    TooLarge {
+        /// The file as the caller named it.
+        path: PathBuf,
+        /// The bound in bytes that it went past.
+        limit: u64,
+    },
     /// Not valid UTF-8 (only from [`read_regular_string`]).
-    NotUtf8 { path: PathBuf, offset: usize },
+    NotUtf8 {
+        /// The file as the caller named it.
+        path: PathBuf,
+        /// Byte offset of the first invalid sequence.
+        offset: usize,
+    },
     /// Any other I/O error.
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        /// The file as the caller named it.
+        path: PathBuf,
+        /// What the operating system said.
+        error: std::io::Error,
+    },
 }
 
 impl BoundedReadError {

@@ -30,6 +30,7 @@ pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// Block the merge on what blocks (the default).
     #[default]
     Enforce,
     /// Report, never block.
@@ -102,6 +103,7 @@ pub struct ReplayConfig {
     #[serde(deserialize_with = "scenario_list")]
     #[schemars(with = "ScenarioSpec")]
     pub scenario: String,
+    /// How many clients the replay starts at once against the server.
     pub clients: u32,
     /// Whether a replay report made by a fork's own pull_request run may
     /// make that fork's pull request pass. Off by default: the fork's code
@@ -216,8 +218,11 @@ impl Default for SignOff {
 pub struct Config {
     pub(crate) mode: Mode,
     pub(crate) agents: Agents,
+    /// What an agent's pull request must bring (a ledger, a replay).
     pub require: Require,
+    /// Where the ledger is and how it is checked.
     pub ledger: LedgerConfig,
+    /// How the 429 replay is run and which reports are believed.
     pub replay: ReplayConfig,
     /// Paths an agent may not edit without a sign-off. An entry ending in
     /// `/` is a directory and everything under it; any other entry is a glob
@@ -226,6 +231,7 @@ pub struct Config {
     /// everything under it.
     pub(crate) protected_paths: Vec<String>,
     pub(crate) limits: Limits,
+    /// Which paths are scanned, and which are not the project's code.
     pub paths: Paths,
     pub(crate) rules: Rules,
     pub(crate) sign_off: SignOff,
@@ -252,6 +258,7 @@ impl Default for Config {
 /// ([`Config::at_base`]).
 #[derive(Debug, Clone)]
 pub struct BaseConfig {
+    /// The configuration, defaults filled in.
     pub config: Config,
     /// `1a2b3c4:.github/retrygate.yml`, or `defaults (no .github/retrygate.yml at base 1a2b3c4)`.
     pub source: String,

@@ -14,8 +14,11 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Information only.
     Note,
+    /// Worth a look; never blocks.
     Warning,
+    /// Blocks the merge unless the evidence or a sign-off covers it.
     Error,
 }
 
@@ -47,9 +50,13 @@ impl fmt::Display for Severity {
 /// The documentation every finding kind carries, in Clippy's shape.
 #[derive(Debug, Clone, Copy)]
 pub struct KindDoc {
+    /// What the kind reports.
     pub what: &'static str,
+    /// Why it matters under load.
     pub why: &'static str,
+    /// A change that it reports.
     pub example: &'static str,
+    /// What to write instead.
     pub use_instead: &'static str,
 }
 
@@ -83,6 +90,7 @@ macro_rules! declare_kinds {
                 match self { $(Kind::$variant => Severity::$default,)* }
             }
 
+            /// The kind's What/Why/Example/Use-instead text.
             pub fn doc(self) -> KindDoc {
                 match self {
                     $(Kind::$variant => KindDoc {
@@ -185,6 +193,7 @@ declare_kinds! {
 }
 
 impl Kind {
+    /// The kind whose id is `id` (`retry-count-raised`), if any.
     pub fn parse(id: &str) -> Option<Kind> {
         Kind::ALL.iter().copied().find(|k| k.id() == id)
     }
@@ -222,16 +231,21 @@ impl fmt::Display for Kind {
 /// (see the README, "JSON output").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
+    /// What kind of regression it is.
     pub kind: Kind,
     /// Which check produced it: `rust/<crate>-<what>` for the Rust analyzer,
     /// the rule id for rule packs, `policy/<what>` for the gate.
     pub rule: String,
+    /// Whether it blocks (`error`) or informs.
     pub severity: Severity,
     /// Repository-relative path with `/` separators (the head path; the base
     /// path for a deleted file).
     pub path: String,
+    /// First head line it is about (1-based).
     pub line: u32,
+    /// Last head line it is about (inclusive; equal to `line` for one line).
     pub end_line: u32,
+    /// What changed and what it does, in one line.
     pub message: String,
     /// What the base had, when there was something to compare.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,6 +276,8 @@ pub struct Fix {
 }
 
 impl Finding {
+    /// A finding of `kind` at one line, with the kind's default severity
+    /// and no message yet; the builder methods below fill in the rest.
     pub fn new(kind: Kind, rule: impl Into<String>, path: impl Into<String>, line: u32) -> Self {
         Finding {
             kind,
@@ -277,32 +293,38 @@ impl Finding {
         }
     }
 
+    /// Sets the one-line message.
     pub fn message(mut self, m: impl Into<String>) -> Self {
         self.message = m.into();
         self
     }
 
+    /// Sets the line range (an `end_line` before `line` becomes `line`).
     pub fn lines(mut self, line: u32, end_line: u32) -> Self {
         self.line = line;
         self.end_line = end_line.max(line);
         self
     }
 
+    /// Overrides the kind's default severity.
     pub fn severity(mut self, s: Severity) -> Self {
         self.severity = s;
         self
     }
 
+    /// Records what the base had (shown as `base` in the JSON).
     pub fn base(mut self, v: serde_json::Value) -> Self {
         self.base = Some(v);
         self
     }
 
+    /// Records what the head has (shown as `head` in the JSON).
     pub fn head(mut self, v: serde_json::Value) -> Self {
         self.head = Some(v);
         self
     }
 
+    /// Attaches a one-click fix.
     pub fn fix(mut self, fix: Fix) -> Self {
         self.fix = Some(fix);
         self
@@ -359,17 +381,22 @@ pub(crate) fn keep_most_severe(findings: &mut Vec<Finding>) {
 /// because a gate that cannot see must not pass (fail closed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
+    /// The file it is about, or `None` for the change as a whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// What was not done, and what to do about it.
     pub message: String,
+    /// Whether it blocks like an error finding.
     pub blocking: bool,
 }
 
 impl Note {
+    /// A note that only informs.
     pub fn info(path: Option<&str>, message: impl Into<String>) -> Self {
         Note { path: path.map(str::to_owned), message: message.into(), blocking: false }
     }
 
+    /// A note that blocks: something that could change the verdict was not seen.
     pub fn blocking(path: Option<&str>, message: impl Into<String>) -> Self {
         Note { path: path.map(str::to_owned), message: message.into(), blocking: true }
     }

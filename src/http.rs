@@ -13,7 +13,10 @@ pub enum RetryAfter {
     /// delay-seconds: wait this long after the response.
     Delay(Duration),
     /// HTTP-date: do not come back before this moment (Unix ms).
-    Until { unix_ms: u64 },
+    Until {
+        /// The moment, in milliseconds since the Unix epoch.
+        unix_ms: u64,
+    },
 }
 
 impl RetryAfter {

@@ -42,7 +42,9 @@ pub(crate) fn any_word<'w>(words: impl IntoIterator<Item = &'w &'w str>) -> aho_
 /// What an analyzer says about one file.
 #[derive(Debug, Default, Clone)]
 pub struct FileResult {
+    /// What the file's change makes worse.
     pub findings: Vec<Finding>,
+    /// What could not be decided about the file, said out loud.
     pub notes: Vec<Note>,
     /// The retry policies of the head version whose attempts are a count
     /// or unbounded; an analyzer that models no policies leaves it empty.
@@ -101,7 +103,9 @@ pub trait Analyzer: Send + Sync {
 /// Everything the analyzers found in a change set.
 #[derive(Debug, Default, Clone)]
 pub struct ScanOutcome {
+    /// Every finding, sorted by path and line.
     pub findings: Vec<Finding>,
+    /// Every note: the change set's, the analyzers' and the scan's own.
     pub notes: Vec<Note>,
     /// Files at least one analyzer read.
     pub(crate) files_analyzed: usize,

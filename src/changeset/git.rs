@@ -367,7 +367,10 @@ enum CatEntry {
 /// One object read from the object database.
 #[derive(Debug, Clone)]
 pub enum Blob {
+    /// The object's content.
     Bytes(Vec<u8>),
+    /// Bigger than the reader's bound; its size in bytes, content not read.
     TooLarge(u64),
+    /// Not in the object database (a partial clone, or a wrong id).
     Missing,
 }

@@ -34,17 +34,49 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeSetError {
     #[error("{dir} is not a git repository ({detail}); run retrygate inside a clone, or pass --repo DIR")]
-    NotARepository { dir: PathBuf, detail: String },
+    /// `dir` is not inside a git work tree.
+    NotARepository {
+        /// The directory retrygate was pointed at.
+        dir: PathBuf,
+        /// What git said.
+        detail: String,
+    },
     #[error("unknown revision '{rev}': it is not a commit in this repository; check the name, or fetch it first ({})", fetch_command(.rev))]
-    UnknownRevision { rev: String },
+    /// A revision that names no commit here (often: not fetched yet).
+    UnknownRevision {
+        /// The revision as the user gave it.
+        rev: String,
+    },
     #[error("no merge base between {base} and {head}: the clone is shallow; fetch full history (git fetch --unshallow, or actions/checkout with fetch-depth: 0)")]
-    ShallowClone { base: String, head: String },
+    /// No merge base, and the clone is shallow: history is missing.
+    ShallowClone {
+        /// The base revision as given.
+        base: String,
+        /// The head revision as given.
+        head: String,
+    },
     #[error("no merge base between {base} and {head}: they share no history; compare a branch with the branch it was made from")]
-    UnrelatedHistories { base: String, head: String },
+    /// No merge base in a full clone: the two commits share no history.
+    UnrelatedHistories {
+        /// The base revision as given.
+        base: String,
+        /// The head revision as given.
+        head: String,
+    },
     #[error("could not run git ({detail}); install git and make sure it is on PATH")]
-    GitMissing { detail: String },
+    /// The `git` program could not be started.
+    GitMissing {
+        /// The operating system's error.
+        detail: String,
+    },
     #[error("git {args} failed: {stderr}")]
-    Git { args: String, stderr: String },
+    /// A git command failed for another reason.
+    Git {
+        /// The arguments it ran with.
+        args: String,
+        /// Its standard error, trimmed.
+        stderr: String,
+    },
 }
 
 /// The command that fetches `rev`: a remote-tracking name such as
@@ -64,8 +96,11 @@ fn fetch_command(rev: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// New in the head.
     Added,
+    /// On both sides under the same path, with different content.
     Modified,
+    /// Gone from the head.
     Deleted,
     /// Renamed (possibly with edits); the base side is the origin's content.
     Renamed,
@@ -84,6 +119,7 @@ pub enum Side {
 }
 
 impl Side {
+    /// The text of this side, when it has one to analyse.
     pub fn text(&self) -> Option<&str> {
         match self {
             Side::Text(t) => Some(t),
@@ -99,8 +135,11 @@ pub struct FileChange {
     pub path: String,
     /// The origin of a rename.
     pub old_path: Option<String>,
+    /// How the file changed.
     pub status: Status,
+    /// The file at the merge base.
     pub base: Side,
+    /// The file at the head.
     pub head: Side,
     /// Head line numbers (1-based) that the change added or replaced, as
     /// sorted, non-overlapping inclusive ranges.
@@ -215,7 +254,9 @@ pub struct ChangeSet {
     pub merge_base: String,
     /// The head commit id.
     pub head: String,
+    /// Every changed file, sorted by path.
     pub files: Vec<FileChange>,
+    /// What could not be read or decoded, said once per file.
     pub notes: Vec<Note>,
 }
 

@@ -131,7 +131,10 @@ pub enum ReportOrigin {
     /// code: labelled as such. For a fork (`fork: true`) it cannot make the
     /// pull request pass unless the base config sets
     /// `replay.trust_fork_reports: true`.
-    PullRequestRun { fork: bool },
+    PullRequestRun {
+        /// The pull request comes from a fork.
+        fork: bool,
+    },
 }
 
 // The verdict and what it holds are policy types: the printer renders them
@@ -141,7 +144,9 @@ pub(crate) use crate::policy::{Evidence, GateFacts, GateVerdict};
 /// What [`check`] returns.
 #[derive(Debug, Clone)]
 pub struct GateOutcome {
+    /// The decision in one word (pass, block, could not decide).
     pub verdict: Verdict,
+    /// Everything the decision rests on, as the printer renders it.
     pub gate: GateVerdict,
     /// `gate` as JSON, the stable interface.
     pub json: serde_json::Value,

@@ -58,6 +58,8 @@ impl std::fmt::Debug for GithubArtifacts {
 }
 
 impl GithubArtifacts {
+    /// A client for `repository` (`owner/name`) at `api_url`; `server_url`
+    /// is the web host its links point to.
     pub fn new(api_url: &str, token: &str, repository: &str, server_url: Option<&str>) -> GithubArtifacts {
         GithubArtifacts {
             api_url: api_url.to_string(),

@@ -38,7 +38,9 @@ pub(crate) const MAX_LIFTED: usize = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryVerdict {
+    /// Nothing blocked, or a sign-off lifted it.
     Pass,
+    /// Something blocks.
     Block,
     /// The gate could not decide; nothing lifts it.
     Undecided,
@@ -61,7 +63,9 @@ pub struct HeadEntry {
     pub pr: u64,
     /// The base branch it was judged against.
     pub base: String,
+    /// The base commit it was judged against.
     pub base_sha: String,
+    /// What that pull request's run decided.
     pub verdict: EntryVerdict,
     /// Its check-run title.
     pub title: String,

@@ -111,10 +111,15 @@ pub struct ActionEnv {
     /// The docs at the Action's ref and this run's page, for the comment
     /// ([`crate::printer::Links::from_vars`]).
     pub links: crate::printer::Links,
+    /// Which part of the flow this step runs: full, compute or publish.
     pub mode: Mode,
+    /// Where the judging step writes, and the publishing step reads, the verdict.
     pub verdict_file: PathBuf,
+    /// Where to write SARIF for code scanning, if wanted.
     pub sarif: Option<PathBuf>,
+    /// The login the token writes comments as (finds the sticky comment).
     pub bot_login: Option<String>,
+    /// A replay report to weigh as evidence (the Action's `replay-report`).
     pub replay_report: Option<PathBuf>,
     /// Least time between two writes ([`client::MIN_WRITE_INTERVAL`]).
     pub write_interval: std::time::Duration,
@@ -126,7 +131,9 @@ pub struct ActionEnv {
 /// deadlines: `RETRYGATE_REQUEST_DEADLINE`, `RETRYGATE_PUBLISH_DEADLINE`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timing {
+    /// Longest wait for one API request, retries included.
     pub request_deadline: Option<std::time::Duration>,
+    /// Longest the whole publish may take, counted from its start.
     pub publish_deadline: Option<std::time::Duration>,
     /// [`client::UNKNOWN_WRITE_SETTLE`].
     pub settle: Option<std::time::Duration>,
@@ -186,11 +193,14 @@ pub struct GateRequest {
     pub(crate) repository: String,
     /// The checkout holding both commits.
     pub(crate) workspace: PathBuf,
+    /// The pull request's number.
     pub pr_number: u64,
+    /// The base commit (the event's `pull_request.base.sha`).
     pub base_sha: String,
     /// The base branch: the check run is bound to it as well as to the head
     /// (a pull request retargeted to another branch is judged again).
     pub base_ref: String,
+    /// The pull request's head commit (never the merge ref).
     pub head_sha: String,
     pub(crate) author: String,
     pub(crate) author_is_bot: bool,

@@ -31,6 +31,7 @@ pub struct Publication {
     /// verdict for one base branch is never taken for another's.
     #[serde(default)]
     pub(crate) base: Option<BaseBinding>,
+    /// Pass or block: the check run's conclusion.
     pub verdict: Verdict,
     /// One line: the check run's title.
     pub title: String,
@@ -102,6 +103,7 @@ impl Publication {
 pub struct BaseBinding {
     /// The branch name (`main`).
     pub branch: String,
+    /// The commit.
     pub sha: String,
 }
 
@@ -109,11 +111,15 @@ pub struct BaseBinding {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VerdictFile {
+    /// The format version ([`VERDICT_FILE_VERSION`]); others are refused.
     pub version: u32,
     /// `owner/name` of the base repository.
     pub repository: String,
+    /// The pull request's number.
     pub pr_number: u64,
+    /// The head commit that was judged.
     pub head_sha: String,
+    /// What to publish.
     pub publication: Publication,
 }
 

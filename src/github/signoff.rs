@@ -33,7 +33,9 @@ pub(crate) const FULL_SHA_CHARS: usize = 40;
 /// full head SHA, not the prefix they typed).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SignOff {
+    /// The full 40-hex head SHA it names.
     pub sha: String,
+    /// The login of the maintainer who signed off.
     pub by: String,
 }
 

@@ -28,6 +28,7 @@ use super::record::Record;
 /// A record to append; `seq`, `prev`, `ts` and `digest` are filled in.
 #[derive(Debug, Clone)]
 pub struct NewRecord {
+    /// The tool the agent called (`Bash`, `Edit`, ...).
     pub tool: String,
     /// Must be a JSON object.
     pub payload: Value,
@@ -39,7 +40,9 @@ pub struct NewRecord {
 /// What an append wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Appended {
+    /// The record's place in the chain (0 for the first).
     pub seq: u64,
+    /// Its SHA-256, which the next record names as `prev`.
     pub digest: String,
     /// The line written, without its newline.
     pub(crate) line: String,
@@ -51,14 +54,28 @@ pub struct Appended {
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
     #[error("cannot write the ledger {path}: {source}; check the path and that the directory is writable")]
-    Io { path: PathBuf, source: io::Error },
+    /// The ledger file could not be opened, read or written.
+    Io {
+        /// The ledger file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
     #[error("the last line of {path} is longer than {limit} bytes, so the chain cannot be continued; run `retrygate ledger verify --ledger {path}` and repair the ledger")]
-    LastLineTooLong { path: PathBuf, limit: usize },
+    /// The last line is too long to be a record, so its digest is unknown.
+    LastLineTooLong {
+        /// The ledger file.
+        path: PathBuf,
+        /// The longest line a record may be, in bytes.
+        limit: usize,
+    },
     #[error(
         "the payload must be a JSON object, got {0}; pass e.g. --payload '{{\"command\": \"cargo test\"}}'"
     )]
+    /// The payload is JSON but not an object; holds the type it is.
     PayloadNotObject(&'static str),
     #[error("the record is {0} bytes, over the one-line limit; keep file contents out of payloads")]
+    /// The record would be longer than one ledger line may be; its size.
     TooLarge(usize),
 }
 

@@ -83,8 +83,11 @@ pub(crate) const HOOK_SETTING_DIRS: &[&str] = &[".github/hooks/"];
 /// Which agent's wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
+    /// Claude Code's hook JSON (also read from Copilot CLI's hook files).
     Claude,
+    /// OpenAI Codex CLI's hook JSON.
     Codex,
+    /// Cursor's hook JSON.
     Cursor,
 }
 
@@ -100,8 +103,11 @@ pub enum HookDecision {
 /// What the process should do: the decision and the text for stdout/stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookOutcome {
+    /// Go ahead or refuse.
     pub decision: HookDecision,
+    /// The reply in the agent's wire format.
     pub stdout: String,
+    /// What a person reads when the call is refused.
     pub stderr: String,
 }
 
@@ -121,18 +127,36 @@ pub struct HookEnv {
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     #[error("the hook input is not JSON ({0}); run this command only as a {1:?} hook (see docs/ledger.md)")]
+    /// Standard input is not the agent's hook JSON: the parse error, and
+    /// the agent it was read as.
     BadInput(String, Agent),
     #[error("{0}; a hook event is a few KB, so this is not one (see docs/ledger.md, \"Limits\")")]
+    /// Standard input is larger than any hook event.
     InputTooLarge(String),
     #[error("{0}")]
+    /// The repository's config is invalid.
     Config(#[from] crate::config::ConfigError),
     #[error("cannot read {CONFIG_PATH} at HEAD of {repo}: {detail}")]
-    Git { repo: String, detail: String },
+    /// The config at HEAD could not be read from git.
+    Git {
+        /// The repository's root.
+        repo: String,
+        /// What git said.
+        detail: String,
+    },
     #[error(transparent)]
+    /// The record could not be appended.
     Append(#[from] AppendError),
     #[error("cannot hash {path}: {source}")]
-    Hash { path: String, source: std::io::Error },
+    /// An edited file could not be read to hash it.
+    Hash {
+        /// The edited file.
+        path: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     #[error("the call names {0} files, more than the {MAX_FILES_PER_CALL} the hook records in one call; nothing was recorded, so the gate will find these edits unexplained")]
+    /// The call names more files than one call may record; how many.
     TooManyFiles(usize),
 }
 

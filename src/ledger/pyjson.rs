@@ -39,12 +39,17 @@ const MAX_INT_DIGITS: usize = 4300;
 /// A JSON value as Python holds it after `json.loads`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `null` (Python's `None`).
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// An integer, as canonical decimal text (no leading zeros, no `-0`).
     Int(String),
+    /// A number with a fraction or an exponent.
     Float(f64),
+    /// A string.
     Str(String),
+    /// An array, in order.
     Array(Vec<Value>),
     /// Members in document order; duplicates are resolved when serialized.
     Object(Vec<(String, Value)>),

@@ -34,7 +34,9 @@ const MAX_HASH_BYTES: u64 = 64 << 20;
 pub struct Problem {
     /// 1-based line number, or `None` for the ledger as a whole.
     pub line: Option<u64>,
+    /// What is wrong, in one line.
     pub message: String,
+    /// What to do about it.
     pub fix: String,
 }
 
@@ -70,6 +72,7 @@ pub struct LedgerReport {
     pub records: u64,
     /// Lines read.
     pub lines: u64,
+    /// What does not hold, in ledger order, at most [`MAX_PROBLEMS`].
     pub problems: Vec<Problem>,
     /// Problems beyond [`MAX_PROBLEMS`], counted but not listed.
     pub problems_omitted: u64,
@@ -131,6 +134,7 @@ pub struct ChangedFile {
 pub struct ChangeTarget {
     pub(crate) base: String,
     pub(crate) head: String,
+    /// The changed files, with their head content's hash.
     pub files: Vec<ChangedFile>,
 }
 
@@ -204,7 +208,13 @@ fn head_content(blob: Option<Blob>) -> HeadContent {
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
     #[error("cannot read the ledger {path}: {source}; check the path and its permissions")]
-    Unreadable { path: String, source: io::Error },
+    /// The ledger file exists but could not be read.
+    Unreadable {
+        /// The ledger file.
+        path: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
 }
 
 /// Verifies the ledger at `path` with the default [`ReadLimits`].

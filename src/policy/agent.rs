@@ -27,6 +27,7 @@ pub(crate) struct PrFacts {
 /// Whether the pull request is an agent's, and every fact that said so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentDecision {
+    /// The pull request is treated as an agent's.
     pub is_agent: bool,
     /// One sentence per fact that decided it; empty for a person's PR that
     /// matched nothing.

@@ -53,7 +53,9 @@ pub enum ReplayStatus {
     /// again after a failed answer: the retry code under review never ran,
     /// so the replay is no evidence about it.
     NoRetry,
+    /// The replay ran, a client retried, and every check passed.
     Pass,
+    /// A check failed: the clients stormed, lost writes or ignored Retry-After.
     Fail,
 }
 
@@ -99,6 +101,7 @@ impl ReplaySummary {
 /// A maintainer's sign-off as given (`--sign-off SHA`, or a comment).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SignOffRequest {
+    /// The commit it names, as given (a prefix is refused later).
     pub sha: String,
     /// Who signed off, when known.
     pub by: Option<String>,
@@ -111,29 +114,36 @@ pub struct SignOffResult {
     pub(crate) by: Option<String>,
     /// It names the head commit, so it lifts every block.
     pub accepted: bool,
+    /// Why it was accepted or refused, in one line.
     pub message: String,
 }
 
 /// Everything [`decide`] judges.
 #[derive(Debug, Clone)]
 pub struct PolicyInput<'a> {
+    /// Enforce or advisory, from the base config.
     pub mode: Mode,
     /// The head commit id (full).
     pub head: &'a str,
     /// The scan's findings plus the policy's own (gate changes, protected
     /// paths, limits).
     pub findings: &'a [Finding],
+    /// The scan's notes; blocking ones block.
     pub notes: &'a [Note],
+    /// Whether the pull request is an agent's.
     pub agent: &'a AgentDecision,
     /// The verified ledger when one is demanded; `None` when it is not.
     pub ledger: Option<&'a LedgerReport>,
+    /// The replay evidence, or why there is none.
     pub replay: &'a ReplaySummary,
+    /// A maintainer's sign-off, when one was given.
     pub sign_off: Option<&'a SignOffRequest>,
 }
 
 /// The verdict and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
+    /// Pass or block.
     pub verdict: Verdict,
     /// What blocks; in advisory mode or under an accepted sign-off, what
     /// would have blocked.

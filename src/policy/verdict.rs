@@ -18,7 +18,9 @@ use crate::ledger::LedgerReport;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Nothing blocks (exit 0, check conclusion `success`).
     Pass,
+    /// Something blocks (exit 1, check conclusion `failure`).
     Block,
 }
 
@@ -159,7 +161,9 @@ impl PartialEq<&str> for ReasonCode {
 /// sign-off), with what to do about it in one line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reason {
+    /// The stable code (`replay-no-retry`, ...), for scripts.
     pub code: ReasonCode,
+    /// What blocks, in one line.
     pub message: String,
     /// How to fix it, one line: the code's own fix unless the evidence names
     /// a more precise one.
@@ -183,22 +187,32 @@ impl Reason {
 pub struct GateFacts {
     /// The base as given, and the commit it resolved to.
     pub base: String,
+    /// The commit the base resolved to.
     pub base_sha: String,
+    /// The merge base of base and head, where the diff starts.
     pub merge_base: String,
+    /// The head commit (full SHA).
     pub head: String,
+    /// The head branch, when known.
     pub head_branch: Option<String>,
+    /// The pull request's author, when known.
     pub author: Option<String>,
+    /// The pull request's labels.
     pub labels: Vec<String>,
+    /// Whether it is an agent's, and why.
     pub agent: AgentDecision,
     /// Where the config came from (always the base commit, or the defaults).
     pub config_source: String,
+    /// Enforce or advisory.
     pub mode: Mode,
 }
 
 /// The evidence (`evidence` in the JSON); `null` where it was not demanded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// The ledger's verification.
     pub ledger: Option<LedgerReport>,
+    /// The replay's outcome.
     pub replay: Option<ReplaySummary>,
 }
 
@@ -207,13 +221,19 @@ pub struct Evidence {
 /// `retrygate scan`'s JSON, which prints only those three.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateVerdict {
+    /// Pass or block.
     pub verdict: Verdict,
+    /// The scan's findings and the policy's own.
     pub findings: Vec<Finding>,
+    /// Everything said out loud that is not a finding.
     pub notes: Vec<Note>,
+    /// What blocks (or would), each with its fix.
     pub reasons: Vec<Reason>,
+    /// The ledger and replay, where demanded.
     pub evidence: Evidence,
     /// `None` for a scan: no pull request was judged, only a diff.
     pub facts: Option<GateFacts>,
+    /// What became of a sign-off, when one was given.
     pub sign_off: Option<SignOffResult>,
 }
 

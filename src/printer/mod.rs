@@ -101,7 +101,9 @@ pub(crate) fn release_docs() -> Option<String> {
 /// The verdict in a few words, chosen in one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Headline {
+    /// Something blocks the merge.
     Blocked,
+    /// Nothing blocks.
     Passing,
     /// Something would block, but the base config says `mode: advisory`.
     PassingAdvisory,
@@ -278,10 +280,15 @@ pub(crate) fn reason(report: &GateVerdict) -> String {
 /// Output formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Plain text for a terminal.
     Text,
+    /// The stable JSON interface that `scan` and `check` print.
     Json,
+    /// The sticky pull request comment.
     Markdown,
+    /// SARIF 2.1.0 for code scanning.
     Sarif,
+    /// GitHub workflow commands (`::error file=...::`), one per finding.
     Github,
 }
 
