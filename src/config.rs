@@ -231,7 +231,7 @@ pub struct Config {
     /// everything under it.
     pub(crate) protected_paths: Vec<String>,
     pub(crate) limits: Limits,
-    /// Which paths are scanned, and which are not the project's code.
+    /// Which changed files the analyzers read, and which are test code.
     pub paths: Paths,
     pub(crate) rules: Rules,
     pub(crate) sign_off: SignOff,
