@@ -196,17 +196,19 @@ pub(crate) enum Permission {
     Admin,
 }
 
-/// How a maintainer lifts a block.
+/// How a maintainer lifts a block (the config's `sign_off:`); an accepted
+/// sign-off is `github::signoff::SignOff`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct SignOff {
+#[schemars(rename = "SignOff")]
+pub struct SignOffConfig {
     pub(crate) command: String,
     pub(crate) min_permission: Permission,
 }
 
-impl Default for SignOff {
-    fn default() -> SignOff {
-        SignOff { command: "/retrygate sign-off".into(), min_permission: Permission::Write }
+impl Default for SignOffConfig {
+    fn default() -> SignOffConfig {
+        SignOffConfig { command: "/retrygate sign-off".into(), min_permission: Permission::Write }
     }
 }
 
@@ -228,7 +230,7 @@ pub struct Config {
     pub(crate) limits: Limits,
     pub paths: Paths,
     pub(crate) rules: Rules,
-    pub(crate) sign_off: SignOff,
+    pub(crate) sign_off: SignOffConfig,
 }
 
 impl Default for Config {
@@ -243,7 +245,7 @@ impl Default for Config {
             limits: Limits::default(),
             paths: Paths::default(),
             rules: Rules::default(),
-            sign_off: SignOff::default(),
+            sign_off: SignOffConfig::default(),
         }
     }
 }

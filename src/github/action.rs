@@ -35,7 +35,7 @@ use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
 use super::{ActionEnv, GateRequest, Mode};
-use crate::config::{Config, SignOff as SignOffPolicy};
+use crate::config::{Config, SignOffConfig};
 use crate::printer::Verdict;
 
 /// Largest event payload read (GitHub caps webhook payloads at 25 MB).
@@ -252,7 +252,7 @@ fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcom
 /// Never from the PR's head: a PR cannot lower its own bar. Read by
 /// [`Config::at_base`], as the gate reads it, so a bad config is refused with
 /// the gate's own message.
-fn sign_off_policy(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffPolicy> {
+fn sign_off_config(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffConfig> {
     let git = crate::changeset::git::Git::open(&env.workspace)?;
     git.resolve_commit(base_sha).with_context(|| {
         format!("the base commit {base_sha} is not in the checkout {}; check out with fetch-depth: 0 so the sign-off policy can be read from the base", env.workspace.display())
@@ -279,7 +279,7 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
     let api = api(env)?;
     // The payload carries no head SHA: the PR's current head is fetched.
     let pr = fetch_pr(&api, c.pr_number).await?;
-    let policy = sign_off_policy(env, &pr.base.sha)?;
+    let policy = sign_off_config(env, &pr.base.sha)?;
     let named = match signoff::parse_command(&c.body, &policy.command) {
         None => {
             let why = format!("comment {} is not a `{}` command", c.comment_id, policy.command);

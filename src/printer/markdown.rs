@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
-use crate::config::{Mode, SignOff};
+use crate::config::{Mode, SignOffConfig};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
@@ -587,7 +587,7 @@ fn cap_replay(md: &str) -> String {
     )
 }
 
-fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff, links: &Links) {
+fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOffConfig, links: &Links) {
     let Some(facts) = &v.facts else {
         return;
     };

@@ -16,7 +16,7 @@ pub(crate) mod text;
 
 use std::io::{self, Write};
 
-use crate::config::{Mode, SignOff};
+use crate::config::{Mode, SignOffConfig};
 use crate::finding::{Finding, Severity};
 pub use crate::policy::{GateVerdict, Verdict};
 use crate::replay::ReplayReport;
@@ -28,7 +28,7 @@ pub struct Context<'a> {
     /// The replay report behind `evidence.replay`, for its per-client detail.
     pub replay: Option<&'a ReplayReport>,
     /// The base config's sign-off rule, for the "how to sign off" line.
-    pub sign_off: Option<&'a SignOff>,
+    pub sign_off: Option<&'a SignOffConfig>,
     /// `https://github.com/OWNER/REPO/blob/HEADSHA`: the Location cells link
     /// to their lines under it. `None` (a CLI run outside a repository's
     /// context) leaves them plain text.
