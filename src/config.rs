@@ -26,10 +26,12 @@ pub const CONFIG_PATH: &str = ".github/retrygate.yml";
 /// YAML parsing cost grows with input.
 pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 
-/// Whether a block is enforced or only reported.
+/// Whether a block is enforced or only reported (the config's `mode:`; the
+/// job `retrygate github` runs is `github::ActionMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+#[schemars(rename = "Mode")]
+pub enum Enforcement {
     #[default]
     Enforce,
     /// Report, never block.
@@ -216,7 +218,7 @@ impl Default for SignOffConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    pub(crate) mode: Mode,
+    pub(crate) mode: Enforcement,
     pub(crate) agents: Agents,
     pub require: Require,
     pub ledger: LedgerConfig,
@@ -236,7 +238,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            mode: Mode::default(),
+            mode: Enforcement::default(),
             agents: Agents::default(),
             require: Require::default(),
             ledger: LedgerConfig::default(),
@@ -521,7 +523,7 @@ mod tests {
             assert_eq!(c, Config::default(), "{text:?}");
         }
         let c = Config::default();
-        assert_eq!(c.mode, Mode::Enforce);
+        assert_eq!(c.mode, Enforcement::Enforce);
         assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
         assert_eq!(c.limits.max_attempts, None, "limits are off until set");
         assert_eq!(c.replay.command, None, "replay.command is off until set");
@@ -566,7 +568,7 @@ rules: { disable: ["rust/loop-attempts"], extra: [".github/retrygate-rules/"] }
 sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 "#;
         let c = Config::from_yaml_str(text, "r.yml").unwrap();
-        assert_eq!(c.mode, Mode::Advisory);
+        assert_eq!(c.mode, Enforcement::Advisory);
         assert!(!c.require.replay);
         assert_eq!(c.replay.command.as_deref(), Some("cargo test --test replay_429"));
         assert_eq!(c.limits.max_attempts, Some(3));

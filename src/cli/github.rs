@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use retrygate::github::{gate_for, ActionEnv, ActionOptions, Mode, Outcome};
+use retrygate::github::{gate_for, ActionEnv, ActionOptions, ActionMode, Outcome};
 
 use super::Exit;
 
-/// What `retrygate github` does with the event: the library's [`Mode`], as
+/// What `retrygate github` does with the event: the library's [`ActionMode`], as
 /// the command line spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -27,12 +27,12 @@ pub enum ModeArg {
     Publish,
 }
 
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Mode {
+impl From<ModeArg> for ActionMode {
+    fn from(m: ModeArg) -> ActionMode {
         match m {
-            ModeArg::Full => Mode::Full,
-            ModeArg::Compute => Mode::Compute,
-            ModeArg::Publish => Mode::Publish,
+            ModeArg::Full => ActionMode::Full,
+            ModeArg::Compute => ActionMode::Compute,
+            ModeArg::Publish => ActionMode::Publish,
         }
     }
 }
@@ -111,16 +111,16 @@ mod tests {
 
     #[test]
     fn every_mode_flag_names_its_library_mode() {
-        let modes: Vec<(String, Mode)> = ModeArg::value_variants()
+        let modes: Vec<(String, ActionMode)> = ModeArg::value_variants()
             .iter()
-            .map(|m| (m.to_possible_value().unwrap().get_name().to_string(), Mode::from(*m)))
+            .map(|m| (m.to_possible_value().unwrap().get_name().to_string(), ActionMode::from(*m)))
             .collect();
         assert_eq!(
             modes,
             [
-                ("full".into(), Mode::Full),
-                ("compute".into(), Mode::Compute),
-                ("publish".into(), Mode::Publish)
+                ("full".into(), ActionMode::Full),
+                ("compute".into(), ActionMode::Compute),
+                ("publish".into(), ActionMode::Publish)
             ]
         );
     }

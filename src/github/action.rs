@@ -1,4 +1,4 @@
-//! The flow of `retrygate github` for each event and [`Mode`]:
+//! The flow of `retrygate github` for each event and [`ActionMode`]:
 //!
 //! | event | full | compute | publish |
 //! |---|---|---|---|
@@ -34,7 +34,7 @@ use super::publication::{Publication, VerdictFile};
 use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
-use super::{ActionEnv, GateRequest, Mode};
+use super::{ActionEnv, GateRequest, ActionMode};
 use crate::config::{Config, SignOffConfig};
 use crate::printer::Verdict;
 
@@ -73,10 +73,10 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
     match trigger {
         Trigger::Ignored(why) => nothing_to_do(env, &why),
         Trigger::PullRequest(pr) => match env.mode {
-            Mode::Publish => anyhow::bail!(
+            ActionMode::Publish => anyhow::bail!(
                 "--mode publish publishes a verdict file on a workflow_run event, and this is a pull_request event; use --mode compute in the pull_request job (docs/github.md)"
             ),
-            Mode::Compute => {
+            ActionMode::Compute => {
                 // A read-only job: the replay may run the PR's code here.
                 let mut req = GateRequest::for_pr(env, &pr, None, true);
                 req.replay_report_origin = crate::gate::ReportOrigin::Caller;
@@ -102,7 +102,7 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
                 eprintln!("retrygate: verdict written to {}", env.verdict_file.display());
                 finish(env, &p, decided, None)
             }
-            Mode::Full => {
+            ActionMode::Full => {
                 let api = api(env)?;
                 // This job holds a write token: the PR's code does not run
                 // here; a replay report comes from the replay job.
@@ -113,13 +113,13 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
             }
         },
         Trigger::Comment(c) => {
-            if env.mode != Mode::Full {
+            if env.mode != ActionMode::Full {
                 anyhow::bail!("a sign-off comment is handled with --mode full (the job needs a write token)");
             }
             sign_off(env, c, gate).await
         }
         Trigger::MergeGroup(group) => {
-            if env.mode != Mode::Full {
+            if env.mode != ActionMode::Full {
                 anyhow::bail!(
                     "a merge_group event is judged with --mode full (the job publishes the check run on the group's commit; docs/github.md, \"Merge queues\")"
                 );
@@ -127,7 +127,7 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
             merge_group(env, group, gate).await
         }
         Trigger::WorkflowRun(run) => {
-            if env.mode == Mode::Compute {
+            if env.mode == ActionMode::Compute {
                 anyhow::bail!(
                     "--mode compute runs on pull_request; a workflow_run job publishes with --mode publish (docs/github.md)"
                 );

@@ -48,7 +48,7 @@ pub(crate) use signoff::SignOff;
 
 /// What `retrygate github` does with the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ActionMode {
     /// Compute the verdict and publish it (same-repository pull requests).
     Full,
     /// Compute the verdict and write it to the verdict file, publishing
@@ -65,7 +65,7 @@ pub enum Mode {
 pub struct ActionOptions {
     /// full: compute and publish; compute: write the verdict file only;
     /// publish: publish a verdict file from a workflow_run.
-    pub mode: Mode,
+    pub mode: ActionMode,
     /// Where `compute` writes and `publish` reads the verdict.
     pub verdict_file: PathBuf,
     /// Also write the findings as SARIF 2.1.0 to this file.
@@ -111,7 +111,7 @@ pub struct ActionEnv {
     /// The docs at the Action's ref and this run's page, for the comment
     /// ([`crate::printer::Links::from_vars`]).
     pub links: crate::printer::Links,
-    pub mode: Mode,
+    pub mode: ActionMode,
     pub verdict_file: PathBuf,
     pub sarif: Option<PathBuf>,
     pub bot_login: Option<String>,
@@ -253,9 +253,9 @@ impl GateRequest {
 fn this_runs_replay_artifact(env: &ActionEnv) -> Option<(String, String)> {
     env.replay_report.as_ref()?;
     let name = match env.mode {
-        Mode::Full => "retrygate-replay",
-        Mode::Compute => "retrygate-verdict",
-        Mode::Publish => return None,
+        ActionMode::Full => "retrygate-replay",
+        ActionMode::Compute => "retrygate-verdict",
+        ActionMode::Publish => return None,
     };
     Some((name.to_string(), env.links.run.clone()?))
 }

@@ -29,7 +29,7 @@ pub(crate) mod verdict;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Mode;
+use crate::config::Enforcement;
 use crate::finding::{Finding, Kind, Note};
 use crate::ledger::LedgerReport;
 use agent::AgentDecision;
@@ -117,7 +117,7 @@ pub struct SignOffResult {
 /// Everything [`decide`] judges.
 #[derive(Debug, Clone)]
 pub struct PolicyInput<'a> {
-    pub mode: Mode,
+    pub mode: Enforcement,
     /// The head commit id (full).
     pub head: &'a str,
     /// The scan's findings plus the policy's own (gate changes, protected
@@ -158,7 +158,7 @@ pub fn decide(input: &PolicyInput<'_>) -> Decision {
             reasons.push(Reason::new(ReasonCode::SignOffRejected, s.message.clone()));
         }
     }
-    let verdict = if reasons.is_empty() || accepted || input.mode == Mode::Advisory {
+    let verdict = if reasons.is_empty() || accepted || input.mode == Enforcement::Advisory {
         Verdict::Pass
     } else {
         Verdict::Block
@@ -431,7 +431,7 @@ mod tests {
         agent: &'a AgentDecision,
     ) -> PolicyInput<'a> {
         PolicyInput {
-            mode: Mode::Enforce,
+            mode: Enforcement::Enforce,
             head: HEAD,
             findings,
             notes: &[],
@@ -565,7 +565,7 @@ mod tests {
         let missing = ledger(false, vec![]);
         let r = ReplaySummary::with_status(ReplayStatus::Fail, "x");
         let mut i = input(&[], Some(&missing), &r, &a);
-        i.mode = Mode::Advisory;
+        i.mode = Enforcement::Advisory;
         let d = decide(&i);
         assert_eq!(d.verdict, Verdict::Pass);
         assert_eq!(codes(&d), ["ledger-missing", "replay-failed"]);

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
-use crate::config::{Mode, SignOffConfig};
+use crate::config::{Enforcement, SignOffConfig};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
@@ -102,8 +102,8 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
         code_span(short_sha(&facts.merge_base)),
         code_span(&facts.config_source),
         code_span(match facts.mode {
-            Mode::Enforce => "enforce",
-            Mode::Advisory => "advisory",
+            Enforcement::Enforce => "enforce",
+            Enforcement::Advisory => "advisory",
         }),
         inline(&super::text::who(v))
     );

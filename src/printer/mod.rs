@@ -16,7 +16,7 @@ pub(crate) mod text;
 
 use std::io::{self, Write};
 
-use crate::config::{Mode, SignOffConfig};
+use crate::config::{Enforcement, SignOffConfig};
 use crate::finding::{Finding, Severity};
 pub use crate::policy::{GateVerdict, Verdict};
 use crate::replay::ReplayReport;
@@ -146,7 +146,7 @@ pub fn headline(v: &GateVerdict) -> Headline {
     match (v.verdict, v.reasons.is_empty()) {
         (Verdict::Block, _) => Headline::Blocked,
         (Verdict::Pass, true) => Headline::Passing,
-        (Verdict::Pass, false) if v.facts.as_ref().is_some_and(|f| f.mode == Mode::Advisory) => {
+        (Verdict::Pass, false) if v.facts.as_ref().is_some_and(|f| f.mode == Enforcement::Advisory) => {
             Headline::PassingAdvisory
         }
         (Verdict::Pass, false) => Headline::PassingSignedOff,

@@ -18,7 +18,7 @@ use retrygate::finding::{Finding, Kind, Severity};
 use retrygate::github::comment::MARKER;
 use retrygate::github::signoff::SignOff;
 use retrygate::github::Outcome;
-use retrygate::github::{ActionEnv, GateRequest, Mode, Publication, VerdictFile};
+use retrygate::github::{ActionEnv, GateRequest, ActionMode, Publication, VerdictFile};
 use retrygate::policy::agent::AgentDecision;
 use retrygate::policy::{
     decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplaySummary, SignOffRequest, Verdict,
@@ -53,7 +53,7 @@ impl Job {
             step_summary: Some(dir.path().join("summary.md")),
             output: Some(dir.path().join("output.txt")),
             run_url: Some("https://github.com/Codertocat/Hello-World/actions/runs/7".into()),
-            mode: Mode::Full,
+            mode: ActionMode::Full,
             verdict_file: dir.path().join("verdict/verdict.json"),
             sarif: None,
             bot_login: None,
@@ -104,7 +104,7 @@ fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
     let replay = ReplaySummary::not_required("not an agent's pull request");
     let sign_off = sign_off.map(|s| SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) });
     let decision = decide(&PolicyInput {
-        mode: retrygate::config::Mode::Enforce,
+        mode: retrygate::config::Enforcement::Enforce,
         head,
         findings: &findings,
         notes: &[],
@@ -123,7 +123,7 @@ fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
         labels: vec![],
         agent: person,
         config_source: "defaults".into(),
-        mode: retrygate::config::Mode::Enforce,
+        mode: retrygate::config::Enforcement::Enforce,
     };
     let v = GateVerdict::new(decision, findings, vec![], Evidence::default(), Some(facts));
     let md = markdown::render_comment(&v, &Context::default());
@@ -609,7 +609,7 @@ fn no_gate(_: &GateRequest) -> anyhow::Result<Publication> {
 fn compute_mode_writes_the_verdict_file_and_makes_no_request() {
     let fake = FakeGithub::start();
     let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), READ_ONLY_TOKEN);
-    job.env.mode = Mode::Compute;
+    job.env.mode = ActionMode::Compute;
     job.env.sarif = Some(job.dir.path().join("retrygate.sarif"));
     assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), Outcome::Block);
     assert!(fake.log().is_empty());
@@ -636,7 +636,7 @@ fn a_workflow_run_publishes_a_fork_verdict_after_checking_the_head() {
     let mut payload = fixture("workflow_run__completed.payload.json");
     payload["workflow_run"]["head_sha"] = json!(run_head);
     let mut job = Job::new(&fake, "workflow_run", &payload, ACTIONS_TOKEN);
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     job.env.workspace = repo.path().to_path_buf();
     verdict_file(&job.env.verdict_file, 2, &run_head);
     let seen = RefCell::new(Vec::new());
@@ -674,7 +674,7 @@ fn a_workflow_run_whose_verdict_names_another_head_is_refused() {
         &fixture("workflow_run__completed.with-pull-requests.payload.json"),
         ACTIONS_TOKEN,
     );
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     verdict_file(&job.env.verdict_file, 2, HEAD);
     assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), Outcome::CouldNotDecide);
     assert!(fake.log().is_empty(), "refused before any request");
@@ -693,10 +693,10 @@ fn a_workflow_run_whose_verdict_names_another_head_is_refused() {
 fn wrong_modes_and_missing_tokens_are_errors_that_say_what_to_do() {
     let fake = FakeGithub::start();
     let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     let e = retrygate::github::run(&job.env, &no_gate).unwrap_err();
     assert!(e.to_string().contains("use --mode compute in the pull_request job"), "{e}");
-    job.env.mode = Mode::Full;
+    job.env.mode = ActionMode::Full;
     job.env.token = None;
     let e = retrygate::github::run(&job.env, &blocking(2, "")).unwrap_err();
     assert!(e.to_string().contains("GITHUB_TOKEN is not set"), "{e}");

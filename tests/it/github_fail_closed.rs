@@ -14,7 +14,7 @@ use common::Repo;
 use fake_github::{CheckRun, FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::github::heads::{self, EntryVerdict, HeadEntry};
 use retrygate::github::Outcome;
-use retrygate::github::{check_gate, ActionEnv, Mode, VerdictFile};
+use retrygate::github::{check_gate, ActionEnv, ActionMode, VerdictFile};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -33,7 +33,7 @@ impl Job {
         event_name: &str,
         payload: &Value,
         token: &str,
-        mode: Mode,
+        mode: ActionMode,
     ) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let event_path = dir.path().join("event.json");
@@ -120,7 +120,7 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
         "pull_request",
         &pr_payload("opened", &head, &base),
         READ_ONLY_TOKEN,
-        Mode::Compute,
+        ActionMode::Compute,
     );
     assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
     // ...and its own code rewrites the verdict file to an all-clear.
@@ -133,7 +133,7 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
     file.publication.summary_markdown = "### ✅ all clear".into();
 
     let mut publish =
-        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     file.write(&publish.env.verdict_file).unwrap();
     assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
@@ -157,7 +157,7 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     // The publishing job's checkout: the base only.
     let checkout = Repo::clone_from(&repo, &["--single-branch", "--branch", "main"]);
     let job =
-        Job::new(&fake, checkout.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+        Job::new(&fake, checkout.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -225,7 +225,7 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
     fake.add_pull(2, &head, &base);
     fork_of(&fake, 2, "octo-org/octo-repo");
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["head"]["ref"] = json!("codex/http"));
-    let job = Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+    let job = Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -277,7 +277,7 @@ fn the_write_token_job_never_runs_the_pull_requests_replay_command() {
     let mut payload = pr_payload("opened", &head, &base);
     payload["pull_request"]["head"]["ref"] = json!("codex/http");
     fake.add_pull(2, &head, &base);
-    let job = Job::new(&fake, repo.path(), "pull_request", &payload, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, repo.path(), "pull_request", &payload, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     assert!(!marker.exists(), "replay.command ran in the job that holds the write token");
     assert!(fake.comments()[0].body.contains("running replay.command is not allowed in this job"));
@@ -301,7 +301,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["base"]["ref"] = json!("release"));
     let mut opened = pr_payload("opened", &head, &release);
     opened["pull_request"]["base"]["ref"] = json!("release");
-    let job = Job::new(&fake, repo.path(), "pull_request", &opened, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, repo.path(), "pull_request", &opened, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"));
@@ -314,7 +314,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     // A title edit changes nothing.
     let mut title_edit = pr_payload("edited", &head, &release);
     title_edit["changes"] = json!({"title": {"from": "Update the README"}});
-    let job = Job::new(&fake, repo.path(), "pull_request", &title_edit, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, repo.path(), "pull_request", &title_edit, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
 
@@ -322,7 +322,7 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     let mut retarget = pr_payload("edited", &head, &main);
     retarget["pull_request"]["base"]["ref"] = json!("main");
     retarget["changes"] = json!({"base": {"ref": {"from": "release"}, "sha": {"from": release}}});
-    let job = Job::new(&fake, repo.path(), "pull_request", &retarget, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, repo.path(), "pull_request", &retarget, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1, "the same check run is updated");
@@ -353,9 +353,9 @@ fn one_head_opened_into_two_bases_shows_the_stricter_bases_verdict_with_the_real
         ev["pull_request"] = pr;
         payloads.push(ev);
     }
-    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, Mode::Full);
+    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), Outcome::Block);
-    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, Mode::Full);
+    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job8.env, &check_gate).unwrap(), Outcome::Block, "{}", job8.summary());
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1);
@@ -438,7 +438,7 @@ fn group_job(fake: &FakeGithub, q: &Queue) -> Job {
     for n in [3, 4] {
         fake.with(|s| s.pulls.get_mut(&n).unwrap()["base"]["ref"] = json!("main"));
     }
-    Job::new(fake, q.repo.path(), "merge_group", &group_payload(q), ACTIONS_TOKEN, Mode::Full)
+    Job::new(fake, q.repo.path(), "merge_group", &group_payload(q), ACTIONS_TOKEN, ActionMode::Full)
 }
 
 fn group_run(fake: &FakeGithub, q: &Queue) -> CheckRun {
@@ -521,7 +521,7 @@ fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
     comment["issue"]["number"] = json!(4);
     comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", q.head4));
     comment["comment"]["user"] = fake_github::user("maintainer");
-    let sign_off = Job::new(&fake, q.repo.path(), "issue_comment", &comment, ACTIONS_TOKEN, Mode::Full);
+    let sign_off = Job::new(&fake, q.repo.path(), "issue_comment", &comment, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(
         retrygate::github::run(&sign_off.env, &check_gate).unwrap(),
         Outcome::Pass,
@@ -580,7 +580,7 @@ fn a_group_whose_gate_could_not_decide_is_never_lifted_by_a_sign_off() {
     payload["merge_group"]["head_ref"] = json!(format!("refs/heads/gh-readonly-queue/main/pr-4-{}", q.base));
     fake.add_pull(3, &q.head3, &q.base);
     fake.add_pull(4, &q.head4, &q.base);
-    let job = Job::new(&fake, q.repo.path(), "merge_group", &payload, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, q.repo.path(), "merge_group", &payload, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::CouldNotDecide);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"), "never success");

@@ -15,7 +15,7 @@ use std::time::Duration;
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
 use retrygate::finding::{Finding, Kind};
 use retrygate::github::publication::BaseBinding;
-use retrygate::github::{ActionEnv, GateRequest, Mode, Outcome, Publication, Timing};
+use retrygate::github::{ActionEnv, GateRequest, ActionMode, Outcome, Publication, Timing};
 use retrygate::policy::GateVerdict;
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
@@ -46,7 +46,7 @@ impl Job {
             step_summary: Some(dir.path().join("summary.md")),
             output: Some(dir.path().join("output.txt")),
             run_url: None,
-            mode: Mode::Full,
+            mode: ActionMode::Full,
             verdict_file: dir.path().join("verdict.json"),
             sarif: None,
             bot_login: None,
