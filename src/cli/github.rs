@@ -1,13 +1,13 @@
 //! Command line of `retrygate github`, the Action's entrypoint: flags and
 //! `RETRYGATE_*` variables to [`ActionOptions`], the runner's environment to
 //! an [`ActionEnv`], then [`retrygate::github::run`] with the gate, and its
-//! [`Outcome`] to an exit code (0 pass, 1 blocked, 2 could not decide).
+//! [`ActionOutcome`] to an exit code (0 pass, 1 blocked, 2 could not decide).
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use retrygate::github::{gate_for, ActionEnv, ActionOptions, ActionMode, Outcome};
+use retrygate::github::{gate_for, ActionEnv, ActionOptions, ActionMode, ActionOutcome};
 
 use super::Exit;
 
@@ -79,12 +79,12 @@ impl From<GithubArgs> for ActionOptions {
     }
 }
 
-impl From<Outcome> for Exit {
-    fn from(o: Outcome) -> Exit {
+impl From<ActionOutcome> for Exit {
+    fn from(o: ActionOutcome) -> Exit {
         match o {
-            Outcome::Pass => Exit::Pass,
-            Outcome::Block => Exit::Fail,
-            Outcome::CouldNotDecide => Exit::Error,
+            ActionOutcome::Pass => Exit::Pass,
+            ActionOutcome::Block => Exit::Fail,
+            ActionOutcome::CouldNotDecide => Exit::Error,
         }
     }
 }
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn only_a_published_pass_exits_0() {
-        let codes: Vec<u8> = [Outcome::Pass, Outcome::Block, Outcome::CouldNotDecide]
+        let codes: Vec<u8> = [ActionOutcome::Pass, ActionOutcome::Block, ActionOutcome::CouldNotDecide]
             .into_iter()
             .map(|o| Exit::from(o) as u8)
             .collect();

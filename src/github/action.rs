@@ -18,9 +18,9 @@
 //! was for; its verdict is never published.
 //!
 //! Every path ends in the job summary and the step outputs, and in an
-//! [`Outcome`] that is a pass only for a pass that reached the commit: a
-//! block is [`Outcome::Block`], and a verdict that could not be computed or
-//! published is [`Outcome::CouldNotDecide`], never a pass (the binary exits
+//! [`ActionOutcome`] that is a pass only for a pass that reached the commit: a
+//! block is [`ActionOutcome::Block`], and a verdict that could not be computed or
+//! published is [`ActionOutcome::CouldNotDecide`], never a pass (the binary exits
 //! 0, 1 and 2 for them).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,9 +42,9 @@ use crate::printer::Verdict;
 pub(crate) const MAX_EVENT_BYTES: u64 = 25 << 20;
 
 /// How a `retrygate github` job ended. The binary turns it into the exit
-/// code: 0 only for [`Outcome::Pass`], a pass that reached the commit.
+/// code: 0 only for [`ActionOutcome::Pass`], a pass that reached the commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum ActionOutcome {
     /// A pass, published (or, in compute mode, written), or nothing to do.
     Pass,
     /// A block, or a refused sign-off: a decision, not a failure to decide.
@@ -57,7 +57,7 @@ pub enum Outcome {
 pub(crate) type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 
 /// Handles the event described by `env`, computing verdicts with `gate`.
-pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let shown = env.event_path.display().to_string();
     let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot read the event payload {shown} (GITHUB_EVENT_PATH): {e}"))?;
@@ -69,7 +69,7 @@ pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
     rt.block_on(flow(env, trigger, gate))
 }
 
-async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     match trigger {
         Trigger::Ignored(why) => nothing_to_do(env, &why),
         Trigger::PullRequest(pr) => match env.mode {
@@ -137,11 +137,11 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
     }
 }
 
-fn nothing_to_do(env: &ActionEnv, why: &str) -> anyhow::Result<Outcome> {
+fn nothing_to_do(env: &ActionEnv, why: &str) -> anyhow::Result<ActionOutcome> {
     eprintln!("retrygate: nothing to do: {why}");
     summary::write_step_summary(env.step_summary.as_deref(), &format!("retrygate: nothing to do: {why}.\n"))?;
     summary::write_outputs(env.output.as_deref(), "none", 0)?;
-    Ok(Outcome::Pass)
+    Ok(ActionOutcome::Pass)
 }
 
 /// Runs the gate, failing closed: an error or a panic becomes a blocking
@@ -194,7 +194,7 @@ fn finish(
     p: &Publication,
     decided: bool,
     report: Option<&PublishReport>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<ActionOutcome> {
     let shown = report.map(|r| &r.shown.check).unwrap_or(p);
     let mut md = shown.summary_markdown.clone();
     if let Some(r) = report {
@@ -229,18 +229,18 @@ fn finish(
     }
     eprintln!("retrygate: {}: {}", shown.verdict.as_str().to_uppercase(), shown.title);
     Ok(match (decided && !shown.undecided, shown.verdict, published) {
-        (false, _, _) => Outcome::CouldNotDecide,
-        (true, _, Some(false)) if stale.is_some() => Outcome::CouldNotDecide,
-        (true, Verdict::Block, _) => Outcome::Block,
-        (true, Verdict::Pass, Some(false)) => Outcome::CouldNotDecide,
-        (true, Verdict::Pass, _) => Outcome::Pass,
+        (false, _, _) => ActionOutcome::CouldNotDecide,
+        (true, _, Some(false)) if stale.is_some() => ActionOutcome::CouldNotDecide,
+        (true, Verdict::Block, _) => ActionOutcome::Block,
+        (true, Verdict::Pass, Some(false)) => ActionOutcome::CouldNotDecide,
+        (true, Verdict::Pass, _) => ActionOutcome::Pass,
     })
 }
 
 /// Ends without publishing, saying why: summary, an `::error`, and
 /// `outcome` (could not decide, or a block for a refused sign-off, which is
 /// a decision, not a failure to decide).
-fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcome> {
+fn refuse(env: &ActionEnv, why: &str, outcome: ActionOutcome) -> anyhow::Result<ActionOutcome> {
     eprintln!("retrygate: {why}");
     println!("::error title=retrygate::{}", crate::printer::github::escape_data(why));
     summary::write_step_summary(env.step_summary.as_deref(), &format!("### retrygate\n\n{why}\n"))?;
@@ -275,7 +275,7 @@ async fn permission(api: &Api, login: &str) -> anyhow::Result<Option<crate::conf
     }
 }
 
-async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let api = api(env)?;
     // The payload carries no head SHA: the PR's current head is fetched.
     let pr = fetch_pr(&api, c.pr_number).await?;
@@ -285,20 +285,20 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
             let why = format!("comment {} is not a `{}` command", c.comment_id, policy.command);
             return nothing_to_do(env, &why);
         }
-        Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), Outcome::Block),
+        Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), ActionOutcome::Block),
         Some(Ok(sha)) => sha,
     };
     if pr.state.as_deref() == Some("closed") {
         return refuse(
             env,
             &format!("sign-off ignored: pull request #{} is closed", pr.number),
-            Outcome::Block,
+            ActionOutcome::Block,
         );
     }
     if let Err(r) =
         signoff::check_person(&c.author.login, c.author.is_bot(), c.via_app.as_deref(), &pr.user.login)
     {
-        return refuse(env, &r.to_string(), Outcome::Block);
+        return refuse(env, &r.to_string(), ActionOutcome::Block);
     }
     let perm = permission(&api, &c.author.login).await?;
     let candidate = Candidate {
@@ -314,7 +314,7 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
     };
     let accepted = match signoff::decide(&candidate) {
         Ok(s) => s,
-        Err(r) => return refuse(env, &r.to_string(), Outcome::Block),
+        Err(r) => return refuse(env, &r.to_string(), ActionOutcome::Block),
     };
     eprintln!(
         "retrygate: sign-off by {} for {} accepted",
@@ -344,31 +344,31 @@ pub fn replay_report_beside(verdict_file: &std::path::Path) -> std::path::PathBu
 /// returns it. The verdict comes from the gate on the head fetched as data
 /// (`git fetch origin pull/N/head`), with the config and rules of the base;
 /// only the replay report is taken from the run, labelled as the PR's own.
-async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let file = match VerdictFile::read(&env.verdict_file) {
         Ok(f) => f,
-        Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), Outcome::CouldNotDecide),
+        Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), ActionOutcome::CouldNotDecide),
     };
     if file.repository != env.repository {
         let why = format!(
             "refusing to publish: the verdict file is for {} and this is {}",
             file.repository, env.repository
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     if file.head_sha != run.head_sha {
         let why = format!(
             "refusing to publish: the verdict file is about {} but workflow run {} ran on {}; the artifact does not belong to this run",
             file.head_sha, run.run_id, run.head_sha
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     if !run.pull_requests.is_empty() && !run.pull_requests.contains(&file.pr_number) {
         let why = format!(
             "refusing to publish: the verdict file names pull request #{} but workflow run {} belongs to {:?}",
             file.pr_number, run.run_id, run.pull_requests
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let api = api(env)?;
     let pr = fetch_pr(&api, file.pr_number).await?;
@@ -377,7 +377,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
             "refusing to publish: pull request #{} is now at {}, not {} (a newer push will publish its own verdict)",
             pr.number, pr.head.sha, file.head_sha
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let pr_repo = pr.head.repo.as_ref().map(|r| r.full_name.as_str());
     if let (Some(a), Some(b)) = (pr_repo, run.head_repository.as_deref()) {
@@ -386,7 +386,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
                 "refusing to publish: pull request #{} comes from {a} but the run's head repository is {b}",
                 pr.number
             );
-            return refuse(env, &why, Outcome::CouldNotDecide);
+            return refuse(env, &why, ActionOutcome::CouldNotDecide);
         }
     }
     if let Err(why) = commits_in_checkout(env, &[&pr.base.sha, &pr.head.sha]) {
@@ -394,7 +394,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
             "refusing to publish: {why}; the publishing job checks out the base with fetch-depth: 0 and fetches the pull request's head as data (`git fetch origin pull/{}/head`), see examples/workflows/retrygate-publish.yml",
             pr.number
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let mut req = GateRequest::for_pr(env, &pr, None, false);
     let beside = replay_report_beside(&env.verdict_file);
@@ -423,7 +423,7 @@ fn commits_in_checkout(env: &ActionEnv, shas: &[&str]) -> Result<(), String> {
 
 /// Judges a merge queue's group commit (see [`super::merge_group`]) and
 /// publishes the verdict on it.
-async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let api = api(env)?;
     if let Err(why) = commits_in_checkout(env, &[&group.base_sha, &group.head_sha]) {
         let why = format!("cannot judge the merge group: {why}; check out the group with fetch-depth: 0 (examples/workflows/retrygate.yml)");

@@ -42,7 +42,7 @@ pub(crate) mod text;
 
 use std::path::PathBuf;
 
-pub use action::{run, Outcome};
+pub use action::{run, ActionOutcome};
 pub use publication::{Publication, VerdictFile};
 pub(crate) use signoff::SignOff;
 

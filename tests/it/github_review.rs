@@ -10,7 +10,7 @@ use std::time::Duration;
 use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
-use retrygate::github::Outcome;
+use retrygate::github::ActionOutcome;
 use retrygate::github::{check_gate, ActionEnv, GateRequest, ActionMode, Publication, VerdictFile};
 use retrygate::printer::{markdown, Context, GateVerdict};
 use serde_json::{json, Value};
@@ -63,7 +63,7 @@ impl Job {
         std::fs::read_to_string(self.dir.path().join("summary.md")).unwrap_or_default()
     }
 
-    fn run(&self, findings: &[Finding]) -> Outcome {
+    fn run(&self, findings: &[Finding]) -> ActionOutcome {
         let findings = findings.to_vec();
         let gate = move |req: &GateRequest| {
             let verdict = GateVerdict::from_scan(findings.clone(), vec![]);
@@ -126,7 +126,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     pr["pull_request"]["base"]["sha"] = json!(base);
     // A fork's pull request: the read-only job computes.
     let compute = job("pull_request", pr.clone(), READ_ONLY_TOKEN, ActionMode::Compute);
-    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), ActionOutcome::Block);
     assert!(fake.reviews().is_empty() && fake.review_comments().is_empty());
     let file = VerdictFile::read(&compute.env.verdict_file).unwrap();
     assert!(file.publication.findings.iter().any(|f| f.fix.is_some()), "the verdict carries the fixes");
@@ -137,7 +137,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     let mut publish = job("workflow_run", run, ACTIONS_TOKEN, ActionMode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     fake.with(|s| s.pulls.get_mut(&PR).unwrap()["head"]["repo"]["full_name"] = json!("octo-org/octo-repo"));
-    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), ActionOutcome::Block);
     let comments = fake.review_comments();
     let mut lines: Vec<Option<u64>> = comments.iter().map(|c| c.line).collect();
     lines.sort();
@@ -190,7 +190,7 @@ fn writes(fake: &FakeGithub) -> Vec<String> {
 fn suggestions_are_posted_once_in_one_comment_only_review() {
     let fake = fake_with_diff();
     let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
-    assert_eq!(job.run(&three()), Outcome::Block, "suggestions do not change the verdict");
+    assert_eq!(job.run(&three()), ActionOutcome::Block, "suggestions do not change the verdict");
     let reviews = fake.reviews();
     assert_eq!(reviews.len(), 1, "{reviews:?}");
     assert_eq!(reviews[0].state, "COMMENTED", "the review never approves or requests changes");
@@ -294,7 +294,7 @@ fn a_line_outside_the_diff_is_skipped_and_the_others_still_land() {
     let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     let mut v = three();
     v.push(fixed("src/a.rs", 50, 50, "far away", "outside every hunk"));
-    assert_eq!(job.run(&v), Outcome::Block, "the verdict is what it was");
+    assert_eq!(job.run(&v), ActionOutcome::Block, "the verdict is what it was");
     let log = fake.log();
     let refused = log.iter().filter(|l| l.path.ends_with("/pulls/2/reviews") && l.status == 422).count();
     assert_eq!(refused, 1, "GitHub refused the whole review once");
@@ -348,7 +348,7 @@ fn the_job_that_may_run_pull_request_code_posts_no_suggestion() {
 fn a_read_only_token_reports_the_refusal_and_keeps_the_verdict() {
     let fake = fake_with_diff();
     let job = Job::new(&fake, READ_ONLY_TOKEN, ActionMode::Full);
-    assert_eq!(job.run(&three()), Outcome::Block);
+    assert_eq!(job.run(&three()), ActionOutcome::Block);
     assert!(fake.review_comments().is_empty());
     let summary = job.summary();
     assert!(summary.contains("- one-click fixes: **not written**"), "{summary}");
