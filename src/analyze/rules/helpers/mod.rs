@@ -36,7 +36,7 @@ use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Note};
 use syntax::{Code, Family};
-pub(crate) use tree::HeadTree;
+pub(crate) use tree::RepoHead;
 
 /// Lines around each added range whose raw text the prefilter reads.
 const MARGIN_LINES: u32 = 3;
@@ -321,7 +321,7 @@ pub(crate) struct Resolution {
 
 /// Resolves the helpers the change sends writes through (and the helpers it
 /// made retrying) and reports them under each pack's `retry-helper-write`.
-pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> Resolution {
+pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&RepoHead>) -> Resolution {
     let mut res = Resolution::default();
     let out = &mut res.result;
     let rule_of = |family: Family| -> Option<&Rule> {
