@@ -344,7 +344,7 @@ fn failed_replay_sentence(reasons: &[String]) -> String {
         let without_scenario =
             r.strip_prefix('[').and_then(|x| x.split_once("] ")).map_or(r.as_str(), |(_, rest)| rest);
         let named = without_scenario.split_once(':').map(|(c, _)| c.trim());
-        match named.and_then(|c| crate::replay::CheckId::ALL.iter().find(|k| k.id() == c)) {
+        match named.and_then(|c| crate::replay::ReplayCheck::ALL.iter().find(|k| k.id() == c)) {
             Some(k) if !checks.contains(&k.id()) => checks.push(k.id()),
             Some(_) => {}
             None => other += 1,

@@ -32,7 +32,7 @@ use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
 use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
-use crate::replay::{CheckId, CheckStatus, ReplayReport};
+use crate::replay::{ReplayCheck, CheckStatus, ReplayReport};
 use crate::text::{short_sha, truncate};
 
 /// Rows of the findings table. A row is one location and kind, however many
@@ -541,7 +541,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
             all.iter().filter(|(_, q)| q.broke.contains(&c.check)).collect();
         let of = format!("{} of {}", broke.len(), plural(all.len(), "retry", "retries"));
         let said = match c.check {
-            CheckId::RetryAfterHonored if !broke.is_empty() => {
+            ReplayCheck::RetryAfterHonored if !broke.is_empty() => {
                 let of = format!("{} of {}", broke.len(), plural(asked, "retry", "retries"));
                 let mut answers: Vec<String> = broke.iter().map(|(p, _)| p.status.to_string()).collect();
                 answers.sort_unstable();
@@ -550,7 +550,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
                 let asked = ms_range(broke.iter().filter_map(|(_, q)| q.asked_ms)).unwrap_or_default();
                 Some(format!("{of} came back {gaps} after a {} that asked for {asked}", answers.join(" or ")))
             }
-            CheckId::NoUnsafeReplay if !broke.is_empty() => {
+            ReplayCheck::NoUnsafeReplay if !broke.is_empty() => {
                 let mut methods: Vec<&str> = broke.iter().map(|(_, q)| q.method.as_str()).collect();
                 methods.sort_unstable();
                 methods.dedup();
@@ -559,7 +559,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
                     escape_text(&methods.join(" or "))
                 ))
             }
-            CheckId::NoDuplicateWrite if !broke.is_empty() => {
+            ReplayCheck::NoDuplicateWrite if !broke.is_empty() => {
                 Some(format!("{of} applied a write that had already been applied"))
             }
             _ => None,

@@ -12,10 +12,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 
-use retrygate::replay::judge::Reading;
+use retrygate::replay::checks::Reading;
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
-    render_markdown, run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+    render_markdown, run_replay_blocking, ReplayCheck, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
 };
 
 const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
@@ -90,14 +90,14 @@ fn batch(jobs: Vec<(&'static str, &str, usize, Vec<String>)>) -> Vec<(&'static s
     handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect()
 }
 
-fn outcome(r: &ReplayReport, id: CheckId) -> (CheckStatus, Level) {
+fn outcome(r: &ReplayReport, id: ReplayCheck) -> (CheckStatus, Level) {
     let c = r.check(id).unwrap();
     (c.status, c.level)
 }
 
 #[test]
 fn real_clients_get_the_measured_verdicts() {
-    use CheckId::*;
+    use ReplayCheck::*;
     use CheckStatus::{Fail, Pass};
     curl_available();
     python_available();
@@ -130,7 +130,7 @@ fn real_clients_get_the_measured_verdicts() {
     ]);
     let mut failures = Vec::new();
     for (name, r) in &reports {
-        let expect: &[(CheckId, CheckStatus, Option<Level>)] = match *name {
+        let expect: &[(ReplayCheck, CheckStatus, Option<Level>)] = match *name {
             // Honours Retry-After; a fleet of them comes back in lockstep (a warning).
             "curl" | "urllib3" => &[
                 (Recovered, Pass, None),
@@ -208,7 +208,7 @@ fn real_clients_get_the_measured_verdicts() {
 /// does not re-send an unanswered POST parks it and passes.
 #[test]
 fn write_loss_scenarios_judge_real_posting_clients() {
-    use CheckId::*;
+    use ReplayCheck::*;
     use CheckStatus::{Fail, Pass};
     curl_available();
     python_available();
@@ -291,7 +291,7 @@ fn urllib3_jitter_on_no_retry_after_passes_20_of_20_runs() {
             ("b", "no-retry-after", 12, py("urllib3_client.py", &["jitter"])),
         ]);
         for (_, r) in reports {
-            let d = r.check(CheckId::Desynchronized).unwrap();
+            let d = r.check(ReplayCheck::Desynchronized).unwrap();
             let reading = r.desync.as_ref().map(|s| s.reading);
             verdicts.push((r.verdict, d.status, reading, d.message.clone()));
         }
@@ -312,7 +312,7 @@ fn a_json_parsing_client_recovers_without_extra_requests() {
     python_available();
     let reports = batch(vec![("requests-json", "default", 2, py("requests_client.py", &["json"]))]);
     let r = &reports[0].1;
-    assert_eq!(outcome(r, CheckId::Recovered).0, CheckStatus::Pass, "{:?}", r.timeline);
+    assert_eq!(outcome(r, ReplayCheck::Recovered).0, CheckStatus::Pass, "{:?}", r.timeline);
     for t in &r.timeline {
         assert_eq!(t.requests.len(), 4, "{t:?}");
         assert!(t.stdout_tail.contains("'ok': True"), "{t:?}");

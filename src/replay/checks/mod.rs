@@ -1,4 +1,4 @@
-//! The judge: six pure checks over the server's [`Journal`] and the clients'
+//! The replay checks: six pure functions over the server's [`Journal`] and the clients'
 //! exit states (docs/replay.md). No I/O, no clock: the same journal
 //! always gives the same verdict, so every rule is unit-tested on synthetic
 //! journals.
@@ -36,7 +36,7 @@ pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 /// The six checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CheckId {
+pub enum ReplayCheck {
     Recovered,
     AttemptBudget,
     RetryAfterHonored,
@@ -45,26 +45,26 @@ pub enum CheckId {
     NoDuplicateWrite,
 }
 
-impl CheckId {
+impl ReplayCheck {
     /// Every check, in report order.
-    pub(crate) const ALL: [CheckId; 6] = [
-        CheckId::Recovered,
-        CheckId::AttemptBudget,
-        CheckId::RetryAfterHonored,
-        CheckId::Desynchronized,
-        CheckId::NoUnsafeReplay,
-        CheckId::NoDuplicateWrite,
+    pub(crate) const ALL: [ReplayCheck; 6] = [
+        ReplayCheck::Recovered,
+        ReplayCheck::AttemptBudget,
+        ReplayCheck::RetryAfterHonored,
+        ReplayCheck::Desynchronized,
+        ReplayCheck::NoUnsafeReplay,
+        ReplayCheck::NoDuplicateWrite,
     ];
 
     /// The stable id used in reports and scenario files.
     pub fn id(self) -> &'static str {
         match self {
-            CheckId::Recovered => "recovered",
-            CheckId::AttemptBudget => "attempt-budget",
-            CheckId::RetryAfterHonored => "retry-after-honored",
-            CheckId::Desynchronized => "desynchronized",
-            CheckId::NoUnsafeReplay => "no-unsafe-replay",
-            CheckId::NoDuplicateWrite => "no-duplicate-write",
+            ReplayCheck::Recovered => "recovered",
+            ReplayCheck::AttemptBudget => "attempt-budget",
+            ReplayCheck::RetryAfterHonored => "retry-after-honored",
+            ReplayCheck::Desynchronized => "desynchronized",
+            ReplayCheck::NoUnsafeReplay => "no-unsafe-replay",
+            ReplayCheck::NoDuplicateWrite => "no-duplicate-write",
         }
     }
 }
@@ -84,7 +84,7 @@ pub enum CheckStatus {
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
-    pub(crate) check: CheckId,
+    pub(crate) check: ReplayCheck,
     pub status: CheckStatus,
     /// What a failure weighs: `error` fails the replay.
     pub level: Level,
@@ -104,7 +104,7 @@ pub struct Violation {
     pub message: String,
 }
 
-/// Everything the judge concluded.
+/// Everything the checks concluded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
     pub(crate) checks: Vec<CheckResult>,
@@ -123,9 +123,9 @@ impl Judgement {
     }
 }
 
-/// What the judge reads.
+/// What the checks read.
 #[derive(Debug, Clone, Copy)]
-pub struct JudgeInput<'a> {
+pub struct ChecksInput<'a> {
     pub journal: &'a Journal,
     /// One per client, in client order.
     pub exits: &'a [ClientExit],
@@ -134,7 +134,7 @@ pub struct JudgeInput<'a> {
 }
 
 /// Runs all six checks.
-pub fn judge(input: JudgeInput<'_>) -> Judgement {
+pub fn run(input: ChecksInput<'_>) -> Judgement {
     let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
         checks: vec![
@@ -211,7 +211,7 @@ fn rank(level: Level) -> u8 {
 
 /// Builds a result from violations: fail if any, at the heaviest level.
 pub(super) fn outcome(
-    check: CheckId,
+    check: ReplayCheck,
     level: Level,
     violations: Vec<Violation>,
     pass_msg: String,
@@ -233,11 +233,11 @@ pub(super) fn outcome(
     CheckResult { check, status: CheckStatus::Fail, level: worst, message: fail_msg, violations }
 }
 
-pub(super) fn clients(input: &JudgeInput<'_>) -> usize {
+pub(super) fn clients(input: &ChecksInput<'_>) -> usize {
     input.exits.len()
 }
 
-fn recovered(input: JudgeInput<'_>) -> CheckResult {
+fn recovered(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.recovered;
     let mut v = Vec::new();
     let mut silent = 0;
@@ -290,10 +290,10 @@ fn recovered(input: JudgeInput<'_>) -> CheckResult {
     } else {
         format!("all {n} clients reached a 2xx and exited 0")
     };
-    outcome(CheckId::Recovered, level, v, pass_msg, fail_msg)
+    outcome(ReplayCheck::Recovered, level, v, pass_msg, fail_msg)
 }
 
-fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
+fn attempt_budget(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.attempt_budget;
     let budget = input.budget;
     let mut v = Vec::new();
@@ -309,10 +309,10 @@ fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
         }
     }
     let fail = format!("{} went over the budget of {budget} attempts", plural(v.len(), "client", "clients"));
-    outcome(CheckId::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
+    outcome(ReplayCheck::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
 }
 
-fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
+fn retry_after_honored(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.retry_after_honored;
     let mut v = Vec::new();
     let mut judged = 0;
@@ -351,7 +351,7 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     }
     if judged == 0 && v.is_empty() && level != Level::Off {
         return CheckResult {
-            check: CheckId::RetryAfterHonored,
+            check: ReplayCheck::RetryAfterHonored,
             status: CheckStatus::NotApplicable,
             level,
             message: "no client retried after an answer that carried Retry-After".into(),
@@ -368,14 +368,14 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     } else {
         format!("all {judged} retries honoured Retry-After")
     };
-    outcome(CheckId::RetryAfterHonored, level, v, pass, fail)
+    outcome(ReplayCheck::RetryAfterHonored, level, v, pass, fail)
 }
 
 fn is_unsafe_method(m: &str) -> bool {
     m.eq_ignore_ascii_case("POST") || m.eq_ignore_ascii_case("PATCH")
 }
 
-fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
+fn no_unsafe_replay(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.no_unsafe_replay;
     let mut v = Vec::new();
     for i in 0..clients(&input) {
@@ -429,7 +429,7 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
         plural(v.len(), "non-idempotent request", "non-idempotent requests")
     );
     outcome(
-        CheckId::NoUnsafeReplay,
+        ReplayCheck::NoUnsafeReplay,
         level,
         v,
         "no POST/PATCH was re-sent without the same Idempotency-Key".into(),
@@ -502,7 +502,7 @@ pub(crate) fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
     acc
 }
 
-fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
+fn no_duplicate_write(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.no_duplicate_write;
     let acc = write_account(input.journal, clients(&input));
     let mut v = Vec::new();
@@ -537,7 +537,7 @@ fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
     }
     if acc.applied == 0 && level != Level::Off {
         return CheckResult {
-            check: CheckId::NoDuplicateWrite,
+            check: ReplayCheck::NoDuplicateWrite,
             status: CheckStatus::NotApplicable,
             level,
             message: "no write (POST/PATCH) was applied by the server".into(),
@@ -563,7 +563,7 @@ fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
     }
     let replays: Vec<String> = acc.duplicates.iter().map(|s| s.to_string()).collect();
     outcome(
-        CheckId::NoDuplicateWrite,
+        ReplayCheck::NoDuplicateWrite,
         level,
         v,
         notes.join("; "),
@@ -627,11 +627,11 @@ mod tests {
         vec![ClientExit::Exited { code: 0 }; n]
     }
 
-    fn judge_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
-        judge(JudgeInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
+    fn run_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
+        run(ChecksInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
     }
 
-    fn check(j: &Judgement, id: CheckId) -> &CheckResult {
+    fn check(j: &Judgement, id: ReplayCheck) -> &CheckResult {
         j.checks.iter().find(|c| c.check == id).unwrap()
     }
 
@@ -642,10 +642,10 @@ mod tests {
             let j = c as f64 * 60.0;
             e.extend(run(c, &[0.0, 1000.0 + j, 2100.0 + 2.0 * j, 3200.0 + 3.0 * j], Some("1")));
         }
-        let out = judge_with(&journal(e), &ok_exits(8));
+        let out = run_with(&journal(e), &ok_exits(8));
         for c in &out.checks {
             // GETs only: there is no write to judge.
-            let want = if c.check == CheckId::NoDuplicateWrite {
+            let want = if c.check == ReplayCheck::NoDuplicateWrite {
                 CheckStatus::NotApplicable
             } else {
                 CheckStatus::Pass
@@ -659,9 +659,9 @@ mod tests {
     #[test]
     fn storm_ends_with_200_but_fails_retry_after() {
         let e = run(0, &[0.0, 10.0, 20.0, 30.0], Some("1"));
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::Recovered).status, CheckStatus::Pass);
-        let ra = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::Recovered).status, CheckStatus::Pass);
+        let ra = check(&out, ReplayCheck::RetryAfterHonored);
         assert_eq!(ra.status, CheckStatus::Fail);
         assert_eq!(ra.level, Level::Error);
         assert_eq!(ra.violations.len(), 3);
@@ -672,11 +672,11 @@ mod tests {
     #[test]
     fn retry_after_tolerance_is_50_ms() {
         let on_edge = run(0, &[0.0, 950.0, 1900.0], Some("1"));
-        let out = judge_with(&journal(on_edge), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass);
+        let out = run_with(&journal(on_edge), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::Pass);
         let early = run(0, &[0.0, 949.0, 1900.0], Some("1"));
-        let out = judge_with(&journal(early), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).violations.len(), 1);
+        let out = run_with(&journal(early), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).violations.len(), 1);
     }
 
     #[test]
@@ -690,11 +690,11 @@ mod tests {
         ] {
             let d = retry_after::format_date(date, fmt);
             let good = run(0, &[300.0, 1960.0], Some(&d));
-            let out = judge_with(&journal(good), &ok_exits(1));
-            assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass, "{d}");
+            let out = run_with(&journal(good), &ok_exits(1));
+            assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::Pass, "{d}");
             let bad = run(0, &[300.0, 1940.0], Some(&d));
-            let out = judge_with(&journal(bad), &ok_exits(1));
-            let c = check(&out, CheckId::RetryAfterHonored);
+            let out = run_with(&journal(bad), &ok_exits(1));
+            let c = check(&out, ReplayCheck::RetryAfterHonored);
             assert_eq!(c.status, CheckStatus::Fail, "{d}");
             assert!(c.violations[0].message.contains("(1700 ms)"), "{}", c.violations[0].message);
         }
@@ -707,12 +707,12 @@ mod tests {
         first.answered_ms = Some(80.0);
         let ok = journal(vec![first.clone(), req(0, 1040.0, "GET", 200, None)]);
         assert_eq!(
-            check(&judge_with(&ok, &ok_exits(1)), CheckId::RetryAfterHonored).status,
+            check(&run_with(&ok, &ok_exits(1)), ReplayCheck::RetryAfterHonored).status,
             CheckStatus::Pass
         );
         let early = journal(vec![first, req(0, 1020.0, "GET", 200, None)]);
-        let out = judge_with(&early, &ok_exits(1));
-        let c = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&early, &ok_exits(1));
+        let c = check(&out, ReplayCheck::RetryAfterHonored);
         assert!(
             c.violations[0].message.contains("(1080 ms); at least 1030 ms"),
             "{}",
@@ -727,8 +727,8 @@ mod tests {
     #[test]
     fn an_unparsable_served_retry_after_fails_closed() {
         let e = run(0, &[0.0, 5000.0], Some("1.5"));
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::RetryAfterHonored);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert!(c.violations[0].message.contains("'1.5' does not parse"));
     }
@@ -736,16 +736,16 @@ mod tests {
     #[test]
     fn no_retry_after_served_makes_the_check_not_applicable() {
         let e = run(0, &[0.0, 10.0], None);
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::NotApplicable);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::NotApplicable);
     }
 
     #[test]
     fn giving_up_is_a_warning_but_silence_is_an_error() {
         let e = vec![req(0, 0.0, "GET", 429, Some("1")), req(0, 100.0, "GET", 429, Some("1"))];
         let exits = vec![ClientExit::Exited { code: 1 }, ClientExit::Exited { code: 0 }];
-        let out = judge_with(&journal(e), &exits);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(e), &exits);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations.len(), 2);
         assert_eq!(c.violations[0].level, Level::Warning);
@@ -754,8 +754,8 @@ mod tests {
         assert!(c.violations[1].message.contains("client 1: no request arrived (exited with code 0)"));
 
         let only_gave_up = vec![req(0, 0.0, "GET", 429, Some("1"))];
-        let out = judge_with(&journal(only_gave_up), &[ClientExit::Exited { code: 1 }]);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(only_gave_up), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
         assert!(!out.failed(), "a warning alone does not fail the replay");
     }
@@ -763,16 +763,16 @@ mod tests {
     #[test]
     fn a_200_with_a_failing_exit_does_not_recover() {
         let e = run(0, &[0.0, 1000.0], Some("1"));
-        let out = judge_with(&journal(e), &[ClientExit::KilledAtTimeout]);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(e), &[ClientExit::KilledAtTimeout]);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!(c.status, CheckStatus::Fail);
         assert!(c.violations[0].message.contains("killed"), "{}", c.violations[0].message);
     }
 
     #[test]
     fn nobody_connecting_says_nothing_was_tested() {
-        let out = judge_with(&journal(vec![]), &ok_exits(3));
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(vec![]), &ok_exits(3));
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!(c.message, "no request arrived from any client: nothing was tested");
         assert!(out.failed());
     }
@@ -780,8 +780,8 @@ mod tests {
     #[test]
     fn attempt_budget_points_at_the_first_request_over_it() {
         let e = run(0, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], None);
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::AttemptBudget);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::AttemptBudget);
         assert_eq!(c.status, CheckStatus::Fail);
         assert_eq!(c.violations[0].seq, Some(5));
         assert_eq!(c.violations[0].message, "client 0 made 7 attempts; the budget is 5");
@@ -796,8 +796,8 @@ mod tests {
     #[test]
     fn replayed_post_without_key_fails() {
         let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, None)];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoUnsafeReplay);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoUnsafeReplay);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations[0].seq, Some(1));
         assert!(c.violations[0]
@@ -808,16 +808,16 @@ mod tests {
     #[test]
     fn replayed_post_with_a_different_key_fails_and_same_key_passes() {
         let e = vec![post(0, 0.0, 429, Some("a")), post(0, 1000.0, 200, Some("b"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0]
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, ReplayCheck::NoUnsafeReplay).violations[0]
             .message
             .contains("different Idempotency-Key"));
         let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, Some("b"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0].message.contains("did not carry"));
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, ReplayCheck::NoUnsafeReplay).violations[0].message.contains("did not carry"));
         let e = vec![post(0, 0.0, 503, Some("k")), post(0, 1000.0, 200, Some("k"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -828,8 +828,8 @@ mod tests {
             req(0, 20.0, "GET", 429, None),
             req(0, 30.0, "GET", 200, None),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -837,14 +837,14 @@ mod tests {
         let mut first = post(0, 0.0, 200, None);
         first.delay_ms = 3000;
         let again = post(0, 2000.0, 200, None);
-        let out = judge_with(&journal(vec![first.clone(), again]), &ok_exits(1));
-        let c = check(&out, CheckId::NoUnsafeReplay);
+        let out = run_with(&journal(vec![first.clone(), again]), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoUnsafeReplay);
         assert_eq!(c.status, CheckStatus::Fail);
         assert!(c.violations[0].message.contains("while the first was still unanswered (a timeout) without"));
         // After the held answer went out, a new POST is a new operation.
         let later = post(0, 3500.0, 200, None);
-        let out = judge_with(&journal(vec![first, later]), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(vec![first, later]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -855,11 +855,11 @@ mod tests {
         b.at_ms = 5.0;
         b.status = 200;
         let j = journal(vec![a, b]);
-        let out = judge_with(&j, &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Fail);
+        let out = run_with(&j, &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Fail);
         let levels = CheckLevels { no_unsafe_replay: Level::Off, ..CheckLevels::default() };
-        let out = judge(JudgeInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Off);
+        let out = run(ChecksInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Off);
     }
 
     fn write(c: usize, at: f64, status: u16, key: Option<&str>, effect: WriteEffect, lost: bool) -> Entry {
@@ -877,8 +877,8 @@ mod tests {
             write(0, 0.0, 201, None, WriteEffect::Applied, true),
             write(0, 500.0, 201, None, WriteEffect::Applied, false),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert!(c.message.starts_with("writes applied: 2 for 1 operation;"), "{}", c.message);
         assert!(c.message.contains("request 1 replayed an applied write"), "{}", c.message);
@@ -897,8 +897,8 @@ mod tests {
             write(0, 0.0, 502, Some("k"), WriteEffect::Applied, false),
             write(0, 500.0, 201, Some("k"), WriteEffect::Deduplicated, false),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::Pass);
         assert_eq!(
             c.message,
@@ -910,8 +910,8 @@ mod tests {
     #[test]
     fn a_client_that_parks_an_unanswered_write_passes_and_is_named() {
         let e = vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)];
-        let out = judge_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::Pass);
         assert!(
             c.message.contains("client 0 got no answer to an applied write and did not re-send it: parked"),
@@ -919,7 +919,7 @@ mod tests {
             c.message
         );
         // It did not recover: a warning, not a failure of the replay.
-        assert_eq!(check(&out, CheckId::Recovered).level, Level::Warning);
+        assert_eq!(check(&out, ReplayCheck::Recovered).level, Level::Warning);
         assert!(!out.failed());
         let acc = write_account(&journal(vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)]), 1);
         assert_eq!(acc.parked, [0]);
@@ -928,8 +928,8 @@ mod tests {
     #[test]
     fn no_write_applied_makes_no_duplicate_write_not_applicable() {
         let e = vec![write(0, 0.0, 429, None, WriteEffect::NotApplied, false)];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::NotApplicable);
         assert_eq!(c.message, "no write (POST/PATCH) was applied by the server");
     }
