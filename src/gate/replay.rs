@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::changeset::git::Blob;
 use crate::changeset::Git;
 use crate::config::ReplayConfig;
-use crate::policy::{ReplayStatus, ReplaySummary};
+use crate::decision::{ReplayStatus, ReplaySummary};
 use crate::replay::checks::CheckStatus;
 use crate::replay::scenario::{Level, LoadedScenario, BUNDLED};
 use crate::replay::{ReplayCheck, ReplayOptions, ReplayReport, ReplayVerdict};

@@ -248,7 +248,7 @@ fn refuse(env: &ActionEnv, why: &str, outcome: ActionOutcome) -> anyhow::Result<
     Ok(outcome)
 }
 
-/// The sign-off policy (`sign_off:` of the config) from the base commit.
+/// The sign-off config (`sign_off:` of the config) from the base commit.
 /// Never from the PR's head: a PR cannot lower its own bar. Read by
 /// [`Config::at_base`], as the gate reads it, so a bad config is refused with
 /// the gate's own message.
@@ -279,10 +279,10 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
     let api = api(env)?;
     // The payload carries no head SHA: the PR's current head is fetched.
     let pr = fetch_pr(&api, c.pr_number).await?;
-    let policy = sign_off_config(env, &pr.base.sha)?;
-    let named = match signoff::parse_command(&c.body, &policy.command) {
+    let sign_off = sign_off_config(env, &pr.base.sha)?;
+    let named = match signoff::parse_command(&c.body, &sign_off.command) {
         None => {
-            let why = format!("comment {} is not a `{}` command", c.comment_id, policy.command);
+            let why = format!("comment {} is not a `{}` command", c.comment_id, sign_off.command);
             return nothing_to_do(env, &why);
         }
         Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), ActionOutcome::Block),
@@ -305,10 +305,10 @@ async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Res
         commenter: &c.author.login,
         commenter_is_bot: c.author.is_bot(),
         via_app: c.via_app.as_deref(),
-        command: &policy.command,
+        command: &sign_off.command,
         pr_author: &pr.user.login,
         permission: perm,
-        min_permission: policy.min_permission,
+        min_permission: sign_off.min_permission,
         named_sha: &named,
         head_sha: &pr.head.sha,
     };

@@ -314,7 +314,7 @@ pub(crate) fn check_gate_with(
         sign_off: req
             .sign_off
             .as_ref()
-            .map(|s| crate::policy::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
+            .map(|s| crate::decision::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
         allow_replay_command: req.allow_replay,
         link_base: req.link_base.clone(),
         links: req.links.clone(),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::GateVerdict;
 use crate::finding::{Finding, Note};
-use crate::policy::Verdict;
+use crate::decision::Verdict;
 
 /// A scan's JSON: the verdict's first three fields.
 #[derive(Serialize)]

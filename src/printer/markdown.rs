@@ -30,7 +30,7 @@ use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
-use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
+use crate::decision::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
 use crate::replay::{ReplayCheck, CheckStatus, ReplayReport};
 use crate::text::{short_sha, truncate};
@@ -50,7 +50,7 @@ pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TAB
 /// Characters of a message or note shown before it is cut with `…`.
 pub(crate) const MAX_CELL_CHARS: usize = 300;
 
-/// Characters of a reason's message in the reasons table. The policy writes
+/// Characters of a reason's message in the reasons table. The decision writes
 /// each reason as one short whole sentence (the ledger and replay sections
 /// below hold the detail), so this bound only guards against a message that
 /// carries text from the pull request.

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use crate::config::{Enforcement, SignOffConfig};
 use crate::finding::{Finding, Severity};
-pub use crate::policy::{GateVerdict, Verdict};
+pub use crate::decision::{GateVerdict, Verdict};
 use crate::replay::ReplayReport;
 
 /// What the Markdown needs besides the verdict; every field is optional, and
@@ -229,7 +229,7 @@ pub(crate) fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
 /// period, for the line-oriented formats.
 ///
 /// A `Block` with no blocking finding and no blocking note can only come from
-/// a later gate stage (ledger, replay, policy) whose own reasons say why.
+/// a later gate stage (ledger, replay, decision) whose own reasons say why.
 pub(crate) fn reason(report: &GateVerdict) -> String {
     let t = Tally::of(report);
     match report.verdict {

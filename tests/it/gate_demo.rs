@@ -17,9 +17,9 @@ use std::time::Instant;
 use retrygate::config::Enforcement;
 use retrygate::finding::{Finding, Kind, Note, Severity};
 use retrygate::ledger::LedgerReport;
-use retrygate::policy::agent::AgentDecision;
-use retrygate::policy::{
-    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
+use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::{
+    decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplayStatus, ReplaySummary, SignOffRequest,
 };
 use retrygate::printer::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 use retrygate::printer::Context;
@@ -274,7 +274,7 @@ fn a_comment_as_large_as_the_printer_makes_still_renders_and_fits() {
     let mut replay = ReplaySummary::with_status(ReplayStatus::Fail, "retry code changed");
     replay.reasons = (0..40).map(|i| format!("check {i} failed with `x|y`")).collect();
     let sign_off = SignOffRequest { sha: "0000000deadbeef".into(), by: Some("someone".into()) };
-    let decision = decide(&PolicyInput {
+    let decision = decide(&DecisionInput {
         mode: Enforcement::Enforce,
         head,
         findings: &findings,

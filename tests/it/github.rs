@@ -19,9 +19,9 @@ use retrygate::github::comment::MARKER;
 use retrygate::github::signoff::SignOff;
 use retrygate::github::ActionOutcome;
 use retrygate::github::{ActionEnv, GateRequest, ActionMode, Publication, VerdictFile};
-use retrygate::policy::agent::AgentDecision;
-use retrygate::policy::{
-    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplaySummary, SignOffRequest, Verdict,
+use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::{
+    decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplaySummary, SignOffRequest, Verdict,
 };
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
@@ -103,7 +103,7 @@ fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
     let person = AgentDecision { is_agent: false, because: vec![] };
     let replay = ReplaySummary::not_required("not an agent's pull request");
     let sign_off = sign_off.map(|s| SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) });
-    let decision = decide(&PolicyInput {
+    let decision = decide(&DecisionInput {
         mode: retrygate::config::Enforcement::Enforce,
         head,
         findings: &findings,

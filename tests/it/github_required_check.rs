@@ -16,7 +16,7 @@ use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
 use retrygate::finding::{Finding, Kind};
 use retrygate::github::publication::BaseBinding;
 use retrygate::github::{ActionEnv, GateRequest, ActionMode, ActionOutcome, Publication, Timing};
-use retrygate::policy::GateVerdict;
+use retrygate::decision::GateVerdict;
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 

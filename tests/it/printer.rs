@@ -730,9 +730,9 @@ mod github {
 mod gate {
     use super::*;
     use retrygate::config::Enforcement;
-    use retrygate::policy::agent::AgentDecision;
-    use retrygate::policy::{
-        decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
+    use retrygate::decision::agent::AgentDecision;
+    use retrygate::decision::{
+        decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplayStatus, ReplaySummary, SignOffRequest,
     };
     use retrygate::printer::{check_title, headline, Context, Headline};
 
@@ -748,7 +748,7 @@ mod gate {
         let mut replay = ReplaySummary::with_status(replay, "retry code changed");
         replay.problems = vec!["report for <b>|x|</b>".into()];
         let sign_off = sign_off.map(|s| SignOffRequest { sha: s.into(), by: Some("maintainer".into()) });
-        let decision = decide(&PolicyInput {
+        let decision = decide(&DecisionInput {
             mode,
             head: HEAD,
             findings: &findings,

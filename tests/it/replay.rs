@@ -601,7 +601,7 @@ fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_comm
 
 /// Issue 24: the replay runs the base's copy of the files it names. A pull
 /// request that swaps the client script for a polite stub still replays the
-/// base's client (and the swap is `gate-config-changed`, see policy::paths).
+/// base's client (and the swap is `gate-config-changed`, see decision::paths).
 #[test]
 fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
     let repo = crate::common::Repo::new();

@@ -8,7 +8,7 @@
 use super::gate::gate;
 use super::*;
 use retrygate::config::Enforcement;
-use retrygate::policy::ReplayStatus;
+use retrygate::decision::ReplayStatus;
 use retrygate::printer::{check_title, Context};
 
 /// One verdict in every format, each snapshot named `<case>.<format>`.

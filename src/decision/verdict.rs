@@ -244,7 +244,7 @@ impl GateVerdict {
     pub fn from_scan(findings: Vec<Finding>, notes: Vec<Note>) -> GateVerdict {
         let nobody = AgentDecision { is_agent: false, because: Vec::new() };
         let replay = ReplaySummary::not_required("a scan judges the diff only");
-        let decision = super::decide(&super::PolicyInput {
+        let decision = super::decide(&super::DecisionInput {
             mode: Enforcement::Enforce,
             head: "",
             findings: &findings,

@@ -12,15 +12,15 @@
 //!   ([`GateVerdict`]), its [`Verdict`] and its [`ReasonCode`]s.
 //!
 //! ```
-//! use retrygate::policy::{decide, PolicyInput, ReplaySummary};
-//! use retrygate::policy::agent::AgentDecision;
+//! use retrygate::decision::{decide, DecisionInput, ReplaySummary};
+//! use retrygate::decision::agent::AgentDecision;
 //! let person = AgentDecision { is_agent: false, because: vec![] };
 //! let replay = ReplaySummary::not_required("not an agent's pull request");
-//! let d = decide(&PolicyInput {
+//! let d = decide(&DecisionInput {
 //!     mode: Default::default(), head: "abc", findings: &[], notes: &[],
 //!     agent: &person, ledger: None, replay: &replay, sign_off: None,
 //! });
-//! assert_eq!(d.verdict, retrygate::policy::Verdict::Pass);
+//! assert_eq!(d.verdict, retrygate::decision::Verdict::Pass);
 //! ```
 
 pub mod agent;
@@ -116,11 +116,11 @@ pub struct SignOffResult {
 
 /// Everything [`decide`] judges.
 #[derive(Debug, Clone)]
-pub struct PolicyInput<'a> {
+pub struct DecisionInput<'a> {
     pub mode: Enforcement,
     /// The head commit id (full).
     pub head: &'a str,
-    /// The scan's findings plus the policy's own (gate changes, protected
+    /// The scan's findings plus the decision's own (gate changes, protected
     /// paths, limits).
     pub findings: &'a [Finding],
     pub notes: &'a [Note],
@@ -144,7 +144,7 @@ pub struct Decision {
 /// Judges one head commit. Fail closed: anything that cannot vouch for the
 /// change is a reason; the verdict passes only when no reason is left, or in
 /// advisory mode, or under a sign-off naming this head.
-pub fn decide(input: &PolicyInput<'_>) -> Decision {
+pub fn decide(input: &DecisionInput<'_>) -> Decision {
     let mut reasons = finding_reasons(input.findings, input.notes);
     if let Some(ledger) = input.ledger {
         reasons.extend(ledger_reason(ledger));
@@ -429,8 +429,8 @@ mod tests {
         ledger: Option<&'a LedgerReport>,
         replay: &'a ReplaySummary,
         agent: &'a AgentDecision,
-    ) -> PolicyInput<'a> {
-        PolicyInput {
+    ) -> DecisionInput<'a> {
+        DecisionInput {
             mode: Enforcement::Enforce,
             head: HEAD,
             findings,
