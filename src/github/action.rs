@@ -444,7 +444,7 @@ async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> any
     for n in &queued.prs {
         let v = match fetch_pr(&api, *n).await {
             Ok(pr) => {
-                let run = super::checks::find(&api, &pr.head.sha).await?;
+                let run = super::check_run::find(&api, &pr.head.sha).await?;
                 merge_group::judge_pr(run.as_ref(), *n, &pr.head.sha, group.base_branch())
             }
             Err(e) => merge_group::PrVerdict::NotPassing(format!("cannot read it: {e:#}")),

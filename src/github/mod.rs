@@ -26,7 +26,7 @@
 
 pub mod action;
 pub mod artifact;
-pub mod checks;
+pub mod check_run;
 pub mod client;
 pub mod comment;
 pub(crate) mod event;

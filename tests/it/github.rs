@@ -205,7 +205,7 @@ fn a_job_named_retrygate_is_not_mistaken_for_the_gate_check() {
         "the job's run is left alone"
     );
     let ours = runs.iter().find(|r| r.id != job_run).unwrap();
-    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::checks::EXTERNAL_ID));
+    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::check_run::EXTERNAL_ID));
     assert_eq!(ours.conclusion.as_deref(), Some("failure"));
 }
 
