@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use retrygate::github::{gate_for, ActionEnv, ActionOptions, ActionMode, ActionOutcome};
+use retrygate::github::{gate_for, ActionEnv, ActionMode, ActionOptions, ActionOutcome};
 
 use super::Exit;
 

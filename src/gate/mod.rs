@@ -40,9 +40,9 @@ use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
 use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
-use crate::finding::Kind;
 use crate::decision::agent::{self, PrFacts};
 use crate::decision::{self, DecisionInput, ReplaySummary, SignOffRequest, Verdict};
+use crate::finding::Kind;
 
 /// How long `replay.command` may run when the caller sets no bound.
 pub(crate) const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -318,7 +318,8 @@ fn replay_evidence(
                 "reported by {who} own run (its code wrote this report): {}",
                 ev.summary.source.as_deref().unwrap_or("")
             ));
-            if fork && !config.replay.trust_fork_reports && ev.summary.status == decision::ReplayStatus::Pass {
+            if fork && !config.replay.trust_fork_reports && ev.summary.status == decision::ReplayStatus::Pass
+            {
                 ev.summary.status = decision::ReplayStatus::Rejected;
                 ev.summary.problems.push(
                     "a fork's own run wrote this report, so the fork could have faked it; it cannot make a fork's pull request pass unless the base config sets replay.trust_fork_reports: true; a maintainer can review the replay and sign off".into(),

@@ -34,7 +34,7 @@ use super::publication::{Publication, VerdictFile};
 use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
-use super::{ActionEnv, GateRequest, ActionMode};
+use super::{ActionEnv, ActionMode, GateRequest};
 use crate::config::{Config, SignOffConfig};
 use crate::printer::Verdict;
 

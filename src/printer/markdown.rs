@@ -26,13 +26,13 @@ use std::fmt::Write as _;
 
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
 use crate::config::{Enforcement, SignOffConfig};
+use crate::decision::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
-use crate::decision::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
-use crate::replay::{ReplayCheck, CheckStatus, ReplayReport};
+use crate::replay::{CheckStatus, ReplayCheck, ReplayReport};
 use crate::text::{short_sha, truncate};
 
 /// Rows of the findings table. A row is one location and kind, however many

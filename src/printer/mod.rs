@@ -17,8 +17,8 @@ pub(crate) mod text;
 use std::io::{self, Write};
 
 use crate::config::{Enforcement, SignOffConfig};
-use crate::finding::{Finding, Severity};
 pub use crate::decision::{GateVerdict, Verdict};
+use crate::finding::{Finding, Severity};
 use crate::replay::ReplayReport;
 
 /// What the Markdown needs besides the verdict; every field is optional, and

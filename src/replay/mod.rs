@@ -20,8 +20,8 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod journal;
 pub mod checks;
+pub mod journal;
 pub mod report;
 pub mod retry_after;
 pub mod runner;
@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use checks::{ReplayCheck, CheckResult, CheckStatus};
+pub use checks::{CheckResult, CheckStatus, ReplayCheck};
 pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 
@@ -243,7 +243,11 @@ mod tests {
             .iter()
             .map(|&check| CheckResult {
                 check,
-                status: if check == ReplayCheck::Desynchronized { CheckStatus::Fail } else { CheckStatus::Pass },
+                status: if check == ReplayCheck::Desynchronized {
+                    CheckStatus::Fail
+                } else {
+                    CheckStatus::Pass
+                },
                 level: scenario::Level::Error,
                 message: String::new(),
                 violations: vec![],

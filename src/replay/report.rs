@@ -40,10 +40,11 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::checks::{
-    self, ReplayCheck, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, Violation, WriteAccount,
+    self, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, ReplayCheck, Violation,
+    WriteAccount,
 };
+use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
 use crate::text::plural;

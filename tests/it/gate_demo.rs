@@ -15,12 +15,12 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use retrygate::config::Enforcement;
-use retrygate::finding::{Finding, Kind, Note, Severity};
-use retrygate::ledger::LedgerReport;
 use retrygate::decision::agent::AgentDecision;
 use retrygate::decision::{
-    decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplayStatus, ReplaySummary, SignOffRequest,
+    decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
 };
+use retrygate::finding::{Finding, Kind, Note, Severity};
+use retrygate::ledger::LedgerReport;
 use retrygate::printer::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 use retrygate::printer::Context;
 

@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO, PERSONAL_TOKEN, READ_ONLY_TOKEN};
+use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::{
+    decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplaySummary, SignOffRequest, Verdict,
+};
 use retrygate::finding::{Finding, Kind, Severity};
 use retrygate::github::comment::MARKER;
 use retrygate::github::signoff::SignOff;
 use retrygate::github::ActionOutcome;
-use retrygate::github::{ActionEnv, GateRequest, ActionMode, Publication, VerdictFile};
-use retrygate::decision::agent::AgentDecision;
-use retrygate::decision::{
-    decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplaySummary, SignOffRequest, Verdict,
-};
+use retrygate::github::{ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 

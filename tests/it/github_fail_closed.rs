@@ -156,8 +156,14 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     fork_of(&fake, 2, "octo-org/octo-repo");
     // The publishing job's checkout: the base only.
     let checkout = Repo::clone_from(&repo, &["--single-branch", "--branch", "main"]);
-    let job =
-        Job::new(&fake, checkout.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
+    let job = Job::new(
+        &fake,
+        checkout.path(),
+        "workflow_run",
+        &run_payload(&head),
+        ACTIONS_TOKEN,
+        ActionMode::Publish,
+    );
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -225,7 +231,8 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
     fake.add_pull(2, &head, &base);
     fork_of(&fake, 2, "octo-org/octo-repo");
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["head"]["ref"] = json!("codex/http"));
-    let job = Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
+    let job =
+        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -254,7 +261,12 @@ fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_i
     )
     .replacen("replay: { scenario: .github/replay-fast.yml, clients: 1 }\n", "", 1);
     let (fake, job, _repo) = fork_replay_case(&trusting);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Pass, "{}", job.summary());
+    assert_eq!(
+        retrygate::github::run(&job.env, &check_gate).unwrap(),
+        ActionOutcome::Pass,
+        "{}",
+        job.summary()
+    );
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.comments()[0].body.contains("reported by the fork's own run"));
 }
@@ -356,7 +368,12 @@ fn one_head_opened_into_two_bases_shows_the_stricter_bases_verdict_with_the_real
     let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), ActionOutcome::Block);
     let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, ActionMode::Full);
-    assert_eq!(retrygate::github::run(&job8.env, &check_gate).unwrap(), ActionOutcome::Block, "{}", job8.summary());
+    assert_eq!(
+        retrygate::github::run(&job8.env, &check_gate).unwrap(),
+        ActionOutcome::Block,
+        "{}",
+        job8.summary()
+    );
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "#7 never shows #8's pass");
@@ -528,7 +545,12 @@ fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
         "{}",
         sign_off.summary()
     );
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Pass, "{}", job.summary());
+    assert_eq!(
+        retrygate::github::run(&job.env, &check_gate).unwrap(),
+        ActionOutcome::Pass,
+        "{}",
+        job.summary()
+    );
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("success"));
     let summary = run.summary.unwrap();

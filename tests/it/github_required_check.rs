@@ -13,10 +13,10 @@ use crate::fake_github;
 use std::time::Duration;
 
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
+use retrygate::decision::GateVerdict;
 use retrygate::finding::{Finding, Kind};
 use retrygate::github::publication::BaseBinding;
-use retrygate::github::{ActionEnv, GateRequest, ActionMode, ActionOutcome, Publication, Timing};
-use retrygate::decision::GateVerdict;
+use retrygate::github::{ActionEnv, ActionMode, ActionOutcome, GateRequest, Publication, Timing};
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 

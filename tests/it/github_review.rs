@@ -11,7 +11,7 @@ use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
 use retrygate::github::ActionOutcome;
-use retrygate::github::{check_gate, ActionEnv, GateRequest, ActionMode, Publication, VerdictFile};
+use retrygate::github::{check_gate, ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
 use retrygate::printer::{markdown, Context, GateVerdict};
 use serde_json::{json, Value};
 

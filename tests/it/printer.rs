@@ -732,7 +732,7 @@ mod gate {
     use retrygate::config::Enforcement;
     use retrygate::decision::agent::AgentDecision;
     use retrygate::decision::{
-        decide, Evidence, GateFacts, GateVerdict, DecisionInput, ReplayStatus, ReplaySummary, SignOffRequest,
+        decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
     };
     use retrygate::printer::{check_title, headline, Context, Headline};
 

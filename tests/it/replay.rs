@@ -11,7 +11,7 @@ use std::thread;
 
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
-    run_replay_blocking, ReplayCheck, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+    run_replay_blocking, CheckStatus, ReplayCheck, ReplayOptions, ReplayReport, ReplayVerdict,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -77,8 +77,8 @@ fn write_scenario(dir: &Path, name: &str, text: &str) -> String {
 
 #[test]
 fn built_in_clients_are_judged_by_what_the_server_saw() {
-    use ReplayCheck::*;
     use CheckStatus::{Fail, NotApplicable, Pass};
+    use ReplayCheck::*;
     let dir = tempfile::tempdir().unwrap();
     let rfc850 = write_scenario(
         dir.path(),
@@ -661,8 +661,8 @@ fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() 
 /// every figure is fixed.
 #[test]
 fn the_json_report_of_a_failing_replay_reads_whole() {
-    use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
     use retrygate::replay::checks::{run, ChecksInput};
+    use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
     use retrygate::replay::report::ReportContext;
     use retrygate::replay::runner::{ClientExit, ClientRun};
     use retrygate::replay::scenario::CheckLevels;

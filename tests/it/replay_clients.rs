@@ -15,7 +15,8 @@ use std::thread;
 use retrygate::replay::checks::Reading;
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
-    render_markdown, run_replay_blocking, ReplayCheck, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+    render_markdown, run_replay_blocking, CheckStatus, ReplayCheck, ReplayOptions, ReplayReport,
+    ReplayVerdict,
 };
 
 const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
@@ -97,8 +98,8 @@ fn outcome(r: &ReplayReport, id: ReplayCheck) -> (CheckStatus, Level) {
 
 #[test]
 fn real_clients_get_the_measured_verdicts() {
-    use ReplayCheck::*;
     use CheckStatus::{Fail, Pass};
+    use ReplayCheck::*;
     curl_available();
     python_available();
     let reqwest = reqwest_client().to_str().unwrap().to_string();
@@ -208,8 +209,8 @@ fn real_clients_get_the_measured_verdicts() {
 /// does not re-send an unanswered POST parks it and passes.
 #[test]
 fn write_loss_scenarios_judge_real_posting_clients() {
-    use ReplayCheck::*;
     use CheckStatus::{Fail, Pass};
+    use ReplayCheck::*;
     curl_available();
     python_available();
     // curl re-sends a POST on a 502, a timeout (2 s) or a reset with --retry-all-errors.

@@ -44,7 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    asked_wait_ms, clients, outcome, ReplayCheck, CheckResult, CheckStatus, ChecksInput, Violation,
+    asked_wait_ms, clients, outcome, CheckResult, CheckStatus, ChecksInput, ReplayCheck, Violation,
     HONOR_TOLERANCE_MS,
 };
 use crate::replay::journal::{Entry, Journal};
@@ -673,7 +673,8 @@ mod tests {
     fn judged_summary(j: &Journal, n: usize) -> (CheckStatus, Option<DesyncSummary>) {
         let exits = vec![ClientExit::Exited { code: 0 }; n];
         let levels = CheckLevels::default();
-        let (c, _, s) = desynchronized(ChecksInput { journal: j, exits: &exits, budget: 10, levels: &levels });
+        let (c, _, s) =
+            desynchronized(ChecksInput { journal: j, exits: &exits, budget: 10, levels: &levels });
         (c.status, s)
     }
 

@@ -309,7 +309,13 @@ fn attempt_budget(input: ChecksInput<'_>) -> CheckResult {
         }
     }
     let fail = format!("{} went over the budget of {budget} attempts", plural(v.len(), "client", "clients"));
-    outcome(ReplayCheck::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
+    outcome(
+        ReplayCheck::AttemptBudget,
+        level,
+        v,
+        format!("every client stayed within {budget} attempts"),
+        fail,
+    )
 }
 
 fn retry_after_honored(input: ChecksInput<'_>) -> CheckResult {
@@ -628,7 +634,7 @@ mod tests {
     }
 
     fn run_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
-        run(ChecksInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
+        super::run(ChecksInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
     }
 
     fn check(j: &Judgement, id: ReplayCheck) -> &CheckResult {
@@ -858,7 +864,7 @@ mod tests {
         let out = run_with(&j, &ok_exits(1));
         assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Fail);
         let levels = CheckLevels { no_unsafe_replay: Level::Off, ..CheckLevels::default() };
-        let out = run(ChecksInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
+        let out = super::run(ChecksInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
         assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Off);
     }
 

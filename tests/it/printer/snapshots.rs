@@ -60,6 +60,7 @@ fn gate_in_advisory_mode() {
 
 #[test]
 fn gate_signed_off_on_the_exact_head() {
-    let signed = gate(Enforcement::Enforce, ReplayStatus::Pass, Some("3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809"));
+    let signed =
+        gate(Enforcement::Enforce, ReplayStatus::Pass, Some("3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809"));
     snapshot_every_format("gate-signed-off", &signed);
 }
