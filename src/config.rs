@@ -26,8 +26,8 @@ pub const CONFIG_PATH: &str = ".github/retrygate.yml";
 /// YAML parsing cost grows with input.
 pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 
-/// Whether a block is enforced or only reported (the config's `mode:`; the
-/// job `retrygate github` runs is `github::ActionMode`).
+// The config's `mode:`; the job `retrygate github` runs is `github::ActionMode`.
+/// Whether a block is enforced or only reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(rename = "Mode")]
@@ -198,8 +198,8 @@ pub(crate) enum Permission {
     Admin,
 }
 
-/// How a maintainer lifts a block (the config's `sign_off:`); an accepted
-/// sign-off is `github::signoff::SignOff`.
+// The config's `sign_off:`; an accepted sign-off is `github::signoff::SignOff`.
+/// How a maintainer lifts a block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 #[schemars(rename = "SignOff")]
