@@ -38,6 +38,9 @@ use crate::finding::{Finding, Note};
 use syntax::{Code, Family};
 pub(crate) use tree::RepoHead;
 
+/// Helper names per family.
+type Names = HashMap<Family, HashSet<String>>;
+
 /// Lines around each added range whose raw text the prefilter reads.
 const MARGIN_LINES: u32 = 3;
 
@@ -504,7 +507,7 @@ fn index_changed<'n>(
     files: &[&FileChange],
     prepared: &[Prepared<'_>],
     codes: &[Code],
-    (wanted, became): (&'n HashMap<Family, HashSet<String>>, &'n HashMap<Family, HashSet<String>>),
+    (wanted, became): (&'n Names, &'n Names),
     tests: &ScanPaths,
 ) -> Index<'n> {
     let mut index = Index {
