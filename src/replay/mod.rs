@@ -6,7 +6,7 @@
 //! - [`scenario`]: what the server answers, the budget, the check weights;
 //! - [`server`]: the hyper server and its [`journal::Journal`];
 //! - [`runner`]: CMD once per client, released together, bounded by a timeout;
-//! - [`judge`]: six pure checks over the journal;
+//! - [`checks`]: seven pure checks over the journal;
 //! - [`report`]: the JSON report for the gate, Markdown and text renderings.
 //!
 //! The command line (`retrygate replay`) and the built-in example clients

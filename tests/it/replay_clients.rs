@@ -319,3 +319,41 @@ fn a_json_parsing_client_recovers_without_extra_requests() {
         assert!(t.stdout_tail.contains("'ok': True"), "{t:?}");
     }
 }
+
+/// `no-retry-on-refusal` on the `refused` scenario (one 400, then 200) with
+/// real curl: `--retry-all-errors` sends the refused request again and
+/// fails; plain `--retry` (curl's transient errors: 408, 429 and 5xx) gives
+/// up on the 400 and passes.
+#[test]
+fn curl_retrying_every_error_fails_no_retry_on_refusal_and_plain_retry_passes() {
+    use CheckStatus::{Fail, Pass};
+    use ReplayCheck::NoRetryOnRefusal;
+    curl_available();
+    let reports = batch(vec![
+        (
+            "all-errors",
+            "refused",
+            1,
+            sh("curl -sS -f -o - --retry 2 --retry-all-errors \"$RETRYGATE_URL/items\""),
+        ),
+        ("transient", "refused", 1, sh("curl -sS -f -o - --retry 2 \"$RETRYGATE_URL/items\"")),
+    ]);
+    let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
+    let all = get("all-errors");
+    assert_eq!(outcome(all, NoRetryOnRefusal), (Fail, Level::Error), "{:?}", all.timeline);
+    assert_eq!(all.verdict, ReplayVerdict::Fail);
+    let c = all.check(NoRetryOnRefusal).unwrap();
+    assert_eq!(c.message, "1 request sent again after a 4xx refused it");
+    assert!(
+        c.violations[0].message.starts_with("client 0 sent GET /c/0/items again after a 400 refused it;"),
+        "{:?}",
+        c.violations
+    );
+    let transient = get("transient");
+    assert_eq!(outcome(transient, NoRetryOnRefusal), (Pass, Level::Error), "{:?}", transient.timeline);
+    assert_eq!(
+        transient.check(NoRetryOnRefusal).unwrap().message,
+        "no client sent a refused request again (1 request refused)"
+    );
+    assert_eq!(transient.verdict, ReplayVerdict::Pass);
+}

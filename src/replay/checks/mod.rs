@@ -1,4 +1,4 @@
-//! The replay checks: six pure functions over the server's [`Journal`] and the clients'
+//! The replay checks: seven pure functions over the server's [`Journal`] and the clients'
 //! exit states (docs/replay.md). No I/O, no clock: the same journal
 //! always gives the same verdict, so every rule is unit-tested on synthetic
 //! journals.
@@ -11,6 +11,7 @@
 //! | `desynchronized` | the retries arrived more than 10 times faster than full jitter would spread them, or could not be told from scheduling noise (inconclusive) |
 //! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
 //! | `no-duplicate-write` | the server applied one write operation more than once |
+//! | `no-retry-on-refusal` | a request was sent again after a 4xx that refused it (any 4xx but 408, 425 and 429) |
 //!
 //! The lockstep statistic behind `desynchronized` is in [`desync`].
 
@@ -33,7 +34,7 @@ use desync::desynchronized;
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
 pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 
-/// The six checks.
+/// The seven checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReplayCheck {
@@ -43,17 +44,19 @@ pub enum ReplayCheck {
     Desynchronized,
     NoUnsafeReplay,
     NoDuplicateWrite,
+    NoRetryOnRefusal,
 }
 
 impl ReplayCheck {
     /// Every check, in report order.
-    pub(crate) const ALL: [ReplayCheck; 6] = [
+    pub(crate) const ALL: [ReplayCheck; 7] = [
         ReplayCheck::Recovered,
         ReplayCheck::AttemptBudget,
         ReplayCheck::RetryAfterHonored,
         ReplayCheck::Desynchronized,
         ReplayCheck::NoUnsafeReplay,
         ReplayCheck::NoDuplicateWrite,
+        ReplayCheck::NoRetryOnRefusal,
     ];
 
     /// The stable id used in reports and scenario files.
@@ -65,6 +68,7 @@ impl ReplayCheck {
             ReplayCheck::Desynchronized => "desynchronized",
             ReplayCheck::NoUnsafeReplay => "no-unsafe-replay",
             ReplayCheck::NoDuplicateWrite => "no-duplicate-write",
+            ReplayCheck::NoRetryOnRefusal => "no-retry-on-refusal",
         }
     }
 }
@@ -133,7 +137,7 @@ pub struct ChecksInput<'a> {
     pub levels: &'a CheckLevels,
 }
 
-/// Runs all six checks.
+/// Runs all seven checks.
 pub fn run(input: ChecksInput<'_>) -> Judgement {
     let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
@@ -144,6 +148,7 @@ pub fn run(input: ChecksInput<'_>) -> Judgement {
             desync_check,
             no_unsafe_replay(input),
             no_duplicate_write(input),
+            no_retry_on_refusal(input),
         ],
         desync_rounds,
         desync,
@@ -577,6 +582,64 @@ fn no_duplicate_write(input: ChecksInput<'_>) -> CheckResult {
     )
 }
 
+/// Whether `status` refused the request itself: a 4xx other than 408
+/// (Request Timeout), 425 (Too Early) and 429 (Too Many Requests), the
+/// three that say the same request may succeed later (RFC 9110 §15.5.9,
+/// RFC 8470 §5.2, RFC 6585 §4). Any other 4xx is the same answer every
+/// time the same request is sent (RFC 9110 §15.5: "the client seems to
+/// have erred").
+pub(crate) fn is_refusal(status: u16) -> bool {
+    (400..500).contains(&status) && !matches!(status, 408 | 425 | 429)
+}
+
+/// A request sent again (same method and target) after the server refused
+/// it with a delivered 4xx that is not 408, 425 or 429: a client that
+/// retries every error. An answer the client never got (lost) is not a
+/// refusal it saw.
+fn no_retry_on_refusal(input: ChecksInput<'_>) -> CheckResult {
+    let level = input.levels.no_retry_on_refusal;
+    let mut v = Vec::new();
+    let mut refused = 0;
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        refused += reqs.iter().filter(|e| is_refusal(e.status) && e.lost.is_none()).count();
+        for (k, next) in reqs.iter().enumerate() {
+            let Some(prev) = reqs[..k].iter().rev().find(|e| e.method == next.method && e.path == next.path)
+            else {
+                continue;
+            };
+            if !is_refusal(prev.status) || prev.lost.is_some() {
+                continue;
+            }
+            v.push(Violation {
+                client: i,
+                seq: Some(next.seq),
+                level,
+                message: format!(
+                    "client {i} sent {} {} again after a {} refused it; only 408, 425 and 429 among the 4xx \
+                     answers say to try again, so retry those (and 5xx) and give up on the rest",
+                    next.method, next.path, prev.status
+                ),
+            });
+        }
+    }
+    if refused == 0 && level != Level::Off {
+        return CheckResult {
+            check: ReplayCheck::NoRetryOnRefusal,
+            status: CheckStatus::NotApplicable,
+            level,
+            message: "no request was refused with a 4xx other than 408, 425 or 429".into(),
+            violations: v,
+        };
+    }
+    let fail = format!("{} sent again after a 4xx refused it", plural(v.len(), "request", "requests"));
+    let pass = format!(
+        "no client sent a refused request again ({} refused)",
+        plural(refused, "request", "requests")
+    );
+    outcome(ReplayCheck::NoRetryOnRefusal, level, v, pass, fail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -650,8 +713,9 @@ mod tests {
         }
         let out = run_with(&journal(e), &ok_exits(8));
         for c in &out.checks {
-            // GETs only: there is no write to judge.
-            let want = if c.check == ReplayCheck::NoDuplicateWrite {
+            // GETs only: there is no write to judge; 429s only: nothing
+            // was refused.
+            let want = if matches!(c.check, ReplayCheck::NoDuplicateWrite | ReplayCheck::NoRetryOnRefusal) {
                 CheckStatus::NotApplicable
             } else {
                 CheckStatus::Pass
@@ -957,5 +1021,62 @@ mod tests {
         let c = req(0, 6010.0, "GET", 200, None);
         assert_eq!(demanded_wait_ms(&journal(vec![a, b, c]), 1), Some(2718 + 2983));
         assert_eq!(demanded_wait_ms(&journal(run(0, &[0.0, 10.0], None)), 1), None);
+    }
+
+    #[test]
+    fn a_request_sent_again_after_a_400_fails_no_retry_on_refusal() {
+        let e = vec![req(0, 0.0, "GET", 400, None), req(0, 300.0, "GET", 200, None)];
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoRetryOnRefusal);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert_eq!(c.message, "1 request sent again after a 4xx refused it");
+        assert_eq!(c.violations.len(), 1);
+        assert_eq!(c.violations[0].seq, Some(1));
+        assert_eq!(
+            c.violations[0].message,
+            "client 0 sent GET /c/0/x again after a 400 refused it; only 408, 425 and 429 among the 4xx answers say to try again, so retry those (and 5xx) and give up on the rest"
+        );
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn giving_up_after_a_400_and_retrying_a_429_408_or_425_pass_no_retry_on_refusal() {
+        let gave_up =
+            run_with(&journal(vec![req(0, 0.0, "GET", 400, None)]), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&gave_up, ReplayCheck::NoRetryOnRefusal);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(c.message, "no client sent a refused request again (1 request refused)");
+        for status in [408, 425, 429] {
+            let e = vec![req(0, 0.0, "GET", status, None), req(0, 300.0, "GET", 200, None)];
+            let out = run_with(&journal(e), &ok_exits(1));
+            let c = check(&out, ReplayCheck::NoRetryOnRefusal);
+            assert_eq!(c.status, CheckStatus::NotApplicable, "{status}");
+            assert_eq!(c.message, "no request was refused with a 4xx other than 408, 425 or 429");
+        }
+        // Another request after a refusal is not the refused one sent again.
+        let mut other = req(0, 300.0, "GET", 200, None);
+        other.path = "/c/0/other".into();
+        let out = run_with(&journal(vec![req(0, 0.0, "GET", 404, None), other]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn a_refusal_the_client_never_received_is_not_one_it_retried() {
+        let mut lost = req(0, 0.0, "GET", 400, None);
+        lost.lost = Some(super::super::journal::Loss::Close);
+        let out = run_with(&journal(vec![lost, req(0, 300.0, "GET", 200, None)]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::NotApplicable);
+    }
+
+    #[test]
+    fn no_retry_on_refusal_can_be_turned_off_and_refusals_are_any_4xx_but_408_425_429() {
+        let levels = CheckLevels { no_retry_on_refusal: Level::Off, ..CheckLevels::default() };
+        let e = vec![req(0, 0.0, "GET", 400, None), req(0, 300.0, "GET", 200, None)];
+        let out =
+            super::run(ChecksInput { journal: &journal(e), exits: &ok_exits(1), budget: 5, levels: &levels });
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::Off);
+        let refusals: Vec<u16> = (100..600).filter(|&s| is_refusal(s)).collect();
+        assert_eq!(refusals.len(), 97);
+        assert!(refusals.iter().all(|s| (400..500).contains(s) && ![408, 425, 429].contains(s)));
     }
 }
