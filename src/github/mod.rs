@@ -13,7 +13,7 @@
 //!   the comment and judged (pure);
 //! - [`retry`]: when a read is retried and how long to wait (pure);
 //! - [`client`]: the octocrab client, reads with retries, writes once;
-//! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
+//! - [`check_run`], [`comment`], [`publish`]: the check run, the status, the
 //!   sticky comment and auto-merge;
 //! - [`review`]: one-click fixes as `suggestion` review comments;
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
