@@ -26,10 +26,12 @@ pub const CONFIG_PATH: &str = ".github/retrygate.yml";
 /// YAML parsing cost grows with input.
 pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 
+// The config's `mode:`; the job `retrygate github` runs is `github::ActionMode`.
 /// Whether a block is enforced or only reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+#[schemars(rename = "Mode")]
+pub enum Enforcement {
     /// Block the merge on what blocks (the default).
     #[default]
     Enforce,
@@ -198,17 +200,19 @@ pub(crate) enum Permission {
     Admin,
 }
 
+// The config's `sign_off:`; an accepted sign-off is `github::signoff::SignOff`.
 /// How a maintainer lifts a block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct SignOff {
+#[schemars(rename = "SignOff")]
+pub struct SignOffConfig {
     pub(crate) command: String,
     pub(crate) min_permission: Permission,
 }
 
-impl Default for SignOff {
-    fn default() -> SignOff {
-        SignOff { command: "/retrygate sign-off".into(), min_permission: Permission::Write }
+impl Default for SignOffConfig {
+    fn default() -> SignOffConfig {
+        SignOffConfig { command: "/retrygate sign-off".into(), min_permission: Permission::Write }
     }
 }
 
@@ -216,7 +220,7 @@ impl Default for SignOff {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    pub(crate) mode: Mode,
+    pub(crate) mode: Enforcement,
     pub(crate) agents: Agents,
     /// What an agent's pull request must bring (a ledger, a replay).
     pub require: Require,
@@ -234,13 +238,13 @@ pub struct Config {
     /// Which changed files the analyzers read, and which are test code.
     pub paths: Paths,
     pub(crate) rules: Rules,
-    pub(crate) sign_off: SignOff,
+    pub(crate) sign_off: SignOffConfig,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
-            mode: Mode::default(),
+            mode: Enforcement::default(),
             agents: Agents::default(),
             require: Require::default(),
             ledger: LedgerConfig::default(),
@@ -249,7 +253,7 @@ impl Default for Config {
             limits: Limits::default(),
             paths: Paths::default(),
             rules: Rules::default(),
-            sign_off: SignOff::default(),
+            sign_off: SignOffConfig::default(),
         }
     }
 }
@@ -526,7 +530,7 @@ mod tests {
             assert_eq!(c, Config::default(), "{text:?}");
         }
         let c = Config::default();
-        assert_eq!(c.mode, Mode::Enforce);
+        assert_eq!(c.mode, Enforcement::Enforce);
         assert_eq!(c.protected_paths, ["app/", "infra/", "clients/"]);
         assert_eq!(c.limits.max_attempts, None, "limits are off until set");
         assert_eq!(c.replay.command, None, "replay.command is off until set");
@@ -571,7 +575,7 @@ rules: { disable: ["rust/loop-attempts"], extra: [".github/retrygate-rules/"] }
 sign_off: { command: "/retrygate sign-off", min_permission: maintain }
 "#;
         let c = Config::from_yaml_str(text, "r.yml").unwrap();
-        assert_eq!(c.mode, Mode::Advisory);
+        assert_eq!(c.mode, Enforcement::Advisory);
         assert!(!c.require.replay);
         assert_eq!(c.replay.command.as_deref(), Some("cargo test --test replay_429"));
         assert_eq!(c.limits.max_attempts, Some(3));

@@ -189,7 +189,7 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
     // Parsed at most once per file, and only for files that have a finding
     // the path alone does not settle.
     let mut items: HashMap<String, (Option<String>, Vec<TestItem>)> = HashMap::new();
-    let mut tree = HeadTree::new(cs);
+    let mut tree = HeadFiles::new(cs);
     for f in findings.iter_mut().filter(|f| f.severity > Severity::Note) {
         let test_pattern = paths.test_pattern(&f.path);
         if test_pattern.is_none() && !items.contains_key(&f.path) {
@@ -237,15 +237,15 @@ fn rust_test_items(cs: &ChangeSet, path: &str) -> Vec<TestItem> {
 
 /// Head versions of Rust files, from the change set or else from git at
 /// the head commit, read at most once each.
-struct HeadTree<'a> {
+struct HeadFiles<'a> {
     cs: &'a ChangeSet,
     git: Option<crate::changeset::Git>,
     texts: HashMap<String, Option<String>>,
 }
 
-impl<'a> HeadTree<'a> {
-    fn new(cs: &'a ChangeSet) -> HeadTree<'a> {
-        HeadTree { cs, git: None, texts: HashMap::new() }
+impl<'a> HeadFiles<'a> {
+    fn new(cs: &'a ChangeSet) -> HeadFiles<'a> {
+        HeadFiles { cs, git: None, texts: HashMap::new() }
     }
 
     fn text(&mut self, path: &str) -> Option<&str> {
@@ -292,7 +292,7 @@ const MAX_MODULE_DEPTH: usize = 8;
 /// each lookup may read a few files from git, and a pull request's findings
 /// in files called otherwise (thousands, in a large refactor) must not pay
 /// for it. A test module with another name stays blocking, the safe side.
-fn rust_test_module(tree: &mut HeadTree, path: &str) -> Option<String> {
+fn rust_test_module(tree: &mut HeadFiles, path: &str) -> Option<String> {
     let lower = path.to_ascii_lowercase();
     if !path.ends_with(".rs") || !TEST_MODULE_WORDS.iter().any(|w| lower.contains(w)) {
         return None;
@@ -477,7 +477,7 @@ mod tests {
             FileChange::from_texts("src/net/retry.rs", None, Some("fn r() {}\n")),
             FileChange::from_texts("src/net/mocks.rs", None, Some("fn m() {}\n")),
         ]);
-        let mut tree = HeadTree::new(&cs);
+        let mut tree = HeadFiles::new(&cs);
         let decl = "`#[cfg(test)] mod tests;` in src/lib.rs";
         assert_eq!(rust_test_module(&mut tree, "src/tests/mod.rs").as_deref(), Some(decl));
         assert_eq!(rust_test_module(&mut tree, "src/tests/helpers.rs").as_deref(), Some(decl));

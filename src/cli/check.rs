@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use retrygate::decision::SignOffRequest;
 use retrygate::gate::{check, CheckInput};
-use retrygate::policy::SignOffRequest;
 use retrygate::printer::Format;
 
 use super::{default_format, Exit, FormatArg, RangeArgs};

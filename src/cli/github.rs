@@ -1,17 +1,17 @@
 //! Command line of `retrygate github`, the Action's entrypoint: flags and
 //! `RETRYGATE_*` variables to [`ActionOptions`], the runner's environment to
 //! an [`ActionEnv`], then [`retrygate::github::run`] with the gate, and its
-//! [`Outcome`] to an exit code (0 pass, 1 blocked, 2 could not decide).
+//! [`ActionOutcome`] to an exit code (0 pass, 1 blocked, 2 could not decide).
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use retrygate::github::{gate_for, ActionEnv, ActionOptions, Mode, Outcome};
+use retrygate::github::{gate_for, ActionEnv, ActionMode, ActionOptions, ActionOutcome};
 
 use super::Exit;
 
-/// What `retrygate github` does with the event: the library's [`Mode`], as
+/// What `retrygate github` does with the event: the library's [`ActionMode`], as
 /// the command line spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
@@ -27,12 +27,12 @@ pub enum ModeArg {
     Publish,
 }
 
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Mode {
+impl From<ModeArg> for ActionMode {
+    fn from(m: ModeArg) -> ActionMode {
         match m {
-            ModeArg::Full => Mode::Full,
-            ModeArg::Compute => Mode::Compute,
-            ModeArg::Publish => Mode::Publish,
+            ModeArg::Full => ActionMode::Full,
+            ModeArg::Compute => ActionMode::Compute,
+            ModeArg::Publish => ActionMode::Publish,
         }
     }
 }
@@ -79,12 +79,12 @@ impl From<GithubArgs> for ActionOptions {
     }
 }
 
-impl From<Outcome> for Exit {
-    fn from(o: Outcome) -> Exit {
+impl From<ActionOutcome> for Exit {
+    fn from(o: ActionOutcome) -> Exit {
         match o {
-            Outcome::Pass => Exit::Pass,
-            Outcome::Block => Exit::Fail,
-            Outcome::CouldNotDecide => Exit::Error,
+            ActionOutcome::Pass => Exit::Pass,
+            ActionOutcome::Block => Exit::Fail,
+            ActionOutcome::CouldNotDecide => Exit::Error,
         }
     }
 }
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn only_a_published_pass_exits_0() {
-        let codes: Vec<u8> = [Outcome::Pass, Outcome::Block, Outcome::CouldNotDecide]
+        let codes: Vec<u8> = [ActionOutcome::Pass, ActionOutcome::Block, ActionOutcome::CouldNotDecide]
             .into_iter()
             .map(|o| Exit::from(o) as u8)
             .collect();
@@ -111,16 +111,16 @@ mod tests {
 
     #[test]
     fn every_mode_flag_names_its_library_mode() {
-        let modes: Vec<(String, Mode)> = ModeArg::value_variants()
+        let modes: Vec<(String, ActionMode)> = ModeArg::value_variants()
             .iter()
-            .map(|m| (m.to_possible_value().unwrap().get_name().to_string(), Mode::from(*m)))
+            .map(|m| (m.to_possible_value().unwrap().get_name().to_string(), ActionMode::from(*m)))
             .collect();
         assert_eq!(
             modes,
             [
-                ("full".into(), Mode::Full),
-                ("compute".into(), Mode::Compute),
-                ("publish".into(), Mode::Publish)
+                ("full".into(), ActionMode::Full),
+                ("compute".into(), ActionMode::Compute),
+                ("publish".into(), ActionMode::Publish)
             ]
         );
     }

@@ -123,9 +123,9 @@ fn from_config(rev: &str, command: &[String]) -> anyhow::Result<(usize, Vec<Load
         .run(&["rev-parse", "--show-toplevel"])
         .map_err(|e| anyhow::anyhow!("--config-from {rev}: {e}"))?;
     let root = PathBuf::from(top.trim());
-    let mut files = retrygate::policy::paths::replay_files(&base.config);
+    let mut files = retrygate::decision::paths::replay_files(&base.config);
     for word in command {
-        files.extend(retrygate::policy::paths::command_files(word));
+        files.extend(retrygate::decision::paths::command_files(word));
     }
     for file in files {
         if let Some(Blob::Bytes(bytes)) = git

@@ -2,12 +2,12 @@
 //! as in the GitHub Action.
 //!
 //! [`check`] gathers every input and hands them to the pure
-//! [`crate::policy::decide`]:
+//! [`crate::decision::decide`]:
 //!
 //! 1. the config from the **base** commit ([`Config::at_base`]), and
 //!    the rule packs its `rules.extra` names, also from the base;
 //! 2. the change set and the scan (Rust analyzer + rule packs), plus the
-//!    policy's own findings (gate edits, protected paths, `limits`);
+//!    decision's own findings (gate edits, protected paths, `limits`);
 //! 3. agent detection from the facts (login, branch, labels, trailers);
 //! 4. for agent PRs, the evidence `require` demands: the ledger verified
 //!    against the change set, and the 429 replay ([`replay`]) when retry or
@@ -40,9 +40,9 @@ use crate::analyze::testcode::ScanPaths;
 use crate::analyze::{self, Analyzer};
 use crate::changeset::{ChangeSet, Git};
 use crate::config::Config;
+use crate::decision::agent::{self, PrFacts};
+use crate::decision::{self, DecisionInput, ReplaySummary, SignOffRequest, Verdict};
 use crate::finding::Kind;
-use crate::policy::agent::{self, PrFacts};
-use crate::policy::{self, PolicyInput, ReplaySummary, SignOffRequest, Verdict};
 
 /// How long `replay.command` may run when the caller sets no bound.
 pub(crate) const DEFAULT_REPLAY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -137,9 +137,9 @@ pub enum ReportOrigin {
     },
 }
 
-// The verdict and what it holds are policy types: the printer renders them
+// The verdict and what it holds are decision types: the printer renders them
 // without depending on the gate.
-pub(crate) use crate::policy::{Evidence, GateFacts, GateVerdict};
+pub(crate) use crate::decision::{Evidence, GateFacts, GateVerdict};
 
 /// What [`check`] returns.
 #[derive(Debug, Clone)]
@@ -198,12 +198,12 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     };
     let agent = agent::detect(&config.agents, &pr);
 
-    // The policy's own findings: edits of the gate, and protected paths for
+    // The decision's own findings: edits of the gate, and protected paths for
     // an agent's PR. `scan` leaves these out (they are facts about the
     // repository's gate, not retry regressions); `limits` it reports too.
-    findings.extend(policy::paths::gate_config_changes(config, &cs.files));
+    findings.extend(decision::paths::gate_config_changes(config, &cs.files));
     if agent.is_agent {
-        findings.extend(policy::paths::protected_path_changes(config, &cs.files)?);
+        findings.extend(decision::paths::protected_path_changes(config, &cs.files)?);
     }
     crate::finding::keep_most_severe(&mut findings);
     notes.dedup();
@@ -228,7 +228,7 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
     };
     let not_required = ReplaySummary::not_required("not demanded");
 
-    let decision = policy::decide(&PolicyInput {
+    let decision = decision::decide(&DecisionInput {
         mode: config.mode,
         head: &cs.head,
         findings: &findings,
@@ -296,7 +296,7 @@ pub(crate) fn scan_with_config(
     // The base config's ceiling on attempts is a retry finding like any
     // other, so `scan` and `check` count the same retry findings for a change.
     if let Some(max) = config.limits.max_attempts {
-        let mut over = policy::limits_findings(max, &scanned.head_policies);
+        let mut over = decision::limits_findings(max, &scanned.head_policies);
         // Test code does not block here either. A file that could not be
         // parsed has no policies here; the scan's blocking note covers it.
         analyze::testcode::demote(&mut over, &mut Vec::new(), cs, &paths);
@@ -323,8 +323,9 @@ fn replay_evidence(
                 "reported by {who} own run (its code wrote this report): {}",
                 ev.summary.source.as_deref().unwrap_or("")
             ));
-            if fork && !config.replay.trust_fork_reports && ev.summary.status == policy::ReplayStatus::Pass {
-                ev.summary.status = policy::ReplayStatus::Rejected;
+            if fork && !config.replay.trust_fork_reports && ev.summary.status == decision::ReplayStatus::Pass
+            {
+                ev.summary.status = decision::ReplayStatus::Rejected;
                 ev.summary.problems.push(
                     "a fork's own run wrote this report, so the fork could have faked it; it cannot make a fork's pull request pass unless the base config sets replay.trust_fork_reports: true; a maintainer can review the replay and sign off".into(),
                 );
@@ -335,7 +336,7 @@ fn replay_evidence(
     let Some(cmd) = &config.replay.command else {
         return replay::ReplayEvidence {
             summary: ReplaySummary::with_status(
-                policy::ReplayStatus::Missing,
+                decision::ReplayStatus::Missing,
                 &format!(
                     "{}, no --replay-report was given and the base config sets no replay.command",
                     replay::DUE
@@ -346,7 +347,7 @@ fn replay_evidence(
     };
     if !input.allow_replay_command {
         return replay::ReplayEvidence::without_report(
-            policy::ReplayStatus::NotRun,
+            decision::ReplayStatus::NotRun,
             format!("replay.command: {cmd}"),
             "running replay.command is not allowed in this job; run `retrygate replay --report PATH` in a job that may run the pull request's code and pass --replay-report".into(),
         );

@@ -17,10 +17,10 @@ use std::time::Duration;
 use crate::changeset::git::Blob;
 use crate::changeset::Git;
 use crate::config::ReplayConfig;
-use crate::policy::{ReplayStatus, ReplaySummary};
-use crate::replay::judge::CheckStatus;
+use crate::decision::{ReplayStatus, ReplaySummary};
+use crate::replay::checks::CheckStatus;
 use crate::replay::scenario::{Level, LoadedScenario, BUNDLED};
-use crate::replay::{CheckId, ReplayOptions, ReplayReport, ReplayVerdict};
+use crate::replay::{ReplayCheck, ReplayOptions, ReplayReport, ReplayVerdict};
 
 /// Replay reports larger than this are refused unread.
 pub(crate) const MAX_REPORT_BYTES: u64 = 64 << 20;
@@ -260,7 +260,7 @@ fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
         }
         return p;
     }
-    for id in CheckId::ALL {
+    for id in ReplayCheck::ALL {
         let n = r.checks.iter().filter(|c| c.check == id).count();
         if n != 1 {
             p.push(format!("check `{}` appears {n} times, not once: {edited}", id.id()));
@@ -297,7 +297,7 @@ fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
             r.timeline.len()
         ));
     }
-    let status_of = |id: CheckId| r.check(id).map(|c| c.status);
+    let status_of = |id: ReplayCheck| r.check(id).map(|c| c.status);
     let mut over_budget = false;
     let mut early = false;
     for t in &r.timeline {
@@ -318,12 +318,12 @@ fn consistency_problems(r: &ReplayReport, budget: usize) -> Vec<String> {
             }
         }
     }
-    if over_budget && status_of(CheckId::AttemptBudget) == Some(CheckStatus::Pass) {
+    if over_budget && status_of(ReplayCheck::AttemptBudget) == Some(CheckStatus::Pass) {
         p.push(format!(
             "a client made more than {budget} attempts, yet `attempt-budget` says pass: {edited}"
         ));
     }
-    if early && status_of(CheckId::RetryAfterHonored) == Some(CheckStatus::Pass) {
+    if early && status_of(ReplayCheck::RetryAfterHonored) == Some(CheckStatus::Pass) {
         p.push(format!("a retry came before its Retry-After, yet `retry-after-honored` says pass: {edited}"));
     }
     p.dedup();

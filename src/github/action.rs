@@ -1,4 +1,4 @@
-//! The flow of `retrygate github` for each event and [`Mode`]:
+//! The flow of `retrygate github` for each event and [`ActionMode`]:
 //!
 //! | event | full | compute | publish |
 //! |---|---|---|---|
@@ -18,9 +18,9 @@
 //! was for; its verdict is never published.
 //!
 //! Every path ends in the job summary and the step outputs, and in an
-//! [`Outcome`] that is a pass only for a pass that reached the commit: a
-//! block is [`Outcome::Block`], and a verdict that could not be computed or
-//! published is [`Outcome::CouldNotDecide`], never a pass (the binary exits
+//! [`ActionOutcome`] that is a pass only for a pass that reached the commit: a
+//! block is [`ActionOutcome::Block`], and a verdict that could not be computed or
+//! published is [`ActionOutcome::CouldNotDecide`], never a pass (the binary exits
 //! 0, 1 and 2 for them).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -34,17 +34,17 @@ use super::publication::{Publication, VerdictFile};
 use super::publish::{publish, publish_commit, PrTarget, PublishReport};
 use super::signoff::{self, Candidate};
 use super::summary;
-use super::{ActionEnv, GateRequest, Mode};
-use crate::config::{Config, SignOff as SignOffPolicy};
+use super::{ActionEnv, ActionMode, GateRequest};
+use crate::config::{Config, SignOffConfig};
 use crate::printer::Verdict;
 
 /// Largest event payload read (GitHub caps webhook payloads at 25 MB).
 pub(crate) const MAX_EVENT_BYTES: u64 = 25 << 20;
 
 /// How a `retrygate github` job ended. The binary turns it into the exit
-/// code: 0 only for [`Outcome::Pass`], a pass that reached the commit.
+/// code: 0 only for [`ActionOutcome::Pass`], a pass that reached the commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum ActionOutcome {
     /// A pass, published (or, in compute mode, written), or nothing to do.
     Pass,
     /// A block, or a refused sign-off: a decision, not a failure to decide.
@@ -57,7 +57,7 @@ pub enum Outcome {
 pub(crate) type Gate<'a> = dyn Fn(&GateRequest) -> anyhow::Result<Publication> + 'a;
 
 /// Handles the event described by `env`, computing verdicts with `gate`.
-pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let shown = env.event_path.display().to_string();
     let payload = crate::bounded::read_regular_string(&env.event_path, MAX_EVENT_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot read the event payload {shown} (GITHUB_EVENT_PATH): {e}"))?;
@@ -69,14 +69,14 @@ pub fn run(env: &ActionEnv, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
     rt.block_on(flow(env, trigger, gate))
 }
 
-async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     match trigger {
         Trigger::Ignored(why) => nothing_to_do(env, &why),
         Trigger::PullRequest(pr) => match env.mode {
-            Mode::Publish => anyhow::bail!(
+            ActionMode::Publish => anyhow::bail!(
                 "--mode publish publishes a verdict file on a workflow_run event, and this is a pull_request event; use --mode compute in the pull_request job (docs/github.md)"
             ),
-            Mode::Compute => {
+            ActionMode::Compute => {
                 // A read-only job: the replay may run the PR's code here.
                 let mut req = GateRequest::for_pr(env, &pr, None, true);
                 req.replay_report_origin = crate::gate::ReportOrigin::Caller;
@@ -102,7 +102,7 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
                 eprintln!("retrygate: verdict written to {}", env.verdict_file.display());
                 finish(env, &p, decided, None)
             }
-            Mode::Full => {
+            ActionMode::Full => {
                 let api = api(env)?;
                 // This job holds a write token: the PR's code does not run
                 // here; a replay report comes from the replay job.
@@ -113,13 +113,13 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
             }
         },
         Trigger::Comment(c) => {
-            if env.mode != Mode::Full {
+            if env.mode != ActionMode::Full {
                 anyhow::bail!("a sign-off comment is handled with --mode full (the job needs a write token)");
             }
             sign_off(env, c, gate).await
         }
         Trigger::MergeGroup(group) => {
-            if env.mode != Mode::Full {
+            if env.mode != ActionMode::Full {
                 anyhow::bail!(
                     "a merge_group event is judged with --mode full (the job publishes the check run on the group's commit; docs/github.md, \"Merge queues\")"
                 );
@@ -127,7 +127,7 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
             merge_group(env, group, gate).await
         }
         Trigger::WorkflowRun(run) => {
-            if env.mode == Mode::Compute {
+            if env.mode == ActionMode::Compute {
                 anyhow::bail!(
                     "--mode compute runs on pull_request; a workflow_run job publishes with --mode publish (docs/github.md)"
                 );
@@ -137,11 +137,11 @@ async fn flow(env: &ActionEnv, trigger: Trigger, gate: &Gate<'_>) -> anyhow::Res
     }
 }
 
-fn nothing_to_do(env: &ActionEnv, why: &str) -> anyhow::Result<Outcome> {
+fn nothing_to_do(env: &ActionEnv, why: &str) -> anyhow::Result<ActionOutcome> {
     eprintln!("retrygate: nothing to do: {why}");
     summary::write_step_summary(env.step_summary.as_deref(), &format!("retrygate: nothing to do: {why}.\n"))?;
     summary::write_outputs(env.output.as_deref(), "none", 0)?;
-    Ok(Outcome::Pass)
+    Ok(ActionOutcome::Pass)
 }
 
 /// Runs the gate, failing closed: an error or a panic becomes a blocking
@@ -194,7 +194,7 @@ fn finish(
     p: &Publication,
     decided: bool,
     report: Option<&PublishReport>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<ActionOutcome> {
     let shown = report.map(|r| &r.shown.check).unwrap_or(p);
     let mut md = shown.summary_markdown.clone();
     if let Some(r) = report {
@@ -229,18 +229,18 @@ fn finish(
     }
     eprintln!("retrygate: {}: {}", shown.verdict.as_str().to_uppercase(), shown.title);
     Ok(match (decided && !shown.undecided, shown.verdict, published) {
-        (false, _, _) => Outcome::CouldNotDecide,
-        (true, _, Some(false)) if stale.is_some() => Outcome::CouldNotDecide,
-        (true, Verdict::Block, _) => Outcome::Block,
-        (true, Verdict::Pass, Some(false)) => Outcome::CouldNotDecide,
-        (true, Verdict::Pass, _) => Outcome::Pass,
+        (false, _, _) => ActionOutcome::CouldNotDecide,
+        (true, _, Some(false)) if stale.is_some() => ActionOutcome::CouldNotDecide,
+        (true, Verdict::Block, _) => ActionOutcome::Block,
+        (true, Verdict::Pass, Some(false)) => ActionOutcome::CouldNotDecide,
+        (true, Verdict::Pass, _) => ActionOutcome::Pass,
     })
 }
 
 /// Ends without publishing, saying why: summary, an `::error`, and
 /// `outcome` (could not decide, or a block for a refused sign-off, which is
 /// a decision, not a failure to decide).
-fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcome> {
+fn refuse(env: &ActionEnv, why: &str, outcome: ActionOutcome) -> anyhow::Result<ActionOutcome> {
     eprintln!("retrygate: {why}");
     println!("::error title=retrygate::{}", crate::printer::github::escape_data(why));
     summary::write_step_summary(env.step_summary.as_deref(), &format!("### retrygate\n\n{why}\n"))?;
@@ -248,11 +248,11 @@ fn refuse(env: &ActionEnv, why: &str, outcome: Outcome) -> anyhow::Result<Outcom
     Ok(outcome)
 }
 
-/// The sign-off policy (`sign_off:` of the config) from the base commit.
+/// The sign-off config (`sign_off:` of the config) from the base commit.
 /// Never from the PR's head: a PR cannot lower its own bar. Read by
 /// [`Config::at_base`], as the gate reads it, so a bad config is refused with
 /// the gate's own message.
-fn sign_off_policy(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffPolicy> {
+fn sign_off_config(env: &ActionEnv, base_sha: &str) -> anyhow::Result<SignOffConfig> {
     let git = crate::changeset::git::Git::open(&env.workspace)?;
     git.resolve_commit(base_sha).with_context(|| {
         format!("the base commit {base_sha} is not in the checkout {}; check out with fetch-depth: 0 so the sign-off policy can be read from the base", env.workspace.display())
@@ -275,46 +275,46 @@ async fn permission(api: &Api, login: &str) -> anyhow::Result<Option<crate::conf
     }
 }
 
-async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn sign_off(env: &ActionEnv, c: PrComment, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let api = api(env)?;
     // The payload carries no head SHA: the PR's current head is fetched.
     let pr = fetch_pr(&api, c.pr_number).await?;
-    let policy = sign_off_policy(env, &pr.base.sha)?;
-    let named = match signoff::parse_command(&c.body, &policy.command) {
+    let sign_off = sign_off_config(env, &pr.base.sha)?;
+    let named = match signoff::parse_command(&c.body, &sign_off.command) {
         None => {
-            let why = format!("comment {} is not a `{}` command", c.comment_id, policy.command);
+            let why = format!("comment {} is not a `{}` command", c.comment_id, sign_off.command);
             return nothing_to_do(env, &why);
         }
-        Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), Outcome::Block),
+        Some(Err(why)) => return refuse(env, &format!("sign-off ignored: {why}"), ActionOutcome::Block),
         Some(Ok(sha)) => sha,
     };
     if pr.state.as_deref() == Some("closed") {
         return refuse(
             env,
             &format!("sign-off ignored: pull request #{} is closed", pr.number),
-            Outcome::Block,
+            ActionOutcome::Block,
         );
     }
     if let Err(r) =
         signoff::check_person(&c.author.login, c.author.is_bot(), c.via_app.as_deref(), &pr.user.login)
     {
-        return refuse(env, &r.to_string(), Outcome::Block);
+        return refuse(env, &r.to_string(), ActionOutcome::Block);
     }
     let perm = permission(&api, &c.author.login).await?;
     let candidate = Candidate {
         commenter: &c.author.login,
         commenter_is_bot: c.author.is_bot(),
         via_app: c.via_app.as_deref(),
-        command: &policy.command,
+        command: &sign_off.command,
         pr_author: &pr.user.login,
         permission: perm,
-        min_permission: policy.min_permission,
+        min_permission: sign_off.min_permission,
         named_sha: &named,
         head_sha: &pr.head.sha,
     };
     let accepted = match signoff::decide(&candidate) {
         Ok(s) => s,
-        Err(r) => return refuse(env, &r.to_string(), Outcome::Block),
+        Err(r) => return refuse(env, &r.to_string(), ActionOutcome::Block),
     };
     eprintln!(
         "retrygate: sign-off by {} for {} accepted",
@@ -344,31 +344,31 @@ pub fn replay_report_beside(verdict_file: &std::path::Path) -> std::path::PathBu
 /// returns it. The verdict comes from the gate on the head fetched as data
 /// (`git fetch origin pull/N/head`), with the config and rules of the base;
 /// only the replay report is taken from the run, labelled as the PR's own.
-async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let file = match VerdictFile::read(&env.verdict_file) {
         Ok(f) => f,
-        Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), Outcome::CouldNotDecide),
+        Err(e) => return refuse(env, &format!("refusing to publish: {e:#}"), ActionOutcome::CouldNotDecide),
     };
     if file.repository != env.repository {
         let why = format!(
             "refusing to publish: the verdict file is for {} and this is {}",
             file.repository, env.repository
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     if file.head_sha != run.head_sha {
         let why = format!(
             "refusing to publish: the verdict file is about {} but workflow run {} ran on {}; the artifact does not belong to this run",
             file.head_sha, run.run_id, run.head_sha
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     if !run.pull_requests.is_empty() && !run.pull_requests.contains(&file.pr_number) {
         let why = format!(
             "refusing to publish: the verdict file names pull request #{} but workflow run {} belongs to {:?}",
             file.pr_number, run.run_id, run.pull_requests
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let api = api(env)?;
     let pr = fetch_pr(&api, file.pr_number).await?;
@@ -377,7 +377,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
             "refusing to publish: pull request #{} is now at {}, not {} (a newer push will publish its own verdict)",
             pr.number, pr.head.sha, file.head_sha
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let pr_repo = pr.head.repo.as_ref().map(|r| r.full_name.as_str());
     if let (Some(a), Some(b)) = (pr_repo, run.head_repository.as_deref()) {
@@ -386,7 +386,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
                 "refusing to publish: pull request #{} comes from {a} but the run's head repository is {b}",
                 pr.number
             );
-            return refuse(env, &why, Outcome::CouldNotDecide);
+            return refuse(env, &why, ActionOutcome::CouldNotDecide);
         }
     }
     if let Err(why) = commits_in_checkout(env, &[&pr.base.sha, &pr.head.sha]) {
@@ -394,7 +394,7 @@ async fn publish_run(env: &ActionEnv, run: CompletedRun, gate: &Gate<'_>) -> any
             "refusing to publish: {why}; the publishing job checks out the base with fetch-depth: 0 and fetches the pull request's head as data (`git fetch origin pull/{}/head`), see examples/workflows/retrygate-publish.yml",
             pr.number
         );
-        return refuse(env, &why, Outcome::CouldNotDecide);
+        return refuse(env, &why, ActionOutcome::CouldNotDecide);
     }
     let mut req = GateRequest::for_pr(env, &pr, None, false);
     let beside = replay_report_beside(&env.verdict_file);
@@ -423,7 +423,7 @@ fn commits_in_checkout(env: &ActionEnv, shas: &[&str]) -> Result<(), String> {
 
 /// Judges a merge queue's group commit (see [`super::merge_group`]) and
 /// publishes the verdict on it.
-async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> anyhow::Result<Outcome> {
+async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> anyhow::Result<ActionOutcome> {
     let api = api(env)?;
     if let Err(why) = commits_in_checkout(env, &[&group.base_sha, &group.head_sha]) {
         let why = format!("cannot judge the merge group: {why}; check out the group with fetch-depth: 0 (examples/workflows/retrygate.yml)");
@@ -444,7 +444,7 @@ async fn merge_group(env: &ActionEnv, group: MergeGroup, gate: &Gate<'_>) -> any
     for n in &queued.prs {
         let v = match fetch_pr(&api, *n).await {
             Ok(pr) => {
-                let run = super::checks::find(&api, &pr.head.sha).await?;
+                let run = super::check_run::find(&api, &pr.head.sha).await?;
                 merge_group::judge_pr(run.as_ref(), *n, &pr.head.sha, group.base_branch())
             }
             Err(e) => merge_group::PrVerdict::NotPassing(format!("cannot read it: {e:#}")),

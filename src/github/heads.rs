@@ -22,8 +22,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::publication::Publication;
+use crate::decision::{ReasonCode, Verdict};
 use crate::finding::Finding;
-use crate::policy::{ReasonCode, Verdict};
 
 /// Opens the hidden record in a check run's `output.text`.
 pub(crate) const RECORD_START: &str = "<!-- retrygate:verdicts ";

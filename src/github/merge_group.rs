@@ -16,7 +16,7 @@
 //!    head must have concluded `success`, and its record
 //!    ([`super::heads`]) must hold that pull request's own pass computed
 //!    against this base branch (a run written before records is read by
-//!    its `external_id`, [`super::checks::external_id`]). A sign-off is part
+//!    its `external_id`, [`super::check_run::external_id`]). A sign-off is part
 //!    of that verdict: the sign-off run published `success` on that head.
 //!    No check run, a failing one, one without this pull request's pass, or
 //!    one computed for another base branch blocks the group.
@@ -34,7 +34,7 @@
 
 use serde_json::Value;
 
-use super::checks;
+use super::check_run;
 use super::heads::{self, EntryVerdict, HeadEntry};
 use super::publication::Publication;
 use crate::printer::Verdict;
@@ -86,7 +86,7 @@ pub(crate) enum PrVerdict {
 }
 
 /// Judges pull request `pr`'s `retrygate` check run (from
-/// [`super::checks::find`] on its head) for a group on `base_branch`: the
+/// [`super::check_run::find`] on its head) for a group on `base_branch`: the
 /// run must conclude `success`, and its record must hold `pr`'s own pass
 /// computed against `base_branch` (a run written before records were kept
 /// is read by its `external_id`).
@@ -116,7 +116,7 @@ pub(crate) fn judge_pr(run: Option<&Value>, pr: u64, head_sha: &str, base_branch
             Some(e) if e.base != base_branch => against(&e.base),
             Some(e) => PrVerdict::Passing { signed: e.signed_off_by.is_some().then_some(e) },
         },
-        None => match run.get("external_id").and_then(Value::as_str).and_then(checks::bound_base) {
+        None => match run.get("external_id").and_then(Value::as_str).and_then(check_run::bound_base) {
             Some((branch, _)) if branch == base_branch => PrVerdict::Passing { signed: None },
             Some((branch, _)) => against(branch),
             None => PrVerdict::NotPassing(format!(

@@ -13,7 +13,7 @@
 //!   the comment and judged (pure);
 //! - [`retry`]: when a read is retried and how long to wait (pure);
 //! - [`client`]: the octocrab client, reads with retries, writes once;
-//! - [`checks`], [`comment`], [`publish`]: the check run, the status, the
+//! - [`check_run`], [`comment`], [`publish`]: the check run, the status, the
 //!   sticky comment and auto-merge;
 //! - [`review`]: one-click fixes as `suggestion` review comments;
 //! - [`summary`]: job summary, step outputs, SARIF, workflow commands;
@@ -26,7 +26,7 @@
 
 pub mod action;
 pub mod artifact;
-pub mod checks;
+pub mod check_run;
 pub mod client;
 pub mod comment;
 pub(crate) mod event;
@@ -42,13 +42,13 @@ pub(crate) mod text;
 
 use std::path::PathBuf;
 
-pub use action::{run, Outcome};
+pub use action::{run, ActionOutcome};
 pub use publication::{Publication, VerdictFile};
 pub(crate) use signoff::SignOff;
 
 /// What `retrygate github` does with the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ActionMode {
     /// Compute the verdict and publish it (same-repository pull requests).
     Full,
     /// Compute the verdict and write it to the verdict file, publishing
@@ -65,7 +65,7 @@ pub enum Mode {
 pub struct ActionOptions {
     /// full: compute and publish; compute: write the verdict file only;
     /// publish: publish a verdict file from a workflow_run.
-    pub mode: Mode,
+    pub mode: ActionMode,
     /// Where `compute` writes and `publish` reads the verdict.
     pub verdict_file: PathBuf,
     /// Also write the findings as SARIF 2.1.0 to this file.
@@ -112,7 +112,7 @@ pub struct ActionEnv {
     /// ([`crate::printer::Links::from_vars`]).
     pub links: crate::printer::Links,
     /// Which part of the flow this step runs: full, compute or publish.
-    pub mode: Mode,
+    pub mode: ActionMode,
     /// Where the judging step writes, and the publishing step reads, the verdict.
     pub verdict_file: PathBuf,
     /// Where to write SARIF for code scanning, if wanted.
@@ -263,9 +263,9 @@ impl GateRequest {
 fn this_runs_replay_artifact(env: &ActionEnv) -> Option<(String, String)> {
     env.replay_report.as_ref()?;
     let name = match env.mode {
-        Mode::Full => "retrygate-replay",
-        Mode::Compute => "retrygate-verdict",
-        Mode::Publish => return None,
+        ActionMode::Full => "retrygate-replay",
+        ActionMode::Compute => "retrygate-verdict",
+        ActionMode::Publish => return None,
     };
     Some((name.to_string(), env.links.run.clone()?))
 }
@@ -324,7 +324,7 @@ pub(crate) fn check_gate_with(
         sign_off: req
             .sign_off
             .as_ref()
-            .map(|s| crate::policy::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
+            .map(|s| crate::decision::SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) }),
         allow_replay_command: req.allow_replay,
         link_base: req.link_base.clone(),
         links: req.links.clone(),

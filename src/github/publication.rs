@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision::{GateVerdict, ReasonCode, Verdict};
 use crate::finding::Finding;
-use crate::policy::{GateVerdict, ReasonCode, Verdict};
 
 /// Largest verdict file read back from an artifact. The file is untrusted
 /// (it came out of a job that ran the PR's code); 16 MiB is far above any

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::checks::{self, CheckOutcome, ForPr, Stale};
+use super::check_run::{self, CheckOutcome, ForPr, Stale};
 use super::client::{Api, ApiError};
 use super::comment::{self, CommentOutcome};
 use super::heads::Combined;
@@ -266,15 +266,15 @@ async fn publish_steps(
         }
     };
     let for_pr = ForPr { number: pr.number, open };
-    let check = checks::publish_check_run(api, &p, Some(&for_pr), details_url).await;
+    let check = check_run::publish_check_run(api, &p, Some(&for_pr), details_url).await;
     let shown = check.shown.clone();
     let stale = check.stale.as_ref().map(|s| stale_line(api, &shown.check, s));
     let status = match &check.result {
         Ok(_) if stale.is_none() => None,
-        Ok(_) => Some(checks::publish_status(api, &shown.check, details_url).await),
+        Ok(_) => Some(check_run::publish_status(api, &shown.check, details_url).await),
         Err(e) => {
             tracing::warn!("{e}; setting the commit status instead");
-            Some(checks::publish_status(api, &shown.check, details_url).await)
+            Some(check_run::publish_status(api, &shown.check, details_url).await)
         }
     };
     let me = comment::identity(api, bot_login).await;
@@ -311,15 +311,15 @@ async fn publish_steps(
 /// group's): the check run, the status as fallback, nothing else.
 pub(crate) async fn publish_commit(api: &Api, p: &Publication, details_url: Option<&str>) -> PublishReport {
     api.start_publish();
-    let check = checks::publish_check_run(api, p, None, details_url).await;
+    let check = check_run::publish_check_run(api, p, None, details_url).await;
     let shown = check.shown.clone();
     let stale = check.stale.as_ref().map(|s| stale_line(api, &shown.check, s));
     let status = match &check.result {
         Ok(_) if stale.is_none() => None,
-        Ok(_) => Some(checks::publish_status(api, p, details_url).await),
+        Ok(_) => Some(check_run::publish_status(api, p, details_url).await),
         Err(e) => {
             tracing::warn!("{e}; setting the commit status instead");
-            Some(checks::publish_status(api, p, details_url).await)
+            Some(check_run::publish_status(api, p, details_url).await)
         }
     };
     PublishReport {

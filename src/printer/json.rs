@@ -8,8 +8,8 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::GateVerdict;
+use crate::decision::Verdict;
 use crate::finding::{Finding, Note};
-use crate::policy::Verdict;
 
 /// A scan's JSON: the verdict's first three fields.
 #[derive(Serialize)]

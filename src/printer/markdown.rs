@@ -25,14 +25,14 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
-use crate::config::{Mode, SignOff};
+use crate::config::{Enforcement, SignOffConfig};
+use crate::decision::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
 use crate::ledger::artifact::LedgerOrigin;
 use crate::ledger::LedgerReport;
-use crate::policy::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::replay::report::TimelineRequest;
-use crate::replay::{CheckId, CheckStatus, ReplayReport};
+use crate::replay::{CheckStatus, ReplayCheck, ReplayReport};
 use crate::text::{short_sha, truncate};
 
 /// Rows of the findings table. A row is one location and kind, however many
@@ -50,7 +50,7 @@ pub const MAX_LINES_BEFORE_DETAILS: usize = 12 + ReasonCode::ALL.len() + MAX_TAB
 /// Characters of a message or note shown before it is cut with `…`.
 pub(crate) const MAX_CELL_CHARS: usize = 300;
 
-/// Characters of a reason's message in the reasons table. The policy writes
+/// Characters of a reason's message in the reasons table. The decision writes
 /// each reason as one short whole sentence (the ledger and replay sections
 /// below hold the detail), so this bound only guards against a message that
 /// carries text from the pull request.
@@ -102,8 +102,8 @@ pub fn render_comment(v: &GateVerdict, ctx: &Context<'_>) -> String {
         code_span(short_sha(&facts.merge_base)),
         code_span(&facts.config_source),
         code_span(match facts.mode {
-            Mode::Enforce => "enforce",
-            Mode::Advisory => "advisory",
+            Enforcement::Enforce => "enforce",
+            Enforcement::Advisory => "advisory",
         }),
         inline(&super::text::who(v))
     );
@@ -541,7 +541,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
             all.iter().filter(|(_, q)| q.broke.contains(&c.check)).collect();
         let of = format!("{} of {}", broke.len(), plural(all.len(), "retry", "retries"));
         let said = match c.check {
-            CheckId::RetryAfterHonored if !broke.is_empty() => {
+            ReplayCheck::RetryAfterHonored if !broke.is_empty() => {
                 let of = format!("{} of {}", broke.len(), plural(asked, "retry", "retries"));
                 let mut answers: Vec<String> = broke.iter().map(|(p, _)| p.status.to_string()).collect();
                 answers.sort_unstable();
@@ -550,7 +550,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
                 let asked = ms_range(broke.iter().filter_map(|(_, q)| q.asked_ms)).unwrap_or_default();
                 Some(format!("{of} came back {gaps} after a {} that asked for {asked}", answers.join(" or ")))
             }
-            CheckId::NoUnsafeReplay if !broke.is_empty() => {
+            ReplayCheck::NoUnsafeReplay if !broke.is_empty() => {
                 let mut methods: Vec<&str> = broke.iter().map(|(_, q)| q.method.as_str()).collect();
                 methods.sort_unstable();
                 methods.dedup();
@@ -559,7 +559,7 @@ fn failed_check_lines(r: &ReplayReport) -> Vec<String> {
                     escape_text(&methods.join(" or "))
                 ))
             }
-            CheckId::NoDuplicateWrite if !broke.is_empty() => {
+            ReplayCheck::NoDuplicateWrite if !broke.is_empty() => {
                 Some(format!("{of} applied a write that had already been applied"))
             }
             _ => None,
@@ -587,7 +587,7 @@ fn cap_replay(md: &str) -> String {
     )
 }
 
-fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOff, links: &Links) {
+fn sign_off_section(o: &mut String, v: &GateVerdict, rule: SignOffConfig, links: &Links) {
     let Some(facts) = &v.facts else {
         return;
     };

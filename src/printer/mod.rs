@@ -16,9 +16,9 @@ pub(crate) mod text;
 
 use std::io::{self, Write};
 
-use crate::config::{Mode, SignOff};
+use crate::config::{Enforcement, SignOffConfig};
+pub use crate::decision::{GateVerdict, Verdict};
 use crate::finding::{Finding, Severity};
-pub use crate::policy::{GateVerdict, Verdict};
 use crate::replay::ReplayReport;
 
 /// What the Markdown needs besides the verdict; every field is optional, and
@@ -28,7 +28,7 @@ pub struct Context<'a> {
     /// The replay report behind `evidence.replay`, for its per-client detail.
     pub replay: Option<&'a ReplayReport>,
     /// The base config's sign-off rule, for the "how to sign off" line.
-    pub sign_off: Option<&'a SignOff>,
+    pub sign_off: Option<&'a SignOffConfig>,
     /// `https://github.com/OWNER/REPO/blob/HEADSHA`: the Location cells link
     /// to their lines under it. `None` (a CLI run outside a repository's
     /// context) leaves them plain text.
@@ -148,7 +148,7 @@ pub fn headline(v: &GateVerdict) -> Headline {
     match (v.verdict, v.reasons.is_empty()) {
         (Verdict::Block, _) => Headline::Blocked,
         (Verdict::Pass, true) => Headline::Passing,
-        (Verdict::Pass, false) if v.facts.as_ref().is_some_and(|f| f.mode == Mode::Advisory) => {
+        (Verdict::Pass, false) if v.facts.as_ref().is_some_and(|f| f.mode == Enforcement::Advisory) => {
             Headline::PassingAdvisory
         }
         (Verdict::Pass, false) => Headline::PassingSignedOff,
@@ -231,7 +231,7 @@ pub(crate) fn sorted_findings(findings: &[Finding]) -> Vec<&Finding> {
 /// period, for the line-oriented formats.
 ///
 /// A `Block` with no blocking finding and no blocking note can only come from
-/// a later gate stage (ledger, replay, policy) whose own reasons say why.
+/// a later gate stage (ledger, replay, decision) whose own reasons say why.
 pub(crate) fn reason(report: &GateVerdict) -> String {
     let t = Tally::of(report);
     match report.verdict {

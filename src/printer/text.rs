@@ -11,7 +11,7 @@
 use std::io::{self, Write};
 
 use super::{headline, plural, reason, sorted_findings, Tally};
-use crate::policy::{GateVerdict, ReplayStatus, ReplaySummary};
+use crate::decision::{GateVerdict, ReplayStatus, ReplaySummary};
 pub(crate) use crate::text::one_line;
 
 /// Writes the verdict: a gate's with its reasons and evidence first, then

@@ -6,7 +6,7 @@
 //! - [`scenario`]: what the server answers, the budget, the check weights;
 //! - [`server`]: the hyper server and its [`journal::Journal`];
 //! - [`runner`]: CMD once per client, released together, bounded by a timeout;
-//! - [`judge`]: six pure checks over the journal;
+//! - [`checks`]: seven pure checks over the journal;
 //! - [`report`]: the JSON report for the gate, Markdown and text renderings.
 //!
 //! The command line (`retrygate replay`) and the built-in example clients
@@ -20,8 +20,8 @@
 //! # anyhow::Ok(())
 //! ```
 
+pub mod checks;
 pub mod journal;
-pub mod judge;
 pub mod report;
 pub mod retry_after;
 pub mod runner;
@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-pub use judge::{CheckId, CheckResult, CheckStatus};
+pub use checks::{CheckResult, CheckStatus, ReplayCheck};
 pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 
@@ -114,7 +114,7 @@ pub(crate) async fn run_scenarios(
 }
 
 /// One scenario, rerun once when `desynchronized` was inconclusive and
-/// nothing else failed (with the clients [`judge::Reading::rerun_clients`]
+/// nothing else failed (with the clients [`checks::Reading::rerun_clients`]
 /// says), if the
 /// rest of the scenario's `--timeout` leaves room for it (a run is mostly
 /// waiting, so the rerun is given 1.5 times the first run's wall time or
@@ -147,7 +147,7 @@ pub(crate) fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usi
     let others_failed = first.timed_out
         || !first.server_errors.is_empty()
         || first.checks.iter().any(|c| {
-            c.check != CheckId::Desynchronized
+            c.check != ReplayCheck::Desynchronized
                 && c.status == CheckStatus::Fail
                 && c.level == scenario::Level::Error
         });
@@ -175,7 +175,7 @@ async fn run_once(
     drop(server);
 
     let exits: Vec<runner::ClientExit> = outcome.clients.iter().map(|c| c.exit.clone()).collect();
-    let judgement = judge::judge(judge::JudgeInput {
+    let judgement = checks::run(checks::ChecksInput {
         journal: &journal,
         exits: &exits,
         budget: loaded.scenario.budget,
@@ -190,7 +190,7 @@ async fn run_once(
         timeout_s: opts.timeout.as_secs_f64(),
         timed_out: outcome.timed_out,
         wall_ms,
-        demanded_wait_ms: judge::demanded_wait_ms(&journal, clients)
+        demanded_wait_ms: checks::demanded_wait_ms(&journal, clients)
             .unwrap_or_else(|| loaded.scenario.demanded_wait_ms()),
     };
     Ok(ReplayReport::assemble(ctx, &journal, &outcome.clients, judgement))
@@ -232,18 +232,22 @@ fn head_commit(dir: Option<&std::path::Path>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::judge::{CheckResult, DesyncSummary, Reading};
+    use super::checks::{CheckResult, DesyncSummary, Reading};
     use super::*;
 
     fn first(reading: Reading, clients: usize, wall_ms: f64) -> ReplayReport {
         let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
         r.clients = clients;
         r.wall_ms = wall_ms;
-        r.checks = CheckId::ALL
+        r.checks = ReplayCheck::ALL
             .iter()
             .map(|&check| CheckResult {
                 check,
-                status: if check == CheckId::Desynchronized { CheckStatus::Fail } else { CheckStatus::Pass },
+                status: if check == ReplayCheck::Desynchronized {
+                    CheckStatus::Fail
+                } else {
+                    CheckStatus::Pass
+                },
                 level: scenario::Level::Error,
                 message: String::new(),
                 violations: vec![],

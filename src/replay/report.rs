@@ -40,10 +40,11 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
-use super::judge::{
-    self, CheckId, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, Violation, WriteAccount,
+use super::checks::{
+    self, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, ReplayCheck, Violation,
+    WriteAccount,
 };
+use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
 use crate::text::plural;
@@ -149,7 +150,7 @@ pub struct TimelineRequest {
     /// The least wait the previous answer's Retry-After asked for.
     pub asked_ms: Option<f64>,
     /// Checks this request broke.
-    pub broke: Vec<CheckId>,
+    pub broke: Vec<ReplayCheck>,
     /// For a POST/PATCH: its operation and what the write store did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) write: Option<WriteRecord>,
@@ -190,7 +191,7 @@ impl ReplayReport {
             let mut requests = Vec::new();
             for (k, e) in entries.iter().enumerate() {
                 let prev = k.checked_sub(1).map(|p| entries[p]);
-                let broke: Vec<CheckId> = judgement
+                let broke: Vec<ReplayCheck> = judgement
                     .checks
                     .iter()
                     .filter(|c| c.violations.iter().any(|v| v.seq == Some(e.seq)))
@@ -208,7 +209,7 @@ impl ReplayReport {
                     delay_ms: e.delay_ms,
                     gap_ms: prev.map(|p| e.at_ms - p.at_ms),
                     asked_ms: prev
-                        .and_then(|p| judge::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
+                        .and_then(|p| checks::asked_wait_ms(p, journal.anchor_unix_ms).ok().flatten()),
                     broke,
                     write: e.write.clone(),
                     lost: e.lost,
@@ -241,7 +242,7 @@ impl ReplayReport {
             .entries
             .iter()
             .any(|e| e.write.is_some())
-            .then(|| judge::write_account(journal, runs.len()));
+            .then(|| checks::write_account(journal, runs.len()));
         let verdict = if reasons.is_empty() { ReplayVerdict::Pass } else { ReplayVerdict::Fail };
         ReplayReport {
             version: REPORT_VERSION,
@@ -274,7 +275,7 @@ impl ReplayReport {
     /// and a summary on top that fails when any part fails.
     pub(crate) fn combine(scenario_sha256: String, parts: Vec<ReplayReport>) -> ReplayReport {
         let mut checks = Vec::new();
-        for id in CheckId::ALL {
+        for id in ReplayCheck::ALL {
             let of: Vec<(&str, &CheckResult)> =
                 parts.iter().filter_map(|p| p.check(id).map(|c| (p.scenario.as_str(), c))).collect();
             checks.push(combine_check(id, &of));
@@ -372,7 +373,7 @@ impl ReplayReport {
     }
 
     /// The result of one check.
-    pub fn check(&self, id: CheckId) -> Option<&CheckResult> {
+    pub fn check(&self, id: ReplayCheck) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.check == id)
     }
 
@@ -395,7 +396,7 @@ impl ReplayReport {
 
 /// One check over several scenarios: failed if it failed anywhere (at the
 /// heaviest level), else passed if it passed anywhere, else n/a or off.
-fn combine_check(id: CheckId, of: &[(&str, &CheckResult)]) -> CheckResult {
+fn combine_check(id: ReplayCheck, of: &[(&str, &CheckResult)]) -> CheckResult {
     let rank = |l: Level| match l {
         Level::Off => 0,
         Level::Warning => 1,
@@ -576,7 +577,7 @@ fn markdown(r: &ReplayReport, no_retry_note: bool) -> String {
                         d.round,
                         ms(d.median_pair_ms),
                         ms(d.scale_ms),
-                        judge::desync::times(d.concentration),
+                        checks::desync::times(d.concentration),
                         if d.lockstep { " (**above the pass line**)" } else { "" }
                     )
                 }
@@ -769,7 +770,7 @@ pub fn render_text(r: &ReplayReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::judge::{judge, JudgeInput};
+    use crate::replay::checks::{run, ChecksInput};
     use crate::replay::scenario::CheckLevels;
 
     /// A journal where client 0 got a 200 at once.
@@ -801,7 +802,7 @@ mod tests {
             stderr_tail: String::new(),
         }];
         let exits = vec![ClientExit::Exited { code: 0 }];
-        let j = judge(JudgeInput { journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+        let j = run(ChecksInput { journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
         let ctx = ReportContext {
             scenario: "s".into(),
             scenario_description: String::new(),
@@ -891,7 +892,7 @@ mod tests {
         assert_eq!(both.verdict, ReplayVerdict::Fail);
         assert_eq!(both.scenario, "s,t");
         assert_eq!(both.reasons, ["[t] boom; the replay cannot vouch for this client"]);
-        assert_eq!(both.checks.len(), CheckId::ALL.len());
+        assert_eq!(both.checks.len(), ReplayCheck::ALL.len());
         let md = render_markdown(&both);
         assert!(md.starts_with("### 429 replay: ❌ fail (2 scenarios: `s,t`)"), "{md}");
         assert!(md.contains("\n###### 429 replay: ✅ pass (`s`, 1 client)"), "{md}");

@@ -28,6 +28,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("lost-response", include_str!("../../scenarios/lost-response.yml")),
     ("reset-after-write", include_str!("../../scenarios/reset-after-write.yml")),
     ("502-after-write", include_str!("../../scenarios/502-after-write.yml")),
+    ("refused", include_str!("../../scenarios/refused.yml")),
 ];
 
 /// The bundled scenarios' names, comma-separated, for messages and help:
@@ -185,6 +186,9 @@ pub struct CheckLevels {
     /// One write operation applied more than once by the server.
     #[serde(default = "error")]
     pub(crate) no_duplicate_write: Level,
+    /// A request sent again after a 4xx that refused it (not 408/425/429).
+    #[serde(default = "error")]
+    pub(crate) no_retry_on_refusal: Level,
 }
 
 fn warning() -> Level {
@@ -204,6 +208,7 @@ impl Default for CheckLevels {
             desynchronized_after_retry_after: Level::Warning,
             no_unsafe_replay: Level::Error,
             no_duplicate_write: Level::Error,
+            no_retry_on_refusal: Level::Error,
         }
     }
 }
@@ -624,7 +629,7 @@ mod tests {
         let err = LoadedScenario::resolve("defualt").unwrap_err().to_string();
         assert!(err.contains("unknown scenario 'defualt'"), "{err}");
         assert!(
-            err.contains("default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write"),
+            err.contains("default, http-date, no-retry-after, 503, post, lost-response, reset-after-write, 502-after-write, refused"),
             "{err}"
         );
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::Repo;
 use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO};
 use retrygate::gate::{check, CheckInput};
-use retrygate::github::{check_gate, ActionEnv, Mode};
+use retrygate::github::{check_gate, ActionEnv, ActionMode};
 use serde_json::json;
 
 /// A repository whose only commit holds `config` as `.github/retrygate.yml`.
@@ -51,7 +51,7 @@ fn sign_off(repo: &Repo, base: &str, body: &str) -> (anyhow::Result<()>, String)
         run_url: None,
         link_base: None,
         links: Default::default(),
-        mode: Mode::Full,
+        mode: ActionMode::Full,
         verdict_file: dir.path().join("verdict/verdict.json"),
         sarif: None,
         bot_login: None,

@@ -14,13 +14,13 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use retrygate::config::Mode;
+use retrygate::config::Enforcement;
+use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::{
+    decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
+};
 use retrygate::finding::{Finding, Kind, Note, Severity};
 use retrygate::ledger::LedgerReport;
-use retrygate::policy::agent::AgentDecision;
-use retrygate::policy::{
-    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
-};
 use retrygate::printer::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 use retrygate::printer::Context;
 
@@ -274,8 +274,8 @@ fn a_comment_as_large_as_the_printer_makes_still_renders_and_fits() {
     let mut replay = ReplaySummary::with_status(ReplayStatus::Fail, "retry code changed");
     replay.reasons = (0..40).map(|i| format!("check {i} failed with `x|y`")).collect();
     let sign_off = SignOffRequest { sha: "0000000deadbeef".into(), by: Some("someone".into()) };
-    let decision = decide(&PolicyInput {
-        mode: Mode::Enforce,
+    let decision = decide(&DecisionInput {
+        mode: Enforcement::Enforce,
         head,
         findings: &findings,
         notes: &notes,
@@ -295,7 +295,7 @@ fn a_comment_as_large_as_the_printer_makes_still_renders_and_fits() {
         labels: vec!["agent".into()],
         agent: agent.clone(),
         config_source: "defaults".into(),
-        mode: Mode::Enforce,
+        mode: Enforcement::Enforce,
     };
     let v = GateVerdict::new(
         decision,

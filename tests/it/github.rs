@@ -14,15 +14,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO, PERSONAL_TOKEN, READ_ONLY_TOKEN};
+use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::{
+    decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplaySummary, SignOffRequest, Verdict,
+};
 use retrygate::finding::{Finding, Kind, Severity};
 use retrygate::github::comment::MARKER;
 use retrygate::github::signoff::SignOff;
-use retrygate::github::Outcome;
-use retrygate::github::{ActionEnv, GateRequest, Mode, Publication, VerdictFile};
-use retrygate::policy::agent::AgentDecision;
-use retrygate::policy::{
-    decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplaySummary, SignOffRequest, Verdict,
-};
+use retrygate::github::ActionOutcome;
+use retrygate::github::{ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 
@@ -53,7 +53,7 @@ impl Job {
             step_summary: Some(dir.path().join("summary.md")),
             output: Some(dir.path().join("output.txt")),
             run_url: Some("https://github.com/Codertocat/Hello-World/actions/runs/7".into()),
-            mode: Mode::Full,
+            mode: ActionMode::Full,
             verdict_file: dir.path().join("verdict/verdict.json"),
             sarif: None,
             bot_login: None,
@@ -103,8 +103,8 @@ fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
     let person = AgentDecision { is_agent: false, because: vec![] };
     let replay = ReplaySummary::not_required("not an agent's pull request");
     let sign_off = sign_off.map(|s| SignOffRequest { sha: s.sha.clone(), by: Some(s.by.clone()) });
-    let decision = decide(&PolicyInput {
-        mode: retrygate::config::Mode::Enforce,
+    let decision = decide(&DecisionInput {
+        mode: retrygate::config::Enforcement::Enforce,
         head,
         findings: &findings,
         notes: &[],
@@ -123,7 +123,7 @@ fn published(head: &str, n: usize, sign_off: Option<&SignOff>) -> Publication {
         labels: vec![],
         agent: person,
         config_source: "defaults".into(),
-        mode: retrygate::config::Mode::Enforce,
+        mode: retrygate::config::Enforcement::Enforce,
     };
     let v = GateVerdict::new(decision, findings, vec![], Evidence::default(), Some(facts));
     let md = markdown::render_comment(&v, &Context::default());
@@ -154,7 +154,7 @@ fn a_blocking_verdict_with_120_findings_makes_exactly_3_annotation_requests() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
     let exit = retrygate::github::run(&job.env, &blocking(120, "")).unwrap();
-    assert_eq!(exit, Outcome::Block);
+    assert_eq!(exit, ActionOutcome::Block);
 
     let annotation_requests = fake
         .log()
@@ -205,7 +205,7 @@ fn a_job_named_retrygate_is_not_mistaken_for_the_gate_check() {
         "the job's run is left alone"
     );
     let ours = runs.iter().find(|r| r.id != job_run).unwrap();
-    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::checks::EXTERNAL_ID));
+    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::check_run::EXTERNAL_ID));
     assert_eq!(ours.conclusion.as_deref(), Some("failure"));
 }
 
@@ -213,7 +213,7 @@ fn a_job_named_retrygate_is_not_mistaken_for_the_gate_check() {
 fn a_typical_pull_request_takes_few_requests() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), ActionOutcome::Block);
     let log = fake.log();
     let lines: Vec<String> = log.iter().map(|l| format!("{} {} -> {}", l.method, l.path, l.status)).collect();
     println!("requests for a typical PR ({}):\n{}", log.len(), lines.join("\n"));
@@ -224,7 +224,7 @@ fn a_typical_pull_request_takes_few_requests() {
 
     // The same run again on the same commit writes nothing.
     let before = fake.log().len();
-    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), ActionOutcome::Block);
     let again: Vec<String> =
         fake.log()[before..].iter().map(|l| format!("{} {}", l.method, l.path)).collect();
     assert!(again.iter().all(|l| l.starts_with("GET ")), "a re-run with nothing new only reads: {again:?}");
@@ -274,7 +274,7 @@ fn a_marker_planted_by_another_user_is_never_edited() {
 fn a_personal_token_knows_its_login_and_falls_back_to_a_status() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), PERSONAL_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), ActionOutcome::Block);
     // A personal token cannot create check runs: the status carries the verdict.
     let statuses = fake.with(|s| s.statuses.clone());
     assert_eq!(statuses.len(), 1);
@@ -329,7 +329,7 @@ fn a_429_with_retry_after_2_on_a_read_waits_at_least_2s_then_succeeds() {
     let fake = FakeGithub::start();
     fake.fault("GET", "/issues/2/comments", 0, FaultKind::RateLimit(2));
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), ActionOutcome::Block);
     let reads: Vec<_> = fake
         .log()
         .into_iter()
@@ -346,7 +346,7 @@ fn a_write_is_not_retried_on_429_or_5xx() {
     let fake = FakeGithub::start();
     fake.fault("POST", "/issues/2/comments", 0, FaultKind::RateLimit(1));
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.count("POST", "/issues/2/comments"), 1);
     assert!(fake.comments().is_empty());
     assert!(job.summary().contains("sticky comment: **not written**"), "{}", job.summary());
@@ -371,7 +371,7 @@ fn pages_are_followed_through_absolute_link_headers() {
 fn a_read_only_token_degrades_to_the_summary_and_a_failing_exit() {
     let fake = FakeGithub::start();
     let job = Job::new(&fake, "pull_request", &pr_event(&fake), READ_ONLY_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(2, "")).unwrap(), ActionOutcome::Block);
     assert!(fake.check_runs().is_empty() && fake.comments().is_empty());
     let s = job.summary();
     assert!(s.contains("check run `retrygate` on `ec26c3e`: **not written**"), "{s}");
@@ -379,7 +379,7 @@ fn a_read_only_token_degrades_to_the_summary_and_a_failing_exit() {
     assert!(s.contains("fork-safe split"), "{s}");
 
     // A pass that cannot be published is not a pass either.
-    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), ActionOutcome::CouldNotDecide);
 }
 
 #[test]
@@ -388,7 +388,7 @@ fn a_pass_publishes_success_and_leaves_auto_merge_alone() {
     let mut event = pr_event(&fake);
     event["pull_request"]["auto_merge"] = json!({"merge_method": "squash"});
     let job = Job::new(&fake, "pull_request", &event, ACTIONS_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &passing).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.with(|s| s.graphql.is_empty()));
     assert_eq!(job.outputs(), "verdict=pass\nfindings=0\n");
@@ -423,12 +423,12 @@ fn a_gate_that_fails_blocks_with_the_reason() {
     let failing = |_: &GateRequest| -> anyhow::Result<Publication> {
         anyhow::bail!("ledger .tool_ledger.jsonl:3: bad digest")
     };
-    assert_eq!(retrygate::github::run(&job.env, &failing).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &failing).unwrap(), ActionOutcome::CouldNotDecide);
     let run = &fake.check_runs()[0];
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert!(run.summary.as_deref().unwrap().contains("ledger .tool_ledger.jsonl:3: bad digest"));
     let panicking = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("boom") };
-    assert_eq!(retrygate::github::run(&job.env, &panicking).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &panicking).unwrap(), ActionOutcome::CouldNotDecide);
     assert!(fake.comments()[0].body.contains("the gate panicked"));
 }
 
@@ -491,11 +491,11 @@ fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     let mut opened = fixture("pull_request__opened.payload.json");
     opened["pull_request"] = c.fake.with(|s| s.pulls[&5].clone());
     std::fs::write(&blocked.env.event_path, opened.to_string()).unwrap();
-    assert_eq!(retrygate::github::run(&blocked.env, &blocking(4, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&blocked.env, &blocking(4, "")).unwrap(), ActionOutcome::Block);
     assert_eq!(c.fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
 
     let seen = RefCell::new(Vec::new());
-    assert_eq!(retrygate::github::run(&c.job.env, &recording(&seen)).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&c.job.env, &recording(&seen)).unwrap(), ActionOutcome::Pass);
     let req = &seen.borrow()[0];
     assert_eq!(req.pr_number, 5);
     assert_eq!(req.head_sha, HEAD);
@@ -517,8 +517,8 @@ fn a_sign_off_from_a_writer_naming_the_head_passes_and_is_recorded() {
     assert_eq!(c.fake.count("GET", "/collaborators/maintainer/permission"), 1);
 }
 
-fn assert_refused(c: &SignOffCase, seen: &RefCell<Vec<GateRequest>>, exit: Outcome, why: &str) {
-    assert_eq!(exit, Outcome::Block);
+fn assert_refused(c: &SignOffCase, seen: &RefCell<Vec<GateRequest>>, exit: ActionOutcome, why: &str) {
+    assert_eq!(exit, ActionOutcome::Block);
     assert!(seen.borrow().is_empty(), "the gate is not re-run");
     assert!(c.fake.check_runs().is_empty() && c.fake.comments().is_empty(), "nothing is published");
     assert!(c.job.summary().contains(why), "{}", c.job.summary());
@@ -576,14 +576,14 @@ fn the_base_config_can_raise_the_bar_for_sign_off() {
 fn comments_that_are_not_sign_offs_and_comments_on_issues_do_nothing() {
     let c = sign_off_case("maintainer", "Looks good to me", None);
     let seen = RefCell::new(Vec::new());
-    assert_eq!(retrygate::github::run(&c.job.env, &recording(&seen)).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&c.job.env, &recording(&seen)).unwrap(), ActionOutcome::Pass);
     assert!(seen.borrow().is_empty() && c.fake.comments().is_empty());
     assert_eq!(c.job.outputs(), "verdict=none\nfindings=0\n");
 
     let fake = FakeGithub::start();
     let job =
         Job::new(&fake, "issue_comment", &fixture("issue_comment__created.payload.json"), ACTIONS_TOKEN);
-    assert_eq!(retrygate::github::run(&job.env, &recording(&seen)).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &recording(&seen)).unwrap(), ActionOutcome::Pass);
     assert!(fake.log().is_empty(), "a comment on a plain issue makes no request");
 }
 
@@ -609,9 +609,9 @@ fn no_gate(_: &GateRequest) -> anyhow::Result<Publication> {
 fn compute_mode_writes_the_verdict_file_and_makes_no_request() {
     let fake = FakeGithub::start();
     let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), READ_ONLY_TOKEN);
-    job.env.mode = Mode::Compute;
+    job.env.mode = ActionMode::Compute;
     job.env.sarif = Some(job.dir.path().join("retrygate.sarif"));
-    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &blocking(3, "")).unwrap(), ActionOutcome::Block);
     assert!(fake.log().is_empty());
     let file = VerdictFile::read(&job.env.verdict_file).unwrap();
     assert_eq!((file.pr_number, file.head_sha.as_str()), (2, HEAD));
@@ -636,11 +636,11 @@ fn a_workflow_run_publishes_a_fork_verdict_after_checking_the_head() {
     let mut payload = fixture("workflow_run__completed.payload.json");
     payload["workflow_run"]["head_sha"] = json!(run_head);
     let mut job = Job::new(&fake, "workflow_run", &payload, ACTIONS_TOKEN);
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     job.env.workspace = repo.path().to_path_buf();
     verdict_file(&job.env.verdict_file, 2, &run_head);
     let seen = RefCell::new(Vec::new());
-    assert_eq!(retrygate::github::run(&job.env, &recording(&seen)).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &recording(&seen)).unwrap(), ActionOutcome::Block);
     let req = seen.borrow()[0].clone();
     assert_eq!(
         (req.pr_number, req.head_sha.as_str(), req.base_sha.as_str()),
@@ -659,7 +659,7 @@ fn a_workflow_run_publishes_a_fork_verdict_after_checking_the_head() {
         env: ActionEnv { api_url: fake.url.clone(), ..job.env.clone() },
         dir: tempfile::tempdir().unwrap(),
     };
-    assert_eq!(retrygate::github::run(&job2.env, &no_gate).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job2.env, &no_gate).unwrap(), ActionOutcome::CouldNotDecide);
     assert!(fake.check_runs().is_empty());
 }
 
@@ -674,9 +674,9 @@ fn a_workflow_run_whose_verdict_names_another_head_is_refused() {
         &fixture("workflow_run__completed.with-pull-requests.payload.json"),
         ACTIONS_TOKEN,
     );
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     verdict_file(&job.env.verdict_file, 2, HEAD);
-    assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), ActionOutcome::CouldNotDecide);
     assert!(fake.log().is_empty(), "refused before any request");
     assert!(
         job.summary().contains("refusing to publish: the verdict file is about ec26c3e57ca3a959ca5aad62de7213c562f8c821 but workflow run 289782451 ran on 3484a3fb816e0859fd6e1cea078d76385ff50625"),
@@ -685,7 +685,7 @@ fn a_workflow_run_whose_verdict_names_another_head_is_refused() {
     );
     // A missing artifact is refused the same way, never a pass.
     std::fs::remove_file(&job.env.verdict_file).unwrap();
-    assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &no_gate).unwrap(), ActionOutcome::CouldNotDecide);
     assert!(job.summary().contains("download the verdict artifact"), "{}", job.summary());
 }
 
@@ -693,10 +693,10 @@ fn a_workflow_run_whose_verdict_names_another_head_is_refused() {
 fn wrong_modes_and_missing_tokens_are_errors_that_say_what_to_do() {
     let fake = FakeGithub::start();
     let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    job.env.mode = Mode::Publish;
+    job.env.mode = ActionMode::Publish;
     let e = retrygate::github::run(&job.env, &no_gate).unwrap_err();
     assert!(e.to_string().contains("use --mode compute in the pull_request job"), "{e}");
-    job.env.mode = Mode::Full;
+    job.env.mode = ActionMode::Full;
     job.env.token = None;
     let e = retrygate::github::run(&job.env, &blocking(2, "")).unwrap_err();
     assert!(e.to_string().contains("GITHUB_TOKEN is not set"), "{e}");

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::Repo;
 use fake_github::{CheckRun, FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::github::heads::{self, EntryVerdict, HeadEntry};
-use retrygate::github::Outcome;
-use retrygate::github::{check_gate, ActionEnv, Mode, VerdictFile};
+use retrygate::github::ActionOutcome;
+use retrygate::github::{check_gate, ActionEnv, ActionMode, VerdictFile};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -33,7 +33,7 @@ impl Job {
         event_name: &str,
         payload: &Value,
         token: &str,
-        mode: Mode,
+        mode: ActionMode,
     ) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let event_path = dir.path().join("event.json");
@@ -120,9 +120,9 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
         "pull_request",
         &pr_payload("opened", &head, &base),
         READ_ONLY_TOKEN,
-        Mode::Compute,
+        ActionMode::Compute,
     );
-    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), ActionOutcome::Block);
     // ...and its own code rewrites the verdict file to an all-clear.
     let mut file = VerdictFile::read(&compute.env.verdict_file).unwrap();
     assert_eq!(file.publication.verdict, retrygate::printer::Verdict::Block);
@@ -133,10 +133,10 @@ fn a_verdict_file_rewritten_to_pass_still_publishes_the_recomputed_block() {
     file.publication.summary_markdown = "### ✅ all clear".into();
 
     let mut publish =
-        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     file.write(&publish.env.verdict_file).unwrap();
-    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), ActionOutcome::Block);
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
@@ -156,8 +156,14 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     fork_of(&fake, 2, "octo-org/octo-repo");
     // The publishing job's checkout: the base only.
     let checkout = Repo::clone_from(&repo, &["--single-branch", "--branch", "main"]);
-    let job =
-        Job::new(&fake, checkout.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+    let job = Job::new(
+        &fake,
+        checkout.path(),
+        "workflow_run",
+        &run_payload(&head),
+        ACTIONS_TOKEN,
+        ActionMode::Publish,
+    );
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -167,7 +173,7 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     }
     .write(&job.env.verdict_file)
     .unwrap();
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::CouldNotDecide);
     assert!(fake.check_runs().is_empty());
     assert!(
         job.summary().contains(&format!("commit {head} is not in the checkout"))
@@ -179,7 +185,7 @@ fn publishing_needs_the_head_fetched_into_the_checkout() {
     );
     // Fetched as data, the same job publishes.
     checkout.git(&["fetch", "-q", "origin", "feature"]);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
 }
 
@@ -225,7 +231,8 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
     fake.add_pull(2, &head, &base);
     fork_of(&fake, 2, "octo-org/octo-repo");
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["head"]["ref"] = json!("codex/http"));
-    let job = Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, Mode::Publish);
+    let job =
+        Job::new(&fake, repo.path(), "workflow_run", &run_payload(&head), ACTIONS_TOKEN, ActionMode::Publish);
     VerdictFile {
         version: 1,
         repository: OWNER_REPO.into(),
@@ -243,7 +250,7 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
 fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_it() {
     let config = "require: { ledger: false, replay: true }\nreplay: { scenario: .github/replay-fast.yml, clients: 1 }\n";
     let (fake, job, _repo) = fork_replay_case(config);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let c = &fake.comments()[0].body;
     assert!(c.contains("reported by the fork's own run"), "{c}");
     assert!(c.contains("replay.trust\\_fork\\_reports: true"), "{c}");
@@ -254,7 +261,12 @@ fn a_forks_own_replay_report_cannot_make_it_pass_unless_the_base_config_trusts_i
     )
     .replacen("replay: { scenario: .github/replay-fast.yml, clients: 1 }\n", "", 1);
     let (fake, job, _repo) = fork_replay_case(&trusting);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass, "{}", job.summary());
+    assert_eq!(
+        retrygate::github::run(&job.env, &check_gate).unwrap(),
+        ActionOutcome::Pass,
+        "{}",
+        job.summary()
+    );
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.comments()[0].body.contains("reported by the fork's own run"));
 }
@@ -277,8 +289,8 @@ fn the_write_token_job_never_runs_the_pull_requests_replay_command() {
     let mut payload = pr_payload("opened", &head, &base);
     payload["pull_request"]["head"]["ref"] = json!("codex/http");
     fake.add_pull(2, &head, &base);
-    let job = Job::new(&fake, repo.path(), "pull_request", &payload, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    let job = Job::new(&fake, repo.path(), "pull_request", &payload, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     assert!(!marker.exists(), "replay.command ran in the job that holds the write token");
     assert!(fake.comments()[0].body.contains("running replay.command is not allowed in this job"));
 }
@@ -301,8 +313,8 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["base"]["ref"] = json!("release"));
     let mut opened = pr_payload("opened", &head, &release);
     opened["pull_request"]["base"]["ref"] = json!("release");
-    let job = Job::new(&fake, repo.path(), "pull_request", &opened, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
+    let job = Job::new(&fake, repo.path(), "pull_request", &opened, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Pass);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"));
     // The title says what the comment says: it would block.
@@ -314,16 +326,16 @@ fn a_retarget_is_judged_again_and_the_check_run_names_its_base() {
     // A title edit changes nothing.
     let mut title_edit = pr_payload("edited", &head, &release);
     title_edit["changes"] = json!({"title": {"from": "Update the README"}});
-    let job = Job::new(&fake, repo.path(), "pull_request", &title_edit, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass);
+    let job = Job::new(&fake, repo.path(), "pull_request", &title_edit, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
 
     // Retargeted to main: `edited` with a base change; the same head now blocks.
     let mut retarget = pr_payload("edited", &head, &main);
     retarget["pull_request"]["base"]["ref"] = json!("main");
     retarget["changes"] = json!({"base": {"ref": {"from": "release"}, "sha": {"from": release}}});
-    let job = Job::new(&fake, repo.path(), "pull_request", &retarget, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    let job = Job::new(&fake, repo.path(), "pull_request", &retarget, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1, "the same check run is updated");
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
@@ -353,10 +365,15 @@ fn one_head_opened_into_two_bases_shows_the_stricter_bases_verdict_with_the_real
         ev["pull_request"] = pr;
         payloads.push(ev);
     }
-    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), Outcome::Block);
-    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job8.env, &check_gate).unwrap(), Outcome::Block, "{}", job8.summary());
+    let job7 = Job::new(&fake, repo.path(), "pull_request", &payloads[0], ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job7.env, &check_gate).unwrap(), ActionOutcome::Block);
+    let job8 = Job::new(&fake, repo.path(), "pull_request", &payloads[1], ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(
+        retrygate::github::run(&job8.env, &check_gate).unwrap(),
+        ActionOutcome::Block,
+        "{}",
+        job8.summary()
+    );
     let runs = fake.check_runs();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"), "#7 never shows #8's pass");
@@ -438,7 +455,7 @@ fn group_job(fake: &FakeGithub, q: &Queue) -> Job {
     for n in [3, 4] {
         fake.with(|s| s.pulls.get_mut(&n).unwrap()["base"]["ref"] = json!("main"));
     }
-    Job::new(fake, q.repo.path(), "merge_group", &group_payload(q), ACTIONS_TOKEN, Mode::Full)
+    Job::new(fake, q.repo.path(), "merge_group", &group_payload(q), ACTIONS_TOKEN, ActionMode::Full)
 }
 
 fn group_run(fake: &FakeGithub, q: &Queue) -> CheckRun {
@@ -451,7 +468,7 @@ fn a_queued_pull_request_without_a_passing_verdict_blocks_the_group() {
     let fake = FakeGithub::start();
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert_eq!(run.title.as_deref(), Some("blocked: queued pull requests without a passing verdict: #4"));
@@ -472,7 +489,7 @@ fn a_queued_pull_request_without_a_passing_verdict_blocks_the_group() {
         pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
         pr_check_run(&fake, 2, &q.head4, conclusion, branch, "x");
         let job = group_job(&fake, &q);
-        assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+        assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
         assert!(group_run(&fake, &q).summary.unwrap().contains(why), "{why}");
     }
 }
@@ -503,7 +520,7 @@ fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     pr_check_run(&fake, 2, &q.head4, "success", "main", "passing: no blocking retry regressions");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert!(run.title.as_deref().unwrap().starts_with("blocked: "), "{:?}", run.title);
@@ -521,14 +538,19 @@ fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
     comment["issue"]["number"] = json!(4);
     comment["comment"]["body"] = json!(format!("/retrygate sign-off {}", q.head4));
     comment["comment"]["user"] = fake_github::user("maintainer");
-    let sign_off = Job::new(&fake, q.repo.path(), "issue_comment", &comment, ACTIONS_TOKEN, Mode::Full);
+    let sign_off = Job::new(&fake, q.repo.path(), "issue_comment", &comment, ACTIONS_TOKEN, ActionMode::Full);
     assert_eq!(
         retrygate::github::run(&sign_off.env, &check_gate).unwrap(),
-        Outcome::Pass,
+        ActionOutcome::Pass,
         "{}",
         sign_off.summary()
     );
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Pass, "{}", job.summary());
+    assert_eq!(
+        retrygate::github::run(&job.env, &check_gate).unwrap(),
+        ActionOutcome::Pass,
+        "{}",
+        job.summary()
+    );
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("success"));
     let summary = run.summary.unwrap();
@@ -548,7 +570,7 @@ fn the_groups_own_gate_counts_unless_its_findings_are_the_ones_signed_off() {
         &["retry-count-raised|rust/backon-max-times|src/checkout.rs|retries raised from 2 to 3"],
     );
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     let summary = run.summary.unwrap();
@@ -580,8 +602,8 @@ fn a_group_whose_gate_could_not_decide_is_never_lifted_by_a_sign_off() {
     payload["merge_group"]["head_ref"] = json!(format!("refs/heads/gh-readonly-queue/main/pr-4-{}", q.base));
     fake.add_pull(3, &q.head3, &q.base);
     fake.add_pull(4, &q.head4, &q.base);
-    let job = Job::new(&fake, q.repo.path(), "merge_group", &payload, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::CouldNotDecide);
+    let job = Job::new(&fake, q.repo.path(), "merge_group", &payload, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::CouldNotDecide);
     let run = group_run(&fake, &q);
     assert_eq!(run.conclusion.as_deref(), Some("failure"), "never success");
     let summary = run.summary.unwrap();
@@ -601,7 +623,7 @@ fn a_group_commit_that_names_no_pull_request_blocks() {
     pr_check_run(&fake, 1, &q.head3, "success", "main", "passing: no blocking retry regressions");
     pr_check_run(&fake, 2, &q.head4, "success", "main", "passing (signed off): by maintainer for 1234567");
     let job = group_job(&fake, &q);
-    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &check_gate).unwrap(), ActionOutcome::Block);
     let run = group_run(&fake, &q);
     assert_eq!(run.title.as_deref(), Some("blocked: commits that name no pull request"));
     assert!(run.summary.unwrap().contains(&format!("commit `{}` names no pull request", &extra[..7])));

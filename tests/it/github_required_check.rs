@@ -13,10 +13,10 @@ use crate::fake_github;
 use std::time::Duration;
 
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
+use retrygate::decision::GateVerdict;
 use retrygate::finding::{Finding, Kind};
 use retrygate::github::publication::BaseBinding;
-use retrygate::github::{ActionEnv, GateRequest, Mode, Outcome, Publication, Timing};
-use retrygate::policy::GateVerdict;
+use retrygate::github::{ActionEnv, ActionMode, ActionOutcome, GateRequest, Publication, Timing};
 use retrygate::printer::{markdown, Context};
 use serde_json::{json, Value};
 
@@ -46,7 +46,7 @@ impl Job {
             step_summary: Some(dir.path().join("summary.md")),
             output: Some(dir.path().join("output.txt")),
             run_url: None,
-            mode: Mode::Full,
+            mode: ActionMode::Full,
             verdict_file: dir.path().join("verdict.json"),
             sarif: None,
             bot_login: None,
@@ -112,12 +112,12 @@ fn a_second_pull_request_from_the_same_head_cannot_turn_the_first_ones_check_gre
     let eight = pull(&fake, 8, "evil");
     // #7 (feature -> main) is blocked.
     let job7 = Job::new(&fake, "pull_request", &seven);
-    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), ActionOutcome::Block);
     // The same branch is opened as #8 into a branch whose policy passes it.
     let job8 = Job::new(&fake, "pull_request", &eight);
     assert_eq!(
         retrygate::github::run(&job8.env, &main_blocks).unwrap(),
-        Outcome::Block,
+        ActionOutcome::Block,
         "the job fails as the check does"
     );
 
@@ -138,7 +138,7 @@ fn a_second_pull_request_from_the_same_head_cannot_turn_the_first_ones_check_gre
 
     // #7 is closed: #8's own verdict is all that is left, and it passes.
     fake.with(|s| s.pulls.get_mut(&7).unwrap()["state"] = json!("closed"));
-    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert_eq!(fake.check_runs().len(), 1);
 }
@@ -150,12 +150,12 @@ fn the_first_pull_requests_run_sees_the_other_one_even_when_it_passed_first() {
     let eight = pull(&fake, 8, "evil");
     // #8 (into `evil`) runs first while #7 is open and not judged yet.
     let job8 = Job::new(&fake, "pull_request", &eight);
-    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), ActionOutcome::Block);
     let title = fake.check_runs()[0].title.clone().unwrap();
     assert!(title.starts_with("blocked by #7: no retrygate verdict yet"), "{title}");
     // Then #7's own run: blocked, and the record keeps #8's pass.
     let job7 = Job::new(&fake, "pull_request", &seven);
-    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), ActionOutcome::Block);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert_eq!(run.title.as_deref(), Some("blocked: blocking-findings"), "#7's own block decides");
@@ -170,7 +170,7 @@ fn the_first_pull_requests_run_sees_the_other_one_even_when_it_passed_first() {
 fn passed_then_retargeted(fake: &FakeGithub) -> Job {
     let mut ev = pull(fake, 2, "release");
     let job = Job::new(fake, "pull_request", &ev);
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     fake.with(|s| s.pulls.get_mut(&2).unwrap()["base"]["ref"] = json!("main"));
     ev["action"] = json!("edited");
@@ -184,7 +184,7 @@ fn a_502_on_the_update_to_a_block_is_read_back_and_tried_again() {
     let fake = FakeGithub::start();
     let retarget = passed_then_retargeted(&fake);
     fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(502));
-    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::Block);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert_eq!(fake.count("PATCH", "/check-runs/"), 2, "the second after reading the run again");
@@ -204,7 +204,7 @@ fn an_unreadable_200_that_landed_is_not_written_again() {
     let retarget = passed_then_retargeted(&fake);
     // A proxy answered 200 with an HTML page after the update was applied.
     fake.fault("PATCH", "/check-runs/", 0, FaultKind::Html(true));
-    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
     assert_eq!(fake.count("PATCH", "/check-runs/"), 1, "read back, found applied, not sent again");
     assert!(
@@ -221,7 +221,7 @@ fn an_update_that_keeps_failing_exits_2_and_says_a_stale_success_remains() {
     for _ in 0..retrygate::github::client::MAX_WRITE_ATTEMPTS {
         fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(502));
     }
-    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::CouldNotDecide);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"), "GitHub kept refusing the update");
     assert_eq!(fake.count("PATCH", "/check-runs/"), retrygate::github::client::MAX_WRITE_ATTEMPTS as usize);
@@ -255,14 +255,14 @@ fn a_block_that_cannot_update_a_failing_run_is_not_called_stale() {
     let ev = pull(&fake, 2, "main");
     let job = Job::new(&fake, "pull_request", &ev);
     let one = |req: &GateRequest| Ok(judged(req, true));
-    assert_eq!(retrygate::github::run(&job.env, &one).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &one).unwrap(), ActionOutcome::Block);
     let two = |req: &GateRequest| {
         let mut p = judged(req, true);
         p.title.push_str(" (again)");
         Ok(p)
     };
     fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(422));
-    assert_eq!(retrygate::github::run(&job.env, &two).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &two).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.count("PATCH", "/check-runs/"), 1, "a 422 is not retried");
     assert!(!job.summary().contains("stale check run"), "{}", job.summary());
 }
@@ -280,7 +280,7 @@ fn a_create_that_lands_after_its_request_timed_out_is_found_not_repeated() {
     // the client gave up, and before it looks again.
     fake.fault("POST", "/check-runs", 0, FaultKind::Late { apply_ms: 1200, answer_ms: 2000 });
     fake.fault("POST", "/issues/2/comments", 0, FaultKind::Late { apply_ms: 1200, answer_ms: 2000 });
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs().len(), 1);
     assert_eq!(fake.count("POST", "/check-runs"), 1);
     assert_eq!(fake.comments().len(), 1, "one comment");
@@ -313,7 +313,7 @@ fn the_publish_deadline_counts_from_the_publish_not_from_before_a_slow_gate() {
         p.signed_off_by = req.sign_off.as_ref().map(|s| s.by.clone());
         Ok(p)
     };
-    assert_eq!(retrygate::github::run(&job.env, &slow).unwrap(), Outcome::Pass, "{}", job.summary());
+    assert_eq!(retrygate::github::run(&job.env, &slow).unwrap(), ActionOutcome::Pass, "{}", job.summary());
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     assert!(fake.with(|s| s.statuses.is_empty()), "the check run landed: no fallback");
     let summary = job.summary();
@@ -358,7 +358,7 @@ fn lifted_by_sign_off(req: &GateRequest) -> anyhow::Result<Publication> {
 #[test]
 fn a_sign_off_naming_the_full_head_lifts_the_block() {
     let c = sign_off_case("maintainer", &format!("Reviewed.\n\n/retrygate sign-off {HEAD}\n"), |_| {});
-    assert_eq!(retrygate::github::run(&c.job.env, &lifted_by_sign_off).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&c.job.env, &lifted_by_sign_off).unwrap(), ActionOutcome::Pass);
     assert_eq!(c.fake.check_runs()[0].conclusion.as_deref(), Some("success"));
 }
 
@@ -373,7 +373,7 @@ fn a_command_in_a_code_block_an_html_comment_or_a_quote_is_not_a_sign_off() {
     ] {
         let c = sign_off_case("maintainer", &body, |_| {});
         let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("not a sign-off: {body:?}") };
-        assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Pass, "nothing to do");
+        assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), ActionOutcome::Pass, "nothing to do");
         assert!(c.fake.check_runs().is_empty() && c.fake.comments().is_empty(), "{body:?}");
         assert!(c.job.summary().contains("is not a `/retrygate sign-off` command"), "{}", c.job.summary());
     }
@@ -385,7 +385,7 @@ fn a_comment_a_github_app_posted_for_a_maintainer_is_refused_like_a_bots() {
         ev["comment"]["performed_via_github_app"] = json!({"id": 1143301, "slug": "copilot-swe-agent", "name": "Copilot", "owner": {"login": "github"}});
     });
     let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("refused before the gate") };
-    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), ActionOutcome::Block);
     assert!(c.fake.check_runs().is_empty(), "nothing is published");
     assert_eq!(c.fake.count("GET", "/permission"), 0, "refused before asking for a permission");
     assert!(
@@ -401,7 +401,7 @@ fn an_edited_comment_is_never_a_sign_off() {
         ev["action"] = json!("edited");
     });
     let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("an edit is ignored") };
-    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), ActionOutcome::Pass);
     assert!(c.fake.log().is_empty(), "not even read");
     assert!(
         c.job.summary().contains("only new comments can sign off (action `edited`)"),
@@ -414,7 +414,7 @@ fn an_edited_comment_is_never_a_sign_off() {
 fn a_short_sha_is_refused_with_the_full_one_to_copy() {
     let c = sign_off_case("maintainer", "/retrygate sign-off ec26c3e", |_| {});
     let gate = |_: &GateRequest| -> anyhow::Result<Publication> { panic!("refused before the gate") };
-    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&c.job.env, &gate).unwrap(), ActionOutcome::Block);
     assert!(c.fake.check_runs().is_empty());
     assert!(
         c.job.summary().contains(&format!(
@@ -431,7 +431,7 @@ fn a_sign_off_does_not_lift_a_gate_that_could_not_decide() {
     let broken = |_: &GateRequest| -> anyhow::Result<Publication> {
         anyhow::bail!(".github/retrygate.yml:2: unknown field `ledgr`")
     };
-    assert_eq!(retrygate::github::run(&c.job.env, &broken).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&c.job.env, &broken).unwrap(), ActionOutcome::CouldNotDecide);
     let run = c.fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
     assert!(run.summary.unwrap().contains("A sign-off cannot lift this"));
@@ -448,7 +448,7 @@ fn a_fallback_status_whose_answer_timed_out_is_read_back_for_the_summary() {
     job.env.timing.request_deadline = Some(Duration::from_millis(700));
     job.env.timing.settle = Some(Duration::from_millis(900));
     fake.fault("POST", "/statuses/", 0, FaultKind::Late { apply_ms: 1200, answer_ms: 2000 });
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::Block);
     let statuses = fake.with(|s| s.statuses.clone());
     assert_eq!(statuses.len(), 1, "sent once");
     assert_eq!(statuses[0]["state"], "failure");
@@ -464,7 +464,7 @@ fn a_fallback_status_whose_answer_timed_out_is_read_back_for_the_summary() {
     let mut job = Job::new(&fake, "pull_request", &ev);
     job.env.token = Some(fake_github::PERSONAL_TOKEN.into());
     fake.fault("POST", "/statuses/", 0, FaultKind::Before(502));
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::Block);
     assert!(fake.with(|s| s.statuses.is_empty()));
     assert!(
         job.summary().contains("commit status `retrygate` on `ec26c3e`: **not written**"),
@@ -479,7 +479,7 @@ fn a_pass_is_not_published_when_the_other_pull_requests_of_the_head_cannot_be_li
     let ev = pull(&fake, 2, "release");
     fake.fault("GET", &format!("/commits/{HEAD}/pulls"), 0, FaultKind::Before(404));
     let job = Job::new(&fake, "pull_request", &ev);
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::CouldNotDecide);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::CouldNotDecide);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("failure"), "a pass it cannot vouch for is not published");
     assert!(run.summary.unwrap().contains(
@@ -492,7 +492,7 @@ fn a_pass_is_not_published_when_the_other_pull_requests_of_the_head_cannot_be_li
     let ev = pull(&fake, 2, "main");
     fake.fault("GET", &format!("/commits/{HEAD}/pulls"), 0, FaultKind::Before(404));
     let job = Job::new(&fake, "pull_request", &ev);
-    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job.env, &main_blocks).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs()[0].title.as_deref(), Some("blocked: blocking-findings"));
 }
 
@@ -504,9 +504,9 @@ fn a_passing_pull_requests_comment_says_why_its_check_is_red_while_another_block
     let strict_blocks = |req: &GateRequest| Ok(judged(req, req.base_ref == "strict"));
     let job7 = Job::new(&fake, "pull_request", &seven);
     // #8 is open and not judged yet: #7's pass does not stand for it.
-    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), ActionOutcome::Block);
     let job8 = Job::new(&fake, "pull_request", &eight);
-    assert_eq!(retrygate::github::run(&job8.env, &strict_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job8.env, &strict_blocks).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs()[0].title.as_deref(), Some("blocked: blocking-findings"));
     // #8's run told #7's comment why #7's check is red.
     let c7 = comment_on(&fake, 7);
@@ -521,7 +521,7 @@ fn a_passing_pull_requests_comment_says_why_its_check_is_red_while_another_block
 
     // #8 is closed and #7 runs again: a pass, and no note.
     fake.with(|s| s.pulls.get_mut(&8).unwrap()["state"] = json!("closed"));
-    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job7.env, &strict_blocks).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
     let c7 = comment_on(&fake, 7);
     assert!(!c7.contains("retrygate:head-note") && !c7.contains("same head commit"), "{c7}");
@@ -537,15 +537,15 @@ fn a_recorded_block_is_kept_when_githubs_list_of_the_commits_pull_requests_leave
     let eight = pull(&fake, 8, "evil");
     fake.with(|s| s.commit_pulls_hidden.push(7));
     let job7 = Job::new(&fake, "pull_request", &seven);
-    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job7.env, &main_blocks).unwrap(), ActionOutcome::Block);
     let job8 = Job::new(&fake, "pull_request", &eight);
-    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), ActionOutcome::Block);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("failure"));
     let asked = fake.log().iter().filter(|l| l.method == "GET" && l.path.ends_with("/pulls/7")).count();
     assert_eq!(asked, 1, "asked about #7 directly");
 
     // Once #7 is closed, asking says so, and #8's own pass stands.
     fake.with(|s| s.pulls.get_mut(&7).unwrap()["state"] = json!("closed"));
-    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), Outcome::Pass);
+    assert_eq!(retrygate::github::run(&job8.env, &main_blocks).unwrap(), ActionOutcome::Pass);
     assert_eq!(fake.check_runs()[0].conclusion.as_deref(), Some("success"));
 }

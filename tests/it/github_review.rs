@@ -10,8 +10,8 @@ use std::time::Duration;
 use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::finding::{Finding, Fix, Kind, Severity};
 use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
-use retrygate::github::Outcome;
-use retrygate::github::{check_gate, ActionEnv, GateRequest, Mode, Publication, VerdictFile};
+use retrygate::github::ActionOutcome;
+use retrygate::github::{check_gate, ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
 use retrygate::printer::{markdown, Context, GateVerdict};
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ struct Job {
 }
 
 impl Job {
-    fn new(fake: &FakeGithub, token: &str, mode: Mode) -> Job {
+    fn new(fake: &FakeGithub, token: &str, mode: ActionMode) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let event_path = dir.path().join("event.json");
         fake.add_pull(PR, HEAD, BASE);
@@ -63,7 +63,7 @@ impl Job {
         std::fs::read_to_string(self.dir.path().join("summary.md")).unwrap_or_default()
     }
 
-    fn run(&self, findings: &[Finding]) -> Outcome {
+    fn run(&self, findings: &[Finding]) -> ActionOutcome {
         let findings = findings.to_vec();
         let gate = move |req: &GateRequest| {
             let verdict = GateVerdict::from_scan(findings.clone(), vec![]);
@@ -113,7 +113,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     let head = repo.commit("faster checkout");
     let fake = FakeGithub::start();
     fake.set_diff(PR, "src/checkout.rs", &git_hunks(&repo, &base, &head, "src/checkout.rs"));
-    let job = |event: &str, payload: Value, token: &str, mode: Mode| {
+    let job = |event: &str, payload: Value, token: &str, mode: ActionMode| {
         let mut j = Job::new(&fake, token, mode);
         fake.add_pull(PR, &head, &base);
         j.env.event_name = event.into();
@@ -125,8 +125,8 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     pr["pull_request"]["head"]["sha"] = json!(head);
     pr["pull_request"]["base"]["sha"] = json!(base);
     // A fork's pull request: the read-only job computes.
-    let compute = job("pull_request", pr.clone(), READ_ONLY_TOKEN, Mode::Compute);
-    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), Outcome::Block);
+    let compute = job("pull_request", pr.clone(), READ_ONLY_TOKEN, ActionMode::Compute);
+    assert_eq!(retrygate::github::run(&compute.env, &check_gate).unwrap(), ActionOutcome::Block);
     assert!(fake.reviews().is_empty() && fake.review_comments().is_empty());
     let file = VerdictFile::read(&compute.env.verdict_file).unwrap();
     assert!(file.publication.findings.iter().any(|f| f.fix.is_some()), "the verdict carries the fixes");
@@ -134,10 +134,10 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     // The workflow_run job recomputes and publishes, suggestions included.
     let mut run = common::github_fixture("workflow_run__completed.payload.json");
     run["workflow_run"]["head_sha"] = json!(head);
-    let mut publish = job("workflow_run", run, ACTIONS_TOKEN, Mode::Publish);
+    let mut publish = job("workflow_run", run, ACTIONS_TOKEN, ActionMode::Publish);
     publish.env.verdict_file = compute.env.verdict_file.clone();
     fake.with(|s| s.pulls.get_mut(&PR).unwrap()["head"]["repo"]["full_name"] = json!("octo-org/octo-repo"));
-    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), Outcome::Block);
+    assert_eq!(retrygate::github::run(&publish.env, &check_gate).unwrap(), ActionOutcome::Block);
     let comments = fake.review_comments();
     let mut lines: Vec<Option<u64>> = comments.iter().map(|c| c.line).collect();
     lines.sort();
@@ -155,7 +155,7 @@ fn the_real_gate_suggests_the_base_lines_and_only_the_write_token_job_posts() {
     assert!(publish.summary().contains("posted"), "{}", publish.summary());
 
     // The same-repository job (full mode) on the same head adds nothing.
-    let full = job("pull_request", pr, ACTIONS_TOKEN, Mode::Full);
+    let full = job("pull_request", pr, ACTIONS_TOKEN, ActionMode::Full);
     retrygate::github::run(&full.env, &check_gate).unwrap();
     assert_eq!(fake.review_comments().len(), comments.len());
     assert_eq!(fake.reviews().len(), 1);
@@ -189,8 +189,8 @@ fn writes(fake: &FakeGithub) -> Vec<String> {
 #[test]
 fn suggestions_are_posted_once_in_one_comment_only_review() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
-    assert_eq!(job.run(&three()), Outcome::Block, "suggestions do not change the verdict");
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
+    assert_eq!(job.run(&three()), ActionOutcome::Block, "suggestions do not change the verdict");
     let reviews = fake.reviews();
     assert_eq!(reviews.len(), 1, "{reviews:?}");
     assert_eq!(reviews[0].state, "COMMENTED", "the review never approves or requests changes");
@@ -225,7 +225,7 @@ fn suggestions_are_posted_once_in_one_comment_only_review() {
 #[test]
 fn a_changed_finding_edits_its_comment_and_a_fixed_one_deletes_it() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     job.run(&three());
     let ids: Vec<u64> = fake.review_comments().iter().map(|c| c.id).collect();
 
@@ -252,7 +252,7 @@ fn a_changed_finding_edits_its_comment_and_a_fixed_one_deletes_it() {
 #[test]
 fn an_outdated_or_moved_suggestion_is_replaced() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     job.run(&three());
     let old = fake.review_comments().iter().find(|c| c.line == Some(10)).unwrap().id;
     fake.outdate(old);
@@ -272,7 +272,7 @@ fn an_outdated_or_moved_suggestion_is_replaced() {
 fn at_most_twenty_suggestions_blocking_first() {
     let fake = FakeGithub::start();
     fake.set_diff(PR, "src/many.rs", &[(1, 100)]);
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     let mut v: Vec<Finding> = (1..=25)
         .map(|i| fixed("src/many.rs", i, i, "x", &format!("finding {i}")).severity(Severity::Warning))
         .collect();
@@ -291,10 +291,10 @@ fn at_most_twenty_suggestions_blocking_first() {
 #[test]
 fn a_line_outside_the_diff_is_skipped_and_the_others_still_land() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     let mut v = three();
     v.push(fixed("src/a.rs", 50, 50, "far away", "outside every hunk"));
-    assert_eq!(job.run(&v), Outcome::Block, "the verdict is what it was");
+    assert_eq!(job.run(&v), ActionOutcome::Block, "the verdict is what it was");
     let log = fake.log();
     let refused = log.iter().filter(|l| l.path.ends_with("/pulls/2/reviews") && l.status == 422).count();
     assert_eq!(refused, 1, "GitHub refused the whole review once");
@@ -321,7 +321,7 @@ fn a_planted_marker_is_not_ours() {
         3,
         &format!("{MARKER_PREFIX}deadbeef -->\nplanted"),
     );
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     job.run(&three());
     let comments = fake.review_comments();
     assert_eq!(comments.len(), 4);
@@ -333,7 +333,7 @@ fn a_planted_marker_is_not_ours() {
 #[test]
 fn the_job_that_may_run_pull_request_code_posts_no_suggestion() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Compute);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Compute);
     job.run(&three());
     assert!(fake.reviews().is_empty());
     assert!(fake.review_comments().is_empty());
@@ -347,8 +347,8 @@ fn the_job_that_may_run_pull_request_code_posts_no_suggestion() {
 #[test]
 fn a_read_only_token_reports_the_refusal_and_keeps_the_verdict() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, READ_ONLY_TOKEN, Mode::Full);
-    assert_eq!(job.run(&three()), Outcome::Block);
+    let job = Job::new(&fake, READ_ONLY_TOKEN, ActionMode::Full);
+    assert_eq!(job.run(&three()), ActionOutcome::Block);
     assert!(fake.review_comments().is_empty());
     let summary = job.summary();
     assert!(summary.contains("- one-click fixes: **not written**"), "{summary}");
@@ -359,7 +359,7 @@ fn a_read_only_token_reports_the_refusal_and_keeps_the_verdict() {
 fn review_comments_are_listed_across_pages() {
     let fake = fake_with_diff();
     fake.with(|s| s.page_cap = 2);
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     job.run(&three());
     for i in 0..3 {
         fake.add_review_comment(PR, "octo-reviewer", "src/a.rs", 1, &format!("human comment {i}"));
@@ -375,7 +375,7 @@ fn review_comments_are_listed_across_pages() {
 #[test]
 fn an_answered_suggestion_is_closed_with_a_note_not_deleted() {
     let fake = fake_with_diff();
-    let job = Job::new(&fake, ACTIONS_TOKEN, Mode::Full);
+    let job = Job::new(&fake, ACTIONS_TOKEN, ActionMode::Full);
     job.run(&three());
     let ours = fake.review_comments().iter().find(|c| c.line == Some(3)).unwrap().id;
     let answer = fake.reply_to(ours, "octo-maintainer", "is 7 really too many here?");

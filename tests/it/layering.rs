@@ -21,7 +21,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("analyze", &["bounded", "text", "yaml", "finding", "config", "changeset"]),
     ("ledger", &["bounded", "text", "yaml", "finding", "config", "changeset"]),
     ("replay", &["bounded", "text", "yaml", "duration", "http", "finding", "config"]),
-    ("policy", &["bounded", "text", "yaml", "finding", "config", "changeset", "analyze", "ledger", "replay"]),
+    (
+        "decision",
+        &["bounded", "text", "yaml", "finding", "config", "changeset", "analyze", "ledger", "replay"],
+    ),
     (
         "printer",
         &[
@@ -35,7 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "analyze",
             "ledger",
             "replay",
-            "policy",
+            "decision",
         ],
     ),
     (
@@ -50,7 +53,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "analyze",
             "ledger",
             "replay",
-            "policy",
+            "decision",
             "printer",
         ],
     ),
@@ -64,7 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "changeset",
             "analyze",
-            "policy",
+            "decision",
             "printer",
             "gate",
         ],
@@ -83,7 +86,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "analyze",
             "ledger",
             "replay",
-            "policy",
+            "decision",
             "printer",
             "gate",
         ],
@@ -265,6 +268,9 @@ fn every_library_module_has_a_layer() {
 fn crate_paths_reads_single_and_grouped_uses() {
     assert_eq!(crate_paths("use crate::text::short_sha;"), ["text::short_sha"]);
     assert_eq!(crate_paths("use crate::{finding::Finding, config};"), ["finding::Finding", "config"]);
-    assert_eq!(crate_paths("let x = crate::gate::check(a, crate::policy::X);"), ["gate::check", "policy::X"]);
+    assert_eq!(
+        crate_paths("let x = crate::gate::check(a, crate::decision::X);"),
+        ["gate::check", "decision::X"]
+    );
     assert_eq!(without_strings(r#"let s = "use crate::net::x;"; crate::a"#), "let s = ; crate::a");
 }

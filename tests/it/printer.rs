@@ -729,10 +729,10 @@ mod github {
 /// through every format.
 mod gate {
     use super::*;
-    use retrygate::config::Mode;
-    use retrygate::policy::agent::AgentDecision;
-    use retrygate::policy::{
-        decide, Evidence, GateFacts, GateVerdict, PolicyInput, ReplayStatus, ReplaySummary, SignOffRequest,
+    use retrygate::config::Enforcement;
+    use retrygate::decision::agent::AgentDecision;
+    use retrygate::decision::{
+        decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
     };
     use retrygate::printer::{check_title, headline, Context, Headline};
 
@@ -740,7 +740,7 @@ mod gate {
 
     /// The gate's verdict on one jitter regression with the replay in
     /// `replay` state (its problems hostile), in `mode`, with a sign-off.
-    pub(super) fn gate(mode: Mode, replay: ReplayStatus, sign_off: Option<&str>) -> GateVerdict {
+    pub(super) fn gate(mode: Enforcement, replay: ReplayStatus, sign_off: Option<&str>) -> GateVerdict {
         let findings =
             vec![Finding::new(Kind::JitterRemoved, "rust/backon-jitter", "src/a.rs", 3)
                 .message("jitter removed")];
@@ -748,7 +748,7 @@ mod gate {
         let mut replay = ReplaySummary::with_status(replay, "retry code changed");
         replay.problems = vec!["report for <b>|x|</b>".into()];
         let sign_off = sign_off.map(|s| SignOffRequest { sha: s.into(), by: Some("maintainer".into()) });
-        let decision = decide(&PolicyInput {
+        let decision = decide(&DecisionInput {
             mode,
             head: HEAD,
             findings: &findings,
@@ -787,7 +787,7 @@ mod gate {
 
     #[test]
     fn one_headline_for_the_comment_the_title_and_the_terminal() {
-        let blocked = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        let blocked = gate(Enforcement::Enforce, ReplayStatus::Rejected, None);
         assert_eq!(headline(&blocked), Headline::Blocked);
         assert!(markdown(&blocked).starts_with("### ❌ retrygate: blocked\n"));
         assert_eq!(check_title(&blocked), "blocked: blocking-findings, replay-rejected");
@@ -798,7 +798,7 @@ mod gate {
         );
         assert!(text.ends_with("retrygate: BLOCK: blocking-findings, replay-rejected\n"), "{text}");
 
-        let advisory = gate(Mode::Advisory, ReplayStatus::Rejected, None);
+        let advisory = gate(Enforcement::Advisory, ReplayStatus::Rejected, None);
         assert_eq!((advisory.verdict, headline(&advisory)), (Verdict::Pass, Headline::PassingAdvisory));
         let md = markdown(&advisory);
         assert!(md.starts_with("### ⚠️ retrygate: passing (advisory mode, would block)\n"), "{md}");
@@ -812,14 +812,14 @@ mod gate {
             render(&advisory, Format::Text).starts_with("retrygate check: PASS (advisory mode: would block)")
         );
 
-        let signed = gate(Mode::Enforce, ReplayStatus::Rejected, Some(HEAD));
+        let signed = gate(Enforcement::Enforce, ReplayStatus::Rejected, Some(HEAD));
         assert_eq!(headline(&signed), Headline::PassingSignedOff);
         let md = markdown(&signed);
         assert!(md.starts_with("### ✅ retrygate: passing (signed off)\n"), "{md}");
         assert!(md.contains("#### Sign-off\n\n✅ signed off by maintainer on"), "{md}");
         assert_eq!(check_title(&signed), "passing (signed off): by maintainer for 3f2a9c0");
 
-        let clean = gate(Mode::Enforce, ReplayStatus::Pass, None);
+        let clean = gate(Enforcement::Enforce, ReplayStatus::Pass, None);
         let clean = GateVerdict { findings: vec![], reasons: vec![], verdict: Verdict::Pass, ..clean };
         let md = markdown(&clean);
         assert!(
@@ -834,7 +834,7 @@ mod gate {
 
     #[test]
     fn reasons_are_escaped_and_their_fixes_show_commands_as_code() {
-        let v = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        let v = gate(Enforcement::Enforce, ReplayStatus::Rejected, None);
         let md = markdown(&v);
         assert!(
             md.contains("| ⛔ | **replay-rejected**: the replay report cannot vouch for this head: report for \\<b\\>\\|x\\|\\</b\\> | re-run the replay on this head commit in the same job (`retrygate replay --report PATH`) and pass that report unmodified |"),
@@ -850,7 +850,7 @@ mod gate {
     /// link at all, never an empty or guessed one.
     #[test]
     fn the_comment_links_the_docs_the_run_and_the_replay_artifact_only_when_known() {
-        let v = gate(Mode::Enforce, ReplayStatus::Rejected, None);
+        let v = gate(Enforcement::Enforce, ReplayStatus::Rejected, None);
         let mut v = v;
         if let Some(r) = v.evidence.replay.as_mut() {
             r.source = Some("--replay-report replay.json".into());
@@ -882,7 +882,7 @@ mod gate {
 
     #[test]
     fn a_rejected_sign_off_is_a_reason_and_said_in_the_sign_off_section() {
-        let v = gate(Mode::Enforce, ReplayStatus::Pass, Some("0000000deadbeef"));
+        let v = gate(Enforcement::Enforce, ReplayStatus::Pass, Some("0000000deadbeef"));
         assert_eq!(v.verdict, Verdict::Block);
         assert_eq!(v.reasons.last().map(|r| r.code.as_str()), Some("sign-off-rejected"));
         let md = markdown(&v);
@@ -891,7 +891,7 @@ mod gate {
 
     #[test]
     fn github_commands_carry_each_reason_and_json_the_whole_verdict() {
-        let v = gate(Mode::Enforce, ReplayStatus::Missing, None);
+        let v = gate(Enforcement::Enforce, ReplayStatus::Missing, None);
         let out = render(&v, Format::Github);
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("::error file=src/a.rs,line=3,endLine=3,title=jitter-removed"), "{out}");

@@ -11,7 +11,7 @@ use std::thread;
 
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
-    run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+    run_replay_blocking, CheckStatus, ReplayCheck, ReplayOptions, ReplayReport, ReplayVerdict,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -55,12 +55,12 @@ fn batch(jobs: Vec<(&'static str, ReplayOptions)>) -> Vec<(&'static str, ReplayR
     out
 }
 
-fn status(r: &ReplayReport, id: CheckId) -> (CheckStatus, Level) {
+fn status(r: &ReplayReport, id: ReplayCheck) -> (CheckStatus, Level) {
     let c = r.check(id).unwrap();
     (c.status, c.level)
 }
 
-fn assert_check(name: &str, r: &ReplayReport, id: CheckId, want: CheckStatus) {
+fn assert_check(name: &str, r: &ReplayReport, id: ReplayCheck, want: CheckStatus) {
     let c = r.check(id).unwrap();
     assert_eq!(c.status, want, "{name}: {} was {:?}: {} {:#?}", id.id(), c.status, c.message, c.violations);
 }
@@ -77,8 +77,8 @@ fn write_scenario(dir: &Path, name: &str, text: &str) -> String {
 
 #[test]
 fn built_in_clients_are_judged_by_what_the_server_saw() {
-    use CheckId::*;
     use CheckStatus::{Fail, NotApplicable, Pass};
+    use ReplayCheck::*;
     let dir = tempfile::tempdir().unwrap();
     let rfc850 = write_scenario(
         dir.path(),
@@ -111,9 +111,9 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     ]);
     // `desynchronized` decides on 24 or more judged waits (clients x rounds):
     // 8 clients x 3 rounds, or 12 x 2 for http-date. Its false-fail rate for
-    // the reference client's jitter is computed in src/replay/judge/desync.rs.
+    // the reference client's jitter is computed in src/replay/checks/desync.rs.
     for (name, r) in &reports {
-        let expect: &[(CheckId, CheckStatus)] = match *name {
+        let expect: &[(ReplayCheck, CheckStatus)] = match *name {
             // The reference client passes every check, desynchronisation included.
             "reference/default" | "reference/no-retry-after" | "reference/http-date" => &[
                 (Recovered, Pass),
@@ -169,10 +169,10 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     // The same judgement as every replay: spread out is a reading, not a guess.
     for n in ["reference/default", "reference/no-retry-after", "reference/http-date"] {
         let d = get(n).desync.as_ref().unwrap_or_else(|| panic!("{n}: desynchronized was not read"));
-        assert_eq!(d.reading, retrygate::replay::judge::Reading::Spread, "{n}: {d:?}");
+        assert_eq!(d.reading, retrygate::replay::checks::Reading::Spread, "{n}: {d:?}");
     }
     let compliant = get("compliant/default").desync.as_ref().unwrap();
-    assert_ne!(compliant.reading, retrygate::replay::judge::Reading::Spread, "{compliant:?}");
+    assert_ne!(compliant.reading, retrygate::replay::checks::Reading::Spread, "{compliant:?}");
 
     // The server's journal, not the client, is the source: the reference
     // client's retry carries its first attempt's key, and every retry of a
@@ -195,7 +195,7 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     // The storm's violations point at the requests that broke the check.
     let storm = &get("storm/default").timeline[0].requests;
     assert!(storm[0].broke.is_empty());
-    assert!(storm[1..].iter().all(|q| q.broke == vec![CheckId::RetryAfterHonored]), "{storm:?}");
+    assert!(storm[1..].iter().all(|q| q.broke == vec![ReplayCheck::RetryAfterHonored]), "{storm:?}");
 }
 
 fn retrygate(args: &[&str], cwd: &Path) -> Output {
@@ -292,7 +292,7 @@ fn bad_input_is_named_and_never_passes() {
     let o = get("silent-cmd");
     assert_eq!(o.status.code(), Some(1));
     let r = json_report(o);
-    let c = r.check(CheckId::Recovered).unwrap();
+    let c = r.check(ReplayCheck::Recovered).unwrap();
     assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
     assert_eq!(c.message, "no request arrived from any client: nothing was tested");
     assert!(c.violations[0].message.contains("client 0: no request arrived (exited with code 0)"));
@@ -301,7 +301,7 @@ fn bad_input_is_named_and_never_passes() {
     let o = get("inner-missing");
     assert_eq!(o.status.code(), Some(1));
     let r = json_report(o);
-    let v = &r.check(CheckId::Recovered).unwrap().violations[0];
+    let v = &r.check(ReplayCheck::Recovered).unwrap().violations[0];
     assert!(v.message.contains("exited with code 127 (a command was not found)"), "{}", v.message);
     assert!(r.timeline[0].stderr_tail.contains("no-such-tool-xyz"), "{:?}", r.timeline[0].stderr_tail);
 
@@ -353,7 +353,7 @@ fn bad_input_is_named_and_never_passes() {
         assert_eq!(t.requests.last().map(|q| q.status), Some(200), "client {} not served: {t:?}", t.client);
     }
     // Client 0 sent no parsable request, so nothing about it was tested.
-    let c = r.check(CheckId::Recovered).unwrap();
+    let c = r.check(ReplayCheck::Recovered).unwrap();
     assert_eq!(c.violations.len(), 1);
     assert!(c.violations[0].message.starts_with("client 0: no request arrived"));
 }
@@ -464,7 +464,7 @@ fn several_scenarios_run_into_one_report_that_the_gate_can_bind() {
     assert_eq!(r.parts[0].verdict, ReplayVerdict::Pass);
     assert_eq!(r.parts[1].verdict, ReplayVerdict::Fail);
     // The storm re-sent the POST applied behind the 502, without a key.
-    let dup = r.check(CheckId::NoDuplicateWrite).unwrap();
+    let dup = r.check(ReplayCheck::NoDuplicateWrite).unwrap();
     assert_eq!((dup.status, dup.level), (CheckStatus::Fail, Level::Error));
     assert!(dup.message.starts_with(&format!("[{b}] writes applied: 2 for 1 operation;")), "{}", dup.message);
     assert!(r.reasons.iter().all(|x| x.starts_with(&format!("[{b}] "))), "{:?}", r.reasons);
@@ -601,7 +601,7 @@ fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_comm
 
 /// Issue 24: the replay runs the base's copy of the files it names. A pull
 /// request that swaps the client script for a polite stub still replays the
-/// base's client (and the swap is `gate-config-changed`, see policy::paths).
+/// base's client (and the swap is `gate-config-changed`, see decision::paths).
 #[test]
 fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
     let repo = crate::common::Repo::new();
@@ -661,8 +661,8 @@ fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() 
 /// every figure is fixed.
 #[test]
 fn the_json_report_of_a_failing_replay_reads_whole() {
+    use retrygate::replay::checks::{run, ChecksInput};
     use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
-    use retrygate::replay::judge::{judge, JudgeInput};
     use retrygate::replay::report::ReportContext;
     use retrygate::replay::runner::{ClientExit, ClientRun};
     use retrygate::replay::scenario::CheckLevels;
@@ -705,7 +705,7 @@ fn the_json_report_of_a_failing_replay_reads_whole() {
         })
         .collect();
     let judgement =
-        judge(JudgeInput { journal: &journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
+        run(ChecksInput { journal: &journal, exits: &exits, budget: 5, levels: &CheckLevels::default() });
     let ctx = ReportContext {
         scenario: "default".into(),
         scenario_description: "429 with Retry-After: 1, then 200".into(),

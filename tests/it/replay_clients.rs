@@ -12,10 +12,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 
-use retrygate::replay::judge::Reading;
+use retrygate::replay::checks::Reading;
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
-    render_markdown, run_replay_blocking, CheckId, CheckStatus, ReplayOptions, ReplayReport, ReplayVerdict,
+    render_markdown, run_replay_blocking, CheckStatus, ReplayCheck, ReplayOptions, ReplayReport,
+    ReplayVerdict,
 };
 
 const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
@@ -90,15 +91,15 @@ fn batch(jobs: Vec<(&'static str, &str, usize, Vec<String>)>) -> Vec<(&'static s
     handles.into_iter().map(|(n, h)| (n, h.join().unwrap())).collect()
 }
 
-fn outcome(r: &ReplayReport, id: CheckId) -> (CheckStatus, Level) {
+fn outcome(r: &ReplayReport, id: ReplayCheck) -> (CheckStatus, Level) {
     let c = r.check(id).unwrap();
     (c.status, c.level)
 }
 
 #[test]
 fn real_clients_get_the_measured_verdicts() {
-    use CheckId::*;
     use CheckStatus::{Fail, Pass};
+    use ReplayCheck::*;
     curl_available();
     python_available();
     let reqwest = reqwest_client().to_str().unwrap().to_string();
@@ -130,7 +131,7 @@ fn real_clients_get_the_measured_verdicts() {
     ]);
     let mut failures = Vec::new();
     for (name, r) in &reports {
-        let expect: &[(CheckId, CheckStatus, Option<Level>)] = match *name {
+        let expect: &[(ReplayCheck, CheckStatus, Option<Level>)] = match *name {
             // Honours Retry-After; a fleet of them comes back in lockstep (a warning).
             "curl" | "urllib3" => &[
                 (Recovered, Pass, None),
@@ -208,8 +209,8 @@ fn real_clients_get_the_measured_verdicts() {
 /// does not re-send an unanswered POST parks it and passes.
 #[test]
 fn write_loss_scenarios_judge_real_posting_clients() {
-    use CheckId::*;
     use CheckStatus::{Fail, Pass};
+    use ReplayCheck::*;
     curl_available();
     python_available();
     // curl re-sends a POST on a 502, a timeout (2 s) or a reset with --retry-all-errors.
@@ -291,7 +292,7 @@ fn urllib3_jitter_on_no_retry_after_passes_20_of_20_runs() {
             ("b", "no-retry-after", 12, py("urllib3_client.py", &["jitter"])),
         ]);
         for (_, r) in reports {
-            let d = r.check(CheckId::Desynchronized).unwrap();
+            let d = r.check(ReplayCheck::Desynchronized).unwrap();
             let reading = r.desync.as_ref().map(|s| s.reading);
             verdicts.push((r.verdict, d.status, reading, d.message.clone()));
         }
@@ -312,9 +313,47 @@ fn a_json_parsing_client_recovers_without_extra_requests() {
     python_available();
     let reports = batch(vec![("requests-json", "default", 2, py("requests_client.py", &["json"]))]);
     let r = &reports[0].1;
-    assert_eq!(outcome(r, CheckId::Recovered).0, CheckStatus::Pass, "{:?}", r.timeline);
+    assert_eq!(outcome(r, ReplayCheck::Recovered).0, CheckStatus::Pass, "{:?}", r.timeline);
     for t in &r.timeline {
         assert_eq!(t.requests.len(), 4, "{t:?}");
         assert!(t.stdout_tail.contains("'ok': True"), "{t:?}");
     }
+}
+
+/// `no-retry-on-refusal` on the `refused` scenario (one 400, then 200) with
+/// real curl: `--retry-all-errors` sends the refused request again and
+/// fails; plain `--retry` (curl's transient errors: 408, 429 and 5xx) gives
+/// up on the 400 and passes.
+#[test]
+fn curl_retrying_every_error_fails_no_retry_on_refusal_and_plain_retry_passes() {
+    use CheckStatus::{Fail, Pass};
+    use ReplayCheck::NoRetryOnRefusal;
+    curl_available();
+    let reports = batch(vec![
+        (
+            "all-errors",
+            "refused",
+            1,
+            sh("curl -sS -f -o - --retry 2 --retry-all-errors \"$RETRYGATE_URL/items\""),
+        ),
+        ("transient", "refused", 1, sh("curl -sS -f -o - --retry 2 \"$RETRYGATE_URL/items\"")),
+    ]);
+    let get = |n: &str| &reports.iter().find(|(name, _)| *name == n).unwrap().1;
+    let all = get("all-errors");
+    assert_eq!(outcome(all, NoRetryOnRefusal), (Fail, Level::Error), "{:?}", all.timeline);
+    assert_eq!(all.verdict, ReplayVerdict::Fail);
+    let c = all.check(NoRetryOnRefusal).unwrap();
+    assert_eq!(c.message, "1 request sent again after a 4xx refused it");
+    assert!(
+        c.violations[0].message.starts_with("client 0 sent GET /c/0/items again after a 400 refused it;"),
+        "{:?}",
+        c.violations
+    );
+    let transient = get("transient");
+    assert_eq!(outcome(transient, NoRetryOnRefusal), (Pass, Level::Error), "{:?}", transient.timeline);
+    assert_eq!(
+        transient.check(NoRetryOnRefusal).unwrap().message,
+        "no client sent a refused request again (1 request refused)"
+    );
+    assert_eq!(transient.verdict, ReplayVerdict::Pass);
 }

@@ -51,7 +51,7 @@ fn every_rule_has_docs_and_a_positive_and_a_negative_case() {
                 .results
                 .iter()
                 .filter(|c| {
-                    c.rule == r.id && c.positive == positive && c.outcome == cases::Outcome::Validated
+                    c.rule == r.id && c.positive == positive && c.outcome == cases::CaseOutcome::Validated
                 })
                 .count()
         };

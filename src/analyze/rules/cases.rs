@@ -30,7 +30,7 @@ use crate::changeset::FileChange;
 
 /// How one expectation (or one unexpected finding) turned out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
+pub enum CaseOutcome {
     /// `ruleid:` and the rule reported the line, or `ok:` and it did not.
     Validated,
     /// `ruleid:` but the rule did not report the line.
@@ -39,12 +39,12 @@ pub enum Outcome {
     Noisy,
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for CaseOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Outcome::Validated => "Validated",
-            Outcome::Missing => "Missing",
-            Outcome::Noisy => "Noisy",
+            CaseOutcome::Validated => "Validated",
+            CaseOutcome::Missing => "Missing",
+            CaseOutcome::Noisy => "Noisy",
         })
     }
 }
@@ -58,7 +58,7 @@ pub struct CaseResult {
     pub rule: String,
     /// `true` for a `ruleid:` expectation, `false` for `ok:` or an unannounced finding.
     pub positive: bool,
-    pub outcome: Outcome,
+    pub outcome: CaseOutcome,
 }
 
 /// Everything `retrygate rules test` found.
@@ -76,7 +76,7 @@ impl TestReport {
     pub fn passed(&self) -> bool {
         self.errors.is_empty()
             && self.untested.is_empty()
-            && self.results.iter().all(|r| r.outcome == Outcome::Validated)
+            && self.results.iter().all(|r| r.outcome == CaseOutcome::Validated)
     }
 
     /// A human summary: failures first, then one line per rule.
@@ -85,7 +85,7 @@ impl TestReport {
         for e in &self.errors {
             out.push_str(&format!("ERROR {e}\n"));
         }
-        for r in self.results.iter().filter(|r| r.outcome != Outcome::Validated) {
+        for r in self.results.iter().filter(|r| r.outcome != CaseOutcome::Validated) {
             let what = if r.positive { "expected a finding" } else { "unexpected finding" };
             out.push_str(&format!(
                 "{:<9} {} {}/{}:{} ({what})\n",
@@ -99,14 +99,14 @@ impl TestReport {
         for (rule, missing) in &self.untested {
             out.push_str(&format!("UNTESTED  {rule}: {missing}\n"));
         }
-        let validated = self.results.iter().filter(|r| r.outcome == Outcome::Validated).count();
+        let validated = self.results.iter().filter(|r| r.outcome == CaseOutcome::Validated).count();
         out.push_str(&format!(
             "{} cases, {} checks: {} validated, {} missing, {} noisy; {} rules untested, {} errors: {}\n",
             self.cases,
             self.results.len(),
             validated,
-            self.results.iter().filter(|r| r.outcome == Outcome::Missing).count(),
-            self.results.iter().filter(|r| r.outcome == Outcome::Noisy).count(),
+            self.results.iter().filter(|r| r.outcome == CaseOutcome::Missing).count(),
+            self.results.iter().filter(|r| r.outcome == CaseOutcome::Noisy).count(),
             self.untested.len(),
             self.errors.len(),
             if self.passed() { "PASS" } else { "FAIL" }
@@ -221,11 +221,11 @@ pub(crate) fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Resu
                 };
                 let hit = found.contains(&(a.target_line, a.rule.clone()));
                 let outcome = match (a.positive, hit) {
-                    (true, true) | (false, false) => Outcome::Validated,
-                    (true, false) => Outcome::Missing,
-                    (false, true) => Outcome::Noisy,
+                    (true, true) | (false, false) => CaseOutcome::Validated,
+                    (true, false) => CaseOutcome::Missing,
+                    (false, true) => CaseOutcome::Noisy,
                 };
-                if outcome == Outcome::Validated {
+                if outcome == CaseOutcome::Validated {
                     *if a.positive { positives.entry(rule) } else { negatives.entry(rule) }.or_default() += 1;
                 }
                 if a.positive {
@@ -252,7 +252,7 @@ pub(crate) fn run(analyzer: &RulePackAnalyzer, tests_dir: &Path) -> anyhow::Resu
                     line: *line,
                     rule: rule.clone(),
                     positive: false,
-                    outcome: Outcome::Noisy,
+                    outcome: CaseOutcome::Noisy,
                 });
             }
         }

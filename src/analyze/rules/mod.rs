@@ -63,7 +63,7 @@ pub struct RulePackAnalyzer {
     engine: Engine,
     /// The head tree, where a project's own retry helpers are looked up;
     /// without it they are resolved in the changed files only.
-    head_tree: Option<helpers::HeadTree>,
+    head_tree: Option<helpers::RepoHead>,
 }
 
 impl RulePackAnalyzer {
@@ -97,7 +97,7 @@ impl RulePackAnalyzer {
         self.head_tree = if is_commit {
             crate::changeset::Git::open(&cs.repo)
                 .ok()
-                .map(|git| helpers::HeadTree { git, rev: cs.head.clone() })
+                .map(|git| helpers::RepoHead { git, rev: cs.head.clone() })
         } else {
             None
         };

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::helpers::HeadTree;
+use super::helpers::RepoHead;
 use super::lang::Language;
 use super::spec::{parse_version, RuleSet, VersionGate};
 use crate::changeset::git::Blob;
@@ -33,7 +33,7 @@ pub(crate) fn settle(
     set: &RuleSet,
     findings: &mut Vec<Finding>,
     files: &[&FileChange],
-    tree: Option<&HeadTree>,
+    tree: Option<&RepoHead>,
 ) {
     let gate_of = |f: &Finding| set.rules.iter().find(|r| r.id == f.rule).and_then(|r| r.version.as_ref());
     let gated: Vec<String> =
@@ -92,7 +92,7 @@ fn is_at_or_above(dir: &str, of: &str) -> bool {
 fn dockerfiles(
     gated: &[String],
     files: &[&FileChange],
-    tree: Option<&HeadTree>,
+    tree: Option<&RepoHead>,
 ) -> (ByFolder, Option<String>) {
     let wanted = |path: &str| {
         Language::of_path(path) == Some(Language::Dockerfile)
@@ -126,7 +126,7 @@ fn dockerfiles(
 /// The tree's files that `wanted` keeps, read with one `git cat-file`; `Err`
 /// says why the tree could not be read (the finding then keeps its rule's
 /// severity).
-fn tree_files(tree: &HeadTree, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<(String, String)>, String> {
+fn tree_files(tree: &RepoHead, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<(String, String)>, String> {
     let listing = tree.git.tree_blobs(&tree.rev).map_err(|e| e.to_string())?;
     let picked: Vec<(String, String)> = listing
         .into_iter()
@@ -235,7 +235,7 @@ mod tests {
         let ok =
             std::process::Command::new("git").args(["init", "-q"]).current_dir(dir.path()).status().unwrap();
         assert!(ok.success());
-        let tree = HeadTree { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
+        let tree = RepoHead { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
         let packs = RulePackAnalyzer::bundled().unwrap();
         let file = FileChange::from_texts("edge/conf/site.conf", Some(BASE), Some(HEAD));
         let mut findings: Vec<Finding> = packs

@@ -7,8 +7,8 @@
 
 use super::gate::gate;
 use super::*;
-use retrygate::config::Mode;
-use retrygate::policy::ReplayStatus;
+use retrygate::config::Enforcement;
+use retrygate::decision::ReplayStatus;
 use retrygate::printer::{check_title, Context};
 
 /// One verdict in every format, each snapshot named `<case>.<format>`.
@@ -50,16 +50,17 @@ fn scan_with_nothing_found() {
 
 #[test]
 fn gate_blocked_with_a_rejected_replay() {
-    snapshot_every_format("gate-blocked", &gate(Mode::Enforce, ReplayStatus::Rejected, None));
+    snapshot_every_format("gate-blocked", &gate(Enforcement::Enforce, ReplayStatus::Rejected, None));
 }
 
 #[test]
 fn gate_in_advisory_mode() {
-    snapshot_every_format("gate-advisory", &gate(Mode::Advisory, ReplayStatus::Rejected, None));
+    snapshot_every_format("gate-advisory", &gate(Enforcement::Advisory, ReplayStatus::Rejected, None));
 }
 
 #[test]
 fn gate_signed_off_on_the_exact_head() {
-    let signed = gate(Mode::Enforce, ReplayStatus::Pass, Some("3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809"));
+    let signed =
+        gate(Enforcement::Enforce, ReplayStatus::Pass, Some("3f2a9c0d1e2b3c4d5e6f708192a3b4c5d6e7f809"));
     snapshot_every_format("gate-signed-off", &signed);
 }

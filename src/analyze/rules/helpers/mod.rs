@@ -36,7 +36,10 @@ use crate::analyze::FileResult;
 use crate::changeset::FileChange;
 use crate::finding::{Finding, Note};
 use syntax::{Code, Family};
-pub(crate) use tree::HeadTree;
+pub(crate) use tree::RepoHead;
+
+/// Helper names per family.
+type Names = HashMap<Family, HashSet<String>>;
 
 /// Lines around each added range whose raw text the prefilter reads.
 const MARGIN_LINES: u32 = 3;
@@ -319,23 +322,46 @@ pub(crate) struct Resolution {
     pub(crate) stale: HashSet<(String, u32)>,
 }
 
-/// Resolves the helpers the change sends writes through (and the helpers it
-/// made retrying) and reports them under each pack's `retry-helper-write`.
-pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTree>) -> Resolution {
-    let mut res = Resolution::default();
-    let out = &mut res.result;
-    let rule_of = |family: Family| -> Option<&Rule> {
-        let id = format!("{}/retry-helper-write", family.pack());
-        set.rules.iter().find(|r| r.id == id)
-    };
-    let tests = ScanPaths::defaults();
-    // 1. Prepare the changed files whose added lines are near a write word
-    //    (or a decorator, or a retry word for the other direction).
-    let mut prepared: Vec<Prepared> = Vec::new();
-    for file in files {
-        let Some(lang) = Language::of_path(&file.path) else { continue };
-        let Some(family) = Family::of(lang) else { continue };
-        if rule_of(family).is_none() || file.added.is_empty() || is_test(&tests, &file.path) {
+/// The name (after `<pack>/`) of the rule whose id, kind, severity and
+/// message a resolved helper's finding carries.
+const HELPER_RULE: &str = "retry-helper-write";
+
+/// Each family's `<pack>/retry-helper-write` rule, keyed by [`Family`]: a
+/// rule is found by the parts of its id, never by building an id string.
+struct HelperRules<'r>(HashMap<Family, &'r Rule>);
+
+impl<'r> HelperRules<'r> {
+    fn of(set: &'r RuleSet) -> HelperRules<'r> {
+        let mut rules = HashMap::new();
+        for rule in &set.rules {
+            let Some((pack, name)) = rule.id.split_once('/') else { continue };
+            let Some(family) = Family::ALL.into_iter().find(|f| f.pack() == pack) else { continue };
+            if name == HELPER_RULE {
+                rules.entry(family).or_insert(rule);
+            }
+        }
+        HelperRules(rules)
+    }
+
+    fn get(&self, family: Family) -> Option<&'r Rule> {
+        self.0.get(&family).copied()
+    }
+}
+
+/// The language and family of a path, when helper resolution reads it.
+fn family_of(path: &str) -> Option<(Language, Family)> {
+    let lang = Language::of_path(path)?;
+    Some((lang, Family::of(lang)?))
+}
+
+/// Step 1: the changed files (outside test code, in a family whose pack
+/// has the helper rule) whose added lines are near a write word (or a
+/// Python decorator), or near a retry word for the other direction.
+fn prepare<'f>(files: &[&'f FileChange], rules: &HelperRules<'_>, tests: &ScanPaths) -> Vec<Prepared<'f>> {
+    let mut prepared = Vec::new();
+    for &file in files {
+        let Some((lang, family)) = family_of(&file.path) else { continue };
+        if rules.get(family).is_none() || file.added.is_empty() || is_test(tests, &file.path) {
             continue;
         }
         let Some(head) = file.head.text() else { continue };
@@ -349,39 +375,58 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
         let masked_head = mask(head, &lang.syntax(), View::Code);
         prepared.push(Prepared { file, family, masked_head, writes_near, retry_near });
     }
-    if prepared.is_empty() {
-        return res;
-    }
-    // Each prepared head's bracket and line index, built once for every step.
-    let codes: Vec<Code> = prepared.iter().map(|p| Code::new(&p.masked_head)).collect();
-    // 2. Writes through a helper, on both sides; names to resolve.
-    let mut per_file: Vec<(usize, Vec<Through>, Vec<Through>)> = Vec::new();
-    let mut wanted: HashMap<Family, HashSet<String>> = HashMap::new();
-    for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.writes_near) {
-        let code = &codes[i];
-        let head = throughs(p.family, code, &|l| p.file.is_added(l));
+    prepared
+}
+
+/// The writes through a helper of one prepared file, head and base.
+struct FileWrites {
+    /// Index into the prepared files.
+    at: usize,
+    head: Vec<Through>,
+    base: Vec<Through>,
+}
+
+/// What [`writes_through`] found.
+#[derive(Default)]
+struct Sent {
+    files: Vec<FileWrites>,
+    /// The helper names a touched write is sent through, to resolve.
+    wanted: HashMap<Family, HashSet<String>>,
+}
+
+/// Step 2: writes sent through a helper, on both sides of each prepared
+/// file with a touched one, and the helper names to resolve.
+fn writes_through(prepared: &[Prepared<'_>], codes: &[Code]) -> Sent {
+    let mut sent = Sent::default();
+    for (at, p) in prepared.iter().enumerate().filter(|(_, p)| p.writes_near) {
+        let head = throughs(p.family, &codes[at], &|l| p.file.is_added(l));
         if !head.iter().any(|t| t.touched) {
             continue;
         }
-        let base = match p.file.base.text() {
-            Some(b) => {
-                let lang = Language::of_path(&p.file.path).unwrap_or(Language::Python);
+        let base = match (p.file.base.text(), family_of(&p.file.path)) {
+            (Some(b), Some((lang, _))) => {
                 let m = mask(b, &lang.syntax(), View::Code);
                 throughs(p.family, &Code::new(&m), &|_| false)
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         for t in head.iter().filter(|t| t.touched) {
-            wanted.entry(p.family).or_default().insert(t.helper.clone());
+            sent.wanted.entry(p.family).or_default().insert(t.helper.clone());
         }
-        per_file.push((i, head, base));
+        sent.files.push(FileWrites { at, head, base });
     }
-    // 3. Definitions the change made retrying (the other direction). The
-    //    base is masked and its definitions listed once per file, only when
-    //    a touched head definition retries.
-    let mut became: Vec<(usize, syntax::Def)> = Vec::new();
-    for (i, p) in prepared.iter().enumerate().filter(|(_, p)| p.retry_near) {
-        let code = &codes[i];
+    sent
+}
+
+/// Step 3: definitions the change made retrying (the other direction):
+/// a touched head definition that retries, of a name every base definition
+/// of which did not. A new definition (or one moved here from another
+/// file) did not change behaviour. The base is masked only for a file with
+/// such a head definition.
+fn made_retrying(prepared: &[Prepared<'_>], codes: &[Code]) -> Vec<(usize, syntax::Def)> {
+    let mut became = Vec::new();
+    for (at, p) in prepared.iter().enumerate().filter(|(_, p)| p.retry_near) {
+        let code = &codes[at];
         let edited = |above: usize, body: (usize, usize)| {
             touches(p.file, code.lines.of(above), code.lines.of(body.1.saturating_sub(1)))
         };
@@ -390,8 +435,8 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             .filter(|d| d.retrying)
             .collect();
         let Some(base) = p.file.base.text().filter(|_| !touched.is_empty()) else { continue };
+        let Some((lang, _)) = family_of(&p.file.path) else { continue };
         let names: HashSet<&str> = touched.iter().map(|d| d.name.as_str()).collect();
-        let lang = Language::of_path(&p.file.path).unwrap_or(Language::Python);
         let m = mask(base, &lang.syntax(), View::Code);
         let base_code = Code::new(&m);
         // name -> whether every base definition of it did not retry.
@@ -400,75 +445,81 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             let e = plain.entry(bd.name).or_insert(true);
             *e = *e && !bd.retrying;
         }
-        // Only a definition that was there and did not retry: a new one
-        // (or one moved here from another file) did not change behaviour.
         for d in touched {
             if plain.get(&d.name).copied().unwrap_or(false) {
-                became.push((i, d));
+                became.push((at, d));
             }
         }
     }
-    if per_file.is_empty() && became.is_empty() {
-        return res;
-    }
-    // 4. Resolve: definitions in every changed file of the family, then in the tree.
-    let became_names: HashMap<Family, HashSet<String>> =
-        became.iter().fold(HashMap::new(), |mut m, (i, d)| {
-            m.entry(prepared[*i].family).or_default().insert(d.name.clone());
-            m
-        });
-    let mut index = Index {
-        wanted: &wanted,
-        became: &became_names,
-        resolved: HashMap::new(),
-        callers: HashMap::new(),
-        elsewhere: HashSet::new(),
-    };
-    // Writes through the wanted helpers in the base of any changed file:
-    // code moved from there is not new.
-    let mut before: HashSet<(Family, String)> = HashSet::new();
-    // The identities of the writes in the bases of the changed files: a
-    // head write with one of them was there (moved, or sent through another
-    // builder of the same client), whatever helper sent it.
-    let mut before_ids: HashSet<(Family, &'static str, String)> = HashSet::new();
-    // The identities of every write in those bases, helper or not: a head
-    // write with one of them is an existing write newly sent through a
-    // helper (reported where it is), not a brand-new one.
-    let mut existed: HashSet<(Family, &'static str, String)> = HashSet::new();
+    became
+}
+
+/// What the bases of the changed files already sent (step 4a).
+#[derive(Default)]
+struct BaseWrites {
+    /// Writes through the wanted helpers ([`Through::text`]): code moved
+    /// from there is not new.
+    through: HashSet<(Family, String)>,
+    /// The identities of writes through any helper: a head write with one
+    /// of them was there (moved, or sent through another builder of the
+    /// same client), whatever helper sent it.
+    through_ids: HashSet<(Family, &'static str, String)>,
+    /// The identities of every write, helper or not: a head write with one
+    /// of them is an existing write newly sent through a helper (reported
+    /// where it is), not a brand-new one.
+    any_ids: HashSet<(Family, &'static str, String)>,
+}
+
+/// Step 4a: the writes of the bases of the changed files in a family with
+/// a wanted helper.
+fn base_writes(files: &[&FileChange], wanted: &HashMap<Family, HashSet<String>>) -> BaseWrites {
+    let mut out = BaseWrites::default();
     for file in files {
-        let Some(lang) = Language::of_path(&file.path) else { continue };
-        let Some(family) = Family::of(lang) else { continue };
+        let Some((lang, family)) = family_of(&file.path) else { continue };
         let (Some(names), Some(base)) = (wanted.get(&family), file.base.text()) else { continue };
         if !write_words().is_match(base) {
             continue;
         }
         let m = mask(base, &lang.syntax(), View::Code);
         let base_code = Code::new(&m);
-        let all: Vec<(usize, usize, usize)> =
-            base_code.writes_in(0, m.len()).iter().map(|&(w, _)| (w, w, m.len())).collect();
-        for (&(_, verb), ids) in
-            base_code.writes_in(0, m.len()).iter().zip(identities(family, &base_code, &all))
-        {
+        let writes = base_code.writes_in(0, m.len());
+        let spans: Vec<(usize, usize, usize)> = writes.iter().map(|&(w, _)| (w, w, m.len())).collect();
+        for (&(_, verb), ids) in writes.iter().zip(identities(family, &base_code, &spans)) {
             for id in ids {
-                existed.insert((family, verb, scoped(&file.path, &id)));
+                out.any_ids.insert((family, verb, scoped(&file.path, &id)));
             }
         }
         for t in throughs(family, &base_code, &|_| false) {
             for id in &t.identity {
-                before_ids.insert((family, t.verb, scoped(&file.path, id)));
+                out.through_ids.insert((family, t.verb, scoped(&file.path, id)));
             }
             if names.contains(&t.helper) {
-                before.insert((family, t.text));
+                out.through.insert((family, t.text));
             }
         }
     }
-    let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    out
+}
+
+/// Step 4b: definitions and callers in every changed head file (outside
+/// test code) of a family with a name to resolve.
+fn index_changed<'n>(
+    files: &[&FileChange],
+    prepared: &[Prepared<'_>],
+    codes: &[Code],
+    (wanted, became): (&'n Names, &'n Names),
+    tests: &ScanPaths,
+) -> Index<'n> {
+    let mut index = Index {
+        wanted,
+        became,
+        resolved: HashMap::new(),
+        callers: HashMap::new(),
+        elsewhere: HashSet::new(),
+    };
     for file in files {
-        let Some(lang) = Language::of_path(&file.path) else { continue };
-        let Some(family) = Family::of(lang) else { continue };
-        if is_test(&tests, &file.path)
-            || (!wanted.contains_key(&family) && !became_names.contains_key(&family))
-        {
+        let Some((lang, family)) = family_of(&file.path) else { continue };
+        if is_test(tests, &file.path) || (!wanted.contains_key(&family) && !became.contains_key(&family)) {
             continue;
         }
         let Some(head) = file.head.text() else { continue };
@@ -479,66 +530,90 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             }
         }
     }
-    let unresolved: HashMap<Family, Vec<String>> = {
-        let mut m: HashMap<Family, Vec<String>> = HashMap::new();
-        for (family, names) in &wanted {
-            for n in names {
-                if !index.resolved.contains_key(&(*family, n.clone())) {
-                    m.entry(*family).or_default().push(n.clone());
-                }
+    index
+}
+
+/// Step 4c: the names the head tree must be read for: wanted names no
+/// changed file defines, and every name made retrying (its callers may be
+/// anywhere).
+fn unresolved(index: &Index<'_>) -> HashMap<Family, Vec<String>> {
+    let mut m: HashMap<Family, Vec<String>> = HashMap::new();
+    for (family, names) in index.wanted {
+        for n in names {
+            if !index.resolved.contains_key(&(*family, n.clone())) {
+                m.entry(*family).or_default().push(n.clone());
             }
-        }
-        for (family, names) in &became_names {
-            m.entry(*family).or_default().extend(names.iter().cloned());
-        }
-        m
-    };
-    if let Some(tree) = tree.filter(|_| !unresolved.is_empty()) {
-        match tree::read(tree, &unresolved, &changed, &|p| is_test(&tests, p)) {
-            Ok(read) => {
-                if read.partial {
-                    out.notes.push(Note::info(
-                        None,
-                        "some files of the head tree were too large to read while resolving retry helpers; a helper defined there may be missed",
-                    ));
-                }
-                for f in read.files {
-                    index.scan(f.family, &f.path, &Code::new(&f.masked), true);
-                }
-            }
-            // A git failure is not a bound we chose: block, so a write sent
-            // through an unread helper cannot pass unseen.
-            Err(e) => out.notes.push(Note::blocking(
-                None,
-                format!("could not read the head tree to resolve retry helpers ({e}); check that the head commit is in the repository, then run retrygate again"),
-            )),
         }
     }
-    // 5. Findings: writes newly sent through a helper that retries. New
-    //    writes through the helpers of one file (the builders of one
-    //    client) are one finding, listing them, not one per call.
-    let mut new_writes: BTreeMap<(Family, String), Vec<NewWrite>> = BTreeMap::new();
-    for (i, head, base) in per_file {
-        let p = &prepared[i];
-        let mut base_count: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        for t in &base {
-            *base_count.entry((t.helper.as_str(), t.verb)).or_default() += 1;
+    for (family, names) in index.became {
+        m.entry(*family).or_default().extend(names.iter().cloned());
+    }
+    m
+}
+
+/// Step 4d: the unchanged files of the head tree that mention a name of
+/// `unresolved`, indexed. A partial read is an info note; a git failure is
+/// not a bound we chose, so it is a blocking note: a write sent through an
+/// unread helper cannot pass unseen.
+fn index_tree(
+    index: &mut Index<'_>,
+    tree: &RepoHead,
+    unresolved: &HashMap<Family, Vec<String>>,
+    changed: &HashSet<&str>,
+    tests: &ScanPaths,
+) -> Option<Note> {
+    match tree::read(tree, unresolved, changed, &|p| is_test(tests, p)) {
+        Ok(read) => {
+            for f in read.files {
+                index.scan(f.family, &f.path, &Code::new(&f.masked), true);
+            }
+            read.partial.then(|| Note::info(
+                None,
+                "some files of the head tree were too large to read while resolving retry helpers; a helper defined there may be missed",
+            ))
         }
-        let mut head_count: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-        for t in &head {
-            *head_count.entry((t.helper.as_str(), t.verb)).or_default() += 1;
-        }
-        let mut reported: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        Err(e) => Some(Note::blocking(
+            None,
+            format!("could not read the head tree to resolve retry helpers ({e}); check that the head commit is in the repository, then run retrygate again"),
+        )),
+    }
+}
+
+/// Step 5a: writes newly sent through a helper that retries, grouped: new
+/// writes through the helpers of one file the change left alone (the
+/// builders of one client) are one group; an existing write newly sent
+/// through a retry is its own group, at its line. Writes that are moved or
+/// copied code go to `stale` instead.
+fn new_writes(
+    prepared: &[Prepared<'_>],
+    sent: Vec<FileWrites>,
+    before: &BaseWrites,
+    index: &Index<'_>,
+    changed: &HashSet<&str>,
+    stale: &mut HashSet<(String, u32)>,
+) -> BTreeMap<(Family, String), Vec<NewWrite>> {
+    let mut groups: BTreeMap<(Family, String), Vec<NewWrite>> = BTreeMap::new();
+    for FileWrites { at, head, base } in sent {
+        let p = &prepared[at];
+        let count = |ts: &[Through]| {
+            let mut m: BTreeMap<(String, &str), usize> = BTreeMap::new();
+            for t in ts {
+                *m.entry((t.helper.clone(), t.verb)).or_default() += 1;
+            }
+            m
+        };
+        let (base_count, head_count) = (count(&base), count(&head));
+        let mut reported: BTreeMap<(String, &str), usize> = BTreeMap::new();
         for t in head.iter().filter(|t| t.touched) {
-            let key = (t.helper.as_str(), t.verb);
+            let key = (t.helper.clone(), t.verb);
             let excess = head_count[&key].saturating_sub(base_count.get(&key).copied().unwrap_or(0));
             let seen = (p.family, t.text.clone());
             let was_there = t
                 .identity
                 .iter()
-                .any(|id| before_ids.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
-            if was_there || before.contains(&seen) || index.elsewhere.contains(&seen) {
-                res.stale.insert((p.file.path.clone(), t.line));
+                .any(|id| before.through_ids.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
+            if was_there || before.through.contains(&seen) || index.elsewhere.contains(&seen) {
+                stale.insert((p.file.path.clone(), t.line));
                 continue;
             }
             let done = reported.entry(key).or_default();
@@ -552,8 +627,10 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             };
             *done += 1;
             let client = site.rsplit_once(':').map_or(site, |(file, _)| file).to_string();
-            let brand_new =
-                !t.identity.iter().any(|id| existed.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
+            let brand_new = !t
+                .identity
+                .iter()
+                .any(|id| before.any_ids.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
             // Only brand-new writes through a client the change left alone
             // are listed together; an existing write newly sent through a
             // retry is reported where it is.
@@ -562,7 +639,7 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             } else {
                 format!("{}:{}", p.file.path, t.line)
             };
-            new_writes.entry((p.family, group)).or_default().push(NewWrite {
+            groups.entry((p.family, group)).or_default().push(NewWrite {
                 path: p.file.path.clone(),
                 line: t.line,
                 verb: t.verb,
@@ -571,69 +648,315 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&HeadTr
             });
         }
     }
-    for ((family, client), writes) in new_writes {
-        let Some(rule) = rule_of(family) else { continue };
-        let first = &writes[0];
-        let what = if writes.len() == 1 {
-            format!("a {} through `{}`, which retries (defined at {})", first.verb, first.helper, first.site)
-        } else {
-            let shown: Vec<String> = writes
-                .iter()
-                .take(5)
-                .map(|w| format!("{}:{} ({} through `{}`)", w.path, w.line, w.verb, w.helper))
-                .collect();
-            let more =
-                if writes.len() > 5 { format!(" and {} more", writes.len() - 5) } else { String::new() };
-            format!(
-                "{} new writes through the retrying client defined in {client}: {}{more}",
-                writes.len(),
-                shown.join(", ")
-            )
-        };
+    groups
+}
+
+/// Step 5b: one group of new writes as one finding of `rule`.
+fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<Finding> {
+    let first = writes.first()?;
+    let what = if writes.len() == 1 {
+        format!("a {} through `{}`, which retries (defined at {})", first.verb, first.helper, first.site)
+    } else {
+        let shown: Vec<String> = writes
+            .iter()
+            .take(5)
+            .map(|w| format!("{}:{} ({} through `{}`)", w.path, w.line, w.verb, w.helper))
+            .collect();
+        let more = if writes.len() > 5 { format!(" and {} more", writes.len() - 5) } else { String::new() };
+        format!(
+            "{} new writes through the retrying client defined in {client}: {}{more}",
+            writes.len(),
+            shown.join(", ")
+        )
+    };
+    let head = if writes.len() == 1 {
+        serde_json::json!({ "helper": first.helper, "method": first.verb, "definition": first.site })
+    } else {
         let listed: Vec<serde_json::Value> = writes
             .iter()
             .map(|w| {
                 serde_json::json!({ "path": w.path, "line": w.line, "helper": w.helper, "method": w.verb, "definition": w.site })
             })
             .collect();
-        let head = if writes.len() == 1 {
-            serde_json::json!({ "helper": first.helper, "method": first.verb, "definition": first.site })
-        } else {
-            serde_json::json!({ "writes": listed })
-        };
-        out.findings.push(
-            Finding::new(rule.kind, &rule.id, &first.path, first.line)
-                .severity(rule.severity)
-                .message(rule.message.replace("{match}", &what))
-                .head(head),
-        );
+        serde_json::json!({ "writes": listed })
+    };
+    Some(
+        Finding::new(rule.kind, &rule.id, &first.path, first.line)
+            .severity(rule.severity)
+            .message(rule.message.replace("{match}", &what))
+            .head(head),
+    )
+}
+
+/// Step 6: a helper the change made retrying, with the writes sent through
+/// it, as one finding at the added line that made it retry.
+fn became_finding(p: &Prepared<'_>, code: &Code, d: &syntax::Def, sites: &[String], rule: &Rule) -> Finding {
+    let (a, b) = (code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)));
+    let raw = p.file.head.text().unwrap_or("");
+    let line = (a..=b)
+        .filter(|&l| p.file.is_added(l))
+        .find(|&l| retry_words().is_match(raw.lines().nth(l as usize - 1).unwrap_or("")))
+        .or_else(|| (a..=b).find(|&l| p.file.is_added(l)))
+        .unwrap_or(a);
+    let mut sites = sites.to_vec();
+    sites.sort();
+    sites.dedup();
+    let shown: Vec<&str> = sites.iter().take(3).map(String::as_str).collect();
+    let more = if sites.len() > 3 { format!(" and {} more", sites.len() - 3) } else { String::new() };
+    let what =
+        format!("`{}` now retries, and writes are sent through it: {}{more}", d.name, shown.join(", "));
+    Finding::new(rule.kind, &rule.id, &p.file.path, line)
+        .severity(rule.severity)
+        .message(rule.message.replace("{match}", &what))
+        .head(serde_json::json!({ "helper": d.name, "writes": sites }))
+}
+
+/// Resolves the helpers the change sends writes through (and the helpers it
+/// made retrying) and reports them under each pack's `retry-helper-write`,
+/// in named steps: [`prepare`], [`writes_through`], [`made_retrying`],
+/// [`base_writes`], [`index_changed`], [`unresolved`], [`index_tree`],
+/// [`new_writes`] with [`new_write_finding`], and [`became_finding`].
+pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&RepoHead>) -> Resolution {
+    let mut res = Resolution::default();
+    let rules = HelperRules::of(set);
+    let tests = ScanPaths::defaults();
+    let prepared = prepare(files, &rules, &tests);
+    if prepared.is_empty() {
+        return res;
     }
-    // 6. Findings: a helper the change made retrying, with writes sent through it.
-    for (i, d) in became {
-        let p = &prepared[i];
-        let Some(rule) = rule_of(p.family) else { continue };
+    // Each prepared head's bracket and line index, built once for every step.
+    let codes: Vec<Code> = prepared.iter().map(|p| Code::new(&p.masked_head)).collect();
+    let sent = writes_through(&prepared, &codes);
+    let became = made_retrying(&prepared, &codes);
+    if sent.files.is_empty() && became.is_empty() {
+        return res;
+    }
+    let mut became_names: HashMap<Family, HashSet<String>> = HashMap::new();
+    for (at, d) in &became {
+        became_names.entry(prepared[*at].family).or_default().insert(d.name.clone());
+    }
+    let before = base_writes(files, &sent.wanted);
+    let mut index = index_changed(files, &prepared, &codes, (&sent.wanted, &became_names), &tests);
+    let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let unresolved = unresolved(&index);
+    if let Some(tree) = tree.filter(|_| !unresolved.is_empty()) {
+        res.result.notes.extend(index_tree(&mut index, tree, &unresolved, &changed, &tests));
+    }
+    for ((family, client), writes) in
+        new_writes(&prepared, sent.files, &before, &index, &changed, &mut res.stale)
+    {
+        let Some(rule) = rules.get(family) else { continue };
+        res.result.findings.extend(new_write_finding(rule, &client, &writes));
+    }
+    for (at, d) in &became {
+        let p = &prepared[*at];
+        let Some(rule) = rules.get(p.family) else { continue };
         let Some(sites) = index.callers.get(&(p.family, d.name.clone())) else { continue };
-        let code = &codes[i];
-        let (a, b) = (code.lines.of(d.above), code.lines.of(d.body.1.saturating_sub(1)));
-        let raw = p.file.head.text().unwrap_or("");
-        let line = (a..=b)
-            .filter(|&l| p.file.is_added(l))
-            .find(|&l| retry_words().is_match(raw.lines().nth(l as usize - 1).unwrap_or("")))
-            .or_else(|| (a..=b).find(|&l| p.file.is_added(l)))
-            .unwrap_or(a);
-        let mut sites = sites.clone();
-        sites.sort();
-        sites.dedup();
-        let shown: Vec<&str> = sites.iter().take(3).map(String::as_str).collect();
-        let more = if sites.len() > 3 { format!(" and {} more", sites.len() - 3) } else { String::new() };
-        let what =
-            format!("`{}` now retries, and writes are sent through it: {}{more}", d.name, shown.join(", "));
-        out.findings.push(
-            Finding::new(rule.kind, &rule.id, &p.file.path, line)
-                .severity(rule.severity)
-                .message(rule.message.replace("{match}", &what))
-                .head(serde_json::json!({ "helper": d.name, "writes": sites })),
-        );
+        res.result.findings.push(became_finding(p, &codes[*at], d, sites, rule));
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pack with the Python helper rule (under `id`) and an unrelated rule.
+    fn set_with(id: &str) -> RuleSet {
+        let yaml = format!(
+            "rules:\n  - id: {id}\n    kind: retry-non-idempotent\n    severity: error\n    languages: [python]\n    message: \"a write is now sent through a retry helper: {{match}}\"\n    pattern: 'never_matches_anything_zz\\('\n    when: added\n    docs: {{ what: w, why: y, example: e, use_instead: u }}\n  - id: python/other\n    kind: retry-non-idempotent\n    severity: warning\n    languages: [python]\n    message: \"m\"\n    pattern: 'never_matches_either_zz\\('\n    when: added\n    docs: {{ what: w, why: y, example: e, use_instead: u }}\n"
+        );
+        RuleSet::load(&[("t.yml".into(), yaml)]).unwrap()
+    }
+
+    const RETRYING: &str = "import time\n\n\ndef resilient(fn):\n    for attempt in range(5):\n        try:\n            return fn()\n        except IOError:\n            time.sleep(attempt)\n    return fn()\n";
+    const PLAIN: &str = "def resilient(fn):\n    return fn()\n";
+    const GET: &str =
+        "from app.net import resilient\n\n\ndef create(s, o):\n    return resilient(lambda: s.get('/orders'))\n";
+    const POST: &str =
+        "from app.net import resilient\n\n\ndef create(s, o):\n    return resilient(lambda: s.post('/orders', json=o))\n";
+
+    fn change(path: &str, base: Option<&str>, head: &str) -> FileChange {
+        FileChange::from_texts(path, base, Some(head))
+    }
+
+    fn codes<'p>(prepared: &'p [Prepared<'_>]) -> Vec<Code<'p>> {
+        prepared.iter().map(|p| Code::new(&p.masked_head)).collect()
+    }
+
+    #[test]
+    fn the_helper_rule_is_found_by_family_never_by_a_near_id() {
+        let set = set_with("python/retry-helper-write");
+        let rules = HelperRules::of(&set);
+        assert_eq!(rules.get(Family::Python).map(|r| r.id.as_str()), Some("python/retry-helper-write"));
+        assert!(rules.get(Family::Js).is_none());
+        for near in ["python/retry-helper-writes", "pythonx/retry-helper-write", "ruby/retry-helper-write"] {
+            let set = set_with(near);
+            assert!(HelperRules::of(&set).0.is_empty(), "{near}");
+        }
+    }
+
+    #[test]
+    fn prepare_keeps_a_file_with_a_write_near_an_added_line_and_drops_test_code_and_quiet_files() {
+        let set = set_with("python/retry-helper-write");
+        let rules = HelperRules::of(&set);
+        let tests = ScanPaths::defaults();
+        let orders = change("app/orders.py", Some(GET), POST);
+        let in_tests = change("tests/test_orders.py", Some(GET), POST);
+        let quiet = change("app/names.py", Some("x = 1\n"), "x = 1\ny = 2\n");
+        let go = change("app/orders.go", Some("package a\n"), "package a\nfunc f() { c.Post(u) }\n");
+        let prepared = prepare(&[&orders, &in_tests, &quiet, &go], &rules, &tests);
+        let kept: Vec<(&str, bool)> =
+            prepared.iter().map(|p| (p.file.path.as_str(), p.writes_near)).collect();
+        assert_eq!(kept, [("app/orders.py", true)]);
+    }
+
+    #[test]
+    fn writes_through_names_the_helper_of_a_touched_write_only() {
+        let set = set_with("python/retry-helper-write");
+        let rules = HelperRules::of(&set);
+        let tests = ScanPaths::defaults();
+        let touched = change("app/orders.py", Some(GET), POST);
+        // The write line is unchanged; only a comment was added at the top.
+        let untouched = change("app/old.py", Some(POST), &format!("# post it\n{POST}"));
+        let prepared = prepare(&[&touched, &untouched], &rules, &tests);
+        assert_eq!(prepared.len(), 2);
+        let sent = writes_through(&prepared, &codes(&prepared));
+        let files: Vec<&str> = sent.files.iter().map(|f| prepared[f.at].file.path.as_str()).collect();
+        assert_eq!(files, ["app/orders.py"]);
+        assert_eq!(sent.wanted[&Family::Python], HashSet::from(["resilient".to_string()]));
+        // The head sends a POST through it; the base sent a GET, not a write.
+        assert_eq!((sent.files[0].head.len(), sent.files[0].base.len()), (1, 0));
+    }
+
+    #[test]
+    fn made_retrying_is_a_plain_definition_that_now_retries_not_a_new_one() {
+        let set = set_with("python/retry-helper-write");
+        let rules = HelperRules::of(&set);
+        let tests = ScanPaths::defaults();
+        let became = change("app/net.py", Some(PLAIN), RETRYING);
+        let new = change("app/other.py", Some("x = 1\n"), &format!("x = 1\n{RETRYING}"));
+        let prepared = prepare(&[&became, &new], &rules, &tests);
+        let found: Vec<(&str, String)> = made_retrying(&prepared, &codes(&prepared))
+            .into_iter()
+            .map(|(at, d)| (prepared[at].file.path.as_str(), d.name))
+            .collect();
+        assert_eq!(found, [("app/net.py", "resilient".to_string())]);
+    }
+
+    #[test]
+    fn base_writes_hold_the_base_write_through_a_wanted_helper_and_its_identities() {
+        let orders = change("app/orders.py", Some(POST), &format!("{POST}\n# more\n"));
+        let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
+        let before = base_writes(&[&orders], &wanted);
+        assert_eq!(before.through.len(), 1);
+        assert!(before.through_ids.contains(&(Family::Python, "POST", "app/orders.py|f:create".into())));
+        assert!(
+            before.any_ids.contains(&(Family::Python, "POST", "t:'/orders'".into())),
+            "{:?}",
+            before.any_ids
+        );
+        // A family with no wanted helper reads nothing.
+        assert!(base_writes(&[&orders], &HashMap::new()).through.is_empty());
+    }
+
+    #[test]
+    fn a_name_defined_in_a_changed_file_is_resolved_and_an_undefined_one_is_left_for_the_tree() {
+        let tests = ScanPaths::defaults();
+        let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
+        let none = HashMap::new();
+        let net = change("app/net.py", Some(RETRYING), &format!("{RETRYING}\n# touched\n"));
+        let index = index_changed(&[&net], &[], &[], (&wanted, &none), &tests);
+        assert_eq!(
+            index.resolved[&(Family::Python, "resilient".to_string())].retrying_site(),
+            Some("app/net.py:4")
+        );
+        assert!(unresolved(&index).is_empty());
+        let elsewhere = change("app/other.py", Some("x = 1\n"), "x = 2\n");
+        let index = index_changed(&[&elsewhere], &[], &[], (&wanted, &none), &tests);
+        assert_eq!(unresolved(&index)[&Family::Python], ["resilient"]);
+    }
+
+    #[test]
+    fn a_git_failure_reading_the_tree_is_a_blocking_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let status =
+            std::process::Command::new("git").args(["init", "-q"]).current_dir(dir.path()).status().unwrap();
+        assert!(status.success());
+        let tree = RepoHead { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
+        let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
+        let none = HashMap::new();
+        let mut index = index_changed(&[], &[], &[], (&wanted, &none), &ScanPaths::defaults());
+        let unresolved = unresolved(&index);
+        let note =
+            index_tree(&mut index, &tree, &unresolved, &HashSet::new(), &ScanPaths::defaults()).unwrap();
+        assert!(note.blocking, "{note:?}");
+        assert!(
+            note.message.starts_with("could not read the head tree to resolve retry helpers ("),
+            "{note:?}"
+        );
+    }
+
+    fn write(line: u32) -> NewWrite {
+        NewWrite {
+            path: "app/orders.py".into(),
+            line,
+            verb: "POST",
+            helper: "send".into(),
+            site: "app/net.py:4".into(),
+        }
+    }
+
+    #[test]
+    fn one_new_write_is_named_and_many_are_listed_five_at_most() {
+        let set = set_with("python/retry-helper-write");
+        let rule = HelperRules::of(&set).get(Family::Python).unwrap();
+        let one = new_write_finding(rule, "app/net.py", &[write(5)]).unwrap();
+        assert_eq!(
+            one.message,
+            "a write is now sent through a retry helper: a POST through `send`, which retries (defined at app/net.py:4)"
+        );
+        let many: Vec<NewWrite> = (1..=6).map(write).collect();
+        let f = new_write_finding(rule, "app/net.py", &many).unwrap();
+        assert_eq!(
+            f.message,
+            "a write is now sent through a retry helper: 6 new writes through the retrying client defined in app/net.py: \
+             app/orders.py:1 (POST through `send`), app/orders.py:2 (POST through `send`), app/orders.py:3 (POST through `send`), \
+             app/orders.py:4 (POST through `send`), app/orders.py:5 (POST through `send`) and 1 more"
+        );
+        assert_eq!(f.head.as_ref().unwrap()["writes"].as_array().unwrap().len(), 6);
+        assert!(new_write_finding(rule, "app/net.py", &[]).is_none());
+    }
+
+    #[test]
+    fn resolve_reports_a_write_through_a_retrying_helper_under_the_packs_rule_and_not_a_plain_one() {
+        let set = set_with("python/retry-helper-write");
+        let orders = change("app/orders.py", Some(GET), POST);
+        let net = change("app/net.py", Some(RETRYING), &format!("{RETRYING}\n# touched\n"));
+        let found = resolve(&set, &[&orders, &net], None).result.findings;
+        let got: Vec<(&str, &str, u32)> =
+            found.iter().map(|f| (f.rule.as_str(), f.path.as_str(), f.line)).collect();
+        assert_eq!(got, [("python/retry-helper-write", "app/orders.py", 5)]);
+        let plain = change("app/net.py", Some(PLAIN), &format!("{PLAIN}\n# touched\n"));
+        assert!(resolve(&set, &[&orders, &plain], None).result.findings.is_empty());
+        // A pack without the helper rule gets nothing, whatever it holds.
+        let other = set_with("python/retry-helper-writes");
+        assert!(resolve(&other, &[&orders, &net], None).result.findings.is_empty());
+    }
+
+    #[test]
+    fn resolve_reports_a_helper_made_retrying_with_the_writes_sent_through_it_and_not_with_reads_only() {
+        let set = set_with("python/retry-helper-write");
+        let net = change("app/net.py", Some(PLAIN), RETRYING);
+        let orders = change("app/orders.py", Some(POST), &format!("{POST}\n# touched\n"));
+        let found = resolve(&set, &[&net, &orders], None).result.findings;
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].path, "app/net.py");
+        assert_eq!(
+            found[0].message,
+            "a write is now sent through a retry helper: `resilient` now retries, and writes are sent through it: app/orders.py:5 (POST)"
+        );
+        let reads = change("app/orders.py", Some(GET), &format!("{GET}\n# touched\n"));
+        assert!(resolve(&set, &[&net, &reads], None).result.findings.is_empty());
+    }
 }

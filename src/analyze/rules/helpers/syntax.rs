@@ -24,6 +24,9 @@ pub(crate) enum Family {
 }
 
 impl Family {
+    /// Every family, in declaration order.
+    pub(crate) const ALL: [Family; 4] = [Family::Python, Family::Js, Family::Go, Family::Java];
+
     pub(crate) fn of(lang: Language) -> Option<Family> {
         Some(match lang {
             Language::Python => Family::Python,

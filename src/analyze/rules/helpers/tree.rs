@@ -16,9 +16,10 @@ use crate::changeset::git::{Blob, Git, TreeBlob};
 pub(crate) const MAX_TREE_BYTES: u64 = 64 * 1024 * 1024;
 pub(crate) const MAX_TREE_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
-/// Where the head tree is, when the change came from git.
+/// The repository and the head commit whose unchanged files the rule packs
+/// read (helper definitions, Dockerfiles), when the change came from git.
 #[derive(Debug, Clone)]
-pub(crate) struct HeadTree {
+pub(crate) struct RepoHead {
     pub(crate) git: Git,
     pub(crate) rev: String,
 }
@@ -37,7 +38,7 @@ pub(crate) struct Read {
 
 /// Reads the files of `names`' families that mention one of the names.
 pub(crate) fn read(
-    tree: &HeadTree,
+    tree: &RepoHead,
     names: &HashMap<Family, Vec<String>>,
     changed: &HashSet<&str>,
     is_test: &dyn Fn(&str) -> bool,

@@ -12,15 +12,15 @@
 //!   ([`GateVerdict`]), its [`Verdict`] and its [`ReasonCode`]s.
 //!
 //! ```
-//! use retrygate::policy::{decide, PolicyInput, ReplaySummary};
-//! use retrygate::policy::agent::AgentDecision;
+//! use retrygate::decision::{decide, DecisionInput, ReplaySummary};
+//! use retrygate::decision::agent::AgentDecision;
 //! let person = AgentDecision { is_agent: false, because: vec![] };
 //! let replay = ReplaySummary::not_required("not an agent's pull request");
-//! let d = decide(&PolicyInput {
+//! let d = decide(&DecisionInput {
 //!     mode: Default::default(), head: "abc", findings: &[], notes: &[],
 //!     agent: &person, ledger: None, replay: &replay, sign_off: None,
 //! });
-//! assert_eq!(d.verdict, retrygate::policy::Verdict::Pass);
+//! assert_eq!(d.verdict, retrygate::decision::Verdict::Pass);
 //! ```
 
 pub mod agent;
@@ -29,7 +29,7 @@ pub(crate) mod verdict;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Mode;
+use crate::config::Enforcement;
 use crate::finding::{Finding, Kind, Note};
 use crate::ledger::LedgerReport;
 use agent::AgentDecision;
@@ -120,12 +120,12 @@ pub struct SignOffResult {
 
 /// Everything [`decide`] judges.
 #[derive(Debug, Clone)]
-pub struct PolicyInput<'a> {
+pub struct DecisionInput<'a> {
     /// Enforce or advisory, from the base config.
-    pub mode: Mode,
+    pub mode: Enforcement,
     /// The head commit id (full).
     pub head: &'a str,
-    /// The scan's findings plus the policy's own (gate changes, protected
+    /// The scan's findings plus the decision's own (gate changes, protected
     /// paths, limits).
     pub findings: &'a [Finding],
     /// The scan's notes; blocking ones block.
@@ -154,7 +154,7 @@ pub struct Decision {
 /// Judges one head commit. Fail closed: anything that cannot vouch for the
 /// change is a reason; the verdict passes only when no reason is left, or in
 /// advisory mode, or under a sign-off naming this head.
-pub fn decide(input: &PolicyInput<'_>) -> Decision {
+pub fn decide(input: &DecisionInput<'_>) -> Decision {
     let mut reasons = finding_reasons(input.findings, input.notes);
     if let Some(ledger) = input.ledger {
         reasons.extend(ledger_reason(ledger));
@@ -168,7 +168,7 @@ pub fn decide(input: &PolicyInput<'_>) -> Decision {
             reasons.push(Reason::new(ReasonCode::SignOffRejected, s.message.clone()));
         }
     }
-    let verdict = if reasons.is_empty() || accepted || input.mode == Mode::Advisory {
+    let verdict = if reasons.is_empty() || accepted || input.mode == Enforcement::Advisory {
         Verdict::Pass
     } else {
         Verdict::Block
@@ -354,7 +354,7 @@ fn failed_replay_sentence(reasons: &[String]) -> String {
         let without_scenario =
             r.strip_prefix('[').and_then(|x| x.split_once("] ")).map_or(r.as_str(), |(_, rest)| rest);
         let named = without_scenario.split_once(':').map(|(c, _)| c.trim());
-        match named.and_then(|c| crate::replay::CheckId::ALL.iter().find(|k| k.id() == c)) {
+        match named.and_then(|c| crate::replay::ReplayCheck::ALL.iter().find(|k| k.id() == c)) {
             Some(k) if !checks.contains(&k.id()) => checks.push(k.id()),
             Some(_) => {}
             None => other += 1,
@@ -439,9 +439,9 @@ mod tests {
         ledger: Option<&'a LedgerReport>,
         replay: &'a ReplaySummary,
         agent: &'a AgentDecision,
-    ) -> PolicyInput<'a> {
-        PolicyInput {
-            mode: Mode::Enforce,
+    ) -> DecisionInput<'a> {
+        DecisionInput {
+            mode: Enforcement::Enforce,
             head: HEAD,
             findings,
             notes: &[],
@@ -575,7 +575,7 @@ mod tests {
         let missing = ledger(false, vec![]);
         let r = ReplaySummary::with_status(ReplayStatus::Fail, "x");
         let mut i = input(&[], Some(&missing), &r, &a);
-        i.mode = Mode::Advisory;
+        i.mode = Enforcement::Advisory;
         let d = decide(&i);
         assert_eq!(d.verdict, Verdict::Pass);
         assert_eq!(codes(&d), ["ledger-missing", "replay-failed"]);

@@ -1,4 +1,4 @@
-//! The judge: six pure checks over the server's [`Journal`] and the clients'
+//! The replay checks: seven pure functions over the server's [`Journal`] and the clients'
 //! exit states (docs/replay.md). No I/O, no clock: the same journal
 //! always gives the same verdict, so every rule is unit-tested on synthetic
 //! journals.
@@ -11,6 +11,7 @@
 //! | `desynchronized` | the retries arrived more than 10 times faster than full jitter would spread them, or could not be told from scheduling noise (inconclusive) |
 //! | `no-unsafe-replay` | a POST/PATCH was sent again after a failed answer without the same Idempotency-Key |
 //! | `no-duplicate-write` | the server applied one write operation more than once |
+//! | `no-retry-on-refusal` | a request was sent again after a 4xx that refused it (any 4xx but 408, 425 and 429) |
 //!
 //! The lockstep statistic behind `desynchronized` is in [`desync`].
 
@@ -33,38 +34,41 @@ use desync::desynchronized;
 /// Loopback overshoot is 1-45 ms; a retry this much early still counts as honouring.
 pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 
-/// The six checks.
+/// The seven checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum CheckId {
+pub enum ReplayCheck {
     Recovered,
     AttemptBudget,
     RetryAfterHonored,
     Desynchronized,
     NoUnsafeReplay,
     NoDuplicateWrite,
+    NoRetryOnRefusal,
 }
 
-impl CheckId {
+impl ReplayCheck {
     /// Every check, in report order.
-    pub(crate) const ALL: [CheckId; 6] = [
-        CheckId::Recovered,
-        CheckId::AttemptBudget,
-        CheckId::RetryAfterHonored,
-        CheckId::Desynchronized,
-        CheckId::NoUnsafeReplay,
-        CheckId::NoDuplicateWrite,
+    pub(crate) const ALL: [ReplayCheck; 7] = [
+        ReplayCheck::Recovered,
+        ReplayCheck::AttemptBudget,
+        ReplayCheck::RetryAfterHonored,
+        ReplayCheck::Desynchronized,
+        ReplayCheck::NoUnsafeReplay,
+        ReplayCheck::NoDuplicateWrite,
+        ReplayCheck::NoRetryOnRefusal,
     ];
 
     /// The stable id used in reports and scenario files.
     pub fn id(self) -> &'static str {
         match self {
-            CheckId::Recovered => "recovered",
-            CheckId::AttemptBudget => "attempt-budget",
-            CheckId::RetryAfterHonored => "retry-after-honored",
-            CheckId::Desynchronized => "desynchronized",
-            CheckId::NoUnsafeReplay => "no-unsafe-replay",
-            CheckId::NoDuplicateWrite => "no-duplicate-write",
+            ReplayCheck::Recovered => "recovered",
+            ReplayCheck::AttemptBudget => "attempt-budget",
+            ReplayCheck::RetryAfterHonored => "retry-after-honored",
+            ReplayCheck::Desynchronized => "desynchronized",
+            ReplayCheck::NoUnsafeReplay => "no-unsafe-replay",
+            ReplayCheck::NoDuplicateWrite => "no-duplicate-write",
+            ReplayCheck::NoRetryOnRefusal => "no-retry-on-refusal",
         }
     }
 }
@@ -84,7 +88,7 @@ pub enum CheckStatus {
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
-    pub(crate) check: CheckId,
+    pub(crate) check: ReplayCheck,
     pub status: CheckStatus,
     /// What a failure weighs: `error` fails the replay.
     pub level: Level,
@@ -104,7 +108,7 @@ pub struct Violation {
     pub message: String,
 }
 
-/// Everything the judge concluded.
+/// Everything the checks concluded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
     pub(crate) checks: Vec<CheckResult>,
@@ -123,9 +127,9 @@ impl Judgement {
     }
 }
 
-/// What the judge reads.
+/// What the checks read.
 #[derive(Debug, Clone, Copy)]
-pub struct JudgeInput<'a> {
+pub struct ChecksInput<'a> {
     pub journal: &'a Journal,
     /// One per client, in client order.
     pub exits: &'a [ClientExit],
@@ -133,8 +137,8 @@ pub struct JudgeInput<'a> {
     pub levels: &'a CheckLevels,
 }
 
-/// Runs all six checks.
-pub fn judge(input: JudgeInput<'_>) -> Judgement {
+/// Runs all seven checks.
+pub fn run(input: ChecksInput<'_>) -> Judgement {
     let (desync_check, desync_rounds, desync) = desynchronized(input);
     Judgement {
         checks: vec![
@@ -144,6 +148,7 @@ pub fn judge(input: JudgeInput<'_>) -> Judgement {
             desync_check,
             no_unsafe_replay(input),
             no_duplicate_write(input),
+            no_retry_on_refusal(input),
         ],
         desync_rounds,
         desync,
@@ -211,7 +216,7 @@ fn rank(level: Level) -> u8 {
 
 /// Builds a result from violations: fail if any, at the heaviest level.
 pub(super) fn outcome(
-    check: CheckId,
+    check: ReplayCheck,
     level: Level,
     violations: Vec<Violation>,
     pass_msg: String,
@@ -233,11 +238,11 @@ pub(super) fn outcome(
     CheckResult { check, status: CheckStatus::Fail, level: worst, message: fail_msg, violations }
 }
 
-pub(super) fn clients(input: &JudgeInput<'_>) -> usize {
+pub(super) fn clients(input: &ChecksInput<'_>) -> usize {
     input.exits.len()
 }
 
-fn recovered(input: JudgeInput<'_>) -> CheckResult {
+fn recovered(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.recovered;
     let mut v = Vec::new();
     let mut silent = 0;
@@ -290,10 +295,10 @@ fn recovered(input: JudgeInput<'_>) -> CheckResult {
     } else {
         format!("all {n} clients reached a 2xx and exited 0")
     };
-    outcome(CheckId::Recovered, level, v, pass_msg, fail_msg)
+    outcome(ReplayCheck::Recovered, level, v, pass_msg, fail_msg)
 }
 
-fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
+fn attempt_budget(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.attempt_budget;
     let budget = input.budget;
     let mut v = Vec::new();
@@ -309,10 +314,16 @@ fn attempt_budget(input: JudgeInput<'_>) -> CheckResult {
         }
     }
     let fail = format!("{} went over the budget of {budget} attempts", plural(v.len(), "client", "clients"));
-    outcome(CheckId::AttemptBudget, level, v, format!("every client stayed within {budget} attempts"), fail)
+    outcome(
+        ReplayCheck::AttemptBudget,
+        level,
+        v,
+        format!("every client stayed within {budget} attempts"),
+        fail,
+    )
 }
 
-fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
+fn retry_after_honored(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.retry_after_honored;
     let mut v = Vec::new();
     let mut judged = 0;
@@ -351,7 +362,7 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     }
     if judged == 0 && v.is_empty() && level != Level::Off {
         return CheckResult {
-            check: CheckId::RetryAfterHonored,
+            check: ReplayCheck::RetryAfterHonored,
             status: CheckStatus::NotApplicable,
             level,
             message: "no client retried after an answer that carried Retry-After".into(),
@@ -368,14 +379,14 @@ fn retry_after_honored(input: JudgeInput<'_>) -> CheckResult {
     } else {
         format!("all {judged} retries honoured Retry-After")
     };
-    outcome(CheckId::RetryAfterHonored, level, v, pass, fail)
+    outcome(ReplayCheck::RetryAfterHonored, level, v, pass, fail)
 }
 
 fn is_unsafe_method(m: &str) -> bool {
     m.eq_ignore_ascii_case("POST") || m.eq_ignore_ascii_case("PATCH")
 }
 
-fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
+fn no_unsafe_replay(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.no_unsafe_replay;
     let mut v = Vec::new();
     for i in 0..clients(&input) {
@@ -429,7 +440,7 @@ fn no_unsafe_replay(input: JudgeInput<'_>) -> CheckResult {
         plural(v.len(), "non-idempotent request", "non-idempotent requests")
     );
     outcome(
-        CheckId::NoUnsafeReplay,
+        ReplayCheck::NoUnsafeReplay,
         level,
         v,
         "no POST/PATCH was re-sent without the same Idempotency-Key".into(),
@@ -502,7 +513,7 @@ pub(crate) fn write_account(journal: &Journal, clients: usize) -> WriteAccount {
     acc
 }
 
-fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
+fn no_duplicate_write(input: ChecksInput<'_>) -> CheckResult {
     let level = input.levels.no_duplicate_write;
     let acc = write_account(input.journal, clients(&input));
     let mut v = Vec::new();
@@ -537,7 +548,7 @@ fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
     }
     if acc.applied == 0 && level != Level::Off {
         return CheckResult {
-            check: CheckId::NoDuplicateWrite,
+            check: ReplayCheck::NoDuplicateWrite,
             status: CheckStatus::NotApplicable,
             level,
             message: "no write (POST/PATCH) was applied by the server".into(),
@@ -563,12 +574,70 @@ fn no_duplicate_write(input: JudgeInput<'_>) -> CheckResult {
     }
     let replays: Vec<String> = acc.duplicates.iter().map(|s| s.to_string()).collect();
     outcome(
-        CheckId::NoDuplicateWrite,
+        ReplayCheck::NoDuplicateWrite,
         level,
         v,
         notes.join("; "),
         format!("{}; request {} replayed an applied write", notes.join("; "), replays.join(", ")),
     )
+}
+
+/// Whether `status` refused the request itself: a 4xx other than 408
+/// (Request Timeout), 425 (Too Early) and 429 (Too Many Requests), the
+/// three that say the same request may succeed later (RFC 9110 §15.5.9,
+/// RFC 8470 §5.2, RFC 6585 §4). Any other 4xx is the same answer every
+/// time the same request is sent (RFC 9110 §15.5: "the client seems to
+/// have erred").
+pub(crate) fn is_refusal(status: u16) -> bool {
+    (400..500).contains(&status) && !matches!(status, 408 | 425 | 429)
+}
+
+/// A request sent again (same method and target) after the server refused
+/// it with a delivered 4xx that is not 408, 425 or 429: a client that
+/// retries every error. An answer the client never got (lost) is not a
+/// refusal it saw.
+fn no_retry_on_refusal(input: ChecksInput<'_>) -> CheckResult {
+    let level = input.levels.no_retry_on_refusal;
+    let mut v = Vec::new();
+    let mut refused = 0;
+    for i in 0..clients(&input) {
+        let reqs = input.journal.of_client(i);
+        refused += reqs.iter().filter(|e| is_refusal(e.status) && e.lost.is_none()).count();
+        for (k, next) in reqs.iter().enumerate() {
+            let Some(prev) = reqs[..k].iter().rev().find(|e| e.method == next.method && e.path == next.path)
+            else {
+                continue;
+            };
+            if !is_refusal(prev.status) || prev.lost.is_some() {
+                continue;
+            }
+            v.push(Violation {
+                client: i,
+                seq: Some(next.seq),
+                level,
+                message: format!(
+                    "client {i} sent {} {} again after a {} refused it; only 408, 425 and 429 among the 4xx \
+                     answers say to try again, so retry those (and 5xx) and give up on the rest",
+                    next.method, next.path, prev.status
+                ),
+            });
+        }
+    }
+    if refused == 0 && level != Level::Off {
+        return CheckResult {
+            check: ReplayCheck::NoRetryOnRefusal,
+            status: CheckStatus::NotApplicable,
+            level,
+            message: "no request was refused with a 4xx other than 408, 425 or 429".into(),
+            violations: v,
+        };
+    }
+    let fail = format!("{} sent again after a 4xx refused it", plural(v.len(), "request", "requests"));
+    let pass = format!(
+        "no client sent a refused request again ({} refused)",
+        plural(refused, "request", "requests")
+    );
+    outcome(ReplayCheck::NoRetryOnRefusal, level, v, pass, fail)
 }
 
 #[cfg(test)]
@@ -627,11 +696,11 @@ mod tests {
         vec![ClientExit::Exited { code: 0 }; n]
     }
 
-    fn judge_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
-        judge(JudgeInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
+    fn run_with(j: &Journal, exits: &[ClientExit]) -> Judgement {
+        super::run(ChecksInput { journal: j, exits, budget: 5, levels: &CheckLevels::default() })
     }
 
-    fn check(j: &Judgement, id: CheckId) -> &CheckResult {
+    fn check(j: &Judgement, id: ReplayCheck) -> &CheckResult {
         j.checks.iter().find(|c| c.check == id).unwrap()
     }
 
@@ -642,10 +711,11 @@ mod tests {
             let j = c as f64 * 60.0;
             e.extend(run(c, &[0.0, 1000.0 + j, 2100.0 + 2.0 * j, 3200.0 + 3.0 * j], Some("1")));
         }
-        let out = judge_with(&journal(e), &ok_exits(8));
+        let out = run_with(&journal(e), &ok_exits(8));
         for c in &out.checks {
-            // GETs only: there is no write to judge.
-            let want = if c.check == CheckId::NoDuplicateWrite {
+            // GETs only: there is no write to judge; 429s only: nothing
+            // was refused.
+            let want = if matches!(c.check, ReplayCheck::NoDuplicateWrite | ReplayCheck::NoRetryOnRefusal) {
                 CheckStatus::NotApplicable
             } else {
                 CheckStatus::Pass
@@ -659,9 +729,9 @@ mod tests {
     #[test]
     fn storm_ends_with_200_but_fails_retry_after() {
         let e = run(0, &[0.0, 10.0, 20.0, 30.0], Some("1"));
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::Recovered).status, CheckStatus::Pass);
-        let ra = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::Recovered).status, CheckStatus::Pass);
+        let ra = check(&out, ReplayCheck::RetryAfterHonored);
         assert_eq!(ra.status, CheckStatus::Fail);
         assert_eq!(ra.level, Level::Error);
         assert_eq!(ra.violations.len(), 3);
@@ -672,11 +742,11 @@ mod tests {
     #[test]
     fn retry_after_tolerance_is_50_ms() {
         let on_edge = run(0, &[0.0, 950.0, 1900.0], Some("1"));
-        let out = judge_with(&journal(on_edge), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass);
+        let out = run_with(&journal(on_edge), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::Pass);
         let early = run(0, &[0.0, 949.0, 1900.0], Some("1"));
-        let out = judge_with(&journal(early), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).violations.len(), 1);
+        let out = run_with(&journal(early), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).violations.len(), 1);
     }
 
     #[test]
@@ -690,11 +760,11 @@ mod tests {
         ] {
             let d = retry_after::format_date(date, fmt);
             let good = run(0, &[300.0, 1960.0], Some(&d));
-            let out = judge_with(&journal(good), &ok_exits(1));
-            assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::Pass, "{d}");
+            let out = run_with(&journal(good), &ok_exits(1));
+            assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::Pass, "{d}");
             let bad = run(0, &[300.0, 1940.0], Some(&d));
-            let out = judge_with(&journal(bad), &ok_exits(1));
-            let c = check(&out, CheckId::RetryAfterHonored);
+            let out = run_with(&journal(bad), &ok_exits(1));
+            let c = check(&out, ReplayCheck::RetryAfterHonored);
             assert_eq!(c.status, CheckStatus::Fail, "{d}");
             assert!(c.violations[0].message.contains("(1700 ms)"), "{}", c.violations[0].message);
         }
@@ -707,12 +777,12 @@ mod tests {
         first.answered_ms = Some(80.0);
         let ok = journal(vec![first.clone(), req(0, 1040.0, "GET", 200, None)]);
         assert_eq!(
-            check(&judge_with(&ok, &ok_exits(1)), CheckId::RetryAfterHonored).status,
+            check(&run_with(&ok, &ok_exits(1)), ReplayCheck::RetryAfterHonored).status,
             CheckStatus::Pass
         );
         let early = journal(vec![first, req(0, 1020.0, "GET", 200, None)]);
-        let out = judge_with(&early, &ok_exits(1));
-        let c = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&early, &ok_exits(1));
+        let c = check(&out, ReplayCheck::RetryAfterHonored);
         assert!(
             c.violations[0].message.contains("(1080 ms); at least 1030 ms"),
             "{}",
@@ -727,8 +797,8 @@ mod tests {
     #[test]
     fn an_unparsable_served_retry_after_fails_closed() {
         let e = run(0, &[0.0, 5000.0], Some("1.5"));
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::RetryAfterHonored);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::RetryAfterHonored);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert!(c.violations[0].message.contains("'1.5' does not parse"));
     }
@@ -736,16 +806,16 @@ mod tests {
     #[test]
     fn no_retry_after_served_makes_the_check_not_applicable() {
         let e = run(0, &[0.0, 10.0], None);
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::RetryAfterHonored).status, CheckStatus::NotApplicable);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::RetryAfterHonored).status, CheckStatus::NotApplicable);
     }
 
     #[test]
     fn giving_up_is_a_warning_but_silence_is_an_error() {
         let e = vec![req(0, 0.0, "GET", 429, Some("1")), req(0, 100.0, "GET", 429, Some("1"))];
         let exits = vec![ClientExit::Exited { code: 1 }, ClientExit::Exited { code: 0 }];
-        let out = judge_with(&journal(e), &exits);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(e), &exits);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations.len(), 2);
         assert_eq!(c.violations[0].level, Level::Warning);
@@ -754,8 +824,8 @@ mod tests {
         assert!(c.violations[1].message.contains("client 1: no request arrived (exited with code 0)"));
 
         let only_gave_up = vec![req(0, 0.0, "GET", 429, Some("1"))];
-        let out = judge_with(&journal(only_gave_up), &[ClientExit::Exited { code: 1 }]);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(only_gave_up), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning));
         assert!(!out.failed(), "a warning alone does not fail the replay");
     }
@@ -763,16 +833,16 @@ mod tests {
     #[test]
     fn a_200_with_a_failing_exit_does_not_recover() {
         let e = run(0, &[0.0, 1000.0], Some("1"));
-        let out = judge_with(&journal(e), &[ClientExit::KilledAtTimeout]);
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(e), &[ClientExit::KilledAtTimeout]);
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!(c.status, CheckStatus::Fail);
         assert!(c.violations[0].message.contains("killed"), "{}", c.violations[0].message);
     }
 
     #[test]
     fn nobody_connecting_says_nothing_was_tested() {
-        let out = judge_with(&journal(vec![]), &ok_exits(3));
-        let c = check(&out, CheckId::Recovered);
+        let out = run_with(&journal(vec![]), &ok_exits(3));
+        let c = check(&out, ReplayCheck::Recovered);
         assert_eq!(c.message, "no request arrived from any client: nothing was tested");
         assert!(out.failed());
     }
@@ -780,8 +850,8 @@ mod tests {
     #[test]
     fn attempt_budget_points_at_the_first_request_over_it() {
         let e = run(0, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], None);
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::AttemptBudget);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::AttemptBudget);
         assert_eq!(c.status, CheckStatus::Fail);
         assert_eq!(c.violations[0].seq, Some(5));
         assert_eq!(c.violations[0].message, "client 0 made 7 attempts; the budget is 5");
@@ -796,8 +866,8 @@ mod tests {
     #[test]
     fn replayed_post_without_key_fails() {
         let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, None)];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoUnsafeReplay);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoUnsafeReplay);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert_eq!(c.violations[0].seq, Some(1));
         assert!(c.violations[0]
@@ -808,16 +878,16 @@ mod tests {
     #[test]
     fn replayed_post_with_a_different_key_fails_and_same_key_passes() {
         let e = vec![post(0, 0.0, 429, Some("a")), post(0, 1000.0, 200, Some("b"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0]
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, ReplayCheck::NoUnsafeReplay).violations[0]
             .message
             .contains("different Idempotency-Key"));
         let e = vec![post(0, 0.0, 429, None), post(0, 1000.0, 200, Some("b"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert!(check(&out, CheckId::NoUnsafeReplay).violations[0].message.contains("did not carry"));
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert!(check(&out, ReplayCheck::NoUnsafeReplay).violations[0].message.contains("did not carry"));
         let e = vec![post(0, 0.0, 503, Some("k")), post(0, 1000.0, 200, Some("k"))];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -828,8 +898,8 @@ mod tests {
             req(0, 20.0, "GET", 429, None),
             req(0, 30.0, "GET", 200, None),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(e), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -837,14 +907,14 @@ mod tests {
         let mut first = post(0, 0.0, 200, None);
         first.delay_ms = 3000;
         let again = post(0, 2000.0, 200, None);
-        let out = judge_with(&journal(vec![first.clone(), again]), &ok_exits(1));
-        let c = check(&out, CheckId::NoUnsafeReplay);
+        let out = run_with(&journal(vec![first.clone(), again]), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoUnsafeReplay);
         assert_eq!(c.status, CheckStatus::Fail);
         assert!(c.violations[0].message.contains("while the first was still unanswered (a timeout) without"));
         // After the held answer went out, a new POST is a new operation.
         let later = post(0, 3500.0, 200, None);
-        let out = judge_with(&journal(vec![first, later]), &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Pass);
+        let out = run_with(&journal(vec![first, later]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Pass);
     }
 
     #[test]
@@ -855,11 +925,11 @@ mod tests {
         b.at_ms = 5.0;
         b.status = 200;
         let j = journal(vec![a, b]);
-        let out = judge_with(&j, &ok_exits(1));
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Fail);
+        let out = run_with(&j, &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Fail);
         let levels = CheckLevels { no_unsafe_replay: Level::Off, ..CheckLevels::default() };
-        let out = judge(JudgeInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
-        assert_eq!(check(&out, CheckId::NoUnsafeReplay).status, CheckStatus::Off);
+        let out = super::run(ChecksInput { journal: &j, exits: &ok_exits(1), budget: 5, levels: &levels });
+        assert_eq!(check(&out, ReplayCheck::NoUnsafeReplay).status, CheckStatus::Off);
     }
 
     fn write(c: usize, at: f64, status: u16, key: Option<&str>, effect: WriteEffect, lost: bool) -> Entry {
@@ -877,8 +947,8 @@ mod tests {
             write(0, 0.0, 201, None, WriteEffect::Applied, true),
             write(0, 500.0, 201, None, WriteEffect::Applied, false),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
         assert!(c.message.starts_with("writes applied: 2 for 1 operation;"), "{}", c.message);
         assert!(c.message.contains("request 1 replayed an applied write"), "{}", c.message);
@@ -897,8 +967,8 @@ mod tests {
             write(0, 0.0, 502, Some("k"), WriteEffect::Applied, false),
             write(0, 500.0, 201, Some("k"), WriteEffect::Deduplicated, false),
         ];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::Pass);
         assert_eq!(
             c.message,
@@ -910,8 +980,8 @@ mod tests {
     #[test]
     fn a_client_that_parks_an_unanswered_write_passes_and_is_named() {
         let e = vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)];
-        let out = judge_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::Pass);
         assert!(
             c.message.contains("client 0 got no answer to an applied write and did not re-send it: parked"),
@@ -919,7 +989,7 @@ mod tests {
             c.message
         );
         // It did not recover: a warning, not a failure of the replay.
-        assert_eq!(check(&out, CheckId::Recovered).level, Level::Warning);
+        assert_eq!(check(&out, ReplayCheck::Recovered).level, Level::Warning);
         assert!(!out.failed());
         let acc = write_account(&journal(vec![write(0, 0.0, 201, None, WriteEffect::Applied, true)]), 1);
         assert_eq!(acc.parked, [0]);
@@ -928,8 +998,8 @@ mod tests {
     #[test]
     fn no_write_applied_makes_no_duplicate_write_not_applicable() {
         let e = vec![write(0, 0.0, 429, None, WriteEffect::NotApplied, false)];
-        let out = judge_with(&journal(e), &ok_exits(1));
-        let c = check(&out, CheckId::NoDuplicateWrite);
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoDuplicateWrite);
         assert_eq!(c.status, CheckStatus::NotApplicable);
         assert_eq!(c.message, "no write (POST/PATCH) was applied by the server");
     }
@@ -951,5 +1021,62 @@ mod tests {
         let c = req(0, 6010.0, "GET", 200, None);
         assert_eq!(demanded_wait_ms(&journal(vec![a, b, c]), 1), Some(2718 + 2983));
         assert_eq!(demanded_wait_ms(&journal(run(0, &[0.0, 10.0], None)), 1), None);
+    }
+
+    #[test]
+    fn a_request_sent_again_after_a_400_fails_no_retry_on_refusal() {
+        let e = vec![req(0, 0.0, "GET", 400, None), req(0, 300.0, "GET", 200, None)];
+        let out = run_with(&journal(e), &ok_exits(1));
+        let c = check(&out, ReplayCheck::NoRetryOnRefusal);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error));
+        assert_eq!(c.message, "1 request sent again after a 4xx refused it");
+        assert_eq!(c.violations.len(), 1);
+        assert_eq!(c.violations[0].seq, Some(1));
+        assert_eq!(
+            c.violations[0].message,
+            "client 0 sent GET /c/0/x again after a 400 refused it; only 408, 425 and 429 among the 4xx answers say to try again, so retry those (and 5xx) and give up on the rest"
+        );
+        assert!(out.failed());
+    }
+
+    #[test]
+    fn giving_up_after_a_400_and_retrying_a_429_408_or_425_pass_no_retry_on_refusal() {
+        let gave_up =
+            run_with(&journal(vec![req(0, 0.0, "GET", 400, None)]), &[ClientExit::Exited { code: 1 }]);
+        let c = check(&gave_up, ReplayCheck::NoRetryOnRefusal);
+        assert_eq!(c.status, CheckStatus::Pass);
+        assert_eq!(c.message, "no client sent a refused request again (1 request refused)");
+        for status in [408, 425, 429] {
+            let e = vec![req(0, 0.0, "GET", status, None), req(0, 300.0, "GET", 200, None)];
+            let out = run_with(&journal(e), &ok_exits(1));
+            let c = check(&out, ReplayCheck::NoRetryOnRefusal);
+            assert_eq!(c.status, CheckStatus::NotApplicable, "{status}");
+            assert_eq!(c.message, "no request was refused with a 4xx other than 408, 425 or 429");
+        }
+        // Another request after a refusal is not the refused one sent again.
+        let mut other = req(0, 300.0, "GET", 200, None);
+        other.path = "/c/0/other".into();
+        let out = run_with(&journal(vec![req(0, 0.0, "GET", 404, None), other]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::Pass);
+    }
+
+    #[test]
+    fn a_refusal_the_client_never_received_is_not_one_it_retried() {
+        let mut lost = req(0, 0.0, "GET", 400, None);
+        lost.lost = Some(super::super::journal::Loss::Close);
+        let out = run_with(&journal(vec![lost, req(0, 300.0, "GET", 200, None)]), &ok_exits(1));
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::NotApplicable);
+    }
+
+    #[test]
+    fn no_retry_on_refusal_can_be_turned_off_and_refusals_are_any_4xx_but_408_425_429() {
+        let levels = CheckLevels { no_retry_on_refusal: Level::Off, ..CheckLevels::default() };
+        let e = vec![req(0, 0.0, "GET", 400, None), req(0, 300.0, "GET", 200, None)];
+        let out =
+            super::run(ChecksInput { journal: &journal(e), exits: &ok_exits(1), budget: 5, levels: &levels });
+        assert_eq!(check(&out, ReplayCheck::NoRetryOnRefusal).status, CheckStatus::Off);
+        let refusals: Vec<u16> = (100..600).filter(|&s| is_refusal(s)).collect();
+        assert_eq!(refusals.len(), 97);
+        assert!(refusals.iter().all(|s| (400..500).contains(s) && ![408, 425, 429].contains(s)));
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::agent::AgentDecision;
 use super::{Decision, ReplaySummary, SignOffResult};
-use crate::config::Mode;
+use crate::config::Enforcement;
 use crate::finding::{Finding, Note};
 use crate::ledger::LedgerReport;
 
@@ -204,7 +204,7 @@ pub struct GateFacts {
     /// Where the config came from (always the base commit, or the defaults).
     pub config_source: String,
     /// Enforce or advisory.
-    pub mode: Mode,
+    pub mode: Enforcement,
 }
 
 /// The evidence (`evidence` in the JSON); `null` where it was not demanded.
@@ -264,8 +264,8 @@ impl GateVerdict {
     pub fn from_scan(findings: Vec<Finding>, notes: Vec<Note>) -> GateVerdict {
         let nobody = AgentDecision { is_agent: false, because: Vec::new() };
         let replay = ReplaySummary::not_required("a scan judges the diff only");
-        let decision = super::decide(&super::PolicyInput {
-            mode: Mode::Enforce,
+        let decision = super::decide(&super::DecisionInput {
+            mode: Enforcement::Enforce,
             head: "",
             findings: &findings,
             notes: &notes,

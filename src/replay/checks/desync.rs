@@ -44,7 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    asked_wait_ms, clients, outcome, CheckId, CheckResult, CheckStatus, JudgeInput, Violation,
+    asked_wait_ms, clients, outcome, CheckResult, CheckStatus, ChecksInput, ReplayCheck, Violation,
     HONOR_TOLERANCE_MS,
 };
 use crate::replay::journal::{Entry, Journal};
@@ -415,12 +415,12 @@ pub fn desync_summary(journal: &Journal, clients: usize) -> Option<DesyncSummary
 }
 
 pub(super) fn desynchronized(
-    input: JudgeInput<'_>,
+    input: ChecksInput<'_>,
 ) -> (CheckResult, Vec<DesyncRound>, Option<DesyncSummary>) {
     let levels = input.levels;
     let n = clients(&input);
     let mut ev = evidence(input.journal, n);
-    let check = CheckId::Desynchronized;
+    let check = ReplayCheck::Desynchronized;
     if levels.desynchronized == Level::Off && levels.desynchronized_after_retry_after == Level::Off {
         let r = outcome(check, Level::Off, vec![], String::new(), String::new());
         return (r, ev.rounds, None);
@@ -626,10 +626,10 @@ mod tests {
         ImmediateThenDoubling,
     }
 
-    use crate::replay::judge::tests::journal;
+    use crate::replay::checks::tests::journal;
 
     fn entry(c: usize, at_ms: f64, status: u16) -> Entry {
-        crate::replay::judge::tests::req(c, at_ms, "GET", status, None)
+        crate::replay::checks::tests::req(c, at_ms, "GET", status, None)
     }
 
     /// One simulated replay: `n` clients started up to `m.stagger_ms` apart,
@@ -673,7 +673,8 @@ mod tests {
     fn judged_summary(j: &Journal, n: usize) -> (CheckStatus, Option<DesyncSummary>) {
         let exits = vec![ClientExit::Exited { code: 0 }; n];
         let levels = CheckLevels::default();
-        let (c, _, s) = desynchronized(JudgeInput { journal: j, exits: &exits, budget: 10, levels: &levels });
+        let (c, _, s) =
+            desynchronized(ChecksInput { journal: j, exits: &exits, budget: 10, levels: &levels });
         (c.status, s)
     }
 
@@ -826,7 +827,7 @@ mod tests {
         let exits = vec![ClientExit::Exited { code: 0 }; n];
         let levels = CheckLevels::default();
         let (c, rounds, _) =
-            desynchronized(JudgeInput { journal: j, exits: &exits, budget: 10, levels: &levels });
+            desynchronized(ChecksInput { journal: j, exits: &exits, budget: 10, levels: &levels });
         (c, rounds)
     }
 
