@@ -6,7 +6,7 @@
 //! errors, never ignored: a misspelt `insde:` must not silently widen a rule.
 //! The format is documented in `docs/rules.md`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{anyhow, bail, Context as _};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -104,6 +104,10 @@ struct RuleSpec {
     #[serde(default)]
     inside: Option<InsideSpec>,
     #[serde(default)]
+    not_inside: Option<InsideSpec>,
+    #[serde(default)]
+    values: BTreeMap<String, String>,
+    #[serde(default)]
     replaced_by: Option<String>,
     #[serde(default)]
     moved_to: Option<String>,
@@ -196,6 +200,14 @@ pub struct Rule {
     pub(crate) unbounded: Vec<String>,
     pub(crate) view: View,
     pub(crate) inside: Option<Inside>,
+    /// The opposite condition: a match does not count when the context
+    /// pattern matches within the window (a method guard next to a retry
+    /// condition).
+    pub(crate) not_inside: Option<Inside>,
+    /// `raised`/`lowered` only: words the `n` group captures and the numbers
+    /// they stand for (`True` -> 1, `<=` -> 1); such a rule reads only
+    /// numbers and these words, no names or expressions.
+    pub(crate) values: BTreeMap<String, String>,
     /// `when: removed` only: index into [`RuleSet::contexts`] of a pattern
     /// that, on the head lines replacing a removed occurrence, says the
     /// setting is still there in another form (a retry decorator swapped for
@@ -326,7 +338,7 @@ fn compile(
         // A compared number may also be written as a name or an expression
         // (`stop_after_attempt(MAX_ATTEMPTS)`, `uint64(10)`): the engine
         // resolves it (engine/values.rs), so the pattern admits it too.
-        let p = if compares { admit_expressions(written) } else { written.clone() };
+        let p = if compares && spec.values.is_empty() { admit_expressions(written) } else { written.clone() };
         let re = build_regex(&p).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
         let names: Vec<&str> = re.capture_names().flatten().collect();
         if compares && !names.contains(&"n") {
@@ -435,6 +447,21 @@ fn compile(
             Some(Inside { context, before: i.before, after: i.after })
         }
     };
+    let not_inside = match spec.not_inside {
+        None => None,
+        Some(i) => {
+            let context = context_index(&i.pattern, "not_inside.pattern")?;
+            Some(Inside { context, before: i.before, after: i.after })
+        }
+    };
+    if !spec.values.is_empty() && !compares {
+        bail!("`values:` only applies to `when: raised` or `when: lowered`");
+    }
+    for (word, number) in &spec.values {
+        if !number.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+            bail!("`values` maps {word:?} to {number:?}, which is not a number; write the number it stands for");
+        }
+    }
     check_placeholders(&spec.message, spec.when)?;
     Ok(Rule {
         id: spec.id,
@@ -452,6 +479,8 @@ fn compile(
         unbounded: spec.unbounded,
         view,
         inside,
+        not_inside,
+        values: spec.values,
         replaced_by,
         moved_to,
         default,
