@@ -708,12 +708,39 @@ rules:
                 GOOD.replace("languages: [python]", "languages: [python]\n    paths: [\"a/[\"]"),
                 "bad glob 'a/['",
             ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    values: {'True': one}"),
+                "`values` maps \"True\" to \"one\", which is not a number",
+            ),
+            (
+                GOOD.replace("when: raised", "when: added")
+                    .replace("counts: retries", "values: {'True': '1'}")
+                    .replace("{base} to {head}", "{match}"),
+                "`values:` only applies to `when: raised` or `when: lowered`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    not_inside: {pattern: '('}"),
+                "bad `not_inside.pattern` \"(\"",
+            ),
         ];
         for (yaml, want) in cases {
             let e = load_err(&yaml);
             assert!(e.contains(want), "wanted {want:?} in: {e}");
             assert!(e.starts_with("bad.yml: "), "{e}");
         }
+    }
+
+    #[test]
+    fn a_rule_with_values_reads_its_words_and_no_expressions() {
+        let yaml = GOOD
+            .replace("(?P<n>\\d+)", "(?P<n>True|False|\\d+)")
+            .replace("counts: retries", "counts: ratio\n    values: {'True': '1', 'False': '0'}");
+        let set = RuleSet::load(&[("good.yml".into(), yaml)]).unwrap();
+        let rule = &set.rules[0];
+        assert_eq!(rule.values.get("True").map(String::as_str), Some("1"));
+        assert_eq!(rule.match_sources, rule.pattern_sources, "no widening to names: {:?}", rule.match_sources);
+        let widened = RuleSet::load(&[("good.yml".into(), GOOD.into())]).unwrap();
+        assert_ne!(widened.rules[0].match_sources, widened.rules[0].pattern_sources);
     }
 
     #[test]
