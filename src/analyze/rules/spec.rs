@@ -108,6 +108,8 @@ struct RuleSpec {
     #[serde(default)]
     values: BTreeMap<String, String>,
     #[serde(default)]
+    new_files: Option<bool>,
+    #[serde(default)]
     replaced_by: Option<String>,
     #[serde(default)]
     moved_to: Option<String>,
@@ -208,6 +210,11 @@ pub struct Rule {
     /// they stand for (`True` -> 1, `<=` -> 1); such a rule reads only
     /// numbers and these words, no names or expressions.
     pub(crate) values: BTreeMap<String, String>,
+    /// `when: added` only: whether a file the change creates is read. A rule
+    /// about behaviour that got narrower or wider (a cap on Retry-After, an
+    /// error added to what a retry catches) has nothing to compare with in a
+    /// new file: code copied into a build folder, or a library's first commit.
+    pub(crate) new_files: bool,
     /// `when: removed` only: index into [`RuleSet::contexts`] of a pattern
     /// that, on the head lines replacing a removed occurrence, says the
     /// setting is still there in another form (a retry decorator swapped for
@@ -462,6 +469,9 @@ fn compile(
             bail!("`values` maps {word:?} to {number:?}, which is not a number; write the number it stands for");
         }
     }
+    if spec.new_files.is_some() && spec.when != When::Added {
+        bail!("`new_files:` only applies to `when: added`");
+    }
     check_placeholders(&spec.message, spec.when)?;
     Ok(Rule {
         id: spec.id,
@@ -481,6 +491,7 @@ fn compile(
         inside,
         not_inside,
         values: spec.values,
+        new_files: spec.new_files.unwrap_or(true),
         replaced_by,
         moved_to,
         default,
@@ -717,6 +728,10 @@ rules:
                     .replace("counts: retries", "values: {'True': '1'}")
                     .replace("{base} to {head}", "{match}"),
                 "`values:` only applies to `when: raised` or `when: lowered`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    new_files: false"),
+                "`new_files:` only applies to `when: added`",
             ),
             (
                 GOOD.replace("counts: retries", "counts: retries\n    not_inside: {pattern: '('}"),
