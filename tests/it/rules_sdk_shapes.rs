@@ -63,7 +63,11 @@ fn a_qualified_retry_count_raised_blocks_in_the_product_only() {
     assert_eq!(
         summary(&json),
         [
-            ("sdk/settings.py".to_string(), "python/retry-count-name-raised".to_string(), "error".to_string()),
+            (
+                "sdk/settings.py".to_string(),
+                "python/retry-count-name-raised".to_string(),
+                "error".to_string()
+            ),
             (
                 "tests/test_settings.py".to_string(),
                 "python/retry-count-name-raised".to_string(),

@@ -466,7 +466,9 @@ fn compile(
     }
     for (word, number) in &spec.values {
         if !number.trim().parse::<f64>().is_ok_and(f64::is_finite) {
-            bail!("`values` maps {word:?} to {number:?}, which is not a number; write the number it stands for");
+            bail!(
+                "`values` maps {word:?} to {number:?}, which is not a number; write the number it stands for"
+            );
         }
     }
     if spec.new_files.is_some() && spec.when != When::Added {
@@ -753,7 +755,11 @@ rules:
         let set = RuleSet::load(&[("good.yml".into(), yaml)]).unwrap();
         let rule = &set.rules[0];
         assert_eq!(rule.values.get("True").map(String::as_str), Some("1"));
-        assert_eq!(rule.match_sources, rule.pattern_sources, "no widening to names: {:?}", rule.match_sources);
+        assert_eq!(
+            rule.match_sources, rule.pattern_sources,
+            "no widening to names: {:?}",
+            rule.match_sources
+        );
         let widened = RuleSet::load(&[("good.yml".into(), GOOD.into())]).unwrap();
         assert_ne!(widened.rules[0].match_sources, widened.rules[0].pattern_sources);
     }
