@@ -45,6 +45,15 @@ module Api
       retry_after > 30 ? backoff(0) : retry_after
     end
 
+    def self.should_retry?(error, num_retries:)
+      case error
+      when Net::OpenTimeout
+        num_retries < 2
+      else
+        false
+      end
+    end
+
     def wait_for(retry_after, attempt)
       sleep(retry_after)
     end

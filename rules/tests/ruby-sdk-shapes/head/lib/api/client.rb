@@ -57,6 +57,16 @@ module Api
       retry_after > 60 ? backoff(0) : retry_after
     end
 
+    def self.should_retry?(error, num_retries:)
+      case error
+      # ruleid: ruby/retry-on-connection-errors-added
+      when Net::OpenTimeout, EOFError
+        num_retries < 2
+      else
+        false
+      end
+    end
+
     def wait_for(retry_after, attempt)
       # ruleid: ruby/retry-after-capped
       sleep(retry_after > @max_retry_after ? backoff(attempt) : retry_after)
