@@ -49,6 +49,7 @@ mod replay_clients;
 mod rules;
 mod rules_helpers;
 mod rules_scale;
+mod rules_sdk_shapes;
 mod rules_values;
 mod rust_analyzer;
 mod rust_checks;

@@ -55,6 +55,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("rules/java.yml", include_str!("../../../rules/java.yml")),
     ("rules/javascript.yml", include_str!("../../../rules/javascript.yml")),
     ("rules/python.yml", include_str!("../../../rules/python.yml")),
+    ("rules/ruby.yml", include_str!("../../../rules/ruby.yml")),
 ];
 
 /// Analyzer that runs the YAML rule packs.

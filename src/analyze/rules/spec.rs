@@ -6,7 +6,7 @@
 //! errors, never ignored: a misspelt `insde:` must not silently widen a rule.
 //! The format is documented in `docs/rules.md`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{anyhow, bail, Context as _};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -104,6 +104,12 @@ struct RuleSpec {
     #[serde(default)]
     inside: Option<InsideSpec>,
     #[serde(default)]
+    not_inside: Option<InsideSpec>,
+    #[serde(default)]
+    values: BTreeMap<String, String>,
+    #[serde(default)]
+    new_files: Option<bool>,
+    #[serde(default)]
     replaced_by: Option<String>,
     #[serde(default)]
     moved_to: Option<String>,
@@ -196,6 +202,19 @@ pub struct Rule {
     pub(crate) unbounded: Vec<String>,
     pub(crate) view: View,
     pub(crate) inside: Option<Inside>,
+    /// The opposite condition: a match does not count when the context
+    /// pattern matches within the window (a method guard next to a retry
+    /// condition).
+    pub(crate) not_inside: Option<Inside>,
+    /// `raised`/`lowered` only: words the `n` group captures and the numbers
+    /// they stand for (`True` -> 1, `<=` -> 1); such a rule reads only
+    /// numbers and these words, no names or expressions.
+    pub(crate) values: BTreeMap<String, String>,
+    /// `when: added` only: whether a file the change creates is read. A rule
+    /// about behaviour that got narrower or wider (a cap on Retry-After, an
+    /// error added to what a retry catches) has nothing to compare with in a
+    /// new file: code copied into a build folder, or a library's first commit.
+    pub(crate) new_files: bool,
     /// `when: removed` only: index into [`RuleSet::contexts`] of a pattern
     /// that, on the head lines replacing a removed occurrence, says the
     /// setting is still there in another form (a retry decorator swapped for
@@ -326,7 +345,7 @@ fn compile(
         // A compared number may also be written as a name or an expression
         // (`stop_after_attempt(MAX_ATTEMPTS)`, `uint64(10)`): the engine
         // resolves it (engine/values.rs), so the pattern admits it too.
-        let p = if compares { admit_expressions(written) } else { written.clone() };
+        let p = if compares && spec.values.is_empty() { admit_expressions(written) } else { written.clone() };
         let re = build_regex(&p).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
         let names: Vec<&str> = re.capture_names().flatten().collect();
         if compares && !names.contains(&"n") {
@@ -435,6 +454,26 @@ fn compile(
             Some(Inside { context, before: i.before, after: i.after })
         }
     };
+    let not_inside = match spec.not_inside {
+        None => None,
+        Some(i) => {
+            let context = context_index(&i.pattern, "not_inside.pattern")?;
+            Some(Inside { context, before: i.before, after: i.after })
+        }
+    };
+    if !spec.values.is_empty() && !compares {
+        bail!("`values:` only applies to `when: raised` or `when: lowered`");
+    }
+    for (word, number) in &spec.values {
+        if !number.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+            bail!(
+                "`values` maps {word:?} to {number:?}, which is not a number; write the number it stands for"
+            );
+        }
+    }
+    if spec.new_files.is_some() && spec.when != When::Added {
+        bail!("`new_files:` only applies to `when: added`");
+    }
     check_placeholders(&spec.message, spec.when)?;
     Ok(Rule {
         id: spec.id,
@@ -452,6 +491,9 @@ fn compile(
         unbounded: spec.unbounded,
         view,
         inside,
+        not_inside,
+        values: spec.values,
+        new_files: spec.new_files.unwrap_or(true),
         replaced_by,
         moved_to,
         default,
@@ -679,12 +721,47 @@ rules:
                 GOOD.replace("languages: [python]", "languages: [python]\n    paths: [\"a/[\"]"),
                 "bad glob 'a/['",
             ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    values: {'True': one}"),
+                "`values` maps \"True\" to \"one\", which is not a number",
+            ),
+            (
+                GOOD.replace("when: raised", "when: added")
+                    .replace("counts: retries", "values: {'True': '1'}")
+                    .replace("{base} to {head}", "{match}"),
+                "`values:` only applies to `when: raised` or `when: lowered`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    new_files: false"),
+                "`new_files:` only applies to `when: added`",
+            ),
+            (
+                GOOD.replace("counts: retries", "counts: retries\n    not_inside: {pattern: '('}"),
+                "bad `not_inside.pattern` \"(\"",
+            ),
         ];
         for (yaml, want) in cases {
             let e = load_err(&yaml);
             assert!(e.contains(want), "wanted {want:?} in: {e}");
             assert!(e.starts_with("bad.yml: "), "{e}");
         }
+    }
+
+    #[test]
+    fn a_rule_with_values_reads_its_words_and_no_expressions() {
+        let yaml = GOOD
+            .replace("(?P<n>\\d+)", "(?P<n>True|False|\\d+)")
+            .replace("counts: retries", "counts: ratio\n    values: {'True': '1', 'False': '0'}");
+        let set = RuleSet::load(&[("good.yml".into(), yaml)]).unwrap();
+        let rule = &set.rules[0];
+        assert_eq!(rule.values.get("True").map(String::as_str), Some("1"));
+        assert_eq!(
+            rule.match_sources, rule.pattern_sources,
+            "no widening to names: {:?}",
+            rule.match_sources
+        );
+        let widened = RuleSet::load(&[("good.yml".into(), GOOD.into())]).unwrap();
+        assert_ne!(widened.rules[0].match_sources, widened.rules[0].pattern_sources);
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl Engine {
         let diff = OnceCell::new();
         for i in candidates {
             let rule = &self.set.rules[i];
-            if !rule.applies_to(lang, &file.path) {
+            if !rule.applies_to(lang, &file.path) || (!rule.new_files && base.raw.is_none()) {
                 continue;
             }
             // A raise or an addition is reported on an added head line; a

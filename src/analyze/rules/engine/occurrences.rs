@@ -128,6 +128,12 @@ pub(super) fn occurrences(
                         continue;
                     }
                 }
+                if let Some(not) = &rule.not_inside {
+                    let lo = use_line.saturating_sub(not.before);
+                    if !side.context_in(set, not.context, rule.view, lo, use_line + not.after).is_empty() {
+                        continue;
+                    }
+                }
                 let key = match caps.name("key") {
                     Some(k) => normalise_key(k.as_bytes()),
                     None => {
@@ -204,6 +210,7 @@ fn quote(s: &str) -> String {
 
 pub(super) fn number(rule: &Rule, counts: Counts, raw: &str, unit: Option<&str>) -> Option<Num> {
     let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'');
+    let trimmed = rule.values.get(trimmed).map_or(trimmed, |v| v.as_str());
     if rule.unbounded.iter().any(|u| u == trimmed) {
         return Some(Num::Unbounded);
     }

@@ -6,6 +6,7 @@ class Client {
 
     private boolean shouldRetry(int attempts) {
         // ok: java/attempt-bound-removed
+        // ruleid: java/retry-loop-bound-widened
         return attempts <= maxAttempts;
     }
 

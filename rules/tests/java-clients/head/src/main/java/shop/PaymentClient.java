@@ -24,7 +24,7 @@ public class PaymentClient {
         .build();
 
     OkHttpClient http = new OkHttpClient.Builder()
-        // ruleid: java/okhttp-retry-on-connection-failure
+        // ruleid: java/okhttp-retry-on-connection-failure, java/retry-enabled-by-default
         .retryOnConnectionFailure(true)
         // ruleid: java/timeout-lowered
         .readTimeout(Duration.ofMillis(500))
