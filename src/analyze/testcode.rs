@@ -56,10 +56,19 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
 
 /// Not the project's code unless the base config sets `paths.ignore`:
 /// vendored dependencies (Go modules' `vendor/`, copied sources in
-/// `third_party/`, installed npm packages in `node_modules/`). A change
+/// `third_party/`, a library's bundled copies of its dependencies in
+/// `vendored/`, installed npm packages in `node_modules/`). A change
 /// there is an upgrade of someone else's code, judged where it is made.
-pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] =
-    &["vendor/", "**/vendor/", "third_party/", "**/third_party/", "node_modules/", "**/node_modules/"];
+pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
+    "vendor/",
+    "**/vendor/",
+    "vendored/",
+    "**/vendored/",
+    "third_party/",
+    "**/third_party/",
+    "node_modules/",
+    "**/node_modules/",
+];
 
 /// The path half of the decision, compiled once per scan.
 #[derive(Debug, Clone)]
@@ -426,6 +435,7 @@ mod tests {
             "vendor/github.com/a/b/x.go",
             "svc/vendor/x.go",
             "third_party/lib/x.py",
+            "sdk/vendored/requests/adapters.py",
             "web/node_modules/ky/index.js",
         ] {
             assert!(d.ignored(vendored).is_some(), "{vendored} is vendored by default");
