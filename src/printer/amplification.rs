@@ -40,7 +40,7 @@ pub(crate) fn section(findings: &[Finding]) -> String {
             };
             let budget = l["budget"]
                 .as_f64()
-                .map(|b| format!(" (retry budget {}%)", (b * 100.0).round()))
+                .map(|b| format!(" (retry budget {}%)", crate::analyze::layers::chain::trim(b * 100.0)))
                 .unwrap_or_default();
             let _ = writeln!(
                 o,
@@ -112,7 +112,10 @@ fn operation(o: &mut String, op: &Operation, max: u32) {
         op.chain_text()
     );
     for l in &op.layers {
-        let budget = l.budget.map(|b| format!(", retry budget {}%", (b * 100.0).round())).unwrap_or_default();
+        let budget = l
+            .budget
+            .map(|b| format!(", retry budget {}%", crate::analyze::layers::chain::trim(b * 100.0)))
+            .unwrap_or_default();
         let _ = writeln!(
             o,
             "  {:<6} {:<24} {}  attempts {}{budget}  on {}  ({})",

@@ -41,6 +41,7 @@ pub(crate) mod nginx;
 pub(crate) mod sdk;
 pub(crate) mod traefik;
 pub(crate) mod tree;
+pub(crate) mod workloads;
 mod yamldocs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,6 +171,10 @@ pub(crate) struct Declared {
     pub(crate) unreadable: Vec<(String, u32, String)>,
     /// Traefik middlewares an `IngressRoute` uses, with that route's hosts.
     pub(crate) uses: Vec<(String, BTreeSet<String>)>,
+    /// Workloads whose environment names another host ([`workloads`]).
+    pub(crate) workloads: Vec<workloads::Workload>,
+    /// Kubernetes Services with their selectors (host key, selector).
+    pub(crate) selectors: Vec<(String, BTreeMap<String, String>)>,
 }
 
 /// A reader's one-line complaint about a file, with the line it is about.
@@ -207,6 +212,8 @@ fn declared_with(files: &[(String, String)], rust: impl Fn(&str) -> bool + Sync)
         out.services.extend(d.services);
         out.unreadable.extend(d.unreadable);
         out.uses.extend(d.uses);
+        out.workloads.extend(d.workloads);
+        out.selectors.extend(d.selectors);
     }
     for l in &mut out.layers {
         if l.source == "traefik" {

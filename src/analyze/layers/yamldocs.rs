@@ -166,6 +166,7 @@ fn read_doc(path: &str, doc: &Doc, out: &mut Declared) {
     out.layers.extend(envoy::read(path, doc));
     out.layers.extend(traefik::read_dynamic(path, doc));
     out.uses.extend(traefik::uses_of(doc));
+    super::workloads::read(path, doc, out);
     collect_env(&doc.value, out, 0);
 }
 
