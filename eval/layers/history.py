@@ -48,6 +48,11 @@ def main():
         name = row[0]
         repo = os.path.join(repos_dir, name.replace("/", "+"))
         for sha in commits(repo, per):
+            parents = subprocess.run(["git", "-C", repo, "rev-list", "--parents", "-n1", sha],
+                                     capture_output=True, text=True).stdout.split()
+            if len(parents) < 2:
+                print(f"{name}\t{sha[:10]}\troot\t\ta root commit: no base to compare", flush=True)
+                continue
             p = subprocess.run(
                 [binary, "scan", "--repo", repo, "--base", sha + "^", "--head", sha, "--format", "json"],
                 capture_output=True, text=True,

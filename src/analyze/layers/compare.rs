@@ -98,6 +98,11 @@ pub(crate) fn findings(
             None => (None, String::new()),
         };
         let base_fig = base_op.map_or(Figure::Known(1.0), Operation::figure);
+        // Nothing grew and the figure is what it was (a route that turns
+        // retries off, `attempts: 0`): there is no change to report.
+        if joined && head_fig == base_fig {
+            continue;
+        }
         let summary = format!(
             "`{}`: up to {} attempts per inbound request (was {}): {}",
             op.label,
@@ -261,5 +266,19 @@ mod tests {
         // Within the limit it is the usual layer-change note.
         let (f, n) = findings(&base, &head, &[&change], 9);
         assert!(f.is_empty() && n.iter().all(|n| !n.blocking), "{f:?} {n:?}");
+    }
+
+    #[test]
+    fn a_route_that_turns_retries_off_changes_no_figure_and_is_not_reported() {
+        let off = VS_HEAD.replace("attempts: 2, retryOn: 5xx", "attempts: 0");
+        let base = model(&[("mesh/vs.yaml", VS_BASE)]);
+        let head = model(&[("mesh/vs.yaml", &off)]);
+        let change = FileChange::from_texts("mesh/vs.yaml", Some(VS_BASE), Some(&off));
+        let (f, n) = findings(&base, &head, &[&change], 3);
+        assert!(f.is_empty() && n.is_empty(), "{f:?} {n:?}");
+        // The same file turning retries on is still a layer change.
+        let change = FileChange::from_texts("mesh/vs.yaml", Some(VS_BASE), Some(VS_HEAD));
+        let (_, n) = findings(&base, &model(&[("mesh/vs.yaml", VS_HEAD)]), &[&change], 3);
+        assert!(n.iter().any(|n| n.message.contains("layer change")), "{n:?}");
     }
 }
