@@ -279,6 +279,7 @@ fn read_file(path: &str, text: &str, out: &mut Declared, rust: bool) {
 pub(crate) fn mentions_layers(path: &str, text: &str) -> bool {
     const WORDS: &[&str] = &[
         "VirtualService",
+        "httpReqRetries",
         "retryOn",
         "retry_on",
         "retries",

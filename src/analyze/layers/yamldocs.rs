@@ -150,6 +150,7 @@ fn read_doc(path: &str, doc: &Doc, out: &mut Declared) {
     let kind = get(&doc.value, &["kind"]).and_then(text).unwrap_or_default();
     match kind.as_str() {
         "VirtualService" => out.layers.extend(istio::read(path, doc)),
+        "RouteRule" => out.layers.extend(istio::read_route_rule(path, doc)),
         "ServiceProfile" => out.layers.extend(linkerd::read_profile(path, doc)),
         "Middleware" | "IngressRoute" => out.layers.extend(traefik::read_crd(path, doc)),
         "Ingress" => out.layers.extend(nginx::read_ingress(path, doc)),
