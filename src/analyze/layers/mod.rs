@@ -31,6 +31,7 @@
 pub(crate) mod chain;
 pub(crate) mod clients;
 pub(crate) mod compare;
+mod dupkeys;
 pub(crate) mod envoy;
 pub(crate) mod gocode;
 pub(crate) mod haproxy;

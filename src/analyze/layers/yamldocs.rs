@@ -128,7 +128,19 @@ pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), Rea
             }
             continue;
         }
-        let value: Value = match serde_yaml::from_str(&body) {
+        let parsed = serde_yaml::from_str(&body).or_else(|e: serde_yaml::Error| {
+            // A key written twice: read as the cluster did, the last one wins.
+            match e
+                .to_string()
+                .contains("duplicate entry")
+                .then(|| super::dupkeys::last_wins(&body))
+                .flatten()
+            {
+                Some(fixed) => serde_yaml::from_str(&fixed).map_err(|_| e),
+                None => Err(e),
+            }
+        });
+        let value: Value = match parsed {
             Ok(v) => v,
             Err(e) if could_carry => {
                 // An error at the end of input is reported past the last line.
