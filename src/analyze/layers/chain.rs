@@ -7,7 +7,10 @@
 //! literal of its file, or the value a manifest gives an environment
 //! variable it reads). Layers of one tier and source for one host are
 //! alternatives (two routes of one VirtualService), not a chain: the worst
-//! of them counts. A layer whose host cannot be told, a client that calls
+//! of them counts. A host whose workload calls another host (an address in
+//! its environment, [`super::workloads`]) passes each of its attempts on,
+//! so the chain continues into the mesh routes of the host it calls, along
+//! the worst path. A layer whose host cannot be told, a client that calls
 //! no known host or several, and an SDK default are operations of their
 //! own: shown beside the others, never multiplied into them.
 

@@ -20,6 +20,10 @@
 //!   literal, an environment variable and its value in a manifest, a route's
 //!   hosts, an upstream's servers, a Kubernetes Service name) into one host
 //!   key.
+//! - [`workloads`] reads which service calls which: a workload whose
+//!   environment names another host (a Deployment's `env`, a Compose
+//!   service's `environment`) calls it, so a request's chain goes on into
+//!   that host's mesh routes.
 //! - [`chain::operations`] links the layers of one revision into operations
 //!   and multiplies; layers it cannot link are kept apart, never multiplied.
 //! - [`compare::findings`] compares base and head: `retry-amplified` where
