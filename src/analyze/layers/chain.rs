@@ -110,6 +110,9 @@ pub struct Operation {
     pub(crate) layers: Vec<Layer>,
     /// Why the layers are (or are not) one path, for the listing.
     pub(crate) link: String,
+    /// Where each service-to-service hop of the chain is declared (the
+    /// environment entry that names the next host): file and line.
+    pub(crate) hops: Vec<(String, u32)>,
 }
 
 impl Operation {
@@ -160,6 +163,7 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
                 layers: vec![l.clone()],
                 link: "its hosts cannot be told (computed or templated), so it is not linked to a client"
                     .into(),
+                hops: Vec::new(),
             });
             continue;
         }
@@ -189,11 +193,12 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
                 host: None,
                 layers: vec![l.clone()],
                 link: why,
+                hops: Vec::new(),
             });
             continue;
         }
         let Some(host) = hosts.into_iter().next() else { continue };
-        let (chain, via) = hop.chain(&host);
+        let (chain, via, hops) = hop.chain(&host);
         let mut layers = vec![l.clone()];
         layers.extend(chain);
         called.insert(host.clone());
@@ -202,25 +207,26 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
         } else {
             format!("the client calls `{host}`; no mesh or proxy layer serves it")
         };
-        out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link });
+        out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link, hops });
     }
     // Requests that reach the routes from outside the repository's clients:
     // one operation per host, the longest chains first, and none whose
     // layers another operation already shows (an upstream's servers are
     // hosts of the same nginx layer as the upstream; a host that another
     // host's workload calls is in that host's chain).
-    let mut uncalled: Vec<(&String, Vec<Layer>, String)> = routes
+    #[allow(clippy::type_complexity)]
+    let mut uncalled: Vec<(&String, Vec<Layer>, String, Vec<(String, u32)>)> = routes
         .keys()
         .filter(|host| !called.contains(*host))
         .map(|host| {
-            let (chain, via) = hop.chain(host);
-            (host, chain, via)
+            let (chain, via, hops) = hop.chain(host);
+            (host, chain, via, hops)
         })
         .collect();
     uncalled.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
     let shown = |op: &Operation| op.layers.iter().map(Layer::key).collect::<BTreeSet<_>>();
     let mut seen: Vec<BTreeSet<(String, String, String)>> = out.iter().map(shown).collect();
-    for (host, layers, via) in uncalled {
+    for (host, layers, via, hops) in uncalled {
         let keys: BTreeSet<_> = layers.iter().map(|l| l.key()).collect();
         if seen.iter().any(|s| keys.is_subset(s)) {
             continue;
@@ -231,6 +237,7 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
             host: Some(host.clone()),
             layers,
             link: format!("every layer here serves `{host}`{via}; no client in the repository calls it"),
+            hops,
         });
     }
     for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk) {
@@ -239,6 +246,7 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
             host: None,
             layers: vec![l.clone()],
             link: "an SDK's default: it joins a chain only through the client code that uses it".into(),
+            hops: Vec::new(),
         });
     }
     out
@@ -259,7 +267,7 @@ struct Hops<'a> {
 impl Hops<'_> {
     /// The layers a request to `host` passes, its own first, and how the
     /// hops were linked (`; `a` calls `b` (B_URL, k8s/a.yaml:12)`).
-    fn chain(&self, host: &str) -> (Vec<Layer>, String) {
+    fn chain(&self, host: &str) -> (Vec<Layer>, String, Vec<(String, u32)>) {
         let mut path = vec![host.to_string()];
         let mut layers = self.own(host);
         let mut via = String::new();
@@ -271,11 +279,13 @@ impl Hops<'_> {
             }
         }
         let mut from = host.to_string();
+        let mut at = Vec::new();
         for (to, (var, file, line)) in hops {
             via.push_str(&format!("; `{from}` calls `{to}` ({var}, {file}:{line})"));
+            at.push((file, line));
             from = to;
         }
-        (layers, via)
+        (layers, via, at)
     }
 
     fn own(&self, host: &str) -> Vec<Layer> {
@@ -330,6 +340,7 @@ fn worse(a: &[Layer], b: &[Layer]) -> bool {
         host: None,
         layers: ls.to_vec(),
         link: String::new(),
+        hops: Vec::new(),
     };
     let (fa, fb) = (fig(a), fig(b));
     match fa.figure().exceeds(fb.figure()) {
