@@ -56,7 +56,7 @@ pub(crate) fn last_wins(text: &str) -> Option<String> {
             // The key line of a list item keeps the item open (`- `), so
             // its other keys, on the lines below, stay in it.
             let t = line.trim_start();
-            let dashes = t.len() - t.trim_start_matches(|c| c == '-' || c == ' ').len();
+            let dashes = t.len() - t.trim_start_matches(['-', ' ']).len();
             if dashes > 0 && t.starts_with("- ") {
                 out.push_str(line[..line.len() - t.len() + dashes].trim_end());
             }
