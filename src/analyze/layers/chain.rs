@@ -245,7 +245,7 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
             label: format!("{} ({})", l.name, l.path),
             host: None,
             layers: vec![l.clone()],
-            link: "an SDK's default: it joins a chain only through the client code that uses it".into(),
+            link: "an SDK's retries (its default, or the count this file sets): it joins a chain only through the client code that uses it".into(),
             hops: Vec::new(),
         });
     }
