@@ -177,7 +177,10 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
     let calls = workloads::calls(d);
     let hop = Hops { routes: &routes, calls: &calls };
     let mut called: BTreeSet<String> = BTreeSet::new();
-    for l in d.layers.iter().filter(|l| l.tier == Tier::Client) {
+    // A library that retries on its own, in a file that calls one known
+    // host, is that file's client: it joins the chain like one.
+    let linked_sdk = |l: &Layer| l.tier == Tier::Sdk && client_hosts(l, d).len() == 1;
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Client || linked_sdk(l)) {
         let hosts = client_hosts(l, d);
         if hosts.len() != 1 {
             let why = if hosts.is_empty() {
@@ -240,12 +243,12 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
             hops,
         });
     }
-    for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk) {
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk && !linked_sdk(l)) {
         out.push(Operation {
             label: format!("{} ({})", l.name, l.path),
             host: None,
             layers: vec![l.clone()],
-            link: "an SDK's retries (its default, or the count this file sets): it joins a chain only through the client code that uses it".into(),
+            link: "an SDK's retries (its default, or the count this file sets): its file calls no one known host, so it is not linked".into(),
             hops: Vec::new(),
         });
     }
@@ -459,6 +462,27 @@ mod tests {
         let d = declared(&files(&[("mesh/routes.yaml", ROUTES), ("k8s/deploy.yaml", &deploys)]));
         let front = operations(&d).into_iter().find(|o| o.label == "requests to front").unwrap();
         assert_eq!(front.chain_text(), "istio 4 × istio 4");
+    }
+
+    #[test]
+    fn a_retrying_library_in_a_file_that_calls_one_host_joins_that_hosts_chain() {
+        let go = "import \"github.com/hashicorp/go-retryablehttp\"\nfunc pay() { c := retryablehttp.NewClient()\n c.RetryMax = 2\n c.Post(os.Getenv(\"PAYMENTS_URL\"), \"\", nil) }\n";
+        let deploy = "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - env:\n        - name: PAYMENTS_URL\n          value: http://payments:8080\n";
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("cmd/pay.go", go), ("k8s/deploy.yaml", deploy)]));
+        let ops = operations(&d);
+        let op = ops.iter().find(|o| o.layers[0].tier == Tier::Sdk).unwrap();
+        assert_eq!(
+            (op.label.as_str(), op.chain_text().as_str()),
+            ("go-retryablehttp -> payments", "sdk 3 × istio 5")
+        );
+        assert!(!ops.iter().any(|o| o.label == "requests to payments"), "{ops:?}");
+        // Calling two hosts, or none the manifests name, it stays on its own.
+        let two = go.replace("c.RetryMax = 2", "c.RetryMax = 2\n c.Get(\"http://ledger/x\")");
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("cmd/pay.go", &two), ("k8s/deploy.yaml", deploy)]));
+        let ops = operations(&d);
+        let sdk = ops.iter().find(|o| o.layers[0].tier == Tier::Sdk).unwrap();
+        assert_eq!((sdk.layers.len(), sdk.host.clone()), (1, None));
+        assert!(ops.iter().any(|o| o.label == "requests to payments"), "{ops:?}");
     }
 
     #[test]

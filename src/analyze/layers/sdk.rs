@@ -1,10 +1,11 @@
 //! SDK and library retry defaults, as data with their source: a layer for
 //! every dependency manifest or import that brings a client which retries
-//! on its own unless told otherwise. Such a layer has no host of its own
-//! (an SDK calls whatever its caller configures): it is listed, and joins a
-//! chain only through a client in the same file that calls a known host.
+//! on its own unless told otherwise, with the count a file of code sets
+//! instead where it does. Such a layer has no host of its own (an SDK calls
+//! whatever its caller configures): in a file of code it carries the hosts
+//! that file calls, and joins a chain when that is exactly one known host.
 
-use super::{Attempts, Layer, Tier};
+use super::{hosts, Attempts, Layer, Tier};
 
 /// One library's default, with where it is documented.
 pub(crate) struct SdkDefault {
@@ -98,6 +99,20 @@ pub(crate) fn read(path: &str, text: &str) -> Vec<Layer> {
         .filter_map(|d| {
             let (i, _) = text.lines().enumerate().find(|(_, l)| l.contains(d.marker))?;
             let attempts = if code { overridden(d, text) } else { None };
+            // What a file of code calls is what its retrying client is
+            // pointed at (the chain links it only when that is one host).
+            let (targets, via_env) = if code {
+                (
+                    hosts::urls_in(text).into_iter().map(|(_, h, _)| h).collect(),
+                    hosts::env_reads(text)
+                        .into_iter()
+                        .map(|(_, n)| n)
+                        .filter(|n| super::clients::carries_address(n))
+                        .collect(),
+                )
+            } else {
+                Default::default()
+            };
             let (attempts, retry_on) = match attempts {
                 Some(a) => (a, format!("{} (its count set in this file)", d.retry_on)),
                 None => (Attempts::Total(d.attempts), format!("{} (default; {})", d.retry_on, d.source)),
@@ -111,9 +126,9 @@ pub(crate) fn read(path: &str, text: &str) -> Vec<Layer> {
                 attempts,
                 budget: None,
                 retry_on,
-                targets: Default::default(),
+                targets,
                 decl_lines: vec![i as u32 + 1],
-                via_env: Default::default(),
+                via_env,
             })
         })
         .collect()
@@ -127,7 +142,7 @@ fn overridden(d: &SdkDefault, text: &str) -> Option<Attempts> {
     let value = rest
         .trim_start_matches(|c: char| c == ' ' || c == '=' || c == ':' || c == '(' || c == '"' || c == '\'');
     let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
-    let after = value[digits.len()..].trim_start();
+    let after = value[digits.len()..].lines().next().unwrap_or("").trim_start();
     // `RetryMax = retries` or `RetryMax = 2 * n`: a count that is not a literal.
     let literal =
         !digits.is_empty() && !after.starts_with(|c: char| c.is_alphanumeric() || "*+-/.".contains(c));
