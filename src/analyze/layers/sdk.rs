@@ -139,8 +139,7 @@ pub(crate) fn read(path: &str, text: &str) -> Vec<Layer> {
 fn overridden(d: &SdkDefault, text: &str) -> Option<Attempts> {
     let (setting, rest) =
         d.overrides.iter().find_map(|o| text.find(o).map(|at| (*o, &text[at + o.len()..])))?;
-    let value = rest
-        .trim_start_matches(|c: char| c == ' ' || c == '=' || c == ':' || c == '(' || c == '"' || c == '\'');
+    let value = rest.trim_start_matches([' ', '=', ':', '(', '"', '\'']);
     let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
     let after = value[digits.len()..].lines().next().unwrap_or("").trim_start();
     // `RetryMax = retries` or `RetryMax = 2 * n`: a count that is not a literal.
