@@ -38,10 +38,15 @@ pub(crate) fn key(raw: &str) -> Option<String> {
 }
 
 /// The keys of every `http(s)://` URL literal in `text`, with the line of
-/// each.
+/// each. A URL on a comment line (a license header, a link to docs) is not
+/// one the code calls.
 pub(crate) fn urls_in(text: &str) -> Vec<(u32, String, String)> {
+    const COMMENT: &[&str] = &["//", "#", "/*", "*", "--", "\"\"\"", "'''"];
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
+        if COMMENT.iter().any(|c| line.trim_start().starts_with(c)) {
+            continue;
+        }
         let mut rest = line;
         while let Some(at) = rest.find("http") {
             let tail = &rest[at..];
@@ -148,6 +153,10 @@ mod tests {
         assert_eq!(urls_in(text), [(2, "payments".to_string(), "/checkout".to_string())]);
         assert_eq!(env_reads(text), [(3, "LEDGER_URL".to_string())]);
         assert!(urls_in("no urls here, httpx is a library").is_empty());
+        // Comment lines name pages to read, not hosts to call.
+        let commented = "// see https://docs.example.com/retries\n#    http://www.apache.org/licenses/LICENSE-2.0\n * https://github.com/x\nlet u = \"http://payments/x\"; // https://docs.example.com\n";
+        let keys: Vec<String> = urls_in(commented).into_iter().map(|(_, k, _)| k).collect();
+        assert_eq!(keys, ["payments", "docs"]);
     }
 
     #[test]
