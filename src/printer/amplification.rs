@@ -40,11 +40,18 @@ pub(crate) fn section(findings: &[Finding]) -> String {
             };
             let budget = l["budget"]
                 .as_f64()
-                .map(|b| format!(" (retry budget {}%)", (b * 100.0).round()))
+                .map(|b| format!(" (retry budget {}%)", crate::analyze::layers::chain::trim(b * 100.0)))
                 .unwrap_or_default();
+            // Two layers of one source in a chain are routes of different
+            // services (one calls the next): their names tell them apart.
+            let same_source = chain.iter().filter(|x| x["source"] == l["source"]).count() > 1;
+            let name = match l["name"].as_str() {
+                Some(n) if same_source => format!(" {}", label(n)),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "  {prev} --> {id}[\"{} {}<br/>×{attempts}{budget} on {}<br/>{}\"]",
+                "  {prev} --> {id}[\"{} {}{name}<br/>×{attempts}{budget} on {}<br/>{}\"]",
                 label(l["tier"].as_str().unwrap_or("")),
                 label(l["source"].as_str().unwrap_or("")),
                 label(l["retry_on"].as_str().unwrap_or("")),
@@ -112,7 +119,10 @@ fn operation(o: &mut String, op: &Operation, max: u32) {
         op.chain_text()
     );
     for l in &op.layers {
-        let budget = l.budget.map(|b| format!(", retry budget {}%", (b * 100.0).round())).unwrap_or_default();
+        let budget = l
+            .budget
+            .map(|b| format!(", retry budget {}%", crate::analyze::layers::chain::trim(b * 100.0)))
+            .unwrap_or_default();
         let _ = writeln!(
             o,
             "  {:<6} {:<24} {}  attempts {}{budget}  on {}  ({})",
@@ -179,5 +189,21 @@ mod tests {
         assert_eq!(block.lines().count(), 5, "{block}");
         assert!(!block.contains("<img") && !block.contains("\"]  -->"), "{block}");
         assert!(block.contains("#quot;"), "{block}");
+    }
+
+    #[test]
+    fn routes_of_two_services_in_one_chain_are_told_apart_by_name() {
+        let f = Finding::new(Kind::RetryAmplified, "layers/amplification", "k8s/vs.yaml", 3).head(serde_json::json!({
+            "attempts": 16,
+            "chain": [
+                {"tier": "mesh", "source": "istio", "name": "front http[0]", "attempts": 4, "budget": null, "retry_on": "5xx", "location": "k8s/vs.yaml:3"},
+                {"tier": "mesh", "source": "istio", "name": "back http[0]", "attempts": 4, "budget": null, "retry_on": "5xx", "location": "k8s/vs.yaml:9"},
+            ],
+        }));
+        let s = section(&[f]);
+        assert!(s.contains("req --> l0[\"mesh istio front http[0]<br/>×4 on 5xx"), "{s}");
+        assert!(s.contains("l0 --> l1[\"mesh istio back http[0]<br/>"), "{s}");
+        // One layer per source: no name, as before.
+        assert!(!section(&[finding("istio")]).contains("istio <"));
     }
 }

@@ -245,3 +245,70 @@ fn explain_retry_amplified() {
     assert!(text.starts_with("retry-amplified (default severity: error)"), "{text}");
     assert!(text.contains("Use instead: Retry at one layer only"), "{text}");
 }
+
+/// Three services, each calling the next through an address in its
+/// Deployment: storefront and cart retry in the mesh; stock does not yet.
+fn services_in_a_row() -> Repo {
+    let repo = Repo::new();
+    repo.write("k8s/deployments.yaml", fixture("chain_deployments.yaml"));
+    repo.write("k8s/routes.yaml", fixture("chain_routes.yaml"));
+    repo.commit("shop");
+    repo.branch("pr");
+    repo
+}
+
+#[test]
+fn retries_added_on_a_service_that_another_service_calls_are_amplified_through_the_call() {
+    let repo = services_in_a_row();
+    let routes = fixture("chain_routes.yaml").replace(
+        "  http:\n  - route:\n    - destination: { host: stock }",
+        "  http:\n  - retries:\n      attempts: 2\n    route:\n    - destination: { host: stock }",
+    );
+    repo.write("k8s/routes.yaml", &routes);
+    repo.commit("retry stock in the mesh");
+    let (out, text) = scan(&repo, "json");
+    let j = json(&text);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let f = amplified(&j);
+    assert_eq!(f.len(), 1, "{text}");
+    assert_eq!((f[0]["path"].as_str(), f[0]["line"].as_u64()), (Some("k8s/routes.yaml"), Some(36)));
+    let message = f[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`requests to storefront`: up to 27 attempts per inbound request (was 9): istio 3 × istio 3 × istio 3;"),
+        "{message}"
+    );
+    // `layers` says how the hops were linked.
+    let out = retrygate(&["layers", "--repo", repo.path().to_str().unwrap(), "--rev", "pr"]);
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listing.contains("`storefront` calls `cart` (CART_API, k8s/deployments.yaml:17); `cart` calls `stock` (STOCK_ADDR, k8s/deployments.yaml:34)"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn without_the_environment_that_names_the_next_service_the_routes_stay_apart() {
+    let repo = services_in_a_row();
+    repo.write(
+        "k8s/deployments.yaml",
+        fixture("chain_deployments.yaml").replace("\"stock:9000\"", "\"10.0.4.2:9000\""),
+    );
+    let routes = fixture("chain_routes.yaml").replace(
+        "  http:\n  - route:\n    - destination: { host: stock }",
+        "  http:\n  - retries:\n      attempts: 2\n    route:\n    - destination: { host: stock }",
+    );
+    repo.write("k8s/routes.yaml", &routes);
+    repo.commit("retry stock in the mesh; cart reaches stock by address");
+    let (out, text) = scan(&repo, "json");
+    let j = json(&text);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(amplified(&j).is_empty(), "{text}");
+    let notes: Vec<&str> =
+        j["notes"].as_array().unwrap().iter().filter_map(|n| n["message"].as_str()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "layer change: `requests to stock`: up to 3 attempts per inbound request (was 1): istio 3"
+        )),
+        "{notes:?}"
+    );
+}

@@ -7,13 +7,16 @@
 //! literal of its file, or the value a manifest gives an environment
 //! variable it reads). Layers of one tier and source for one host are
 //! alternatives (two routes of one VirtualService), not a chain: the worst
-//! of them counts. A layer whose host cannot be told, a client that calls
+//! of them counts. A host whose workload calls another host (an address in
+//! its environment, [`super::workloads`]) passes each of its attempts on,
+//! so the chain continues into the mesh routes of the host it calls, along
+//! the worst path. A layer whose host cannot be told, a client that calls
 //! no known host or several, and an SDK default are operations of their
 //! own: shown beside the others, never multiplied into them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Attempts, Declared, Layer, Tier};
+use super::{workloads, Attempts, Declared, Layer, Tier};
 
 /// A figure: attempts per inbound request.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -55,11 +58,15 @@ impl Figure {
     }
 }
 
-fn trim(n: f64) -> String {
+/// A count or a percentage as a reader writes it: whole numbers bare, and
+/// at most three decimals otherwise, so a 0.1% budget (×1.001) does not
+/// read as no budget at all (×1.0, 0%).
+pub(crate) fn trim(n: f64) -> String {
     if n.fract() == 0.0 {
         format!("{}", n as u64)
     } else {
-        format!("{:.1}", n)
+        let s = format!("{:.3}", n);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -103,6 +110,9 @@ pub struct Operation {
     pub(crate) layers: Vec<Layer>,
     /// Why the layers are (or are not) one path, for the listing.
     pub(crate) link: String,
+    /// Where each service-to-service hop of the chain is declared (the
+    /// environment entry that names the next host): file and line.
+    pub(crate) hops: Vec<(String, u32)>,
 }
 
 impl Operation {
@@ -153,6 +163,7 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
                 layers: vec![l.clone()],
                 link: "its hosts cannot be told (computed or templated), so it is not linked to a client"
                     .into(),
+                hops: Vec::new(),
             });
             continue;
         }
@@ -163,11 +174,13 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
             }
         }
     }
-    let chain_for = |host: &str| -> Vec<Layer> {
-        routes.get(host).map(|m| m.values().map(|l| (*l).clone()).collect()).unwrap_or_default()
-    };
+    let calls = workloads::calls(d);
+    let hop = Hops { routes: &routes, calls: &calls };
     let mut called: BTreeSet<String> = BTreeSet::new();
-    for l in d.layers.iter().filter(|l| l.tier == Tier::Client) {
+    // A library that retries on its own, in a file that calls one known
+    // host, is that file's client: it joins the chain like one.
+    let linked_sdk = |l: &Layer| l.tier == Tier::Sdk && client_hosts(l, d).len() == 1;
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Client || linked_sdk(l)) {
         let hosts = client_hosts(l, d);
         if hosts.len() != 1 {
             let why = if hosts.is_empty() {
@@ -183,33 +196,40 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
                 host: None,
                 layers: vec![l.clone()],
                 link: why,
+                hops: Vec::new(),
             });
             continue;
         }
         let Some(host) = hosts.into_iter().next() else { continue };
+        let (chain, via, hops) = hop.chain(&host);
         let mut layers = vec![l.clone()];
-        layers.extend(chain_for(&host));
+        layers.extend(chain);
         called.insert(host.clone());
         let link = if layers.len() > 1 {
-            format!("the client calls `{host}`, which the other layers serve")
+            format!("the client calls `{host}`, which the other layers serve{via}")
         } else {
             format!("the client calls `{host}`; no mesh or proxy layer serves it")
         };
-        out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link });
+        out.push(Operation { label: format!("{} -> {host}", l.name), host: Some(host), layers, link, hops });
     }
     // Requests that reach the routes from outside the repository's clients:
     // one operation per host, the longest chains first, and none whose
     // layers another operation already shows (an upstream's servers are
-    // hosts of the same nginx layer as the upstream).
-    let mut uncalled: Vec<(&String, Vec<&Layer>)> = routes
-        .iter()
-        .filter(|(host, _)| !called.contains(*host))
-        .map(|(host, by_source)| (host, by_source.values().copied().collect()))
+    // hosts of the same nginx layer as the upstream; a host that another
+    // host's workload calls is in that host's chain).
+    #[allow(clippy::type_complexity)]
+    let mut uncalled: Vec<(&String, Vec<Layer>, String, Vec<(String, u32)>)> = routes
+        .keys()
+        .filter(|host| !called.contains(*host))
+        .map(|host| {
+            let (chain, via, hops) = hop.chain(host);
+            (host, chain, via, hops)
+        })
         .collect();
     uncalled.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
     let shown = |op: &Operation| op.layers.iter().map(Layer::key).collect::<BTreeSet<_>>();
     let mut seen: Vec<BTreeSet<(String, String, String)>> = out.iter().map(shown).collect();
-    for (host, layers) in uncalled {
+    for (host, layers, via, hops) in uncalled {
         let keys: BTreeSet<_> = layers.iter().map(|l| l.key()).collect();
         if seen.iter().any(|s| keys.is_subset(s)) {
             continue;
@@ -218,22 +238,118 @@ pub(crate) fn operations(d: &Declared) -> Vec<Operation> {
         out.push(Operation {
             label: format!("requests to {host}"),
             host: Some(host.clone()),
-            layers: layers.into_iter().cloned().collect(),
-            link: format!("every layer here serves `{host}`; no client in the repository calls it"),
+            layers,
+            link: format!("every layer here serves `{host}`{via}; no client in the repository calls it"),
+            hops,
         });
     }
-    for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk) {
+    for l in d.layers.iter().filter(|l| l.tier == Tier::Sdk && !linked_sdk(l)) {
         out.push(Operation {
             label: format!("{} ({})", l.name, l.path),
             host: None,
             layers: vec![l.clone()],
-            link: "an SDK's default: it joins a chain only through the client code that uses it".into(),
+            link: "an SDK's retries (its default, or the count this file sets): its file calls no one known host, so it is not linked".into(),
+            hops: Vec::new(),
         });
     }
-    for o in &mut out {
-        o.layers.sort_by(|a, b| (a.tier, &a.source).cmp(&(b.tier, &b.source)));
-    }
     out
+}
+
+/// Most service-to-service hops a chain follows (a call graph deeper than
+/// this is cut, never looped).
+const MAX_HOPS: usize = 8;
+
+/// The mesh and proxy layers of each host, and which hosts each host's
+/// workloads call: a chain goes through a host's own layers, then through
+/// the worst of the chains of the hosts it calls.
+struct Hops<'a> {
+    routes: &'a BTreeMap<String, BTreeMap<(Tier, String), &'a Layer>>,
+    calls: &'a BTreeMap<String, BTreeMap<String, (String, String, u32)>>,
+}
+
+impl Hops<'_> {
+    /// The layers a request to `host` passes, its own first, and how the
+    /// hops were linked (`; `a` calls `b` (B_URL, k8s/a.yaml:12)`).
+    fn chain(&self, host: &str) -> (Vec<Layer>, String, Vec<(String, u32)>) {
+        let mut path = vec![host.to_string()];
+        let mut layers = self.own(host);
+        let mut via = String::new();
+        let (more, hops) = self.worst_below(host, &mut path);
+        // A layer that serves several hosts on the path counts once.
+        for l in more {
+            if !layers.iter().any(|x| x.key() == l.key()) {
+                layers.push(l);
+            }
+        }
+        let mut from = host.to_string();
+        let mut at = Vec::new();
+        for (to, (var, file, line)) in hops {
+            via.push_str(&format!("; `{from}` calls `{to}` ({var}, {file}:{line})"));
+            at.push((file, line));
+            from = to;
+        }
+        (layers, via, at)
+    }
+
+    fn own(&self, host: &str) -> Vec<Layer> {
+        self.routes.get(host).map(|m| m.values().map(|l| (*l).clone()).collect()).unwrap_or_default()
+    }
+
+    /// The worst chain below `host` through the hosts its workloads call:
+    /// its layers and the hops taken. Empty when no host it reaches has a
+    /// layer.
+    #[allow(clippy::type_complexity)]
+    fn worst_below(
+        &self,
+        host: &str,
+        path: &mut Vec<String>,
+    ) -> (Vec<Layer>, Vec<(String, (String, String, u32))>) {
+        let mut best: (Vec<Layer>, Vec<(String, (String, String, u32))>) = (Vec::new(), Vec::new());
+        if path.len() > MAX_HOPS {
+            return best;
+        }
+        let Some(callees) = self.calls.get(host) else { return best };
+        for (callee, how) in callees {
+            if path.contains(callee) {
+                continue;
+            }
+            path.push(callee.clone());
+            // Past the first host only mesh routes are on the path: a
+            // service calls the next by its name, and a sidecar applies the
+            // route for that name; a proxy whose upstream lists the name
+            // is not between them.
+            let mut layers: Vec<Layer> =
+                self.own(callee).into_iter().filter(|l| l.tier == Tier::Mesh).collect();
+            let (below, mut hops) = self.worst_below(callee, path);
+            path.pop();
+            layers.extend(below);
+            if layers.is_empty() {
+                continue;
+            }
+            hops.insert(0, (callee.clone(), how.clone()));
+            if best.0.is_empty() || worse(&layers, &best.0) {
+                best = (layers, hops);
+            }
+        }
+        best
+    }
+}
+
+/// Whether chain `a` is worse than chain `b`: a larger figure, or, when
+/// the figures cannot be compared, more retrying layers.
+fn worse(a: &[Layer], b: &[Layer]) -> bool {
+    let fig = |ls: &[Layer]| Operation {
+        label: String::new(),
+        host: None,
+        layers: ls.to_vec(),
+        link: String::new(),
+        hops: Vec::new(),
+    };
+    let (fa, fb) = (fig(a), fig(b));
+    match fa.figure().exceeds(fb.figure()) {
+        Some(x) => x,
+        None => fa.retrying() > fb.retrying(),
+    }
 }
 
 #[cfg(test)]
@@ -283,6 +399,90 @@ mod tests {
         assert!(client.link.contains("no base URL"), "{}", client.link);
         let mesh = ops.iter().find(|o| o.label == "requests to payments").unwrap();
         assert_eq!(mesh.figure(), Figure::Known(5.0));
+    }
+
+    /// Three services in a row, each behind a route of 3 retries; the
+    /// first two call the next through an address in their Deployment.
+    const ROUTES: &str = "kind: VirtualService\nmetadata: { name: edge }\nspec:\n  hosts: [\"*\"]\n  gateways: [edge]\n  http:\n  - retries: { attempts: 3 }\n    route: [{ destination: { host: front } }]\n---\nkind: VirtualService\nmetadata: { name: middle }\nspec:\n  hosts: [middle]\n  http:\n  - retries: { attempts: 3 }\n    route: [{ destination: { host: middle } }]\n---\nkind: VirtualService\nmetadata: { name: back }\nspec:\n  hosts: [back]\n  http:\n  - retries: { attempts: 3 }\n    route: [{ destination: { host: back } }]\n";
+
+    fn deployment(name: &str, app: &str, env: &str) -> String {
+        format!("kind: Deployment\nmetadata: {{ name: {name} }}\nspec:\n  template:\n    metadata: {{ labels: {{ app: {app} }} }}\n    spec:\n      containers:\n      - env:\n        - {{ name: NEXT_URL, value: \"{env}\" }}\n")
+    }
+
+    #[test]
+    fn a_service_that_calls_the_next_multiplies_their_routes() {
+        let deploys = [
+            deployment("front-v1", "front", "http://middle/"),
+            deployment("middle-v1", "middle", "http://back:80"),
+        ]
+        .join("---\n");
+        let d = declared(&files(&[("mesh/routes.yaml", ROUTES), ("k8s/deploy.yaml", &deploys)]));
+        let ops = operations(&d);
+        assert_eq!(ops.len(), 1, "{ops:?}");
+        assert_eq!(
+            (ops[0].label.as_str(), ops[0].chain_text().as_str()),
+            ("requests to front", "istio 4 × istio 4 × istio 4")
+        );
+        assert_eq!(ops[0].figure(), Figure::Known(64.0));
+        assert!(ops[0].link.contains("`front` calls `middle` (NEXT_URL, k8s/deploy.yaml:9); `middle` calls `back` (NEXT_URL, k8s/deploy.yaml:19)"), "{}", ops[0].link);
+        // A proxy that lists the next host among its upstream servers is
+        // not between two services: only its own host's requests pass it.
+        let nginx = "upstream back { server back:80; server back-2:80; }\nserver {\n  location / {\n    proxy_pass http://back;\n  }\n}\n";
+        let d = declared(&files(&[
+            ("nginx.conf", nginx),
+            ("k8s/deploy.yaml", &deployment("middle-v1", "middle", "http://back:80")),
+            ("mesh/routes.yaml", &ROUTES.replace("[back]", "[other]").replace("host: back", "host: other")),
+        ]));
+        let middle = operations(&d).into_iter().find(|o| o.label == "requests to middle").unwrap();
+        assert_eq!(middle.chain_text(), "istio 4", "{middle:?}");
+    }
+
+    #[test]
+    fn without_a_call_between_them_services_stay_apart() {
+        // The same routes, and Deployments that name no other host.
+        let deploys = [
+            deployment("front-v1", "front", "http://front/"),
+            deployment("middle-v1", "middle", "10.0.0.9:80"),
+        ]
+        .join("---\n");
+        let d = declared(&files(&[("mesh/routes.yaml", ROUTES), ("k8s/deploy.yaml", &deploys)]));
+        let mut texts: Vec<String> =
+            operations(&d).iter().map(|o| format!("{}: {}", o.label, o.chain_text())).collect();
+        texts.sort();
+        assert_eq!(
+            texts,
+            ["requests to back: istio 4", "requests to front: istio 4", "requests to middle: istio 4"]
+        );
+        // A loop of calls is followed once, never round again.
+        let deploys = [
+            deployment("front-v1", "front", "http://middle/"),
+            deployment("middle-v1", "middle", "http://front/"),
+        ]
+        .join("---\n");
+        let d = declared(&files(&[("mesh/routes.yaml", ROUTES), ("k8s/deploy.yaml", &deploys)]));
+        let front = operations(&d).into_iter().find(|o| o.label == "requests to front").unwrap();
+        assert_eq!(front.chain_text(), "istio 4 × istio 4");
+    }
+
+    #[test]
+    fn a_retrying_library_in_a_file_that_calls_one_host_joins_that_hosts_chain() {
+        let go = "import \"github.com/hashicorp/go-retryablehttp\"\nfunc pay() { c := retryablehttp.NewClient()\n c.RetryMax = 2\n c.Post(os.Getenv(\"PAYMENTS_URL\"), \"\", nil) }\n";
+        let deploy = "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - env:\n        - name: PAYMENTS_URL\n          value: http://payments:8080\n";
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("cmd/pay.go", go), ("k8s/deploy.yaml", deploy)]));
+        let ops = operations(&d);
+        let op = ops.iter().find(|o| o.layers[0].tier == Tier::Sdk).unwrap();
+        assert_eq!(
+            (op.label.as_str(), op.chain_text().as_str()),
+            ("go-retryablehttp -> payments", "sdk 3 × istio 5")
+        );
+        assert!(!ops.iter().any(|o| o.label == "requests to payments"), "{ops:?}");
+        // Calling two hosts, or none the manifests name, it stays on its own.
+        let two = go.replace("c.RetryMax = 2", "c.RetryMax = 2\n c.Get(\"http://ledger/x\")");
+        let d = declared(&files(&[("mesh/vs.yaml", VS), ("cmd/pay.go", &two), ("k8s/deploy.yaml", deploy)]));
+        let ops = operations(&d);
+        let sdk = ops.iter().find(|o| o.layers[0].tier == Tier::Sdk).unwrap();
+        assert_eq!((sdk.layers.len(), sdk.host.clone()), (1, None));
+        assert!(ops.iter().any(|o| o.label == "requests to payments"), "{ops:?}");
     }
 
     #[test]

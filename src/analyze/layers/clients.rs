@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use super::{hosts, Attempts, Layer, ReadError, Tier};
 
 /// Whether an environment variable's name says it carries an address.
-fn carries_address(name: &str) -> bool {
+pub(crate) fn carries_address(name: &str) -> bool {
     ["URL", "URI", "ADDR", "HOST", "ENDPOINT"].iter().any(|w| name.contains(w))
 }
 

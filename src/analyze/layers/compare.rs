@@ -93,11 +93,20 @@ pub(crate) fn findings(
         if joined && base_ops.values().any(|b| same_layers(b, &op) && b.figure() == head_fig) {
             continue;
         }
-        let (at_path, at_line) = match cause {
-            Some((l, line)) => (Some(l.path.as_str()), format!("line {line}: ")),
-            None => (None, String::new()),
+        // A chain joined from service to service: where the change named
+        // the next host (an environment entry) says it best.
+        let hop = op.hops.iter().find(|(p, _)| by_path.contains_key(p.as_str()));
+        let (at_path, at_line) = match (cause, hop) {
+            (_, Some((p, line))) if joined => (Some(p.as_str()), format!("line {line}: ")),
+            (Some((l, line)), _) => (Some(l.path.as_str()), format!("line {line}: ")),
+            (None, _) => (None, String::new()),
         };
         let base_fig = base_op.map_or(Figure::Known(1.0), Operation::figure);
+        // Nothing grew and the figure is what it was (a route that turns
+        // retries off, `attempts: 0`): there is no change to report.
+        if joined && head_fig == base_fig {
+            continue;
+        }
         let summary = format!(
             "`{}`: up to {} attempts per inbound request (was {}): {}",
             op.label,
@@ -261,5 +270,46 @@ mod tests {
         // Within the limit it is the usual layer-change note.
         let (f, n) = findings(&base, &head, &[&change], 9);
         assert!(f.is_empty() && n.iter().all(|n| !n.blocking), "{f:?} {n:?}");
+    }
+
+    #[test]
+    fn a_route_that_turns_retries_off_changes_no_figure_and_is_not_reported() {
+        let off = VS_HEAD.replace("attempts: 2, retryOn: 5xx", "attempts: 0");
+        let base = model(&[("mesh/vs.yaml", VS_BASE)]);
+        let head = model(&[("mesh/vs.yaml", &off)]);
+        let change = FileChange::from_texts("mesh/vs.yaml", Some(VS_BASE), Some(&off));
+        let (f, n) = findings(&base, &head, &[&change], 3);
+        assert!(f.is_empty() && n.is_empty(), "{f:?} {n:?}");
+        // The same file turning retries on is still a layer change.
+        let change = FileChange::from_texts("mesh/vs.yaml", Some(VS_BASE), Some(VS_HEAD));
+        let (_, n) = findings(&base, &model(&[("mesh/vs.yaml", VS_HEAD)]), &[&change], 3);
+        assert!(n.iter().any(|n| n.message.contains("layer change")), "{n:?}");
+    }
+
+    #[test]
+    fn a_deployment_pointed_at_a_retrying_service_joins_two_routes_and_blocks() {
+        let routes = "kind: VirtualService\nmetadata: { name: web }\nspec:\n  hosts: [web]\n  http:\n  - retries: { attempts: 2 }\n---\nkind: VirtualService\nmetadata: { name: pay }\nspec:\n  hosts: [payments]\n  http:\n  - retries: { attempts: 2 }\n";
+        let deploy = |to: &str| {
+            format!("kind: Deployment\nmetadata: {{ name: web }}\nspec:\n  template:\n    spec:\n      containers:\n      - env:\n        - {{ name: PAY_URL, value: \"http://{to}:8080\" }}\n")
+        };
+        let (old, new) = (deploy("ledger"), deploy("payments"));
+        let base = model(&[("mesh/vs.yaml", routes), ("k8s/web.yaml", &old)]);
+        let head = model(&[("mesh/vs.yaml", routes), ("k8s/web.yaml", &new)]);
+        let change = FileChange::from_texts("k8s/web.yaml", Some(&old), Some(&new));
+        let (f, n) = findings(&base, &head, &[&change], 3);
+        assert!(f.is_empty(), "{f:?}");
+        let blocking: Vec<&Note> = n.iter().filter(|n| n.blocking).collect();
+        assert_eq!(blocking.len(), 1, "{n:?}");
+        assert_eq!(blocking[0].path.as_deref(), Some("k8s/web.yaml"));
+        assert!(
+            blocking[0].message.starts_with("line 8: `requests to web`: up to 9 attempts per inbound request (was 3): istio 3 × istio 3; no layer's count changed"),
+            "{n:?}"
+        );
+        // Pointed at a host no route retries, nothing is joined.
+        let elsewhere = deploy("audit");
+        let head = model(&[("mesh/vs.yaml", routes), ("k8s/web.yaml", &elsewhere)]);
+        let change = FileChange::from_texts("k8s/web.yaml", Some(&old), Some(&elsewhere));
+        let (f, n) = findings(&base, &head, &[&change], 3);
+        assert!(f.is_empty() && n.is_empty(), "{f:?} {n:?}");
     }
 }

@@ -38,10 +38,27 @@ pub(crate) fn key(raw: &str) -> Option<String> {
 }
 
 /// The keys of every `http(s)://` URL literal in `text`, with the line of
-/// each.
+/// each. A URL on a comment line (a license header, a link to docs) is not
+/// one the code calls.
 pub(crate) fn urls_in(text: &str) -> Vec<(u32, String, String)> {
+    const COMMENT: &[&str] = &["//", "#", "/*", "*", "--", "\"\"\"", "'''"];
     let mut out = Vec::new();
+    // Inside a `/* */` block or a Python docstring.
+    let (mut block, mut docstring) = (false, false);
     for (i, line) in text.lines().enumerate() {
+        let was_inside = block || docstring;
+        if block {
+            block = !line.contains("*/");
+        } else if let Some(at) = line.find("/*") {
+            block = !line[at..].contains("*/");
+        }
+        let quotes = line.matches("\"\"\"").count() + line.matches("'''").count();
+        if quotes % 2 == 1 {
+            docstring = !docstring;
+        }
+        if was_inside || quotes > 0 || COMMENT.iter().any(|c| line.trim_start().starts_with(c)) {
+            continue;
+        }
         let mut rest = line;
         while let Some(at) = rest.find("http") {
             let tail = &rest[at..];
@@ -148,6 +165,14 @@ mod tests {
         assert_eq!(urls_in(text), [(2, "payments".to_string(), "/checkout".to_string())]);
         assert_eq!(env_reads(text), [(3, "LEDGER_URL".to_string())]);
         assert!(urls_in("no urls here, httpx is a library").is_empty());
+        // Comment lines name pages to read, not hosts to call.
+        let commented = "// see https://docs.example.com/retries\n#    http://www.apache.org/licenses/LICENSE-2.0\n * https://github.com/x\nlet u = \"http://payments/x\"; // https://docs.example.com\n";
+        let keys: Vec<String> = urls_in(commented).into_iter().map(|(_, k, _)| k).collect();
+        assert_eq!(keys, ["payments", "docs"]);
+        // Nor is one inside a block comment or a docstring.
+        let blocks = "/*\n    http://www.apache.org/licenses/LICENSE-2.0\n*/\nlet a = \"http://ledger/\";\ndef f():\n    \"\"\"See\n    https://boto3.amazonaws.com/docs\n    \"\"\"\n    return get(\"http://stock/\")\n";
+        let keys: Vec<String> = urls_in(blocks).into_iter().map(|(_, k, _)| k).collect();
+        assert_eq!(keys, ["ledger", "stock"]);
     }
 
     #[test]

@@ -64,6 +64,38 @@ pub(crate) fn read(path: &str, doc: &Doc) -> Vec<Layer> {
     out
 }
 
+/// A pre-1.0 `RouteRule` (`config.istio.io/v1alpha2`): one route for its
+/// `destination` (`name`, or the host itself in the older string form),
+/// retried per `httpReqRetries.simpleRetry.attempts`, which counts retries
+/// as a VirtualService's `attempts` does.
+pub(crate) fn read_route_rule(path: &str, doc: &Doc) -> Vec<Layer> {
+    let Some(retry) = get(&doc.value, &["spec", "httpReqRetries", "simpleRetry"]) else { return Vec::new() };
+    let name = get(&doc.value, &["metadata", "name"]).and_then(text).unwrap_or_else(|| "RouteRule".into());
+    let dest = get(&doc.value, &["spec", "destination"]);
+    let host = dest.and_then(|d| d.get("name").and_then(text).or_else(|| text(d)));
+    let line = doc.line_of("attempts", 0);
+    let attempts = match retry.get("attempts") {
+        Some(v) => match number(v) {
+            Some(n) => Attempts::Total(n.saturating_add(1).min(u32::MAX as u64) as u32),
+            None => Attempts::Unknown(format!("attempts: {}", text(v).unwrap_or_default())),
+        },
+        None => Attempts::Unknown("simpleRetry without attempts: Istio's default".into()),
+    };
+    vec![Layer {
+        tier: Tier::Mesh,
+        source: "istio".into(),
+        name: format!("RouteRule {name}"),
+        path: path.to_string(),
+        line,
+        attempts,
+        budget: None,
+        retry_on: "Istio's default conditions (5xx and connection failures)".into(),
+        targets: host.and_then(|h| hosts::key(&h)).into_iter().collect(),
+        decl_lines: vec![line],
+        via_env: Default::default(),
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{declared, Attempts};
@@ -79,6 +111,30 @@ mod tests {
         assert_eq!(l[0].attempts, Attempts::Total(4));
         assert_eq!((l[0].line, l[0].retry_on.as_str(), l[0].name.as_str()), (9, "5xx,reset", "pay primary"));
         assert!(l[0].targets.contains("payments"));
+    }
+
+    #[test]
+    fn a_pre_1_0_route_rule_retries_its_destination() {
+        let rule = "apiVersion: config.istio.io/v1alpha2\nkind: RouteRule\nmetadata: { name: ratings-retry }\nspec:\n  destination:\n    name: ratings\n  route:\n  - labels: { version: v1 }\n  httpReqRetries:\n    simpleRetry:\n      attempts: 3\n      perTryTimeout: 2s\n";
+        let l = layers(rule);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert_eq!(
+            (l[0].attempts.clone(), l[0].line, l[0].name.as_str()),
+            (Attempts::Total(4), 11, "RouteRule ratings-retry")
+        );
+        assert_eq!(l[0].targets.iter().collect::<Vec<_>>(), ["ratings"]);
+        // The older string form of the destination names the host itself.
+        let old = rule.replace(
+            "  destination:\n    name: ratings\n",
+            "  destination: ratings.default.svc.cluster.local\n",
+        );
+        assert_eq!(layers(&old)[0].targets.iter().collect::<Vec<_>>(), ["ratings"]);
+        // A rule that only routes is no layer.
+        assert!(layers(&rule.replace(
+            "  httpReqRetries:\n    simpleRetry:\n      attempts: 3\n      perTryTimeout: 2s\n",
+            ""
+        ))
+        .is_empty());
     }
 
     #[test]

@@ -40,13 +40,24 @@ pub(crate) fn read_profile(path: &str, doc: &Doc) -> Vec<Layer> {
             line,
             attempts: Attempts::Unbounded,
             budget: Some(ratio),
-            retry_on: format!("failures of {method} {route_name}"),
+            retry_on: describe_route(&method, &route_name),
             targets: hosts::key(&name).into_iter().collect(),
             decl_lines: vec![line],
             via_env: Default::default(),
         });
     }
     out
+}
+
+/// `failures of GET /orders`: a route name that already starts with its
+/// method (as `linkerd profile` writes them) is not given it twice.
+fn describe_route(method: &str, route_name: &str) -> String {
+    let named = route_name.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case(method));
+    match (named, route_name.is_empty()) {
+        (true, _) => format!("failures of {route_name}"),
+        (false, true) => format!("failures of {method}"),
+        (false, false) => format!("failures of {method} {route_name}"),
+    }
 }
 
 /// A `retry.linkerd.io/http` annotation on any resource: the resource's
@@ -114,6 +125,9 @@ mod tests {
         assert_eq!(l.len(), 1, "{l:?}");
         assert_eq!((l[0].attempts.clone(), l[0].budget, l[0].line), (Attempts::Unbounded, Some(0.1), 7));
         assert!(l[0].targets.contains("payments"));
+        assert_eq!(l[0].retry_on, "failures of GET /orders");
+        let unnamed = layers("kind: ServiceProfile\nmetadata: { name: a }\nspec:\n  routes:\n  - name: orders\n    condition: { method: GET }\n    isRetryable: true\n");
+        assert_eq!(unnamed[0].retry_on, "failures of GET orders");
         let default_budget = layers("kind: ServiceProfile\nmetadata: { name: a }\nspec:\n  routes:\n  - name: r\n    isRetryable: true\n");
         assert_eq!(default_budget[0].budget, Some(0.2));
     }

@@ -20,6 +20,10 @@
 //!   literal, an environment variable and its value in a manifest, a route's
 //!   hosts, an upstream's servers, a Kubernetes Service name) into one host
 //!   key.
+//! - [`workloads`] reads which service calls which: a workload whose
+//!   environment names another host (a Deployment's `env`, a Compose
+//!   service's `environment`) calls it, so a request's chain goes on into
+//!   that host's mesh routes.
 //! - [`chain::operations`] links the layers of one revision into operations
 //!   and multiplies; layers it cannot link are kept apart, never multiplied.
 //! - [`compare::findings`] compares base and head: `retry-amplified` where
@@ -31,6 +35,7 @@
 pub(crate) mod chain;
 pub(crate) mod clients;
 pub(crate) mod compare;
+mod dupkeys;
 pub(crate) mod envoy;
 pub(crate) mod gocode;
 pub(crate) mod haproxy;
@@ -41,6 +46,7 @@ pub(crate) mod nginx;
 pub(crate) mod sdk;
 pub(crate) mod traefik;
 pub(crate) mod tree;
+pub(crate) mod workloads;
 mod yamldocs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,6 +176,10 @@ pub(crate) struct Declared {
     pub(crate) unreadable: Vec<(String, u32, String)>,
     /// Traefik middlewares an `IngressRoute` uses, with that route's hosts.
     pub(crate) uses: Vec<(String, BTreeSet<String>)>,
+    /// Workloads whose environment names another host ([`workloads`]).
+    pub(crate) workloads: Vec<workloads::Workload>,
+    /// Kubernetes Services with their selectors (host key, selector).
+    pub(crate) selectors: Vec<(String, BTreeMap<String, String>)>,
 }
 
 /// A reader's one-line complaint about a file, with the line it is about.
@@ -207,6 +217,8 @@ fn declared_with(files: &[(String, String)], rust: impl Fn(&str) -> bool + Sync)
         out.services.extend(d.services);
         out.unreadable.extend(d.unreadable);
         out.uses.extend(d.uses);
+        out.workloads.extend(d.workloads);
+        out.selectors.extend(d.selectors);
     }
     for l in &mut out.layers {
         if l.source == "traefik" {
@@ -272,6 +284,7 @@ fn read_file(path: &str, text: &str, out: &mut Declared, rust: bool) {
 pub(crate) fn mentions_layers(path: &str, text: &str) -> bool {
     const WORDS: &[&str] = &[
         "VirtualService",
+        "httpReqRetries",
         "retryOn",
         "retry_on",
         "retries",

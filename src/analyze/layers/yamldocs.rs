@@ -128,7 +128,19 @@ pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), Rea
             }
             continue;
         }
-        let value: Value = match serde_yaml::from_str(&body) {
+        let parsed = serde_yaml::from_str(&body).or_else(|e: serde_yaml::Error| {
+            // A key written twice: read as the cluster did, the last one wins.
+            match e
+                .to_string()
+                .contains("duplicate entry")
+                .then(|| super::dupkeys::last_wins(&body))
+                .flatten()
+            {
+                Some(fixed) => serde_yaml::from_str(&fixed).map_err(|_| e),
+                None => Err(e),
+            }
+        });
+        let value: Value = match parsed {
             Ok(v) => v,
             Err(e) if could_carry => {
                 // An error at the end of input is reported past the last line.
@@ -150,6 +162,7 @@ fn read_doc(path: &str, doc: &Doc, out: &mut Declared) {
     let kind = get(&doc.value, &["kind"]).and_then(text).unwrap_or_default();
     match kind.as_str() {
         "VirtualService" => out.layers.extend(istio::read(path, doc)),
+        "RouteRule" => out.layers.extend(istio::read_route_rule(path, doc)),
         "ServiceProfile" => out.layers.extend(linkerd::read_profile(path, doc)),
         "Middleware" | "IngressRoute" => out.layers.extend(traefik::read_crd(path, doc)),
         "Ingress" => out.layers.extend(nginx::read_ingress(path, doc)),
@@ -166,6 +179,7 @@ fn read_doc(path: &str, doc: &Doc, out: &mut Declared) {
     out.layers.extend(envoy::read(path, doc));
     out.layers.extend(traefik::read_dynamic(path, doc));
     out.uses.extend(traefik::uses_of(doc));
+    super::workloads::read(path, doc, out);
     collect_env(&doc.value, out, 0);
 }
 
