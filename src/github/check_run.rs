@@ -437,7 +437,7 @@ async fn write_once(
             if let Some(url) = details_url {
                 create = create.details_url(url);
             }
-            api.pace_write().await;
+            let _paced = api.pace_write().await;
             let what = "creating the check run";
             let run =
                 api.bounded(what, async { create.send().await.map_err(|e| write_error(what, e)) }).await?;
@@ -452,7 +452,7 @@ async fn write_once(
         updates.push(&[]);
     }
     for batch in updates {
-        api.pace_write().await;
+        let _paced = api.pace_write().await;
         let what = if created { "adding annotations to the check run" } else { "updating the check run" };
         let update = checks
             .update_check_run(octocrab::models::CheckRunId(id))
@@ -493,7 +493,7 @@ pub(crate) async fn publish_status(
     if let Some(url) = target_url {
         b = b.target(url.to_string());
     }
-    api.pace_write().await;
+    let _paced = api.pace_write().await;
     let what = "setting the commit status";
     match api.bounded(what, async { b.send().await.map(|_| ()).map_err(|e| write_error(what, e)) }).await {
         Ok(()) => Ok(()),

@@ -307,19 +307,21 @@ impl Api {
         self
     }
 
-    /// Waits until the next write may be sent, and records it as sent now.
-    /// Every write calls this first.
-    pub(crate) async fn pace_write(&self) {
+    /// Waits until the next write may be sent: at least the write interval
+    /// after the previous write *finished*. Every write calls this first and
+    /// keeps the returned guard until its answer is in (`let _paced = ...`):
+    /// counting from the end, not the start, keeps the gap GitHub asks for
+    /// at the server even when the previous request was slow to arrive.
+    pub(crate) async fn pace_write(&self) -> PacedWrite {
         let wait = {
-            let mut last = self.last_write.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let last = self.last_write.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let now = std::time::Instant::now();
-            let at = last.map_or(now, |t| (t + self.write_interval).max(now));
-            *last = Some(at);
-            at - now
+            last.map_or(Duration::ZERO, |t| (t + self.write_interval).saturating_duration_since(now))
         };
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
+        PacedWrite { last_write: self.last_write.clone() }
     }
 
     /// The octocrab client, for typed writes.
@@ -465,7 +467,7 @@ impl Api {
     /// as `errors` in a 200: those come back as [`ApiError::Status`] with the
     /// first message.
     pub(crate) async fn graphql(&self, what: &str, body: &Value) -> Result<Value, ApiError> {
-        self.pace_write().await;
+        let _paced = self.pace_write().await;
         let (status, text) = self
             .bounded(what, async {
                 let resp = self
@@ -492,6 +494,20 @@ impl Api {
             return Err(ApiError::Status { what: what.to_string(), status, message: message.to_string() });
         }
         Ok(v)
+    }
+}
+
+/// A write in flight ([`Api::pace_write`]): when dropped, after the write's
+/// answer, it records the moment the next write's interval starts from.
+#[must_use = "keep the guard until the write has its answer: `let _paced = api.pace_write().await;`"]
+pub(crate) struct PacedWrite {
+    last_write: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+}
+
+impl Drop for PacedWrite {
+    fn drop(&mut self) {
+        let mut last = self.last_write.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *last = Some(std::time::Instant::now());
     }
 }
 

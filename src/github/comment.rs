@@ -106,7 +106,7 @@ pub(crate) async fn publish_comment(
             return Ok(CommentOutcome::Unchanged { id });
         }
         // octocrab sends this as POST to the comment's URL.
-        api.pace_write().await;
+        let _paced = api.pace_write().await;
         let what = "editing the sticky comment";
         let edit = issues.update_comment(octocrab::models::CommentId(id), &body);
         return match api.bounded(what, async { edit.await.map_err(|e| write_error(what, e)) }).await {
@@ -132,7 +132,7 @@ pub(crate) async fn publish_comment(
     let mut tries = 0;
     loop {
         tries += 1;
-        api.pace_write().await;
+        let _paced = api.pace_write().await;
         let create = issues.create_comment(pr, &body);
         let err = match api.bounded(what, async { create.await.map_err(|e| write_error(what, e)) }).await {
             Ok(c) => return Ok(CommentOutcome::Created { id: c.id.into_inner() }),
@@ -185,7 +185,7 @@ pub(crate) async fn set_note(
         return Ok(Some(CommentOutcome::Unchanged { id }));
     }
     let issues = api.crab().issues(api.owner.clone(), api.repo.clone());
-    api.pace_write().await;
+    let _paced = api.pace_write().await;
     let what = "editing another pull request's sticky comment";
     let edit = issues.update_comment(octocrab::models::CommentId(id), &new);
     api.bounded(what, async { edit.await.map_err(|e| write_error(what, e)) }).await?;

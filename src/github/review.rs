@@ -349,7 +349,7 @@ async fn send(
     route: &str,
     body: Option<&Value>,
 ) -> Result<Value, ApiError> {
-    api.pace_write().await;
+    let _paced = api.pace_write().await;
     let crab = api.crab();
     let request = async {
         let resp = match method {
