@@ -67,10 +67,28 @@ fn check_depth(text: &str) -> Result<(), Refusal> {
 }
 
 fn check_tags(text: &str) -> Result<(), Refusal> {
+    let Ok(root) = serde_yaml::from_str::<serde_yaml::Value>(text) else { return Ok(()) };
+    check_tags_of(text, &root)
+}
+
+/// [`check`] and the parse in one, for a caller that wants the value: the
+/// same refusals, and the document parsed once instead of twice (a large
+/// document costs its parse, not its check). The inner error is
+/// serde_yaml's, for the caller to report with its line.
+pub(crate) fn parse_checked(text: &str) -> Result<Result<serde_yaml::Value, serde_yaml::Error>, Refusal> {
+    check_depth(text)?;
+    let parsed = serde_yaml::from_str::<serde_yaml::Value>(text);
+    if let Ok(root) = &parsed {
+        check_tags_of(text, root)?;
+    }
+    Ok(parsed)
+}
+
+/// The tag refusal of [`check`] on a document `text` already parsed as `root`.
+fn check_tags_of(text: &str, root: &serde_yaml::Value) -> Result<(), Refusal> {
     use serde_yaml::Value;
-    let Ok(root) = serde_yaml::from_str::<Value>(text) else { return Ok(()) };
     // Iterative: the depth check bounds flow nesting, not block nesting.
-    let mut stack = vec![&root];
+    let mut stack = vec![root];
     while let Some(v) = stack.pop() {
         match v {
             Value::Tagged(t) => {
@@ -127,6 +145,17 @@ mod tests {
         assert!(check("rules:\n  - id: x\n    pattern: 'retries\\s*=\\s*([0-9]+)'\n").is_ok());
         assert!(check("message: wow !nice\n").is_ok(), "a `!` inside a plain scalar is text");
         assert!(check("not: [valid").is_ok(), "syntax errors are the caller's to report");
+    }
+
+    #[test]
+    fn parse_checked_refuses_what_check_refuses_and_parses_the_rest() {
+        for text in ["# config\nmode: !advisory\n", &format!("a: {}1{}\n", "[".repeat(200), "]".repeat(200))]
+        {
+            assert_eq!(parse_checked(text).unwrap_err(), check(text).unwrap_err());
+        }
+        let v = parse_checked("a: [1, 2]\n").unwrap().unwrap();
+        assert_eq!(v["a"][1], serde_yaml::Value::from(2));
+        assert!(parse_checked("not: [valid").unwrap().is_err(), "the parse error is the caller's");
     }
 
     #[test]

@@ -181,6 +181,55 @@ fn a_proxy_and_a_mesh_multiply_and_the_config_limit_is_read_from_the_base() {
     );
 }
 
+/// The shop's Deployment as JSON, and an SDK service model that mentions
+/// retries and URLs in its prose: both the same at the base and the head.
+fn shop_with_json(mesh_base: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write("src/checkout.rs", fixture("checkout_client.rs"));
+    let deploy: Vec<serde_json::Value> =
+        fixture("deploy.yaml").split("---\n").map(|d| serde_yaml::from_str(d).unwrap()).collect();
+    repo.write("k8s/deploy.json", serde_json::to_string_pretty(&deploy[0]).unwrap());
+    repo.write(
+        "models/payments.json",
+        r#"{"shapes": {"Pay": {"documentation": "Retries 3 times; see https://docs.example.com/retries", "method": "POST"}}}"#,
+    );
+    repo.write("models/broken.json", r#"{"documentation": "retries", "#);
+    repo.write("k8s/payments-vs.yaml", fixture(mesh_base));
+    repo.commit("shop");
+    repo.branch("pr");
+    repo
+}
+
+#[test]
+fn an_unchanged_json_manifest_still_links_the_chain() {
+    let repo = shop_with_json("vs_no_retries.yaml");
+    repo.write("k8s/payments-vs.yaml", fixture("vs_retries.yaml"));
+    repo.commit("retry payments in the mesh");
+    let (out, text) = scan(&repo, "json");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let j = json(&text);
+    let f = amplified(&j);
+    assert_eq!(f.len(), 1, "{text}");
+    assert!(f[0]["message"].as_str().unwrap().contains("(was 3): client 3 × istio 3"), "{text}");
+    // An unchanged file that does not parse is not the change's business.
+    assert!(!text.contains("models/broken.json"), "{text}");
+}
+
+#[test]
+fn a_changed_json_file_that_does_not_parse_still_blocks() {
+    let repo = shop_with_json("vs_no_retries.yaml");
+    repo.write("models/broken.json", r#"{"documentation": "retries", "x": "#);
+    repo.commit("break the model");
+    let (out, text) = scan(&repo, "json");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let j = json(&text);
+    let blocking: Vec<&Value> =
+        j["notes"].as_array().unwrap().iter().filter(|n| n["blocking"] == true).collect();
+    assert_eq!(blocking.len(), 1, "{text}");
+    assert_eq!(blocking[0]["path"], "models/broken.json", "{text}");
+    assert!(blocking[0]["message"].as_str().unwrap().contains("not valid YAML"), "{text}");
+}
+
 #[test]
 fn a_broken_mesh_file_blocks_with_its_file_and_line() {
     let repo = shop("vs_no_retries.yaml");

@@ -196,29 +196,96 @@ pub(crate) fn declared(files: &[(String, String)]) -> Declared {
 }
 
 /// Reads the layers `files` declare, modelling the retries of the Rust
-/// files `rust` accepts (the scan leaves out those that name no host: their
-/// clients could join no chain). Files are read in parallel.
+/// files `rust` accepts. Files are read in parallel.
 fn declared_with(files: &[(String, String)], rust: impl Fn(&str) -> bool + Sync) -> Declared {
     use rayon::prelude::*;
     let parts: Vec<Declared> = files
         .par_iter()
         .map(|(path, text)| {
             let mut d = Declared::default();
-            read_file(path, text, &mut d, rust(text));
+            read_file(path, text, &mut d, rust(text), false);
             d
         })
         .collect();
+    merge(parts.iter())
+}
+
+/// The models of both sides of a change, each file read once: a file the
+/// same at the base and the head (the same path and text) is read once for
+/// both, and the Rust files' clients are modelled only when a mesh or proxy
+/// layer exists on either side (clients matter only in a chain with one),
+/// and then only in the Rust files that name a host (a URL literal or an
+/// environment read: the clients of the others could join no chain).
+/// The result is what [`declared_with`] gives for each side with that
+/// choice of Rust files, except that a JSON file the same on both sides
+/// and not among the `changed` paths is skimmed first and not parsed when
+/// it holds nothing a reader starts from ([`yamldocs::read_shaped`]): the
+/// only difference is that such a file gives no read error, and the scan
+/// reports read errors of changed files only.
+fn declared_sides(
+    base: &[(String, String)],
+    head: &[(String, String)],
+    changed: &std::collections::HashSet<&str>,
+) -> (Declared, Declared) {
+    use rayon::prelude::*;
+    // The distinct files, and for each side the index of each of its files.
+    let mut distinct: Vec<(&str, &str)> = base.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let base_at: std::collections::HashMap<&str, usize> =
+        distinct.iter().enumerate().map(|(i, (p, _))| (*p, i)).collect();
+    let mut head_idx = Vec::with_capacity(head.len());
+    let mut skim = vec![false; distinct.len()];
+    for (p, t) in head {
+        match base_at.get(p.as_str()) {
+            Some(&i) if distinct[i].1 == t.as_str() => {
+                head_idx.push(i);
+                skim[i] = !changed.contains(p.as_str());
+            }
+            _ => {
+                head_idx.push(distinct.len());
+                distinct.push((p, t));
+                skim.push(false);
+            }
+        }
+    }
+    let read = |i: usize, rust: bool| {
+        let (path, text) = distinct[i];
+        let mut d = Declared::default();
+        read_file(path, text, &mut d, rust, skim[i]);
+        d
+    };
+    let mut parts: Vec<Declared> = (0..distinct.len()).into_par_iter().map(|i| read(i, false)).collect();
+    let sides =
+        |parts: &[Declared]| (merge(parts[..base.len()].iter()), merge(head_idx.iter().map(|&i| &parts[i])));
+    let (base_model, head_model) = sides(&parts);
+    let routed = |d: &Declared| d.layers.iter().any(|l| matches!(l.tier, Tier::Mesh | Tier::Proxy));
+    if !routed(&base_model) && !routed(&head_model) {
+        return (base_model, head_model);
+    }
+    // Only a Rust file's reading depends on whether its clients are modelled.
+    let again: Vec<(usize, Declared)> = (0..distinct.len())
+        .into_par_iter()
+        .filter(|&i| is_rust(distinct[i].0) && names_a_host(distinct[i].1))
+        .map(|i| (i, read(i, true)))
+        .collect();
+    for (i, d) in again {
+        parts[i] = d;
+    }
+    sides(&parts)
+}
+
+/// One revision's model from the readings of its files, in file order.
+fn merge<'a>(parts: impl Iterator<Item = &'a Declared>) -> Declared {
     let mut out = Declared::default();
     for d in parts {
-        out.layers.extend(d.layers);
-        for (k, v) in d.env {
-            out.env.entry(k).or_default().extend(v);
+        out.layers.extend(d.layers.iter().cloned());
+        for (k, v) in &d.env {
+            out.env.entry(k.clone()).or_default().extend(v.iter().cloned());
         }
-        out.services.extend(d.services);
-        out.unreadable.extend(d.unreadable);
-        out.uses.extend(d.uses);
-        out.workloads.extend(d.workloads);
-        out.selectors.extend(d.selectors);
+        out.services.extend(d.services.iter().cloned());
+        out.unreadable.extend(d.unreadable.iter().cloned());
+        out.uses.extend(d.uses.iter().cloned());
+        out.workloads.extend(d.workloads.iter().cloned());
+        out.selectors.extend(d.selectors.iter().cloned());
     }
     for l in &mut out.layers {
         if l.source == "traefik" {
@@ -236,18 +303,23 @@ fn declared_with(files: &[(String, String)], rust: impl Fn(&str) -> bool + Sync)
     out
 }
 
+/// The extension [`read_file`] sends to the Rust reader.
+fn is_rust(path: &str) -> bool {
+    path.to_ascii_lowercase().rsplit_once('.').is_some_and(|(_, e)| e == "rs")
+}
+
 /// Whether a Rust file names a host its clients could be linked by.
 fn names_a_host(text: &str) -> bool {
     text.contains("://") || text.contains("env::var") || text.contains("env!(")
 }
 
 /// Sends one file to every reader that wants it; Rust files only when
-/// `rust` says so.
-fn read_file(path: &str, text: &str, out: &mut Declared, rust: bool) {
+/// `rust` says so; JSON skimmed first with `skim` ([`yamldocs::read_shaped`]).
+fn read_file(path: &str, text: &str, out: &mut Declared, rust: bool, skim: bool) {
     let lower = path.to_ascii_lowercase();
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     if matches!(ext, "yaml" | "yml" | "json") {
-        if let Err(e) = yamldocs::read(path, text, out) {
+        if let Err(e) = yamldocs::read_shaped(path, text, out, skim) {
             out.unreadable.push((path.to_string(), e.line, e.message));
         }
     }
@@ -348,34 +420,23 @@ impl super::Analyzer for LayersAnalyzer {
             return result;
         }
         let sides = match &self.git {
-            Some(git) => {
-                match (
-                    tree::read(git, &self.base, files, true, &self.paths),
-                    tree::read(git, &self.head, files, false, &self.paths),
-                ) {
-                    (Ok(b), Ok(h)) => Some((b, h)),
-                    (Err(e), _) | (_, Err(e)) => {
-                        result.notes.push(Note::blocking(
+            Some(git) => match tree::read_both(git, &self.base, &self.head, files, &self.paths) {
+                Ok(sides) => Some(sides),
+                Err(e) => {
+                    result.notes.push(Note::blocking(
                             None,
                             format!("could not read the repository's mesh and proxy files ({e}), so retry amplification across layers was not checked; run retrygate again in a complete clone"),
                         ));
-                        None
-                    }
+                    None
                 }
-            }
+            },
             None => Some(tree::from_changes(files, &self.paths)),
         };
         let Some((base, head)) = sides else { return result };
         result.notes.extend(base.notes.iter().chain(&head.notes).cloned());
-        // Clients matter only in a chain with a mesh or proxy layer: without
-        // one on either side, no Rust file is parsed a second time.
-        let routed = |d: &Declared| d.layers.iter().any(|l| matches!(l.tier, Tier::Mesh | Tier::Proxy));
-        let mut base_model = declared_with(&base.files, |_| false);
-        let mut head_model = declared_with(&head.files, |_| false);
-        if routed(&base_model) || routed(&head_model) {
-            base_model = declared_with(&base.files, names_a_host);
-            head_model = declared_with(&head.files, names_a_host);
-        }
+        let changed: std::collections::HashSet<&str> =
+            files.iter().flat_map(|f| [Some(f.path.as_str()), f.old_path.as_deref()]).flatten().collect();
+        let (base_model, head_model) = declared_sides(&base.files, &head.files, &changed);
         let changed: Vec<&FileChange> = files.to_vec();
         let (findings, notes) = compare::findings(&base_model, &head_model, &changed, self.max_amplification);
         result.findings = findings;
@@ -408,7 +469,7 @@ pub fn at_revision(repo: &std::path::Path, rev: &str) -> anyhow::Result<AtRevisi
     let sha = git.resolve_commit(rev)?;
     let config = crate::config::Config::at_base(&git, &sha)?.config;
     let paths = ScanPaths::from_config(&config.paths)?;
-    let side = tree::read(&git, &sha, &[], false, &paths)?;
+    let side = tree::read(&git, &sha, &[], false, &paths, None)?;
     // Rust files are parsed with syn: on threads with the analysis stack.
     let pool =
         rayon::ThreadPoolBuilder::new().stack_size(super::rust::bounds::ANALYSIS_STACK_BYTES).build()?;

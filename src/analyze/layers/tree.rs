@@ -62,14 +62,42 @@ const GREP_WORDS: &[&str] = &[
     "kind: service",
 ];
 
+/// Both sides of a change: the candidate files of `base_rev` and of
+/// `head_rev`, with the changed files of `changes` taken from the change
+/// set. A file the two trees hold alike (a path `git diff-tree` does not
+/// list) is read from git once and its text used for both sides.
+pub(crate) fn read_both(
+    git: &Git,
+    base_rev: &str,
+    head_rev: &str,
+    changes: &[&FileChange],
+    paths: &ScanPaths,
+) -> Result<(Side, Side), ChangeSetError> {
+    let base = read(git, base_rev, changes, true, paths, None)?;
+    let out =
+        git.run_bytes(&["diff-tree", "-r", "-z", "--name-only", "--no-renames", base_rev, head_rev, "--"])?;
+    let differ: std::collections::HashSet<&[u8]> = out.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
+    let same: std::collections::HashMap<&str, &str> = base
+        .files
+        .iter()
+        .filter(|(p, _)| !differ.contains(p.as_bytes()))
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let head = read(git, head_rev, changes, false, paths, Some(&same))?;
+    Ok((base, head))
+}
+
 /// The candidate files of `rev`, with the changed files of `changes` taken
-/// from the change set (`base`: their base side).
+/// from the change set (`base`: their base side). A path in `known` (the
+/// same in another tree already read) takes its text from there instead of
+/// from git.
 pub(crate) fn read(
     git: &Git,
     rev: &str,
     changes: &[&FileChange],
     base: bool,
     paths: &ScanPaths,
+    known: Option<&std::collections::HashMap<&str, &str>>,
 ) -> Result<Side, ChangeSetError> {
     let mut args: Vec<String> =
         vec!["grep".into(), "-l".into(), "-z".into(), "-I".into(), "-i".into(), "-F".into()];
@@ -118,6 +146,13 @@ pub(crate) fn read(
             ),
         ));
         wanted.truncate(MAX_TREE_FILES);
+    }
+    let (reused, wanted): (Vec<String>, Vec<String>) =
+        wanted.into_iter().partition(|p| known.is_some_and(|k| k.contains_key(p.as_str())));
+    for path in reused {
+        if let Some(text) = known.and_then(|k| k.get(path.as_str())) {
+            side.files.push((path.clone(), (*text).to_string()));
+        }
     }
     let ids: Vec<String> = wanted.iter().map(|p| format!("{rev}:{p}")).collect();
     let blobs = git.read_blobs(&ids, MAX_FILE_BYTES)?;

@@ -94,10 +94,23 @@ fn untemplate(text: &str) -> String {
 
 /// Reads every document of a YAML or JSON file into `out`. A file that does
 /// not parse is an error only when it mentions something a layer is made of.
+#[cfg(test)]
 pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), ReadError> {
+    read_shaped(path, text, out, false)
+}
+
+/// [`read`], and with `skim` a JSON file is first skimmed (without building
+/// its value) for anything [`read_doc`] starts from; one with none of it
+/// gives nothing, so it is not parsed as YAML. Only for a file whose read
+/// errors are not reported (an unchanged file of the tree, read to link
+/// layers): a JSON file that YAML would refuse gives no error when skimmed.
+pub(crate) fn read_shaped(path: &str, text: &str, out: &mut Declared, skim: bool) -> Result<(), ReadError> {
     let could_carry = super::mentions_layers(path, text);
     let interesting = could_carry || ["env", "kind:", "labels", "://"].iter().any(|w| text.contains(w));
     if !interesting {
+        return Ok(());
+    }
+    if skim && json_gives_nothing(text) {
         return Ok(());
     }
     let owned;
@@ -122,21 +135,28 @@ pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), Rea
         if body.trim().is_empty() {
             continue;
         }
-        if let Err(r) = crate::yaml::check(&body) {
-            if could_carry {
+        // One parse serves the check and the readers (a service model of
+        // several MB costs its parse once, not twice).
+        let parsed = match crate::yaml::parse_checked(&body) {
+            Ok(parsed) => parsed,
+            Err(r) if could_carry => {
                 return Err(ReadError { line: from as u32 + r.line as u32, message: r.message });
             }
-            continue;
-        }
-        let parsed = serde_yaml::from_str(&body).or_else(|e: serde_yaml::Error| {
-            // A key written twice: read as the cluster did, the last one wins.
+            Err(_) => continue,
+        };
+        let parsed = parsed.or_else(|e: serde_yaml::Error| {
+            // A key written twice: read as the cluster did, the last one wins
+            // (the rewritten document is checked like any other).
             match e
                 .to_string()
                 .contains("duplicate entry")
                 .then(|| super::dupkeys::last_wins(&body))
                 .flatten()
             {
-                Some(fixed) => serde_yaml::from_str(&fixed).map_err(|_| e),
+                Some(fixed) => match crate::yaml::parse_checked(&fixed) {
+                    Ok(Ok(v)) => Ok(v),
+                    _ => Err(e),
+                },
                 None => Err(e),
             }
         });
@@ -156,6 +176,191 @@ pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), Rea
         read_doc(path, &doc, out);
     }
     Ok(())
+}
+
+/// Keys [`read_doc`]'s readers start from (`services` for Compose files'
+/// workloads and labels): a document with none of them,
+/// and no environment variable with an address, gives nothing. A reader
+/// that starts from another key adds it here (the test
+/// `every_layer_in_json_is_read_as_in_yaml` checks each reader's example).
+const SHAPE_KEYS: &[&str] = &["kind", "metadata", "virtual_hosts", "http", "services"];
+
+/// Whether `text` is one JSON document in which [`read_doc`] would find
+/// nothing: none of [`SHAPE_KEYS`], no mapping with both `name` and `value`,
+/// no name-like key (all capitals, digits, `_`) with a value holding a `:`,
+/// and no `NAME=...:...` list item (what [`collect_env`] reads). JSON that
+/// YAML reads differently or not at all (templates, a `---` line, a tab, a
+/// surrogate escape) and anything that is not JSON are never skimmed
+/// (`false`): the caller parses them as before.
+///
+/// A skim stops at the first thing that could be read, so a file that has
+/// one costs a partial skim and then its parse.
+fn json_gives_nothing(text: &str) -> bool {
+    let t = text.trim_start_matches([' ', '\n', '\r']);
+    if !(t.starts_with('{') || t.starts_with('[')) || text.contains("{{") || text.contains('\t') {
+        return false;
+    }
+    if text.lines().any(|l| l == "---" || l.starts_with("--- ")) {
+        return false;
+    }
+    // libyaml refuses a surrogate `\uD800`-`\uDFFF` that serde_json pairs.
+    let b = text.as_bytes();
+    let surrogate = memchr::memmem::find_iter(b, b"\\u").any(|i| {
+        b.get(i + 2).is_some_and(|c| matches!(c, b'd' | b'D'))
+            && b.get(i + 3).is_some_and(|c| matches!(c, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    });
+    if surrogate {
+        return false;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde::de::DeserializeSeed::deserialize(skim::Walk, &mut de).is_ok() && de.end().is_ok()
+}
+
+/// The skim of [`json_gives_nothing`]: a walk over a JSON value that fails
+/// (with a custom error) at the first thing [`read_doc`] could read.
+mod skim {
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+    /// What a scalar is, as far as [`super::collect_env`] cares.
+    #[derive(Clone, Copy, Default)]
+    pub(super) struct Scalar {
+        /// Could be an environment variable's name (`text` of it is all
+        /// capitals, digits and `_`).
+        name: bool,
+        /// Holds a `:` (an address has one).
+        colon: bool,
+        /// A `NAME=value-with-colon` list item.
+        assignment: bool,
+    }
+
+    fn name_like(s: &str) -> bool {
+        let s = s.trim_matches(|c| c == '"' || c == '\'');
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    }
+
+    fn found<E: de::Error>() -> E {
+        E::custom("a layer reader could read this document")
+    }
+
+    pub(super) struct Walk;
+
+    impl<'de> DeserializeSeed<'de> for Walk {
+        type Value = Scalar;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Walk {
+        type Value = Scalar;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
+            Ok(Scalar::default())
+        }
+
+        // A number's text may be all digits: a name to `collect_env`.
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Scalar, E> {
+            Ok(Scalar { name: true, ..Scalar::default() })
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Scalar, E> {
+            Ok(Scalar { name: true, ..Scalar::default() })
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar, E> {
+            Ok(Scalar { name: true, ..Scalar::default() })
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+            Ok(Scalar::default())
+        }
+
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Scalar, E> {
+            Ok(Scalar {
+                name: name_like(s),
+                colon: s.contains(':'),
+                assignment: s.split_once('=').is_some_and(|(k, v)| name_like(k) && v.contains(':')),
+            })
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+            while let Some(item) = seq.next_element_seed(Walk)? {
+                if item.assignment {
+                    return Err(found());
+                }
+            }
+            Ok(Scalar::default())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+            let (mut name, mut value) = (false, false);
+            while let Some(key) = map.next_key_seed(Key)? {
+                if key.shape {
+                    return Err(found());
+                }
+                name |= key.text == KeyText::Name;
+                value |= key.text == KeyText::Value;
+                if name && value {
+                    return Err(found());
+                }
+                let v = map.next_value_seed(Walk)?;
+                if key.scalar.name && v.colon {
+                    return Err(found());
+                }
+            }
+            Ok(Scalar::default())
+        }
+    }
+
+    #[derive(PartialEq, Eq)]
+    enum KeyText {
+        Name,
+        Value,
+        Other,
+    }
+
+    /// A mapping key (a string in JSON): its facts as a scalar, and
+    /// whether it is one of [`super::SHAPE_KEYS`], `name` or `value`.
+    struct KeyFacts {
+        scalar: Scalar,
+        shape: bool,
+        text: KeyText,
+    }
+
+    struct Key;
+
+    impl<'de> DeserializeSeed<'de> for Key {
+        type Value = KeyFacts;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<KeyFacts, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Key {
+        type Value = KeyFacts;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object key")
+        }
+
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<KeyFacts, E> {
+            Ok(KeyFacts {
+                scalar: Walk.visit_str(s)?,
+                shape: super::SHAPE_KEYS.contains(&s),
+                text: match s {
+                    "name" => KeyText::Name,
+                    "value" => KeyText::Value,
+                    _ => KeyText::Other,
+                },
+            })
+        }
+    }
 }
 
 fn read_doc(path: &str, doc: &Doc, out: &mut Declared) {
@@ -241,6 +446,85 @@ mod tests {
         assert!(err.message.starts_with("not valid YAML"), "{err:?}");
         // A broken file with nothing a layer is made of is not this reader's business.
         assert!(read("ci/x.yaml", "steps: [ {\n", &mut Declared::default()).is_ok());
+    }
+
+    /// Everything `read_shaped` gave, in a comparable form.
+    fn read_all(path: &str, text: &str, skim: bool) -> String {
+        let mut out = Declared::default();
+        let r = read_shaped(path, text, &mut out, skim);
+        format!("{r:?} {:?} {:?} {:?} {:?} {:?}", out.layers, out.env, out.services, out.uses, out.unreadable)
+    }
+
+    /// One example of every document shape a reader of `read_doc` starts
+    /// from (a reader that starts from a new key adds its example here).
+    const SHAPES: &[&str] = &[
+        "kind: VirtualService\nmetadata: { name: pay }\nspec:\n  hosts: [payments]\n  http:\n  - retries: { attempts: 3 }\n    route:\n    - destination: { host: payments }\n",
+        "kind: ServiceProfile\nmetadata: { name: payments.default.svc.cluster.local }\nspec:\n  retryBudget: { retryRatio: 0.2, minRetriesPerSecond: 10, ttl: 10s }\n  routes:\n  - name: GET /x\n    isRetryable: true\n",
+        "kind: Middleware\nmetadata: { name: retry }\nspec:\n  retry: { attempts: 4 }\n",
+        "kind: IngressRoute\nspec:\n  routes:\n  - match: Host(`payments`)\n    middlewares: [{ name: retry }]\n    services: [{ name: payments }]\n",
+        "kind: Ingress\nmetadata:\n  annotations:\n    nginx.ingress.kubernetes.io/proxy-next-upstream: error timeout http_502\nspec:\n  rules: [{ host: payments }]\n",
+        "kind: Service\nmetadata: { name: payments }\n",
+        "metadata:\n  annotations:\n    retry.linkerd.io/http: 5xx\n    retry.linkerd.io/limit: '3'\n",
+        "static_resources:\n  listeners:\n  - virtual_hosts:\n    - name: api\n      domains: [payments]\n      routes:\n      - match: { prefix: / }\n        route: { cluster: payments, retry_policy: { num_retries: 2, retry_on: 5xx } }\n",
+        "http:\n  middlewares:\n    retry: { retry: { attempts: 3 } }\n  routers:\n    api: { rule: Host(`payments`), middlewares: [retry], service: payments }\n",
+        "containers:\n- env:\n  - name: PAYMENTS_URL\n    value: http://payments:8080\n",
+        "services:\n  web:\n    environment: { LEDGER_ADDR: 'ledger:9000' }\n",
+        "services:\n  web:\n    environment: [LEDGER_URL=http://ledger]\n",
+        "ports: { 8080: 'http://payments:8080' }\n",
+    ];
+
+    #[test]
+    fn every_layer_in_json_is_read_as_in_yaml() {
+        for yaml in SHAPES {
+            let value: serde_json::Value = serde_yaml::from_str(yaml).unwrap();
+            let json = serde_json::to_string_pretty(&value).unwrap();
+            assert!(!json_gives_nothing(&json), "skimmed away:\n{json}");
+            let full = read_all("k8s/x.json", &json, false);
+            // A JSON Service names no layer word and no `kind:` (its key is
+            // `"kind":`), so `read_shaped` passes it by before any skim.
+            let passed_by = yaml.starts_with("kind: Service\n");
+            assert_eq!(full == "Ok(()) [] {} {} [] []", passed_by, "{yaml}: {full}");
+            assert_eq!(read_all("k8s/x.json", &json, true), full);
+        }
+    }
+
+    #[test]
+    fn a_json_file_with_nothing_to_read_is_skimmed_and_gives_what_its_parse_gives() {
+        // An SDK service model: it mentions retries and URLs in prose, and
+        // has no key a layer reader starts from.
+        let model = r#"{
+  "smithy": "2.0",
+  "shapes": {
+    "com.example#PutObject": {
+      "type": "operation",
+      "traits": { "smithy.api#documentation": "<p>Retries up to 3 times, see https://docs.example.com/retries.</p>", "smithy.api#http": { "method": "PUT", "uri": "/{Bucket}" } },
+      "ID": "not an address",
+      "list": ["A=b", 1, true, null, 2.5]
+    }
+  }
+}"#;
+        assert!(json_gives_nothing(model));
+        assert_eq!(read_all("models/s3.json", model, true), read_all("models/s3.json", model, false));
+        assert_eq!(read_all("models/s3.json", model, false), "Ok(()) [] {} {} [] []");
+    }
+
+    #[test]
+    fn what_yaml_could_read_otherwise_is_never_skimmed() {
+        for text in [
+            "kind: Service\nmetadata: { name: payments }\n",
+            "{\n\t\"a\": 1\n}",
+            "{\"a\": \"{{ .Values.x }}\"}",
+            "{\"a\": 1}\n---\n{\"b\": 2}",
+            "{\"a\": \"\\ud83d\\ude00\"}",
+            "{\"a\": [1, }",
+            "{\"a\": 1} trailing",
+            "{\"M_URL\": \"payments:9000\"}",
+            "[\"'M_URL'=http://payments\"]",
+            "{\"x\": {\"value\": 1, \"name\": 2}}",
+        ] {
+            assert!(!json_gives_nothing(text), "{text}");
+        }
+        assert!(json_gives_nothing("{\"a\": {\"b\": [\"x:y\", {\"Name\": \"http://q\"}]}}"));
     }
 
     #[test]
