@@ -34,11 +34,14 @@ pub struct Entry {
     pub client: Option<usize>,
     /// Arrival, ms since the server started (monotonic).
     pub at_ms: f64,
+    /// The request method as sent.
     pub method: String,
     /// Path and query as sent.
     pub path: String,
+    /// The `Idempotency-Key` header, when sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The `User-Agent` header, when sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     /// The status code served.
@@ -67,7 +70,9 @@ pub struct Entry {
 /// What the server's write store did with one POST/PATCH.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteRecord {
+    /// `key:<Idempotency-Key>`, else `digest:<method> <path> <body SHA-256>`.
     pub operation: String,
+    /// Applied, answered from the key's stored result, or refused.
     pub effect: WriteEffect,
 }
 

@@ -56,7 +56,9 @@ pub(crate) const REPORT_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayVerdict {
+    /// Every check of weight `error` passed.
     Pass,
+    /// A check of weight `error` failed, or the clients timed out.
     Fail,
 }
 
@@ -64,6 +66,7 @@ pub enum ReplayVerdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
     pub(crate) version: u32,
+    /// Pass or fail.
     pub verdict: ReplayVerdict,
     /// The bundled scenario's name, or the scenario file path as given.
     pub scenario: String,
@@ -72,7 +75,9 @@ pub struct ReplayReport {
     pub scenario_sha256: String,
     /// The commit this replay vouches for (`--commit`, else `git rev-parse HEAD`).
     pub commit: Option<String>,
+    /// The client command each client ran (CMD and its arguments).
     pub command: Vec<String>,
+    /// How many clients ran at once.
     pub clients: usize,
     pub(crate) timeout_s: f64,
     /// CMD was still running at the timeout and was killed; the replay fails.
@@ -84,6 +89,7 @@ pub struct ReplayReport {
     /// One line per reason the verdict is `fail`.
     pub reasons: Vec<String>,
     pub(crate) checks: Vec<CheckResult>,
+    /// The `desynchronized` reading of each round of retries.
     pub desync_rounds: Vec<DesyncRound>,
     /// The pooled `desynchronized` reading and its noise baseline, when
     /// there was enough evidence to read it.
@@ -94,6 +100,7 @@ pub struct ReplayReport {
     /// clients and figures. This report is the rerun's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rerun_of: Option<RerunNote>,
+    /// Each client's requests as the server saw them.
     pub timeline: Vec<ClientTimeline>,
     /// Requests outside `/c/<i>/` (answered 404).
     pub(crate) stray_requests: usize,
@@ -124,10 +131,15 @@ pub(crate) struct RerunNote {
 /// One client's story.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientTimeline {
+    /// The client's index (its `/c/<i>/` prefix).
     pub client: usize,
+    /// How its command ended.
     pub exit: ClientExit,
+    /// Its requests in arrival order.
     pub requests: Vec<TimelineRequest>,
+    /// The last bytes its command wrote to stdout.
     pub stdout_tail: String,
+    /// The last bytes its command wrote to stderr.
     pub stderr_tail: String,
 }
 
@@ -138,9 +150,13 @@ pub struct TimelineRequest {
     pub(crate) at_ms: f64,
     pub(crate) method: String,
     pub(crate) path: String,
+    /// The status code served.
     pub status: u16,
+    /// The `Retry-After` value served, as sent.
     pub retry_after: Option<String>,
+    /// The `Idempotency-Key` header, when sent.
     pub idempotency_key: Option<String>,
+    /// The `User-Agent` header, when sent.
     pub user_agent: Option<String>,
     /// How long the server held the answer.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -166,14 +182,23 @@ fn is_zero(v: &u64) -> bool {
 /// What [`ReplayReport::assemble`] needs besides the judgement.
 #[derive(Debug, Clone)]
 pub struct ReportContext {
+    /// The bundled scenario's name, or the scenario file as given.
     pub scenario: String,
+    /// The scenario's own description.
     pub scenario_description: String,
+    /// Hex SHA-256 of the scenario text.
     pub scenario_sha256: String,
+    /// The commit the replay vouches for.
     pub commit: Option<String>,
+    /// The client command.
     pub command: Vec<String>,
+    /// The `--timeout`, in seconds.
     pub timeout_s: f64,
+    /// Whether a client was still running at the timeout.
     pub timed_out: bool,
+    /// From the clients' release to the last one ending.
     pub wall_ms: f64,
+    /// The waits the scenario demands before a first 2xx.
     pub demanded_wait_ms: u64,
 }
 

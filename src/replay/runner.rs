@@ -32,10 +32,14 @@ const OUTPUT_TAIL: usize = 2048;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ClientExit {
+    /// It exited by itself.
     Exited {
+        /// Its exit code.
         code: i32,
     },
+    /// A signal ended it.
     Signalled {
+        /// The signal's number.
         signal: i32,
     },
     /// Still running at `--timeout`; its process group was killed.
@@ -63,10 +67,13 @@ impl ClientExit {
 /// One client's process, as it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientRun {
+    /// The client's index.
     pub client: usize,
+    /// How its command ended.
     pub exit: ClientExit,
     /// The last bytes CMD wrote, for the report.
     pub stdout_tail: String,
+    /// The last bytes CMD wrote to stderr.
     pub stderr_tail: String,
 }
 

@@ -147,8 +147,11 @@ pub(crate) enum DateFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// A failure fails the replay.
     Error,
+    /// A failure is reported only.
     Warning,
+    /// The check is not run.
     Off,
 }
 

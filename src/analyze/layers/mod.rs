@@ -454,6 +454,7 @@ impl super::Analyzer for LayersAnalyzer {
 pub struct AtRevision {
     /// The commit id.
     pub(crate) rev: String,
+    /// Each operation with the layers that retry it, worst chain first.
     pub operations: Vec<chain::Operation>,
     /// Files that could carry retries and could not be parsed.
     pub unreadable: Vec<(String, u32, String)>,

@@ -55,24 +55,29 @@ pub struct CaseResult {
     pub(crate) case: String,
     pub(crate) path: String,
     pub(crate) line: u32,
+    /// The rule id the line is about.
     pub rule: String,
     /// `true` for a `ruleid:` expectation, `false` for `ok:` or an unannounced finding.
     pub positive: bool,
+    /// Whether the rule did what the annotation says.
     pub outcome: CaseOutcome,
 }
 
 /// Everything `retrygate rules test` found.
 #[derive(Debug, Default)]
 pub struct TestReport {
+    /// Every checked line, sorted.
     pub results: Vec<CaseResult>,
     /// Rules without a validated positive or negative case, with what is missing.
     pub(crate) untested: Vec<(String, String)>,
     /// Broken test files: unknown rule ids, annotations with no target line.
     pub(crate) errors: Vec<String>,
+    /// How many case folders were run.
     pub cases: usize,
 }
 
 impl TestReport {
+    /// No broken file, no untested rule, and every line as announced.
     pub fn passed(&self) -> bool {
         self.errors.is_empty()
             && self.untested.is_empty()

@@ -9,21 +9,37 @@ use std::path::Path;
 /// The languages rules can name in `languages:`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
+    /// `.py`.
     Python,
+    /// `.js`, `.mjs`, `.cjs`, `.jsx`.
     JavaScript,
+    /// `.ts`, `.mts`, `.cts`, `.tsx` (not `.d.ts` declarations).
     TypeScript,
+    /// `.go`.
     Go,
+    /// `.java`.
     Java,
+    /// `.kt`, `.kts`.
     Kotlin,
+    /// `.rb`.
     Ruby,
+    /// `.yml`, `.yaml`.
     Yaml,
+    /// `.json`.
     Json,
+    /// `.toml`.
     Toml,
+    /// Java `.properties`.
     Properties,
+    /// `.ini`, `.cfg`.
     Ini,
+    /// `.env`, `.env.*`.
     Env,
+    /// `Dockerfile`, `Dockerfile.*`, `Containerfile`.
     Dockerfile,
+    /// nginx `.conf`.
     Nginx,
+    /// `.sh`, `.bash`.
     Shell,
 }
 
@@ -166,6 +182,7 @@ impl Language {
         })
     }
 
+    /// How comments and string literals look in this language.
     pub fn syntax(self) -> Syntax {
         match self {
             Language::Python => Syntax {

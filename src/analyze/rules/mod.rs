@@ -181,9 +181,13 @@ pub fn read_rule_dir(dir: &std::path::Path) -> anyhow::Result<Vec<(String, Strin
 /// the scan runs can be listed from one place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedCheck {
+    /// The rule id (`python/retries-raised`) or Rust check id.
     pub id: String,
+    /// The finding kind it reports.
     pub kind: crate::finding::Kind,
+    /// The severity of what it reports.
     pub severity: crate::finding::Severity,
+    /// The languages whose files it reads.
     pub languages: Vec<&'static str>,
 }
 

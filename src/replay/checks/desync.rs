@@ -134,6 +134,7 @@ impl Reading {
 /// The figures behind the verdict, for the report and for the rerun.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesyncSummary {
+    /// Desynchronized, in lockstep, or inconclusive.
     pub reading: Reading,
     /// Pooled: how many times faster than full jitter the retries arrived.
     pub(crate) concentration: f64,

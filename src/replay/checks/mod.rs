@@ -38,12 +38,20 @@ pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReplayCheck {
+    /// Every client reaches a delivered 2xx and its command exits 0.
     Recovered,
+    /// No client sends more requests than the scenario's budget.
     AttemptBudget,
+    /// No retry comes back before the Retry-After it was given.
     RetryAfterHonored,
+    /// The fleet's retries are spread out, not in lockstep.
     Desynchronized,
+    /// No POST or PATCH is sent again after a failed or lost answer
+    /// without the same Idempotency-Key.
     NoUnsafeReplay,
+    /// No write is applied twice by the server's store.
     NoDuplicateWrite,
+    /// No request is sent again after a 4xx that refused it.
     NoRetryOnRefusal,
 }
 
@@ -77,7 +85,9 @@ impl ReplayCheck {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckStatus {
+    /// The clients did what the check asks.
     Pass,
+    /// At least one client did not; the violations say who and where.
     Fail,
     /// The journal cannot show it (e.g. lockstep with fewer than 4 clients).
     NotApplicable,
@@ -89,11 +99,13 @@ pub enum CheckStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckResult {
     pub(crate) check: ReplayCheck,
+    /// Pass, fail, not applicable or off.
     pub status: CheckStatus,
     /// What a failure weighs: `error` fails the replay.
     pub level: Level,
     /// One line for people.
     pub message: String,
+    /// What each client did wrong, with the request that showed it.
     pub violations: Vec<Violation>,
 }
 
@@ -105,6 +117,7 @@ pub struct Violation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seq: Option<usize>,
     pub(crate) level: Level,
+    /// What the client did, in one line.
     pub message: String,
 }
 
@@ -130,10 +143,13 @@ impl Judgement {
 /// What the checks read.
 #[derive(Debug, Clone, Copy)]
 pub struct ChecksInput<'a> {
+    /// Every request the server saw.
     pub journal: &'a Journal,
     /// One per client, in client order.
     pub exits: &'a [ClientExit],
+    /// Most requests one client may send (the scenario's `budget`).
     pub budget: usize,
+    /// What a failure of each check weighs (the scenario's `checks`).
     pub levels: &'a CheckLevels,
 }
 
