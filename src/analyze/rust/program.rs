@@ -36,9 +36,9 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use regex::Regex;
 
-use super::crate_index::{self, HeadTree, TreeListing};
+use super::crate_index::{self, HeadCommit, TreeListing};
 use super::sites::{self, FileModel};
-use super::{compare, Modelled};
+use super::{checks, Modelled};
 use crate::changeset::git::Blob;
 use crate::finding::{Finding, Note};
 
@@ -68,7 +68,7 @@ struct ChangedDef {
 /// One dependent file: its path, the changed definitions it names, what
 /// got worse, and where (head line, what is there, the site's library).
 type Reached<'d> =
-    (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
+    (String, Vec<&'d ChangedDef>, Vec<checks::Change>, Vec<(u32, String, &'static str, String)>);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
@@ -296,7 +296,7 @@ fn names_word(text: &str, name: &str) -> bool {
 
 /// The head tree, listed once when the pass first needs it.
 struct Tree<'t> {
-    tree: Option<&'t HeadTree>,
+    tree: Option<&'t HeadCommit>,
     listing: Option<Option<TreeListing>>,
 }
 
@@ -404,7 +404,7 @@ fn model_unit(path: &str, text: &str, definers: &[&str]) -> Option<FileModel> {
 }
 
 /// Runs the pass over the modelled changed files.
-pub(super) fn resolve(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Outcome {
+pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> Outcome {
     let mut out = Outcome::default();
     let defs: Vec<ChangedDef> = modelled.iter().flat_map(changed_defs).collect();
     let wants: Vec<BTreeSet<String>> = modelled
@@ -623,7 +623,7 @@ fn dependents(
                     .take((h.end_line.saturating_sub(h.line) + 1) as usize)
                     .collect::<Vec<_>>()
                     .join("\n");
-                for c in compare::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
+                for c in checks::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
                     changes.push(c);
                     at.push((h.line, format!("`{}`", h.item), h.policy.lib.id(), lines.clone()));
                 }
@@ -632,7 +632,7 @@ fn dependents(
                 let mut t = super::timeout_changes(&base, &head);
                 for (line, c) in t.drain(..) {
                     changes.push(c);
-                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT, String::new()));
+                    at.push((line, "a retrying client".to_string(), checks::CLIENT, String::new()));
                 }
             }
             (path.clone(), mine, changes, at)
@@ -656,9 +656,9 @@ fn dependents(
 /// Timeouts lowered in changed files that hold no retry of their own: a
 /// finding when retrying code of the crate uses what the timeout's item
 /// builds (its function or type named in a file with a retry site).
-pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) -> Outcome {
+pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) -> Outcome {
     let mut out = Outcome::default();
-    let mut lowered: Vec<(usize, u32, compare::Change, Vec<String>)> = Vec::new();
+    let mut lowered: Vec<(usize, u32, checks::Change, Vec<String>)> = Vec::new();
     for (i, m) in modelled.iter().enumerate() {
         let (Some(b), Some(h)) = (&m.base, &m.head) else { continue };
         if !b.sites.is_empty() || !h.sites.is_empty() {
@@ -691,7 +691,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
                 "{}; a timeout here becomes a failure that is tried again (line {at}), so a shorter timeout repeats work the server may have completed",
                 c.message
             );
-            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            out.findings.push(super::to_finding_at(path, checks::CLIENT, c, line, line));
             continue;
         }
         if names_of.is_empty() {
@@ -726,7 +726,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
         if let Some(at) = user {
             let mut c = c;
             c.message = format!("{}; the client it builds is retried at {at}", c.message);
-            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            out.findings.push(super::to_finding_at(path, checks::CLIENT, c, line, line));
         }
     }
     out
@@ -818,7 +818,7 @@ fn held_as(text: &str, ty: &str, out: &mut Vec<String>) {
 /// client (only an example or a test does, or nothing yet) is an opt-in
 /// that covers nothing, so it is not client-wide on that side. Each side
 /// is read in its own texts; unchanged files are the same on both.
-pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Vec<Note> {
+pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> Vec<Note> {
     let ty_of = |item: &str| -> Option<String> {
         let mut it = item.rsplit("::");
         (it.next() == Some("retry")).then(|| it.next().map(str::to_string)).flatten()

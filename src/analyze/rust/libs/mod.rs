@@ -11,7 +11,8 @@
 //!
 //! The defaults come from each crate's documentation and source (the
 //! README's crate table names what is known); the comparison that turns two
-//! policies into findings is in [`super::compare`].
+//! policies into findings is in [`super::checks`], one file per check
+//! (jitter removal, for every library: `checks/jitter.rs`).
 
 pub(crate) mod again;
 pub(crate) mod aws;
