@@ -252,6 +252,9 @@ impl Analyzer for RustAnalyzer {
         let mut result = FileResult::default();
         let tree = self.head_tree.as_ref();
         let program = program::resolve(tree, &mut modelled);
+        // Before a policy built in one file and retried in another is
+        // dropped: the count it reads is linked through it.
+        let retry_text = retry_site_text(&modelled);
         drop_consumed_policies(&mut modelled);
         result.notes.extend(program.notes);
         result.notes.extend(program::uninstalled_policies(tree, &mut modelled));
@@ -303,8 +306,84 @@ impl Analyzer for RustAnalyzer {
                 result.findings.push(f);
             }
         }
+        let unlinked = unlinked_counts(&modelled, &retry_text, &program.reached, &result.findings);
+        result.findings.extend(unlinked);
         result
     }
+}
+
+/// The source lines of every retry site of the changed files, both sides.
+fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
+    let site_lines = |text: Option<&str>, fm: Option<&FileModel>| -> Vec<String> {
+        let (Some(text), Some(fm)) = (text, fm) else { return Vec::new() };
+        if fm.sites.is_empty() {
+            return Vec::new();
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        fm.sites
+            .iter()
+            .map(|s| {
+                let from = s.line.saturating_sub(1) as usize;
+                let to = (s.end_line as usize).min(lines.len());
+                lines.get(from..to).map(|l| l.join("\n")).unwrap_or_default()
+            })
+            .collect()
+    };
+    modelled
+        .iter()
+        .flat_map(|m| {
+            let mut v = site_lines(m.file.base.text(), m.base.as_ref());
+            v.extend(site_lines(m.file.head.text(), m.head.as_ref()));
+            v
+        })
+        .collect()
+}
+
+/// Retry counts named in the changed files (`const MAX_RETRIES`, a
+/// `num_retries` field's value) that went up while no modelled retry reads
+/// them: linked means a retry site of a changed file (either side) names
+/// it on its lines (`retry_text`), an unchanged file with a retry site names
+/// it (`reached`), or a finding is already placed on its line.
+fn unlinked_counts(
+    modelled: &[Modelled],
+    retry_text: &[String],
+    reached: &std::collections::BTreeSet<String>,
+    placed: &[Finding],
+) -> Vec<Finding> {
+    let mut raised = Vec::new();
+    for m in modelled {
+        let (Some(base), Some(head)) = (m.file.base.text(), m.file.head.text()) else { continue };
+        if !is_retry_relevant(head) {
+            continue;
+        }
+        let after = checks::count_unlinked::named_counts(head);
+        if after.is_empty() {
+            continue;
+        }
+        let before = checks::count_unlinked::named_counts(base);
+        let placed_at = |c: &checks::count_unlinked::NamedCount| {
+            reached.contains(&c.name)
+                || placed.iter().any(|f| f.path == m.file.path && f.line <= c.line && c.line <= f.end_line)
+        };
+        for (c, change) in
+            checks::count_unlinked::decide(&before, &after, |l| m.file.touches(l, l), placed_at)
+        {
+            raised.push((m.file, c.clone(), change));
+        }
+    }
+    if raised.is_empty() {
+        return Vec::new();
+    }
+    // What the retries read, through the declarations of the changed files
+    // (a policy helper, a constant defined from another), on both sides.
+    let texts: Vec<&str> =
+        modelled.iter().flat_map(|m| [m.file.base.text(), m.file.head.text()]).flatten().collect();
+    let read = program::reached_text(&texts, retry_text.to_vec(), 3);
+    raised
+        .into_iter()
+        .filter(|(_, c, _)| !read.iter().any(|t| program::names_word(t, &c.name)))
+        .map(|(file, c, change)| to_finding(file, checks::VALUE, change, c.line, c.line))
+        .collect()
 }
 
 /// Drops the policies built in one file and retried in another: the retry

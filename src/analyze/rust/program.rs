@@ -66,15 +66,19 @@ struct ChangedDef {
 }
 
 /// One dependent file: its path, the changed definitions it names, what
-/// got worse, and where (head line, what is there, the site's library).
+/// got worse, where (head line, what is there, the site's library), and
+/// whether it holds a retry site (the definitions it names are then linked
+/// to a retry).
 type Reached<'d> =
-    (String, Vec<&'d ChangedDef>, Vec<checks::Change>, Vec<(u32, String, &'static str, String)>);
+    (String, Vec<&'d ChangedDef>, Vec<checks::Change>, Vec<(u32, String, &'static str, String)>, bool);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
 pub(super) struct Outcome {
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<Note>,
+    /// Changed definitions that an unchanged file with a retry site names.
+    pub(crate) reached: BTreeSet<String>,
 }
 
 /// `const X`, `static X`, `fn x`, `type X`, `macro_rules! x`, with their
@@ -157,6 +161,60 @@ fn field_attr_pattern() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r#"#\[(?:serde|arg)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
             .unwrap_or_else(|e| panic!("the field attribute pattern is constant and valid: {e}"))
+    })
+}
+
+/// The text a retry reads beyond its own lines (`seeds`): the declarations
+/// of `texts` that it names, and those they name, up to `rounds` steps. A
+/// constant, static, type or macro is followed wherever its name appears; a
+/// function only where it is called free, or on `self`/`Self`
+/// (`policy()`, `self.policy()`), not as a method of another value
+/// (`Builder::default()`, `client.get(..)`), whose same-named function in
+/// the file is rarely the one called.
+pub(super) fn reached_text(texts: &[&str], seeds: Vec<String>, rounds: usize) -> Vec<String> {
+    let mut found: Vec<(&str, bool, String)> = Vec::new();
+    for t in texts {
+        let lines: Vec<&str> = t.lines().collect();
+        for d in decls(t) {
+            let from = d.start.saturating_sub(1) as usize;
+            let to = (d.end as usize).min(lines.len());
+            if let Some(body) = lines.get(from..to) {
+                found.push((d.name, d.kind == "fn", body.join("\n")));
+            }
+        }
+    }
+    let mut out = seeds;
+    let mut taken = vec![false; found.len()];
+    let mut frontier = 0;
+    for _ in 0..rounds {
+        let end = out.len();
+        for (i, (name, is_fn, body)) in found.iter().enumerate() {
+            let named = |t: &String| if *is_fn { calls_fn(t, name) } else { names_word(t, name) };
+            if !taken[i] && out[frontier..end].iter().any(named) {
+                taken[i] = true;
+                out.push(body.clone());
+            }
+        }
+        if out.len() == end {
+            break;
+        }
+        frontier = end;
+    }
+    out
+}
+
+/// Whether `text` calls the function `name` free or on `self`/`Self`.
+fn calls_fn(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = &text[..i];
+        let after = &text[i + name.len()..];
+        let word_before = before.chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if word_before || !after.trim_start().starts_with('(') {
+            return false;
+        }
+        before.ends_with("self.")
+            || before.ends_with("Self::")
+            || !(before.ends_with('.') || before.ends_with("::"))
     })
 }
 
@@ -285,7 +343,7 @@ fn declares(text: &str, name: &str) -> bool {
 }
 
 /// Whether `text` names `name` as a whole word.
-fn names_word(text: &str, name: &str) -> bool {
+pub(super) fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
         let before = text[..i].chars().next_back();
         let after = text[i + name.len()..].chars().next();
@@ -609,7 +667,7 @@ fn dependents(
             let base = model_unit(path, text, &pick(false));
             let head = model_unit(path, text, &pick(true));
             let (Some(base), Some(head)) = (base, head) else {
-                return (path.clone(), mine, Vec::new(), Vec::new());
+                return (path.clone(), mine, Vec::new(), Vec::new(), false);
             };
             let (pairs, _, _) = super::match_sites(&base.sites, &head.sites);
             let mut changes = Vec::new();
@@ -635,10 +693,14 @@ fn dependents(
                     at.push((line, "a retrying client".to_string(), checks::CLIENT, String::new()));
                 }
             }
-            (path.clone(), mine, changes, at)
+            let has_sites = !head.sites.is_empty();
+            (path.clone(), mine, changes, at, has_sites)
         })
         .collect();
-    for (path, mine, changes, at) in results {
+    for (path, mine, changes, at, has_sites) in results {
+        if has_sites {
+            out.reached.extend(mine.iter().map(|d| d.name.clone()));
+        }
         let Some(first) = mine.first() else { continue };
         for (c, (line, what, lib, lines)) in changes.into_iter().zip(at) {
             // The definition the site names, when it names one; else the first.

@@ -14,6 +14,7 @@
 //! | `methods` | [`methods`] | a retry now covers a write with no key |
 //! | `timeout` | [`timeout`] | a timeout went down in code that retries |
 //! | `setter-discarded` | [`setter_discarded`] | a by-value setter's result is dropped |
+//! | `count-unlinked` | [`count_unlinked`] | a retry-count-named value went up and no modelled retry reads it |
 //!
 //! What a library's policy *is* (backon does not jitter unless asked) is a
 //! fact of its file in [`super::libs`]; whether losing it is a finding is
@@ -29,13 +30,15 @@
 //! library whose policy changed (its id in [`super::libs::LIBRARIES`]),
 //! `loop` for a hand-written loop, `client` for a timeout, `builder` for a
 //! dropped setter whose library cannot be told (`rust/backon-jitter`,
-//! `rust/loop-attempts`, `rust/client-timeout`). The analyzer builds ids only
+//! `rust/loop-attempts`, `rust/client-timeout`), `value` for a named count
+//! no modelled retry reads (`rust/value-count-unlinked`). The analyzer builds ids only
 //! through [`RustCheck::rule`]; [`all_ids`] lists every id it can emit, for
 //! `retrygate rules list`, for `rules.disable` validation ([`check_id`]) and
 //! for the README's table ([`markdown_table`]).
 
 pub(crate) mod attempts;
 pub(crate) mod budget;
+pub(crate) mod count_unlinked;
 pub(crate) mod jitter;
 pub(crate) mod methods;
 pub(crate) mod retry_after;
@@ -52,6 +55,9 @@ use super::policy::{Lib, Policy};
 pub(crate) const CLIENT: &str = "client";
 /// The source of a dropped setter whose builder's library cannot be told.
 pub(crate) const BUILDER: &str = "builder";
+/// The source of a named value (a `const`, a field's value) that no
+/// modelled retry reads.
+pub(crate) const VALUE: &str = "value";
 
 /// What a check's ids start with, after `rust/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +68,8 @@ pub(crate) enum Applies {
     Clients,
     /// Dropped setters: each library with by-value setters, and `builder`.
     Builders,
+    /// Named values no retry site is linked to: `value` only.
+    Values,
 }
 
 /// One check of the Rust analyzer (README, "Rust checks"), declared as a
@@ -96,6 +104,7 @@ pub(crate) static ALL: &[&RustCheck] = &[
     &methods::CHECK,
     &timeout::CHECK,
     &setter_discarded::CHECK,
+    &count_unlinked::CHECK,
 ];
 
 /// One decided change, before it is placed in a file as a finding.
@@ -148,6 +157,7 @@ impl RustCheck {
         match self.applies {
             Applies::Policies => policy_sources().chain([Lib::HAND_ROLLED.id()]).collect(),
             Applies::Clients => vec![CLIENT],
+            Applies::Values => vec![VALUE],
             Applies::Builders => LIBRARIES
                 .iter()
                 .filter(|l| !l.by_value_setters().is_empty())
@@ -162,6 +172,7 @@ impl RustCheck {
         let source = match self.applies {
             Applies::Policies => "<lib>",
             Applies::Clients => CLIENT,
+            Applies::Values => VALUE,
             Applies::Builders => "<lib>",
         };
         format!("rust/{source}-{}", self.name)

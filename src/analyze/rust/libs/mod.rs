@@ -15,6 +15,7 @@
 //! (jitter removal, for every library: `checks/jitter.rs`).
 
 pub(crate) mod again;
+pub(crate) mod alloy;
 pub(crate) mod aws;
 pub(crate) mod backoff;
 pub(crate) mod backon;
@@ -195,6 +196,7 @@ pub static LIBRARIES: &[&dyn RetryLibrary] = &[
     &exponential_backoff::ExponentialBackoff,
     &octocrab::Octocrab,
     &tryhard::Tryhard,
+    &alloy::Alloy,
 ];
 
 /// The crate a policy id belongs to (`None` for hand-written loops).
