@@ -42,8 +42,8 @@ pub(crate) struct NamedCount {
 
 /// Whether a name says it holds a number of retries or attempts
 /// (`MAX_RETRIES`, `num_retries`, `maxAttempts`, `retry_limit`), not a
-/// delay, a timeout or a switch that goes with retries (`RETRY_DELAY_MS`,
-/// `retry_on_timeout`).
+/// delay, a timeout, a switch or a retry budget's figure that goes with
+/// retries (`RETRY_DELAY_MS`, `retry_on_timeout`, `DEFAULT_RETRY_COST`).
 pub(crate) fn is_retry_count_name(name: &str) -> bool {
     let words = words(name);
     let counted =
@@ -78,6 +78,15 @@ pub(crate) fn is_retry_count_name(name: &str) -> bool {
                 | "enabled"
                 | "header"
                 | "id"
+                | "cost"
+                | "costs"
+                | "capacity"
+                | "token"
+                | "tokens"
+                | "bucket"
+                | "rate"
+                | "refill"
+                | "window"
         )
     });
     counted && !other
@@ -197,6 +206,9 @@ mod tests {
             "max_connections",
             "retrieve_count",
             "backoff_base",
+            // A token bucket's cost per retry goes up to allow fewer retries.
+            "DEFAULT_RETRY_COST",
+            "retry_bucket_capacity",
         ] {
             assert!(!is_retry_count_name(n), "{n}");
         }
