@@ -254,7 +254,8 @@ impl Analyzer for RustAnalyzer {
         let program = program::resolve(tree, &mut modelled);
         // Before a policy built in one file and retried in another is
         // dropped: the count it reads is linked through it.
-        let retry_text = retry_site_text(&modelled);
+        let raised = raised_counts(&modelled);
+        let retry_text = if raised.is_empty() { Vec::new() } else { retry_site_text(&modelled) };
         drop_consumed_policies(&mut modelled);
         result.notes.extend(program.notes);
         result.notes.extend(program::uninstalled_policies(tree, &mut modelled));
@@ -306,7 +307,7 @@ impl Analyzer for RustAnalyzer {
                 result.findings.push(f);
             }
         }
-        let unlinked = unlinked_counts(&modelled, &retry_text, &program.reached, &result.findings);
+        let unlinked = unlinked_counts(&modelled, raised, &retry_text, &program.reached, &result.findings);
         result.findings.extend(unlinked);
         result
     }
@@ -340,18 +341,11 @@ fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
 }
 
 /// Retry counts named in the changed files (`const MAX_RETRIES`, a
-/// `num_retries` field's value) that went up while no modelled retry reads
-/// them: linked means a retry site of a changed file (either side) names
-/// it on its lines (`retry_text`), an unchanged file with a retry site names
-/// it (`reached`), or a finding is already placed on its line.
-fn unlinked_counts(
-    modelled: &[Modelled],
-    retry_text: &[String],
-    reached: &std::collections::BTreeSet<String>,
-    placed: &[Finding],
-) -> Vec<Finding> {
+/// `num_retries` field's value) that went up on a changed line, each with
+/// its file's index, before anything is known about what reads them.
+fn raised_counts(modelled: &[Modelled]) -> Vec<(usize, checks::count_unlinked::NamedCount, Change)> {
     let mut raised = Vec::new();
-    for m in modelled {
+    for (i, m) in modelled.iter().enumerate() {
         let (Some(base), Some(head)) = (m.file.base.text(), m.file.head.text()) else { continue };
         if !is_retry_relevant(head) {
             continue;
@@ -361,16 +355,35 @@ fn unlinked_counts(
             continue;
         }
         let before = checks::count_unlinked::named_counts(base);
-        let placed_at = |c: &checks::count_unlinked::NamedCount| {
-            reached.contains(&c.name)
-                || placed.iter().any(|f| f.path == m.file.path && f.line <= c.line && c.line <= f.end_line)
-        };
         for (c, change) in
-            checks::count_unlinked::decide(&before, &after, |l| m.file.touches(l, l), placed_at)
+            checks::count_unlinked::decide(&before, &after, |l| m.file.touches(l, l), |_| false)
         {
-            raised.push((m.file, c.clone(), change));
+            raised.push((i, c.clone(), change));
         }
     }
+    raised
+}
+
+/// The raised counts no modelled retry reads: linked means a retry site of
+/// a changed file (either side) names it on its lines or in a declaration
+/// those lines reach (`retry_text`, through `program::reached_text`), an
+/// unchanged file with a retry site names it (`reached`), or a finding is
+/// already placed on its line.
+fn unlinked_counts(
+    modelled: &[Modelled],
+    raised: Vec<(usize, checks::count_unlinked::NamedCount, Change)>,
+    retry_text: &[String],
+    reached: &std::collections::BTreeSet<String>,
+    placed: &[Finding],
+) -> Vec<Finding> {
+    let raised: Vec<_> = raised
+        .into_iter()
+        .filter(|(i, c, _)| {
+            let path = &modelled[*i].file.path;
+            !reached.contains(&c.name)
+                && !placed.iter().any(|f| &f.path == path && f.line <= c.line && c.line <= f.end_line)
+        })
+        .collect();
     if raised.is_empty() {
         return Vec::new();
     }
@@ -382,7 +395,7 @@ fn unlinked_counts(
     raised
         .into_iter()
         .filter(|(_, c, _)| !read.iter().any(|t| program::names_word(t, &c.name)))
-        .map(|(file, c, change)| to_finding(file, checks::VALUE, change, c.line, c.line))
+        .map(|(i, c, change)| to_finding(modelled[i].file, checks::VALUE, change, c.line, c.line))
         .collect()
 }
 
