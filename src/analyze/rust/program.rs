@@ -974,6 +974,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_retry_reaches_the_helpers_it_calls_and_the_constants_they_name() {
+        let text = "const BASE: u32 = 2;\nconst MAX_RETRIES: u32 = BASE + 1;\nconst OTHER: u32 = 9;\nfn policy() -> B {\n    B::default().with_max_times(MAX_RETRIES)\n}\nfn default() -> Q {\n    Q { n: OTHER }\n}\n";
+        let read = reached_text(&[text], vec![".retry(policy())".to_string()], 3);
+        let all = read.join("\n");
+        assert!(names_word(&all, "MAX_RETRIES") && names_word(&all, "BASE"), "{all}");
+        let read = reached_text(&[text], vec![".retry(B::default())".to_string()], 3);
+        assert!(!read.join("\n").contains("OTHER"), "a method of another type is not the file's `default`");
+        let one_step = reached_text(&[text], vec![".retry(policy())".to_string()], 1);
+        assert!(!one_step.join("\n").contains("BASE + 1"), "steps are bounded");
+    }
+
+    #[test]
+    fn functions_are_followed_when_called_free_or_on_self() {
+        assert!(calls_fn("x.retry(policy())", "policy"));
+        assert!(calls_fn("self.policy ()", "policy") && calls_fn("Self::policy()", "policy"));
+        assert!(!calls_fn("Builder::policy()", "policy") && !calls_fn("client.policy()", "policy"));
+        assert!(!calls_fn("let policy = 3;", "policy") && !calls_fn("my_policy()", "policy"));
+    }
+
+    #[test]
     fn declarations_are_found_with_their_spans() {
         let text = "pub const MAX_RETRIES: u32 =\n    3;\npub(crate) async fn with_retry<F>(op: F) {\n    loop {\n    }\n}\nmacro_rules! policy {\n    () => { x };\n}\ntype Policy = backon::ExponentialBuilder;\n";
         let got: Vec<(&str, &str, u32, u32)> =
