@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every generated table and document from the code, in one go:
 #   - README.md, "Finding kinds": the kinds' own docs (`retrygate explain --markdown`);
-#   - README.md, the Rust check table (src/analyze/rust/checks.rs);
+#   - README.md, the Rust check table (src/analyze/rust/checks/*.rs);
 #   - README.md, the demo's first comment as `retrygate demo` prints it;
 #   - docs/rules.md, the rule table (`retrygate rules list --update-docs`);
 #   - schemas/retrygate.schema.json, the config's JSON Schema (src/config.rs).

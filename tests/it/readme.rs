@@ -14,7 +14,7 @@ fn readme_kind_table_matches_the_kinds_docs() {
 }
 
 /// The README's table of Rust checks is generated from
-/// `src/analyze/rust/checks.rs`; with `RETRYGATE_UPDATE_README=1` this test
+/// `src/analyze/rust/checks/`; with `RETRYGATE_UPDATE_README=1` this test
 /// rewrites it instead of failing.
 #[test]
 fn readme_rust_check_table_matches_the_declarations() {

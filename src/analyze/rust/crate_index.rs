@@ -55,7 +55,7 @@ fn write_tokens() -> &'static AhoCorasick {
 
 /// Where the head tree is, when the change came from git.
 #[derive(Debug, Clone)]
-pub(crate) struct HeadTree {
+pub(crate) struct HeadCommit {
     pub(crate) git: Git,
     pub(crate) rev: String,
 }
@@ -98,7 +98,7 @@ pub(crate) struct TreeListing {
     pub(crate) manifests: Vec<String>,
 }
 
-pub(crate) fn list_tree(tree: &HeadTree) -> Option<TreeListing> {
+pub(crate) fn list_tree(tree: &HeadCommit) -> Option<TreeListing> {
     let out = tree.git.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", &tree.rev]).ok()?;
     let mut rust_files = Vec::new();
     let mut manifests = Vec::new();
@@ -139,7 +139,7 @@ pub(crate) enum Changed<'a> {
 /// only unchanged files are read from the tree and parsed.
 pub(crate) fn index_crates(
     roots: &[String],
-    tree: Option<(&HeadTree, &TreeListing)>,
+    tree: Option<(&HeadCommit, &TreeListing)>,
     changed: &HashMap<&str, Changed<'_>>,
 ) -> HashMap<String, CrateWrites> {
     let mut out: HashMap<String, CrateWrites> = HashMap::new();

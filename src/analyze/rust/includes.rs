@@ -115,7 +115,11 @@ pub(crate) fn included(cs: &ChangeSet) -> Extra {
 /// Changed files that are not `.rs` and that an unchanged Rust file of the
 /// head tree compiles (`include!`, `#[path]`): the includer is found with
 /// one `git grep` for the file's name, then read to confirm.
-pub(crate) fn included_by_unchanged(cs: &ChangeSet, tree: &super::crate_index::HeadTree, extra: &mut Extra) {
+pub(crate) fn included_by_unchanged(
+    cs: &ChangeSet,
+    tree: &super::crate_index::HeadCommit,
+    extra: &mut Extra,
+) {
     let changed: BTreeSet<&str> = cs.files.iter().map(|f| f.path.as_str()).collect();
     let candidates: Vec<&str> = cs
         .files

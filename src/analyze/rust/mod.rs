@@ -13,15 +13,16 @@
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
 //! - [`program`]: names defined in other files of the crate, and the unchanged
 //!   files a changed definition reaches;
-//! - [`checks`]: the declared check ids (`rust/<lib>-<check>`) and their docs;
-//! - [`compare`]: the decisions (which finding kind a change is);
+//! - [`checks`]: one file per check (`checks/jitter.rs`): its id
+//!   (`rust/<lib>-<check>`), its docs, its decision over a base and a head
+//!   fact, and its tests; `checks/mod.rs` lists them;
 //! - [`fix`]: the edit that puts back what the base had, where one is sure;
 //! - [`testitems`]: the lines of `#[cfg(test)]` items and `#[test]` functions;
-//! - this module: prefiltering, matching base with head, and placing findings.
+//! - this module: prefiltering, matching base with head, and placing the
+//!   checks' decisions as findings.
 
 pub mod bounds;
 pub mod checks;
-pub(crate) mod compare;
 pub mod crate_index;
 pub(crate) mod eval;
 pub(crate) mod fix;
@@ -46,7 +47,7 @@ use super::{Analyzer, FileResult};
 use crate::changeset::git::Git;
 use crate::changeset::{ChangeSet, FileChange};
 use crate::finding::{Finding, Kind, Note};
-use compare::Change;
+use checks::Change;
 use sites::{FileModel, Site};
 
 /// Text that any retry site or retry builder contains. A file whose base and
@@ -122,7 +123,7 @@ pub(crate) fn is_change_relevant(base: Option<&str>, head: Option<&str>) -> bool
 pub struct RustAnalyzer {
     /// The head tree, for the crate-wide index; without it the index covers
     /// the changed files only.
-    head_tree: Option<crate_index::HeadTree>,
+    head_tree: Option<crate_index::HeadCommit>,
 }
 
 impl RustAnalyzer {
@@ -135,7 +136,7 @@ impl RustAnalyzer {
     pub(crate) fn for_changeset(cs: &ChangeSet) -> Self {
         let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
         let head_tree = if is_commit {
-            Git::open(&cs.repo).ok().map(|git| crate_index::HeadTree { git, rev: cs.head.clone() })
+            Git::open(&cs.repo).ok().map(|git| crate_index::HeadCommit { git, rev: cs.head.clone() })
         } else {
             None
         };
@@ -251,6 +252,10 @@ impl Analyzer for RustAnalyzer {
         let mut result = FileResult::default();
         let tree = self.head_tree.as_ref();
         let program = program::resolve(tree, &mut modelled);
+        // Before a policy built in one file and retried in another is
+        // dropped: the count it reads is linked through it.
+        let raised = raised_counts(&modelled);
+        let retry_text = if raised.is_empty() { Vec::new() } else { retry_site_text(&modelled) };
         drop_consumed_policies(&mut modelled);
         result.notes.extend(program.notes);
         result.notes.extend(program::uninstalled_policies(tree, &mut modelled));
@@ -282,7 +287,7 @@ impl Analyzer for RustAnalyzer {
                     m.file,
                     Some((&fixes, &base.sites[bi])),
                     &head.sites[hi],
-                    compare::compare_sites(Some(&base.sites[bi].policy), &head.sites[hi].policy),
+                    checks::compare_sites(Some(&base.sites[bi].policy), &head.sites[hi].policy),
                     &mut result.findings,
                 );
             }
@@ -302,8 +307,96 @@ impl Analyzer for RustAnalyzer {
                 result.findings.push(f);
             }
         }
+        let unlinked = unlinked_counts(&modelled, raised, &retry_text, &program.reached, &result.findings);
+        result.findings.extend(unlinked);
         result
     }
+}
+
+/// The source lines of every retry site of the changed files, both sides.
+fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
+    let site_lines = |text: Option<&str>, fm: Option<&FileModel>| -> Vec<String> {
+        let (Some(text), Some(fm)) = (text, fm) else { return Vec::new() };
+        if fm.sites.is_empty() {
+            return Vec::new();
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        fm.sites
+            .iter()
+            .map(|s| {
+                let from = s.line.saturating_sub(1) as usize;
+                let to = (s.end_line as usize).min(lines.len());
+                lines.get(from..to).map(|l| l.join("\n")).unwrap_or_default()
+            })
+            .collect()
+    };
+    modelled
+        .iter()
+        .flat_map(|m| {
+            let mut v = site_lines(m.file.base.text(), m.base.as_ref());
+            v.extend(site_lines(m.file.head.text(), m.head.as_ref()));
+            v
+        })
+        .collect()
+}
+
+/// Retry counts named in the changed files (`const MAX_RETRIES`, a
+/// `num_retries` field's value) that went up on a changed line, each with
+/// its file's index, before anything is known about what reads them.
+fn raised_counts(modelled: &[Modelled]) -> Vec<(usize, checks::count_unlinked::NamedCount, Change)> {
+    let mut raised = Vec::new();
+    for (i, m) in modelled.iter().enumerate() {
+        let (Some(base), Some(head)) = (m.file.base.text(), m.file.head.text()) else { continue };
+        if !is_retry_relevant(head) {
+            continue;
+        }
+        let after = checks::count_unlinked::named_counts(head);
+        if after.is_empty() {
+            continue;
+        }
+        let before = checks::count_unlinked::named_counts(base);
+        for (c, change) in
+            checks::count_unlinked::decide(&before, &after, |l| m.file.touches(l, l), |_| false)
+        {
+            raised.push((i, c.clone(), change));
+        }
+    }
+    raised
+}
+
+/// The raised counts no modelled retry reads: linked means a retry site of
+/// a changed file (either side) names it on its lines or in a declaration
+/// those lines reach (`retry_text`, through `program::reached_text`), an
+/// unchanged file with a retry site names it (`reached`), or a finding is
+/// already placed on its line.
+fn unlinked_counts(
+    modelled: &[Modelled],
+    raised: Vec<(usize, checks::count_unlinked::NamedCount, Change)>,
+    retry_text: &[String],
+    reached: &std::collections::BTreeSet<String>,
+    placed: &[Finding],
+) -> Vec<Finding> {
+    let raised: Vec<_> = raised
+        .into_iter()
+        .filter(|(i, c, _)| {
+            let path = &modelled[*i].file.path;
+            !reached.contains(&c.name)
+                && !placed.iter().any(|f| &f.path == path && f.line <= c.line && c.line <= f.end_line)
+        })
+        .collect();
+    if raised.is_empty() {
+        return Vec::new();
+    }
+    // What the retries read, through the declarations of the changed files
+    // (a policy helper, a constant defined from another), on both sides.
+    let texts: Vec<&str> =
+        modelled.iter().flat_map(|m| [m.file.base.text(), m.file.head.text()]).flatten().collect();
+    let read = program::reached_text(&texts, retry_text.to_vec(), 3);
+    raised
+        .into_iter()
+        .filter(|(_, c, _)| !read.iter().any(|t| program::names_word(t, &c.name)))
+        .map(|(i, c, change)| to_finding(modelled[i].file, checks::VALUE, change, c.line, c.line))
+        .collect()
 }
 
 /// Drops the policies built in one file and retried in another: the retry
@@ -529,15 +622,13 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             let base_policy =
                 from_elsewhere.and_then(|(bf, bi)| modelled[bf].base.as_ref().map(|b| &b.sites[bi].policy));
             match base_policy {
-                Some(b) => place(m.file, None, site, compare::compare_sites(Some(b), &site.policy), out),
+                Some(b) => place(m.file, None, site, checks::compare_sites(Some(b), &site.policy), out),
                 None => new_sites.push((*fi, j)),
             }
         }
     }
-    // The retries the change removed, matched with no new one: when every
-    // one of them jittered, a new retry that does not is what replaced them
-    // (per-endpoint retries folded into one shared retry), and losing the
-    // jitter is a regression, not a new design.
+    // The retries the change removed, matched with no new one: a new retry
+    // may have replaced them (`checks::jitter::replaced`).
     let lost: Vec<&policy::Policy> = pool
         .values()
         .flat_map(|groups| groups.iter())
@@ -545,50 +636,28 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         .flat_map(|(bf, q)| {
             q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
         })
-        .filter(|p| p.jitter.value.is_some())
         .collect();
-    let replaced = lost.first().copied().filter(|_| lost.iter().all(|p| p.jitter.value == Some(true)));
+    let replaced = checks::jitter::replaced(&lost);
     // The writes the removed retries already re-sent: a new retry (a layer
     // that takes over from per-call retries) that keeps retrying them is not
     // a widening. Refusal-only retries do not count: retrying after 5xx too is.
-    let lost_writes: std::collections::BTreeSet<&str> = pool
-        .values()
-        .flat_map(|groups| groups.iter())
-        .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
-        .flat_map(|(bf, q)| {
-            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
-        })
-        .flat_map(|p| p.unsafe_methods())
-        .filter(|m| !syntax::is_unknown_method(m))
-        .collect();
+    let lost_writes: std::collections::BTreeSet<&str> =
+        lost.iter().flat_map(|p| p.unsafe_methods()).filter(|m| !syntax::is_unknown_method(m)).collect();
     for (fi, j) in new_sites {
         let m = &modelled[fi];
         let Some(head) = &m.head else { continue };
         let site = &head.sites[j];
-        let mut changes = compare::compare_sites(None, &site.policy);
-        let kept_writes = {
-            let known: Vec<&str> =
-                site.policy.unsafe_methods().into_iter().filter(|m| !syntax::is_unknown_method(m)).collect();
-            !known.is_empty() && known.iter().all(|m| lost_writes.contains(m))
-        };
-        if kept_writes {
+        let mut changes = checks::compare_sites(None, &site.policy);
+        if checks::methods::taken_over(&lost_writes, &site.policy) {
             changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
         }
         // Only a retry (not a policy built and handed elsewhere, whose
         // settings may still change on the way) replaces removed retries.
-        if let Some(b) = replaced.filter(|_| !site.standalone) {
-            let removed: Vec<Change> = compare::compare_sites(Some(b), &site.policy)
-                .into_iter()
-                .filter(|c| c.kind == Kind::JitterRemoved)
-                .map(|mut c| {
-                    c.message = format!("{} (it replaces retries this change removed)", c.message);
-                    c
-                })
-                .collect();
-            if !removed.is_empty() {
-                changes.retain(|c| c.kind != Kind::RetryWithoutJitter);
-                changes.extend(removed);
-            }
+        if let Some(c) =
+            replaced.filter(|_| !site.standalone).and_then(|b| checks::jitter::replacing(b, &site.policy))
+        {
+            changes.retain(|c| c.kind != Kind::RetryWithoutJitter);
+            changes.push(c);
         }
         place(m.file, None, site, changes, out);
     }
@@ -611,8 +680,7 @@ fn timeout_changes(base: &FileModel, head: &FileModel) -> Vec<(u32, Change)> {
     timeout_pairs(base, head)
         .into_iter()
         .filter_map(|(b, h)| {
-            compare::compare_timeouts(&base.timeouts[b], &head.timeouts[h])
-                .map(|c| (head.timeouts[h].line, c))
+            checks::timeout::decide(&base.timeouts[b], &head.timeouts[h]).map(|c| (head.timeouts[h].line, c))
         })
         .collect()
 }
@@ -658,7 +726,7 @@ fn emit_timeout(
     fixes: &fix::Fixes,
     out: &mut Vec<Finding>,
 ) {
-    if let Some(c) = compare::compare_timeouts(b, h) {
+    if let Some(c) = checks::timeout::decide(b, h) {
         let mut f = to_finding(file, checks::CLIENT, c, h.line, h.line);
         f.fix = fixes.for_timeout(b.line, h.line, b.ms, h.ms);
         out.push(f);
@@ -667,30 +735,9 @@ fn emit_timeout(
 
 /// Setter statements whose result is dropped, new in the head.
 fn discarded(file: &FileChange, base: &FileModel, head: &FileModel, out: &mut Vec<Finding>) {
-    let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
-    for d in &base.discarded {
-        *seen.entry((d.item.clone(), d.setter.clone(), d.receiver.clone())).or_default() += 1;
-    }
-    for d in &head.discarded {
-        let key = (d.item.clone(), d.setter.clone(), d.receiver.clone());
-        match seen.get_mut(&key) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => {
-                let lib = d.lib.map_or(checks::BUILDER, |l| l.id());
-                let c = Change {
-                    kind: Kind::SettingDiscarded,
-                    severity: Kind::SettingDiscarded.default_severity(),
-                    check: checks::Check::SetterDiscarded,
-                    message: format!(
-                        "`{}.{}(..);` drops the builder it returns, so the setting never takes effect; write `let {} = {}.{}(..);` or chain it",
-                        d.receiver, d.setter, d.receiver, d.receiver, d.setter
-                    ),
-                    base: None,
-                    head: Some(serde_json::json!({"setter": d.setter})),
-                };
-                out.push(to_finding(file, lib, c, d.line, d.line));
-            }
-        }
+    for (d, c) in checks::setter_discarded::decide(&base.discarded, &head.discarded) {
+        let lib = d.lib.map_or(checks::BUILDER, |l| l.id());
+        out.push(to_finding(file, lib, c, d.line, d.line));
     }
 }
 

@@ -36,9 +36,9 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use regex::Regex;
 
-use super::crate_index::{self, HeadTree, TreeListing};
+use super::crate_index::{self, HeadCommit, TreeListing};
 use super::sites::{self, FileModel};
-use super::{compare, Modelled};
+use super::{checks, Modelled};
 use crate::changeset::git::Blob;
 use crate::finding::{Finding, Note};
 
@@ -66,15 +66,19 @@ struct ChangedDef {
 }
 
 /// One dependent file: its path, the changed definitions it names, what
-/// got worse, and where (head line, what is there, the site's library).
+/// got worse, where (head line, what is there, the site's library), and
+/// whether it holds a retry site (the definitions it names are then linked
+/// to a retry).
 type Reached<'d> =
-    (String, Vec<&'d ChangedDef>, Vec<compare::Change>, Vec<(u32, String, &'static str, String)>);
+    (String, Vec<&'d ChangedDef>, Vec<checks::Change>, Vec<(u32, String, &'static str, String)>, bool);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
 pub(super) struct Outcome {
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<Note>,
+    /// Changed definitions that an unchanged file with a retry site names.
+    pub(crate) reached: BTreeSet<String>,
 }
 
 /// `const X`, `static X`, `fn x`, `type X`, `macro_rules! x`, with their
@@ -157,6 +161,60 @@ fn field_attr_pattern() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r#"#\[(?:serde|arg)\([^\]]*?(?:default[ \t]*=[ \t]*"(?:[A-Za-z0-9_]*::)*([A-Za-z0-9_]+)"|default_value(?:_t)?[ \t]*=[^\]]*)[^\]]*\)\][\s]*(?:#\[[^\]]*\][\s]*)*(?:pub(?:\([^)]*\))?[ \t]+)?([a-z_][a-z0-9_]*)[ \t]*:"#)
             .unwrap_or_else(|e| panic!("the field attribute pattern is constant and valid: {e}"))
+    })
+}
+
+/// The text a retry reads beyond its own lines (`seeds`): the declarations
+/// of `texts` that it names, and those they name, up to `rounds` steps. A
+/// constant, static, type or macro is followed wherever its name appears; a
+/// function only where it is called free, or on `self`/`Self`
+/// (`policy()`, `self.policy()`), not as a method of another value
+/// (`Builder::default()`, `client.get(..)`), whose same-named function in
+/// the file is rarely the one called.
+pub(super) fn reached_text(texts: &[&str], seeds: Vec<String>, rounds: usize) -> Vec<String> {
+    let mut found: Vec<(&str, bool, String)> = Vec::new();
+    for t in texts {
+        let lines: Vec<&str> = t.lines().collect();
+        for d in decls(t) {
+            let from = d.start.saturating_sub(1) as usize;
+            let to = (d.end as usize).min(lines.len());
+            if let Some(body) = lines.get(from..to) {
+                found.push((d.name, d.kind == "fn", body.join("\n")));
+            }
+        }
+    }
+    let mut out = seeds;
+    let mut taken = vec![false; found.len()];
+    let mut frontier = 0;
+    for _ in 0..rounds {
+        let end = out.len();
+        for (i, (name, is_fn, body)) in found.iter().enumerate() {
+            let named = |t: &String| if *is_fn { calls_fn(t, name) } else { names_word(t, name) };
+            if !taken[i] && out[frontier..end].iter().any(named) {
+                taken[i] = true;
+                out.push(body.clone());
+            }
+        }
+        if out.len() == end {
+            break;
+        }
+        frontier = end;
+    }
+    out
+}
+
+/// Whether `text` calls the function `name` free or on `self`/`Self`.
+fn calls_fn(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let before = &text[..i];
+        let after = &text[i + name.len()..];
+        let word_before = before.chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if word_before || !after.trim_start().starts_with('(') {
+            return false;
+        }
+        before.ends_with("self.")
+            || before.ends_with("Self::")
+            || !(before.ends_with('.') || before.ends_with("::"))
     })
 }
 
@@ -285,7 +343,7 @@ fn declares(text: &str, name: &str) -> bool {
 }
 
 /// Whether `text` names `name` as a whole word.
-fn names_word(text: &str, name: &str) -> bool {
+pub(super) fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
         let before = text[..i].chars().next_back();
         let after = text[i + name.len()..].chars().next();
@@ -296,7 +354,7 @@ fn names_word(text: &str, name: &str) -> bool {
 
 /// The head tree, listed once when the pass first needs it.
 struct Tree<'t> {
-    tree: Option<&'t HeadTree>,
+    tree: Option<&'t HeadCommit>,
     listing: Option<Option<TreeListing>>,
 }
 
@@ -404,7 +462,7 @@ fn model_unit(path: &str, text: &str, definers: &[&str]) -> Option<FileModel> {
 }
 
 /// Runs the pass over the modelled changed files.
-pub(super) fn resolve(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Outcome {
+pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> Outcome {
     let mut out = Outcome::default();
     let defs: Vec<ChangedDef> = modelled.iter().flat_map(changed_defs).collect();
     let wants: Vec<BTreeSet<String>> = modelled
@@ -609,7 +667,7 @@ fn dependents(
             let base = model_unit(path, text, &pick(false));
             let head = model_unit(path, text, &pick(true));
             let (Some(base), Some(head)) = (base, head) else {
-                return (path.clone(), mine, Vec::new(), Vec::new());
+                return (path.clone(), mine, Vec::new(), Vec::new(), false);
             };
             let (pairs, _, _) = super::match_sites(&base.sites, &head.sites);
             let mut changes = Vec::new();
@@ -623,7 +681,7 @@ fn dependents(
                     .take((h.end_line.saturating_sub(h.line) + 1) as usize)
                     .collect::<Vec<_>>()
                     .join("\n");
-                for c in compare::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
+                for c in checks::compare_sites(Some(&base.sites[bi].policy), &h.policy) {
                     changes.push(c);
                     at.push((h.line, format!("`{}`", h.item), h.policy.lib.id(), lines.clone()));
                 }
@@ -632,13 +690,17 @@ fn dependents(
                 let mut t = super::timeout_changes(&base, &head);
                 for (line, c) in t.drain(..) {
                     changes.push(c);
-                    at.push((line, "a retrying client".to_string(), super::checks::CLIENT, String::new()));
+                    at.push((line, "a retrying client".to_string(), checks::CLIENT, String::new()));
                 }
             }
-            (path.clone(), mine, changes, at)
+            let has_sites = !head.sites.is_empty();
+            (path.clone(), mine, changes, at, has_sites)
         })
         .collect();
-    for (path, mine, changes, at) in results {
+    for (path, mine, changes, at, has_sites) in results {
+        if has_sites {
+            out.reached.extend(mine.iter().map(|d| d.name.clone()));
+        }
         let Some(first) = mine.first() else { continue };
         for (c, (line, what, lib, lines)) in changes.into_iter().zip(at) {
             // The definition the site names, when it names one; else the first.
@@ -656,9 +718,9 @@ fn dependents(
 /// Timeouts lowered in changed files that hold no retry of their own: a
 /// finding when retrying code of the crate uses what the timeout's item
 /// builds (its function or type named in a file with a retry site).
-pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) -> Outcome {
+pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) -> Outcome {
     let mut out = Outcome::default();
-    let mut lowered: Vec<(usize, u32, compare::Change, Vec<String>)> = Vec::new();
+    let mut lowered: Vec<(usize, u32, checks::Change, Vec<String>)> = Vec::new();
     for (i, m) in modelled.iter().enumerate() {
         let (Some(b), Some(h)) = (&m.base, &m.head) else { continue };
         if !b.sites.is_empty() || !h.sites.is_empty() {
@@ -691,7 +753,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
                 "{}; a timeout here becomes a failure that is tried again (line {at}), so a shorter timeout repeats work the server may have completed",
                 c.message
             );
-            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            out.findings.push(super::to_finding_at(path, checks::CLIENT, c, line, line));
             continue;
         }
         if names_of.is_empty() {
@@ -726,7 +788,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadTree>, modelled: &[Modelled]) ->
         if let Some(at) = user {
             let mut c = c;
             c.message = format!("{}; the client it builds is retried at {at}", c.message);
-            out.findings.push(super::to_finding_at(path, super::checks::CLIENT, c, line, line));
+            out.findings.push(super::to_finding_at(path, checks::CLIENT, c, line, line));
         }
     }
     out
@@ -818,7 +880,7 @@ fn held_as(text: &str, ty: &str, out: &mut Vec<String>) {
 /// client (only an example or a test does, or nothing yet) is an opt-in
 /// that covers nothing, so it is not client-wide on that side. Each side
 /// is read in its own texts; unchanged files are the same on both.
-pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Modelled]) -> Vec<Note> {
+pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> Vec<Note> {
     let ty_of = |item: &str| -> Option<String> {
         let mut it = item.rsplit("::");
         (it.next() == Some("retry")).then(|| it.next().map(str::to_string)).flatten()
@@ -910,6 +972,26 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadTree>, modelled: &mut [Mode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_reaches_the_helpers_it_calls_and_the_constants_they_name() {
+        let text = "const BASE: u32 = 2;\nconst MAX_RETRIES: u32 = BASE + 1;\nconst OTHER: u32 = 9;\nfn policy() -> B {\n    B::default().with_max_times(MAX_RETRIES)\n}\nfn default() -> Q {\n    Q { n: OTHER }\n}\n";
+        let read = reached_text(&[text], vec![".retry(policy())".to_string()], 3);
+        let all = read.join("\n");
+        assert!(names_word(&all, "MAX_RETRIES") && names_word(&all, "BASE"), "{all}");
+        let read = reached_text(&[text], vec![".retry(B::default())".to_string()], 3);
+        assert!(!read.join("\n").contains("OTHER"), "a method of another type is not the file's `default`");
+        let one_step = reached_text(&[text], vec![".retry(policy())".to_string()], 1);
+        assert!(!one_step.join("\n").contains("BASE + 1"), "steps are bounded");
+    }
+
+    #[test]
+    fn functions_are_followed_when_called_free_or_on_self() {
+        assert!(calls_fn("x.retry(policy())", "policy"));
+        assert!(calls_fn("self.policy ()", "policy") && calls_fn("Self::policy()", "policy"));
+        assert!(!calls_fn("Builder::policy()", "policy") && !calls_fn("client.policy()", "policy"));
+        assert!(!calls_fn("let policy = 3;", "policy") && !calls_fn("my_policy()", "policy"));
+    }
 
     #[test]
     fn declarations_are_found_with_their_spans() {

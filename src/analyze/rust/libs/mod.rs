@@ -11,9 +11,11 @@
 //!
 //! The defaults come from each crate's documentation and source (the
 //! README's crate table names what is known); the comparison that turns two
-//! policies into findings is in [`super::compare`].
+//! policies into findings is in [`super::checks`], one file per check
+//! (jitter removal, for every library: `checks/jitter.rs`).
 
 pub(crate) mod again;
+pub(crate) mod alloy;
 pub(crate) mod aws;
 pub(crate) mod backoff;
 pub(crate) mod backon;
@@ -194,6 +196,7 @@ pub static LIBRARIES: &[&dyn RetryLibrary] = &[
     &exponential_backoff::ExponentialBackoff,
     &octocrab::Octocrab,
     &tryhard::Tryhard,
+    &alloy::Alloy,
 ];
 
 /// The crate a policy id belongs to (`None` for hand-written loops).

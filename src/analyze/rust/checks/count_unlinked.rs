@@ -1,0 +1,255 @@
+//! `rust/value-count-unlinked`: a value named as a retry count
+//! (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field set in a
+//! struct literal or a default) went up on a line the change touched, and
+//! the model links it to no retry site it knows.
+//!
+//! A count the model can follow is compared where it is used (a retry
+//! site's `attempts`, reported at the definition when it lives elsewhere).
+//! One it cannot follow (read through a library the analyzer does not know,
+//! passed through a channel, a config layer, a macro of another crate) would
+//! otherwise pass in silence; this check reports it, saying it was not
+//! linked, so that a person looks at what reads it.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::json;
+
+use super::{Applies, Change, RustCheck};
+use crate::finding::{Kind, KindDoc, Severity};
+
+/// A retry count the model could not link to a retry site.
+pub(crate) const CHECK: RustCheck = RustCheck {
+    name: "count-unlinked",
+    kinds: &[Kind::RetryCountRaised],
+    applies: Applies::Values,
+    doc: KindDoc {
+        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and retrygate could not link it to any retry it models (a warning).",
+        why: "A raised count that no modelled retry reads may still drive one the analyzer cannot follow (an unknown library, a config layer, another crate); passing it in silence would hide exactly the raise the gate exists to catch.",
+        example: "const MAX_RETRIES: u32 = 3;  ->  const MAX_RETRIES: u32 = 10;   (read by a retry retrygate does not model)",
+        use_instead: "Keep the count; or make the retry that reads it visible (a known library's setter, a loop bounded by it) so the raise is checked where it acts.",
+    },
+};
+
+/// A number given to a retry-count name in one version of a file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NamedCount {
+    pub(crate) name: String,
+    pub(crate) value: f64,
+    pub(crate) line: u32,
+}
+
+/// Whether a name says it holds a number of retries or attempts
+/// (`MAX_RETRIES`, `num_retries`, `maxAttempts`, `retry_limit`), not a
+/// delay, a timeout, a switch or a retry budget's figure that goes with
+/// retries (`RETRY_DELAY_MS`, `retry_on_timeout`, `DEFAULT_RETRY_COST`).
+pub(crate) fn is_retry_count_name(name: &str) -> bool {
+    let words = words(name);
+    let counted =
+        words.iter().any(|w| matches!(w.as_str(), "retries" | "retry" | "attempts" | "attempt" | "tries"));
+    let other = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "delay"
+                | "interval"
+                | "timeout"
+                | "backoff"
+                | "ms"
+                | "millis"
+                | "secs"
+                | "seconds"
+                | "duration"
+                | "jitter"
+                | "after"
+                | "wait"
+                | "sleep"
+                | "factor"
+                | "multiplier"
+                | "base"
+                | "budget"
+                | "percent"
+                | "ratio"
+                | "status"
+                | "code"
+                | "codes"
+                | "on"
+                | "if"
+                | "enabled"
+                | "header"
+                | "id"
+                | "cost"
+                | "costs"
+                | "capacity"
+                | "token"
+                | "tokens"
+                | "bucket"
+                | "rate"
+                | "refill"
+                | "window"
+        )
+    });
+    counted && !other
+}
+
+/// `MAX_RETRIES`, `num_retries`, `maxAttempts` -> lowercase words.
+fn words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || !c.is_alphanumeric() {
+            out.extend((!cur.is_empty()).then(|| std::mem::take(&mut cur)));
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    out.extend((!cur.is_empty()).then_some(cur));
+    out
+}
+
+/// `const X: T = 3;` and `static X: T = 3;` (a literal integer).
+fn const_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:const|static)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[^=;]*=[ \t]*([0-9][0-9_]*)(?:[iu](?:8|16|32|64|128|size))?[ \t]*;")
+            .unwrap_or_else(|e| panic!("the const pattern is constant and valid: {e}"))
+    })
+}
+
+/// `name: 3,` or `name: Some(3)` in a struct literal (a literal integer).
+fn field_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?:^|[{,])[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*(?:Some\([ \t]*)?([0-9][0-9_]*)(?:[iu](?:8|16|32|64|128|size))?[ \t]*\)?[ \t]*(?:[,}]|$)")
+            .unwrap_or_else(|e| panic!("the field pattern is constant and valid: {e}"))
+    })
+}
+
+/// The literal numbers a text gives to retry-count names, line by line.
+pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let found = const_pattern()
+            .captures(code)
+            .into_iter()
+            .chain(field_pattern().captures_iter(code))
+            .filter(|c| is_retry_count_name(&c[1]));
+        for c in found {
+            if let Ok(value) = c[2].replace('_', "").parse::<f64>() {
+                out.push(NamedCount { name: c[1].to_string(), value, line: i as u32 + 1 });
+            }
+        }
+    }
+    out
+}
+
+/// The head's retry counts on touched lines that went up from the same
+/// name's value in the base (the n-th occurrence of a name against the
+/// n-th), when `linked` says no modelled retry reads them.
+pub(crate) fn decide<'h>(
+    base: &[NamedCount],
+    head: &'h [NamedCount],
+    touched: impl Fn(u32) -> bool,
+    linked: impl Fn(&NamedCount) -> bool,
+) -> Vec<(&'h NamedCount, Change)> {
+    let mut before: HashMap<&str, Vec<f64>> = HashMap::new();
+    for b in base {
+        before.entry(b.name.as_str()).or_default().push(b.value);
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for h in head {
+        let n = seen.entry(h.name.as_str()).or_default();
+        let was = before.get(h.name.as_str()).and_then(|v| v.get(*n)).copied();
+        *n += 1;
+        let Some(was) = was else { continue };
+        if h.value > was && touched(h.line) && !linked(h) {
+            let mut c = Change::new(
+                Kind::RetryCountRaised,
+                &CHECK,
+                format!(
+                    "`{}` raised from {} to {}, and retrygate could not link it to any retry it models, so the attempts it allows were not checked; a maintainer checks which retry reads it",
+                    h.name, was, h.value
+                ),
+            );
+            c.severity = Severity::Warning;
+            c.base = Some(json!({"value": was}));
+            c.head = Some(json!({"value": h.value}));
+            out.push((h, c));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_count_names_and_the_names_that_only_go_with_retries() {
+        for n in
+            ["MAX_RETRIES", "num_retries", "maxAttempts", "retry_limit", "RETRIES", "max_tries", "MAX_RETRY"]
+        {
+            assert!(is_retry_count_name(n), "{n}");
+        }
+        for n in [
+            "RETRY_DELAY_MS",
+            "retry_on_timeout",
+            "retry_after",
+            "max_connections",
+            "retrieve_count",
+            "backoff_base",
+            // A token bucket's cost per retry goes up to allow fewer retries.
+            "DEFAULT_RETRY_COST",
+            "retry_bucket_capacity",
+        ] {
+            assert!(!is_retry_count_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn consts_statics_and_struct_literal_fields_are_read_with_their_lines() {
+        let text = "pub const MAX_RETRIES: u32 = 1_0;\nstatic RETRY_DELAY_MS: u64 = 5;\nlet s = S { num_retries: 3, name: 4 };\nlet t = T {\n    max_attempts: Some(7u8),\n};\nfn f(retries: u32) {}\n// const RETRIES: u32 = 9;\n";
+        let got: Vec<(String, f64, u32)> =
+            named_counts(text).into_iter().map(|c| (c.name, c.value, c.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("MAX_RETRIES".into(), 10.0, 1),
+                ("num_retries".into(), 3.0, 3),
+                ("max_attempts".into(), 7.0, 5)
+            ]
+        );
+    }
+
+    #[test]
+    fn only_an_unlinked_raise_on_a_touched_line_is_reported() {
+        let base = named_counts("const MAX_RETRIES: u32 = 3;\nconst RETRIES: u32 = 5;\n");
+        let head = named_counts("const MAX_RETRIES: u32 = 10;\nconst RETRIES: u32 = 2;\n");
+        let found = decide(&base, &head, |_| true, |_| false);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (at, c) = &found[0];
+        assert_eq!((at.line, c.severity), (1, Severity::Warning));
+        assert!(
+            c.message.starts_with("`MAX_RETRIES` raised from 3 to 10, and retrygate could not link it"),
+            "{}",
+            c.message
+        );
+        assert!(
+            decide(&base, &head, |_| true, |c| c.name == "MAX_RETRIES").is_empty(),
+            "linked: the retry reports it"
+        );
+        assert!(
+            decide(&base, &head, |_| false, |_| false).is_empty(),
+            "an untouched line is not the change's"
+        );
+        assert!(decide(&[], &head, |_| true, |_| false).is_empty(), "a new name has no base value to exceed");
+    }
+}
