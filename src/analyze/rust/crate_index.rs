@@ -43,6 +43,7 @@ const WRITE_TOKENS: &[&str] = &["post(", "patch(", "Method::POST", "Method::PATC
 /// The most bytes of unchanged files read from the head tree per scan, and
 /// the largest file read: past these the index is partial and says so.
 pub(crate) const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest unchanged file the index reads (see [`MAX_INDEX_BYTES`]).
 pub const MAX_INDEX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 fn write_tokens() -> &'static AhoCorasick {

@@ -127,6 +127,7 @@ pub struct RustAnalyzer {
 }
 
 impl RustAnalyzer {
+    /// An analyzer with no head tree: the index covers the changed files only.
     pub fn new() -> Self {
         RustAnalyzer::default()
     }

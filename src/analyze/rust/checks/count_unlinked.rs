@@ -25,7 +25,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryCountRaised],
     applies: Applies::Values,
     doc: KindDoc {
-        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and retrygate could not link it to any retry it models (a warning).",
+        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and retrygate could not link it to any retry it models. An error when the name says retry (`MAX_RETRIES`, `retry_limit`): the name is the project's own word that the value counts retries. A warning when it says only attempts or tries (`max_attempts`), words also used for logins, locks and polls.",
         why: "A raised count that no modelled retry reads may still drive one the analyzer cannot follow (an unknown library, a config layer, another crate); passing it in silence would hide exactly the raise the gate exists to catch.",
         example: "const MAX_RETRIES: u32 = 3;  ->  const MAX_RETRIES: u32 = 10;   (read by a retry retrygate does not model)",
         use_instead: "Keep the count; or make the retry that reads it visible (a known library's setter, a loop bounded by it) so the raise is checked where it acts.",
@@ -150,6 +150,18 @@ pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
     out
 }
 
+/// How an unlinked raise weighs: a name with `retry`/`retries` in it blocks,
+/// as a raised count under such a name does in every rule pack; `attempts`
+/// or `tries` alone only warns, since those words also count logins, lock
+/// acquisitions and polls.
+pub(crate) fn unlinked_severity(name: &str) -> Severity {
+    if words(name).iter().any(|w| matches!(w.as_str(), "retries" | "retry")) {
+        Severity::Error
+    } else {
+        Severity::Warning
+    }
+}
+
 /// The head's retry counts on touched lines that went up from the same
 /// name's value in the base (the n-th occurrence of a name against the
 /// n-th), when `linked` says no modelled retry reads them.
@@ -179,7 +191,7 @@ pub(crate) fn decide<'h>(
                     h.name, was, h.value
                 ),
             );
-            c.severity = Severity::Warning;
+            c.severity = unlinked_severity(&h.name);
             c.base = Some(json!({"value": was}));
             c.head = Some(json!({"value": h.value}));
             out.push((h, c));
@@ -191,6 +203,16 @@ pub(crate) fn decide<'h>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_that_says_retry_blocks_and_attempts_alone_warns() {
+        for n in ["MAX_RETRIES", "num_retries", "retry_limit", "NUM_RETRIES_CONNECT", "maxRetryCount"] {
+            assert_eq!(unlinked_severity(n), Severity::Error, "{n}");
+        }
+        for n in ["max_attempts", "MAX_TRIES", "loginAttempts"] {
+            assert_eq!(unlinked_severity(n), Severity::Warning, "{n}");
+        }
+    }
 
     #[test]
     fn retry_count_names_and_the_names_that_only_go_with_retries() {

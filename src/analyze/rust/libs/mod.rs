@@ -38,11 +38,25 @@ use super::syntax::BodyFacts;
 
 /// The start of a builder chain.
 pub enum Root<'a> {
-    /// `Type::func(args)` or `func(args)`; `ty` is empty for a free function,
-    /// `module` is the segment before `ty` (`retry::for_host` has ty `retry`).
-    Call { ty: String, func: String, args: Vec<&'a Expr> },
+    /// `Type::func(args)` or `func(args)`.
+    Call {
+        /// The path segment before `func` (`retry::for_host` has `retry`);
+        /// empty for a free function.
+        ty: String,
+        /// The function's name.
+        func: String,
+        /// Its arguments, in order.
+        args: Vec<&'a Expr>,
+    },
     /// `Type { field: value, ..rest }`.
-    Struct { ty: String, fields: Vec<(String, &'a Expr)>, has_rest: bool },
+    Struct {
+        /// The struct's name (last path segment).
+        ty: String,
+        /// The fields written, in order.
+        fields: Vec<(String, &'a Expr)>,
+        /// Whether it ends with `..rest` (the other fields come from elsewhere).
+        has_rest: bool,
+    },
 }
 
 /// One method call in a chain after the root.
