@@ -258,7 +258,7 @@ mod tests {
         let found = decide(&base, &head, |_| true, |_| false);
         assert_eq!(found.len(), 1, "{found:?}");
         let (at, c) = &found[0];
-        assert_eq!((at.line, c.severity), (1, Severity::Warning));
+        assert_eq!((at.line, c.severity), (1, Severity::Error), "the name says retry: it blocks");
         assert!(
             c.message.starts_with("`MAX_RETRIES` raised from 3 to 10, and retrygate could not link it"),
             "{}",
