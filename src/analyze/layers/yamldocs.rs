@@ -99,7 +99,9 @@ pub(crate) fn read(path: &str, text: &str, out: &mut Declared) -> Result<(), Rea
     read_shaped(path, text, out, false)
 }
 
-/// [`read`], and with `skim` a JSON file is first skimmed (without building
+/// Reads every document of a YAML or JSON file into `out` (a file that
+/// does not parse is an error only when it mentions something a layer is
+/// made of), and with `skim` a JSON file is first skimmed (without building
 /// its value) for anything [`read_doc`] starts from; one with none of it
 /// gives nothing, so it is not parsed as YAML. Only for a file whose read
 /// errors are not reported (an unchanged file of the tree, read to link
