@@ -144,7 +144,7 @@ pub(crate) use crate::decision::{Evidence, GateFacts, GateVerdict};
 /// What [`check`] returns.
 #[derive(Debug, Clone)]
 pub struct GateOutcome {
-    /// The decision in one word (pass, block, could not decide).
+    /// Pass or block ("could not decide" is an `Err` of [`check`], never a verdict).
     pub verdict: Verdict,
     /// Everything the decision rests on, as the printer renders it.
     pub gate: GateVerdict,
