@@ -148,13 +148,10 @@ pub(crate) fn read_shaped(path: &str, text: &str, out: &mut Declared, skim: bool
         };
         let parsed = parsed.or_else(|e: serde_yaml::Error| {
             // A key written twice: read as the cluster did, the last one wins
-            // (the rewritten document is checked like any other).
-            match e
-                .to_string()
-                .contains("duplicate entry")
-                .then(|| super::dupkeys::last_wins(&body))
-                .flatten()
-            {
+            // (the rewritten document is checked like any other). Decided by
+            // the document, not by the parser's wording: `last_wins` is
+            // `None` when no key repeats, and any other error stays.
+            match super::dupkeys::last_wins(&body) {
                 Some(fixed) => match crate::yaml::parse_checked(&fixed) {
                     Ok(Ok(v)) => Ok(v),
                     _ => Err(e),
