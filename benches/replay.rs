@@ -23,8 +23,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use retrygate::replay::scenario::Scenario;
-use retrygate::replay::server::ServerHandle;
 use retrygate::replay::{run_replay, ReplayOptions};
+use retrygate::testing::replay::ServerHandle;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

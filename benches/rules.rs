@@ -26,11 +26,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use retrygate::analyze::rules::lang::Language;
-use retrygate::analyze::rules::mask::{mask, View};
 use retrygate::analyze::rules::RulePackAnalyzer;
 use retrygate::analyze::{self, Analyzer};
 use retrygate::changeset::{ChangeSet, FileChange};
+use retrygate::testing::analyze::Language;
+use retrygate::testing::analyze::{mask, View};
 
 /// A small deterministic generator (xorshift64*), so runs are comparable.
 struct Rng(u64);

@@ -228,7 +228,7 @@ fn run_case(name: &str, files: usize, lines: usize, retry_share: f64, keep: bool
     let t = Instant::now();
     for src in &all {
         let f = syn::parse_file(src).unwrap();
-        std::hint::black_box(retrygate::analyze::rust::sites::model(&f, src));
+        std::hint::black_box(retrygate::testing::analyze::site_model(&f, src));
     }
     let model1_s = t.elapsed().as_secs_f64();
 

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use retrygate::decision::{decide, DecisionInput, ReplaySummary};
-//! use retrygate::decision::agent::AgentDecision;
+//! use retrygate::decision::AgentDecision;
 //! let person = AgentDecision { is_agent: false, because: vec![] };
 //! let replay = ReplaySummary::not_required("not an agent's pull request");
 //! let d = decide(&DecisionInput {
@@ -23,7 +23,7 @@
 //! assert_eq!(d.verdict, retrygate::decision::Verdict::Pass);
 //! ```
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod paths;
 pub(crate) mod verdict;
 
@@ -32,8 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::Enforcement;
 use crate::finding::{Finding, Kind, Note};
 use crate::ledger::LedgerReport;
-use agent::AgentDecision;
-pub use verdict::{Evidence, GateFacts, GateVerdict, Reason, ReasonCode, Verdict};
+pub use agent::AgentDecision;
+pub use verdict::{Evidence, GateFacts, GateVerdict, Verdict};
+pub(crate) use verdict::{Reason, ReasonCode};
 
 /// Where the replay evidence stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

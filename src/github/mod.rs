@@ -24,19 +24,19 @@
 //! - [`merge_group`]: the verdict of a merge queue's group (pure);
 //! - [`action`]: the flow for each event and mode.
 
-pub mod action;
-pub mod artifact;
-pub mod check_run;
-pub mod client;
-pub mod comment;
+pub(crate) mod action;
+pub(crate) mod artifact;
+pub(crate) mod check_run;
+pub(crate) mod client;
+pub(crate) mod comment;
 pub(crate) mod event;
-pub mod heads;
+pub(crate) mod heads;
 pub(crate) mod merge_group;
-pub mod publication;
+pub(crate) mod publication;
 pub(crate) mod publish;
 pub(crate) mod retry;
-pub mod review;
-pub mod signoff;
+pub(crate) mod review;
+pub(crate) mod signoff;
 pub(crate) mod summary;
 pub(crate) mod text;
 

@@ -40,4 +40,5 @@ pub mod render;
 pub mod show;
 pub mod verify;
 
-pub use verify::{verify, ChangeTarget, Coverage, LedgerReport, Problem};
+pub(crate) use verify::Problem;
+pub use verify::{verify, ChangeTarget, LedgerReport};

@@ -8,10 +8,10 @@
 //! all read it.
 
 pub mod amplification;
-pub mod github;
+pub(crate) mod github;
 pub(crate) mod json;
-pub mod markdown;
-pub mod sarif;
+pub(crate) mod markdown;
+pub(crate) mod sarif;
 pub(crate) mod text;
 
 use std::io::{self, Write};

@@ -20,20 +20,20 @@
 //! # anyhow::Ok(())
 //! ```
 
-pub mod checks;
-pub mod journal;
-pub mod report;
+pub(crate) mod checks;
+pub(crate) mod journal;
+pub(crate) mod report;
 pub mod retry_after;
-pub mod runner;
+pub(crate) mod runner;
 pub mod scenario;
-pub mod server;
+pub(crate) mod server;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 
-pub use checks::{CheckResult, CheckStatus, ReplayCheck};
+pub use checks::{CheckStatus, ReplayCheck};
 pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 

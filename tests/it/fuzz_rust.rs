@@ -16,10 +16,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use retrygate::analyze::rust::bounds::ANALYSIS_STACK_BYTES;
 use retrygate::analyze::rust::RustAnalyzer;
 use retrygate::analyze::Analyzer;
 use retrygate::changeset::FileChange;
+use retrygate::testing::analyze::ANALYSIS_STACK_BYTES;
 
 const DEFAULT_SECS: u64 = 15;
 const DEFAULT_SEED: u64 = 0x5eed_0015;

@@ -15,14 +15,14 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use retrygate::config::Enforcement;
-use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::AgentDecision;
 use retrygate::decision::{
     decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
 };
 use retrygate::finding::{Finding, Kind, Note, Severity};
 use retrygate::ledger::LedgerReport;
-use retrygate::printer::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 use retrygate::printer::Context;
+use retrygate::testing::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 
 #[test]
 fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {

@@ -14,16 +14,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO, PERSONAL_TOKEN, READ_ONLY_TOKEN};
-use retrygate::decision::agent::AgentDecision;
+use retrygate::decision::AgentDecision;
 use retrygate::decision::{
     decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplaySummary, SignOffRequest, Verdict,
 };
 use retrygate::finding::{Finding, Kind, Severity};
-use retrygate::github::comment::MARKER;
-use retrygate::github::signoff::SignOff;
 use retrygate::github::ActionOutcome;
 use retrygate::github::{ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
-use retrygate::printer::{markdown, Context};
+use retrygate::printer::Context;
+use retrygate::testing::github::SignOff;
+use retrygate::testing::github::MARKER;
+use retrygate::testing::markdown;
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";
@@ -180,7 +181,7 @@ fn a_blocking_verdict_with_120_findings_makes_exactly_3_annotation_requests() {
 fn writes_are_sent_one_at_a_time_at_least_a_second_apart() {
     let fake = FakeGithub::start();
     let mut job = Job::new(&fake, "pull_request", &pr_event(&fake), ACTIONS_TOKEN);
-    job.env.write_interval = retrygate::github::client::MIN_WRITE_INTERVAL;
+    job.env.write_interval = retrygate::testing::github::MIN_WRITE_INTERVAL;
     retrygate::github::run(&job.env, &blocking(60, "")).unwrap();
     let writes: Vec<_> = fake.log().into_iter().filter(|l| l.method != "GET").collect();
     assert_eq!(writes.len(), 3, "create, one more batch, the comment");
@@ -205,7 +206,7 @@ fn a_job_named_retrygate_is_not_mistaken_for_the_gate_check() {
         "the job's run is left alone"
     );
     let ours = runs.iter().find(|r| r.id != job_run).unwrap();
-    assert_eq!(ours.external_id.as_deref(), Some(retrygate::github::check_run::EXTERNAL_ID));
+    assert_eq!(ours.external_id.as_deref(), Some(retrygate::testing::github::EXTERNAL_ID));
     assert_eq!(ours.conclusion.as_deref(), Some("failure"));
 }
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::Repo;
 use fake_github::{CheckRun, FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
-use retrygate::github::heads::{self, EntryVerdict, HeadEntry};
 use retrygate::github::ActionOutcome;
 use retrygate::github::{check_gate, ActionEnv, ActionMode, VerdictFile};
+use retrygate::testing::github::heads::{self, EntryVerdict, HeadEntry};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -242,7 +242,7 @@ fn fork_replay_case(config: &str) -> (FakeGithub, Job, Repo) {
     }
     .write(&job.env.verdict_file)
     .unwrap();
-    passing_report(&repo, &head, &retrygate::github::action::replay_report_beside(&job.env.verdict_file));
+    passing_report(&repo, &head, &retrygate::testing::github::replay_report_beside(&job.env.verdict_file));
     (fake, job, repo)
 }
 

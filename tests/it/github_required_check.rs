@@ -15,9 +15,10 @@ use std::time::Duration;
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
 use retrygate::decision::GateVerdict;
 use retrygate::finding::{Finding, Kind};
-use retrygate::github::publication::BaseBinding;
 use retrygate::github::{ActionEnv, ActionMode, ActionOutcome, GateRequest, Publication, Timing};
-use retrygate::printer::{markdown, Context};
+use retrygate::printer::Context;
+use retrygate::testing::github::BaseBinding;
+use retrygate::testing::markdown;
 use serde_json::{json, Value};
 
 use common::github_fixture as fixture;
@@ -218,13 +219,13 @@ fn an_unreadable_200_that_landed_is_not_written_again() {
 fn an_update_that_keeps_failing_exits_2_and_says_a_stale_success_remains() {
     let fake = FakeGithub::start();
     let retarget = passed_then_retargeted(&fake);
-    for _ in 0..retrygate::github::client::MAX_WRITE_ATTEMPTS {
+    for _ in 0..retrygate::testing::github::MAX_WRITE_ATTEMPTS {
         fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(502));
     }
     assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::CouldNotDecide);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"), "GitHub kept refusing the update");
-    assert_eq!(fake.count("PATCH", "/check-runs/"), retrygate::github::client::MAX_WRITE_ATTEMPTS as usize);
+    assert_eq!(fake.count("PATCH", "/check-runs/"), retrygate::testing::github::MAX_WRITE_ATTEMPTS as usize);
     // The fallback status is set, and the summary does not pretend it is enough.
     let statuses = fake.with(|s| s.statuses.clone());
     assert_eq!(statuses.len(), 1);

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use fake_github::{FakeGithub, ACTIONS_TOKEN, OWNER_REPO, READ_ONLY_TOKEN};
 use retrygate::finding::{Finding, Fix, Kind, Severity};
-use retrygate::github::review::{MARKER_PREFIX, MAX_SUGGESTIONS};
 use retrygate::github::ActionOutcome;
 use retrygate::github::{check_gate, ActionEnv, ActionMode, GateRequest, Publication, VerdictFile};
-use retrygate::printer::{markdown, Context, GateVerdict};
+use retrygate::printer::{Context, GateVerdict};
+use retrygate::testing::github::{MARKER_PREFIX, MAX_SUGGESTIONS};
+use retrygate::testing::markdown;
 use serde_json::{json, Value};
 
 const HEAD: &str = "ec26c3e57ca3a959ca5aad62de7213c562f8c821";

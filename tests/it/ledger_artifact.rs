@@ -17,11 +17,11 @@ use std::process::Command;
 use common::Repo;
 use fake_github::{FakeGithub, FaultKind, ACTIONS_TOKEN, OWNER_REPO};
 use retrygate::gate::{check, CheckInput, GateOutcome};
-use retrygate::github::artifact::GithubArtifacts;
 use retrygate::ledger::append::{append, NewRecord};
 use retrygate::ledger::artifact::zip_entries;
 use retrygate::ledger::pyjson::Value as PyValue;
 use retrygate::printer::Verdict;
+use retrygate::testing::github::GithubArtifacts;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

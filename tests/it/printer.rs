@@ -150,8 +150,8 @@ mod json {
 
 mod markdown {
     use super::*;
-    use retrygate::printer::markdown::{code_span, escape_text, inline, MAX_TABLE_ROWS};
     use retrygate::printer::Context;
+    use retrygate::testing::markdown::{code_span, escape_text, inline, MAX_TABLE_ROWS};
 
     /// The rows of the findings table (not the reasons table above it).
     fn table_rows(md: &str) -> Vec<&str> {
@@ -373,7 +373,7 @@ mod markdown {
 
 mod sarif {
     use super::*;
-    use retrygate::printer::sarif::{fingerprint, path_to_uri};
+    use retrygate::testing::sarif::{fingerprint, path_to_uri};
     use std::process::Command;
 
     fn sarif(report: &GateVerdict) -> Value {
@@ -537,7 +537,7 @@ mod sarif {
 
     #[test]
     fn over_the_upload_limit_the_most_severe_results_are_kept_and_the_rest_counted() {
-        use retrygate::printer::sarif::to_sarif_with_limit;
+        use retrygate::testing::sarif::to_sarif_with_limit;
         let mut findings: Vec<Finding> = (1..=5)
             .map(|i| Finding::new(Kind::RetryWithoutJitter, "w", "a.rs", i).message(format!("warning {i}")))
             .collect();
@@ -662,7 +662,7 @@ sys.exit(0 if errors else 1)
 
 mod github {
     use super::*;
-    use retrygate::printer::github::{escape_data, escape_property};
+    use retrygate::testing::workflow_commands::{escape_data, escape_property};
 
     #[test]
     fn one_command_per_finding_and_note_then_a_summary() {
@@ -730,7 +730,7 @@ mod github {
 mod gate {
     use super::*;
     use retrygate::config::Enforcement;
-    use retrygate::decision::agent::AgentDecision;
+    use retrygate::decision::AgentDecision;
     use retrygate::decision::{
         decide, DecisionInput, Evidence, GateFacts, GateVerdict, ReplayStatus, ReplaySummary, SignOffRequest,
     };

@@ -169,10 +169,10 @@ fn built_in_clients_are_judged_by_what_the_server_saw() {
     // The same judgement as every replay: spread out is a reading, not a guess.
     for n in ["reference/default", "reference/no-retry-after", "reference/http-date"] {
         let d = get(n).desync.as_ref().unwrap_or_else(|| panic!("{n}: desynchronized was not read"));
-        assert_eq!(d.reading, retrygate::replay::checks::Reading::Spread, "{n}: {d:?}");
+        assert_eq!(d.reading, retrygate::testing::replay::Reading::Spread, "{n}: {d:?}");
     }
     let compliant = get("compliant/default").desync.as_ref().unwrap();
-    assert_ne!(compliant.reading, retrygate::replay::checks::Reading::Spread, "{compliant:?}");
+    assert_ne!(compliant.reading, retrygate::testing::replay::Reading::Spread, "{compliant:?}");
 
     // The server's journal, not the client, is the source: the reference
     // client's retry carries its first attempt's key, and every retry of a
@@ -311,7 +311,7 @@ fn bad_input_is_named_and_never_passes() {
     assert!(r.timed_out);
     assert_eq!(r.verdict, ReplayVerdict::Fail);
     assert!(r.reasons[0].contains("still running at --timeout 1s and was killed"), "{:?}", r.reasons);
-    assert!(r.timeline.iter().all(|t| t.exit == retrygate::replay::runner::ClientExit::KilledAtTimeout));
+    assert!(r.timeline.iter().all(|t| t.exit == retrygate::testing::replay::ClientExit::KilledAtTimeout));
 
     let o = get("bad-scenario");
     assert_eq!(o.status.code(), Some(2));
@@ -348,7 +348,7 @@ fn bad_input_is_named_and_never_passes() {
     let r = json_report(o);
     assert_eq!(r.malformed_requests.len(), 1, "{:?}", r.malformed_requests);
     assert!(r.timeline[0].stdout_tail.contains("HTTP/1.1 400"), "{:?}", r.timeline[0]);
-    assert_eq!(r.timeline[0].exit, retrygate::replay::runner::ClientExit::Exited { code: 0 });
+    assert_eq!(r.timeline[0].exit, retrygate::testing::replay::ClientExit::Exited { code: 0 });
     for t in &r.timeline[1..] {
         assert_eq!(t.requests.last().map(|q| q.status), Some(200), "client {} not served: {t:?}", t.client);
     }
@@ -661,11 +661,11 @@ fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() 
 /// every figure is fixed.
 #[test]
 fn the_json_report_of_a_failing_replay_reads_whole() {
-    use retrygate::replay::checks::{run, ChecksInput};
-    use retrygate::replay::journal::{Entry, Journal, WriteEffect, WriteRecord};
-    use retrygate::replay::report::ReportContext;
-    use retrygate::replay::runner::{ClientExit, ClientRun};
     use retrygate::replay::scenario::CheckLevels;
+    use retrygate::testing::replay::ReportContext;
+    use retrygate::testing::replay::{run, ChecksInput};
+    use retrygate::testing::replay::{ClientExit, ClientRun};
+    use retrygate::testing::replay::{Entry, Journal, WriteEffect, WriteRecord};
 
     let entry = |seq: usize, client: usize, at_ms: f64, method: &str, status: u16| Entry {
         seq,

@@ -12,12 +12,12 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::thread;
 
-use retrygate::replay::checks::Reading;
 use retrygate::replay::scenario::Level;
 use retrygate::replay::{
     render_markdown, run_replay_blocking, CheckStatus, ReplayCheck, ReplayOptions, ReplayReport,
     ReplayVerdict,
 };
+use retrygate::testing::replay::Reading;
 
 const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
 

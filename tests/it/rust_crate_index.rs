@@ -110,7 +110,7 @@ fn reads_test_code_and_other_crates_are_not_covered() {
 /// limit is left out and said so (an info note), the rest are still read.
 #[test]
 fn an_unchanged_file_past_the_size_limit_is_left_out_with_a_note() {
-    let limit = retrygate::analyze::rust::crate_index::MAX_INDEX_FILE_BYTES as usize;
+    let limit = retrygate::testing::analyze::MAX_INDEX_FILE_BYTES as usize;
     let mut huge = String::from("pub fn big(c: &Client) {\n    c.patch(URL).send();\n}\n");
     while huge.len() <= limit {
         huge.push_str("// padding padding padding padding padding padding padding padding\n");

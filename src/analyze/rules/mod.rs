@@ -36,8 +36,8 @@ pub mod cases;
 pub mod docs;
 pub(crate) mod engine;
 pub(crate) mod helpers;
-pub mod lang;
-pub mod mask;
+pub(crate) mod lang;
+pub(crate) mod mask;
 pub(crate) mod spec;
 pub(crate) mod versions;
 

@@ -14,7 +14,7 @@ use super::syntax::{last_segments, line_of};
 
 /// Names a file or function binds to expressions.
 #[derive(Default, Clone)]
-pub struct Env<'a> {
+pub(crate) struct Env<'a> {
     /// File-level `const` and `static` items by name.
     pub(crate) consts: HashMap<String, &'a Expr>,
     /// `let name = expr;` in the current function, in source order.

@@ -21,19 +21,19 @@
 //! - this module: prefiltering, matching base with head, and placing the
 //!   checks' decisions as findings.
 
-pub mod bounds;
+pub(crate) mod bounds;
 pub mod checks;
-pub mod crate_index;
+pub(crate) mod crate_index;
 pub(crate) mod eval;
 pub(crate) mod fix;
 pub(crate) mod includes;
-pub mod libs;
+pub(crate) mod libs;
 pub(crate) mod loops;
 pub(crate) mod macros;
 pub(crate) mod parse;
 pub(crate) mod policy;
 pub(crate) mod program;
-pub mod sites;
+pub(crate) mod sites;
 pub(crate) mod syntax;
 pub(crate) mod testitems;
 

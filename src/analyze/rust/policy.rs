@@ -16,7 +16,7 @@ use super::eval::{fmt_ms, trim_float};
 /// module declares its own (`libs::backon::LIB`); the registry in
 /// [`super::libs::LIBRARIES`] lists them all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Lib(&'static str);
+pub(crate) struct Lib(&'static str);
 
 impl Lib {
     /// A hand-written retry loop.
@@ -113,7 +113,7 @@ impl Fact<Attempts> {
 
 /// One retry site's behaviour, normalised.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Policy {
+pub(crate) struct Policy {
     pub(crate) lib: Lib,
     pub(crate) attempts: Fact<Attempts>,
     /// `None`: the analyzer cannot tell.

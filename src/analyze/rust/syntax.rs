@@ -99,7 +99,7 @@ pub(crate) fn is_unknown_method(m: &str) -> bool {
 /// retry is safe: which HTTP methods it sends, whether it sends an
 /// Idempotency-Key, whether it reads Retry-After, whether it jitters.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct BodyFacts {
+pub(crate) struct BodyFacts {
     /// Upper-case HTTP methods seen; [`UNKNOWN_METHOD`] for a request whose
     /// method cannot be told.
     pub(crate) methods: std::collections::BTreeSet<String>,

@@ -52,7 +52,7 @@ use crate::replay::scenario::Level;
 use crate::text::plural;
 
 /// Fewer clients in a round than this cannot show lockstep.
-pub const DESYNC_MIN_CLIENTS: usize = 4;
+pub(crate) const DESYNC_MIN_CLIENTS: usize = 4;
 /// A first retry round whose median wait is below this is immediate (not judged).
 pub(crate) const IMMEDIATE_MS: f64 = 100.0;
 /// ... when its upper quartile is below this too (see `at_once`).
@@ -64,9 +64,9 @@ pub(crate) const UNIFORM_MEDIAN_PAIR: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_
 /// jitter passes: a jitter window of at least 10% of the wait. The weakest
 /// default jitter among mainstream retry libraries (axios-retry's 0-20%) is 5;
 /// docs/replay.md, "The pass line", says why 10.
-pub const PASS_LINE: f64 = 10.0;
+pub(crate) const PASS_LINE: f64 = 10.0;
 /// Judged waits (client x round) needed for a decision, e.g. 8 clients x 3 rounds.
-pub const MIN_JUDGED_WAITS: usize = 24;
+pub(crate) const MIN_JUDGED_WAITS: usize = 24;
 /// The retries must be more than this many times further apart than the
 /// first requests (median pair distances) for their spread to count as
 /// more than scheduling noise. A first request carries the start-up of a
@@ -76,7 +76,7 @@ pub const MIN_JUDGED_WAITS: usize = 24;
 /// catching any lockstep fleet that 1.0 lets through in the simulations.
 pub(crate) const NOISE_MARGIN: f64 = 1.0;
 /// An inconclusive scenario is rerun once with this many times the clients.
-pub const RERUN_FACTOR: usize = 3;
+pub(crate) const RERUN_FACTOR: usize = 3;
 /// Concentrations are reported up to this (a fleet whose retries all arrived
 /// in the same millisecond is infinitely concentrated).
 pub(crate) const MAX_CONCENTRATION: f64 = 10_000.0;
@@ -404,13 +404,10 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
     ev
 }
 
-/// The retry rounds with enough clients to be shown.
-pub fn desync_rounds(journal: &Journal, clients: usize) -> Vec<DesyncRound> {
-    evidence(journal, clients).rounds
-}
-
-/// The pooled reading, or `None` when there are too few judged waits to decide.
-pub fn desync_summary(journal: &Journal, clients: usize) -> Option<DesyncSummary> {
+/// The pooled reading, or `None` when there are too few judged waits to
+/// decide: what `desynchronized` reads, for the unit tests' simulated fleets.
+#[cfg(test)]
+fn desync_summary(journal: &Journal, clients: usize) -> Option<DesyncSummary> {
     let mut ev = evidence(journal, clients);
     (ev.judged_waits >= MIN_JUDGED_WAITS).then(|| ev.read())
 }

@@ -19,10 +19,8 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) mod desync;
 
-pub use desync::{
-    desync_rounds, desync_summary, DesyncRound, DesyncSummary, Reading, DESYNC_MIN_CLIENTS, MIN_JUDGED_WAITS,
-    PASS_LINE, RERUN_FACTOR,
-};
+pub use desync::Reading;
+pub(crate) use desync::{DesyncRound, DesyncSummary};
 
 use super::journal::{Entry, Journal, WriteEffect};
 use super::retry_after::{self, RetryAfter};

@@ -37,7 +37,7 @@ use super::policy::{Lib, Policy};
 use super::syntax::BodyFacts;
 
 /// The start of a builder chain.
-pub enum Root<'a> {
+pub(crate) enum Root<'a> {
     /// `Type::func(args)` or `func(args)`.
     Call {
         /// The path segment before `func` (`retry::for_host` has `retry`);
@@ -54,13 +54,11 @@ pub enum Root<'a> {
         ty: String,
         /// The fields written, in order.
         fields: Vec<(String, &'a Expr)>,
-        /// Whether it ends with `..rest` (the other fields come from elsewhere).
-        has_rest: bool,
     },
 }
 
 /// One method call in a chain after the root.
-pub struct Setter<'a> {
+pub(crate) struct Setter<'a> {
     pub(crate) name: String,
     pub(crate) args: Vec<&'a Expr>,
 }
@@ -74,7 +72,7 @@ impl<'a> Setter<'a> {
 /// Crate names a file mentions (`use` roots and path prefixes), to tell
 /// same-named types apart (`ExponentialBackoff` exists in four crates).
 #[derive(Debug, Default, Clone)]
-pub struct Imports {
+pub(crate) struct Imports {
     pub(crate) crates: BTreeSet<String>,
 }
 
@@ -86,7 +84,7 @@ impl Imports {
 
 /// How a library's `.retry(..)` method call is shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallShape {
+pub(crate) enum CallShape {
     /// `op.retry(policy)`: the argument is the policy, the receiver the
     /// retried operation (backon).
     OperationFirst,
@@ -102,7 +100,7 @@ pub enum CallShape {
 /// `Retry::spawn(policy, op)`, `backoff::retry(policy, op)`,
 /// `RetryTransientMiddleware::new_with_policy(policy)`.
 #[derive(Debug, Clone, Copy)]
-pub struct EntryPoint {
+pub(crate) struct EntryPoint {
     /// The type or module before the function (`Retry`); empty: any, free
     /// functions included.
     pub(crate) types: &'static [&'static str],
@@ -127,7 +125,7 @@ impl EntryPoint {
 }
 
 /// What the analyzer knows about one retry crate.
-pub trait RetryLibrary: Sync {
+pub(crate) trait RetryLibrary: Sync {
     /// The crate as people name it, for docs and tests (`backon`).
     fn name(&self) -> &'static str;
 
@@ -197,7 +195,7 @@ pub trait RetryLibrary: Sync {
 /// Every retry crate the analyzer knows, in the order constructors are
 /// tried (the first that accepts a root wins: `ExponentialBackoffBuilder`
 /// is reqwest-retry's before it is backoff's).
-pub static LIBRARIES: &[&dyn RetryLibrary] = &[
+pub(crate) static LIBRARIES: &[&dyn RetryLibrary] = &[
     &backon::Backon,
     &reqwest_retry::ReqwestRetry,
     &tokio_retry::TokioRetry,

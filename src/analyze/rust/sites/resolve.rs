@@ -191,7 +191,7 @@ pub(super) fn as_root_in<'e>(e: &'e Expr, aliases: &HashMap<String, String>) -> 
                     syn::Member::Unnamed(_) => None,
                 })
                 .collect();
-            Some(Root::Struct { ty, fields, has_rest: s.rest.is_some() })
+            Some(Root::Struct { ty, fields })
         }
         Expr::Paren(p) => as_root_in(&p.expr, aliases),
         _ => None,
@@ -232,7 +232,7 @@ mod tests {
             _ => panic!("a constructor call is a root"),
         }
         let lit = expr("ExponentialBackoff { max_elapsed_time: None, ..Default::default() }");
-        assert!(matches!(as_root(&lit), Some(Root::Struct { has_rest: true, .. })));
+        assert!(matches!(as_root(&lit), Some(Root::Struct { .. })));
         assert!(as_root(&expr("Config { retries: 3 }")).is_none(), "only declared literals");
         assert!(as_root(&expr("compute_things(3)")).is_none(), "not a constructor name");
         assert!(matches!(as_root(&expr("(retry::for_host(h))")), Some(Root::Call { .. })));
