@@ -44,6 +44,10 @@ use crate::finding::{Finding, Note};
 
 /// The most names searched for in the crate per change.
 pub(crate) const MAX_NAMES: usize = 64;
+/// Functions most types declare: a file that calls one is not known to
+/// call the changed one.
+const CONVENTIONAL_NAMES: &[&str] =
+    &["new", "default", "from", "into", "build", "builder", "clone", "try_from"];
 /// The most unchanged files read from the head tree per change.
 pub(crate) const MAX_PROGRAM_FILES: usize = 64;
 
@@ -337,9 +341,44 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
     out
 }
 
+/// The folder of the test, bench or example target a file belongs to
+/// (`integration/tests/`), or `None` for a library or binary source.
+fn target_dir(path: &str) -> Option<&str> {
+    ["tests/", "benches/", "examples/"]
+        .iter()
+        .filter_map(|d| {
+            let at = if path.starts_with(d) { Some(0) } else { path.find(&format!("/{d}")).map(|i| i + 1) };
+            at.map(|i| &path[..i + d.len()])
+        })
+        .min_by_key(|p| p.len())
+}
+
+/// Whether what `definer` declares can be used by `user`: an integration
+/// test, bench or example is its own crate, which no other file imports,
+/// so a same-named function there is not the one a library file calls.
+fn can_import(user: &str, definer: &str) -> bool {
+    target_dir(definer).is_none_or(|d| target_dir(user) == Some(d))
+}
+
 /// Whether `text` declares `name`.
 fn declares(text: &str, name: &str) -> bool {
-    text.contains(name) && decls(text).iter().any(|d| d.name == name)
+    text.contains(name) && (decls(text).iter().any(|d| d.name == name) || declares_type(text, name))
+}
+
+/// Whether `text` declares a struct `name` (a project's own type whose
+/// constructor may wrap a retry library's builder).
+fn declares_type(text: &str, name: &str) -> bool {
+    struct_names(text).any(|n| n == name)
+}
+
+/// The structs a text declares.
+fn struct_names(text: &str) -> impl Iterator<Item = &str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"(?m)^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?struct[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+            .unwrap_or_else(|e| panic!("the struct pattern is constant and valid: {e}"))
+    });
+    re.captures_iter(text).filter_map(|c| c.get(1).map(|m| m.as_str()))
 }
 
 /// Whether `text` names `name` as a whole word.
@@ -350,6 +389,14 @@ pub(super) fn names_word(text: &str, name: &str) -> bool {
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         !word(before) && !word(after)
     })
+}
+
+/// Where a search looks: the crate a file belongs to (its root), or every
+/// crate of the repository.
+#[derive(Clone, Copy)]
+enum Scope<'r> {
+    Crate(&'r str),
+    Workspace,
 }
 
 /// The head tree, listed once when the pass first needs it.
@@ -366,23 +413,27 @@ impl Tree<'_> {
         self.listing.as_ref().and_then(Option::as_ref)
     }
 
-    /// Unchanged `.rs` files of `root`'s crate that `git grep` finds with
-    /// `args`, read from the head tree (at most `budget` files).
+    /// Unchanged `.rs` files of `scope` that `git grep` finds with `args`,
+    /// read from the head tree (at most `budget` files).
     fn grep(
         &mut self,
         args: &[&str],
-        root: &str,
+        scope: Scope<'_>,
         changed: &BTreeSet<&str>,
         budget: &mut usize,
         notes: &mut Vec<Note>,
     ) -> Vec<(String, String)> {
         let Some(tree) = self.tree else { return Vec::new() };
+        let in_scope = |path: &str, manifests: &_| match scope {
+            Scope::Crate(root) => crate_index::crate_root(path, manifests) == root,
+            Scope::Workspace => true,
+        };
         // A crate whose every file is in the change has nothing unchanged
         // to search.
         let all_changed = self.listing().is_some_and(|l| {
             l.rust_files
                 .iter()
-                .filter(|(p, _)| crate_index::crate_root(p, &l.manifests) == root)
+                .filter(|(p, _)| in_scope(p, &l.manifests))
                 .all(|(p, _)| changed.contains(p.as_str()))
         });
         if all_changed {
@@ -412,7 +463,7 @@ impl Tree<'_> {
         let mut wanted: Vec<(String, String)> = Vec::new();
         for line in String::from_utf8_lossy(&out).lines() {
             let path = line.strip_prefix(&prefix).unwrap_or(line);
-            if changed.contains(path) || crate_index::crate_root(path, &listing.manifests) != root {
+            if changed.contains(path) || !in_scope(path, &listing.manifests) {
                 continue;
             }
             let Some(id) = ids.get(path) else { continue };
@@ -497,7 +548,10 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
                 [s.base.as_deref(), s.head.as_deref()]
                     .into_iter()
                     .flatten()
-                    .flat_map(|t| decls(t).into_iter().map(|d| d.name.to_string()))
+                    .flat_map(|t| {
+                        let fns = decls(t).into_iter().map(|d| d.name.to_string());
+                        fns.chain(struct_names(t).map(str::to_string)).collect::<Vec<_>>()
+                    })
                     .collect()
             })
             .collect();
@@ -522,9 +576,12 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
         let mut from_changed: BTreeSet<usize> = BTreeSet::new();
         let mut missing: Vec<String> = Vec::new();
         for n in want.iter().take(MAX_NAMES) {
-            let by: Vec<usize> = declared
-                .get(n.as_str())
-                .map_or(Vec::new(), |v| v.iter().copied().filter(|&j| j != i).collect());
+            let by: Vec<usize> = declared.get(n.as_str()).map_or(Vec::new(), |v| {
+                v.iter()
+                    .copied()
+                    .filter(|&j| j != i && can_import(&sources[i].path, &sources[j].path))
+                    .collect()
+            });
             if by.is_empty() {
                 missing.push(n.clone());
             }
@@ -549,10 +606,25 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
         for (root, names) in by_root {
             let names: Vec<&str> = names.into_iter().take(MAX_NAMES).collect();
             let alternation = names.join("|");
-            let decl = format!("(const|static|fn|type)[[:space:]]+(mut[[:space:]]+)?({alternation})");
+            let decl = format!("(const|static|fn|type|struct)[[:space:]]+(mut[[:space:]]+)?({alternation})");
             let mac = format!("macro_rules![[:space:]]*({alternation})");
             let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
-            let found = tree.grep(&args, &root, &changed, &mut budget, &mut out.notes);
+            let mut found = tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut out.notes);
+            // A type the crate does not declare may be another crate's of
+            // the same workspace (a wrapper kept in a shared `core` crate):
+            // those are looked for once more, in every crate.
+            let types: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+                .filter(|n| !found.iter().any(|(_, t)| declares(t, n)))
+                .collect();
+            if !types.is_empty() && tree.listing().is_some_and(|l| l.manifests.len() > 1) {
+                let alternation = types.join("|");
+                let decl = format!("struct[[:space:]]+({alternation})");
+                let args = ["-w", "-E", "-e", decl.as_str()];
+                found.extend(tree.grep(&args, Scope::Workspace, &changed, &mut budget, &mut out.notes));
+            }
             from_tree.insert(root, found);
         }
     }
@@ -625,24 +697,31 @@ fn dependents(
     budget: &mut usize,
     out: &mut Outcome,
 ) {
+    // A name every type declares (`new`, `default`) says nothing about
+    // which definition a file that names it uses: such functions are not
+    // followed into unchanged files.
+    let defs: Vec<&ChangedDef> =
+        defs.iter().filter(|d| !CONVENTIONAL_NAMES.contains(&d.name.as_str())).collect();
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).take(MAX_NAMES).collect();
     let mut users: Vec<(String, String)> = Vec::new();
     if tree.tree.is_some() {
-        let mut roots: Vec<String> = Vec::new();
+        // Each crate is searched for the names its own files changed.
+        let mut by_root: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
         if let Some(l) = tree.listing() {
-            for d in defs {
-                roots.push(crate_index::crate_root(&d.path, &l.manifests).to_string());
+            for d in &defs {
+                if names.contains(&d.name.as_str()) {
+                    let root = crate_index::crate_root(&d.path, &l.manifests).to_string();
+                    by_root.entry(root).or_default().insert(d.name.as_str());
+                }
             }
         }
-        roots.sort();
-        roots.dedup();
-        let mut args: Vec<&str> = vec!["-w", "-F"];
-        for n in &names {
-            args.push("-e");
-            args.push(n);
-        }
-        for root in &roots {
-            users.extend(tree.grep(&args, root, changed, budget, &mut out.notes));
+        for (root, names) in &by_root {
+            let mut args: Vec<&str> = vec!["-w", "-F"];
+            for n in names {
+                args.push("-e");
+                args.push(n);
+            }
+            users.extend(tree.grep(&args, Scope::Crate(root), changed, budget, &mut out.notes));
         }
     }
     let users: Vec<(String, String)> = users
@@ -655,7 +734,7 @@ fn dependents(
     let results: Vec<Reached> = users
         .par_iter()
         .map(|(path, text)| {
-            let mine: Vec<&ChangedDef> = defs.iter().filter(|d| names_word(text, &d.name)).collect();
+            let mine: Vec<&ChangedDef> = defs.iter().copied().filter(|d| names_word(text, &d.name)).collect();
             let def_paths: BTreeSet<&str> = mine.iter().map(|d| d.path.as_str()).collect();
             let pick = |head: bool| -> Vec<&str> {
                 sources
@@ -776,7 +855,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
                 args.push("-e");
                 args.push(n);
             }
-            let found = tree.grep(&args, &root, &changed, &mut budget, &mut out.notes);
+            let found = tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut out.notes);
             user = found
                 .par_iter()
                 .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_retry_relevant(t))
@@ -915,7 +994,7 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Mo
             None => BTreeSet::new(),
         };
         for root in roots {
-            for (path, text) in tree.grep(&args, &root, &changed, &mut budget, &mut notes) {
+            for (path, text) in tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut notes) {
                 if crate_index::is_test_path(&path) {
                     continue;
                 }
@@ -1078,6 +1157,25 @@ mod tests {
             "a doc example"
         );
         assert!(!installs(".layer(RetryLayer::new(OtherPolicy))", "RetryPolicy"));
+    }
+
+    #[test]
+    fn an_integration_test_target_is_imported_by_nobody_else() {
+        assert_eq!(target_dir("sim/tests/integration/mod.rs"), Some("sim/tests/"));
+        assert_eq!(target_dir("tests/a.rs"), Some("tests/"));
+        assert_eq!(target_dir("src/attests/a.rs"), None, "a folder named like one is not one");
+        assert!(!can_import("src/client.rs", "tests/sim/mod.rs"));
+        assert!(can_import("tests/sim/run.rs", "tests/sim/mod.rs"));
+        assert!(!can_import("other/tests/a.rs", "tests/sim/mod.rs"));
+        assert!(can_import("tests/a.rs", "src/policy.rs"));
+    }
+
+    #[test]
+    fn a_struct_declaration_is_a_declaration_of_its_name() {
+        let text = "pub(crate) struct Capped {\n    inner: B,\n}\nstruct Other;\n";
+        assert!(declares(text, "Capped") && declares(text, "Other"));
+        assert!(!declares(text, "Cap"));
+        assert_eq!(struct_names(text).collect::<Vec<_>>(), ["Capped", "Other"]);
     }
 
     #[test]

@@ -98,9 +98,44 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
         }
         // A policy built here but not (visibly) retried yet.
-        if self.root(chain.root).is_some() {
+        if self.root(chain.root).is_some() && !self.is_wrapper_call(chain.root) {
             if let Some(r) = self.resolve(whole, 0) {
                 self.standalone_candidate(root_key(chain.root), lines_of(whole), r.policy);
+                return;
+            }
+        }
+        self.wrapper_chain(whole, chain);
+    }
+
+    /// Whether `e` calls a constructor of a project's own type (`Wrapper::new()`).
+    fn is_wrapper_call(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if self.wrapper_ctor(&p.path).is_some()))
+    }
+
+    /// `Wrapper::new().with_min_delay(d)`: a project's own type configured
+    /// with a retry library's setter names. With the type's constructor in
+    /// view it is a policy built here; otherwise the type is looked for in
+    /// the crate (and the workspace), like a helper function.
+    fn wrapper_chain(&mut self, whole: &'a Expr, chain: &Chain<'a>) {
+        let Expr::Call(c) = chain.root else { return };
+        let Expr::Path(p) = &*c.func else { return };
+        if p.path.segments.len() < 2
+            || !chain.calls.iter().any(|m| libs::any_by_value_setter(&m.method.to_string()))
+        {
+            return;
+        }
+        if self.wrapper_ctor(&p.path).is_some() {
+            if let Some(r) = self.resolve(whole, 0) {
+                let key = root_key(chain.root);
+                // The builder inside the constructor is this policy, not
+                // another one of its own.
+                self.w.consumed.extend(r.keys.iter().copied().filter(|k| *k != key));
+                self.standalone_candidate(key, lines_of(whole), r.policy);
+            }
+        } else if let Some(ty) = p.path.segments.iter().rev().nth(1) {
+            let ty = ty.ident.to_string();
+            if ty.starts_with(|c: char| c.is_ascii_uppercase()) && ty != "Self" {
+                self.w.miss(self.w.index.unalias(&ty));
             }
         }
     }

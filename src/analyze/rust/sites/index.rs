@@ -22,6 +22,10 @@ pub(super) struct FileIndex<'a> {
     /// as Policy` and `type Policy = backon::ExponentialBuilder` map
     /// `Policy` to `ExponentialBuilder`.
     pub(super) aliases: HashMap<String, String>,
+    /// Associated functions that return their own type (`Type::new`,
+    /// `Type::default`), keyed `Type::name`: the constructors of a project's
+    /// own type, which may wrap a retry library's builder in a field.
+    pub(super) ctors: HashMap<String, &'a syn::Block>,
     /// `macro_rules!` definitions by name, expanded where they are invoked.
     pub(super) macros: HashMap<String, &'a syn::Macro>,
     pub(super) imports: Imports,
@@ -39,9 +43,17 @@ impl<'a> FileIndex<'a> {
                 }
                 Item::Fn(f) => self.add_fn(&f.sig, &f.block, path),
                 Item::Impl(i) => {
+                    let self_ty = impl_type_name(&i.self_ty);
                     for ii in &i.items {
                         match ii {
-                            syn::ImplItem::Fn(f) => self.add_fn(&f.sig, &f.block, path),
+                            syn::ImplItem::Fn(f) => {
+                                if let Some(ty) = &self_ty {
+                                    if returns_own_type(&f.sig, ty) {
+                                        self.ctors.insert(format!("{ty}::{}", f.sig.ident), &f.block);
+                                    }
+                                }
+                                self.add_fn(&f.sig, &f.block, path)
+                            }
                             syn::ImplItem::Const(c) => {
                                 self.consts.insert(c.ident.to_string(), &c.expr);
                             }
@@ -118,6 +130,23 @@ impl<'a> FileIndex<'a> {
             merge_facts(&mut facts, &body_facts(*block));
         }
         facts
+    }
+}
+
+/// The last segment of an `impl` block's type (`impl<T> a::Wrapper<T>` ->
+/// `Wrapper`).
+fn impl_type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether a function of `impl ty` returns `Self` or `ty` (a constructor).
+fn returns_own_type(sig: &syn::Signature, ty: &str) -> bool {
+    match &sig.output {
+        syn::ReturnType::Type(_, t) => impl_type_name(t).is_some_and(|n| n == "Self" || n == ty),
+        syn::ReturnType::Default => false,
     }
 }
 

@@ -83,6 +83,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 // helper of this file (or of a file that defines it, see
                 // [`super::model_in`]) returning a policy.
                 let Expr::Path(p) = &*c.func else { return None };
+                if let Some(r) = self.resolve_wrapper(p, depth) {
+                    let mut r = r;
+                    r.keys.push(key);
+                    return Some((r, 0));
+                }
                 let name = p.path.segments.last()?.ident.to_string();
                 let name = self.w.index.unalias(&name).to_string();
                 let Some(block) = self.w.index.fns.get(&name) else {
@@ -117,6 +122,29 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// [`as_root_in`] with this file's aliases.
     pub(super) fn root(&self, e: &'a Expr) -> Option<Root<'a>> {
         as_root_in(e, &self.w.index.aliases)
+    }
+
+    /// `Wrapper::new()` where the project's own type `Wrapper` holds a retry
+    /// library's builder in a field: the constructor's struct literal
+    /// (`Self { builder: ExponentialBuilder::new(), .. }`) stands for the
+    /// builder it wraps, and the setters chained on the wrapper are read as
+    /// that library's setters of the same name (a wrapper forwards
+    /// `with_min_delay` to the builder's `with_min_delay`).
+    pub(super) fn resolve_wrapper(&self, p: &syn::ExprPath, depth: u32) -> Option<Resolved> {
+        let block = self.wrapper_ctor(&p.path)?;
+        match tail_expr(block)? {
+            Expr::Struct(lit) => lit.fields.iter().find_map(|f| self.resolve(&f.expr, depth + 1)),
+            other => self.resolve(other, depth + 1),
+        }
+    }
+
+    /// The body of `Type::func` when it is a constructor of a type of this
+    /// file (or of a file that defines it).
+    pub(super) fn wrapper_ctor(&self, path: &syn::Path) -> Option<&'a syn::Block> {
+        let segs = last_segments(path, 2);
+        let [ty, func] = segs.as_slice() else { return None };
+        let ty = self.w.index.unalias(ty);
+        self.w.index.ctors.get(&format!("{ty}::{func}")).copied()
     }
 
     pub(super) fn resolve_self_call(&self, chain: &Chain<'a>, depth: u32) -> Option<(Resolved, usize)> {
