@@ -40,6 +40,7 @@ use super::crate_index::{self, HeadCommit, TreeListing};
 use super::sites::{self, FileModel};
 use super::{checks, Modelled};
 use crate::changeset::git::Blob;
+use crate::changeset::FileChange;
 use crate::finding::{Finding, Note};
 
 /// The most names searched for in the crate per change.
@@ -52,12 +53,14 @@ const CONVENTIONAL_NAMES: &[&str] =
 pub(crate) const MAX_PROGRAM_FILES: usize = 64;
 
 /// One file the pass reads beside a modelled one, as text on both sides
-/// (an unchanged file has the same text on both).
-#[derive(Debug, Clone)]
-struct Source {
-    path: String,
-    base: Option<String>,
-    head: Option<String>,
+/// (an unchanged file has the same text on both). Borrowed: the change set
+/// already holds every changed file's text, and copying them all cost a
+/// large change tens of megabytes.
+#[derive(Debug, Clone, Copy)]
+struct Source<'t> {
+    path: &'t str,
+    base: Option<&'t str>,
+    head: Option<&'t str>,
 }
 
 /// A declaration on lines the change touched.
@@ -281,8 +284,10 @@ fn site_fns(m: &Modelled) -> BTreeSet<String> {
         .collect()
 }
 
-/// Declarations the change touched in one file.
-fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
+/// Declarations the change touched in one file, given the declarations of
+/// its base and head texts ([`decls`], read once per file for this and for
+/// the names the file declares).
+fn changed_defs(m: &Modelled, base_decls: Option<&[Decl]>, head_decls: Option<&[Decl]>) -> Vec<ChangedDef> {
     let file = m.file;
     let (base, head) = (file.base.text(), file.head.text());
     let fns = site_fns(m);
@@ -293,9 +298,8 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
             out.push(ChangedDef { name: name.to_string(), path: file.path.clone(), line });
         }
     };
-    match (base, head) {
-        (Some(b), Some(h)) => {
-            let head_decls = decls(h);
+    match (base.zip(base_decls), head.zip(head_decls)) {
+        (Some((b, base_decls)), Some((h, head_decls))) => {
             for d in head_decls.iter().filter(|d| wanted(d) && touches(&file.added, d.start, d.end)) {
                 push(d.name, d.start);
             }
@@ -320,7 +324,7 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
                 let line = consts.first().map_or(1, |c| c.1);
                 push(&field, line);
             }
-            let base_decls: Vec<Decl> = decls(b).into_iter().filter(|d| wanted(d)).collect();
+            let base_decls: Vec<&Decl> = base_decls.iter().filter(|d| wanted(d)).collect();
             if base_decls.is_empty() {
                 return out;
             }
@@ -331,8 +335,8 @@ fn changed_defs(m: &Modelled) -> Vec<ChangedDef> {
                 push(d.name, line);
             }
         }
-        (Some(t), None) | (None, Some(t)) => {
-            for d in decls(t).iter().filter(|d| wanted(d)) {
+        (Some((_, t)), None) | (None, Some((_, t))) => {
+            for d in t.iter().filter(|d| wanted(d)) {
                 push(d.name, if head.is_some() { d.start } else { 1 });
             }
         }
@@ -500,28 +504,139 @@ impl Tree<'_> {
 fn model_unit(path: &str, text: &str, definers: &[&str]) -> Option<FileModel> {
     let parsed: Vec<syn::File> = definers.iter().filter_map(|d| super::parse::parse_file(d).ok()).collect();
     let refs: Vec<&syn::File> = parsed.iter().collect();
-    let model = match super::parse_rust(path, text) {
-        Ok(mut ast) => {
-            sites::expand_macros(&mut ast, text, &refs);
-            Some(sites::model_with(&ast, text, &refs))
-        }
-        Err(_) => None,
-    };
+    let model = model_parsed(path, text, &refs);
     drop(parsed);
     proc_macro2::extra::invalidate_current_thread_spans();
     model
 }
 
+/// Parses `text` and models it with `definers` (parsed on this thread)
+/// beside it; `None` when it does not parse.
+fn model_parsed(path: &str, text: &str, definers: &[&syn::File]) -> Option<FileModel> {
+    let mut ast = super::parse_rust(path, text).ok()?;
+    sites::expand_macros(&mut ast, text, definers);
+    Some(sites::model_with(&ast, text, definers))
+}
+
+/// Source bytes one batch of [`remodel`] keeps parsed before it lets go
+/// of its definers (their trees take many times their text in memory).
+const MAX_BATCH_HELD_BYTES: usize = 4 * 1024 * 1024;
+
+/// Models each file of `redo` again, both sides, with the definers found
+/// for it. The files of one crate mostly need the same few definers (a
+/// `config.rs`, an `error.rs`): parsing them once per file that needs them
+/// was most of a large change's scan. So the work is cut into a few
+/// batches, each on one thread (a parsed file's spans belong to the thread
+/// that parsed it), and a batch parses each definer text once and keeps it
+/// until it has held [`MAX_BATCH_HELD_BYTES`] of source. Each model is the
+/// one [`model_unit`] gives: the same definers, in the same order.
+fn remodel<'t>(
+    sources: &[Source<'t>],
+    mut redo: Vec<(usize, Vec<Source<'t>>)>,
+) -> Vec<(usize, Option<FileModel>, Option<FileModel>)> {
+    // Files that need the same definers side by side, so that they fall in
+    // the same batch.
+    redo.sort_by_cached_key(|(i, found)| (found.iter().map(|d| d.path).collect::<Vec<&'t str>>(), *i));
+    let weight = |(i, found): &(usize, Vec<Source>)| {
+        let s = &sources[*i];
+        let own = s.base.map_or(0, str::len) + s.head.map_or(0, str::len);
+        own + found.iter().map(|d| d.base.map_or(0, str::len) + d.head.map_or(0, str::len)).sum::<usize>()
+    };
+    let total: usize = redo.iter().map(weight).sum();
+    // A few batches per thread, so a thread that finishes early takes more.
+    let batches = (rayon::current_num_threads() * 2).max(1);
+    let per_batch = total / batches + 1;
+    let mut cut: Vec<&[(usize, Vec<Source>)]> = Vec::new();
+    let (mut start, mut acc) = (0, 0);
+    for (k, r) in redo.iter().enumerate() {
+        acc += weight(r);
+        if acc >= per_batch {
+            cut.push(&redo[start..=k]);
+            (start, acc) = (k + 1, 0);
+        }
+    }
+    if start < redo.len() {
+        cut.push(&redo[start..]);
+    }
+    cut.par_iter().flat_map_iter(|batch| remodel_batch(sources, batch)).collect()
+}
+
+/// One batch of [`remodel`], on the calling thread.
+fn remodel_batch<'t>(
+    sources: &[Source<'t>],
+    batch: &[(usize, Vec<Source<'t>>)],
+) -> Vec<(usize, Option<FileModel>, Option<FileModel>)> {
+    let mut parsed: HashMap<&'t str, Option<syn::File>> = HashMap::new();
+    let mut held = 0usize;
+    let mut out = Vec::with_capacity(batch.len());
+    for (i, found) in batch {
+        let s = &sources[*i];
+        let mut side = |text: Option<&str>, pick: fn(&Source<'t>) -> Option<&'t str>| {
+            let text = text?;
+            let defs: Vec<&str> = found.iter().filter_map(pick).collect();
+            for d in &defs {
+                parsed.entry(*d).or_insert_with(|| {
+                    held += d.len();
+                    super::parse::parse_file(d).ok()
+                });
+            }
+            let refs: Vec<&syn::File> =
+                defs.iter().filter_map(|d| parsed.get(d).and_then(Option::as_ref)).collect();
+            held += text.len();
+            model_parsed(s.path, text, &refs)
+        };
+        let base = side(s.base, |d| d.base);
+        let head = side(s.head, |d| d.head);
+        out.push((*i, base, head));
+        if held > MAX_BATCH_HELD_BYTES {
+            parsed.clear();
+            proc_macro2::extra::invalidate_current_thread_spans();
+            held = 0;
+        }
+    }
+    drop(parsed);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    out
+}
+
 /// Runs the pass over the modelled changed files.
 pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> Outcome {
     let mut out = Outcome::default();
-    let defs: Vec<ChangedDef> = modelled.iter().flat_map(changed_defs).collect();
     let wants: Vec<BTreeSet<String>> = modelled
         .iter()
         .map(|m| {
             [&m.base, &m.head].into_iter().flatten().flat_map(|fm| fm.unresolved.iter().cloned()).collect()
         })
         .collect();
+    let any_wants = wants.iter().any(|w| !w.is_empty());
+    // Every changed file's declarations, read once (in parallel: most of a
+    // large change is files with no retry at all): the declarations the
+    // change touched, and, when a file needs a name it does not define,
+    // every name each file declares.
+    let per_file: Vec<(Vec<ChangedDef>, BTreeSet<&str>)> = modelled
+        .par_iter()
+        .map(|m| {
+            let base = m.file.base.text().map(decls);
+            let head = m.file.head.text().map(decls);
+            let defs = changed_defs(m, base.as_deref(), head.as_deref());
+            let names: BTreeSet<&str> = if any_wants {
+                let structs =
+                    [m.file.base.text(), m.file.head.text()].into_iter().flatten().flat_map(struct_names);
+                base.iter().chain(head.iter()).flatten().map(|d| d.name).chain(structs).collect()
+            } else {
+                BTreeSet::new()
+            };
+            (defs, names)
+        })
+        .collect();
+    let mut defs: Vec<ChangedDef> = Vec::new();
+    let mut declared: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (d, names)) in per_file.into_iter().enumerate() {
+        defs.extend(d);
+        for n in names {
+            declared.entry(n).or_default().push(i);
+        }
+    }
     if defs.is_empty() && wants.iter().all(BTreeSet::is_empty) {
         return out;
     }
@@ -530,41 +645,15 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
     let mut budget = MAX_PROGRAM_FILES;
     let sources: Vec<Source> = modelled
         .iter()
-        .map(|m| Source {
-            path: m.file.path.clone(),
-            base: m.file.base.text().map(str::to_string),
-            head: m.file.head.text().map(str::to_string),
+        .map(|m| {
+            let file: &FileChange = m.file;
+            Source { path: &file.path, base: file.base.text(), head: file.head.text() }
         })
         .collect();
 
     // 1. Names the changed files need. Which changed file declares what is
     // read once (a change of thousands of files must not read each file
     // once per name another file needs).
-    let mut redo: Vec<(usize, Vec<Source>)> = Vec::new();
-    let declared: HashMap<String, Vec<usize>> = if wants.iter().any(|w| !w.is_empty()) {
-        let per_source: Vec<BTreeSet<String>> = sources
-            .par_iter()
-            .map(|s| {
-                [s.base.as_deref(), s.head.as_deref()]
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|t| {
-                        let fns = decls(t).into_iter().map(|d| d.name.to_string());
-                        fns.chain(struct_names(t).map(str::to_string)).collect::<Vec<_>>()
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut map: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, names) in per_source.into_iter().enumerate() {
-            for n in names {
-                map.entry(n).or_default().push(i);
-            }
-        }
-        map
-    } else {
-        HashMap::new()
-    };
     // Per file: the changed files that declare what it needs, and the names
     // no changed file declares (looked for in the tree, per crate, with
     // one search for all of them).
@@ -579,7 +668,7 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             let by: Vec<usize> = declared.get(n.as_str()).map_or(Vec::new(), |v| {
                 v.iter()
                     .copied()
-                    .filter(|&j| j != i && can_import(&sources[i].path, &sources[j].path))
+                    .filter(|&j| j != i && can_import(sources[i].path, sources[j].path))
                     .collect()
             });
             if by.is_empty() {
@@ -599,7 +688,7 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
         for (i, _, missing) in &needs {
             let root = tree
                 .listing()
-                .map(|l| crate_index::crate_root(&sources[*i].path, &l.manifests).to_string())
+                .map(|l| crate_index::crate_root(sources[*i].path, &l.manifests).to_string())
                 .unwrap_or_default();
             by_root.entry(root).or_default().extend(missing.iter().map(String::as_str));
         }
@@ -628,20 +717,17 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             from_tree.insert(root, found);
         }
     }
+    let mut redo: Vec<(usize, Vec<Source>)> = Vec::new();
     for (i, from_changed, missing) in needs {
-        let mut found: Vec<Source> = from_changed.into_iter().map(|j| sources[j].clone()).collect();
+        let mut found: Vec<Source> = from_changed.into_iter().map(|j| sources[j]).collect();
         if !missing.is_empty() {
             let root = tree
                 .listing()
-                .map(|l| crate_index::crate_root(&sources[i].path, &l.manifests).to_string())
+                .map(|l| crate_index::crate_root(sources[i].path, &l.manifests).to_string())
                 .unwrap_or_default();
             for (path, text) in from_tree.get(&root).into_iter().flatten() {
                 if missing.iter().any(|n| declares(text, n)) {
-                    found.push(Source {
-                        path: path.clone(),
-                        base: Some(text.clone()),
-                        head: Some(text.clone()),
-                    });
+                    found.push(Source { path, base: Some(text), head: Some(text) });
                 }
             }
         }
@@ -649,25 +735,13 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             redo.push((i, found));
         }
     }
-    let remodelled: Vec<(usize, Option<FileModel>, Option<FileModel>)> = redo
-        .par_iter()
-        .map(|(i, found)| {
-            let s = &sources[*i];
-            let side = |text: Option<&String>, pick: fn(&Source) -> Option<&String>| {
-                let text = text?;
-                let defs: Vec<&str> = found.iter().filter_map(|d| pick(d).map(String::as_str)).collect();
-                model_unit(&s.path, text, &defs)
-            };
-            (*i, side(s.base.as_ref(), |d| d.base.as_ref()), side(s.head.as_ref(), |d| d.head.as_ref()))
-        })
-        .collect();
-    for (i, base, head) in remodelled {
+    for (i, base, head) in remodel(&sources, redo) {
         let m = &mut modelled[i];
-        if let (Some(b), Some(_)) = (base.as_ref(), m.base.as_ref()) {
-            m.base = Some(keep_writes(b.clone(), m.base.take()));
+        if let (Some(b), Some(_)) = (base, m.base.as_ref()) {
+            m.base = Some(keep_writes(b, m.base.take()));
         }
-        if let (Some(h), Some(_)) = (head.as_ref(), m.head.as_ref()) {
-            m.head = Some(keep_writes(h.clone(), m.head.take()));
+        if let (Some(h), Some(_)) = (head, m.head.as_ref()) {
+            m.head = Some(keep_writes(h, m.head.take()));
         }
     }
 
@@ -739,8 +813,8 @@ fn dependents(
             let pick = |head: bool| -> Vec<&str> {
                 sources
                     .iter()
-                    .filter(|s| def_paths.contains(s.path.as_str()))
-                    .filter_map(|s| if head { s.head.as_deref() } else { s.base.as_deref() })
+                    .filter(|s| def_paths.contains(s.path))
+                    .filter_map(|s| if head { s.head } else { s.base })
                     .collect()
             };
             let base = model_unit(path, text, &pick(false));
