@@ -16,11 +16,24 @@ use crate::printer::GateVerdict;
 /// base commit (as `check` reads it; the defaults when the base has none),
 /// the change set, then every analyzer as that config shapes them.
 pub fn scan_report(repo: &Path, base: &str, head: &str) -> anyhow::Result<GateVerdict> {
-    let cs = ChangeSet::from_git(repo, base, head)?;
-    let git = Git::open(repo)?;
-    let base_sha = git.resolve_commit(base)?;
-    let base = crate::config::Config::at_base(&git, &base_sha)?;
-    let outcome = crate::gate::scan_with_config(&git, &base_sha, &base.config, &cs)?;
+    // The rule packs compile while the change set is read (mostly a wait
+    // on git). A failure to read the change is still the one reported
+    // first, as when the two ran in turn.
+    let (cs, packs) = std::thread::scope(|s| {
+        let packs = s.spawn(|| -> anyhow::Result<_> {
+            let git = Git::open(repo)?;
+            let base_sha = git.resolve_commit(base)?;
+            let base = crate::config::Config::at_base(&git, &base_sha)?;
+            let packs = crate::gate::rule_packs(&git, &base_sha, &base.config)?;
+            Ok((base, packs))
+        });
+        let cs = ChangeSet::from_git(repo, base, head);
+        let packs = packs.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (cs, packs)
+    });
+    let cs = cs?;
+    let (base, packs) = packs?;
+    let outcome = crate::gate::scan_with_packs(&base.config, &cs, packs)?;
     Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }
 

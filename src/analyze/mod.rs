@@ -167,9 +167,12 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
             ),
         ));
     }
+    // What each analyzer reads, and what it cannot: decided for all of them
+    // first, in order.
+    let mut plan: Vec<(Vec<Note>, Vec<&FileChange>)> = Vec::with_capacity(analyzers.len());
     for a in analyzers {
         let extra = a.extra(cs);
-        out.notes.extend(extra.notes);
+        let mut notes = extra.notes;
         let mut readable = Vec::new();
         for (i, file) in cs.files.iter().enumerate() {
             if ignored[i] || (!a.wants(&file.path) && !extra.paths.contains(&file.path)) {
@@ -179,7 +182,7 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
             if matches!(file.head, Side::Skipped) || matches!(file.base, Side::Skipped) {
                 // The reason (binary, too large, missing object) is already a
                 // note; this one says the gate is blind here, so it must not pass.
-                out.notes.push(Note::blocking(
+                notes.push(Note::blocking(
                     Some(&file.path),
                     format!(
                         "{} could not read this file (see the note above); review it by hand and sign off",
@@ -190,7 +193,15 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
                 readable.push(file);
             }
         }
-        let r = a.analyze_set(&readable);
+        plan.push((notes, readable));
+    }
+    // Then the analyzers run side by side: one waiting on git (the layer
+    // model reads the trees) leaves its core to another's parsing. What
+    // they say is gathered in analyzer order, as if they had run in turn.
+    let results: Vec<FileResult> =
+        analyzers.par_iter().zip(&plan).map(|(a, (_, readable))| a.analyze_set(readable)).collect();
+    for ((notes, _), r) in plan.into_iter().zip(results) {
+        out.notes.extend(notes);
         out.findings.extend(r.findings);
         out.notes.extend(r.notes);
         out.head_policies.extend(r.head_policies);

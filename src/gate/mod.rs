@@ -282,11 +282,31 @@ pub(crate) fn scan_with_config(
     config: &Config,
     cs: &ChangeSet,
 ) -> anyhow::Result<analyze::ScanOutcome> {
+    let packs = rule_packs(git, base_sha, config)?;
+    scan_with_packs(config, cs, packs)
+}
+
+/// The rule packs the base config asks for: the bundled packs and the
+/// base's `rules.extra`, compiled.
+pub(crate) fn rule_packs(
+    git: &Git,
+    base_sha: &str,
+    config: &Config,
+) -> anyhow::Result<analyze::rules::RulePackAnalyzer> {
     let extra = facts::rules_at_base(git, base_sha, &config.rules.extra)?;
+    analyze::rules::RulePackAnalyzer::with_extra(extra)
+        .context("loading the rule packs (rules.extra at the base commit)")
+}
+
+/// [`scan_with_config`] with the rule packs already compiled
+/// ([`rule_packs`]).
+pub(crate) fn scan_with_packs(
+    config: &Config,
+    cs: &ChangeSet,
+    packs: analyze::rules::RulePackAnalyzer,
+) -> anyhow::Result<analyze::ScanOutcome> {
     let rust = analyze::rust::RustAnalyzer::for_changeset(cs);
-    let packs = analyze::rules::RulePackAnalyzer::with_extra(extra)
-        .context("loading the rule packs (rules.extra at the base commit)")?
-        .with_head(cs);
+    let packs = packs.with_head(cs);
     let paths = ScanPaths::from_config(&config.paths)?;
     let layers =
         analyze::layers::LayersAnalyzer::for_changeset(cs, config.limits.amplification(), paths.clone());

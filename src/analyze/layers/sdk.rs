@@ -97,6 +97,11 @@ pub(crate) fn read(path: &str, text: &str) -> Vec<Layer> {
     DEFAULTS
         .iter()
         .filter_map(|d| {
+            // One search of the whole text first: most files name no SDK,
+            // and splitting every file into lines per SDK was most of this.
+            if !text.contains(d.marker) {
+                return None;
+            }
             let (i, _) = text.lines().enumerate().find(|(_, l)| l.contains(d.marker))?;
             let attempts = if code { overridden(d, text) } else { None };
             // What a file of code calls is what its retrying client is
