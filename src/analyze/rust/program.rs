@@ -444,9 +444,20 @@ impl Tree<'_> {
             return Vec::new();
         }
         let rev = tree.rev.clone();
+        // Only the crate's folder is searched: a change that touches many
+        // crates searched the whole tree once per crate (66 times for one
+        // real commit, most of its scan's time) and kept the crate's files.
+        // A folder whose name a pathspec would read as a pattern is not
+        // narrowed; the files outside the crate are dropped below either way.
+        let spec = match scope {
+            Scope::Crate(root) if !root.is_empty() && !root.contains(['*', '?', '[', '\\', ':']) => {
+                format!("{root}/*.rs")
+            }
+            _ => "*.rs".to_string(),
+        };
         let mut cmd: Vec<&str> = vec!["grep", "-l", "-I", "--full-name"];
         cmd.extend_from_slice(args);
-        cmd.extend_from_slice(&[rev.as_str(), "--", "*.rs"]);
+        cmd.extend_from_slice(&[rev.as_str(), "--", spec.as_str()]);
         let out = match tree.git.run_bytes(&cmd) {
             Ok(o) => o,
             Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => {
