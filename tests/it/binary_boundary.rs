@@ -154,3 +154,39 @@ fn module_declarations_are_read_as_the_compiler_reads_them() {
     let text = "pub mod a;\nmod b;\npub(crate) mod c;\nmod inline {\n}\nlet s = \"mod d;\";\n// mod e;\n";
     assert_eq!(declared_modules(text), ["a", "b", "c"]);
 }
+
+/// The binary's files: `src/main.rs` and every file under `src/cli/`.
+fn binary_files() -> Vec<PathBuf> {
+    let mut files = vec![src().join("main.rs")];
+    let mut dirs = vec![src().join("cli")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn the_binary_uses_the_facade_never_the_testing_module() {
+    // `retrygate::testing` re-exports internals for the integration tests
+    // and promises nothing; a command built on it would hang on internals.
+    let files = binary_files();
+    assert!(files.len() > 5, "the binary's files were not found: {files:?}");
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if has_word(line, "retrygate::testing") {
+                found.push(format!("{}:{}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "the binary uses retrygate::testing at {found:?}");
+    assert!(has_word("use retrygate::testing::markdown;", "retrygate::testing"));
+}
