@@ -369,6 +369,12 @@ fn declares(text: &str, name: &str) -> bool {
     text.contains(name) && (decls(text).iter().any(|d| d.name == name) || declares_type(text, name))
 }
 
+/// Whether `name` is written as a type is (`CappedBuilder`), not as a
+/// constant (`MAX_RETRIES`) or a function (`policy`).
+fn is_type_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase()) && name.chars().any(|c| c.is_ascii_lowercase())
+}
+
 /// Whether `text` declares a struct `name` (a project's own type whose
 /// constructor may wrap a retry library's builder).
 fn declares_type(text: &str, name: &str) -> bool {
@@ -718,7 +724,7 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             let types: Vec<&str> = names
                 .iter()
                 .copied()
-                .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+                .filter(|n| is_type_name(n))
                 .filter(|n| !found.iter().any(|(_, t)| declares(t, n)))
                 .collect();
             if !types.is_empty() && tree.listing().is_some_and(|l| l.manifests.len() > 1) {
@@ -1255,6 +1261,12 @@ mod tests {
         assert!(can_import("tests/sim/run.rs", "tests/sim/mod.rs"));
         assert!(!can_import("other/tests/a.rs", "tests/sim/mod.rs"));
         assert!(can_import("tests/a.rs", "src/policy.rs"));
+    }
+
+    #[test]
+    fn only_camel_case_names_are_looked_for_as_types_across_the_workspace() {
+        assert!(is_type_name("CappedBuilder") && is_type_name("Policy"));
+        assert!(!is_type_name("MAX_RETRIES") && !is_type_name("policy") && !is_type_name("X"));
     }
 
     #[test]

@@ -567,6 +567,40 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_type_is_the_builder_its_constructor_wraps_and_nothing_else() {
+        let m = model_of(
+            "struct Capped { cap: Option<u64>, inner: ExponentialBuilder }\n\
+             impl Capped {\n\
+                 fn new() -> Self { Self { cap: None, inner: ExponentialBuilder::default() } }\n\
+                 fn with_jitter(mut self) -> Self { self.inner = self.inner.with_jitter(); self }\n\
+             }\n\
+             fn policy(cap: Option<u64>) -> Capped { Capped::new().with_jitter().with_max_times(4) }\n",
+        );
+        // One policy, at the wrapper's use: the builder inside `new` is it.
+        assert_eq!(m.sites.len(), 1, "{:?}", m.sites);
+        assert_eq!(m.sites[0].line, 6);
+        assert_eq!(m.sites[0].policy.jitter.value, Some(true));
+        // The constructor's own values (`None`) are not names to look for
+        // in the crate.
+        assert!(m.unresolved.is_empty(), "{:?}", m.unresolved);
+        // A type the file does not declare, configured with a library's
+        // setter names, is looked for like a helper.
+        let m = model_of("fn policy() -> Capped { Capped::new().with_max_times(4) }\n");
+        assert!(m.sites.is_empty());
+        assert_eq!(m.unresolved.iter().collect::<Vec<_>>(), ["Capped"]);
+        // A constructor that builds no library root wraps no policy, even
+        // when a value it boxes shares a name with a policy function (`new`).
+        let m = model_of(
+            "fn new() -> ExponentialBuilder { ExponentialBuilder::default() }\n\
+             impl Error { fn from(x: u8) -> Self { Self::Http(Box::new(x)) } }\n\
+             fn f() -> Error { Error::from(1).with_max_times(3) }\n",
+        );
+        assert!(m.sites.iter().all(|s| s.line != 3), "{:?}", m.sites);
+        // Without a library setter it is any other type's constructor.
+        assert!(model_of("fn f() -> Cache { Cache::new().with_capacity(4) }\n").unresolved.is_empty());
+    }
+
+    #[test]
     fn a_file_without_retries_has_an_empty_model() {
         let m = model_of("fn main() { let x = 1 + 2; println!(\"{x}\"); }\n");
         assert!(m.sites.is_empty() && m.timeouts.is_empty() && m.discarded.is_empty());

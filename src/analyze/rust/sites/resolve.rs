@@ -130,11 +130,25 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// builder it wraps, and the setters chained on the wrapper are read as
     /// that library's setters of the same name (a wrapper forwards
     /// `with_min_delay` to the builder's `with_min_delay`).
+    ///
+    /// Only a field (or tuple-struct argument) built from a library's root
+    /// is read: the constructor's other values are its own parameters and
+    /// locals, which mean nothing in the caller's scope.
     pub(super) fn resolve_wrapper(&self, p: &syn::ExprPath, depth: u32) -> Option<Resolved> {
         let block = self.wrapper_ctor(&p.path)?;
+        let built_by_library = |e: &&'a Expr| {
+            self.root(chain_of(e).root)
+                .is_some_and(|root| libs::construct(&root, &self.env, &self.w.index.imports).is_some())
+        };
         match tail_expr(block)? {
-            Expr::Struct(lit) => lit.fields.iter().find_map(|f| self.resolve(&f.expr, depth + 1)),
-            other => self.resolve(other, depth + 1),
+            Expr::Struct(lit) => lit
+                .fields
+                .iter()
+                .map(|f| &f.expr)
+                .filter(built_by_library)
+                .find_map(|e| self.resolve(e, depth + 1)),
+            Expr::Call(c) => c.args.iter().filter(built_by_library).find_map(|e| self.resolve(e, depth + 1)),
+            _ => None,
         }
     }
 
