@@ -62,10 +62,17 @@ const GREP_WORDS: &[&str] = &[
     "kind: service",
 ];
 
+/// Most changed paths the head's `git grep` is narrowed to (see
+/// [`read_both`]); a larger change greps the whole head tree.
+const MAX_NARROWED_PATHS: usize = 2_000;
+
 /// Both sides of a change: the candidate files of `base_rev` and of
 /// `head_rev`, with the changed files of `changes` taken from the change
 /// set. A file the two trees hold alike (a path `git diff-tree` does not
-/// list) is read from git once and its text used for both sides.
+/// list) is read from git once and its text used for both sides, and the
+/// head tree is searched only at the paths that differ: the base's search
+/// already answered for the rest (the two whole-tree searches were most of
+/// a scan's time in a large repository).
 pub(crate) fn read_both(
     git: &Git,
     base_rev: &str,
@@ -73,7 +80,8 @@ pub(crate) fn read_both(
     changes: &[&FileChange],
     paths: &ScanPaths,
 ) -> Result<(Side, Side), ChangeSetError> {
-    let base = read(git, base_rev, changes, true, paths, None)?;
+    let base_hits = grep_hits(git, base_rev, None)?;
+    let base = read_hits(git, base_rev, &base_hits, changes, true, paths, None)?;
     let out =
         git.run_bytes(&["diff-tree", "-r", "-z", "--name-only", "--no-renames", base_rev, head_rev, "--"])?;
     let differ: std::collections::HashSet<&[u8]> = out.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
@@ -83,8 +91,54 @@ pub(crate) fn read_both(
         .filter(|(p, _)| !differ.contains(p.as_bytes()))
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
-    let head = read(git, head_rev, changes, false, paths, Some(&same))?;
+    let differing: Vec<&str> = differ.iter().filter_map(|p| std::str::from_utf8(p).ok()).collect();
+    let narrow = differing.len() == differ.len() && differing.len() <= MAX_NARROWED_PATHS;
+    let head_hits = if narrow {
+        let mut hits: Vec<String> =
+            base_hits.into_iter().filter(|p| !differ.contains(p.as_bytes())).collect();
+        if !differing.is_empty() {
+            hits.extend(grep_hits(git, head_rev, Some(&differing))?);
+        }
+        // The order a whole-tree search gives (git's tree order is the
+        // byte order of full paths), so that a cut at the file limit keeps
+        // the same files.
+        hits.sort();
+        hits.dedup();
+        hits
+    } else {
+        grep_hits(git, head_rev, None)?
+    };
+    let head = read_hits(git, head_rev, &head_hits, changes, false, paths, Some(&same))?;
     Ok((base, head))
+}
+
+/// The paths of `rev` (at `only`, else anywhere in the tree) whose text
+/// holds one of [`GREP_WORDS`], in tree order.
+fn grep_hits(git: &Git, rev: &str, only: Option<&[&str]>) -> Result<Vec<String>, ChangeSetError> {
+    let mut args: Vec<String> =
+        vec!["grep".into(), "-l".into(), "-z".into(), "-I".into(), "-i".into(), "-F".into()];
+    for w in GREP_WORDS {
+        args.push("-e".into());
+        args.push((*w).into());
+    }
+    args.push(rev.into());
+    args.push("--".into());
+    // Literal: a changed path may hold `*`, `?` or `[`.
+    args.extend(only.unwrap_or_default().iter().map(|p| format!(":(literal){p}")));
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    // `git grep` exits 1 when nothing matches: an empty list, not an error.
+    let out = match git.run_bytes(&arg_refs) {
+        Ok(o) => o,
+        Err(ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let prefix = format!("{rev}:");
+    Ok(out
+        .split(|b| *b == 0)
+        .filter_map(|entry| std::str::from_utf8(entry).ok())
+        .filter_map(|entry| entry.strip_prefix(&prefix))
+        .map(str::to_string)
+        .collect())
 }
 
 /// The candidate files of `rev`, with the changed files of `changes` taken
@@ -99,31 +153,27 @@ pub(crate) fn read(
     paths: &ScanPaths,
     known: Option<&std::collections::HashMap<&str, &str>>,
 ) -> Result<Side, ChangeSetError> {
-    let mut args: Vec<String> =
-        vec!["grep".into(), "-l".into(), "-z".into(), "-I".into(), "-i".into(), "-F".into()];
-    for w in GREP_WORDS {
-        args.push("-e".into());
-        args.push((*w).into());
-    }
-    args.push(rev.into());
-    args.push("--".into());
-    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    // `git grep` exits 1 when nothing matches: an empty list, not an error.
-    let out = match git.run_bytes(&arg_refs) {
-        Ok(o) => o,
-        Err(ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    let prefix = format!("{rev}:");
+    let hits = grep_hits(git, rev, None)?;
+    read_hits(git, rev, &hits, changes, base, paths, known)
+}
+
+/// [`read`] over the paths a search of `rev` found.
+fn read_hits(
+    git: &Git,
+    rev: &str,
+    hits: &[String],
+    changes: &[&FileChange],
+    base: bool,
+    paths: &ScanPaths,
+    known: Option<&std::collections::HashMap<&str, &str>>,
+) -> Result<Side, ChangeSetError> {
     let changed: std::collections::HashMap<&str, &FileChange> = changes
         .iter()
         .map(|f| (if base { f.old_path.as_deref().unwrap_or(&f.path) } else { f.path.as_str() }, *f))
         .collect();
     let mut side = Side::default();
     let mut wanted = Vec::new();
-    for entry in out.split(|b| *b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        let Some(path) = entry.strip_prefix(&prefix) else { continue };
+    for path in hits {
         if path.contains('\n')
             || !is_candidate(path)
             || paths.ignored(path).is_some()
@@ -131,10 +181,10 @@ pub(crate) fn read(
         {
             continue;
         }
-        if changed.contains_key(path) {
+        if changed.contains_key(path.as_str()) {
             continue;
         }
-        wanted.push(path.to_string());
+        wanted.push(path.clone());
     }
     if wanted.len() > MAX_TREE_FILES {
         side.notes.push(Note::info(
@@ -191,4 +241,74 @@ pub(crate) fn from_changes(changes: &[&FileChange], paths: &ScanPaths) -> (Side,
         notes: Vec::new(),
     };
     (side(true), side(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap().status.success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn commit(dir: &Path, files: &[(&str, Option<&str>)]) -> String {
+        for (path, text) in files {
+            match text {
+                Some(t) => std::fs::write(dir.join(path), t).unwrap(),
+                None => std::fs::remove_file(dir.join(path)).unwrap(),
+            }
+        }
+        git(dir, &["add", "-A"]);
+        git(dir, &["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "x"]);
+        let out = Command::new("git").arg("-C").arg(dir).args(["rev-parse", "HEAD"]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn names(side: &Side) -> Vec<(&str, &str)> {
+        side.files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect()
+    }
+
+    #[test]
+    fn the_head_is_searched_only_where_it_differs_and_finds_what_a_whole_tree_search_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        let base = commit(
+            dir.path(),
+            &[
+                ("kept.yaml", Some("retries: 3\n")),
+                ("plain.yaml", Some("name: x\n")),
+                ("gone.yaml", Some("retries: 2\n")),
+                ("x[1].yaml", Some("name: y\n")),
+            ],
+        );
+        // No change set is given: every differing path must come from the
+        // head's own search, a path with pattern characters included.
+        let head = commit(
+            dir.path(),
+            &[
+                ("plain.yaml", Some("name: x\nretries: 5\n")),
+                ("gone.yaml", None),
+                ("x[1].yaml", Some("base_url: http://api\n")),
+                ("new.yaml", Some("retries: 1\n")),
+            ],
+        );
+        let g = Git::open(dir.path()).unwrap();
+        let paths = ScanPaths::defaults();
+        let (b, h) = read_both(&g, &base, &head, &[], &paths).unwrap();
+        assert_eq!(names(&b), [("gone.yaml", "retries: 2\n"), ("kept.yaml", "retries: 3\n")]);
+        let whole = read(&g, &head, &[], false, &paths, None).unwrap();
+        assert_eq!(names(&h), names(&whole));
+        assert_eq!(
+            names(&h),
+            [
+                ("kept.yaml", "retries: 3\n"),
+                ("new.yaml", "retries: 1\n"),
+                ("plain.yaml", "name: x\nretries: 5\n"),
+                ("x[1].yaml", "base_url: http://api\n"),
+            ]
+        );
+    }
 }

@@ -127,6 +127,13 @@ pub(crate) fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::F
     super::macros::expand_rules(file, &rules);
 }
 
+/// Names of Rust's prelude (types, variants and traits every file may use
+/// unqualified): a miss on one is not a definition to look for elsewhere.
+const PRELUDE_NAMES: &[&str] = &[
+    "Ok", "Err", "Some", "None", "Self", "Box", "Vec", "String", "Option", "Result", "Default", "Clone",
+    "Iterator", "Into", "From", "ToString", "ToOwned", "Drop", "Fn", "FnMut", "FnOnce",
+];
+
 /// Builds the model of a parsed file whose names may be defined in other
 /// files of the crate (`definers`, parsed on this thread): their constants,
 /// helper functions, aliases and imports resolve names `file` uses but does
@@ -177,6 +184,9 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
         model.unresolved.extend(misses);
     }
     model.unresolved.extend(fn_misses);
+    // The prelude's names are never a project's own definitions: searching
+    // the workspace for `struct Ok` read every file of a large repository.
+    model.unresolved.retain(|n| !PRELUDE_NAMES.contains(&n.as_str()));
     if super::crate_index::may_write(src) {
         model.writes = super::crate_index::write_sites_of(file);
     }
@@ -596,6 +606,9 @@ mod tests {
              fn f() -> Error { Error::from(1).with_max_times(3) }\n",
         );
         assert!(m.sites.iter().all(|s| s.line != 3), "{:?}", m.sites);
+        // The prelude's names are never looked for.
+        let m = model_of("fn policy() -> Ok { Ok::new().with_max_times(4) }\n");
+        assert!(m.unresolved.is_empty(), "{:?}", m.unresolved);
         // Without a library setter it is any other type's constructor.
         assert!(model_of("fn f() -> Cache { Cache::new().with_capacity(4) }\n").unresolved.is_empty());
     }
