@@ -401,11 +401,11 @@ pub(super) fn names_word(text: &str, name: &str) -> bool {
     })
 }
 
-/// Where a search looks: the crate a file belongs to (its root), or every
-/// crate of the repository.
+/// Where a search looks: some crates (their roots, in the order their
+/// files are taken), or every crate of the repository.
 #[derive(Clone, Copy)]
 enum Scope<'r> {
-    Crate(&'r str),
+    Crates(&'r [&'r str]),
     Workspace,
 }
 
@@ -434,36 +434,42 @@ impl Tree<'_> {
         notes: &mut Vec<Note>,
     ) -> Vec<(String, String)> {
         let Some(tree) = self.tree else { return Vec::new() };
-        let in_scope = |path: &str, manifests: &_| match scope {
-            Scope::Crate(root) => crate_index::crate_root(path, manifests) == root,
-            Scope::Workspace => true,
+        // The place of a path's crate in the scope (0 for the workspace).
+        let rank = |path: &str, manifests: &_| match scope {
+            Scope::Crates(roots) => {
+                let root = crate_index::crate_root(path, manifests);
+                roots.iter().position(|r| *r == root)
+            }
+            Scope::Workspace => Some(0),
         };
         // A crate whose every file is in the change has nothing unchanged
         // to search.
         let all_changed = self.listing().is_some_and(|l| {
             l.rust_files
                 .iter()
-                .filter(|(p, _)| in_scope(p, &l.manifests))
+                .filter(|(p, _)| rank(p, &l.manifests).is_some())
                 .all(|(p, _)| changed.contains(p.as_str()))
         });
         if all_changed {
             return Vec::new();
         }
         let rev = tree.rev.clone();
-        // Only the crate's folder is searched: a change that touches many
+        // Only the crates' folders are searched: a change that touches many
         // crates searched the whole tree once per crate (66 times for one
         // real commit, most of its scan's time) and kept the crate's files.
         // A folder whose name a pathspec would read as a pattern is not
-        // narrowed; the files outside the crate are dropped below either way.
-        let spec = match scope {
-            Scope::Crate(root) if !root.is_empty() && !root.contains(['*', '?', '[', '\\', ':']) => {
-                format!("{root}/*.rs")
+        // narrowed; the files outside the crates are dropped below either way.
+        let narrowable = |root: &&str| !root.is_empty() && !root.contains(['*', '?', '[', '\\', ':']);
+        let specs: Vec<String> = match scope {
+            Scope::Crates(roots) if roots.iter().all(narrowable) => {
+                roots.iter().map(|root| format!("{root}/*.rs")).collect()
             }
-            _ => "*.rs".to_string(),
+            _ => vec!["*.rs".to_string()],
         };
         let mut cmd: Vec<&str> = vec!["grep", "-l", "-I", "--full-name"];
         cmd.extend_from_slice(args);
-        cmd.extend_from_slice(&[rev.as_str(), "--", spec.as_str()]);
+        cmd.extend_from_slice(&[rev.as_str(), "--"]);
+        cmd.extend(specs.iter().map(String::as_str));
         let out = match tree.git.run_bytes(&cmd) {
             Ok(o) => o,
             Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => {
@@ -481,12 +487,19 @@ impl Tree<'_> {
         let Some(listing) = self.listing() else { return Vec::new() };
         let ids: HashMap<&str, &str> =
             listing.rust_files.iter().map(|(p, id)| (p.as_str(), id.as_str())).collect();
+        // Crate by crate in the scope's order, each crate's files in path
+        // order: what one search per crate would have read, and where the
+        // budget would have cut it.
+        let text = String::from_utf8_lossy(&out);
+        let mut hits: Vec<(usize, &str)> = text
+            .lines()
+            .map(|line| line.strip_prefix(&prefix).unwrap_or(line))
+            .filter(|path| !changed.contains(path))
+            .filter_map(|path| rank(path, &listing.manifests).map(|r| (r, path)))
+            .collect();
+        hits.sort();
         let mut wanted: Vec<(String, String)> = Vec::new();
-        for line in String::from_utf8_lossy(&out).lines() {
-            let path = line.strip_prefix(&prefix).unwrap_or(line);
-            if changed.contains(path) || !in_scope(path, &listing.manifests) {
-                continue;
-            }
+        for (_, path) in hits {
             let Some(id) = ids.get(path) else { continue };
             if *budget == 0 {
                 notes.push(Note::info(
@@ -677,6 +690,7 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
     // no changed file declares (looked for in the tree, per crate, with
     // one search for all of them).
     let mut needs: Vec<(usize, BTreeSet<usize>, Vec<String>)> = Vec::new();
+    let mut manifests: Option<Vec<String>> = None;
     for (i, want) in wants.iter().enumerate() {
         if want.is_empty() {
             continue;
@@ -690,9 +704,28 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
                     .filter(|&j| j != i && can_import(sources[i].path, sources[j].path))
                     .collect()
             });
-            if by.is_empty() {
+            // The file's own crate first, as the search of the tree goes:
+            // another crate's changed `LIMIT` is not this crate's unchanged
+            // one. Only a type is taken from another crate (a wrapper kept
+            // in a shared crate), and then the own crate is searched too.
+            let manifests: &[String] = if by.is_empty() {
+                &[]
+            } else {
+                manifests.get_or_insert_with(|| tree.listing().map(|l| l.manifests.clone()).unwrap_or_default())
+            };
+            let root = |path: &str| crate_index::crate_root(path, manifests);
+            let (own, other): (Vec<usize>, Vec<usize>) =
+                by.into_iter().partition(|&j| root(sources[i].path) == root(sources[j].path));
+            let by = if !own.is_empty() {
+                own
+            } else {
                 missing.push(n.clone());
-            }
+                if is_type_name(n) {
+                    other
+                } else {
+                    Vec::new()
+                }
+            };
             // A name many files declare (`new`) says nothing about which one
             // is meant: only a few definers are read.
             if by.len() <= 4 {
@@ -717,7 +750,7 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             let decl = format!("(const|static|fn|type|struct)[[:space:]]+(mut[[:space:]]+)?({alternation})");
             let mac = format!("macro_rules![[:space:]]*({alternation})");
             let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
-            let mut found = tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut out.notes);
+            let mut found = tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
             // A type the crate does not declare may be another crate's of
             // the same workspace (a wrapper kept in a shared `core` crate):
             // those are looked for once more, in every crate.
@@ -808,13 +841,22 @@ fn dependents(
                 }
             }
         }
+        // Neighbouring crates that changed the same names are searched
+        // together (a trait renamed in 64 service crates was 64 searches).
+        let mut runs: Vec<(&BTreeSet<&str>, Vec<&str>)> = Vec::new();
         for (root, names) in &by_root {
+            match runs.last_mut() {
+                Some((last, roots)) if *last == names => roots.push(root.as_str()),
+                _ => runs.push((names, vec![root.as_str()])),
+            }
+        }
+        for (names, roots) in &runs {
             let mut args: Vec<&str> = vec!["-w", "-F"];
-            for n in names {
+            for n in names.iter() {
                 args.push("-e");
                 args.push(n);
             }
-            users.extend(tree.grep(&args, Scope::Crate(root), changed, budget, &mut out.notes));
+            users.extend(tree.grep(&args, Scope::Crates(roots), changed, budget, &mut out.notes));
         }
     }
     let users: Vec<(String, String)> = users
@@ -824,10 +866,19 @@ fn dependents(
     if users.is_empty() {
         return;
     }
+    // A file uses its own crate's definitions: two crates of a workspace
+    // that change a constant of the same name each reach their own files.
+    let manifests: Vec<String> = tree.listing().map(|l| l.manifests.clone()).unwrap_or_default();
+    let same_crate =
+        |a: &str, b: &str| crate_index::crate_root(a, &manifests) == crate_index::crate_root(b, &manifests);
     let results: Vec<Reached> = users
         .par_iter()
         .map(|(path, text)| {
-            let mine: Vec<&ChangedDef> = defs.iter().copied().filter(|d| names_word(text, &d.name)).collect();
+            let mine: Vec<&ChangedDef> = defs
+                .iter()
+                .copied()
+                .filter(|d| names_word(text, &d.name) && same_crate(&d.path, path))
+                .collect();
             let def_paths: BTreeSet<&str> = mine.iter().map(|d| d.path.as_str()).collect();
             let pick = |head: bool| -> Vec<&str> {
                 sources
@@ -948,7 +999,7 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
                 args.push("-e");
                 args.push(n);
             }
-            let found = tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut out.notes);
+            let found = tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
             user = found
                 .par_iter()
                 .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_retry_relevant(t))
@@ -1087,7 +1138,7 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Mo
             None => BTreeSet::new(),
         };
         for root in roots {
-            for (path, text) in tree.grep(&args, Scope::Crate(&root), &changed, &mut budget, &mut notes) {
+            for (path, text) in tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut notes) {
                 if crate_index::is_test_path(&path) {
                     continue;
                 }
