@@ -319,6 +319,21 @@ impl BoundFinder<'_, '_> {
             }
             return None;
         }
+        // `exit_code(&pod) != Some(0)`: a test of what an operation
+        // returned, not of how many times it ran.
+        if is_option_or_result(counter) || is_option_or_result(limit) {
+            return None;
+        }
+        // An (in)equality counts attempts only when one side is a counter:
+        // `status != 200` keeps going on a status, `attempt == MAX` stops
+        // at a count.
+        if matches!(op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_))
+            && !names_a_counter(counter)
+            && !names_a_counter(limit)
+            && !is_local(counter, self.env)
+        {
+            return None;
+        }
         let n = self.env.number(limit);
         if n.is_none() && !names_a_counter(counter) && !names_a_counter(limit) {
             return None;
@@ -333,6 +348,15 @@ impl BoundFinder<'_, '_> {
         };
         // A bound that cannot be computed (`self.max_attempts`) is a bound.
         Some(bound.unwrap_or(Attempts::Unknown))
+    }
+}
+
+/// `Some(x)`, `None`, `Ok(x)`, `Err(x)`: a value wrapped as an outcome.
+fn is_option_or_result(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_option_or_result(&p.expr),
+        Expr::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "None"),
+        _ => matches!(call_name(e).as_deref(), Some("Some" | "Ok" | "Err")),
     }
 }
 
@@ -810,5 +834,13 @@ mod tests {
         let cont = "{ if retries < 3 { retries += 1; continue; } return r; }";
         assert_eq!(loop_bound(&body(cont), &env).map(|b| b.0), Some(Attempts::Total(4.0)));
         assert_eq!(loop_bound(&body("{ send(); sleep(d); }"), &env), None);
+        // A counter compared for equality is a bound; an outcome or a
+        // status compared for equality is not.
+        let eq = "{ if attempt == 5 { return Err(e); } }";
+        assert_eq!(loop_bound(&body(eq), &env).map(|b| b.0), Some(Attempts::Total(5.0)));
+        let status = "{ let Some(pod) = pod else { continue }; if exit_code(&pod) != Some(0) { continue; } return Ok(pod); }";
+        assert_eq!(loop_bound(&body(status), &env), None);
+        let code = "{ if resp.status().as_u16() != 200 { sleep(d); continue; } return Ok(resp); }";
+        assert_eq!(loop_bound(&body(code), &env), None);
     }
 }

@@ -711,7 +711,8 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             let manifests: &[String] = if by.is_empty() {
                 &[]
             } else {
-                manifests.get_or_insert_with(|| tree.listing().map(|l| l.manifests.clone()).unwrap_or_default())
+                manifests
+                    .get_or_insert_with(|| tree.listing().map(|l| l.manifests.clone()).unwrap_or_default())
             };
             let root = |path: &str| crate_index::crate_root(path, manifests);
             let (own, other): (Vec<usize>, Vec<usize>) =
@@ -750,7 +751,8 @@ pub(super) fn resolve(tree: Option<&HeadCommit>, modelled: &mut [Modelled]) -> O
             let decl = format!("(const|static|fn|type|struct)[[:space:]]+(mut[[:space:]]+)?({alternation})");
             let mac = format!("macro_rules![[:space:]]*({alternation})");
             let args = ["-w", "-E", "-e", decl.as_str(), "-e", mac.as_str()];
-            let mut found = tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
+            let mut found =
+                tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
             // A type the crate does not declare may be another crate's of
             // the same workspace (a wrapper kept in a shared `core` crate):
             // those are looked for once more, in every crate.
@@ -999,7 +1001,8 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
                 args.push("-e");
                 args.push(n);
             }
-            let found = tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
+            let found =
+                tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
             user = found
                 .par_iter()
                 .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_retry_relevant(t))
@@ -1138,7 +1141,9 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Mo
             None => BTreeSet::new(),
         };
         for root in roots {
-            for (path, text) in tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut notes) {
+            for (path, text) in
+                tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut notes)
+            {
                 if crate_index::is_test_path(&path) {
                     continue;
                 }
