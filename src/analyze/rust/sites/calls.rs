@@ -8,7 +8,7 @@ use syn::Expr;
 use super::super::eval::Bound;
 use super::super::libs::{self, CallShape};
 use super::super::loops;
-use super::super::policy::{Attempts, Fact, Policy};
+use super::super::policy::{Attempts, Fact, Lib, Policy};
 use super::super::syntax::{body_facts, line_of, lines_of, BodyFacts, Chain};
 use super::resolve::{call_segments, interesting_in, Resolved};
 use super::{root_key, FnWalker, Site, TimeoutSite};
@@ -295,7 +295,35 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             return;
         }
         let args: Vec<&'a Expr> = m.args.iter().collect();
+        let known = self.w.index.fns.contains_key(self.w.index.unalias(&name));
         self.expand_helper(whole, &name, &args);
+        if !known && names_a_retry(&name) {
+            self.unread_retry_method(whole, &name, &args);
+        }
+    }
+
+    /// A retry method retrygate cannot read (`policy.retry_operation(||
+    /// client.post(..))`, defined in a crate it did not search): the name
+    /// says it retries, so each closure argument that sends a request is a
+    /// retry of that request, with a count that is not known. A POST moved
+    /// out of it into a loop is then not a new retry of a write, and a POST
+    /// newly handed to it is one. A closure that sends nothing (backon's
+    /// `.retry(builder)` takes none) adds nothing.
+    fn unread_retry_method(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) {
+        for a in args.iter().copied().filter(|a| is_closure(a)) {
+            if self.op_facts(a).methods.is_empty() {
+                continue;
+            }
+            let policy = Policy::new(
+                Lib::HAND_ROLLED,
+                Fact::new(
+                    Attempts::Unknown,
+                    format!("through `{name}(..)`, a retry function retrygate could not read"),
+                ),
+                Fact::new(None, format!("`{name}(..)` was not read")),
+            );
+            self.push_site(policy, Some(a), whole);
+        }
     }
 
     fn expand_helper(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) {
