@@ -245,6 +245,10 @@ fn names_a_counter(e: &Expr) -> bool {
             syn::Member::Unnamed(_) => None,
         },
         Expr::MethodCall(m) => Some(m.method.to_string()),
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        },
         Expr::Paren(p) => return names_a_counter(&p.expr),
         Expr::Cast(c) => return names_a_counter(&c.expr),
         Expr::Unary(u) => return names_a_counter(&u.expr),
@@ -337,6 +341,10 @@ impl BoundFinder<'_, '_> {
         let n = self.env.number(limit);
         if n.is_none() && !names_a_counter(counter) && !names_a_counter(limit) {
             return None;
+        }
+        // `left == 0`: a count down, whose size is where it started.
+        if matches!(op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)) && n == Some(0.0) {
+            return Some(Attempts::Unknown);
         }
         let bound = match (op, stops_when_true) {
             (syn::BinOp::Ge(_) | syn::BinOp::Eq(_), true) => n.map(|n| Attempts::from_total(Some(n))),
@@ -842,5 +850,10 @@ mod tests {
         assert_eq!(loop_bound(&body(status), &env), None);
         let code = "{ if resp.status().as_u16() != 200 { sleep(d); continue; } return Ok(resp); }";
         assert_eq!(loop_bound(&body(code), &env), None);
+        // A count down to zero is bounded by where it started, a method or
+        // a function alike.
+        for down in ["{ if left.count() == 0 { break; } }", "{ if count_left(&x) == 0 { break; } }"] {
+            assert_eq!(loop_bound(&body(down), &env).map(|b| b.0), Some(Attempts::Unknown), "{down}");
+        }
     }
 }
