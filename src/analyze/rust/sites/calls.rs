@@ -295,9 +295,8 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             return;
         }
         let args: Vec<&'a Expr> = m.args.iter().collect();
-        let known = self.w.index.fns.contains_key(self.w.index.unalias(&name));
-        self.expand_helper(whole, &name, &args);
-        if !known && names_a_retry(&name) {
+        let defined = self.expand_helper(whole, &name, &args);
+        if !defined && names_a_retry(&name) {
             self.unread_retry_method(whole, &name, &args);
         }
     }
@@ -326,13 +325,15 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
     }
 
-    fn expand_helper(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) {
+    /// Reads a call of `name` as a call of the helper it names; `false`
+    /// when neither the file nor its definers define `name`.
+    fn expand_helper(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) -> bool {
         let index = self.w.index;
         let (Some(&block), Some(&sig)) = (index.fns.get(name), index.sigs.get(name)) else {
             if names_a_retry(name) {
                 self.w.miss(name);
             }
-            return;
+            return false;
         };
         let params: Vec<Option<String>> = sig
             .inputs
@@ -343,7 +344,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             })
             .collect();
         if params.is_empty() || !self.is_helper(name, block, sig, &params) {
-            return;
+            return true;
         }
         let mut bound = std::collections::HashMap::new();
         for (param, arg) in params.iter().zip(args) {
@@ -356,7 +357,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let sites = self.walk_helper(block, bound);
         let args_count = self.env.bound_used.replace(false);
         if sites.is_empty() {
-            return;
+            return true;
         }
         // What the call hands the helper is what the helper's retry re-sends.
         let mut facts = BodyFacts::default();
@@ -379,14 +380,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // a multipart or streamed body: that request is sent once, never
         // retried, so this call adds no retry of a write.
         if built_once_not_cloneable && body_facts(block).resends_clones {
-            return;
+            return true;
         }
         // A call whose arguments change neither how the helper retries nor
         // what it sends is the helper's own retry, already a site where the
         // helper is defined.
         let sends = !facts.methods.is_empty() || facts.idempotency_key;
         if !args_count && !sends {
-            return;
+            return true;
         }
         let (line, end_line) = lines_of(whole);
         for (mut site, unknown) in sites {
@@ -400,6 +401,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             site.unresolved = unknown;
             self.w.out.sites.push(site);
         }
+        true
     }
 
     /// Whether `name` is a retry helper: its body retries, and what it
