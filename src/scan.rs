@@ -46,7 +46,8 @@ pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<GateVerdict> {
         crate::config::DEFAULT_MAX_AMPLIFICATION,
         analyze::testcode::ScanPaths::defaults(),
     );
-    let analyzers: [&dyn Analyzer; 3] = [&rust, &packs, &layers];
+    let knobs = analyze::knobs::KnobsAnalyzer;
+    let analyzers: [&dyn Analyzer; 4] = [&rust, &packs, &layers, &knobs];
     let outcome = analyze::scan(cs, &analyzers);
     Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }

@@ -13,6 +13,8 @@
 //! ([`HeadPolicy`], for `limits.max_attempts`) and which changed files hold
 //! retry or HTTP-client code ([`retry_code`], for whether a replay is due).
 
+pub(crate) mod generated;
+pub mod knobs;
 pub mod layers;
 pub(crate) mod retry_code;
 pub mod rules;
@@ -143,6 +145,8 @@ pub(crate) fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &Sca
         },
     };
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
+    knobs::drop_covered(&mut out.findings);
+    knobs::drop_counters(&mut out.findings, cs);
     crate::finding::keep_most_severe(&mut out.findings);
     // Ignoring a file hides its findings, not the need to replay the client
     // it changes.
@@ -154,8 +158,21 @@ pub(crate) fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &Sca
 fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
     let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
     let mut analyzed = vec![false; cs.files.len()];
-    let ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
-    let ignored_count = ignored.iter().filter(|i| **i).count();
+    let mut ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
+    // Generated and bundled files are nobody's writing: said, not read.
+    for (i, f) in cs.files.iter().enumerate() {
+        let text = f.head.text().or(f.base.text());
+        if let Some(why) = text.and_then(generated::reason).filter(|_| !ignored[i]) {
+            ignored[i] = true;
+            out.notes.push(Note::info(
+                Some(&f.path),
+                format!(
+                    "not analysed: {why}; review the generator's input or the bundled dependency instead"
+                ),
+            ));
+        }
+    }
+    let ignored_count = cs.files.iter().filter(|f| paths.ignored(&f.path).is_some()).count();
     if ignored_count > 0 {
         out.notes.push(Note::info(
             None,

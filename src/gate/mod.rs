@@ -310,7 +310,8 @@ pub(crate) fn scan_with_packs(
     let paths = ScanPaths::from_config(&config.paths)?;
     let layers =
         analyze::layers::LayersAnalyzer::for_changeset(cs, config.limits.amplification(), paths.clone());
-    let analyzers: [&dyn Analyzer; 3] = [&rust, &packs, &layers];
+    let knobs = analyze::knobs::KnobsAnalyzer;
+    let analyzers: [&dyn Analyzer; 4] = [&rust, &packs, &layers, &knobs];
     let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     // The base config's ceiling on attempts is a retry finding like any

@@ -35,6 +35,7 @@ mod hostile_github;
 mod hostile_input;
 mod hostile_rust;
 mod install_action;
+mod knobs;
 mod layering;
 mod layers;
 mod ledger;

@@ -122,7 +122,9 @@ impl Analyzer for RulePackAnalyzer {
     }
 
     fn wants(&self, path: &str) -> bool {
-        self.engine.wants(path)
+        // A compose file's health-check `retries` is a local stack's, not
+        // a service's retry policy (docs/gate.md, "What ships").
+        !crate::analyze::knobs::is_compose_file(path) && self.engine.wants(path)
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {

@@ -1,0 +1,230 @@
+//! The decisions of the settings floor, as pure functions: which base
+//! setting a head setting is the new version of ([`pair`]), whether the
+//! change moved it the dangerous way ([`judge`]), and how much it weighs
+//! ([`severity`]).
+
+use super::extract::Setting;
+use super::names::Knob;
+use super::value::Value;
+use crate::finding::{Kind, Severity};
+
+/// How a setting got worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Worse {
+    /// A count went up.
+    CountRaised,
+    /// A count became unlimited (infinity, the largest integer, `-1`).
+    Unbounded,
+    /// Jitter was on and is off.
+    JitterOff,
+    /// A timeout went down (and is still a timeout, not 0 for "none").
+    TimeoutLowered,
+}
+
+impl Worse {
+    pub(crate) fn kind(self) -> Kind {
+        match self {
+            Worse::CountRaised => Kind::RetryCountRaised,
+            Worse::Unbounded => Kind::RetryUnbounded,
+            Worse::JitterOff => Kind::JitterRemoved,
+            Worse::TimeoutLowered => Kind::TimeoutLowered,
+        }
+    }
+
+    /// The rule id findings of this shape carry (`rules.disable` names it).
+    pub(crate) fn rule(self) -> &'static str {
+        match self {
+            Worse::CountRaised => "knob/retry-count-raised",
+            Worse::Unbounded => "knob/retry-unbounded",
+            Worse::JitterOff => "knob/jitter-removed",
+            Worse::TimeoutLowered => "knob/timeout-lowered",
+        }
+    }
+}
+
+/// What judging a pair says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Judgement {
+    /// Moved the dangerous way.
+    Worse(Worse),
+    /// The base had a value and the head's cannot be computed.
+    Unknown,
+    /// Equal, safer, or not comparable (another unit, a string).
+    Fine,
+}
+
+/// Compares one setting's base value with its head value.
+pub(crate) fn judge(knob: Knob, base: &Value, head: &Value) -> Judgement {
+    if base.is_known() && !head.is_known() {
+        return match base {
+            // A switch or a count that was a number and is now an expression.
+            Value::Num { .. } | Value::Bool(_) => Judgement::Unknown,
+            _ => Judgement::Fine,
+        };
+    }
+    match knob {
+        Knob::Count => match (base, head) {
+            (Value::Num { v: a, seconds: false }, Value::Num { v: b, seconds: false }) => {
+                if *a >= 0.0 && *b < 0.0 && (*b + 1.0).abs() < f64::EPSILON {
+                    Judgement::Worse(Worse::Unbounded)
+                } else if *a >= 0.0 && b > a {
+                    Judgement::Worse(Worse::CountRaised)
+                } else {
+                    Judgement::Fine
+                }
+            }
+            (Value::Num { seconds: false, .. }, Value::Unlimited) => Judgement::Worse(Worse::Unbounded),
+            _ => Judgement::Fine,
+        },
+        Knob::Jitter => {
+            if jitter_on(base) == Some(true) && jitter_on(head) == Some(false) {
+                Judgement::Worse(Worse::JitterOff)
+            } else {
+                Judgement::Fine
+            }
+        }
+        Knob::Timeout => match (base, head) {
+            (Value::Num { v: a, seconds: sa }, Value::Num { v: b, seconds: sb })
+                if sa == sb && *b > 0.0 && b < a =>
+            {
+                Judgement::Worse(Worse::TimeoutLowered)
+            }
+            _ => Judgement::Fine,
+        },
+    }
+}
+
+/// Whether a jitter setting's value turns jitter on; `None` when it does not say.
+fn jitter_on(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Num { v, .. } => Some(*v > 0.0),
+        Value::Null => Some(false),
+        Value::Text(t) => Some(!matches!(
+            t.to_ascii_lowercase().as_str(),
+            "none" | "off" | "no" | "disabled" | "false" | "0"
+        )),
+        Value::Unlimited | Value::Unknown(_) => None,
+    }
+}
+
+/// How much a worse setting weighs: an error when its name says retry (or
+/// it is a jitter switch), or when the code around it names a retry; a
+/// warning for a bare `max_attempts` or `timeout` in a file that names
+/// none (logins, locks and polls have attempts and timeouts too).
+pub(crate) fn severity(worse: Worse, says_retry: bool, file_names_a_retry: bool) -> Severity {
+    match worse {
+        Worse::JitterOff => Severity::Error,
+        _ if says_retry || file_names_a_retry => Severity::Error,
+        _ => Severity::Warning,
+    }
+}
+
+/// Pairs the settings of one file's two versions: for each head setting,
+/// the index of the base setting it is the new version of. Settings pair
+/// by key; among several of one key, first those held by the same thing
+/// (the same call, struct or parent key), then the rest in order when
+/// both sides have as many.
+pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
+    let mut out = vec![None; head.len()];
+    let mut used = vec![false; base.len()];
+    let mut keys: Vec<&str> = head.iter().map(|s| s.key.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let h: Vec<usize> = (0..head.len()).filter(|&i| head[i].key == key).collect();
+        let b: Vec<usize> = (0..base.len()).filter(|&i| base[i].key == key).collect();
+        if h.len() == 1 && b.len() == 1 {
+            out[h[0]] = Some(b[0]);
+            used[b[0]] = true;
+            continue;
+        }
+        for &hi in &h {
+            if let Some(&bi) = b.iter().find(|&&bi| !used[bi] && base[bi].context == head[hi].context) {
+                out[hi] = Some(bi);
+                used[bi] = true;
+            }
+        }
+        let rest_h: Vec<usize> = h.iter().copied().filter(|&hi| out[hi].is_none()).collect();
+        let rest_b: Vec<usize> = b.iter().copied().filter(|&bi| !used[bi]).collect();
+        if rest_h.len() == rest_b.len() {
+            for (hi, bi) in rest_h.into_iter().zip(rest_b) {
+                out[hi] = Some(bi);
+                used[bi] = true;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::names::Reading;
+    use super::*;
+
+    fn n(v: f64) -> Value {
+        Value::Num { v, seconds: false }
+    }
+
+    fn s(v: f64) -> Value {
+        Value::Num { v, seconds: true }
+    }
+
+    #[test]
+    fn counts_go_up_timeouts_go_down_jitter_goes_off() {
+        assert_eq!(judge(Knob::Count, &n(3.0), &n(10.0)), Judgement::Worse(Worse::CountRaised));
+        assert_eq!(judge(Knob::Count, &n(10.0), &n(3.0)), Judgement::Fine);
+        assert_eq!(judge(Knob::Count, &n(3.0), &n(-1.0)), Judgement::Worse(Worse::Unbounded));
+        assert_eq!(judge(Knob::Count, &n(3.0), &Value::Unlimited), Judgement::Worse(Worse::Unbounded));
+        assert_eq!(judge(Knob::Count, &n(3.0), &Value::Unknown("x".into())), Judgement::Unknown);
+        assert_eq!(judge(Knob::Timeout, &s(30.0), &s(5.0)), Judgement::Worse(Worse::TimeoutLowered));
+        assert_eq!(judge(Knob::Timeout, &s(30.0), &s(0.0)), Judgement::Fine, "0 means no timeout");
+        assert_eq!(judge(Knob::Timeout, &n(30.0), &s(5.0)), Judgement::Fine, "units differ");
+        assert_eq!(judge(Knob::Timeout, &s(5.0), &s(30.0)), Judgement::Fine);
+        assert_eq!(
+            judge(Knob::Jitter, &Value::Bool(true), &Value::Bool(false)),
+            Judgement::Worse(Worse::JitterOff)
+        );
+        assert_eq!(judge(Knob::Jitter, &n(0.5), &n(0.0)), Judgement::Worse(Worse::JitterOff));
+        assert_eq!(
+            judge(Knob::Jitter, &Value::Text("full".into()), &Value::Text("none".into())),
+            Judgement::Worse(Worse::JitterOff)
+        );
+        assert_eq!(judge(Knob::Jitter, &n(0.5), &n(0.2)), Judgement::Fine, "less jitter is still jitter");
+    }
+
+    #[test]
+    fn severity_follows_what_ties_the_name_to_a_retry() {
+        assert_eq!(severity(Worse::CountRaised, true, false), Severity::Error);
+        assert_eq!(severity(Worse::CountRaised, false, true), Severity::Error);
+        assert_eq!(severity(Worse::CountRaised, false, false), Severity::Warning);
+        assert_eq!(severity(Worse::TimeoutLowered, false, false), Severity::Warning);
+        assert_eq!(severity(Worse::JitterOff, false, false), Severity::Error);
+    }
+
+    fn set(key: &str, context: &str, line: u32) -> Setting {
+        Setting {
+            name: key.into(),
+            key: key.into(),
+            reading: Reading { knob: Knob::Count, says_retry: true },
+            context: context.into(),
+            line,
+            value: n(1.0),
+            default: None,
+            library: None,
+            default_source: None,
+        }
+    }
+
+    #[test]
+    fn pairs_follow_key_then_holder_then_order() {
+        let base = [set("retries", "a", 1), set("retries", "b", 2), set("max_retries", "", 3)];
+        let head =
+            [set("retries", "b", 5), set("retries", "a", 6), set("max_retries", "x", 9), set("new", "", 10)];
+        assert_eq!(pair(&base, &head), [Some(1), Some(0), Some(2), None]);
+        // Three against two with no holder in common: no guess.
+        let base = [set("retries", "a", 1), set("retries", "b", 2)];
+        let head = [set("retries", "c", 1), set("retries", "d", 2), set("retries", "e", 3)];
+        assert_eq!(pair(&base, &head), [None, None, None]);
+    }
+}
