@@ -139,10 +139,22 @@ pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
             used[b[0]] = true;
             continue;
         }
-        for &hi in &h {
-            if let Some(&bi) = b.iter().find(|&&bi| !used[bi] && base[bi].context == head[hi].context) {
-                out[hi] = Some(bi);
-                used[bi] = true;
+        // Same holder and same value first: an unchanged setting keeps its
+        // partner, and a new one beside it is new, not a change of it.
+        for same_value in [true, false] {
+            for &hi in &h {
+                if out[hi].is_some() {
+                    continue;
+                }
+                let fits = |bi: usize| {
+                    !used[bi]
+                        && base[bi].context == head[hi].context
+                        && (!same_value || base[bi].value == head[hi].value)
+                };
+                if let Some(&bi) = b.iter().find(|&&bi| fits(bi)) {
+                    out[hi] = Some(bi);
+                    used[bi] = true;
+                }
             }
         }
         let rest_h: Vec<usize> = h.iter().copied().filter(|&hi| out[hi].is_none()).collect();
@@ -222,6 +234,12 @@ mod tests {
         let head =
             [set("retries", "b", 5), set("retries", "a", 6), set("max_retries", "x", 9), set("new", "", 10)];
         assert_eq!(pair(&base, &head), [Some(1), Some(0), Some(2), None]);
+        // A new setting beside an unchanged one of the same holder is new.
+        let mut new_one = set("max_attempts", "p", 3);
+        new_one.value = Value::Unlimited;
+        let base = [set("max_attempts", "p", 9)];
+        let head = [new_one, set("max_attempts", "p", 9)];
+        assert_eq!(pair(&base, &head), [None, Some(0)]);
         // Three against two with no holder in common: no guess.
         let base = [set("retries", "a", 1), set("retries", "b", 2)];
         let head = [set("retries", "c", 1), set("retries", "d", 2), set("retries", "e", 3)];

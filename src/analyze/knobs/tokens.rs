@@ -108,24 +108,37 @@ pub(crate) fn tokenize(masked: &[u8]) -> Vec<Token> {
         }
         if matches!(c, b'"' | b'\'' | b'`') {
             // The masker left this literal in place, so it is a token; a
-            // blanked one is all spaces and reads as an empty string.
-            let mut j = i + 1;
+            // blanked one is all spaces and reads as an empty string. A
+            // triple quote runs to its closing triple, across lines.
+            let triple = masked[i..].starts_with(&[c, c, c]);
+            let open = if triple { 3 } else { 1 };
+            let mut j = i + open;
             let start_line = line;
-            while j < n && masked[j] != c {
+            let mut closed = false;
+            while j < n {
+                if triple && masked[j..].starts_with(&[c, c, c]) {
+                    closed = true;
+                    break;
+                }
+                if !triple && masked[j] == c {
+                    closed = true;
+                    break;
+                }
                 if masked[j] == b'\\' {
                     j += 1;
-                }
-                if masked.get(j) == Some(&b'\n') {
-                    if c != b'`' {
+                } else if masked[j] == b'\n' {
+                    if !triple && c != b'`' {
                         break;
                     }
                     line += 1;
                 }
                 j += 1;
             }
-            let content = String::from_utf8_lossy(&masked[i + 1..j.min(n)]).trim().to_string();
+            let content = String::from_utf8_lossy(&masked[i + open..j.min(n)]).trim().to_string();
             out.push(Token { tok: Tok::Str(content), line: start_line });
-            i = (j + 1).min(n);
+            // An unclosed one-line string ends before its line break, which
+            // is counted by the loop.
+            i = if closed { (j + open).min(n) } else { j };
             continue;
         }
         let rest = &masked[i..];
@@ -205,6 +218,14 @@ mod tests {
             toks("5.seconds"),
             [Tok::Num(5.0, String::new()), Tok::Punct("."), Tok::Name("seconds".into())]
         );
+    }
+
+    #[test]
+    fn docstrings_and_unclosed_quotes_keep_line_numbers() {
+        let t = tokenize(b"\"\"\"\n   \n\"\"\"\nx = 1\ny = 'it\nz = 2\n");
+        let line_of = |name: &str| t.iter().find(|x| x.tok == Tok::Name(name.into())).map(|x| x.line);
+        assert_eq!(line_of("x"), Some(4));
+        assert_eq!(line_of("z"), Some(6));
     }
 
     #[test]
