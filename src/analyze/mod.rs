@@ -161,8 +161,8 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     let mut ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
     // Generated and bundled files are nobody's writing: said, not read.
     for (i, f) in cs.files.iter().enumerate() {
-        let text = f.head.text().or(f.base.text());
-        if let Some(why) = text.and_then(generated::reason).filter(|_| !ignored[i]) {
+        if let Some(why) = generated::of_change(&f.path, f.base.text(), f.head.text()).filter(|_| !ignored[i])
+        {
             ignored[i] = true;
             out.notes.push(Note::info(
                 Some(&f.path),

@@ -126,14 +126,23 @@ pub(crate) fn severity(worse: Worse, says_retry: bool, file_names_a_retry: bool)
 /// (the same call, struct or parent key), then the rest in order when
 /// both sides have as many.
 pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
+    use std::collections::{HashMap, VecDeque};
     let mut out = vec![None; head.len()];
     let mut used = vec![false; base.len()];
-    let mut keys: Vec<&str> = head.iter().map(|s| s.key.as_str()).collect();
+    // Indexes, not scans: a generated file holds thousands of one key.
+    let mut by_key: HashMap<&str, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, s) in head.iter().enumerate() {
+        by_key.entry(s.key.as_str()).or_default().0.push(i);
+    }
+    for (i, s) in base.iter().enumerate() {
+        if let Some(e) = by_key.get_mut(s.key.as_str()) {
+            e.1.push(i);
+        }
+    }
+    let mut keys: Vec<&str> = by_key.keys().copied().collect();
     keys.sort_unstable();
-    keys.dedup();
     for key in keys {
-        let h: Vec<usize> = (0..head.len()).filter(|&i| head[i].key == key).collect();
-        let b: Vec<usize> = (0..base.len()).filter(|&i| base[i].key == key).collect();
+        let (h, b) = &by_key[key];
         if h.len() == 1 && b.len() == 1 {
             out[h[0]] = Some(b[0]);
             used[b[0]] = true;
@@ -142,16 +151,18 @@ pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
         // Same holder and same value first: an unchanged setting keeps its
         // partner, and a new one beside it is new, not a change of it.
         for same_value in [true, false] {
-            for &hi in &h {
+            let mut queues: HashMap<(&str, String), VecDeque<usize>> = HashMap::new();
+            for &bi in b.iter().filter(|&&bi| !used[bi]) {
+                let v = if same_value { base[bi].value.show() } else { String::new() };
+                queues.entry((base[bi].context.as_str(), v)).or_default().push_back(bi);
+            }
+            for &hi in h {
                 if out[hi].is_some() {
                     continue;
                 }
-                let fits = |bi: usize| {
-                    !used[bi]
-                        && base[bi].context == head[hi].context
-                        && (!same_value || base[bi].value == head[hi].value)
-                };
-                if let Some(&bi) = b.iter().find(|&&bi| fits(bi)) {
+                let v = if same_value { head[hi].value.show() } else { String::new() };
+                if let Some(bi) = queues.get_mut(&(head[hi].context.as_str(), v)).and_then(|q| q.pop_front())
+                {
                     out[hi] = Some(bi);
                     used[bi] = true;
                 }

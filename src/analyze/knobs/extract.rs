@@ -671,19 +671,23 @@ fn names_a_retry(t: &[Token]) -> bool {
 /// `NAME = literal` for every name: what other expressions refer to.
 fn literal_bindings(t: &[Token], outer: &Bindings) -> Bindings {
     let mut b = Bindings::default();
+    // What an expression sees: the file's own bindings so far, then the
+    // change-wide ones. Kept as one table (a file's first binding of a name
+    // wins over the outer one) instead of rebuilt per binding.
+    let mut scope = outer.clone();
     for _round in 0..2 {
         for i in 0..t.len() {
             let Tok::Name(p) = &t[i].tok else { continue };
             let Some((a, c)) = entry_value(t, i) else { continue };
             let toks = without_newlines(&t[a..c]);
-            let mut scope = b.clone();
-            for (k, v) in &outer.by_name {
-                scope.by_name.entry(k.clone()).or_insert_with(|| v.clone());
-            }
             let v = value::eval(&toks, &scope);
             if v.is_known() {
-                b.by_name.entry(p.clone()).or_insert_with(|| v.clone());
-                b.by_name.entry(last_part(p).to_string()).or_insert(v);
+                for name in [p.clone(), last_part(p).to_string()] {
+                    if !b.by_name.contains_key(&name) {
+                        b.by_name.insert(name.clone(), v.clone());
+                        scope.by_name.insert(name, v.clone());
+                    }
+                }
             }
         }
     }

@@ -100,6 +100,30 @@ pub(crate) fn is_compose_file(path: &str) -> bool {
         && (name.ends_with(".yml") || name.ends_with(".yaml"))
 }
 
+/// The 1-based lines of a compose file that sit in a service's
+/// `healthcheck:` block: how often the stack polls its own container, not
+/// how a client retries a dependency.
+pub(crate) fn healthcheck_lines(text: &str) -> std::collections::HashSet<u32> {
+    let mut out = std::collections::HashSet::new();
+    let mut open: Option<usize> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let trimmed = raw.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = raw.len() - trimmed.len();
+        if open.is_some_and(|i| indent <= i) {
+            open = None;
+        }
+        if open.is_some() {
+            out.insert(n as u32 + 1);
+        } else if trimmed.trim_end() == "healthcheck:" {
+            open = Some(indent);
+        }
+    }
+    out
+}
+
 /// Files whose settings are no service's retry policy: CI and compose
 /// files (a build's or a local stack's), lock files, and built output.
 fn not_a_settings_file(path: &str) -> bool {
@@ -302,18 +326,18 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
         }
         lone_bases.extend(taken.iter().enumerate().filter(|(_, t)| !**t).map(|(bi, _)| (ri, bi)));
     }
+    let mut lone_by_name: HashMap<(&str, &str), Vec<(usize, usize)>> = HashMap::new();
+    for &(rj, bj) in &lone_bases {
+        if let Some(b) = reads[rj].base.as_ref().map(|e| &e.settings[bj]) {
+            lone_by_name.entry((b.key.as_str(), b.context.as_str())).or_default().push((rj, bj));
+        }
+    }
     for (ri, hi) in lone_heads {
         let Some(h) = reads[ri].head.as_ref().map(|e| &e.settings[hi]) else { continue };
-        let from: Vec<&(usize, usize)> = lone_bases
-            .iter()
-            .filter(|(rj, bj)| {
-                *rj != ri
-                    && reads[*rj]
-                        .base
-                        .as_ref()
-                        .is_some_and(|e| e.settings[*bj].key == h.key && e.settings[*bj].context == h.context)
-            })
-            .collect();
+        let from: Vec<&(usize, usize)> = lone_by_name
+            .get(&(h.key.as_str(), h.context.as_str()))
+            .map(|v| v.iter().filter(|(rj, _)| *rj != ri).take(2).collect())
+            .unwrap_or_default();
         if let [(rj, bj)] = from.as_slice() {
             if let Some(b) = reads[*rj].base.as_ref().map(|e| &e.settings[*bj]) {
                 let origin = Origin::Moved(format!("{}:{}", reads[*rj].path, b.line));
@@ -379,7 +403,7 @@ fn consider<'a>(
     worse: &mut Vec<Worsened<'a>>,
     notes: &mut Vec<Note>,
 ) {
-    if !files[r.file].is_added(head.line) {
+    if !files[r.file].is_added(head.line) || rust_model_owns(&r.path, head) {
         return;
     }
     let names_a_retry = r.head.as_ref().is_some_and(|e| e.names_a_retry);
@@ -405,6 +429,15 @@ fn consider<'a>(
         )),
         _ => {}
     }
+}
+
+/// Whether the Rust analyzer, not the floor, judges this setting. It
+/// follows timeouts, jitter and struct fields to the retries they reach
+/// (and reports what it cannot follow); the floor adds only what that model
+/// has no site for: a top-level constant whose name says retry count.
+fn rust_model_owns(path: &str, s: &Setting) -> bool {
+    path.to_ascii_lowercase().ends_with(".rs")
+        && !(s.reading.knob == names::Knob::Count && s.reading.says_retry && s.context.is_empty())
 }
 
 /// The same change repeated in many files (presets generated from one
@@ -497,18 +530,22 @@ fn finding(w: &Worsened) -> Finding {
 /// runtime counter (a name the file increments: `retries = 0` before
 /// `retries += 1`): a counter's start is no setting.
 pub(crate) fn drop_counters(findings: &mut Vec<Finding>, cs: &crate::changeset::ChangeSet) {
-    let mut counters_of: HashMap<String, std::collections::HashSet<String>> = HashMap::new();
+    // Per file, read once: its lines and the names it increments.
+    type Lines<'t> = (Vec<&'t str>, std::collections::HashSet<String>);
+    let mut files: HashMap<String, Option<Lines>> = HashMap::new();
     findings.retain(|f| {
         if f.kind != Kind::RetryCountRaised || f.rule.starts_with("knob/") || f.rule.starts_with("rust/") {
             return true;
         }
-        let Some(file) = cs.files.iter().find(|c| c.path == f.path) else { return true };
-        let Some(text) = file.head.text() else { return true };
-        let Some(Dialect::Code(syntax, _)) = dialect_of(&f.path) else { return true };
-        let line = text.lines().nth(f.line.saturating_sub(1) as usize).unwrap_or("");
+        let read = files.entry(f.path.clone()).or_insert_with(|| {
+            let file = cs.files.iter().find(|c| c.path == f.path)?;
+            let text = file.head.text()?;
+            let Some(Dialect::Code(syntax, _)) = dialect_of(&f.path) else { return None };
+            Some((text.lines().collect(), extract::counters_in(text, &syntax)))
+        });
+        let Some((lines, counters)) = read else { return true };
+        let line = lines.get(f.line.saturating_sub(1) as usize).copied().unwrap_or("");
         let Some(name) = extract::assigned_name(line) else { return true };
-        let counters =
-            counters_of.entry(f.path.clone()).or_insert_with(|| extract::counters_in(text, &syntax));
         !counters.contains(&names::key(&name))
     });
 }
@@ -517,21 +554,26 @@ pub(crate) fn drop_counters(findings: &mut Vec<Finding>, cs: &crate::changeset::
 /// kind already covers: at the same place (within two lines), or naming
 /// the same setting.
 pub(crate) fn drop_covered(findings: &mut Vec<Finding>) {
-    let others: Vec<(String, Kind, u32, String)> = findings
-        .iter()
-        .filter(|f| !f.rule.starts_with("knob/"))
-        .map(|f| (f.path.clone(), f.kind, f.line, f.message.clone()))
-        .collect();
+    // The other analyzers' findings by file and kind: their lines (sorted)
+    // and messages.
+    let mut others: HashMap<(String, Kind), (Vec<u32>, Vec<String>)> = HashMap::new();
+    for f in findings.iter().filter(|f| !f.rule.starts_with("knob/")) {
+        let e = others.entry((f.path.clone(), f.kind)).or_default();
+        e.0.push(f.line);
+        e.1.push(f.message.clone());
+    }
+    for (lines, _) in others.values_mut() {
+        lines.sort_unstable();
+    }
     findings.retain(|f| {
         if !f.rule.starts_with("knob/") {
             return true;
         }
+        let Some((lines, messages)) = others.get(&(f.path.clone(), f.kind)) else { return true };
+        let i = lines.partition_point(|&l| l + 2 < f.line);
+        let near = lines.get(i).is_some_and(|&l| l <= f.line + 2);
         let name = f.message.split('`').nth(1).unwrap_or("");
-        !others.iter().any(|(p, k, l, m)| {
-            *p == f.path
-                && *k == f.kind
-                && (l.abs_diff(f.line) <= 2 || (!name.is_empty() && m.contains(name)))
-        })
+        !(near || (!name.is_empty() && messages.iter().any(|m| m.contains(name))))
     });
 }
 

@@ -122,9 +122,7 @@ impl Analyzer for RulePackAnalyzer {
     }
 
     fn wants(&self, path: &str) -> bool {
-        // A compose file's health-check `retries` is a local stack's, not
-        // a service's retry policy (docs/gate.md, "What ships").
-        !crate::analyze::knobs::is_compose_file(path) && self.engine.wants(path)
+        self.engine.wants(path)
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
@@ -135,7 +133,21 @@ impl Analyzer for RulePackAnalyzer {
     /// change sends writes through, resolved across the files and the tree.
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         use rayon::prelude::*;
-        let per_file: Vec<FileResult> = files.par_iter().map(|f| self.engine.analyze(f)).collect();
+        let per_file: Vec<FileResult> = files
+            .par_iter()
+            .map(|f| {
+                let mut r = self.engine.analyze(f);
+                // A compose file's health-check `retries` is a local stack's,
+                // not a service's retry policy; what it deploys (a proxy's
+                // labels, an image, a service's settings) is still read.
+                if let Some(text) = f.head.text().filter(|_| crate::analyze::knobs::is_compose_file(&f.path))
+                {
+                    let health = crate::analyze::knobs::healthcheck_lines(text);
+                    r.findings.retain(|x| !health.contains(&x.line));
+                }
+                r
+            })
+            .collect();
         let resolution = helpers::resolve(&self.engine.set, files, self.head_tree.as_ref());
         let mut out = resolution.result;
         for r in per_file {
