@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates every generated table and document from the code, in one go:
 #   - README.md, "Finding kinds": the kinds' own docs (`retrygate explain --markdown`);
-#   - README.md, the Rust check table (src/analyze/rust/checks/*.rs);
-#   - README.md, the demo's first comment as `retrygate demo` prints it;
+#   - docs/rust.md, the Rust check table (src/analyze/rust/checks/*.rs);
+#   - docs/getting-started.md, the demo's first comment as `retrygate demo`
+#     prints it, and README.md, that comment's summary;
 #   - docs/rules.md, the rule table (`retrygate rules list --update-docs`);
 #   - schemas/retrygate.schema.json, the config's JSON Schema (src/config.rs).
 # The tests that guard each of these (tests/it/readme.rs, gate_demo.rs,
@@ -38,17 +39,23 @@ open(path, "w", encoding="utf-8").write(text[:a] + new + text[b:])
 
 # The first comment of the demo: what follows `$ retrygate check ...` and a
 # blank line, up to the exit code line.
+tmp_comment=$(mktemp)
 "$bin" demo 2>/dev/null | python3 -c '
 import sys
 out = sys.stdin.read()
 part = out.split("$ retrygate check ", 2)[1]
 body = part[part.index("\n\n") + 2:]
 sys.stdout.write(body[:body.index("\n(exit code")].rstrip() + "\n")
-' | replace_between README.md demo-comment
+' > "$tmp_comment"
+replace_between docs/getting-started.md demo-comment < "$tmp_comment"
+# The README shows its summary: up to the first section of the comment.
+python3 -c 'import sys; print(open(sys.argv[1]).read().split("\n#### ")[0].rstrip())' "$tmp_comment" \
+  | replace_between README.md demo-summary
+rm -f "$tmp_comment"
 
 "$bin" rules list --update-docs docs/rules.md >/dev/null
 
 RETRYGATE_UPDATE_README=1 RETRYGATE_BLESS=1 cargo test --quiet --test it -- readme:: gate_schema:: >/dev/null
 
-echo "regenerated: README.md (kinds, Rust checks, demo comment), docs/rules.md, schemas/retrygate.schema.json"
-git --no-pager diff --stat -- README.md docs/rules.md schemas/ || true
+echo "regenerated: README.md (kinds, demo summary), docs/rust.md (Rust checks), docs/getting-started.md (demo comment), docs/rules.md, schemas/retrygate.schema.json"
+git --no-pager diff --stat -- README.md docs/ schemas/ || true

@@ -302,7 +302,7 @@ impl ConfigError {
     }
 }
 
-const FIX_SCHEMA: &str = "compare with the schema in the README (\"Config\"); keys are mode, agents, require, ledger, replay, protected_paths, limits, paths, rules, sign_off";
+const FIX_SCHEMA: &str = "compare with docs/gate.md (\"Config from the base\") or schemas/retrygate.schema.json; keys are mode, agents, require, ledger, replay, protected_paths, limits, paths, rules, sign_off";
 
 impl Config {
     /// Parses and validates a configuration; `source_name` names it in errors.

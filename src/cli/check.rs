@@ -59,7 +59,7 @@ pub(crate) struct CheckArgs {
     /// (default in GitHub Actions: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/{head}).
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,
-    /// Output format (default: text on a terminal, json otherwise).
+    /// Output format (default: text, on a terminal or not).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
 }

@@ -87,7 +87,7 @@ fn validate(file: Option<PathBuf>, repo: PathBuf, rev: Option<String>) -> anyhow
             Ok(Exit::Pass)
         }
         Ok(None) => {
-            println!("{checked}: not there; the defaults apply (the README's \"Config\" section lists them)");
+            println!("{checked}: not there; the defaults apply (docs/gate.md, \"Config from the base\", lists them)");
             Ok(Exit::Pass)
         }
         Err(e) => {

@@ -165,7 +165,7 @@ pub(crate) struct RangeArgs {
 pub(crate) struct ScanArgs {
     #[command(flatten)]
     pub range: RangeArgs,
-    /// Output format (default: text on a terminal, json otherwise).
+    /// Output format (default: text, on a terminal or not).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
 }
@@ -295,12 +295,11 @@ pub(crate) fn run(command: Command) -> anyhow::Result<Exit> {
     }
 }
 
+/// Text, whether or not stdout is a terminal (as ripgrep, ruff and Semgrep
+/// do): a report piped to `less` or a CI log is still read by a person.
+/// Programs ask for `--format json`.
 pub(crate) fn default_format() -> Format {
-    if std::io::stdout().is_terminal() {
-        Format::Text
-    } else {
-        Format::Json
-    }
+    Format::Text
 }
 
 /// Renders to stdout; a closed pipe is not an error worth a stack of messages.

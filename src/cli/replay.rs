@@ -2,7 +2,6 @@
 //! write the report, map the verdict to an exit code (0 pass, 1 fail,
 //! 2 could not decide).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,7 +46,7 @@ pub(crate) struct ReplayArgs {
     /// Also write the JSON report to this file (for `retrygate check --replay-report`).
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Output format on stdout (default: text on a terminal, json otherwise).
+    /// Output format on stdout (default: text, on a terminal or not).
     #[arg(long, value_enum)]
     pub format: Option<ReplayFormat>,
     /// The commit the report vouches for (default: `git rev-parse HEAD` here, if this is a repository).
@@ -184,11 +183,8 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         std::fs::write(path, format!("{json}\n"))
             .with_context(|| format!("cannot write the replay report to {}", path.display()))?;
     }
-    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
-        ReplayFormat::Text
-    } else {
-        ReplayFormat::Json
-    });
+    // Text by default, on a terminal or not, like `scan` and `check`.
+    let format = args.format.unwrap_or(ReplayFormat::Text);
     let text = match format {
         ReplayFormat::Text => render_text(&report),
         ReplayFormat::Json => format!("{json}\n"),

@@ -81,6 +81,13 @@ pub(crate) enum CheckOutcome {
     Unchanged {
         id: u64,
     },
+    /// The run showing `success` refused the stricter verdict, so a new run
+    /// of the same name carries it: branch protection reads the newest.
+    Superseded {
+        id: u64,
+        stale_id: u64,
+        annotations: usize,
+    },
 }
 
 /// Maps a verdict onto a conclusion. Never `neutral` or `skipped`: both
@@ -276,6 +283,44 @@ fn combined_for(p: &Publication, pr: Option<&ForPr>, run: Option<&Value>) -> Com
 /// still shows an older, kinder verdict at the end, [`CheckReport::stale`]
 /// says so.
 pub(crate) async fn publish_check_run(
+    api: &Api,
+    p: &Publication,
+    pr: Option<&ForPr>,
+    details_url: Option<&str>,
+) -> CheckReport {
+    let report = update_or_create(api, p, pr, details_url).await;
+    let Some(Stale { id: Some(stale_id), .. }) = report.stale else { return report };
+    // A `success` that cannot be updated is superseded: a new run of the same
+    // name with the stricter conclusion (a create is a different request from
+    // the refused update, and GitHub's branch protection reads the newest run
+    // of a name). Only when that fails too does the stale success remain.
+    if api.publish_left().is_zero() {
+        return report;
+    }
+    match write_once(api, &report.shown, None, details_url).await {
+        Ok(WriteStep::Done { id, annotations }) => {
+            tracing::warn!(
+                "check run {stale_id} kept `success` after every update was refused; check run {id} supersedes it"
+            );
+            CheckReport {
+                result: Ok(CheckOutcome::Superseded { id, stale_id, annotations }),
+                shown: report.shown,
+                stale: None,
+            }
+        }
+        Ok(WriteStep::Unchanged { id }) => CheckReport {
+            result: Ok(CheckOutcome::Superseded { id, stale_id, annotations: 0 }),
+            shown: report.shown,
+            stale: None,
+        },
+        Err(e) => {
+            tracing::warn!("superseding the stale check run {stale_id} failed too: {e}");
+            report
+        }
+    }
+}
+
+async fn update_or_create(
     api: &Api,
     p: &Publication,
     pr: Option<&ForPr>,

@@ -88,6 +88,9 @@ impl PublishReport {
             Ok(CheckOutcome::Unchanged { id }) => {
                 format!("- check run `retrygate` on `{sha}`: already up to date (id {id})\n")
             }
+            Ok(CheckOutcome::Superseded { id, stale_id, annotations }) => format!(
+                "- check run `retrygate` on `{sha}`: the run showing `success` (id {stale_id}) refused every update, so a new run supersedes it (id {id}, {annotations} annotations); branch protection reads the newest\n"
+            ),
             Err(e) => format!("- check run `retrygate` on `{sha}`: **not written**: {e}\n"),
         });
         if let Some(stale) = &self.stale {

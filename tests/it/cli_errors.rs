@@ -106,9 +106,13 @@ fn json_output_has_verdict_findings_and_notes() {
 }
 
 #[test]
-fn json_is_the_default_when_stdout_is_not_a_terminal() {
+fn text_is_the_default_when_stdout_is_not_a_terminal_and_json_is_asked_for() {
     let repo = pr_repo();
     let o = scan(repo.path(), &["--base", "main"]);
+    let text = stdout(&o);
+    assert!(text.trim_end().lines().last().is_some_and(|l| l.starts_with("retrygate: PASS")), "{text}");
+    assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
+    let o = scan(repo.path(), &["--base", "main", "--format", "json"]);
     let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
     assert_eq!(v["verdict"], "pass");
 }

@@ -349,17 +349,30 @@ fn normalised(text: &str) -> String {
 }
 
 #[test]
-fn the_readme_shows_the_demos_first_comment_as_printed() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start =
-        readme.find("<!-- demo-comment:start -->\n").expect("README lacks the demo-comment:start marker");
-    let end = readme.find("<!-- demo-comment:end -->").expect("README lacks the demo-comment:end marker");
-    let shown = &readme[start + "<!-- demo-comment:start -->\n".len()..end];
+fn the_guide_and_the_readme_show_the_demos_first_comment_as_printed() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let between = |path: &str, name: &str| -> String {
+        let text = std::fs::read_to_string(format!("{root}/{path}")).unwrap();
+        let start = format!("<!-- {name}:start -->\n");
+        let a = text.find(&start).unwrap_or_else(|| panic!("{path} lacks the {name}:start marker"));
+        let b = text
+            .find(&format!("<!-- {name}:end -->"))
+            .unwrap_or_else(|| panic!("{path} lacks the {name}:end marker"));
+        text[a + start.len()..b].to_string()
+    };
     let out = demo();
     let printed = comments(&out)[0];
     assert_eq!(
-        normalised(shown.trim_end()),
+        normalised(between("docs/getting-started.md", "demo-comment").trim_end()),
         normalised(printed.trim_end()),
-        "README's demo comment is out of date: run scripts/regen.sh"
+        "docs/getting-started.md's demo comment is out of date: run scripts/regen.sh"
+    );
+    // The README shows the comment's summary: up to the findings table.
+    let summary = printed.split("\n#### ").next().unwrap_or(printed);
+    assert!(summary.contains("| Why | How to fix |"), "{summary}");
+    assert_eq!(
+        normalised(between("README.md", "demo-summary").trim_end()),
+        normalised(summary.trim_end()),
+        "README's demo summary is out of date: run scripts/regen.sh"
     );
 }

@@ -216,12 +216,38 @@ fn an_unreadable_200_that_landed_is_not_written_again() {
 }
 
 #[test]
-fn an_update_that_keeps_failing_exits_2_and_says_a_stale_success_remains() {
+fn a_refused_update_of_a_stale_success_is_superseded_by_a_newer_failing_run() {
     let fake = FakeGithub::start();
     let retarget = passed_then_retargeted(&fake);
     for _ in 0..retrygate::testing::github::MAX_WRITE_ATTEMPTS {
         fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(502));
     }
+    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::Block);
+    let runs = fake.check_runs();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let (old, new) = (&runs[0], &runs[1]);
+    assert_eq!(old.conclusion.as_deref(), Some("success"), "GitHub kept refusing the update");
+    assert_eq!(new.conclusion.as_deref(), Some("failure"));
+    assert!(new.id > old.id, "branch protection reads the newest run of the name");
+    let summary = retarget.summary();
+    assert!(
+        summary.contains(&format!("refused every update, so a new run supersedes it (id {}", new.id)),
+        "{summary}"
+    );
+    assert!(!summary.contains("a stale check run remains"), "{summary}");
+    // The next publish finds and updates the newer run, not the stale one.
+    assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::Block);
+    assert_eq!(fake.check_runs().len(), 2);
+}
+
+#[test]
+fn an_update_and_a_superseding_create_that_keep_failing_exit_2_and_say_a_stale_success_remains() {
+    let fake = FakeGithub::start();
+    let retarget = passed_then_retargeted(&fake);
+    for _ in 0..retrygate::testing::github::MAX_WRITE_ATTEMPTS {
+        fake.fault("PATCH", "/check-runs/", 0, FaultKind::Before(502));
+    }
+    fake.fault("POST", "/check-runs", 0, FaultKind::Before(422));
     assert_eq!(retrygate::github::run(&retarget.env, &main_blocks).unwrap(), ActionOutcome::CouldNotDecide);
     let run = fake.check_runs()[0].clone();
     assert_eq!(run.conclusion.as_deref(), Some("success"), "GitHub kept refusing the update");
