@@ -66,19 +66,20 @@ pub(crate) fn run(args: RulesArgs) -> anyhow::Result<Exit> {
             if let Some(path) = update_docs {
                 let doc = std::fs::read_to_string(&path)
                     .with_context(|| format!("could not read {}", path.display()))?;
-                let new = docs::splice(&doc, &docs::markdown_table(packs.rules())).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "{} has no generated-table markers; add the lines {} and {} where the table goes",
-                        path.display(),
-                        docs::BEGIN,
-                        docs::END
-                    )
-                })?;
+                let new =
+                    docs::splice(&doc, &docs::rules_and_floor_table(packs.rules())).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{} has no generated-table markers; add the lines {} and {} where the table goes",
+                            path.display(),
+                            docs::BEGIN,
+                            docs::END
+                        )
+                    })?;
                 std::fs::write(&path, new).with_context(|| format!("could not write {}", path.display()))?;
                 return Ok(Exit::Pass);
             }
             match format {
-                ListFormat::Markdown => print!("{}", docs::markdown_table(packs.rules())),
+                ListFormat::Markdown => print!("{}", docs::rules_and_floor_table(packs.rules())),
                 ListFormat::Text => {
                     for c in list_checks(&packs) {
                         println!(
@@ -88,6 +89,9 @@ pub(crate) fn run(args: RulesArgs) -> anyhow::Result<Exit> {
                             c.severity.to_string(),
                             c.languages.join(",")
                         );
+                    }
+                    for (id, kind, _) in retrygate::analyze::knobs::CHECKS {
+                        println!("{:<44} {:<22} {:<8} all", id, kind.id(), "error");
                     }
                     for c in retrygate::analyze::rust::checks::all_ids() {
                         println!("{}", c.list_line());

@@ -38,6 +38,26 @@ pub fn markdown_table(rules: &[Rule]) -> String {
     out
 }
 
+/// The generated table of docs/rules.md: every pack's rules, then the
+/// settings floor's checks (which no pack file holds).
+pub fn rules_and_floor_table(rules: &[Rule]) -> String {
+    let mut out = markdown_table(rules);
+    out.push_str(
+        "\n### The settings floor (`src/analyze/knobs`)\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (id, kind, d) in crate::analyze::knobs::CHECKS {
+        out.push_str(&format!(
+            "| `{id}` | `{}` | error or warning (the What says when) | all the gate reads | changed | {} | {} | {} | {} |\n",
+            kind.id(),
+            cell(d.what),
+            cell(d.why),
+            code_cell(d.example),
+            code_cell(d.use_instead),
+        ));
+    }
+    out
+}
+
 fn cell(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
 }
