@@ -38,7 +38,7 @@ pub(crate) mod syntax;
 pub(crate) mod testitems;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -265,10 +265,11 @@ impl Analyzer for RustAnalyzer {
         result.notes.extend(clients.notes);
         result.notes.extend(self.apply_crate_index(&mut modelled));
         let mut leftovers: Vec<(usize, Vec<usize>, Vec<usize>)> = Vec::new();
+        let changed_defs = changed_definitions(modelled.iter().map(|m| m.file));
         for (fi, m) in modelled.iter().enumerate() {
             result.notes.extend(m.notes.iter().cloned());
             if let Some(head) = &m.head {
-                result.notes.extend(uncomputable_counts(m.file, head));
+                result.notes.extend(uncomputable_counts(m.file, head, &changed_defs));
                 result.head_policies.extend(head_policies(m.file, head));
             }
             let (Some(base), Some(head)) = (m.base.as_ref(), m.head.as_ref()) else {
@@ -467,17 +468,45 @@ pub(crate) fn policies_of(path: &str, text: &str) -> Result<Vec<super::HeadPolic
 /// Changed retry sites whose count is written out but cannot be computed
 /// (`with_max_times(limit())`, a shift of an unknown name): the gate cannot
 /// tell whether it went up, so a person must look.
-fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
-    head.sites
-        .iter()
-        .filter(|s| s.policy.attempts.value == policy::Attempts::Unknown && file.touches(s.line, s.end_line))
+///
+/// Also a site the change did not touch whose uncomputable count is made of
+/// a name the change defines anew (`const fn max_retries() -> u32 { 10 }`,
+/// `Settings { retries: 10, .. }`): an unknown value is not an unchanged one.
+fn uncomputable_counts(file: &FileChange, head: &FileModel, changed: &ChangedDefs) -> Vec<Note> {
+    let mut out = Vec::new();
+    for s in head.sites.iter().filter(|s| s.policy.attempts.value == policy::Attempts::Unknown) {
+        let hand_loop = s.policy.lib == policy::Lib::HAND_ROLLED;
+        // A hand loop's own lines are its whole body: only its header says
+        // how it counts.
+        let own_change =
+            if hand_loop { file.touches(s.line, s.line) } else { file.touches(s.line, s.end_line) };
+        if !own_change {
+            let moved: Vec<String> = s
+                .unresolved
+                .iter()
+                .filter_map(|n| changed.get(n).map(|at| format!("`{n}` ({at})")))
+                .collect();
+            if !moved.is_empty() {
+                out.push(Note::blocking(
+                    Some(&file.path),
+                    format!(
+                        "line {}: the retry's attempt count ({}) is computed from {}, whose definition this change rewrote, and retrygate cannot compute it; a maintainer checks how many attempts it allows now before signing off",
+                        s.line,
+                        s.policy.attempts.why,
+                        moved.join(", ")
+                    ),
+                ));
+            }
+            continue;
+        }
         // A setter or constructor was given a count (`.with_max_times(..)`,
         // `RetryConfig::Simple(n)`, see `Fact::count`); a library whose
         // count lives elsewhere (tower's Policy impl) is not flagged.
-        .filter(|s| s.policy.attempts.uncomputed || !s.unresolved.is_empty())
-        .map(|s| {
-            if !s.unresolved.is_empty() {
-                return Note::blocking(
+        if !s.policy.attempts.uncomputed && s.unresolved.is_empty() {
+            continue;
+        }
+        out.push(if !s.unresolved.is_empty() {
+                Note::blocking(
                     Some(&file.path),
                     format!(
                         "line {}: the retry's attempt count depends on {} ({}), which retrygate cannot compute; a maintainer checks how many attempts it allows before signing off (or pass a literal or a `const`)",
@@ -485,8 +514,8 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
                         s.unresolved.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
                         s.policy.attempts.why
                     ),
-                );
-            }
+                )
+            } else {
             Note::blocking(
                 Some(&file.path),
                 format!(
@@ -494,8 +523,39 @@ fn uncomputable_counts(file: &FileChange, head: &FileModel) -> Vec<Note> {
                     s.line, s.policy.attempts.why
                 ),
             )
-        })
-        .collect()
+        });
+    }
+    out
+}
+
+/// Names the change defines or assigns on an added line of a Rust file,
+/// each with its first place (`src/config.rs:12`).
+type ChangedDefs = HashMap<String, String>;
+
+fn changed_definitions<'f>(files: impl Iterator<Item = &'f FileChange>) -> ChangedDefs {
+    static DEF: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"\b(?:fn|const|static|let)\s+(?:fn\s+|mut\s+)?([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*(?::[^:]|=[^=>])",
+        )
+        .unwrap_or_else(|e| panic!("the definition pattern is constant and valid: {e}"))
+    });
+    let mut out = ChangedDefs::new();
+    for f in files {
+        let Some(text) = f.head.text() else { continue };
+        for (i, line) in text.lines().enumerate() {
+            let n = i as u32 + 1;
+            let code = line.split("//").next().unwrap_or("");
+            if !f.is_added(n) || code.trim().is_empty() {
+                continue;
+            }
+            for c in DEF.captures_iter(code) {
+                if let Some(name) = c.get(1).or(c.get(2)) {
+                    out.entry(name.as_str().to_string()).or_insert_with(|| format!("{}:{n}", f.path));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Prefilters, parses and models both sides of one file.

@@ -37,6 +37,7 @@ use rayon::prelude::*;
 use regex::Regex;
 
 use super::crate_index::{self, HeadCommit, TreeListing};
+use super::policy::Attempts;
 use super::sites::{self, FileModel};
 use super::{checks, Modelled};
 use crate::changeset::git::Blob;
@@ -76,8 +77,14 @@ struct ChangedDef {
 /// got worse, where (head line, what is there, the site's library), and
 /// whether it holds a retry site (the definitions it names are then linked
 /// to a retry).
-type Reached<'d> =
-    (String, Vec<&'d ChangedDef>, Vec<checks::Change>, Vec<(u32, String, &'static str, String)>, bool);
+type Reached<'d> = (
+    String,
+    Vec<&'d ChangedDef>,
+    Vec<checks::Change>,
+    Vec<(u32, String, &'static str, String)>,
+    Vec<(u32, String, ChangedDef)>,
+    bool,
+);
 
 /// What the pass adds to the analyzer's result.
 #[derive(Default)]
@@ -291,7 +298,14 @@ fn changed_defs(m: &Modelled, base_decls: Option<&[Decl]>, head_decls: Option<&[
     let file = m.file;
     let (base, head) = (file.base.text(), file.head.text());
     let fns = site_fns(m);
-    let wanted = |d: &Decl| d.kind != "fn" || fns.contains(d.name);
+    // A function is followed when it is a retry site's, or when its name
+    // says it gives a count (`max_retries()`, `attempts()`): a retry that
+    // calls it cannot be computed, and its rewrite must not pass unsaid.
+    let says_count = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        n.contains("retr") || n.contains("attempt") || n.contains("tries")
+    };
+    let wanted = |d: &Decl| d.kind != "fn" || fns.contains(d.name) || says_count(d.name);
     let mut out: Vec<ChangedDef> = Vec::new();
     let mut push = |name: &str, line: u32| {
         if !out.iter().any(|c| c.name == name) {
@@ -892,11 +906,12 @@ fn dependents(
             let base = model_unit(path, text, &pick(false));
             let head = model_unit(path, text, &pick(true));
             let (Some(base), Some(head)) = (base, head) else {
-                return (path.clone(), mine, Vec::new(), Vec::new(), false);
+                return (path.clone(), mine, Vec::new(), Vec::new(), Vec::new(), false);
             };
             let (pairs, _, _) = super::match_sites(&base.sites, &head.sites);
             let mut changes = Vec::new();
             let mut at = Vec::new();
+            let mut unknown: Vec<(u32, String, ChangedDef)> = Vec::new();
             for (bi, hi) in pairs {
                 let h = &head.sites[hi];
                 // The site's own lines, to tell which changed definition it reads.
@@ -910,6 +925,11 @@ fn dependents(
                     changes.push(c);
                     at.push((h.line, format!("`{}`", h.item), h.policy.lib.id(), lines.clone()));
                 }
+                if h.policy.attempts.value == Attempts::Unknown {
+                    for d in mine.iter().filter(|d| h.unresolved.contains(&d.name)) {
+                        unknown.push((h.line, h.policy.attempts.why.clone(), (*d).clone()));
+                    }
+                }
             }
             if !head.sites.is_empty() {
                 let mut t = super::timeout_changes(&base, &head);
@@ -919,12 +939,23 @@ fn dependents(
                 }
             }
             let has_sites = !head.sites.is_empty();
-            (path.clone(), mine, changes, at, has_sites)
+            (path.clone(), mine, changes, at, unknown, has_sites)
         })
         .collect();
-    for (path, mine, changes, at, has_sites) in results {
+    for (path, mine, changes, at, unknown, has_sites) in results {
         if has_sites {
             out.reached.extend(mine.iter().map(|d| d.name.clone()));
+        }
+        // An unknown count is not an unchanged one: the retry reads a
+        // definition the change rewrote, and retrygate cannot compute it.
+        for (line, why, d) in unknown {
+            out.notes.push(Note::blocking(
+                Some(&d.path),
+                format!(
+                    "line {}: `{}` changed here, and the retry at {path}:{line} computes its attempt count ({why}) from it, which retrygate cannot compute; a maintainer checks how many attempts it allows now before signing off",
+                    d.line, d.name
+                ),
+            ));
         }
         let Some(first) = mine.first() else { continue };
         for (c, (line, what, lib, lines)) in changes.into_iter().zip(at) {

@@ -94,6 +94,15 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             return;
         }
         let attempts = attempts.unwrap_or(Attempts::Unknown);
+        // An attempt bound retrygate cannot compute: the names it is made
+        // of, so a changed definition of one of them is said, not missed.
+        let unresolved = match whole {
+            Expr::ForLoop(f) if attempts == Attempts::Unknown => bound_names(&f.expr),
+            Expr::While(w) if attempts == Attempts::Unknown && !matches!(&*w.cond, Expr::Let(_)) => {
+                bound_names(&w.cond)
+            }
+            _ => Vec::new(),
+        };
         let mut p = Policy::new(
             Lib::HAND_ROLLED,
             Fact::new(attempts, bound_text),
@@ -127,7 +136,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             line,
             end_line,
             policy: p,
-            unresolved: Vec::new(),
+            unresolved,
             standalone: false,
         });
     }
@@ -183,6 +192,23 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     pub(super) fn loop_bound(&self, body: &syn::Block) -> Option<(Attempts, String)> {
         loops::loop_bound(body, &self.env)
     }
+}
+
+/// The names an attempt bound is computed from (`0..cfg.max_retries()` ->
+/// `cfg`, `max_retries`), in order, without the loop's own counter words.
+fn bound_names(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'a> Visit<'a> for Names {
+        fn visit_ident(&mut self, i: &'a proc_macro2::Ident) {
+            let n = i.to_string();
+            if n != "self" && n != "Self" && !self.0.contains(&n) {
+                self.0.push(n);
+            }
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_expr(e);
+    names.0
 }
 
 /// Source text of a node for messages, as tokens (`0 ..= MAX_RETRIES`).
