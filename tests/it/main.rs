@@ -47,6 +47,7 @@ mod printer;
 mod readme;
 mod replay;
 mod replay_clients;
+mod replay_diff;
 mod rules;
 mod rules_helpers;
 mod rules_scale;
