@@ -57,7 +57,7 @@ fn scenario(dir: &Path, text: &str) -> PathBuf {
 
 /// `retrygate replay --base REV --scenario FILE --clients 4 --report R -- sh client.sh`
 /// in `scratch/repo`; returns the output and the report, if one was written.
-fn replay(scratch: &Path, base: &str, scenario: &Path) -> (Output, Option<Value>) {
+fn replay(scratch: &Path, base: &str, scenario: impl AsRef<std::ffi::OsStr>) -> (Output, Option<Value>) {
     let report = scratch.join("report.json");
     let out = Command::new(BIN)
         .current_dir(scratch.join("repo"))
@@ -148,20 +148,41 @@ fn a_head_equal_to_its_base_passes() {
 #[test]
 fn a_head_with_a_lowered_timeout_sends_more_to_a_slow_server() {
     curl_available();
-    // Every answer held 2 s: the base waits for it; the head gives up after
-    // 0.5 s and re-sends while the first answer is still coming.
-    let slow = "responses:\n  - status: 200\n    delay_ms: 2000\nbudget: 10\n";
+    // The bundled slow-response: every answer held 2 s. The base waits for
+    // it; the head gives up after 0.5 s and re-sends while the first answer
+    // is still coming (then once more: over the scenario's budget of 2).
     let base_client = "curl -sS -o - --max-time 5 --retry 2 \"$RETRYGATE_URL/items\"\n";
     let head_client = "curl -sS -o - --max-time 0.5 --retry 2 \"$RETRYGATE_URL/items\"\n";
     let (dir, base, _) = repo(base_client, head_client);
-    let s = scenario(dir.path(), slow);
-    let (out, report) = replay(dir.path(), &base, &s);
+    let (out, report) = replay(dir.path(), &base, "slow-response");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let r = report.expect("a report");
     let findings = r["comparison"]["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0]["kind"], "timeout-lowered");
     assert_eq!(findings[0]["base"], "1");
+    // The scenario's own check judges the head too.
+    let budget = r["checks"].as_array().unwrap().iter().find(|c| c["check"] == "attempt-budget").unwrap();
+    assert_eq!(budget["status"], "fail", "{budget}");
+    assert_eq!(r["comparison"]["base"]["verdict"], "pass");
+}
+
+#[test]
+fn a_base_that_fails_its_own_checks_is_said_and_a_better_head_passes() {
+    curl_available();
+    // The bundled long-outage (503 forever, no Retry-After, budget 6): the
+    // base's storm client makes 7 attempts 10 ms apart; the head's curl
+    // makes 3 with its own backoff.
+    let storm = format!("exec {BIN} replay-client --profile storm\n");
+    let head_client = "curl -sS -o - --retry 2 \"$RETRYGATE_URL/items\"\n";
+    let (dir, base, _) = repo(&storm, head_client);
+    let (out, report) = replay(dir.path(), &base, "long-outage");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report.expect("a report");
+    assert_eq!(r["verdict"], "pass");
+    assert_eq!(r["comparison"]["base"]["verdict"], "fail");
+    assert_eq!(r["comparison"]["findings"], serde_json::json!([]));
+    assert!(text(&out).contains("itself fails: attempt-budget"), "{}", text(&out));
 }
 
 #[test]
