@@ -33,7 +33,7 @@ use super::report::{ClientTimeline, ReplayReport, TimelineRequest};
 use crate::finding::Kind;
 
 /// Both sides of a differential replay and what their comparison showed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The base commit the other side ran on.
     pub base_commit: String,
@@ -55,7 +55,7 @@ pub struct Comparison {
 }
 
 /// One operation in one scenario, at the base and at the head.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OperationComparison {
     /// The scenario it ran under.
     pub scenario: String,
@@ -68,7 +68,7 @@ pub struct OperationComparison {
 }
 
 /// What the server saw of one operation on one side.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OperationFigures {
     /// Every request of this operation, over all clients.
     pub requests: usize,
@@ -96,7 +96,7 @@ pub struct OperationFigures {
 }
 
 /// One scenario's fleet reading at the base and at the head.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetComparison {
     /// The scenario.
     pub scenario: String,
@@ -107,9 +107,10 @@ pub struct FleetComparison {
 }
 
 /// A head worse than its base, seen in the replay.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayFinding {
     /// The finding kind, from the same set the static analysis uses.
+    #[schemars(with = "String")]
     pub kind: Kind,
     /// Always `replay`: what the server saw, not what the code says.
     pub seen_in: String,

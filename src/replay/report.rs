@@ -67,7 +67,7 @@ pub(crate) fn comparison_reasons(c: &Comparison) -> Vec<String> {
 pub(crate) const REPORT_VERSION: u32 = 1;
 
 /// Pass or fail; an error that prevented a decision is not a report at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayVerdict {
     /// Every check of weight `error` passed.
@@ -77,7 +77,7 @@ pub enum ReplayVerdict {
 }
 
 /// Everything one replay showed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayReport {
     pub(crate) version: u32,
     /// Pass or fail.
@@ -141,14 +141,14 @@ pub struct ReplayReport {
 }
 
 /// The inconclusive first run a report's rerun replaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct RerunNote {
     pub(crate) clients: usize,
     pub(crate) desync: DesyncSummary,
 }
 
 /// One client's story.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClientTimeline {
     /// The client's index (its `/c/<i>/` prefix).
     pub client: usize,
@@ -163,7 +163,7 @@ pub struct ClientTimeline {
 }
 
 /// One request as the server saw it, with what the judge made of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineRequest {
     pub(crate) seq: usize,
     pub(crate) at_ms: f64,
@@ -432,6 +432,12 @@ impl ReplayReport {
     /// The result of one check.
     pub fn check(&self, id: ReplayCheck) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.check == id)
+    }
+
+    /// The JSON Schema of the report (`schemas/replay-report.schema.json`
+    /// is this, checked by a test).
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(ReplayReport)).unwrap_or_default()
     }
 
     /// Reads a report written with `--format json` / `--report`.

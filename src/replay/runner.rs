@@ -29,7 +29,7 @@ use tokio::time::Instant;
 const OUTPUT_TAIL: usize = 2048;
 
 /// How one client's CMD ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ClientExit {
     /// It exited by itself.

@@ -48,6 +48,7 @@ mod readme;
 mod replay;
 mod replay_clients;
 mod replay_diff;
+mod replay_schema;
 mod rules;
 mod rules_helpers;
 mod rules_scale;
