@@ -538,6 +538,105 @@ mod tests {
         assert_eq!(operation_findings("s", "GET /", &figures(1), &slow)[0].kind, Kind::TimeoutLowered);
     }
 
+    fn req(seq: usize, at_ms: f64, method: &str, status: u16, delay_ms: u64) -> TimelineRequest {
+        TimelineRequest {
+            seq,
+            at_ms,
+            method: method.into(),
+            path: "/c/0/orders/7".into(),
+            status,
+            retry_after: None,
+            idempotency_key: None,
+            user_agent: None,
+            delay_ms,
+            gap_ms: None,
+            asked_ms: None,
+            broke: vec![],
+            write: None,
+            lost: None,
+        }
+    }
+
+    fn timeline(requests: Vec<TimelineRequest>) -> ClientTimeline {
+        ClientTimeline {
+            client: 0,
+            exit: super::super::runner::ClientExit::Exited { code: 0 },
+            requests,
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+        }
+    }
+
+    #[test]
+    fn logical_requests_end_at_a_delivered_2xx_that_was_waited_for() {
+        let mut acc = BTreeMap::new();
+        // 429, 429, 200: one request of 3 attempts; then a new one of 1.
+        client_into(
+            &timeline(vec![
+                req(0, 0.0, "GET", 429, 0),
+                req(1, 1000.0, "GET", 429, 0),
+                req(2, 2000.0, "GET", 200, 0),
+                req(3, 3000.0, "GET", 200, 0),
+            ]),
+            &mut acc,
+        );
+        let f = acc.remove("GET /orders/{id}").unwrap().finish();
+        assert_eq!((f.requests, f.logical_requests, f.attempts_max, f.attempts_median), (4, 2, 3, 2.0));
+        // A 200 held 2 s, sent again after 0.5 s: the same request, re-sent while held.
+        let mut acc = BTreeMap::new();
+        client_into(
+            &timeline(vec![req(0, 0.0, "GET", 200, 2000), req(1, 500.0, "GET", 200, 2000)]),
+            &mut acc,
+        );
+        let f = acc.remove("GET /orders/{id}").unwrap().finish();
+        assert_eq!((f.logical_requests, f.attempts_max, f.resent_while_held), (1, 2, 1));
+    }
+
+    #[test]
+    fn a_fleet_gone_from_spread_to_lockstep_is_jitter_removed_and_inconclusive_is_not() {
+        let side = |reading: Reading, concentration: f64| {
+            let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
+            r.scenario = "default".into();
+            r.desync = Some(DesyncSummary {
+                reading,
+                concentration,
+                pass_bar: 12.0,
+                lockstep_bar: 22.0,
+                judged_waits: 24,
+                pairs: 84,
+                retry_pair_ms: 1.0,
+                noise_pair_ms: 1.0,
+                noise_spread_ms: 1.0,
+            });
+            r
+        };
+        let c = compare(&side(Reading::Spread, 2.0), &side(Reading::Lockstep, 300.0), "b");
+        assert_eq!(c.findings.len(), 1);
+        assert_eq!(c.findings[0].kind, Kind::JitterRemoved);
+        assert!(c.findings[0].message.contains("2.0x (spread)"), "{}", c.findings[0].message);
+        assert!(c.findings[0].message.contains("300x (lockstep)"), "{}", c.findings[0].message);
+        // Within the noise, or more concentrated but still spread: not worse.
+        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::WithinNoise, 3.0), "b")
+            .findings
+            .is_empty());
+        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::Spread, 9.0), "b").findings.is_empty());
+    }
+
+    #[test]
+    fn a_write_applied_twice_is_one_duplicate() {
+        use super::super::journal::WriteRecord;
+        let applied = |seq, at| {
+            let mut q = req(seq, at, "POST", 201, 0);
+            q.lost = Some(super::super::journal::Loss::Reset);
+            q.write = Some(WriteRecord { operation: "digest:x".into(), effect: WriteEffect::Applied });
+            q
+        };
+        let mut acc = BTreeMap::new();
+        client_into(&timeline(vec![applied(0, 0.0), applied(1, 900.0)]), &mut acc);
+        let f = acc.remove("POST /orders/{id}").unwrap().finish();
+        assert_eq!((f.attempts_max, f.duplicate_writes), (2, 1));
+    }
+
     #[test]
     fn early_retries_unsafe_resends_and_duplicates_count_against_the_base() {
         let mut h = figures(4);

@@ -344,6 +344,22 @@ mod tests {
     }
 
     #[test]
+    fn a_base_from_which_no_request_arrived_did_not_run() {
+        let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
+        r.scenario = "default".into();
+        r.timeline = vec![report::ClientTimeline {
+            client: 0,
+            exit: runner::ClientExit::Exited { code: 101 },
+            requests: vec![],
+            stdout_tail: String::new(),
+            stderr_tail: "error[E0425]: cannot find value `x`\n".into(),
+        }];
+        let why = base_did_not_run(&r).unwrap();
+        assert!(why.contains("scenario default") && why.contains("exited with code 101"), "{why}");
+        assert!(why.contains("error[E0425]: cannot find value `x`"), "{why}");
+    }
+
+    #[test]
     fn an_inconclusive_run_is_rerun_once_within_the_time_left() {
         let t = Duration::from_secs(60);
         // Between the bars: three times the clients, with what is left of the timeout.

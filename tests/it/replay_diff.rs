@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use retrygate::gate::replay::binding_problems;
+use retrygate::replay::{render_markdown, LoadedScenario, ReplayReport};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
@@ -119,6 +121,21 @@ fn a_head_that_raises_attempts_from_3_to_10_and_honours_retry_after_is_blocked_w
     assert!(text(&out).contains("retry-count-raised (seen in the replay)"), "{}", text(&out));
     // The base's worktree is gone.
     assert!(!git(&dir.path().join("repo"), &["worktree", "list"]).contains("retrygate-base-"));
+    // The Markdown for the PR comment shows the comparison.
+    let parsed = ReplayReport::from_json(&r.to_string()).unwrap();
+    let md = render_markdown(&parsed);
+    assert!(md.contains("#### Compared with the base") && md.contains(msg), "{md}");
+    // The gate accepts the report as it was written, and recomputes the
+    // comparison from its two sides: findings edited away are rejected.
+    let expected = LoadedScenario::from_text("outage", OUTAGE).unwrap();
+    assert_eq!(binding_problems(&parsed, &head, &expected), Vec::<String>::new());
+    let mut edited = r.clone();
+    edited["comparison"]["findings"] = serde_json::json!([]);
+    edited["reasons"] = serde_json::json!([]);
+    edited["verdict"] = "pass".into();
+    let edited = ReplayReport::from_json(&edited.to_string()).unwrap();
+    let problems = binding_problems(&edited, &head, &expected);
+    assert!(problems.iter().any(|p| p.contains("do not follow from its two sides")), "{problems:?}");
 }
 
 #[test]
