@@ -231,3 +231,49 @@ fn a_bad_base_revision_is_a_one_line_error() {
     assert!(stderr.contains("--base no-such-branch") && stderr.contains("fetch"), "{stderr}");
     assert!(report.is_none(), "nothing ran, so no report");
 }
+
+#[test]
+fn a_head_that_stops_honouring_retry_after_is_retry_after_ignored() {
+    let ok = Command::new("python3").args(["-c", "import urllib3"]).output().map(|o| o.status.success());
+    assert!(ok.unwrap_or(false), "python3 with urllib3 is missing: {INSTALL}");
+    // urllib3 at the base honours Retry-After; the head turns it off and
+    // backs off 0.1 s x 2^n instead, on the bundled `default` (429 with
+    // Retry-After: 1 three times, then 200).
+    let client = |respect: &str| {
+        format!(
+            "exec python3 -c '\nimport os, sys, urllib3\nfrom urllib3.util.retry import Retry\n\
+             r = Retry(total=3, status_forcelist=[429], backoff_factor=0.1, respect_retry_after_header={respect})\n\
+             http = urllib3.PoolManager(retries=r)\n\
+             try:\n    http.request(\"GET\", os.environ[\"RETRYGATE_URL\"] + \"/items\")\n\
+             except urllib3.exceptions.MaxRetryError:\n    sys.exit(1)\n'\n"
+        )
+    };
+    let (dir, base, _) = repo(&client("True"), &client("False"));
+    let (out, report) = replay(dir.path(), &base, "default");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["retry-after-ignored"], "{findings:#?}");
+    assert_eq!(findings[0]["base"], "0 of 12");
+    assert_eq!(r["comparison"]["base"]["verdict"], "pass");
+}
+
+#[test]
+fn a_head_that_retries_a_post_without_a_key_is_retry_non_idempotent() {
+    curl_available();
+    // The bundled `post` (429 with Retry-After: 2 once, then 200): the base's
+    // curl sends its POST once; the head's retries it without a key.
+    let post = |retry: &str| format!("curl -sS -o - -d item=1 {retry} \"$RETRYGATE_URL/orders\"\n");
+    let (dir, base, _) = repo(&post(""), &post("--retry 2"));
+    let (out, report) = replay(dir.path(), &base, "post");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["retry-count-raised", "retry-non-idempotent"], "{findings:#?}");
+    assert_eq!(
+        findings[1]["message"],
+        "POST /orders: 0 re-sends without the same Idempotency-Key at the base, 4 at the head"
+    );
+}
