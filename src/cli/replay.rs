@@ -12,9 +12,10 @@ use std::path::Path;
 use retrygate::changeset::git::Blob;
 use retrygate::changeset::Git;
 use retrygate::config::Config;
+use retrygate::replay::base::BaseWorktree;
 use retrygate::replay::{
-    render_markdown, render_text, run_replay_blocking, run_scenarios_blocking, LoadedScenario, ReplayOptions,
-    ReplayVerdict,
+    render_markdown, render_text, run_differential_blocking, run_replay_blocking, run_scenarios_blocking,
+    LoadedScenario, ReplayOptions, ReplayVerdict,
 };
 
 use super::Exit;
@@ -57,6 +58,12 @@ pub(crate) struct ReplayArgs {
     /// working tree. Not with --scenario or --clients.
     #[arg(long, value_name = "REV", conflicts_with_all = ["scenario", "clients"])]
     pub config_from: Option<String>,
+    /// Also run the same command, scenarios and clients against this revision (the pull request's
+    /// base), checked out in a temporary worktree, side by side with the head, and compare the two
+    /// per operation: a head worse than its base fails the replay; a base that cannot run is
+    /// "could not decide" (exit 2).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     /// The client to run, once per client, with RETRYGATE_URL and RETRYGATE_CLIENT set.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -157,6 +164,11 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         commit: args.commit,
         cwd: None,
     };
+    // A bad --base is a usage error, said before anything runs.
+    let base = match &args.base {
+        None => None,
+        Some(rev) => Some(base_commit(rev)?),
+    };
     let list = match &args.config_from {
         None => None,
         Some(rev) => {
@@ -172,9 +184,10 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         opts.scenario
     );
     let progress = Progress::start(what, opts.timeout);
-    let report = match &list {
-        None => run_replay_blocking(&opts),
-        Some(list) => run_scenarios_blocking(&opts, list),
+    let report = match (&base, &list) {
+        (None, None) => run_replay_blocking(&opts),
+        (None, Some(list)) => run_scenarios_blocking(&opts, list),
+        (Some((sha, prefix)), list) => differential(&mut opts, sha, prefix, list.as_deref()),
     };
     progress.finish();
     let report = report?;
@@ -191,8 +204,65 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         ReplayFormat::Markdown => render_markdown(&report),
     };
     super::write_raw(text.as_bytes())?;
+    if let Some(why) = report.comparison.as_ref().and_then(|c| c.undecided.as_ref()) {
+        // The report (verdict fail) is written for the gate; the exit says
+        // that no decision was made.
+        eprintln!("retrygate: error: could not decide: {why}");
+        return Ok(Exit::Error);
+    }
     Ok(match report.verdict {
         ReplayVerdict::Pass => Exit::Pass,
         ReplayVerdict::Fail => Exit::Fail,
     })
+}
+
+/// The full commit `rev` names here, and the current directory's path
+/// inside the repository (the base's clients run in the same place in the
+/// base's worktree).
+fn base_commit(rev: &str) -> anyhow::Result<(String, String)> {
+    let git = Git::open(Path::new(".")).map_err(|e| anyhow::anyhow!("--base {rev}: {e}"))?;
+    let sha = git.resolve_commit(rev).map_err(|e| anyhow::anyhow!("--base {rev}: {e}"))?;
+    let prefix =
+        git.run(&["rev-parse", "--show-prefix"]).map_err(|e| anyhow::anyhow!("--base {rev}: {e}"))?;
+    Ok((sha, prefix.trim().to_string()))
+}
+
+/// The head in the current directory and the base in a worktree of `sha`,
+/// side by side. A base that cannot be checked out still lets the head run,
+/// and the report says "could not decide".
+fn differential(
+    opts: &mut ReplayOptions,
+    sha: &str,
+    prefix: &str,
+    list: Option<&[LoadedScenario]>,
+) -> anyhow::Result<retrygate::replay::ReplayReport> {
+    let owned;
+    let list = match list {
+        Some(l) => l,
+        None => {
+            owned = LoadedScenario::resolve_list(&opts.scenario)?;
+            &owned[..]
+        }
+    };
+    // The head's report names its commit whatever directory the base runs in.
+    if opts.commit.is_none() {
+        let git = Git::open(Path::new(".")).map_err(|e| anyhow::anyhow!("{e}"))?;
+        opts.commit = git.resolve_commit("HEAD").ok();
+    }
+    let top = Git::open(Path::new("."))
+        .and_then(|g| g.run(&["rev-parse", "--show-toplevel"]))
+        .map_err(|e| anyhow::anyhow!("--base: {e}"))?;
+    let worktree = BaseWorktree::add(Path::new(top.trim()), sha);
+    let base_opts = worktree.as_ref().map(|w| ReplayOptions {
+        cwd: Some(w.path().join(prefix)),
+        commit: Some(sha.to_string()),
+        ..opts.clone()
+    });
+    let base = match &base_opts {
+        Ok(b) => Ok(b),
+        Err(e) => Err(format!("{e:#}")),
+    };
+    let report = run_differential_blocking(opts, base, sha, list);
+    drop(worktree);
+    report
 }

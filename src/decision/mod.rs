@@ -350,8 +350,24 @@ fn problems_sentence(problems: &[String]) -> String {
 /// judged) is counted apart.
 fn failed_replay_sentence(reasons: &[String]) -> String {
     let mut checks: Vec<&str> = Vec::new();
+    let mut compared: Vec<&str> = Vec::new();
+    let mut undecided = false;
     let mut other = 0;
     for r in reasons {
+        // The differential replay's reasons (`retrygate replay --base`):
+        // `KIND (seen in the replay, [scenario]): ...` and `could not decide: ...`.
+        if let Some((kind, _)) = r.split_once(" (seen in the replay") {
+            if crate::finding::Kind::ALL.iter().any(|k| k.id() == kind) {
+                if !compared.contains(&kind) {
+                    compared.push(kind);
+                }
+                continue;
+            }
+        }
+        if r.starts_with("could not decide:") {
+            undecided = true;
+            continue;
+        }
         let without_scenario =
             r.strip_prefix('[').and_then(|x| x.split_once("] ")).map_or(r.as_str(), |(_, rest)| rest);
         let named = without_scenario.split_once(':').map(|(c, _)| c.trim());
@@ -365,6 +381,12 @@ fn failed_replay_sentence(reasons: &[String]) -> String {
     if !checks.is_empty() {
         let n = checks.len();
         parts.push(format!("{n} check{}: {}", if n == 1 { "" } else { "s" }, checks.join(", ")));
+    }
+    if !compared.is_empty() {
+        parts.push(format!("against its base, worse on {}", compared.join(", ")));
+    }
+    if undecided {
+        parts.push("to compare with its base, which did not run".to_string());
     }
     if other > 0 {
         parts.push(format!("{other} client run{} it could not judge", if other == 1 { "" } else { "s" }));
@@ -475,6 +497,18 @@ mod tests {
             "the 429 replay failed 1 check: desynchronized; the replay section has the detail"
         );
         assert_eq!(failed_replay_sentence(&[]), "the 429 replay failed; the replay section says how");
+        let compared = [
+            "retry-count-raised (seen in the replay, [default]): GET /orders: 3 attempts per request at the base, 10 at the head".to_string(),
+            "[default] retry-after-honored: 1 of 3 retries came early".to_string(),
+        ];
+        assert_eq!(
+            failed_replay_sentence(&compared),
+            "the 429 replay failed 1 check: retry-after-honored and against its base, worse on retry-count-raised; the replay section has the detail"
+        );
+        assert_eq!(
+            failed_replay_sentence(&["could not decide: the base did not run".to_string()]),
+            "the 429 replay failed to compare with its base, which did not run; the replay section has the detail"
+        );
         assert_eq!(
             problems_sentence(&["a".into(), "b".into(), "c".into()]),
             "a; and 2 more problems in the replay section"

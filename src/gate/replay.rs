@@ -236,6 +236,34 @@ pub fn binding_problems(report: &ReplayReport, head: &str, expected: &LoadedScen
         ));
     }
     p.extend(consistency_problems(report, expected.scenario.budget));
+    p.extend(comparison_problems(report));
+    p
+}
+
+/// Does a differential report's comparison follow from its two sides? The
+/// findings are recomputed from the base's report and the head's timelines
+/// (a pure function of both), so a finding edited out, or a pass over one,
+/// is rejected.
+fn comparison_problems(r: &ReplayReport) -> Vec<String> {
+    let Some(c) = &r.comparison else { return Vec::new() };
+    let edited = "the report was edited after the replay";
+    let mut p = Vec::new();
+    if c.head_commit != r.commit {
+        p.push(format!("the comparison names another head than the report: {edited}"));
+    }
+    if r.verdict == ReplayVerdict::Pass && (c.undecided.is_some() || !c.findings.is_empty()) {
+        p.push(format!(
+            "the verdict says pass, but the comparison with the base found the head worse: {edited}"
+        ));
+    }
+    if let (None, Some(base)) = (&c.undecided, &c.base) {
+        let mut head = r.clone();
+        head.comparison = None;
+        let again = crate::replay::compare::compare(base, &head, &c.base_commit);
+        if again.findings != c.findings {
+            p.push(format!("the comparison's findings do not follow from its two sides: {edited}"));
+        }
+    }
     p
 }
 

@@ -68,7 +68,7 @@ pub struct Entry {
 }
 
 /// What the server's write store did with one POST/PATCH.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WriteRecord {
     /// `key:<Idempotency-Key>`, else `digest:<method> <path> <body SHA-256>`.
     pub operation: String,
@@ -77,7 +77,7 @@ pub struct WriteRecord {
 }
 
 /// The store's decision for one write request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WriteEffect {
     /// The write took effect (again, if the operation was applied before).
@@ -90,7 +90,7 @@ pub enum WriteEffect {
 }
 
 /// How an answer was lost on the way to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Loss {
     /// The connection was closed without an answer.
@@ -104,7 +104,7 @@ fn is_zero(v: &u64) -> bool {
 }
 
 /// A connection whose bytes did not parse as an HTTP request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Malformed {
     pub(crate) at_ms: f64,
     /// hyper's description of the parse error.

@@ -20,7 +20,9 @@
 //! # anyhow::Ok(())
 //! ```
 
+pub mod base;
 pub(crate) mod checks;
+pub mod compare;
 pub(crate) mod journal;
 pub(crate) mod report;
 pub mod retry_after;
@@ -34,6 +36,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 pub use checks::{CheckStatus, ReplayCheck};
+pub use compare::Comparison;
 pub use report::{render_markdown, render_text, ReplayReport, ReplayVerdict};
 pub use scenario::LoadedScenario;
 
@@ -98,7 +101,7 @@ pub(crate) async fn run_scenarios(
         );
     }
     let program = opts.command.first().map(String::as_str).unwrap_or("");
-    runner::resolve_program(program)?;
+    runner::resolve_program(program, opts.cwd.as_deref())?;
     let commit = match &opts.commit {
         Some(c) => Some(c.clone()),
         None => head_commit(opts.cwd.as_deref()),
@@ -111,6 +114,79 @@ pub(crate) async fn run_scenarios(
         return Ok(parts.remove(0));
     }
     Ok(ReplayReport::combine(LoadedScenario::combined_sha256(list), parts))
+}
+
+/// The differential replay (`retrygate replay --base REV`): the same
+/// scenarios and client count run against the head (`head`) and the base
+/// (`base`, whose `cwd` is the base's worktree), side by side, each with its
+/// own servers; the head's report comes back with the [`Comparison`]
+/// attached. `base` is `Err` when the base could not even be checked out.
+/// Fails closed: a base that cannot run, or that ran but from which no
+/// request arrived in a scenario (its build or its client broke), makes the
+/// comparison "could not decide", with the base's own output, and the
+/// report's verdict `fail`. `Err` only when the head itself cannot run.
+pub async fn run_differential(
+    head: &ReplayOptions,
+    base: Result<&ReplayOptions, String>,
+    base_commit: &str,
+    list: &[LoadedScenario],
+) -> anyhow::Result<ReplayReport> {
+    let (report, base_ran) = match base {
+        Err(why) => (run_scenarios(head, list).await?, Err(why)),
+        Ok(opts) => {
+            // Side by side: the replay is mostly waiting, and the two fleets
+            // have their own servers, ports and working trees.
+            let (h, b) = tokio::join!(run_scenarios(head, list), run_scenarios(opts, list));
+            (h?, b.map_err(|e| format!("the base did not run the replay: {e:#}")))
+        }
+    };
+    let comparison = match base_ran {
+        Err(why) => compare::Comparison::undecided(base_commit, report.commit.clone(), why),
+        Ok(b) => match base_did_not_run(&b) {
+            Some(why) => {
+                let mut c = compare::Comparison::undecided(base_commit, report.commit.clone(), why);
+                c.base = Some(Box::new(b));
+                c
+            }
+            None => compare::compare(&b, &report, base_commit),
+        },
+    };
+    Ok(report.with_comparison(comparison))
+}
+
+/// Why a base's report is no evidence to compare with: a scenario in which
+/// no client sent a single request (the base's build or client failed
+/// before it reached the server). Names the scenario and quotes the first
+/// client's output.
+fn base_did_not_run(r: &ReplayReport) -> Option<String> {
+    let parts: Vec<&ReplayReport> = if r.parts.is_empty() { vec![r] } else { r.parts.iter().collect() };
+    for p in parts {
+        if p.timeline.iter().all(|t| t.requests.is_empty()) {
+            let first = p.timeline.first();
+            let output = first
+                .map(|t| format!("{}{}", t.stdout_tail, t.stderr_tail))
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "(no output)".into());
+            let exit = first.map(|t| t.exit.describe()).unwrap_or_else(|| "never started".into());
+            return Some(format!(
+                "the base ran scenario {} but no client of it sent a request (client 0 {exit}); \
+                 fix the base's replay command or build, or have a maintainer sign off; the base's output: {output}",
+                p.scenario
+            ));
+        }
+    }
+    None
+}
+
+/// [`run_differential`] on its own tokio runtime.
+pub fn run_differential_blocking(
+    head: &ReplayOptions,
+    base: Result<&ReplayOptions, String>,
+    base_commit: &str,
+    list: &[LoadedScenario],
+) -> anyhow::Result<ReplayReport> {
+    runtime()?.block_on(run_differential(head, base, base_commit, list))
 }
 
 /// One scenario, rerun once when `desynchronized` was inconclusive and
@@ -265,6 +341,22 @@ mod tests {
             noise_spread_ms: 9.0,
         });
         r
+    }
+
+    #[test]
+    fn a_base_from_which_no_request_arrived_did_not_run() {
+        let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
+        r.scenario = "default".into();
+        r.timeline = vec![report::ClientTimeline {
+            client: 0,
+            exit: runner::ClientExit::Exited { code: 101 },
+            requests: vec![],
+            stdout_tail: String::new(),
+            stderr_tail: "error[E0425]: cannot find value `x`\n".into(),
+        }];
+        let why = base_did_not_run(&r).unwrap();
+        assert!(why.contains("scenario default") && why.contains("exited with code 101"), "{why}");
+        assert!(why.contains("error[E0425]: cannot find value `x`"), "{why}");
     }
 
     #[test]

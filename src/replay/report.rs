@@ -44,16 +44,30 @@ use super::checks::{
     self, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, ReplayCheck, Violation,
     WriteAccount,
 };
+use super::compare::Comparison;
 use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
 use crate::text::plural;
 
+/// The reasons a comparison fails a replay: "could not decide", or one per
+/// finding, in the order the comparison lists them.
+pub(crate) fn comparison_reasons(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(why) = &c.undecided {
+        out.push(format!("could not decide: {why}"));
+    }
+    for f in &c.findings {
+        out.push(format!("{} (seen in the replay, [{}]): {}", f.kind.id(), f.scenario, f.message));
+    }
+    out
+}
+
 /// The current JSON `version`.
 pub(crate) const REPORT_VERSION: u32 = 1;
 
 /// Pass or fail; an error that prevented a decision is not a report at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayVerdict {
     /// Every check of weight `error` passed.
@@ -63,7 +77,7 @@ pub enum ReplayVerdict {
 }
 
 /// Everything one replay showed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayReport {
     pub(crate) version: u32,
     /// Pass or fail.
@@ -119,17 +133,22 @@ pub struct ReplayReport {
     /// (failed if it failed in any scenario), `timeline` is empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ReplayReport>,
+    /// With `retrygate replay --base REV`: the base's report and the
+    /// comparison, bound to both commits. This report is the head's; a
+    /// finding of the comparison, or a base that could not run, fails it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Box<Comparison>>,
 }
 
 /// The inconclusive first run a report's rerun replaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct RerunNote {
     pub(crate) clients: usize,
     pub(crate) desync: DesyncSummary,
 }
 
 /// One client's story.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClientTimeline {
     /// The client's index (its `/c/<i>/` prefix).
     pub client: usize,
@@ -144,7 +163,7 @@ pub struct ClientTimeline {
 }
 
 /// One request as the server saw it, with what the judge made of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelineRequest {
     pub(crate) seq: usize,
     pub(crate) at_ms: f64,
@@ -293,6 +312,7 @@ impl ReplayReport {
             writes,
             server_errors: journal.server_errors.clone(),
             parts: Vec::new(),
+            comparison: None,
         }
     }
 
@@ -339,6 +359,7 @@ impl ReplayReport {
             writes: None,
             server_errors: parts.iter().flat_map(|p| p.server_errors.clone()).collect(),
             parts,
+            comparison: None,
         }
     }
 
@@ -397,9 +418,26 @@ impl ReplayReport {
         ))
     }
 
+    /// Attaches the comparison with the base: each finding, and a base
+    /// that could not run, becomes a reason and fails the verdict.
+    pub fn with_comparison(mut self, comparison: Comparison) -> ReplayReport {
+        self.reasons.extend(comparison_reasons(&comparison));
+        if !self.reasons.is_empty() {
+            self.verdict = ReplayVerdict::Fail;
+        }
+        self.comparison = Some(Box::new(comparison));
+        self
+    }
+
     /// The result of one check.
     pub fn check(&self, id: ReplayCheck) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.check == id)
+    }
+
+    /// The JSON Schema of the report (`schemas/replay-report.schema.json`
+    /// is this, checked by a test).
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(ReplayReport)).unwrap_or_default()
     }
 
     /// Reads a report written with `--format json` / `--report`.
@@ -512,6 +550,17 @@ pub(crate) fn render_markdown_body(r: &ReplayReport) -> String {
 }
 
 fn markdown(r: &ReplayReport, no_retry_note: bool) -> String {
+    let mut o = markdown_head(r, no_retry_note);
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(o, "\n#### Compared with the base ({})\n", crate::text::short_sha(&c.base_commit));
+        for line in c.lines() {
+            let _ = writeln!(o, "- {line}");
+        }
+    }
+    o
+}
+
+fn markdown_head(r: &ReplayReport, no_retry_note: bool) -> String {
     if !r.parts.is_empty() {
         let mut o = String::new();
         let verdict = match r.verdict {
@@ -726,6 +775,17 @@ fn write_notes(w: &WriteAccount) -> String {
 /// Plain text for a terminal: verdict, checks and violations, then a compact
 /// timeline.
 pub fn render_text(r: &ReplayReport) -> String {
+    let mut o = render_text_sides(r);
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(o, "compared with the base ({}):", crate::text::short_sha(&c.base_commit));
+        for line in c.lines() {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
+    o
+}
+
+fn render_text_sides(r: &ReplayReport) -> String {
     if !r.parts.is_empty() {
         let verdict = match r.verdict {
             ReplayVerdict::Pass => "PASS",
@@ -733,7 +793,7 @@ pub fn render_text(r: &ReplayReport) -> String {
         };
         let mut o = format!("retrygate replay: {verdict} ({} scenarios: {})\n", r.parts.len(), r.scenario);
         for p in &r.parts {
-            o.push_str(&render_text(p));
+            o.push_str(&render_text_sides(p));
         }
         return o;
     }

@@ -29,7 +29,7 @@ use tokio::time::Instant;
 const OUTPUT_TAIL: usize = 2048;
 
 /// How one client's CMD ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ClientExit {
     /// It exited by itself.
@@ -84,15 +84,21 @@ pub(crate) struct RunOutcome {
     pub(crate) timed_out: bool,
 }
 
-/// Finds `program` the way `exec` would: a path if it has a slash, else PATH.
-pub(crate) fn resolve_program(program: &str) -> anyhow::Result<PathBuf> {
+/// Finds `program` the way `exec` would from `cwd` (the clients' working
+/// directory; `None` = ours): a path if it has a slash, else PATH. A
+/// relative path is the one under `cwd`, where the clients run it (the base
+/// side of a differential replay runs in the base's worktree).
+pub(crate) fn resolve_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
     if program.is_empty() {
         bail!("no command given; pass one after `--`, e.g. `retrygate replay -- curl --retry 5 \"$RETRYGATE_URL\"`");
     }
     let is_exec =
         |p: &Path| p.is_file() && p.metadata().map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false);
     if program.contains('/') {
-        let p = PathBuf::from(program);
+        let p = match cwd {
+            Some(dir) if Path::new(program).is_relative() => dir.join(program),
+            _ => PathBuf::from(program),
+        };
         if is_exec(&p) {
             return Ok(p);
         }
@@ -120,7 +126,7 @@ pub(crate) async fn run_clients(
     let Some(program) = cmd.first() else {
         bail!("no command given; pass one after `--`");
     };
-    resolve_program(program)?;
+    resolve_program(program, cwd)?;
 
     let token = format!("{}-{}", std::process::id(), RUN_COUNTER.fetch_add(1, Ordering::Relaxed));
     let mut children = Vec::new();
@@ -341,18 +347,18 @@ mod tests {
 
     #[test]
     fn resolves_programs_on_path_and_by_path() {
-        assert!(resolve_program("sh").unwrap().ends_with("sh"));
-        assert!(resolve_program("/bin/sh").is_ok());
-        let e = resolve_program("retrygate-no-such-tool").unwrap_err().to_string();
+        assert!(resolve_program("sh", None).unwrap().ends_with("sh"));
+        assert!(resolve_program("/bin/sh", None).is_ok());
+        let e = resolve_program("retrygate-no-such-tool", None).unwrap_err().to_string();
         assert_eq!(
             e,
             "command not found: 'retrygate-no-such-tool' is not on PATH; install it or give its full path after `--`"
         );
-        let e = resolve_program("./nope/x").unwrap_err().to_string();
+        let e = resolve_program("./nope/x", None).unwrap_err().to_string();
         assert!(e.contains("'./nope/x' does not exist"), "{e}");
         let file = tempfile::NamedTempFile::new().unwrap();
         let path = file.path().to_str().unwrap().to_string();
-        let e = resolve_program(&path).unwrap_err().to_string();
+        let e = resolve_program(&path, None).unwrap_err().to_string();
         assert!(e.contains("is not an executable file"), "{e}");
     }
 

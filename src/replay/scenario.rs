@@ -29,6 +29,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("reset-after-write", include_str!("../../scenarios/reset-after-write.yml")),
     ("502-after-write", include_str!("../../scenarios/502-after-write.yml")),
     ("refused", include_str!("../../scenarios/refused.yml")),
+    ("slow-response", include_str!("../../scenarios/slow-response.yml")),
+    ("long-outage", include_str!("../../scenarios/long-outage.yml")),
 ];
 
 /// The bundled scenarios' names, comma-separated, for messages and help:
@@ -144,7 +146,7 @@ pub(crate) enum DateFormat {
 
 /// How a failed check counts: `error` fails the replay, `warning` is
 /// reported only, `off` skips the check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// A failure fails the replay.

@@ -47,6 +47,8 @@ mod printer;
 mod readme;
 mod replay;
 mod replay_clients;
+mod replay_diff;
+mod replay_schema;
 mod rules;
 mod rules_helpers;
 mod rules_scale;

@@ -307,6 +307,9 @@ fn the_single_workflow_on_branch_and_fork_prs_sign_offs_and_its_cache() {
     )
     .unwrap();
     assert_eq!(report["verdict"], "pass", "{report}");
+    // The replay step ran the base too and compared the head with it.
+    assert_eq!(report["comparison"]["base_commit"].as_str().map(str::len), Some(40), "{report}");
+    assert_eq!(report["comparison"]["findings"], serde_json::json!([]), "{report}");
     // The replay job holds a token the API refuses writes with, and the
     // gate job the write token; only the gate job's check counts.
     let checks = gate_checks(&fake, &pr1.head);

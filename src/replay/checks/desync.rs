@@ -110,7 +110,7 @@ pub(crate) fn bars(judged_waits: usize) -> (f64, f64) {
 }
 
 /// What the statistic read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reading {
     /// At or below the pass bar, and above the scheduling noise.
@@ -142,7 +142,7 @@ impl Reading {
 }
 
 /// The figures behind the verdict, for the report and for the rerun.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DesyncSummary {
     /// Desynchronized, in lockstep, or inconclusive.
     pub reading: Reading,
@@ -198,7 +198,7 @@ pub(crate) fn times(c: f64) -> String {
 }
 
 /// One retry round, as the statistic saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DesyncRound {
     /// 1 = first retry.
     pub(crate) round: usize,

@@ -33,7 +33,7 @@ use desync::desynchronized;
 pub(crate) const HONOR_TOLERANCE_MS: f64 = 50.0;
 
 /// The seven checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReplayCheck {
     /// Every client reaches a delivered 2xx and its command exits 0.
@@ -80,7 +80,7 @@ impl ReplayCheck {
 }
 
 /// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckStatus {
     /// The clients did what the check asks.
@@ -94,7 +94,7 @@ pub enum CheckStatus {
 }
 
 /// One check's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
     pub(crate) check: ReplayCheck,
     /// Pass, fail, not applicable or off.
@@ -108,7 +108,7 @@ pub struct CheckResult {
 }
 
 /// One thing a client did wrong, tied to the request that showed it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Violation {
     pub(crate) client: usize,
     /// The journal `seq` of the offending request, if one request showed it.
@@ -464,7 +464,7 @@ fn no_unsafe_replay(input: ChecksInput<'_>) -> CheckResult {
 
 /// The write store's account of one replay: which operations were applied
 /// how often, which requests repeated an applied one, and who parked.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WriteAccount {
     /// Writes that took effect, counting duplicates.
     pub applied: usize,

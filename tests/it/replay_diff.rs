@@ -1,0 +1,279 @@
+//! The differential replay (`retrygate replay --base REV`) end to end: a
+//! real git repository in a temporary directory whose client script differs
+//! between the base and the head commits, run with real clients (curl,
+//! urllib3) through the binary, as the Action's replay step runs it.
+//!
+//! Waits are kept short: the scenarios are files written here with
+//! `Retry-After: 1` (the shortest a real client can be told: delta-seconds
+//! are whole seconds) or a held answer of 2 s, and 4 clients.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use retrygate::gate::replay::binding_problems;
+use retrygate::replay::{render_markdown, LoadedScenario, ReplayReport};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_retrygate");
+const INSTALL: &str = "run .ci/install-replay-deps.sh to install the replay test clients";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A scratch directory holding `repo/`, a repository with `client.sh` =
+/// `base` at the first commit and `head` at the second (checked out); the
+/// scenario and the report go beside it, outside the repository.
+fn repo(base: &str, head: &str) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = &dir.path().join("repo");
+    std::fs::create_dir(d).unwrap();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::write(d.join("client.sh"), base).unwrap();
+    std::fs::write(d.join("README"), "base\n").unwrap();
+    git(d, &["add", "."]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    let base_sha = git(d, &["rev-parse", "HEAD"]);
+    std::fs::write(d.join("client.sh"), head).unwrap();
+    std::fs::write(d.join("README"), "head\n").unwrap();
+    git(d, &["add", "."]);
+    git(d, &["commit", "-q", "-m", "head"]);
+    let head_sha = git(d, &["rev-parse", "HEAD"]);
+    (dir, base_sha, head_sha)
+}
+
+/// A scenario file outside the repository (the same for both sides).
+fn scenario(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("scenario.yml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `retrygate replay --base REV --scenario FILE --clients 4 --report R -- sh client.sh`
+/// in `scratch/repo`; returns the output and the report, if one was written.
+fn replay(scratch: &Path, base: &str, scenario: impl AsRef<std::ffi::OsStr>) -> (Output, Option<Value>) {
+    let report = scratch.join("report.json");
+    let out = Command::new(BIN)
+        .current_dir(scratch.join("repo"))
+        .args(["replay", "--base", base, "--clients", "4", "--format", "text", "--scenario"])
+        .arg(scenario)
+        .arg("--report")
+        .arg(&report)
+        .args(["--", "sh", "client.sh"])
+        .output()
+        .unwrap();
+    let json = std::fs::read_to_string(&report)
+        .ok()
+        .filter(|t| !t.is_empty())
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (out, json)
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn curl_available() {
+    let ok = Command::new("curl").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(ok, "curl is missing: {INSTALL}");
+}
+
+/// 429 with `Retry-After: 1` to every request: the attempts a client makes
+/// are its attempt cap, and a generous budget lets the absolute checks pass.
+const OUTAGE: &str =
+    "responses:\n  - status: 429\n    retry_after: 1\nbudget: 20\nchecks:\n  recovered: off\n";
+
+#[test]
+fn a_head_that_raises_attempts_from_3_to_10_and_honours_retry_after_is_blocked_with_both_figures() {
+    curl_available();
+    let curl = |n: u32| format!("curl -sS -o - --retry {n} \"$RETRYGATE_URL/orders\"\n");
+    let (dir, base, head) = repo(&curl(2), &curl(9));
+    let s = scenario(dir.path(), OUTAGE);
+    let (out, report) = replay(dir.path(), &base, &s);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    assert_eq!(r["verdict"], "fail");
+    // Bound to both commits.
+    assert_eq!(r["commit"], head.as_str());
+    assert_eq!(r["comparison"]["base_commit"], base.as_str());
+    assert_eq!(r["comparison"]["head_commit"], head.as_str());
+    assert_eq!(r["comparison"]["base"]["commit"], base.as_str());
+    // The head passes every absolute check: only the comparison blocks it.
+    for c in r["checks"].as_array().unwrap() {
+        assert!(!(c["status"] == "fail" && c["level"] == "error"), "{c}");
+    }
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["kind"], "retry-count-raised");
+    assert_eq!(findings[0]["seen_in"], "replay");
+    let msg = "GET /orders: 3 attempts per request at the base, 10 at the head";
+    assert_eq!(findings[0]["message"], msg);
+    assert_eq!(r["reasons"].as_array().unwrap().len(), 1, "{}", r["reasons"]);
+    assert!(text(&out).contains(msg), "{}", text(&out));
+    assert!(text(&out).contains("retry-count-raised (seen in the replay)"), "{}", text(&out));
+    // The base's worktree is gone.
+    assert!(!git(&dir.path().join("repo"), &["worktree", "list"]).contains("retrygate-base-"));
+    // The Markdown for the PR comment shows the comparison.
+    let parsed = ReplayReport::from_json(&r.to_string()).unwrap();
+    let md = render_markdown(&parsed);
+    assert!(md.contains("#### Compared with the base") && md.contains(msg), "{md}");
+    // The gate accepts the report as it was written, and recomputes the
+    // comparison from its two sides: findings edited away are rejected.
+    let expected = LoadedScenario::from_text("outage", OUTAGE).unwrap();
+    assert_eq!(binding_problems(&parsed, &head, &expected), Vec::<String>::new());
+    let mut edited = r.clone();
+    edited["comparison"]["findings"] = serde_json::json!([]);
+    edited["reasons"] = serde_json::json!([]);
+    edited["verdict"] = "pass".into();
+    let edited = ReplayReport::from_json(&edited.to_string()).unwrap();
+    let problems = binding_problems(&edited, &head, &expected);
+    assert!(problems.iter().any(|p| p.contains("do not follow from its two sides")), "{problems:?}");
+}
+
+#[test]
+fn a_head_equal_to_its_base_passes() {
+    let ok = Command::new("python3").args(["-c", "import urllib3"]).output().map(|o| o.status.success());
+    assert!(ok.unwrap_or(false), "python3 with urllib3 is missing: {INSTALL}");
+    // urllib3 honours Retry-After on a 429 in status_forcelist: 3 attempts on both sides.
+    let client = "exec python3 -c '\nimport os, sys, urllib3\nfrom urllib3.util.retry import Retry\n\
+                  http = urllib3.PoolManager(retries=Retry(total=2, status_forcelist=[429]))\n\
+                  try:\n    http.request(\"GET\", os.environ[\"RETRYGATE_URL\"] + \"/items/42\")\n\
+                  except urllib3.exceptions.MaxRetryError:\n    sys.exit(1)\n'\n";
+    let (dir, base, _) = repo(client, client);
+    let s = scenario(dir.path(), OUTAGE);
+    let (out, report) = replay(dir.path(), &base, &s);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report.expect("a report");
+    assert_eq!(r["verdict"], "pass");
+    assert_eq!(r["comparison"]["findings"], serde_json::json!([]));
+    let ops = r["comparison"]["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 1, "{ops:#?}");
+    assert_eq!(ops[0]["operation"], "GET /items/{id}");
+    assert_eq!(ops[0]["base"]["attempts_max"], 3);
+    assert_eq!(ops[0]["head"]["attempts_max"], 3);
+    assert!(text(&out).contains("no worse than its base"), "{}", text(&out));
+}
+
+#[test]
+fn a_head_with_a_lowered_timeout_sends_more_to_a_slow_server() {
+    curl_available();
+    // The bundled slow-response: every answer held 2 s. The base waits for
+    // it; the head gives up after 0.5 s and re-sends while the first answer
+    // is still coming (then once more: over the scenario's budget of 2).
+    let base_client = "curl -sS -o - --max-time 5 --retry 2 \"$RETRYGATE_URL/items\"\n";
+    let head_client = "curl -sS -o - --max-time 0.5 --retry 2 \"$RETRYGATE_URL/items\"\n";
+    let (dir, base, _) = repo(base_client, head_client);
+    let (out, report) = replay(dir.path(), &base, "slow-response");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["kind"], "timeout-lowered");
+    assert_eq!(findings[0]["base"], "1");
+    // The scenario's own check judges the head too.
+    let budget = r["checks"].as_array().unwrap().iter().find(|c| c["check"] == "attempt-budget").unwrap();
+    assert_eq!(budget["status"], "fail", "{budget}");
+    assert_eq!(r["comparison"]["base"]["verdict"], "pass");
+}
+
+#[test]
+fn a_base_that_fails_its_own_checks_is_said_and_a_better_head_passes() {
+    curl_available();
+    // The bundled long-outage (503 forever, no Retry-After, budget 6): the
+    // base's storm client makes 7 attempts 10 ms apart; the head's curl
+    // makes 3 with its own backoff.
+    let storm = format!("exec {BIN} replay-client --profile storm\n");
+    let head_client = "curl -sS -o - --retry 2 \"$RETRYGATE_URL/items\"\n";
+    let (dir, base, _) = repo(&storm, head_client);
+    let (out, report) = replay(dir.path(), &base, "long-outage");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = report.expect("a report");
+    assert_eq!(r["verdict"], "pass");
+    assert_eq!(r["comparison"]["base"]["verdict"], "fail");
+    assert_eq!(r["comparison"]["findings"], serde_json::json!([]));
+    assert!(text(&out).contains("itself fails: attempt-budget"), "{}", text(&out));
+}
+
+#[test]
+fn a_base_that_cannot_run_is_could_not_decide_with_its_output() {
+    curl_available();
+    let broken = "echo 'error: the base build failed (missing libfoo)' >&2\nexit 3\n";
+    let good = "curl -sS -o - --retry 1 \"$RETRYGATE_URL/orders\"\n";
+    let (dir, base, _) = repo(broken, good);
+    let s = scenario(dir.path(), OUTAGE);
+    let (out, report) = replay(dir.path(), &base, &s);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not decide"), "{stderr}");
+    assert!(stderr.contains("the base build failed (missing libfoo)"), "{stderr}");
+    // The report is written and fails, never passes.
+    let r = report.expect("a report");
+    assert_eq!(r["verdict"], "fail");
+    assert!(r["comparison"]["undecided"].as_str().unwrap().contains("no client of it sent a request"));
+}
+
+#[test]
+fn a_bad_base_revision_is_a_one_line_error() {
+    let (dir, _, _) = repo("true\n", "true\n");
+    let s = scenario(dir.path(), OUTAGE);
+    let (out, report) = replay(dir.path(), "no-such-branch", &s);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--base no-such-branch") && stderr.contains("fetch"), "{stderr}");
+    assert!(report.is_none(), "nothing ran, so no report");
+}
+
+#[test]
+fn a_head_that_stops_honouring_retry_after_is_retry_after_ignored() {
+    let ok = Command::new("python3").args(["-c", "import urllib3"]).output().map(|o| o.status.success());
+    assert!(ok.unwrap_or(false), "python3 with urllib3 is missing: {INSTALL}");
+    // urllib3 at the base honours Retry-After; the head turns it off and
+    // backs off 0.1 s x 2^n instead, on the bundled `default` (429 with
+    // Retry-After: 1 three times, then 200).
+    let client = |respect: &str| {
+        format!(
+            "exec python3 -c '\nimport os, sys, urllib3\nfrom urllib3.util.retry import Retry\n\
+             r = Retry(total=3, status_forcelist=[429], backoff_factor=0.1, respect_retry_after_header={respect})\n\
+             http = urllib3.PoolManager(retries=r)\n\
+             try:\n    http.request(\"GET\", os.environ[\"RETRYGATE_URL\"] + \"/items\")\n\
+             except urllib3.exceptions.MaxRetryError:\n    sys.exit(1)\n'\n"
+        )
+    };
+    let (dir, base, _) = repo(&client("True"), &client("False"));
+    let (out, report) = replay(dir.path(), &base, "default");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["retry-after-ignored"], "{findings:#?}");
+    assert_eq!(findings[0]["base"], "0 of 12");
+    assert_eq!(r["comparison"]["base"]["verdict"], "pass");
+}
+
+#[test]
+fn a_head_that_retries_a_post_without_a_key_is_retry_non_idempotent() {
+    curl_available();
+    // The bundled `post` (429 with Retry-After: 2 once, then 200): the base's
+    // curl sends its POST once; the head's retries it without a key.
+    let post = |retry: &str| format!("curl -sS -o - -d item=1 {retry} \"$RETRYGATE_URL/orders\"\n");
+    let (dir, base, _) = repo(&post(""), &post("--retry 2"));
+    let (out, report) = replay(dir.path(), &base, "post");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["retry-count-raised", "retry-non-idempotent"], "{findings:#?}");
+    assert_eq!(
+        findings[1]["message"],
+        "POST /orders: 0 re-sends without the same Idempotency-Key at the base, 4 at the head"
+    );
+}
