@@ -47,7 +47,8 @@ pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<GateVerdict> {
         analyze::testcode::ScanPaths::defaults(),
     );
     let knobs = analyze::knobs::KnobsAnalyzer;
-    let analyzers: [&dyn Analyzer; 4] = [&rust, &packs, &layers, &knobs];
+    let trees = analyze::trees::TreesAnalyzer::for_changeset(cs);
+    let analyzers: [&dyn Analyzer; 5] = [&rust, &packs, &layers, &trees, &knobs];
     let outcome = analyze::scan(cs, &analyzers);
     Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }

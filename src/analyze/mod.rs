@@ -1,8 +1,13 @@
 //! Analyzers: turn a [`ChangeSet`] into [`Finding`]s.
 //!
-//! Two analyzers exist: [`rust::RustAnalyzer`] (syn-based, knows the Rust
-//! retry crates and their defaults) and [`rules::RulePackAnalyzer`] (YAML rule
-//! packs for other languages and config files). Both implement [`Analyzer`];
+//! The analyzers: [`rust::RustAnalyzer`] (syn-based, knows the Rust retry
+//! crates and their defaults), [`trees::TreesAnalyzer`] (tree-sitter trees
+//! of Python, JavaScript/TypeScript, Go and Java, read with each retry
+//! library's data file), [`rules::RulePackAnalyzer`] (YAML rule packs for
+//! project helpers, other languages and config files),
+//! [`layers::LayersAnalyzer`] (retries stacked across proxies, meshes and
+//! clients) and [`knobs::KnobsAnalyzer`] (the settings floor: knobs by
+//! name). All implement [`Analyzer`];
 //! [`scan`] runs them over every changed file, one file per task on a rayon
 //! pool, and collects what they say. [`scan_with`] leaves out the files
 //! `paths.ignore` names and then, for every analyzer at once, turns findings
@@ -20,6 +25,7 @@ pub(crate) mod retry_code;
 pub mod rules;
 pub mod rust;
 pub(crate) mod testcode;
+pub mod trees;
 
 use rayon::prelude::*;
 

@@ -311,7 +311,8 @@ pub(crate) fn scan_with_packs(
     let layers =
         analyze::layers::LayersAnalyzer::for_changeset(cs, config.limits.amplification(), paths.clone());
     let knobs = analyze::knobs::KnobsAnalyzer;
-    let analyzers: [&dyn Analyzer; 4] = [&rust, &packs, &layers, &knobs];
+    let trees = analyze::trees::TreesAnalyzer::for_changeset(cs);
+    let analyzers: [&dyn Analyzer; 5] = [&rust, &packs, &layers, &trees, &knobs];
     let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     // The base config's ceiling on attempts is a retry finding like any

@@ -5,11 +5,20 @@
 //! Each `tests/fixtures/knobs/NAME.case` holds header lines, then sections
 //! `==== base PATH ====` and `==== head PATH ====` (a case may hold several
 //! files; a file with no base section is new, one with an empty head
-//! section is deleted). Header lines:
+//! section is deleted; `==== both PATH ====` is a file the change leaves
+//! as it is). Header lines:
 //! - `expect: PATH:LINE KIND SEVERITY`: exactly these findings of severity
 //!   warning or error are reported (one line each); no `expect:` line means
 //!   none is (a negative fixture);
-//! - `note: TEXT`: a note containing TEXT is reported.
+//! - `note: TEXT`: a note containing TEXT is reported;
+//! - `by: PREFIX`: every expected finding comes from a rule whose id starts
+//!   with PREFIX (`tree/`: the syntax-tree analyzer decided it, not a
+//!   layer below it).
+//!
+//! The same cases run for the syntax-tree analyzer (`src/analyze/trees`)
+//! from `tests/fixtures/trees`, where `libraries_have_positive_and_negative_cases`
+//! also checks that every library data file in `rules/libraries` has a
+//! positive and a negative case.
 //!
 //! `every_kind_of_the_floor_has_positive_and_negative_cases` checks that
 //! each kind the floor reports has both.
@@ -24,6 +33,7 @@ struct Case {
     name: String,
     expect: BTreeSet<String>,
     notes: Vec<String>,
+    by: Option<String>,
     base: BTreeMap<String, String>,
     head: BTreeMap<String, String>,
 }
@@ -35,10 +45,12 @@ fn load(path: &Path) -> Case {
         name,
         expect: BTreeSet::new(),
         notes: Vec::new(),
+        by: None,
         base: BTreeMap::new(),
         head: BTreeMap::new(),
     };
     let mut current: Option<(bool, String)> = None;
+    let mut both = false;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim_end();
         if let Some(rest) = trimmed.strip_prefix("==== ").and_then(|r| r.strip_suffix(" ====")) {
@@ -48,10 +60,15 @@ fn load(path: &Path) -> Case {
             let is_head = match side {
                 "base" => false,
                 "head" => true,
+                "both" => {
+                    case.base.insert(p.to_string(), String::new());
+                    true
+                }
                 _ => panic!("{}: unknown section {side}", case.name),
             };
             let map = if is_head { &mut case.head } else { &mut case.base };
             map.insert(p.to_string(), String::new());
+            both = side == "both";
             current = Some((is_head, p.to_string()));
             continue;
         }
@@ -61,6 +78,8 @@ fn load(path: &Path) -> Case {
                     case.expect.insert(e.trim().to_string());
                 } else if let Some(n) = trimmed.strip_prefix("note: ") {
                     case.notes.push(n.trim().to_string());
+                } else if let Some(b) = trimmed.strip_prefix("by: ") {
+                    case.by = Some(b.trim().to_string());
                 } else if !trimmed.is_empty() && !trimmed.starts_with('#') {
                     panic!("{}: unknown header line {trimmed}", case.name);
                 }
@@ -68,6 +87,9 @@ fn load(path: &Path) -> Case {
             Some((is_head, p)) => {
                 let map = if *is_head { &mut case.head } else { &mut case.base };
                 map.get_mut(p).unwrap().push_str(line);
+                if both {
+                    case.base.get_mut(p).unwrap().push_str(line);
+                }
             }
         }
     }
@@ -75,7 +97,11 @@ fn load(path: &Path) -> Case {
 }
 
 fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/knobs");
+    cases_in("knobs")
+}
+
+fn cases_in(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -137,6 +163,14 @@ fn run(case: &Case) -> Option<String> {
         .map(|a| a.iter().filter_map(|n| n["message"].as_str().map(String::from)).collect())
         .unwrap_or_default();
     let mut problems = Vec::new();
+    if let Some(by) = &case.by {
+        for f in v["findings"].as_array().unwrap().iter().filter(|f| f["severity"] != "note") {
+            let rule = f["rule"].as_str().unwrap_or("");
+            if !rule.starts_with(by.as_str()) {
+                problems.push(format!("{}:{} came from {rule}, not {by}", f["path"], f["line"]));
+            }
+        }
+    }
     if got != case.expect {
         problems.push(format!(
             "findings: expected {:?}, got {:?}; messages: {}",
@@ -151,16 +185,54 @@ fn run(case: &Case) -> Option<String> {
     (!problems.is_empty()).then(|| format!("{}: {}", case.name, problems.join("; ")))
 }
 
-#[test]
-fn knob_fixtures() {
-    let failures: Vec<String> = cases().iter().map(|p| load(p)).filter_map(|c| run(&c)).collect();
+fn run_all(folder: &str) {
+    let paths = cases_in(folder);
+    let failures: Vec<String> = paths.iter().map(|p| load(p)).filter_map(|c| run(&c)).collect();
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n{}",
         failures.len(),
-        cases().len(),
+        paths.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn knob_fixtures() {
+    run_all("knobs");
+}
+
+#[test]
+fn tree_fixtures() {
+    run_all("trees");
+}
+
+/// Every library data file has a case that expects a finding and one that
+/// expects none, named after the file (`python-tenacity.yml` ->
+/// `python_tenacity_*.case`): adding a library means adding its cases.
+#[test]
+fn libraries_have_positive_and_negative_cases() {
+    let all: Vec<Case> = cases_in("trees").iter().map(|p| load(p)).collect();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/libraries");
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let Some(stem) =
+            p.file_stem().and_then(|s| s.to_str()).filter(|_| p.extension().is_some_and(|x| x == "yml"))
+        else {
+            continue;
+        };
+        let prefix = format!("{}_", stem.replace('-', "_"));
+        let of_lib: Vec<&Case> = all.iter().filter(|c| c.name.starts_with(&prefix)).collect();
+        if !of_lib.iter().any(|c| !c.expect.is_empty()) {
+            missing.push(format!("{stem}: no positive case ({prefix}*.case expecting a finding)"));
+        }
+        if !of_lib.iter().any(|c| c.expect.is_empty()) {
+            missing.push(format!("{stem}: no negative case ({prefix}*.case expecting none)"));
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
 #[test]

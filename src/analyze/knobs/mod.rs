@@ -207,9 +207,11 @@ static KNOB_WORDS: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     super::any_word(&["retr", "attempt", "tries", "jitter", "random", "timeout", "reconnect", "redeliver"])
 });
 
-/// Whether the floor reads this side.
+/// Whether the floor reads this side. Generated files never get here
+/// ([`crate::analyze::generated::of_change`] decides for every analyzer);
+/// a side the change made look generated is read like any other.
 fn readable(text: &str) -> bool {
-    text.len() <= 4 << 20 && super::generated::reason(text).is_none()
+    text.len() <= 4 << 20
 }
 
 struct Read {
@@ -550,14 +552,21 @@ pub(crate) fn drop_counters(findings: &mut Vec<Finding>, cs: &crate::changeset::
     });
 }
 
-/// Drops the floor's findings that another analyzer's finding of the same
-/// kind already covers: at the same place (within two lines), or naming
-/// the same setting.
+/// Drops the findings of the layers below the models that a finding of
+/// the same kind above them already covers: at the same place (within two
+/// lines), or naming the same setting. The floor (`knob/`) is below
+/// everything; the syntax-tree analyzer (`tree/`) is below the Rust model
+/// and the rule packs, whose findings say more about their own shapes.
 pub(crate) fn drop_covered(findings: &mut Vec<Finding>) {
+    drop_covered_by(findings, "tree/", &|r| !r.starts_with("knob/") && !r.starts_with("tree/"));
+    drop_covered_by(findings, "knob/", &|r| !r.starts_with("knob/"));
+}
+
+fn drop_covered_by(findings: &mut Vec<Finding>, layer: &str, above: &dyn Fn(&str) -> bool) {
     // The other analyzers' findings by file and kind: their lines (sorted)
     // and messages.
     let mut others: HashMap<(String, Kind), (Vec<u32>, Vec<String>)> = HashMap::new();
-    for f in findings.iter().filter(|f| !f.rule.starts_with("knob/")) {
+    for f in findings.iter().filter(|f| above(&f.rule)) {
         let e = others.entry((f.path.clone(), f.kind)).or_default();
         e.0.push(f.line);
         e.1.push(f.message.clone());
@@ -566,7 +575,7 @@ pub(crate) fn drop_covered(findings: &mut Vec<Finding>) {
         lines.sort_unstable();
     }
     findings.retain(|f| {
-        if !f.rule.starts_with("knob/") {
+        if !f.rule.starts_with(layer) {
             return true;
         }
         let Some((lines, messages)) = others.get(&(f.path.clone(), f.kind)) else { return true };

@@ -1,0 +1,349 @@
+//! Where a retry library is given its settings, read from the tree with
+//! the library's own data file ([`crate::analyze::knobs::libraries`]): the
+//! calls that carry a count (`stop_after_attempt(n)`, `WithMaxRetries(b,
+//! n)`), the calls that mean "no limit", the constructors that jitter or do
+//! not, and the options of the library's holders, wherever they are
+//! written: a keyword argument, an object literal passed directly or
+//! through a name (spreads expanded), a `**dict`, an annotation's element,
+//! a struct literal's field, a builder's method, an assignment to a field.
+//!
+//! A holder that leaves out an option with a documented default gets the
+//! default, so dropping `retries: 3` from a `pRetry` call is compared as 3
+//! -> 10.
+
+use tree_sitter::Node;
+
+use super::defs::{children, line_of};
+use super::eval::{Evaluated, Loc, World};
+use crate::analyze::knobs::libraries::{self, Library, LIBRARIES};
+use crate::analyze::knobs::names::Knob;
+use crate::analyze::knobs::value::Value;
+
+/// The deepest nesting searched for sites.
+const MAX_DEPTH: usize = 300;
+
+/// One setting a library is given, and what it computes to.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    /// What pairs it across revisions (with its path, then without, for
+    /// code moved to another file): the names that hold it, the library,
+    /// the setting.
+    pub(crate) identity: String,
+    pub(crate) knob: Knob,
+    pub(crate) library: String,
+    /// The option or call as written (`retries`, `stop_after_attempt`).
+    pub(crate) name: String,
+    pub(crate) at: Loc,
+    pub(crate) value: Evaluated,
+    /// Where the library's default comes from, when the value is one.
+    pub(crate) default_source: Option<String>,
+    /// A jitter constructor (`wait_exponential`): its name is the value.
+    pub(crate) constructor: bool,
+}
+
+/// The libraries file `file` of `world` uses.
+pub(crate) fn libraries_of(world: &World<'_>, file: usize) -> Vec<&'static Library> {
+    let f = world.files[file].file;
+    let lang = f.grammar.library_language();
+    LIBRARIES.0.iter().filter(|l| l.used_by(lang, &f.text)).collect()
+}
+
+/// Every site of `libs` in file `file`.
+pub(crate) fn sites(world: &World<'_>, file: usize, libs: &[&'static Library]) -> Vec<Site> {
+    let mut out = Vec::new();
+    if libs.is_empty() {
+        return out;
+    }
+    let root = world.files[file].file.tree.root_node();
+    walk(world, file, libs, root, &mut out, 0);
+    out
+}
+
+fn walk<'t>(
+    world: &World<'t>,
+    file: usize,
+    libs: &[&'static Library],
+    n: Node<'t>,
+    out: &mut Vec<Site>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    if n.is_error() {
+        return;
+    }
+    if let Some(holder) = holder(world, file, n) {
+        for lib in libs {
+            read_holder(world, file, lib, &holder, out);
+        }
+    }
+    for lib in libs {
+        read_assignment(world, file, lib, n, out);
+    }
+    for c in children(n) {
+        walk(world, file, libs, c, out, depth + 1);
+    }
+}
+
+/// A call-like node: its callee's last name and its arguments.
+struct Holder<'t> {
+    node: Node<'t>,
+    name: String,
+    args: Option<Node<'t>>,
+}
+
+fn holder<'t>(world: &World<'t>, file: usize, n: Node<'t>) -> Option<Holder<'t>> {
+    let f = world.files[file].file;
+    let (callee, args) = match n.kind() {
+        "call" | "call_expression" => {
+            (n.child_by_field_name("function")?, n.child_by_field_name("arguments"))
+        }
+        "new_expression" => (n.child_by_field_name("constructor")?, n.child_by_field_name("arguments")),
+        "method_invocation" => (n.child_by_field_name("name")?, n.child_by_field_name("arguments")),
+        "object_creation_expression" => (n.child_by_field_name("type")?, n.child_by_field_name("arguments")),
+        "annotation" => (n.child_by_field_name("name")?, n.child_by_field_name("arguments")),
+        "composite_literal" => (n.child_by_field_name("type")?, n.child_by_field_name("body")),
+        _ => return None,
+    };
+    let text = f.text_of(callee);
+    let name =
+        text.rsplit(['.', ':']).next().unwrap_or(text).split('<').next().unwrap_or("").trim().to_string();
+    Some(Holder { node: n, name, args })
+}
+
+/// Positional arguments (keyword arguments and spreads left out).
+fn positional<'t>(args: Node<'t>) -> Vec<Node<'t>> {
+    children(args)
+        .into_iter()
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument"
+                    | "dictionary_splat"
+                    | "list_splat"
+                    | "element_value_pair"
+                    | "keyed_element"
+            )
+        })
+        .collect()
+}
+
+fn read_holder<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &'static Library,
+    h: &Holder<'t>,
+    out: &mut Vec<Site>,
+) {
+    let f = world.files[file].file;
+    let at = Loc { path: f.path.clone(), line: line_of(h.node) };
+    let identity = |key: &str| format!("{}|{}|{}", owner(world, file, h.node), lib.library, key);
+    for (knob, e) in lib.entries() {
+        let unbounded = lib.unbounded.iter().any(|u| std::ptr::eq(u, e));
+        if let Some(call) = &e.call {
+            if *call != h.name {
+                continue;
+            }
+            let value = if unbounded {
+                Evaluated { value: Value::Unlimited, trail: Vec::new() }
+            } else {
+                let Some(arg) = h.args.and_then(|a| positional(a).get(e.arg).copied()) else { continue };
+                world.eval(file, arg, 0)
+            };
+            out.push(site(identity(&lib.key(knob, e)), knob, lib, call, at.clone(), value, None));
+            continue;
+        }
+        let Some(option) = &e.option else { continue };
+        let within = e.within.contains(&h.name);
+        // A builder's method: `.maxAttempts(5)` on a chain that starts at
+        // one of the library's holders (or anywhere, when it names none).
+        if h.name == *option && h.node.kind() == "method_invocation" {
+            if e.within.is_empty() || chain_has(world, file, h.node, &e.within) {
+                if let Some(arg) = h.args.and_then(|a| positional(a).first().copied()) {
+                    let value = world.eval(file, arg, 0);
+                    out.push(site(identity(&lib.key(knob, e)), knob, lib, option, at.clone(), value, None));
+                }
+            }
+            continue;
+        }
+        if !(within || e.within.is_empty() && h.node.kind() == "composite_literal") {
+            continue;
+        }
+        match option_value(world, file, h, option) {
+            Some((vf, node)) => {
+                let value = world.eval(vf, node, 0);
+                let loc = Loc { path: world.files[vf].file.path.clone(), line: line_of(node) };
+                let mut value = value;
+                if loc != at {
+                    value.trail.insert(0, loc);
+                }
+                out.push(site(identity(&lib.key(knob, e)), knob, lib, option, at.clone(), value, None));
+            }
+            None if within => {
+                if let Some(d) = libraries::default_value(e) {
+                    let value = Evaluated { value: d, trail: Vec::new() };
+                    let source = Some(lib.default_source(e));
+                    out.push(site(identity(&lib.key(knob, e)), knob, lib, option, at.clone(), value, source));
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(j) = &lib.jitter {
+        let on = j.on.contains(&h.name);
+        if on || j.off.contains(&h.name) {
+            let value = Evaluated { value: Value::Bool(on), trail: Vec::new() };
+            let mut s = site(identity("jitter-constructor"), Knob::Jitter, lib, &h.name, at, value, None);
+            s.constructor = true;
+            out.push(s);
+        }
+    }
+}
+
+/// `b.RandomizationFactor = 0`: an option of a library holder set as a
+/// field, for options that name no holder.
+fn read_assignment<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &'static Library,
+    n: Node<'t>,
+    out: &mut Vec<Site>,
+) {
+    if !matches!(n.kind(), "assignment" | "assignment_expression" | "assignment_statement") {
+        return;
+    }
+    let f = world.files[file].file;
+    let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else { return };
+    let target = f.text_of(l);
+    let Some((_, field)) = target.rsplit_once('.') else { return };
+    for (knob, e) in lib.entries() {
+        if e.option.as_deref() == Some(field) && e.within.is_empty() {
+            let value_node =
+                if r.kind() == "expression_list" { children(r).first().copied().unwrap_or(r) } else { r };
+            let value = world.eval(file, value_node, 0);
+            let at = Loc { path: f.path.clone(), line: line_of(n) };
+            let identity = format!("{}|{}|{}", owner(world, file, n), lib.library, lib.key(knob, e));
+            out.push(site(identity, knob, lib, field, at, value, None));
+        }
+    }
+}
+
+fn site(
+    identity: String,
+    knob: Knob,
+    lib: &Library,
+    name: &str,
+    at: Loc,
+    value: Evaluated,
+    default_source: Option<String>,
+) -> Site {
+    Site {
+        identity,
+        knob,
+        library: lib.library.clone(),
+        name: name.to_string(),
+        at,
+        value,
+        default_source,
+        constructor: false,
+    }
+}
+
+/// The value node of `option` among a holder's arguments, in this file or
+/// (an object bound elsewhere) another.
+fn option_value<'t>(
+    world: &World<'t>,
+    file: usize,
+    h: &Holder<'t>,
+    option: &str,
+) -> Option<(usize, Node<'t>)> {
+    let f = world.files[file].file;
+    let args = h.args?;
+    let mut found = None;
+    for a in children(args) {
+        match a.kind() {
+            "keyword_argument" | "element_value_pair" => {
+                let k = a.child_by_field_name("name").or_else(|| a.child_by_field_name("key"));
+                if k.is_some_and(|k| f.text_of(k) == option) {
+                    found = a.child_by_field_name("value").map(|v| (file, v));
+                }
+            }
+            "keyed_element" => {
+                let kids = children(a);
+                if kids.first().is_some_and(|k| f.text_of(*k).trim() == option) {
+                    found = kids.get(1).map(|v| (file, *v));
+                }
+            }
+            _ => {
+                let entries = world.entries(
+                    file,
+                    if a.kind() == "dictionary_splat" {
+                        children(a).first().copied().unwrap_or(a)
+                    } else {
+                        a
+                    },
+                    0,
+                );
+                if let Some((_, ef, v)) = entries.into_iter().rev().find(|(k, _, _)| k == option) {
+                    found = Some((ef, v));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Whether a method chain below `n` starts at a call named in `names`.
+fn chain_has(world: &World<'_>, file: usize, n: Node<'_>, names: &[String]) -> bool {
+    let f = world.files[file].file;
+    let mut cur = n.child_by_field_name("object");
+    let mut steps = 0;
+    while let Some(c) = cur {
+        steps += 1;
+        if steps > 64 {
+            return false;
+        }
+        let name =
+            c.child_by_field_name("name").or_else(|| c.child_by_field_name("type")).map(|x| f.text_of(x));
+        if name.is_some_and(|nm| names.iter().any(|w| w == nm)) || names.iter().any(|w| f.text_of(c) == w) {
+            return true;
+        }
+        cur = c.child_by_field_name("object");
+    }
+    false
+}
+
+/// What holds a site, as the names around it: the variable it is assigned
+/// to, the function (or decorated function) and class it is in.
+pub(crate) fn owner(world: &World<'_>, file: usize, n: Node<'_>) -> String {
+    let f = world.files[file].file;
+    // Where a holder is written is also what it is: the callee of the
+    // call it is an argument of (`@retry(stop=stop_after_attempt(3))`).
+    let mut parts: Vec<String> = Vec::new();
+    let mut p = n.parent();
+    while let Some(x) = p {
+        let name = match x.kind() {
+            "assignment" | "assignment_expression" => x.child_by_field_name("left"),
+            "variable_declarator" | "const_spec" | "var_spec" => x.child_by_field_name("name"),
+            "short_var_declaration" => x.child_by_field_name("left"),
+            "pair" | "keyed_element" | "keyword_argument" => None,
+            "decorated_definition" => {
+                x.child_by_field_name("definition").and_then(|d| d.child_by_field_name("name"))
+            }
+            k if super::defs::is_function(k) || k.starts_with("class") || k == "method_declaration" => {
+                x.child_by_field_name("name")
+            }
+            _ => None,
+        };
+        if let Some(nm) = name {
+            let t = f.text_of(nm).to_string();
+            if parts.last() != Some(&t) {
+                parts.push(t);
+            }
+        }
+        p = x.parent();
+    }
+    parts.reverse();
+    parts.join(".")
+}
