@@ -18,7 +18,10 @@
 //! The same cases run for the syntax-tree analyzer (`src/analyze/trees`)
 //! from `tests/fixtures/trees`, where `libraries_have_positive_and_negative_cases`
 //! also checks that every library data file in `rules/libraries` has a
-//! positive and a negative case.
+//! positive and a negative case. A `NAME.pending` file there is a case
+//! the analyzers still get wrong, kept with the expectation that is right
+//! and a first line that says what is missed (docs/limits.md lists them);
+//! renaming it to `.case` makes it run.
 //!
 //! `every_kind_of_the_floor_has_positive_and_negative_cases` checks that
 //! each kind the floor reports has both.
