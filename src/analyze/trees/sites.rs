@@ -80,6 +80,7 @@ fn walk<'t>(
     }
     for lib in libs {
         read_assignment(world, file, lib, n, out);
+        read_reference(world, file, lib, n, out);
     }
     for c in children(n) {
         walk(world, file, libs, c, out, depth + 1);
@@ -137,7 +138,14 @@ fn read_holder<'t>(
     out: &mut Vec<Site>,
 ) {
     let f = world.files[file].file;
-    let at = Loc { path: f.path.clone(), line: line_of(h.node) };
+    // A builder's step is where its method is named: a chain written over
+    // several lines has its change on the step's line, not the chain's first.
+    let at_node = if h.node.kind() == "method_invocation" {
+        h.node.child_by_field_name("name").unwrap_or(h.node)
+    } else {
+        h.node
+    };
+    let at = Loc { path: f.path.clone(), line: line_of(at_node) };
     let identity = |key: &str| format!("{}|{}|{}", owner(world, file, h.node), lib.library, key);
     for (knob, e) in lib.entries() {
         let unbounded = lib.unbounded.iter().any(|u| std::ptr::eq(u, e));
@@ -172,7 +180,14 @@ fn read_holder<'t>(
         }
         match option_value(world, file, h, option) {
             Some((vf, node)) => {
-                let value = world.eval(vf, node, 0);
+                let mut value = world.eval(vf, node, 0);
+                if knob == Knob::Jitter && !value.value.is_known() {
+                    // `jitter=backoff.full_jitter`: a jittering function
+                    // passed by name is the jitter it names.
+                    if let Some(on) = jitter_named(lib, world.files[vf].file.text_of(node)) {
+                        value.value = Value::Bool(on);
+                    }
+                }
                 let loc = Loc { path: world.files[vf].file.path.clone(), line: line_of(node) };
                 let mut value = value;
                 if loc != at {
@@ -199,6 +214,75 @@ fn read_holder<'t>(
             out.push(s);
         }
     }
+}
+
+/// Whether `text` names one of the library's jittering (`Some(true)`) or
+/// non-jittering (`Some(false)`) constructors, by its last name.
+fn jitter_named(lib: &Library, text: &str) -> Option<bool> {
+    let j = lib.jitter.as_ref()?;
+    let last = text.trim().rsplit(['.', ':']).next().unwrap_or("").trim();
+    if j.on.iter().any(|c| c == last) {
+        Some(true)
+    } else if j.off.iter().any(|c| c == last) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A jitter constructor named without being called, where a value goes:
+/// `retryDelay: axiosRetry.exponentialDelay`, `generator:
+/// decorrelatedJitterGenerator`, `c.Backoff = retryablehttp.DefaultBackoff`,
+/// `retry.DelayType(retry.BackOffDelay)`. Libraries take their backoff
+/// functions this way as often as they take their results; an import or a
+/// call's callee is not such a value.
+fn read_reference<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &'static Library,
+    n: Node<'t>,
+    out: &mut Vec<Site>,
+) {
+    if !matches!(
+        n.kind(),
+        "identifier" | "attribute" | "member_expression" | "selector_expression" | "field_access"
+    ) {
+        return;
+    }
+    let Some(parent) = n.parent() else { return };
+    // The outermost node of a dotted name only (`a.b.c`, not `a.b`).
+    if matches!(parent.kind(), "attribute" | "member_expression" | "selector_expression" | "field_access") {
+        return;
+    }
+    let is_callee = parent.child_by_field_name("function").is_some_and(|c| c.id() == n.id())
+        || parent.child_by_field_name("name").is_some_and(|c| c.id() == n.id())
+        || parent.child_by_field_name("left").is_some_and(|c| c.id() == n.id())
+        || parent.child_by_field_name("key").is_some_and(|c| c.id() == n.id());
+    let in_import = {
+        let mut p = Some(parent);
+        let mut found = false;
+        while let Some(x) = p {
+            if x.kind().contains("import") {
+                found = true;
+                break;
+            }
+            p = x.parent();
+        }
+        found
+    };
+    if is_callee || in_import {
+        return;
+    }
+    let f = world.files[file].file;
+    let text = f.text_of(n);
+    let Some(on) = jitter_named(lib, text) else { return };
+    let name = text.rsplit(['.', ':']).next().unwrap_or(text).trim().to_string();
+    let at = Loc { path: f.path.clone(), line: line_of(n) };
+    let identity = format!("{}|{}|jitter-constructor", owner(world, file, n), lib.library);
+    let value = Evaluated { value: Value::Bool(on), trail: Vec::new() };
+    let mut s = site(identity, Knob::Jitter, lib, &name, at, value, None);
+    s.constructor = true;
+    out.push(s);
 }
 
 /// `b.RandomizationFactor = 0`: an option of a library holder set as a
@@ -253,6 +337,26 @@ fn site(
 /// The value node of `option` among a holder's arguments, in this file or
 /// (an object bound elsewhere) another.
 fn option_value<'t>(
+    world: &World<'t>,
+    file: usize,
+    h: &Holder<'t>,
+    option: &str,
+) -> Option<(usize, Node<'t>)> {
+    // A nested option (`retry.limit`: got's `{ retry: { limit: 2 } }`):
+    // the outer key's object, then each inner key in it, wherever the
+    // objects are bound.
+    if let Some((outer, rest)) = option.split_once('.') {
+        let (mut vf, mut node) = top_option_value(world, file, h, outer)?;
+        for key in rest.split('.') {
+            let (_, ef, v) = world.entries(vf, node, 0).into_iter().rev().find(|(k, _, _)| k == key)?;
+            (vf, node) = (ef, v);
+        }
+        return Some((vf, node));
+    }
+    top_option_value(world, file, h, option)
+}
+
+fn top_option_value<'t>(
     world: &World<'t>,
     file: usize,
     h: &Holder<'t>,
