@@ -180,7 +180,16 @@ fn read_holder<'t>(
         }
         match option_value(world, file, h, option) {
             Some((vf, node)) => {
-                let mut value = world.eval(vf, node, 0);
+                let mut value = if knob == Knob::Count {
+                    match count_of_strategy(world, vf, lib, node, 0) {
+                        Strategy::Value(v) => v,
+                        // A stop by time only (`stop_after_delay(30)`):
+                        // bounded, but not by a count; no count site.
+                        Strategy::NotACount => continue,
+                    }
+                } else {
+                    world.eval(vf, node, 0)
+                };
                 if knob == Knob::Jitter && !value.value.is_known() {
                     // `jitter=backoff.full_jitter`: a jittering function
                     // passed by name is the jitter it names.
@@ -213,6 +222,86 @@ fn read_holder<'t>(
             s.constructor = true;
             out.push(s);
         }
+    }
+}
+
+/// What a count option's value means when the library takes a strategy
+/// object there (tenacity's `stop=`).
+enum Strategy {
+    Value(Evaluated),
+    NotACount,
+}
+
+/// The count a strategy value stands for: the library's count call gives
+/// its argument (`stop_after_attempt(5)`: 5), its unbounded call gives no
+/// limit, and a combination with `|` (stop at whichever comes first) gives
+/// the smallest count among its parts; a strategy call the library data
+/// does not list as a count (`stop_after_delay(30)`) is not a count. Any
+/// other value is evaluated as it is.
+fn count_of_strategy<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &Library,
+    n: Node<'t>,
+    depth: usize,
+) -> Strategy {
+    let f = world.files[file].file;
+    if depth > 16 {
+        return Strategy::Value(world.eval(file, n, 0));
+    }
+    match n.kind() {
+        "parenthesized_expression" => match children(n).first() {
+            Some(c) => count_of_strategy(world, file, lib, *c, depth + 1),
+            None => Strategy::Value(world.eval(file, n, 0)),
+        },
+        "binary_operator" if n.child_by_field_name("operator").is_some_and(|o| f.text_of(o) == "|") => {
+            let parts = [n.child_by_field_name("left"), n.child_by_field_name("right")];
+            let mut best: Option<Evaluated> = None;
+            for p in parts.into_iter().flatten() {
+                if let Strategy::Value(v) = count_of_strategy(world, file, lib, p, depth + 1) {
+                    let smaller = match (&best, &v.value) {
+                        (None, _) => true,
+                        (Some(b), Value::Num { v: x, .. }) => match b.value {
+                            Value::Num { v: y, .. } => x < &y,
+                            _ => true,
+                        },
+                        _ => false,
+                    };
+                    if smaller {
+                        best = Some(v);
+                    }
+                }
+            }
+            best.map_or(Strategy::NotACount, Strategy::Value)
+        }
+        "call" | "call_expression" | "method_invocation" => {
+            let Some(callee) = n.child_by_field_name("function").or_else(|| n.child_by_field_name("name"))
+            else {
+                return Strategy::Value(world.eval(file, n, 0));
+            };
+            let text = f.text_of(callee);
+            let name = text.rsplit(['.', ':']).next().unwrap_or(text).trim();
+            if let Some(e) = lib.counts.iter().find(|e| e.call.as_deref() == Some(name)) {
+                let arg = n.child_by_field_name("arguments").and_then(|a| positional(a).get(e.arg).copied());
+                return match arg {
+                    Some(a) => Strategy::Value(world.eval(file, a, 0)),
+                    None => Strategy::Value(world.eval(file, n, 0)),
+                };
+            }
+            if lib.unbounded.iter().any(|e| e.call.as_deref() == Some(name)) {
+                return Strategy::Value(Evaluated { value: Value::Unlimited, trail: Vec::new() });
+            }
+            Strategy::NotACount
+        }
+        "identifier" | "attribute" => {
+            let text = f.text_of(n);
+            let name = text.rsplit('.').next().unwrap_or(text).trim();
+            if lib.unbounded.iter().any(|e| e.call.as_deref() == Some(name)) {
+                return Strategy::Value(Evaluated { value: Value::Unlimited, trail: Vec::new() });
+            }
+            Strategy::Value(world.eval(file, n, 0))
+        }
+        _ => Strategy::Value(world.eval(file, n, 0)),
     }
 }
 
