@@ -87,8 +87,11 @@ impl<'t> World<'t> {
             | "expression_list"
             | "literal_element"
             | "expression_statement" => match children(n).first() {
+                // One more hop per wrapper: nesting, like bindings, is
+                // bounded (a file of a million parentheses must not
+                // exhaust the stack; past the bound it is "cannot compute").
                 Some(c) if children(n).len() == 1 || n.kind() != "expression_list" => {
-                    self.eval(file, *c, hops)
+                    self.eval(file, *c, hops + 1)
                 }
                 _ => known(Value::Unknown(short(text))),
             },
