@@ -210,6 +210,8 @@ fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedSce
         scenario_sha256: Some(report.scenario_sha256.clone()),
         reasons,
         problems,
+        // Filled by the gate, which has the change's findings.
+        coverage: None,
     };
     ReplayEvidence { summary, report: Some(report) }
 }
