@@ -30,15 +30,38 @@
 //! the same segments (a `{id}` of the code matches any one segment): the base
 //! URL a client is configured with is usually unknown to the scan.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use std::sync::LazyLock;
 
 use crate::finding::{Finding, Kind, Severity};
 
 /// How far past a finding's own lines its block is read: a retry loop's
 /// body, not the rest of a long function.
 pub(crate) const MAX_BLOCK_LINES: usize = 40;
+
+/// Lines of a finding's own range that are read (a finding may span a
+/// whole function).
+pub(crate) const MAX_RANGE_LINES: usize = 40;
+
+/// Bytes of one window that are read: a minified line must not make every
+/// finding on it cost a megabyte of matching.
+pub(crate) const MAX_WINDOW_BYTES: usize = 8 << 10;
+
+/// Methods, and URL literals, paired in one window: a retry block holds a
+/// few requests, and the pairing is quadratic in these.
+pub(crate) const MAX_EVENTS: usize = 64;
+
+/// Retry findings matched against the replay; the rest are counted in one
+/// line. A change with more has bigger problems than coverage, and the
+/// verdict must not take minutes on a generated file.
+pub(crate) const MAX_FINDINGS: usize = 2000;
+
+/// The methods and URL paths read at each finding's lines, by (file,
+/// line, end line).
+type Windows<'f> = HashMap<(&'f str, u32, u32), Vec<(String, String)>>;
 
 /// How far (in bytes) a method may be from the URL it is paired with: the
 /// same call, written over a few lines.
@@ -106,33 +129,51 @@ pub(crate) struct Coverage {
     pub(crate) called: Vec<String>,
     /// Every operation whose retry the change touched.
     pub(crate) changed: Vec<ChangedOperation>,
+    /// Retry findings past [`MAX_FINDINGS`], not matched.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) not_read: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Coverage {
     /// Matches the change's retry findings against the operations the
     /// replay called. `head_text` gives a head file's text by path.
-    pub(crate) fn of(
+    pub(crate) fn of<'a>(
         findings: &[Finding],
-        head_text: &dyn Fn(&str) -> Option<String>,
+        head_text: &dyn Fn(&str) -> Option<&'a str>,
         called: Vec<String>,
         required: bool,
     ) -> Coverage {
-        let mut changed: Vec<ChangedOperation> = Vec::new();
-        for f in findings.iter().filter(|f| is_changed_retry(f)) {
-            let text = head_text(&f.path);
-            let ops = operations_of(f, text.as_deref());
+        let retries: Vec<&Finding> = findings.iter().filter(|f| is_changed_retry(f)).collect();
+        let not_read = retries.len().saturating_sub(MAX_FINDINGS);
+        // Each file is split into lines once, and findings on the same
+        // lines are read once.
+        let mut files: HashMap<&str, Option<Vec<&'a str>>> = HashMap::new();
+        let mut windows: Windows<'_> = HashMap::new();
+        let mut changed = Changed::default();
+        for f in retries.into_iter().take(MAX_FINDINGS) {
+            let lines =
+                files.entry(&f.path).or_insert_with(|| head_text(&f.path).map(|t| t.lines().collect()));
+            let pairs = windows.entry((&f.path, f.line, f.end_line)).or_insert_with(|| {
+                lines.as_deref().map(|l| pairs_in(&window(l, f.line, f.end_line))).unwrap_or_default()
+            });
+            let ops = operations_of(f, pairs);
             if ops.is_empty() {
-                add(&mut changed, None, f);
+                changed.add(None, f);
             }
             for op in ops {
-                add(&mut changed, Some(op), f);
+                changed.add(Some(op), f);
             }
         }
+        let mut changed = changed.list;
         for c in &mut changed {
             c.exercised =
                 c.operation.as_deref().is_some_and(|op| called.iter().any(|e| operation_matches(op, e)));
         }
-        Coverage { required, called, changed }
+        Coverage { required, called, changed, not_read }
     }
 
     /// The named operations the replay did not call.
@@ -160,6 +201,16 @@ impl Coverage {
                     ),
                 ),
             });
+        }
+        if self.not_read > 0 {
+            out.push((
+                LineKind::Unmatched,
+                format!(
+                    "{} more changed {} not matched: the gate matches the first {MAX_FINDINGS}",
+                    self.not_read,
+                    if self.not_read == 1 { "retry was" } else { "retries were" }
+                ),
+            ));
         }
         // What needs a look first.
         out.sort_by_key(|(k, _)| *k);
@@ -201,31 +252,46 @@ fn is_changed_retry(f: &Finding) -> bool {
     f.severity >= Severity::Warning && !matches!(f.kind, Kind::GateConfigChanged | Kind::ProtectedPath)
 }
 
-fn add(changed: &mut Vec<ChangedOperation>, op: Option<String>, f: &Finding) {
-    // The first line only: a loop's whole range says less than where it starts.
-    let loc = if f.line == 0 { f.path.clone() } else { format!("{}:{}", f.path, f.line) };
-    // Named operations are one entry however many findings name them; an
-    // unnamed one is its place.
-    let found = changed.iter_mut().find(|c| match (&op, &c.operation) {
-        (Some(a), Some(b)) => a == b,
-        (None, None) => c.locations.first() == Some(&loc),
-        _ => false,
-    });
-    match found {
-        Some(c) => {
-            if !c.locations.contains(&loc) {
-                c.locations.push(loc);
+/// The changed operations in the order they were found, with an index by
+/// key (linear in the findings, whatever their number).
+#[derive(Default)]
+struct Changed {
+    list: Vec<ChangedOperation>,
+    /// `op:METHOD /path` or `at:path:line` -> index in `list`.
+    index: HashMap<String, usize>,
+}
+
+impl Changed {
+    fn add(&mut self, op: Option<String>, f: &Finding) {
+        // The first line only: a loop's whole range says less than where it starts.
+        let loc = if f.line == 0 { f.path.clone() } else { format!("{}:{}", f.path, f.line) };
+        // Named operations are one entry however many findings name them; an
+        // unnamed one is its place.
+        let key = match &op {
+            Some(o) => format!("op:{o}"),
+            None => format!("at:{loc}"),
+        };
+        match self.index.get(&key) {
+            Some(&i) => {
+                let c = &mut self.list[i];
+                // Shown lists are short; the JSON keeps a bounded few.
+                if !c.locations.contains(&loc) && c.locations.len() < MAX_EVENTS {
+                    c.locations.push(loc);
+                }
+                if !c.kinds.contains(&f.kind) {
+                    c.kinds.push(f.kind);
+                }
             }
-            if !c.kinds.contains(&f.kind) {
-                c.kinds.push(f.kind);
+            None => {
+                self.index.insert(key, self.list.len());
+                self.list.push(ChangedOperation {
+                    operation: op,
+                    locations: vec![loc],
+                    kinds: vec![f.kind],
+                    exercised: false,
+                });
             }
         }
-        None => changed.push(ChangedOperation {
-            operation: op,
-            locations: vec![loc],
-            kinds: vec![f.kind],
-            exercised: false,
-        }),
     }
 }
 
@@ -265,8 +331,9 @@ fn phrases(kinds: &[Kind]) -> String {
     }
 }
 
-/// The operations one finding is about, named as the replay names them.
-pub(crate) fn operations_of(f: &Finding, head_text: Option<&str>) -> Vec<String> {
+/// The operations one finding is about, named as the replay names them;
+/// `pairs` are the methods and URL paths read at it in the head's source.
+pub(crate) fn operations_of(f: &Finding, pairs: &[(String, String)]) -> Vec<String> {
     // What the scan wrote itself comes first.
     let Some(named) = NAMED.as_ref() else { return Vec::new() };
     let mut out: Vec<String> = Vec::new();
@@ -278,11 +345,10 @@ pub(crate) fn operations_of(f: &Finding, head_text: Option<&str>) -> Vec<String>
     if !out.is_empty() {
         return out;
     }
-    let Some(text) = head_text else { return out };
     let methods = methods_named(&f.message);
-    for (method, path) in pairs_in(&window(text, f.line, f.end_line)) {
-        if methods.is_empty() || methods.contains(&method) {
-            push_unique(&mut out, operation(&method, &path));
+    for (method, path) in pairs {
+        if methods.is_empty() || methods.contains(method) {
+            push_unique(&mut out, operation(method, path));
         }
     }
     out
@@ -318,12 +384,13 @@ fn method_of(word: &str) -> String {
     word.strip_prefix("Method").unwrap_or(word).to_ascii_uppercase()
 }
 
-/// The finding's lines and the block they open: the lines after them
-/// indented deeper than the first (blank lines too), at most
-/// [`MAX_BLOCK_LINES`] of them. Line 0 (the whole file) has none.
-fn window(text: &str, line: u32, end_line: u32) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let (start, end) = (line as usize, (end_line.max(line) as usize).min(lines.len()));
+/// The finding's lines (at most [`MAX_RANGE_LINES`]) and the block they
+/// open: the lines after them indented deeper than the first (blank lines
+/// too), at most [`MAX_BLOCK_LINES`] of them; at most [`MAX_WINDOW_BYTES`]
+/// in all. Line 0 (the whole file) has none.
+fn window(lines: &[&str], line: u32, end_line: u32) -> String {
+    let start = line as usize;
+    let end = (end_line.max(line) as usize).min(lines.len()).min(start.saturating_add(MAX_RANGE_LINES));
     if start == 0 || start > lines.len() {
         return String::new();
     }
@@ -337,7 +404,15 @@ fn window(text: &str, line: u32, end_line: u32) -> String {
         }
         stop += 1;
     }
-    lines[start - 1..stop].join("\n")
+    let mut text = lines[start - 1..stop].join("\n");
+    if text.len() > MAX_WINDOW_BYTES {
+        let mut cut = MAX_WINDOW_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -355,12 +430,12 @@ fn pairs_in(text: &str) -> Vec<(String, String)> {
     };
     // (start, end, method, kind)
     let mut methods: Vec<(usize, usize, String, Event)> = Vec::new();
-    for c in call.captures_iter(text) {
+    for c in call.captures_iter(text).take(MAX_EVENTS) {
         if let (Some(all), Some(m)) = (c.get(0), c.get(1)) {
             methods.push((all.start(), all.end(), method_of(m.as_str()), Event::Call));
         }
     }
-    for m in token.find_iter(text) {
+    for m in token.find_iter(text).take(MAX_EVENTS) {
         // `GET(` is already a call.
         if !methods.iter().any(|(s, e, _, _)| m.start() >= *s && m.start() < *e) {
             methods.push((m.start(), m.end(), method_of(m.as_str()), Event::Token));
@@ -375,6 +450,7 @@ fn pairs_in(text: &str) -> Vec<(String, String)> {
             let inner = s.get(1..s.len().saturating_sub(1))?;
             path_of(inner).map(|p| (l.start(), l.end(), p))
         })
+        .take(MAX_EVENTS)
         .collect();
     let mut used = vec![false; paths.len()];
     let mut out = Vec::new();
@@ -483,28 +559,34 @@ mod tests {
         Finding::new(kind, "rust/x", "src/refunds.rs", line).message(message)
     }
 
+    /// [`operations_of`] with the pairs read from `text` at the finding.
+    fn ops(f: &Finding, text: Option<&str>) -> Vec<String> {
+        let lines: Vec<&str> = text.map(|t| t.lines().collect()).unwrap_or_default();
+        operations_of(f, &pairs_in(&window(&lines, f.line, f.end_line)))
+    }
+
     const LOOP: &str = "const MAX_RETRIES: u32 = 6;\n\nfn refund(c: &Client, id: u64) {\n    for attempt in 0..=MAX_RETRIES {\n        match c.post(format!(\"{}/refunds/{id}\", BASE)).send() {\n            Ok(r) => return,\n            Err(_) => sleep(D),\n        }\n    }\n    let cart = c.get(\"https://shop.example/cart\").send();\n}\n";
 
     #[test]
     fn a_finding_on_a_loop_header_names_the_request_in_its_block() {
         let f = finding(Kind::RetryCountRaised, 4, "retries raised from 2 to 6");
-        assert_eq!(operations_of(&f, Some(LOOP)), ["POST /refunds/{id}"]);
+        assert_eq!(ops(&f, Some(LOOP)), ["POST /refunds/{id}"]);
         // The constant's line opens no block: no operation.
         let f = finding(Kind::RetryCountRaised, 1, "retries raised from 2 to 6");
-        assert!(operations_of(&f, Some(LOOP)).is_empty());
+        assert!(ops(&f, Some(LOOP)).is_empty());
         // The whole file (line 0) is no window either.
-        assert!(operations_of(&finding(Kind::RetryCountRaised, 0, "x"), Some(LOOP)).is_empty());
+        assert!(ops(&finding(Kind::RetryCountRaised, 0, "x"), Some(LOOP)).is_empty());
     }
 
     #[test]
     fn the_message_names_the_operation_or_narrows_the_method() {
         let f = finding(Kind::RetryNonIdempotent, 1, "the retry wraps POST /refunds/42 with no key");
-        assert_eq!(operations_of(&f, None), ["POST /refunds/{id}"]);
+        assert_eq!(ops(&f, None), ["POST /refunds/{id}"]);
         let text = "for i in range(3):\n    requests.get(f\"{BASE}/cart\")\n    requests.post(f\"{BASE}/refunds\", json=r)\n";
         let f = finding(Kind::RetryNonIdempotent, 1, "the retry wraps a POST request");
-        assert_eq!(operations_of(&f, Some(text)), ["POST /refunds"]);
+        assert_eq!(ops(&f, Some(text)), ["POST /refunds"]);
         let f = finding(Kind::RetryCountRaised, 1, "retries raised");
-        assert_eq!(operations_of(&f, Some(text)), ["GET /cart", "POST /refunds"]);
+        assert_eq!(ops(&f, Some(text)), ["GET /cart", "POST /refunds"]);
     }
 
     #[test]
@@ -546,7 +628,7 @@ mod tests {
             finding(Kind::RetryCountRaised, 1, "MAX_RETRIES raised from 2 to 6"),
             Finding::new(Kind::GateConfigChanged, "policy/gate", ".github/retrygate.yml", 0),
         ];
-        let text = |_: &str| Some(LOOP.to_string());
+        let text = |_: &str| Some(LOOP);
         let c = Coverage::of(&findings, &text, vec!["GET /cart".into()], false);
         let lines: Vec<String> = c.lines().into_iter().map(|(_, l)| l).collect();
         assert_eq!(
@@ -565,5 +647,24 @@ mod tests {
         let (kind, line) = &c.lines()[1];
         assert_eq!(*kind, LineKind::Called);
         assert!(line.starts_with("the replay called POST /refunds/{id} (src/refunds.rs:4)"), "{line}");
+    }
+
+    #[test]
+    fn findings_past_the_limit_are_counted_and_a_long_line_is_read_in_bounds() {
+        // A minified line of a megabyte with a request in it, and more
+        // findings on it than the gate matches.
+        let line = format!("{}c.post(\"/refunds\");{}", "x".repeat(100), "y".repeat(1 << 20));
+        let findings: Vec<Finding> =
+            (0..MAX_FINDINGS + 5).map(|_| finding(Kind::RetryCountRaised, 1, "raised")).collect();
+        let text = |_: &str| Some(line.as_str());
+        let c = Coverage::of(&findings, &text, vec![], false);
+        assert_eq!(c.not_read, 5);
+        assert_eq!(c.changed.len(), 1);
+        assert_eq!(c.changed[0].operation.as_deref(), Some("POST /refunds"));
+        let lines: Vec<String> = c.lines().into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            lines[1],
+            format!("5 more changed retries were not matched: the gate matches the first {MAX_FINDINGS}")
+        );
     }
 }

@@ -231,9 +231,8 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
                     .into_iter()
                     .map(|e| e.operation)
                     .collect();
-                let head_text = |path: &str| {
-                    cs.files.iter().find(|f| f.path == path).and_then(|f| f.head.text()).map(str::to_owned)
-                };
+                let head_text =
+                    |path: &str| cs.files.iter().find(|f| f.path == path).and_then(|f| f.head.text());
                 ev.summary.coverage = Some(decision::coverage::Coverage::of(
                     &findings,
                     &head_text,

@@ -248,3 +248,27 @@ fn require_coverage_must_be_a_boolean() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_report_whose_called_operations_were_edited_is_rejected() {
+    let repo = repo(", require_coverage: true");
+    raise_refund_retries(&repo);
+    let report = replay(&repo, "GET", "/cart");
+    // Claim the refunds were replayed: the timelines say otherwise.
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    r["exercised"] = serde_json::json!([{"operation": "POST /refunds", "requests": 2, "retries": 1}]);
+    std::fs::write(&report, r.to_string()).unwrap();
+    let (code, v) = json(&repo, &report);
+    assert_eq!(code, Some(1));
+    assert!(codes(&v).contains(&"replay-rejected"), "{:#}", v["reasons"]);
+    assert!(
+        v["evidence"]["replay"]["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("`exercised` operations do not follow"),
+        "{:#}",
+        v["evidence"]["replay"]
+    );
+    // A rejected report says nothing about coverage.
+    assert_eq!(v["evidence"]["replay"]["coverage"], Value::Null);
+}
