@@ -59,6 +59,14 @@ pub(crate) const MAX_EVENTS: usize = 64;
 /// verdict must not take minutes on a generated file.
 pub(crate) const MAX_FINDINGS: usize = 2000;
 
+/// Operations of the replay matched against (a report is the pull
+/// request's file, and could list millions); past it, an operation may be
+/// said to be never called, which is the side that blocks.
+pub(crate) const MAX_CALLED: usize = 2000;
+
+/// Operations the one-line "The replay called ..." names.
+const CALLED_SHOWN: usize = 10;
+
 /// The methods and URL paths read at each finding's lines, by (file,
 /// line, end line).
 type Windows<'f> = HashMap<(&'f str, u32, u32), Vec<(String, String)>>;
@@ -144,11 +152,12 @@ impl Coverage {
     pub(crate) fn of<'a>(
         findings: &[Finding],
         head_text: &dyn Fn(&str) -> Option<&'a str>,
-        called: Vec<String>,
+        mut called: Vec<String>,
         required: bool,
     ) -> Coverage {
+        called.truncate(MAX_CALLED);
         let retries: Vec<&Finding> = findings.iter().filter(|f| is_changed_retry(f)).collect();
-        let not_read = retries.len().saturating_sub(MAX_FINDINGS);
+        let mut not_read = retries.len().saturating_sub(MAX_FINDINGS);
         // Each file is split into lines once, and findings on the same
         // lines are read once.
         let mut files: HashMap<&str, Option<Vec<&'a str>>> = HashMap::new();
@@ -168,10 +177,16 @@ impl Coverage {
                 changed.add(Some(op), f);
             }
         }
+        not_read += changed.dropped;
         let mut changed = changed.list;
+        // Split once: every changed operation is matched against all of them.
+        let split_called: Vec<(&str, Vec<&str>)> = called.iter().filter_map(|e| split(e)).collect();
         for c in &mut changed {
-            c.exercised =
-                c.operation.as_deref().is_some_and(|op| called.iter().any(|e| operation_matches(op, e)));
+            c.exercised = c
+                .operation
+                .as_deref()
+                .and_then(split)
+                .is_some_and(|op| split_called.iter().any(|e| split_matches(&op, e)));
         }
         Coverage { required, called, changed, not_read }
     }
@@ -222,7 +237,7 @@ impl Coverage {
         if self.called.is_empty() {
             "nothing (no request reached the server)".to_string()
         } else {
-            self.called.join(", ")
+            list(&self.called, CALLED_SHOWN)
         }
     }
 
@@ -259,10 +274,24 @@ struct Changed {
     list: Vec<ChangedOperation>,
     /// `op:METHOD /path` or `at:path:line` -> index in `list`.
     index: HashMap<String, usize>,
+    /// Operations past the cap on the list.
+    dropped: usize,
 }
 
 impl Changed {
     fn add(&mut self, op: Option<String>, f: &Finding) {
+        // Each finding names at most MAX_EVENTS operations; the list stays
+        // within what the matching below can afford.
+        if self.list.len() >= MAX_FINDINGS && !self.index.is_empty() {
+            let known = match &op {
+                Some(o) => self.index.contains_key(&format!("op:{o}")),
+                None => false,
+            };
+            if !known {
+                self.dropped += 1;
+                return;
+            }
+        }
         // The first line only: a loop's whole range says less than where it starts.
         let loc = if f.line == 0 { f.path.clone() } else { format!("{}:{}", f.path, f.line) };
         // Named operations are one entry however many findings name them; an
@@ -525,17 +554,18 @@ fn path_of(lit: &str) -> Option<String> {
     Some(format!("/{}", segs.join("/")))
 }
 
+/// `POST /a/b` -> (`POST`, [`a`, `b`]).
+fn split(op: &str) -> Option<(&str, Vec<&str>)> {
+    let (m, p) = op.split_once(' ')?;
+    Some((m, p.split('/').filter(|s| !s.is_empty()).collect()))
+}
+
 /// Whether the replay's `called` operation is the change's `changed` one:
 /// the same method, and a path that ends with the changed path's segments
 /// (the changed side's `{id}` matches any one segment; the root matches
 /// only the root).
-pub(crate) fn operation_matches(changed: &str, called: &str) -> bool {
-    let split = |op: &str| -> Option<(String, Vec<String>)> {
-        let (m, p) = op.split_once(' ')?;
-        Some((m.to_string(), p.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect()))
-    };
-    let (Some((cm, cp)), Some((em, ep))) = (split(changed), split(called)) else { return false };
-    if cm != em || !METHODS.contains(&cm.as_str()) {
+fn split_matches((cm, cp): &(&str, Vec<&str>), (em, ep): &(&str, Vec<&str>)) -> bool {
+    if cm != em || !METHODS.contains(cm) {
         return false;
     }
     if cp.is_empty() {
@@ -548,12 +578,19 @@ pub(crate) fn operation_matches(changed: &str, called: &str) -> bool {
     // The changed side's `{id}` is a placeholder of the code; the called
     // side's is a number or a UUID the client sent, which a literal segment
     // of the code is not.
-    cp.iter().zip(tail).all(|(c, e)| c == e || c == "{id}")
+    cp.iter().zip(tail).all(|(c, e)| c == e || *c == "{id}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn operation_matches(changed: &str, called: &str) -> bool {
+        match (split(changed), split(called)) {
+            (Some(c), Some(e)) => split_matches(&c, &e),
+            _ => false,
+        }
+    }
 
     fn finding(kind: Kind, line: u32, message: &str) -> Finding {
         Finding::new(kind, "rust/x", "src/refunds.rs", line).message(message)
@@ -666,5 +703,20 @@ mod tests {
             lines[1],
             format!("5 more changed retries were not matched: the gate matches the first {MAX_FINDINGS}")
         );
+    }
+
+    #[test]
+    fn the_called_list_is_bounded_and_said_so() {
+        let called: Vec<String> = (0..MAX_CALLED + 50).map(|i| format!("GET /items{i}")).collect();
+        let findings = [finding(Kind::RetryCountRaised, 4, "raised")];
+        let text = |_: &str| Some(LOOP);
+        let c = Coverage::of(&findings, &text, called, true);
+        assert_eq!(c.called.len(), MAX_CALLED);
+        assert!(
+            c.called_list().ends_with(&format!("GET /items9 and {} more", MAX_CALLED - 10)),
+            "{}",
+            c.called_list()
+        );
+        assert!(c.reason().is_some(), "POST /refunds/{{id}} is not among them");
     }
 }
