@@ -113,6 +113,13 @@ pub struct ReplayConfig {
     /// agent PR that needs a replay then needs a maintainer's sign-off
     /// (docs/github.md, "Trust model").
     pub(crate) trust_fork_reports: bool,
+    /// Whether an agent's pull request is blocked (`replay-coverage`) when
+    /// the replay never called an operation whose retry the change touched.
+    /// Off by default: a replay harness rarely calls every endpoint, and a
+    /// default that blocked every pull request whose replay covers a subset
+    /// would be signed off by habit. The line naming each such operation is
+    /// in the comment either way (docs/replay.md, "Coverage").
+    pub(crate) require_coverage: bool,
 }
 
 /// `replay.scenario`: one name or path, or a list of them.
@@ -135,7 +142,13 @@ fn scenario_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
 
 impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
-        ReplayConfig { command: None, scenario: "default".into(), clients: 8, trust_fork_reports: false }
+        ReplayConfig {
+            command: None,
+            scenario: "default".into(),
+            clients: 8,
+            trust_fork_reports: false,
+            require_coverage: false,
+        }
     }
 }
 
@@ -539,6 +552,7 @@ mod tests {
         assert_eq!(c.sign_off.min_permission, Permission::Write);
         assert!(c.agents.logins.contains(&"*[bot]".to_string()));
         assert!(c.require.ledger && c.require.replay);
+        assert!(!c.replay.require_coverage, "coverage is shown, not required, until set");
         // A partial section keeps the defaults of the keys it leaves out.
         let c =
             Config::from_yaml_str("require: { ledger: false }\nreplay: { clients: 2 }\n", "r.yml").unwrap();

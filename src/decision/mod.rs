@@ -24,6 +24,7 @@
 //! ```
 
 pub(crate) mod agent;
+pub(crate) mod coverage;
 pub mod paths;
 pub(crate) mod verdict;
 
@@ -76,6 +77,10 @@ pub struct ReplaySummary {
     pub reasons: Vec<String>,
     /// Why a report was rejected or not run.
     pub problems: Vec<String>,
+    /// What the replay called of the operations whose retries the change
+    /// touched; present when a report was judged (pass, fail, no retry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) coverage: Option<coverage::Coverage>,
 }
 
 impl ReplaySummary {
@@ -95,6 +100,7 @@ impl ReplaySummary {
             scenario_sha256: None,
             reasons: Vec::new(),
             problems: Vec::new(),
+            coverage: None,
         }
     }
 }
@@ -161,6 +167,7 @@ pub fn decide(input: &DecisionInput<'_>) -> Decision {
         reasons.extend(ledger_reason(ledger));
     }
     reasons.extend(replay_reason(input.replay));
+    reasons.extend(coverage_reason(input.replay));
 
     let sign_off = input.sign_off.map(|s| check_sign_off(s, input.head));
     let accepted = sign_off.as_ref().is_some_and(|s| s.accepted);
@@ -328,6 +335,15 @@ fn replay_reason(r: &ReplaySummary) -> Option<Reason> {
         )),
         ReplayStatus::Fail => Some(Reason::new(ReasonCode::ReplayFailed, failed_replay_sentence(&r.reasons))),
     }
+}
+
+/// `replay.require_coverage`: a named operation whose retry the change
+/// touched and that the replay never called blocks. The coverage lines are
+/// shown whether or not it is required; an operation the scan could not
+/// name does not block (docs/replay.md, "Coverage", says why).
+fn coverage_reason(r: &ReplaySummary) -> Option<Reason> {
+    let c = r.coverage.as_ref().filter(|c| c.required)?;
+    c.reason().map(|m| Reason::new(ReasonCode::ReplayCoverage, m))
 }
 
 /// The replay's first problem whole, and how many more the replay section

@@ -64,13 +64,16 @@ pub enum ReasonCode {
     ReplayNoRetry,
     /// The 429 replay ran and failed.
     ReplayFailed,
+    /// `replay.require_coverage`: the replay never called an operation
+    /// whose retry the change touched.
+    ReplayCoverage,
     /// A sign-off was given for another commit (or an unusable one).
     SignOffRejected,
 }
 
 impl ReasonCode {
     /// Every code, in the order [`super::decide`] lists reasons.
-    pub(crate) const ALL: [ReasonCode; 12] = [
+    pub(crate) const ALL: [ReasonCode; 13] = [
         ReasonCode::GateConfigChanged,
         ReasonCode::ProtectedPath,
         ReasonCode::BlockingFindings,
@@ -82,6 +85,7 @@ impl ReasonCode {
         ReasonCode::ReplayNotRun,
         ReasonCode::ReplayNoRetry,
         ReasonCode::ReplayFailed,
+        ReasonCode::ReplayCoverage,
         ReasonCode::SignOffRejected,
     ];
 
@@ -99,6 +103,7 @@ impl ReasonCode {
             ReasonCode::ReplayNotRun => "replay-not-run",
             ReasonCode::ReplayNoRetry => "replay-no-retry",
             ReasonCode::ReplayFailed => "replay-failed",
+            ReasonCode::ReplayCoverage => "replay-coverage",
             ReasonCode::SignOffRejected => "sign-off-rejected",
         }
     }
@@ -137,6 +142,9 @@ impl ReasonCode {
             }
             ReasonCode::ReplayFailed => {
                 "make the client honour Retry-After with jitter on top, cap its attempts, and never retry a POST without an Idempotency-Key; then replay again"
+            }
+            ReasonCode::ReplayCoverage => {
+                "make `replay.command` call each operation the replay section says it never called, against `$RETRYGATE_URL`; or a maintainer who has checked that operation signs off on this head"
             }
             ReasonCode::SignOffRejected => {
                 "sign off on the current head commit (see Sign-off below); a sign-off holds for the commit it names only"

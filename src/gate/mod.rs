@@ -219,7 +219,27 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         if !touches_retry {
             Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
         } else {
-            let ev = replay_evidence(input, config, &git, &cs.head, &expected);
+            let mut ev = replay_evidence(input, config, &git, &cs.head, &expected);
+            // Only a report the gate believes says what was called; a
+            // rejected one's timelines are not evidence of anything.
+            let judged = matches!(
+                ev.summary.status,
+                decision::ReplayStatus::Pass | decision::ReplayStatus::Fail | decision::ReplayStatus::NoRetry
+            );
+            if let Some(report) = ev.report.as_ref().filter(|_| judged) {
+                let called = crate::replay::compare::exercised_operations(report)
+                    .into_iter()
+                    .map(|e| e.operation)
+                    .collect();
+                let head_text =
+                    |path: &str| cs.files.iter().find(|f| f.path == path).and_then(|f| f.head.text());
+                ev.summary.coverage = Some(decision::coverage::Coverage::of(
+                    &findings,
+                    &head_text,
+                    called,
+                    config.replay.require_coverage,
+                ));
+            }
             replay_report = ev.report;
             Some(ev.summary)
         }

@@ -210,6 +210,8 @@ fn judged(report: ReplayReport, source: String, head: &str, expected: &LoadedSce
         scenario_sha256: Some(report.scenario_sha256.clone()),
         reasons,
         problems,
+        // Filled by the gate, which has the change's findings.
+        coverage: None,
     };
     ReplayEvidence { summary, report: Some(report) }
 }
@@ -236,6 +238,14 @@ pub fn binding_problems(report: &ReplayReport, head: &str, expected: &LoadedScen
         ));
     }
     p.extend(consistency_problems(report, expected.scenario.budget));
+    // The list is a summary of the timelines; the gate matches against its
+    // own recomputation, and a list that says otherwise was edited. (Empty
+    // is a report written before the list existed.)
+    if !report.exercised.is_empty()
+        && report.exercised != crate::replay::compare::exercised_operations(report)
+    {
+        p.push("the report's `exercised` operations do not follow from its timelines: the report was edited after the replay".into());
+    }
     p.extend(comparison_problems(report));
     p
 }

@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 
 use super::{headline, plural, reason, severity_badge, sorted_findings, Context, Headline, Links};
 use crate::config::{Enforcement, SignOffConfig};
+use crate::decision::coverage::{Coverage, LineKind};
 use crate::decision::{GateVerdict, ReasonCode, ReplayStatus, ReplaySummary, Verdict};
 use crate::finding::{Finding, Kind, Note, Severity};
 use crate::http::encode_path as path_to_uri;
@@ -423,6 +424,9 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
             let _ = writeln!(o, "- {l}");
         }
     }
+    if let Some(c) = &r.coverage {
+        coverage_lines(o, c);
+    }
     let body = cap_replay(&crate::replay::report::render_markdown_body(rep));
     let chart =
         if r.status == ReplayStatus::Fail { storm_chart(rep).unwrap_or_default() } else { String::new() };
@@ -432,6 +436,43 @@ fn replay_section(o: &mut String, r: &ReplaySummary, report: Option<&ReplayRepor
         "\n<details><summary>Every check, and each client's requests</summary>\n\n{chart}{}\n\n</details>",
         body.replacen("### ", "##### ", 1).trim_end()
     );
+}
+
+/// Coverage lines the comment lists; the verdict's JSON
+/// (`evidence.replay.coverage`) has every one.
+pub(crate) const MAX_COVERAGE_LINES: usize = 10;
+
+/// What the replay called of the operations whose retries the change
+/// touched: one line each, those never called first.
+fn coverage_lines(o: &mut String, c: &Coverage) {
+    let rule = if c.required {
+        "`replay.require_coverage: true`, so an operation it never called blocks"
+    } else {
+        "shown, not required: `replay.require_coverage` is off"
+    };
+    let _ = writeln!(o, "\n**Coverage** ({rule}). The replay called {}.", escape_text(&c.called_list()));
+    let lines = c.lines();
+    if lines.is_empty() {
+        let _ = writeln!(o, "The scan found no changed retry to match it against.");
+        return;
+    }
+    o.push('\n');
+    for (kind, line) in lines.iter().take(MAX_COVERAGE_LINES) {
+        let mark = match kind {
+            LineKind::NeverCalled if c.required => "⛔",
+            LineKind::NeverCalled => "⚠️",
+            LineKind::Unmatched => "❔",
+            LineKind::Called => "✅",
+        };
+        let _ = writeln!(o, "- {mark} {}", escape_text(&truncate(line, MAX_CELL_CHARS)));
+    }
+    if lines.len() > MAX_COVERAGE_LINES {
+        let _ = writeln!(
+            o,
+            "- …and {} more in the verdict's JSON (`evidence.replay.coverage`)",
+            lines.len() - MAX_COVERAGE_LINES
+        );
+    }
 }
 
 /// Retries the storm chart plots at most: beyond this a bar chart is a

@@ -85,6 +85,12 @@ fn gate_preamble(v: &GateVerdict, w: &mut dyn Write) -> io::Result<()> {
     }
     if let Some(r) = &v.evidence.replay {
         writeln!(w, "  replay: {} ({})", status_word(r.status), one_line(&replay_line(r)))?;
+        if let Some(c) = &r.coverage {
+            writeln!(w, "    called: {}", one_line(&c.called_list()))?;
+            for (_, line) in c.lines() {
+                writeln!(w, "    coverage: {}", one_line(&line))?;
+            }
+        }
     }
     writeln!(w)
 }

@@ -271,6 +271,40 @@ fn operation_findings(
     out
 }
 
+/// One operation the replay's clients called (the head's side of a
+/// differential replay), as the gate matches it against the operations whose
+/// retries the change touched (`replay.require_coverage`, docs/replay.md,
+/// "Coverage").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ExercisedOperation {
+    /// `METHOD /normalised/path`, as [`operation_name`] names it.
+    pub operation: String,
+    /// Every request of it, over all clients and scenarios.
+    pub requests: usize,
+    /// Of those, the ones sent again within the same logical request (a
+    /// retry or a re-send during a held answer).
+    pub retries: usize,
+}
+
+/// The operations a report's clients called, by name, summed over every
+/// scenario of a combined report. It is a pure function of the timelines,
+/// so the gate recomputes it rather than trust the list a report carries.
+pub fn exercised_operations(r: &ReplayReport) -> Vec<ExercisedOperation> {
+    let mut by_name: BTreeMap<String, ExercisedOperation> = BTreeMap::new();
+    for part in scenarios_of(r) {
+        for (name, f) in figures_of(part) {
+            let e = by_name.entry(name.clone()).or_insert(ExercisedOperation {
+                operation: name,
+                requests: 0,
+                retries: 0,
+            });
+            e.requests += f.requests;
+            e.retries += f.requests.saturating_sub(f.logical_requests);
+        }
+    }
+    by_name.into_values().collect()
+}
+
 /// `GET /c/3/orders/42?x=1` -> `GET /orders/{id}`: the client prefix and the
 /// query dropped, and a segment that is a number, a UUID or a long hex string
 /// read as an identifier, so the same operation on different records is one.

@@ -21,12 +21,15 @@
 //!       "gap_ms": null, "asked_ms": null, "broke": []}], "stdout_tail": "", "stderr_tail": ""}],
 //!  "stray_requests": 0, "malformed_requests": [],
 //!  "writes": {"applied": 2, "operations": 1, "duplicates": [3], "deduplicated": [], "parked": []},
-//!  "server_errors": [], "parts": []}
+//!  "server_errors": [], "parts": [],
+//!  "exercised": [{"operation": "GET /orders", "requests": 4, "retries": 3}]}
 //! ```
 //! `desync` is the pooled `desynchronized` reading (absent when there was too
 //! little evidence); `rerun_of` (absent unless it happened) names the
 //! inconclusive first run a rerun replaced: `{"clients": 8, "desync": {…}}`.
-//! `writes`, `server_errors` and `parts` are left out when empty; a request
+//! `exercised` lists every operation (`METHOD /normalised/path`) the clients
+//! called, over every scenario. `writes`, `server_errors` and `parts` are
+//! left out when empty; a request
 //! of a write carries `"write": {"operation": "key:…", "effect": "applied"}`
 //! and, when its answer was never delivered, `"lost": "reset"`. A report of
 //! several scenarios has one whole report per scenario in `parts`:
@@ -44,7 +47,7 @@ use super::checks::{
     self, CheckResult, CheckStatus, DesyncRound, DesyncSummary, Judgement, ReplayCheck, Violation,
     WriteAccount,
 };
-use super::compare::Comparison;
+use super::compare::{exercised_operations, Comparison, ExercisedOperation};
 use super::journal::{Journal, Loss, Malformed, WriteEffect, WriteRecord};
 use super::runner::{ClientExit, ClientRun};
 use super::scenario::Level;
@@ -138,6 +141,14 @@ pub struct ReplayReport {
     /// finding of the comparison, or a base that could not run, fails it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Box<Comparison>>,
+    /// Every operation (`METHOD /normalised/path`) the clients called, with
+    /// how many requests and retries each got (over every scenario of a
+    /// combined report; the head's own with `--base`). The gate names each
+    /// operation whose retry the change touched that is not in it. Empty in
+    /// a report written before it existed; the gate recomputes it from
+    /// `timeline` either way.
+    #[serde(default)]
+    pub exercised: Vec<ExercisedOperation>,
 }
 
 /// The inconclusive first run a report's rerun replaced.
@@ -288,7 +299,7 @@ impl ReplayReport {
             .any(|e| e.write.is_some())
             .then(|| checks::write_account(journal, runs.len()));
         let verdict = if reasons.is_empty() { ReplayVerdict::Pass } else { ReplayVerdict::Fail };
-        ReplayReport {
+        let mut report = ReplayReport {
             version: REPORT_VERSION,
             verdict,
             scenario: ctx.scenario,
@@ -313,7 +324,10 @@ impl ReplayReport {
             server_errors: journal.server_errors.clone(),
             parts: Vec::new(),
             comparison: None,
-        }
+            exercised: Vec::new(),
+        };
+        report.exercised = exercised_operations(&report);
+        report
     }
 
     /// One report for several scenarios run in turn: each part kept whole,
@@ -335,7 +349,7 @@ impl ReplayReport {
             ReplayVerdict::Fail
         };
         let first = parts.first();
-        ReplayReport {
+        let mut report = ReplayReport {
             version: REPORT_VERSION,
             verdict,
             scenario: parts.iter().map(|p| p.scenario.as_str()).collect::<Vec<_>>().join(","),
@@ -360,7 +374,10 @@ impl ReplayReport {
             server_errors: parts.iter().flat_map(|p| p.server_errors.clone()).collect(),
             parts,
             comparison: None,
-        }
+            exercised: Vec::new(),
+        };
+        report.exercised = exercised_operations(&report);
+        report
     }
 
     /// How many clients sent a request again after an answer that was not a
@@ -540,13 +557,39 @@ fn ms(v: f64) -> String {
 /// Markdown for a PR comment: verdict, checks, lockstep rounds, and a
 /// collapsible timeline per client.
 pub fn render_markdown(r: &ReplayReport) -> String {
-    markdown(r, true)
+    with_exercised(markdown(r, true), r)
 }
 
 /// [`render_markdown`] without the "no client retried" note, for a page
 /// that states it once above the report (the gate's comment does).
 pub(crate) fn render_markdown_body(r: &ReplayReport) -> String {
-    markdown(r, false)
+    with_exercised(markdown(r, false), r)
+}
+
+/// The operations the clients called, one line: what the gate matches the
+/// change's retried operations against. Shown once, for the whole report.
+pub(crate) fn exercised_line(r: &ReplayReport) -> String {
+    let ops = exercised_operations(r);
+    if ops.is_empty() {
+        return "Operations called: none (no request reached the server)".to_string();
+    }
+    let each: Vec<String> = ops
+        .iter()
+        .map(|e| {
+            format!(
+                "{} ({}, {})",
+                e.operation,
+                plural(e.requests, "request", "requests"),
+                plural(e.retries, "retry", "retries")
+            )
+        })
+        .collect();
+    format!("Operations called: {}", each.join(", "))
+}
+
+fn with_exercised(mut md: String, r: &ReplayReport) -> String {
+    let _ = writeln!(md, "\n{}.", exercised_line(r).replace('`', "'"));
+    md
 }
 
 fn markdown(r: &ReplayReport, no_retry_note: bool) -> String {
@@ -776,6 +819,7 @@ fn write_notes(w: &WriteAccount) -> String {
 /// timeline.
 pub fn render_text(r: &ReplayReport) -> String {
     let mut o = render_text_sides(r);
+    let _ = writeln!(o, "  {}", exercised_line(r));
     if let Some(c) = &r.comparison {
         let _ = writeln!(o, "compared with the base ({}):", crate::text::short_sha(&c.base_commit));
         for line in c.lines() {

@@ -31,6 +31,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("refused", include_str!("../../scenarios/refused.yml")),
     ("slow-response", include_str!("../../scenarios/slow-response.yml")),
     ("long-outage", include_str!("../../scenarios/long-outage.yml")),
+    ("long-retry-after", include_str!("../../scenarios/long-retry-after.yml")),
 ];
 
 /// The bundled scenarios' names, comma-separated, for messages and help:

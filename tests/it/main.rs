@@ -47,6 +47,7 @@ mod printer;
 mod readme;
 mod replay;
 mod replay_clients;
+mod replay_coverage;
 mod replay_diff;
 mod replay_schema;
 mod rules;

@@ -203,6 +203,35 @@ fn a_base_that_fails_its_own_checks_is_said_and_a_better_head_passes() {
 }
 
 #[test]
+fn a_head_that_clamps_a_long_retry_after_to_its_cap_is_caught_and_a_base_that_gives_up_is_not() {
+    curl_available();
+    // The bundled long-retry-after: one 429 asking for 120 s, then 200. The
+    // base's curl gives up (waiting 120 s would pass its --retry-max-time of
+    // 10 s); the head caps its wait at 1 s and comes back far too early.
+    let base_client = "curl -sS -o - --retry 2 --retry-max-time 10 \"$RETRYGATE_URL/items\"\n";
+    let head_client =
+        "curl -sS -o /dev/null \"$RETRYGATE_URL/items\"\nsleep 1\ncurl -sS -o - \"$RETRYGATE_URL/items\"\n";
+    let (dir, base, _) = repo(base_client, head_client);
+    let (out, report) = replay(dir.path(), &base, "long-retry-after");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = report.expect("a report");
+    // The base gave up: right here (`recovered` is off), so it passes.
+    assert_eq!(r["comparison"]["base"]["verdict"], "pass");
+    // The head fails the existing adherence check on its own...
+    let honoured =
+        r["checks"].as_array().unwrap().iter().find(|c| c["check"] == "retry-after-honored").unwrap();
+    assert_eq!(honoured["status"], "fail", "{honoured}");
+    // ... and against its base: early retries where the base made none.
+    let findings = r["comparison"]["findings"].as_array().unwrap();
+    let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["retry-count-raised", "retry-after-ignored"], "{findings:#?}");
+    assert_eq!(findings[1]["base"], "0 of 0");
+    assert_eq!(findings[1]["head"], "4 of 4");
+    // The report lists what the head called, for the gate's coverage line.
+    assert_eq!(r["exercised"], serde_json::json!([{"operation": "GET /items", "requests": 8, "retries": 4}]));
+}
+
+#[test]
 fn a_base_that_cannot_run_is_could_not_decide_with_its_output() {
     curl_available();
     let broken = "echo 'error: the base build failed (missing libfoo)' >&2\nexit 3\n";
