@@ -93,6 +93,14 @@ pub(crate) fn run(args: RulesArgs) -> anyhow::Result<Exit> {
                     for (id, kind, _) in retrygate::analyze::knobs::CHECKS {
                         println!("{:<44} {:<22} {:<8} all", id, kind.id(), "error");
                     }
+                    for (id, kind, _) in retrygate::analyze::trees::CHECKS {
+                        println!(
+                            "{:<44} {:<22} {:<8} python,javascript,typescript,go,java",
+                            id,
+                            kind.id(),
+                            "error"
+                        );
+                    }
                     for c in retrygate::analyze::rust::checks::all_ids() {
                         println!("{}", c.list_line());
                     }

@@ -48,6 +48,13 @@ pub(crate) struct Library {
     pub(crate) jitter: Option<Jitter>,
     #[serde(default)]
     pub(crate) timeouts: Vec<Entry>,
+    /// The options that say which HTTP methods are retried: a value of
+    /// none (`None`, `null`, `nil`) means every method, a list that names
+    /// POST or PATCH retries writes; `default: idempotent` says that
+    /// leaving the option out retries only idempotent methods. Read by the
+    /// syntax-tree analyzer ([`crate::analyze::trees`]).
+    #[serde(default)]
+    pub(crate) methods: Vec<Entry>,
     #[serde(default)]
     pub(crate) defaults: Vec<Default>,
 }

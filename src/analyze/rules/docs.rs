@@ -39,7 +39,8 @@ pub fn markdown_table(rules: &[Rule]) -> String {
 }
 
 /// The generated table of docs/rules.md: every pack's rules, then the
-/// settings floor's checks (which no pack file holds).
+/// settings floor's and the syntax-tree analyzer's checks (which no pack
+/// file holds).
 pub fn rules_and_floor_table(rules: &[Rule]) -> String {
     let mut out = markdown_table(rules);
     out.push_str(
@@ -48,6 +49,19 @@ pub fn rules_and_floor_table(rules: &[Rule]) -> String {
     for (id, kind, d) in crate::analyze::knobs::CHECKS {
         out.push_str(&format!(
             "| `{id}` | `{}` | error or warning (the What says when) | all the gate reads | changed | {} | {} | {} | {} |\n",
+            kind.id(),
+            cell(d.what),
+            cell(d.why),
+            code_cell(d.example),
+            code_cell(d.use_instead),
+        ));
+    }
+    out.push_str(
+        "\n### The syntax-tree analyzer (`src/analyze/trees`)\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (id, kind, d) in crate::analyze::trees::CHECKS {
+        out.push_str(&format!(
+            "| `{id}` | `{}` | error | python, javascript, typescript, go, java | changed | {} | {} | {} | {} |\n",
             kind.id(),
             cell(d.what),
             cell(d.why),

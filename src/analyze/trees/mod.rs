@@ -101,6 +101,16 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
         },
     ),
     (
+        "tree/retry-non-idempotent",
+        Kind::RetryNonIdempotent,
+        KindDoc {
+            what: "A retry library's methods option (urllib3's `allowed_methods` or its older spelling `method_whitelist`), followed to its value, now lets POST or PATCH be retried: set to none (every method) or to a list that names a write, where the base retried idempotent methods only.",
+            why: "A retried write after a lost answer is applied twice: a second charge, a duplicate order.",
+            example: "ANY = None; Retry(total=3, method_whitelist=ANY)   (base: Retry(total=3))",
+            use_instead: "Keep the default (idempotent methods), or send an Idempotency-Key the server honours before retrying writes.",
+        },
+    ),
+    (
         "tree/timeout-lowered",
         Kind::TimeoutLowered,
         KindDoc {
@@ -173,6 +183,12 @@ impl Analyzer for TreesAnalyzer {
             // followed that is an added line, else the site itself.
             let cause = h.value.trail.iter().rev().find(|l| added(l)).cloned();
             let touched = cause.is_some() || added(&h.at);
+            if let (Some(bw), Some(hw)) = (b.writes, h.writes) {
+                if !bw && hw && (touched || by_path.contains_key(h.at.path.as_str())) {
+                    out.findings.push(methods_finding(b, h, cause.unwrap_or_else(|| h.at.clone())));
+                }
+                continue;
+            }
             match compare::judge(h.knob, &b.value.value, &h.value.value) {
                 Judgement::Worse(w) if touched || by_path.contains_key(h.at.path.as_str()) => {
                     out.findings.push(finding(w, b, h, cause.unwrap_or_else(|| h.at.clone())));
@@ -227,13 +243,22 @@ fn changed_constants<'a>(
                     .and_then(|ds| ds.iter().rev().find(|d| d.scope.is_none()))
                     .map(|d| bw.files[b].file.text_of(d.value))
             });
-            base_text.is_some_and(|t| t != head_text) && hw.eval(h, hd.value, 0).value.is_known()
+            // A value the evaluator computes, or a list of methods (which
+            // it does not compute, but a methods option reads by its words).
+            base_text.is_some_and(|t| t != head_text)
+                && (hw.eval(h, hd.value, 0).value.is_known() || names_a_write(head_text))
         });
         if changed {
             out.push(*f);
         }
     }
     out
+}
+
+/// Whether a binding's text names a write method (a methods list).
+fn names_a_write(text: &str) -> bool {
+    let t = text.to_ascii_uppercase();
+    t.contains("POST") || t.contains("PATCH")
 }
 
 /// The parsed files of one side; a side that cannot be parsed is a
@@ -336,6 +361,36 @@ fn finding(w: Worse, b: &Site, h: &Site, at: Loc) -> Finding {
         message: format!("{what}{reach} (followed on the syntax tree; read from the library's data)"),
         base: Some(json!({ "name": b.name, "value": bv })),
         head: Some(json!({ "name": h.name, "value": hv })),
+        fix: None,
+    }
+}
+
+/// A methods option that now lets writes be retried.
+fn methods_finding(b: &Site, h: &Site, at: Loc) -> Finding {
+    let lib = &h.library;
+    let base = match &b.default_source {
+        Some(src) => format!("left out (idempotent methods only: {src})"),
+        None => b.value.value.show(),
+    };
+    let head = h.value.value.show();
+    let reach = if at == h.at {
+        String::new()
+    } else {
+        format!("; it reaches the {lib} call at {}:{}", h.at.path, h.at.line)
+    };
+    Finding {
+        kind: Kind::RetryNonIdempotent,
+        rule: "tree/retry-non-idempotent".to_string(),
+        severity: Severity::Error,
+        path: at.path.clone(),
+        line: at.line,
+        end_line: at.line,
+        message: format!(
+            "{lib}'s `{}` went from {base} to {head}: POST and PATCH are now retried, and a retry after a lost answer can apply a write twice{reach} (followed on the syntax tree; read from the library's data)",
+            h.name
+        ),
+        base: Some(json!({ "name": b.name, "value": base })),
+        head: Some(json!({ "name": h.name, "value": head })),
         fix: None,
     }
 }

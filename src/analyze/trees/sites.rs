@@ -39,6 +39,9 @@ pub(crate) struct Site {
     pub(crate) default_source: Option<String>,
     /// A jitter constructor (`wait_exponential`): its name is the value.
     pub(crate) constructor: bool,
+    /// For a methods option: whether writes (POST, PATCH, or every method)
+    /// are retried; `None` for the other settings.
+    pub(crate) writes: Option<bool>,
 }
 
 /// The libraries file `file` of `world` uses.
@@ -214,6 +217,7 @@ fn read_holder<'t>(
             None => {}
         }
     }
+    read_methods(world, file, lib, h, &at, out);
     if let Some(j) = &lib.jitter {
         let on = j.on.contains(&h.name);
         if on || j.off.contains(&h.name) {
@@ -420,6 +424,55 @@ fn site(
         value,
         default_source,
         constructor: false,
+        writes: None,
+    }
+}
+
+/// The methods options of `lib` on holder `h`: whether each makes writes
+/// retried, its absence read with the library's default.
+fn read_methods<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &'static Library,
+    h: &Holder<'t>,
+    at: &Loc,
+    out: &mut Vec<Site>,
+) {
+    for e in &lib.methods {
+        let Some(option) = &e.option else { continue };
+        if !e.within.contains(&h.name) {
+            continue;
+        }
+        let identity = format!("{}|{}|methods:{option}", owner(world, file, h.node), lib.library);
+        let (writes, value, source) = match option_value(world, file, h, option) {
+            Some((vf, node)) => {
+                let v = world.eval(vf, node, 0);
+                let text = world.files[vf].file.text_of(node).to_ascii_uppercase();
+                let writes = match &v.value {
+                    // None (urllib3 2.x) or a false value (1.x's
+                    // method_whitelist): any verb.
+                    Value::Null | Value::Bool(false) => true,
+                    Value::Unknown(t) => {
+                        let t = t.to_ascii_uppercase();
+                        t.contains("POST")
+                            || t.contains("PATCH")
+                            || text.contains("POST")
+                            || text.contains("PATCH")
+                    }
+                    _ => text.contains("POST") || text.contains("PATCH"),
+                };
+                (writes, v, None)
+            }
+            None if e.default.as_deref() == Some("idempotent") => (
+                false,
+                Evaluated { value: Value::Unknown("idempotent methods only".into()), trail: Vec::new() },
+                Some(lib.default_source(e)),
+            ),
+            None => continue,
+        };
+        let mut s = site(identity, Knob::Count, lib, option, at.clone(), value, source);
+        s.writes = Some(writes);
+        out.push(s);
     }
 }
 
