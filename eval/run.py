@@ -65,6 +65,21 @@ def scan(binary, clones, repo, commit):
     return json.loads(p.stdout), None
 
 
+def places(f):
+    """Where a finding is: its own path and line, and the copies it lists
+    ("the same change in N more places: a.py:3, b.py:9"), since one finding
+    stands for a change repeated in several files."""
+    out = [(f["path"], f["line"])]
+    msg = f.get("message", "")
+    marker = msg.find("more places: ")
+    if marker >= 0:
+        for loc in msg[marker + len("more places: "):].split(","):
+            p, _, l = loc.strip().rpartition(":")
+            if p and l.isdigit():
+                out.append((p, int(l)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clones", required=True)
@@ -108,7 +123,7 @@ def main():
     for set_name, where, c in regressions:
         repo, commit, loc, kind = c[0], c[1][:12], c[2], c[3]
         path, _, line = loc.rpartition(":")
-        hit = any(f["kind"] == kind and f["path"] == path and abs(f["line"] - int(line)) <= 15
+        hit = any(f["kind"] == kind and any(p == path and abs(l - int(line)) <= 15 for p, l in places(f))
                   for f in findings_by_commit.get((repo, commit), []))
         lang = lang_of(path)
         for l in (lang, "all"):
