@@ -129,12 +129,17 @@ pub struct ScanOutcome {
 /// Runs every analyzer over every changed file of `cs`, with the default
 /// test patterns and nothing ignored (what a repository without config gets).
 pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
-    scan_with(cs, analyzers, &ScanPaths::defaults())
+    scan_with(cs, analyzers, &ScanPaths::defaults(), &[])
 }
 
 /// Runs every analyzer over every changed file of `cs` that `paths` does not
 /// ignore, then demotes findings in test code to notes.
-pub(crate) fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
+pub(crate) fn scan_with(
+    cs: &ChangeSet,
+    analyzers: &[&dyn Analyzer],
+    paths: &ScanPaths,
+    disabled: &[String],
+) -> ScanOutcome {
     let pool = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES).build();
     let work = || analyze_all(cs, analyzers, paths);
     let mut out = match pool {
@@ -150,6 +155,9 @@ pub(crate) fn scan_with(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &Sca
             ..Default::default()
         },
     };
+    // Disabled rules go first: a finding a disabled rule would have
+    // covered is then kept, not dropped with it.
+    out.findings.retain(|f| !disabled.contains(&f.rule));
     testcode::demote(&mut out.findings, &mut out.notes, cs, paths);
     knobs::drop_covered(&mut out.findings);
     knobs::drop_counters(&mut out.findings, cs);
@@ -244,7 +252,7 @@ mod tests {
         let config = Config::from_yaml_str(config, "t.yml").unwrap();
         let cs = ChangeSet::from_files(files);
         let rust = rust::RustAnalyzer::new();
-        scan_with(&cs, &[&rust], &ScanPaths::from_config(&config.paths).unwrap())
+        scan_with(&cs, &[&rust], &ScanPaths::from_config(&config.paths).unwrap(), &[])
     }
 
     #[test]

@@ -333,7 +333,7 @@ pub(crate) fn scan_with_packs(
     let knobs = analyze::knobs::KnobsAnalyzer;
     let trees = analyze::trees::TreesAnalyzer::for_changeset(cs);
     let analyzers: [&dyn Analyzer; 5] = [&rust, &packs, &layers, &trees, &knobs];
-    let mut scanned = analyze::scan_with(cs, &analyzers, &paths);
+    let mut scanned = analyze::scan_with(cs, &analyzers, &paths, &config.rules.disable);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     // The base config's ceiling on attempts is a retry finding like any
     // other, so `scan` and `check` count the same retry findings for a change.

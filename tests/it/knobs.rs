@@ -20,7 +20,8 @@
 //! also checks that every library data file in `rules/libraries` has a
 //! positive and a negative case. A `NAME.pending` file there is a case
 //! the analyzers still get wrong, kept with the expectation that is right
-//! and a first line that says what is missed (docs/limits.md lists them);
+//! and a first line that says the shape (docs/trees.md, "Known misses",
+//! says what is missed);
 //! renaming it to `.case` makes it run.
 //!
 //! `every_kind_of_the_floor_has_positive_and_negative_cases` checks that

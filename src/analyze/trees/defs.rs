@@ -139,17 +139,7 @@ impl<'t> Index<'t> {
                     inner.function = None;
                 }
             }
-            "function_definition"
-            | "function_declaration"
-            | "method_definition"
-            | "method_declaration"
-            | "constructor_declaration"
-            | "arrow_function"
-            | "function_expression"
-            | "function"
-            | "generator_function_declaration"
-            | "func_literal"
-            | "lambda" => {
+            k if is_function(k) => {
                 inner.function = Some(n.id());
             }
             _ => {}

@@ -173,9 +173,22 @@ impl Analyzer for TreesAnalyzer {
         }
         let base_world = World { files: base.iter().map(Index::of).collect() };
         let head_world = World { files: head.iter().map(Index::of).collect() };
-        let base_sites = all_sites(&base_world);
-        let head_sites = all_sites(&head_world);
+        let (base_sites, _) = all_sites(&base_world);
+        let (head_sites, unread) = all_sites(&head_world);
         let by_path: HashMap<&str, &FileChange> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
+        // Fail closed: a changed file's head that could not be read
+        // through, where it holds retry code, blocks with where and why.
+        // Only where the change wrote: an old unparsed region is no news.
+        let mut said = HashSet::new();
+        for (at, why) in unread {
+            let changed_here = by_path.get(at.path.as_str()).is_some_and(|f| f.is_added(at.line));
+            if changed_here && said.insert(at.path.clone()) {
+                out.notes.push(Note::blocking(
+                    Some(&at.path),
+                    format!("line {}: {why}, so a retry setting there may not have been compared; review it by hand and sign off", at.line),
+                ));
+            }
+        }
         let added = |l: &Loc| by_path.get(l.path.as_str()).is_some_and(|f| f.is_added(l.line));
         for (h, b) in pair(&base_sites, &head_sites) {
             let (b, h) = (&base_sites[b], &head_sites[h]);
@@ -282,13 +295,16 @@ fn parse_side<'a>(
     (trees, notes)
 }
 
-fn all_sites(world: &World<'_>) -> Vec<Site> {
+fn all_sites(world: &World<'_>) -> (Vec<Site>, Vec<sites::Unread>) {
     let mut out = Vec::new();
+    let mut unread = Vec::new();
     for i in 0..world.files.len() {
         let libs = sites::libraries_of(world, i);
-        out.extend(sites::sites(world, i, &libs));
+        let (s, u) = sites::sites(world, i, &libs);
+        out.extend(s);
+        unread.extend(u);
     }
-    out
+    (out, unread)
 }
 
 /// `(head, base)` index pairs: sites of one identity in one file pair in

@@ -51,15 +51,22 @@ pub(crate) fn libraries_of(world: &World<'_>, file: usize) -> Vec<&'static Libra
     LIBRARIES.0.iter().filter(|l| l.used_by(lang, &f.text)).collect()
 }
 
-/// Every site of `libs` in file `file`.
-pub(crate) fn sites(world: &World<'_>, file: usize, libs: &[&'static Library]) -> Vec<Site> {
+/// A part of a file that was not fully read: where, and why.
+pub(crate) type Unread = (Loc, &'static str);
+
+/// Every site of `libs` in file `file`, and the parts of the file that
+/// could not be read with certainty (nesting past [`MAX_DEPTH`], a region
+/// the grammar could not parse): the caller says so, since a site there
+/// may have been missed.
+pub(crate) fn sites(world: &World<'_>, file: usize, libs: &[&'static Library]) -> (Vec<Site>, Vec<Unread>) {
     let mut out = Vec::new();
+    let mut unread = Vec::new();
     if libs.is_empty() {
-        return out;
+        return (out, unread);
     }
     let root = world.files[file].file.tree.root_node();
-    walk(world, file, libs, root, &mut out, 0);
-    out
+    walk(world, file, libs, root, &mut out, &mut unread, 0);
+    (out, unread)
 }
 
 fn walk<'t>(
@@ -68,13 +75,28 @@ fn walk<'t>(
     libs: &[&'static Library],
     n: Node<'t>,
     out: &mut Vec<Site>,
+    unread: &mut Vec<Unread>,
     depth: usize,
 ) {
+    let f = world.files[file].file;
     if depth > MAX_DEPTH {
+        unread.push((
+            Loc { path: f.path.clone(), line: line_of(n) },
+            "code nests deeper than the syntax-tree analyzer reads",
+        ));
         return;
     }
-    if n.is_error() {
-        return;
+    if n.is_error() && unread.len() < 16 {
+        // What the grammar could not parse is still searched (its pieces
+        // are often whole calls), but a site written across it may be
+        // missed: said, when the region holds retry code.
+        let text = f.text_of(n);
+        if ["retr", "Retr", "backoff", "Backoff"].iter().any(|w| text.contains(w)) {
+            unread.push((
+                Loc { path: f.path.clone(), line: line_of(n) },
+                "a region the grammar could not parse holds retry code",
+            ));
+        }
     }
     if let Some(holder) = holder(world, file, n) {
         for lib in libs {
@@ -86,7 +108,7 @@ fn walk<'t>(
         read_reference(world, file, lib, n, out);
     }
     for c in children(n) {
-        walk(world, file, libs, c, out, depth + 1);
+        walk(world, file, libs, c, out, unread, depth + 1);
     }
 }
 
