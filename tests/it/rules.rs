@@ -299,8 +299,10 @@ fn rules_list_prints_every_rule() {
     let packs = RulePackAnalyzer::bundled().unwrap();
     let rust = retrygate::analyze::rust::checks::all_ids();
     let floor = retrygate::analyze::knobs::CHECKS.len();
-    assert_eq!(stdout.lines().count(), packs.rules().len() + floor + rust.len());
+    let trees = retrygate::analyze::trees::CHECKS.len();
+    assert_eq!(stdout.lines().count(), packs.rules().len() + floor + trees + rust.len());
     assert!(stdout.lines().any(|l| l.starts_with("knob/jitter-removed ")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("tree/retry-non-idempotent ")), "{stdout}");
     assert!(stdout.contains("python/retries-raised"));
     assert!(stdout.lines().any(|l| l.starts_with("rust/backon-jitter ")), "{stdout}");
 }

@@ -662,8 +662,12 @@ const RETRY_CODE_WORDS: &[&str] = &[
 ];
 
 fn names_a_retry(t: &[Token]) -> bool {
-    t.iter().any(|x| match &x.tok {
-        Tok::Name(n) => names::words(n).iter().any(|w| RETRY_CODE_WORDS.contains(&w.as_str())),
+    let says = |n: &str| names::words(n).iter().any(|w| RETRY_CODE_WORDS.contains(&w.as_str()));
+    t.iter().enumerate().any(|(i, x)| match &x.tok {
+        Tok::Name(n) => says(n),
+        // A quoted key is a name too, in a settings dictionary written as
+        // code (`"retry_params": {...}`, `{"retryPolicy": ...}`).
+        Tok::Str(k) => matches!(t.get(i + 1).map(|y| &y.tok), Some(Tok::Punct(":"))) && says(k),
         _ => false,
     })
 }

@@ -223,7 +223,6 @@ fn read_holder<'t>(
                     }
                 }
                 let loc = Loc { path: world.files[vf].file.path.clone(), line: line_of(node) };
-                let mut value = value;
                 if loc != at {
                     value.trail.insert(0, loc);
                 }
