@@ -43,25 +43,35 @@ pub fn markdown_table(rules: &[Rule]) -> String {
 /// file holds).
 pub fn rules_and_floor_table(rules: &[Rule]) -> String {
     let mut out = markdown_table(rules);
-    out.push_str(
-        "\n### The settings floor (`src/analyze/knobs`)\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n",
+    out.push_str(&checks_table(
+        "The settings floor (`src/analyze/knobs`)",
+        crate::analyze::knobs::CHECKS,
+        "error or warning (the What says when)",
+        "all the gate reads",
+    ));
+    out.push_str(&checks_table(
+        "The syntax-tree analyzer (`src/analyze/trees`)",
+        crate::analyze::trees::CHECKS,
+        "error",
+        "python, javascript, typescript, go, java",
+    ));
+    out
+}
+
+/// One analyzer's checks (which no pack file holds) as a table under
+/// `title`, in the packs' columns.
+fn checks_table(
+    title: &str,
+    checks: &[(&str, crate::finding::Kind, crate::finding::KindDoc)],
+    severity: &str,
+    languages: &str,
+) -> String {
+    let mut out = format!(
+        "\n### {title}\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n"
     );
-    for (id, kind, d) in crate::analyze::knobs::CHECKS {
+    for (id, kind, d) in checks {
         out.push_str(&format!(
-            "| `{id}` | `{}` | error or warning (the What says when) | all the gate reads | changed | {} | {} | {} | {} |\n",
-            kind.id(),
-            cell(d.what),
-            cell(d.why),
-            code_cell(d.example),
-            code_cell(d.use_instead),
-        ));
-    }
-    out.push_str(
-        "\n### The syntax-tree analyzer (`src/analyze/trees`)\n\n| rule | kind | severity | languages | when | What | Why | Example | Use instead |\n|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for (id, kind, d) in crate::analyze::trees::CHECKS {
-        out.push_str(&format!(
-            "| `{id}` | `{}` | error | python, javascript, typescript, go, java | changed | {} | {} | {} | {} |\n",
+            "| `{id}` | `{}` | {severity} | {languages} | changed | {} | {} | {} | {} |\n",
             kind.id(),
             cell(d.what),
             cell(d.why),

@@ -113,8 +113,15 @@ pub(crate) fn read(tree: &RepoHead, files: &[&FileChange]) -> Result<(Vec<Depend
     let blobs = tree.git.read_blobs(&ids, MAX_FILE_BYTES).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for ((path, g, _), blob) in wanted.into_iter().zip(blobs) {
-        let Blob::Bytes(bytes) = blob else { continue };
-        let Ok(text) = String::from_utf8(bytes) else { continue };
+        // A listed file whose object cannot be read is an error (the
+        // caller blocks on it), not a file to pass over in silence.
+        let Blob::Bytes(bytes) = blob else {
+            return Err(format!("{path} is listed in the head tree but could not be read"));
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            partial = true;
+            continue;
+        };
         let lang = g.library_language();
         if !LIBRARIES.0.iter().any(|l| l.used_by(lang, &text)) {
             continue;
