@@ -211,6 +211,20 @@ fn tree_fixtures() {
     run_all("trees");
 }
 
+/// Every check of the tree analyzer has a case that only it decides
+/// (`by: tree/`): a rule no fixture can fail is not tested.
+#[test]
+fn every_tree_check_has_a_case_of_its_own() {
+    let all: Vec<Case> = cases_in("trees").iter().map(|p| load(p)).collect();
+    for (id, kind, _) in retrygate::analyze::trees::CHECKS {
+        assert!(
+            all.iter().any(|c| c.by.as_deref() == Some("tree/")
+                && c.expect.iter().any(|e| e.contains(&format!(" {} ", kind.id())))),
+            "no `by: tree/` case expects {id}"
+        );
+    }
+}
+
 /// Every library data file has a case that expects a finding and one that
 /// expects none, named after the file (`python-tenacity.yml` ->
 /// `python_tenacity_*.case`): adding a library means adding its cases.
