@@ -152,27 +152,51 @@ impl Analyzer for TreesAnalyzer {
         let (mut head, head_notes) = parse_side(files, |f| f.head.text());
         out.notes.extend(base_notes.into_iter().chain(head_notes));
         // Unchanged files that import a changed one join both revisions.
-        let sources = changed_constants(files, &base, &head);
+        // The two revisions are indexed once, and again only when importers
+        // joined them.
+        let mut worlds = (
+            World { files: base.iter().map(Index::of).collect() },
+            World { files: head.iter().map(Index::of).collect() },
+        );
+        let sources = changed_constants(files, &worlds.0, &worlds.1);
+        let mut deps = Vec::new();
         if let Some(tree) = self.head.as_ref().filter(|_| !sources.is_empty()) {
             match dependents::read(tree, &sources) {
-                Ok((deps, partial)) => {
-                    for d in deps {
-                        if let (Ok(b), Ok(h)) =
-                            (FileTree::new(&d.path, d.grammar, &d.text), FileTree::new(&d.path, d.grammar, &d.text))
-                        {
-                            base.push(b);
-                            head.push(h);
-                        }
-                    }
+                Ok((found, partial)) => {
+                    deps = found;
                     if partial {
-                        out.notes.push(Note::info(None, "some files of the head tree were too large or too many to read while following changed settings to the retries that import them; a retry there may be missed"));
+                        out.notes.push(Note::info(None, "some files of the head tree were too large, too many or not UTF-8 while following changed settings to the retries that import them; a retry there may be missed"));
                     }
                 }
                 Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree to follow changed settings to the retries that import them ({e}); check that the head commit is in the repository, then run retrygate again"))),
             }
         }
-        let base_world = World { files: base.iter().map(Index::of).collect() };
-        let head_world = World { files: head.iter().map(Index::of).collect() };
+        // No file of the change uses a retry library and none imports what
+        // it changed: there is no site to compare.
+        if !uses_one && deps.is_empty() {
+            return out;
+        }
+        if !deps.is_empty() {
+            drop(worlds);
+            for d in deps {
+                if let (Ok(b), Ok(h)) =
+                    (FileTree::new(&d.path, d.grammar, &d.text), FileTree::new(&d.path, d.grammar, &d.text))
+                {
+                    base.push(b);
+                    head.push(h);
+                } else {
+                    out.notes.push(Note::blocking(
+                        Some(&d.path),
+                        "could not build a syntax tree of this file, which imports a setting the change redefines; its retry settings were not compared: review it by hand and sign off",
+                    ));
+                }
+            }
+            worlds = (
+                World { files: base.iter().map(Index::of).collect() },
+                World { files: head.iter().map(Index::of).collect() },
+            );
+        }
+        let (base_world, head_world) = worlds;
         let (base_sites, _) = all_sites(&base_world);
         let (head_sites, unread) = all_sites(&head_world);
         let by_path: HashMap<&str, &FileChange> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
@@ -233,15 +257,7 @@ impl Analyzer for TreesAnalyzer {
 /// The changed files whose file-level bindings changed to a value the
 /// evaluator computes: the files whose importers may have changed
 /// behaviour without being changed themselves.
-fn changed_constants<'a>(
-    files: &[&'a FileChange],
-    base: &[FileTree],
-    head: &[FileTree],
-) -> Vec<&'a FileChange> {
-    let (bw, hw) = (
-        World { files: base.iter().map(Index::of).collect() },
-        World { files: head.iter().map(Index::of).collect() },
-    );
+fn changed_constants<'a>(files: &[&'a FileChange], bw: &World<'_>, hw: &World<'_>) -> Vec<&'a FileChange> {
     let mut out = Vec::new();
     for f in files {
         let Some(h) = hw.files.iter().position(|ix| ix.file.path == f.path) else { continue };
