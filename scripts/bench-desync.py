@@ -13,8 +13,8 @@ server, while busy loops keep every core of the machine occupied:
 
 It prints one line per round (each fleet's reading, concentration and noise
 baseline), then both rates and the spread of the figures. It is a benchmark,
-not a test: it takes minutes, and its figures go in docs/replay.md and the
-README. Exit 0 when both rates are 0, 1 otherwise, 2 on a setup error.
+not a test: it takes minutes; `scripts/figures.py measure desync` records
+its figures for docs/benchmarks.md. Exit 0 when both rates are 0, 1 otherwise, 2 on a setup error.
 
 Usage: scripts/bench-desync.py [--rounds 50] [--clients 8] [--binary PATH]
                                [--busy N] [--max-minutes 30]
@@ -146,6 +146,14 @@ def main():
               f"noise baseline (ms) {quantiles(r['noise_pair_ms'] for r in rs)}")
     for r in false_pass + false_fail:
         print(f"  wrong: {r['message']}")
+    # Machine-readable rows for scripts/figures.py.
+    for name, wrong in (("false passes (lockstep fleet judged spread out)", false_pass),
+                        ("false fails (jittered fleet not passed)", false_fail)):
+        print("figure: " + json.dumps({
+            "figure": f"{name}, {n} rounds of {a.clients} + {a.clients} clients, {a.busy} busy loops",
+            "value": f"{len(wrong)} of {n}",
+            "goal": "0",
+        }))
     sys.exit(0 if not false_pass and not false_fail and n > 0 else 1)
 
 

@@ -108,6 +108,23 @@ def main():
             f"{os.path.basename(b)} / {os.path.basename(bins[0])}: median {statistics.median(ts) / statistics.median(base):.2f}"
             f"  p95 {p95(ts) / p95(base):.2f}"
         )
+    # Machine-readable rows for scripts/figures.py (the last binary is the
+    # candidate, the first the baseline).
+    ts = [t for t, _, _ in times[bins[-1]]]
+    for name, fn, goal in (("median", statistics.median, ""), ("p95", p95, "under 1 s")):
+        print("figure: " + json.dumps({
+            "figure": f"{name} of {len(rows)} commits",
+            "value": f"{fn(ts):.2f} s",
+            "baseline": f"{fn(base):.2f} s",
+            "ratio": f"{fn(ts) / fn(base):.2f}",
+            "goal": goal,
+        }))
+    slowest = max(times[bins[-1]])
+    print("figure: " + json.dumps({
+        "figure": "slowest commit",
+        "value": f"{slowest[0]:.2f} s ({slowest[1]} {slowest[2]})",
+        "baseline": f"{max(base):.2f} s",
+    }))
     if a.diff:
         print(f"reports that differ from the baseline's: {len(differ)} of {len(rows) * (len(bins) - 1)}")
         for repo, sha, b, x, y in differ:

@@ -5,9 +5,12 @@
 #   - docs/getting-started.md, the demo's first comment as `retrygate demo`
 #     prints it, and README.md, that comment's summary;
 #   - docs/rules.md, the rule table (`retrygate rules list --update-docs`);
-#   - schemas/retrygate.schema.json, the config's JSON Schema (src/config.rs).
+#   - schemas/retrygate.schema.json, the config's JSON Schema (src/config.rs);
+#   - the measured figures (README.md "What it costs", docs/benchmarks.md,
+#     docs/evaluation.md) from benches/figures.json (`scripts/figures.py
+#     render`; `scripts/figures.py measure ID` re-measures one benchmark).
 # The tests that guard each of these (tests/it/readme.rs, gate_demo.rs,
-# rules.rs, gate_schema.rs) fail with a pointer here when one is stale.
+# rules.rs, gate_schema.rs; readme.rs for the figures) fail with a pointer here when one is stale.
 # Run it after changing a kind, a check, a rule, the config or the comment;
 # review the diff like code.
 set -euo pipefail
@@ -55,7 +58,9 @@ rm -f "$tmp_comment"
 
 "$bin" rules list --update-docs docs/rules.md >/dev/null
 
+python3 scripts/figures.py render
+
 RETRYGATE_UPDATE_README=1 RETRYGATE_BLESS=1 cargo test --quiet --test it -- readme:: gate_schema:: >/dev/null
 
-echo "regenerated: README.md (kinds, demo summary), docs/rust.md (Rust checks), docs/getting-started.md (demo comment), docs/rules.md, schemas/retrygate.schema.json"
+echo "regenerated: README.md (kinds, demo summary), docs/rust.md (Rust checks), docs/getting-started.md (demo comment), docs/rules.md, schemas/retrygate.schema.json, the figures' tables"
 git --no-pager diff --stat -- README.md docs/ schemas/ || true

@@ -24,13 +24,15 @@ use retrygate::ledger::LedgerReport;
 use retrygate::printer::Context;
 use retrygate::testing::markdown::{render_comment, MAX_LINES_BEFORE_DETAILS, MAX_TABLE_ROWS};
 
+use crate::common::output_of_fresh_executable;
+
 #[test]
 fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("retrygate");
     std::fs::copy(env!("CARGO_BIN_EXE_retrygate"), &bin).unwrap();
     let started = Instant::now();
-    let out = Command::new(&bin).arg("demo").current_dir(dir.path()).output().unwrap();
+    let out = output_of_fresh_executable(Command::new(&bin).arg("demo").current_dir(dir.path()));
     let took = started.elapsed();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -163,7 +165,7 @@ fn demo() -> String {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("retrygate");
     std::fs::copy(env!("CARGO_BIN_EXE_retrygate"), &bin).unwrap();
-    let out = Command::new(&bin).arg("demo").current_dir(dir.path()).output().unwrap();
+    let out = output_of_fresh_executable(Command::new(&bin).arg("demo").current_dir(dir.path()));
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

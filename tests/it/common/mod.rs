@@ -203,3 +203,20 @@ pub(crate) fn github_fixture(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/fixtures/github/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
+
+/// Runs a program this test has just copied or written. Another test thread
+/// that forks while the copy's file is still open for writing hands that
+/// descriptor to its child until the child execs, and running the file in
+/// that moment fails with ETXTBSY ("Text file busy"): a race of the test
+/// harness's threads, not of retrygate, so it is waited out.
+pub(crate) fn output_of_fresh_executable(cmd: &mut Command) -> Output {
+    for _ in 0..100 {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.expect("the copied program runs"),
+        }
+    }
+    panic!("the copied program stayed busy (ETXTBSY) for 2 s: {cmd:?}")
+}
