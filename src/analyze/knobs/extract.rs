@@ -686,7 +686,12 @@ fn literal_bindings(t: &[Token], outer: &Bindings) -> Bindings {
             let toks = without_newlines(&t[a..c]);
             let v = value::eval(&toks, &scope);
             if v.is_known() {
-                for name in [p.clone(), last_part(p).to_string()] {
+                // `other.retries = 3` binds the other value's field, not
+                // the file's `retries`.
+                let owned =
+                    p.rsplit_once('.').is_none_or(|(q, l)| value::qualifier_binds_the_last_part(q, l));
+                let names = if owned { vec![p.clone(), last_part(p).to_string()] } else { vec![p.clone()] };
+                for name in names {
                     if !b.by_name.contains_key(&name) {
                         b.by_name.insert(name.clone(), v.clone());
                         scope.by_name.insert(name, v.clone());

@@ -273,6 +273,9 @@ fn globals<'a>(sides: impl Iterator<Item = (Dialect, Option<&'a str>)>) -> Bindi
     for (d, text) in sides {
         let Some(text) = text else { continue };
         for (k, v) in extract::bindings_of(text, d).by_name {
+            if !value::referable_across_files(&k) {
+                continue;
+            }
             // A name bound to different values in two files is no one value.
             seen.entry(k)
                 .and_modify(|old| {

@@ -70,7 +70,8 @@ fn format_seconds(v: f64) -> String {
 }
 
 /// Names bound to values: the file's own (and the change's other files')
-/// literal assignments, looked up by full path then by last part.
+/// literal assignments, looked up by full path, then by last part where the
+/// qualifier says whose binding it is ([`qualifier_binds_the_last_part`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Bindings {
     pub(crate) by_name: HashMap<String, Value>,
@@ -78,8 +79,42 @@ pub(crate) struct Bindings {
 
 impl Bindings {
     fn get(&self, name: &str) -> Option<&Value> {
-        self.by_name.get(name).or_else(|| name.rsplit('.').next().and_then(|last| self.by_name.get(last)))
+        if let Some(v) = self.by_name.get(name) {
+            return Some(v);
+        }
+        let (qualifier, last) = name.rsplit_once('.')?;
+        qualifier_binds_the_last_part(qualifier, last).then(|| self.by_name.get(last)).flatten()
     }
+}
+
+/// Whether `qualifier.last` is the binding the file calls `last`: the
+/// object's own field (`self.`, `this.`, `cls.`), a type's or a module's
+/// member (`RetryConfig.MAX`, `Defaults.retries`), or a constant
+/// (`settings.MAX_RETRIES`: constants are module-level). A field of some
+/// other value (`tool.max_retries`, `self.config.retries`) is that value's,
+/// not whatever the file assigns to a name of the same word, so it stays
+/// unknown instead of borrowing an unrelated binding.
+/// Whether another file can refer to the binding `name`: a plain name (a
+/// module member, imported by name), a type's or a module's member, or a
+/// constant. `toolset.max_retries = 1` in one file sets a field of that
+/// file's local `toolset`; no other file's `toolset.max_retries` is it.
+pub(crate) fn referable_across_files(name: &str) -> bool {
+    match name.rsplit_once('.') {
+        None => true,
+        Some((qualifier, last)) => {
+            !matches!(qualifier, "self" | "this" | "cls" | "Self" | "static" | "@")
+                && qualifier_binds_the_last_part(qualifier, last)
+        }
+    }
+}
+
+pub(crate) fn qualifier_binds_the_last_part(qualifier: &str, last: &str) -> bool {
+    let own = matches!(qualifier, "self" | "this" | "cls" | "Self" | "static" | "@");
+    let owner = qualifier.rsplit('.').next().unwrap_or(qualifier);
+    let type_or_module = owner.chars().next().is_some_and(char::is_uppercase);
+    let constant =
+        last.chars().any(|c| c.is_ascii_uppercase()) && !last.chars().any(|c| c.is_ascii_lowercase());
+    own || type_or_module || constant
 }
 
 /// Seconds in one unit named by a duration constructor or a unit word.
@@ -600,5 +635,31 @@ mod tests {
         b.by_name.insert("DEFAULT_RETRIES".into(), n(4.0));
         let toks: Vec<Token> = tokenize(b"Defaults.DEFAULT_RETRIES + 1").into_iter().collect();
         assert_eq!(eval(&toks, &b), n(5.0));
+    }
+
+    /// A field is resolved through a file's binding of the same word only
+    /// when the qualifier owns it: the object itself, a type, or a constant.
+    #[test]
+    fn a_field_of_another_value_is_not_the_files_binding() {
+        let mut b = Bindings::default();
+        b.by_name.insert("max_retries".into(), n(1.0));
+        b.by_name.insert("MAX_RETRIES".into(), n(7.0));
+        let eval_text = |s: &str| eval(&tokenize(s.as_bytes()).into_iter().collect::<Vec<_>>(), &b);
+        assert_eq!(eval_text("self.max_retries"), n(1.0));
+        assert_eq!(eval_text("this.max_retries"), n(1.0));
+        assert_eq!(eval_text("RetryConfig.max_retries"), n(1.0));
+        assert_eq!(eval_text("settings.MAX_RETRIES"), n(7.0));
+        assert_eq!(eval_text("toolset.max_retries"), Value::Unknown("toolset.max_retries".into()));
+        assert_eq!(eval_text("self.config.max_retries"), Value::Unknown("self.config.max_retries".into()));
+    }
+
+    #[test]
+    fn only_module_level_names_are_shared_between_files() {
+        assert!(referable_across_files("MAX_RETRIES"));
+        assert!(referable_across_files("max_retries"));
+        assert!(referable_across_files("RetryConfig.max_retries"));
+        assert!(referable_across_files("settings.MAX_RETRIES"));
+        assert!(!referable_across_files("toolset.max_retries"));
+        assert!(!referable_across_files("self.max_retries"));
     }
 }
