@@ -47,7 +47,8 @@ fn readme_names_the_two_commands_and_ci_runs_the_test_one() {
     assert!(
         ci.lines().any(|l| {
             let mut words = l.split_whitespace();
-            words.next() == Some("./scripts/test.sh") && words.all(|w| w.starts_with('>') || w == "2>&1" || w == "&")
+            words.next() == Some("./scripts/test.sh")
+                && words.all(|w| w.starts_with('>') || w == "2>&1" || w == "&")
         }),
         ".ci/run must run ./scripts/test.sh"
     );
