@@ -2,7 +2,8 @@
 """Measured figures: taken by the benchmarks, kept as records, written into
 the docs by one renderer, and checked by a test.
 
-  scripts/figures.py measure ID [ID ...] [options]   run benchmarks, record
+  scripts/figures.py measure ID [ID ...] [options]   run benchmarks, record,
+                                                      render
   scripts/figures.py render                           write the docs' tables
   scripts/figures.py check                            exit 1 if a doc differs
                                                       or holds a figure
@@ -274,6 +275,9 @@ def measure(args):
         records[bid] = {"measured": started, "minutes": round((time.time() - t0) / 60, 1), "rows": rows}
         save(records)
         print(f"figures: recorded {len(rows)} row(s) for {bid}")
+        # The docs follow the records at once, so that the tree is never
+        # left with tables that the check would call stale.
+        render(args)
 
 
 def need(value, flag):
