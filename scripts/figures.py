@@ -187,7 +187,26 @@ def eval_shared_rows(args):
         m = summary[-1]
         langs = [l for l in out.splitlines() if l.startswith("by-language: ")]
         fps = sum(1 for l in out.splitlines() if l.startswith("FP "))
-        tp_note = f"precision {m.group(2)}, {fps} false, {m.group(8)} debatable, {m.group(3)} unjudged"
+        debatable, unjudged = int(m.group(8)), int(m.group(3))
+        tps = int(m.group(6)) - fps - debatable - unjudged
+        # Findings the set's own judgments lack, judged by this project in
+        # eval/judgments/shared-*.tsv (same columns).
+        ours = own_shared_judgments()
+        for line in out.splitlines():
+            u = re.match(r"^UNJUDGED (\S+) (\S+) (\S+) (\S+) ", line)
+            key = (u.group(1).replace("/", "+"),) + u.groups()[1:] if u else None
+            verdict = ours.get(key) if key else None
+            if verdict:
+                unjudged -= 1
+                if verdict == "tp":
+                    tps += 1
+                elif verdict == "fp":
+                    fps += 1
+                else:
+                    debatable += 1
+        prec = f"{100 * tps / (tps + fps):.0f}%" if tps + fps else "-"
+        tp_note = (f"error findings {tps} true / {fps} false / {debatable} debatable (precision {prec}), "
+                   f"{unjudged} unjudged")
         rows.append({
             "figure": f"`{name}` ({m.group(7)} commits): recall",
             "value": f"{m.group(4)} / {m.group(5)}",
@@ -196,6 +215,20 @@ def eval_shared_rows(args):
             "goal": langs[-1][len("by-language: "):] + "; " + tp_note if langs else tp_note,
         })
     return rows
+
+
+def own_shared_judgments():
+    judged = {}
+    folder = os.path.join(ROOT, "eval", "judgments")
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith("shared-") and name.endswith(".tsv")):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            for line in fh:
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) >= 5 and not line.startswith(("#", "repo\t")):
+                    judged[(cols[0].replace("/", "+"), cols[1][:10], cols[2], cols[3])] = cols[4].strip().lower()
+    return judged
 
 
 EVAL_LINE = re.compile(r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\S+)\s*$")
