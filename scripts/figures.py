@@ -76,7 +76,7 @@ BENCHES = {
     },
     "desync": {
         "title": "the `desynchronized` check on real clients",
-        "cmd": "scripts/bench-desync.py --rounds 50",
+        "cmd": "scripts/bench-desync.py --rounds 20",
     },
     "build": {
         "title": "release build, binary size, the grammars' share",
@@ -355,7 +355,7 @@ def costs_list(records):
         parts = []
         for r in rec["rows"]:
             extra = f" (baseline {r['baseline']}, ratio {r['ratio']})" if r["baseline"] and r["ratio"] else ""
-            parts.append(f"{r['figure']} {r['value']}{extra}")
+            parts.append(f"{r['figure']}: {r['value']}{extra}")
         out.append(f"- {bench['title']}: " + "; ".join(parts) + f" ({rec['measured']['date'][:10]}, {rec['measured']['commit']})")
     out.append("")
     out.append("Every figure, its baseline and its machine: [docs/benchmarks.md](docs/benchmarks.md).")

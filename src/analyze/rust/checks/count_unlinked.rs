@@ -132,6 +132,11 @@ fn field_pattern() -> &'static Regex {
 }
 
 /// The literal numbers a text gives to retry-count names, line by line.
+///
+/// Read by line (a struct literal inside a macro's tokens counts too), but a
+/// field of a struct *pattern* (`Err(E::Retryable { retries: 1, .. }) =>`)
+/// tests a value instead of setting one, so those are left out where the
+/// file parses.
 pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -147,7 +152,47 @@ pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
             }
         }
     }
+    if !out.is_empty() {
+        if let Ok(file) = syn::parse_file(text) {
+            let mut patterns = PatternFields::default();
+            syn::visit::Visit::visit_file(&mut patterns, &file);
+            out.retain(|c| !patterns.0.contains(&(c.name.clone(), c.line)));
+        }
+    }
     out
+}
+
+/// Fields of struct patterns, by name and line.
+#[derive(Default)]
+struct PatternFields(std::collections::HashSet<(String, u32)>);
+
+impl<'ast> syn::visit::Visit<'ast> for PatternFields {
+    fn visit_field_pat(&mut self, f: &'ast syn::FieldPat) {
+        if let syn::Member::Named(name) = &f.member {
+            self.0.insert((name.to_string(), name.span().start().line as u32));
+        }
+        syn::visit::visit_field_pat(self, f);
+    }
+
+    // `matches!(e, Pat { .. })` and `assert_matches!` hold a pattern in
+    // their tokens, which syn leaves unparsed.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let is_matches =
+            m.path.segments.last().is_some_and(|s| s.ident == "matches" || s.ident == "assert_matches");
+        if is_matches {
+            let parser = |input: syn::parse::ParseStream| {
+                input.parse::<syn::Expr>()?;
+                input.parse::<syn::Token![,]>()?;
+                let pat = syn::Pat::parse_multi_with_leading_vert(input)?;
+                input.parse::<proc_macro2::TokenStream>()?;
+                Ok(pat)
+            };
+            if let Ok(pat) = syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+                syn::visit::Visit::visit_pat(self, &pat);
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
 }
 
 /// How an unlinked raise weighs: a name with `retry`/`retries` in it blocks,
@@ -163,8 +208,15 @@ pub(crate) fn unlinked_severity(name: &str) -> Severity {
 }
 
 /// The head's retry counts on touched lines that went up from the same
-/// name's value in the base (the n-th occurrence of a name against the
-/// n-th), when `linked` says no modelled retry reads them.
+/// name's value in the base, when `linked` says no modelled retry reads
+/// them.
+///
+/// A head occurrence on a line the change left alone is the base
+/// occurrence it was, so each one first takes a base occurrence of its name
+/// and value out of the pairing; the touched head occurrences are then
+/// paired in order with the base occurrences left. An occurrence the change
+/// inserted beside unchanged ones is therefore new, not a raise of its
+/// neighbour.
 pub(crate) fn decide<'h>(
     base: &[NamedCount],
     head: &'h [NamedCount],
@@ -175,14 +227,21 @@ pub(crate) fn decide<'h>(
     for b in base {
         before.entry(b.name.as_str()).or_default().push(b.value);
     }
+    for h in head.iter().filter(|h| !touched(h.line)) {
+        if let Some(values) = before.get_mut(h.name.as_str()) {
+            if let Some(i) = values.iter().position(|v| *v == h.value) {
+                values.remove(i);
+            }
+        }
+    }
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut out = Vec::new();
-    for h in head {
+    for h in head.iter().filter(|h| touched(h.line)) {
         let n = seen.entry(h.name.as_str()).or_default();
         let was = before.get(h.name.as_str()).and_then(|v| v.get(*n)).copied();
         *n += 1;
         let Some(was) = was else { continue };
-        if h.value > was && touched(h.line) && !linked(h) {
+        if h.value > was && !linked(h) {
             let mut c = Change::new(
                 Kind::RetryCountRaised,
                 &CHECK,
@@ -273,5 +332,29 @@ mod tests {
             "an untouched line is not the change's"
         );
         assert!(decide(&[], &head, |_| true, |_| false).is_empty(), "a new name has no base value to exceed");
+    }
+
+    /// A match arm that tests `retries: 1` sets nothing; a struct literal
+    /// with the same field does.
+    #[test]
+    fn struct_pattern_fields_are_not_settings() {
+        let text = "fn f(e: E) -> S {\n    match e {\n        E::Retryable {\n            retries: 1,\n            ..\n        } => S {\n            retries: 2,\n        },\n        _ => todo!(),\n    }\n}\n";
+        let got: Vec<(String, f64, u32)> =
+            named_counts(text).into_iter().map(|c| (c.name, c.value, c.line)).collect();
+        assert_eq!(got, [("retries".into(), 2.0, 7)]);
+    }
+
+    /// A new occurrence inserted before an unchanged one is new, not the
+    /// unchanged one raised; an edited one is still compared.
+    #[test]
+    fn an_inserted_occurrence_is_not_a_raise_of_its_neighbour() {
+        let nc = |value: f64, line: u32| NamedCount { name: "num_retries".into(), value, line };
+        let base = [nc(0.0, 10)];
+        let head = [nc(1.0, 10), nc(0.0, 14)];
+        assert!(decide(&base, &head, |l| l == 10, |_| false).is_empty());
+        let head = [nc(1.0, 10), nc(3.0, 14)];
+        let found = decide(&base, &head, |_| true, |_| false);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0.value, 1.0);
     }
 }
