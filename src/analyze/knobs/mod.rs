@@ -91,16 +91,13 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
     ),
 ];
 
-/// A compose file: a local or test stack's services, whose health-check
-/// `retries` are no service's retry policy.
-pub(crate) fn is_compose_file(path: &str) -> bool {
+/// Whether a path is a YAML file by its extension.
+pub(crate) fn is_yaml_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    (name.starts_with("docker-compose") || name.starts_with("compose.") || name.contains(".compose."))
-        && (name.ends_with(".yml") || name.ends_with(".yaml"))
+    lower.ends_with(".yml") || lower.ends_with(".yaml")
 }
 
-/// The 1-based lines of a compose file that sit in a service's
+/// The 1-based lines of a YAML file that sit in a service's
 /// `healthcheck:` block: how often the stack polls its own container, not
 /// how a client retries a dependency.
 pub(crate) fn healthcheck_lines(text: &str) -> std::collections::HashSet<u32> {
@@ -117,7 +114,7 @@ pub(crate) fn healthcheck_lines(text: &str) -> std::collections::HashSet<u32> {
         }
         if open.is_some() {
             out.insert(n as u32 + 1);
-        } else if trimmed.trim_end() == "healthcheck:" {
+        } else if trimmed.trim_end().eq_ignore_ascii_case("healthcheck:") {
             open = Some(indent);
         }
     }

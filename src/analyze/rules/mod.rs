@@ -137,11 +137,12 @@ impl Analyzer for RulePackAnalyzer {
             .par_iter()
             .map(|f| {
                 let mut r = self.engine.analyze(f);
-                // A compose file's health-check `retries` is a local stack's,
-                // not a service's retry policy; what it deploys (a proxy's
-                // labels, an image, a service's settings) is still read.
-                if let Some(text) = f.head.text().filter(|_| crate::analyze::knobs::is_compose_file(&f.path))
-                {
+                // A container's health check (`healthcheck:` in a compose
+                // file of any name, an ECS or Swarm stack) polls the
+                // container itself: its `retries` are no service's retry
+                // policy; what the file deploys (a proxy's labels, an image,
+                // a service's settings) is still read.
+                if let Some(text) = f.head.text().filter(|_| crate::analyze::knobs::is_yaml_path(&f.path)) {
                     let health = crate::analyze::knobs::healthcheck_lines(text);
                     r.findings.retain(|x| !health.contains(&x.line));
                 }
