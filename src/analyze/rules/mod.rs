@@ -38,6 +38,7 @@ pub(crate) mod engine;
 pub(crate) mod helpers;
 pub(crate) mod lang;
 pub(crate) mod mask;
+mod moves;
 pub(crate) mod spec;
 pub(crate) mod versions;
 
@@ -161,6 +162,7 @@ impl Analyzer for RulePackAnalyzer {
             out.findings.extend(r.findings.into_iter().filter(|f| !moved(f)));
             out.notes.extend(r.notes);
         }
+        moves::drop_moved(&self.engine.set, files, &mut out.findings);
         versions::settle(&self.engine.set, &mut out.findings, files, self.head_tree.as_ref());
         crate::finding::keep_most_severe(&mut out.findings);
         out
