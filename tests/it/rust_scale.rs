@@ -80,3 +80,62 @@ fn many_functions_scale_linearly() {
 fn many_bindings_of_one_name_scale_linearly() {
     check_linear("one function, one name", one_function, 2_500);
 }
+
+/// `n` functions `{name}{i}`, each retrying a request to its own path,
+/// with jitter or without; `retried: false` sends the same requests unretried.
+fn endpoints(name: &str, n: usize, jitter: bool, retried: bool) -> String {
+    let mut s = String::from("use backon::{ExponentialBuilder, Retryable};\n");
+    let with = if jitter { ".with_jitter()" } else { "" };
+    for i in 0..n {
+        let send = format!("c.get(\"https://api.example/{name}/{i}\").send()");
+        if retried {
+            s.push_str(&format!(
+                "async fn {name}{i}(c: &Client) -> Result<()> {{\n    (|| {send}).retry(ExponentialBuilder::default(){with}).await?;\n    Ok(())\n}}\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "async fn {name}{i}(c: &Client) -> Result<()> {{\n    {send}.await?;\n    Ok(())\n}}\n"
+            ));
+        }
+    }
+    s
+}
+
+/// A change that deletes `n` jittered retries and adds `n` unrelated ones
+/// without jitter, in the same file and in another: each removed retry is
+/// weighed against the new ones by what they retry, which must not cost
+/// `n` squared. Every new retry is a warning, none a `jitter-removed`.
+#[test]
+fn removed_and_unrelated_new_retries_scale_linearly() {
+    let run = |n: usize| {
+        let files = vec![
+            FileChange::from_texts(
+                "src/same.rs",
+                Some(&endpoints("old", n, true, true)),
+                Some(&endpoints("new", n, false, true)),
+            ),
+            FileChange::from_texts(
+                "src/gone.rs",
+                Some(&endpoints("gone", n, true, true)),
+                Some(&endpoints("gone", n, true, false)),
+            ),
+            FileChange::from_texts("src/added.rs", None, Some(&endpoints("added", n, false, true))),
+        ];
+        let cs = ChangeSet::from_files(files);
+        let rust = RustAnalyzer::new();
+        let analyzers: [&dyn Analyzer; 1] = [&rust];
+        let t = Instant::now();
+        let out = analyze::scan(&cs, &analyzers);
+        let elapsed = t.elapsed();
+        let kinds: Vec<&str> = out.findings.iter().map(|f| f.kind.id()).collect();
+        assert_eq!(kinds.len(), 2 * n, "one finding per new retry");
+        assert!(kinds.iter().all(|k| *k == "retry-without-jitter"), "{kinds:?}");
+        elapsed
+    };
+    run(50);
+    let n = 500;
+    let small = run(n);
+    let large = run(4 * n);
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-3);
+    eprintln!("removed and new retries: {n} each {small:?}, {} each {large:?} (x{ratio:.1})", 4 * n);
+}

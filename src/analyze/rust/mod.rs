@@ -13,6 +13,8 @@
 //! - [`crate_index`]: write requests anywhere in the crate, for client-wide policies;
 //! - [`program`]: names defined in other files of the crate, and the unchanged
 //!   files a changed definition reaches;
+//! - [`ops`]: what operation a retry covers, and when a removed retry and a
+//!   new one cover the same one;
 //! - [`checks`]: one file per check (`checks/jitter.rs`): its id
 //!   (`rust/<lib>-<check>`), its docs, its decision over a base and a head
 //!   fact, and its tests; `checks/mod.rs` lists them;
@@ -30,6 +32,7 @@ pub(crate) mod includes;
 pub(crate) mod libs;
 pub(crate) mod loops;
 pub(crate) mod macros;
+pub(crate) mod ops;
 pub(crate) mod parse;
 pub(crate) mod policy;
 pub(crate) mod program;
@@ -609,7 +612,10 @@ fn parse_rust(path: &str, text: &str) -> Result<syn::File, parse::ParseFailure> 
 /// Pairs base and head sites: unchanged policies by item, then by item and
 /// library in order, then by item in
 /// order, then by library in order (a renamed function), then the rest in
-/// order when both sides have the same number left.
+/// order when both sides have the same number left. The last two never pair
+/// sites of different functions that are known to retry different
+/// operations ([`ops::known_unrelated`]): deleting one retry and adding an
+/// unrelated one is not one retry edited.
 fn match_sites(base: &[Site], head: &[Site]) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let mut used_b = vec![false; base.len()];
     let mut used_h = vec![false; head.len()];
@@ -622,7 +628,10 @@ fn match_sites(base: &[Site], head: &[Site]) -> (Vec<(usize, usize)>, Vec<usize>
         &|s: &Site| s.item.clone(),
         &|s: &Site| s.policy.lib.id().to_string(),
     ];
-    for key in passes {
+    for (pass, key) in passes.into_iter().enumerate() {
+        // The library pass pairs sites of different functions (a renamed
+        // one): not two sites known to retry different operations.
+        let across = pass == 3;
         let mut queue: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, s) in base.iter().enumerate().rev() {
             if !used_b[i] {
@@ -633,19 +642,47 @@ fn match_sites(base: &[Site], head: &[Site]) -> (Vec<(usize, usize)>, Vec<usize>
             if used_h[j] {
                 continue;
             }
-            if let Some(i) = queue.get_mut(&key(s)).and_then(Vec::pop) {
-                used_b[i] = true;
-                used_h[j] = true;
-                pairs.push((i, j));
-            }
+            let Some(q) = queue.get_mut(&key(s)) else { continue };
+            // The queue pops from its end, the first base site in order.
+            // Across functions, the first few are tried, so that a file of
+            // thousands of unrelated sites stays linear.
+            let tried = if across { q.len().min(ACROSS_LOOKAHEAD) } else { q.len().min(1) };
+            let Some(at) =
+                (q.len() - tried..q.len()).rev().find(|&at| !across || !unrelated(&base[q[at]], s))
+            else {
+                continue;
+            };
+            let i = q.remove(at);
+            used_b[i] = true;
+            used_h[j] = true;
+            pairs.push((i, j));
         }
     }
     let mut lb: Vec<usize> = (0..base.len()).filter(|&i| !used_b[i]).collect();
     let mut lh: Vec<usize> = (0..head.len()).filter(|&j| !used_h[j]).collect();
     if !lb.is_empty() && lb.len() == lh.len() {
-        pairs.extend(lb.drain(..).zip(lh.drain(..)));
+        let (mut rest_b, mut rest_h) = (Vec::new(), Vec::new());
+        for (i, j) in lb.drain(..).zip(lh.drain(..)) {
+            if unrelated(&base[i], &head[j]) {
+                rest_b.push(i);
+                rest_h.push(j);
+            } else {
+                pairs.push((i, j));
+            }
+        }
+        (lb, lh) = (rest_b, rest_h);
     }
     (pairs, lb, lh)
+}
+
+/// How many base sites of a library the renamed-function pass of
+/// [`match_sites`] tries for one head site before leaving it unmatched.
+const ACROSS_LOOKAHEAD: usize = 8;
+
+/// Whether a base and a head site in different functions are known to
+/// retry different operations, so that neither is the other renamed.
+fn unrelated(b: &Site, h: &Site) -> bool {
+    b.item != h.item && ops::known_unrelated(&ops::Retry::of(b), &ops::Retry::of(h))
 }
 
 /// Sites left unmatched in their own file: a function moved to another file
@@ -689,39 +726,82 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         }
     }
     // The retries the change removed, matched with no new one: a new retry
-    // may have replaced them (`checks::jitter::replaced`).
-    let lost: Vec<&policy::Policy> = pool
+    // that covers the same operation may have replaced them (`ops`).
+    let lost: Vec<(usize, &Site)> = pool
         .values()
         .flat_map(|groups| groups.iter())
         .filter(|(bf, _)| !crate_index::is_test_path(&modelled[*bf].file.path))
         .flat_map(|(bf, q)| {
-            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| &b.sites[i].policy))
+            q.iter().filter_map(move |&i| modelled[*bf].base.as_ref().map(|b| (*bf, &b.sites[i])))
         })
         .collect();
-    let replaced = checks::jitter::replaced(&lost);
-    // The writes the removed retries already re-sent: a new retry (a layer
-    // that takes over from per-call retries) that keeps retrying them is not
-    // a widening. Refusal-only retries do not count: retrying after 5xx too is.
-    let lost_writes: std::collections::BTreeSet<&str> =
-        lost.iter().flat_map(|p| p.unsafe_methods()).filter(|m| !syntax::is_unknown_method(m)).collect();
+    let now = if lost.is_empty() || new_sites.is_empty() {
+        HashMap::new()
+    } else {
+        removed_items_now(modelled, &lost)
+    };
+    let removed: Vec<(ops::Retry, Option<&ops::Ops>)> =
+        lost.iter().map(|(bf, s)| (ops::Retry::of(s), now.get(&(*bf, s.item.as_str())))).collect();
+    let removed = ops::Removed::new(&removed);
     for (fi, j) in new_sites {
         let m = &modelled[fi];
         let Some(head) = &m.head else { continue };
         let site = &head.sites[j];
+        let paired: Vec<&policy::Policy> =
+            removed.paired(&ops::Retry::of(site)).into_iter().map(|i| &lost[i].1.policy).collect();
         let mut changes = checks::compare_sites(None, &site.policy);
+        // The writes the removed retries of the same operation already
+        // re-sent: a new retry (a layer that takes over from per-call
+        // retries) that keeps retrying them is not a widening. Refusal-only
+        // retries do not count: retrying after 5xx too is.
+        let lost_writes: std::collections::BTreeSet<&str> = paired
+            .iter()
+            .flat_map(|p| p.unsafe_methods())
+            .filter(|m| !syntax::is_unknown_method(m))
+            .collect();
         if checks::methods::taken_over(&lost_writes, &site.policy) {
             changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
         }
         // Only a retry (not a policy built and handed elsewhere, whose
         // settings may still change on the way) replaces removed retries.
-        if let Some(c) =
-            replaced.filter(|_| !site.standalone).and_then(|b| checks::jitter::replacing(b, &site.policy))
+        if let Some(c) = checks::jitter::replaced(&paired)
+            .filter(|_| !site.standalone)
+            .and_then(|b| checks::jitter::replacing(b, &site.policy))
         {
             changes.retain(|c| c.kind != Kind::RetryWithoutJitter);
             changes.push(c);
         }
         place(m.file, None, site, changes, out);
     }
+}
+
+/// What the functions that held the removed retries do at the head (their
+/// operation keys), by (file, item): read again from the head text, since
+/// only a change that removes a retry and adds another needs it. A file that
+/// is gone or does not parse gives nothing, and nothing is paired through it.
+fn removed_items_now<'m>(
+    modelled: &'m [Modelled],
+    lost: &[(usize, &'m Site)],
+) -> HashMap<(usize, &'m str), ops::Ops> {
+    let mut wanted: std::collections::BTreeMap<usize, std::collections::BTreeSet<&'m str>> =
+        Default::default();
+    for (bf, s) in lost {
+        wanted.entry(*bf).or_default().insert(s.item.as_str());
+    }
+    let mut out: HashMap<(usize, &'m str), ops::Ops> = HashMap::new();
+    for (bf, items) in wanted {
+        let file = modelled[bf].file;
+        let Some(text) = file.head.text() else { continue };
+        let Ok(ast) = parse_rust(&file.path, text) else { continue };
+        for (path, block) in sites::item_bodies(&ast, &items) {
+            if let Some(item) = items.get(path.as_str()) {
+                let keys = ops::resolve(&path, &syntax::body_facts(block).ops);
+                out.entry((bf, *item)).or_default().extend(keys);
+            }
+        }
+        proc_macro2::extra::invalidate_current_thread_spans();
+    }
+    out
 }
 
 fn timeouts(
@@ -889,6 +969,27 @@ mod tests {
         }
         assert!(!is_change_relevant(None, Some("let t = Duration::from_secs(TIMEOUT);")));
         assert!(is_change_relevant(Some("x"), Some("let t = Duration::from_secs(TIMEOUT);")));
+    }
+
+    fn kinds_of(r: &FileResult) -> Vec<Kind> {
+        r.findings.iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn a_retry_in_another_function_of_the_file_is_the_deleted_one_renamed_unless_it_retries_something_else() {
+        let base = "fn prices_v1(c: &C) { (|| c.get(\"https://a.example/prices\").send()).retry(ExponentialBuilder::default().with_jitter()); }\n";
+        // Renamed, the same request: one retry that lost its jitter.
+        let renamed = "fn prices(c: &C) { (|| c.get(\"https://a.example/prices\").send()).retry(ExponentialBuilder::default()); }\n";
+        assert_eq!(kinds_of(&scan(Some(base), Some(renamed))), [Kind::JitterRemoved]);
+        // Another request: a new retry, and the deleted one is just gone.
+        let other = "fn stock(c: &C) { (|| c.get(\"https://a.example/stock\").send()).retry(ExponentialBuilder::default()); }\n";
+        assert_eq!(kinds_of(&scan(Some(base), Some(other))), [Kind::RetryWithoutJitter]);
+        // Neither says what it retries: read as one retry renamed, as before.
+        let opaque = |name: &str, jitter: &str| {
+            format!("fn {name}(op: F) {{ (|| op()).retry(ExponentialBuilder::default(){jitter}); }}\n")
+        };
+        let r = scan(Some(&opaque("a", ".with_jitter()")), Some(&opaque("b", "")));
+        assert_eq!(kinds_of(&r), [Kind::JitterRemoved]);
     }
 
     /// opendal's multipart copy retries with `continue` on a temporary error

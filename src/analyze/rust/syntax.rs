@@ -124,6 +124,9 @@ pub(crate) struct BodyFacts {
     /// `.try_clone()` is called: what is re-sent is a copy of a request
     /// built once, not a request built again on every attempt.
     pub(crate) resends_clones: bool,
+    /// What the code sends and calls, as keys that tell one operation from
+    /// another ([`super::ops`]); `self NAME` until the site's type is known.
+    pub(crate) ops: std::collections::BTreeSet<String>,
 }
 
 const HTTP_VERBS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
@@ -237,10 +240,22 @@ impl<'ast> Visit<'ast> for FactsVisitor {
             "try_clone" if m.args.is_empty() => self.facts.resends_clones = true,
             _ => {}
         }
-        if let Expr::Path(p) = &*m.receiver {
-            if p.path.segments.len() == 1 && p.path.segments[0].ident == "self" {
-                self.facts.callees.push(name);
+        // What operation this is: a request to a target written here, or
+        // the first call of a chain by a telling name.
+        let verb = HTTP_VERBS.contains(&name.as_str()) && m.args.len() == 1;
+        if verb {
+            self.facts.ops.extend(super::ops::request_key(&name, &m.args[0]));
+        } else if name == "request" && m.args.len() == 2 {
+            if let Some(method) = method_path(&m.args[0]) {
+                self.facts.ops.extend(super::ops::request_key(&method, &m.args[1]));
             }
+        }
+        let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        if on_self {
+            self.facts.ops.extend(super::ops::self_call_key(&name));
+            self.facts.callees.push(name);
+        } else if super::ops::heads_a_chain(&m.receiver) {
+            self.facts.ops.extend(super::ops::call_key(&name));
         }
         syn::visit::visit_expr_method_call(self, m);
     }
@@ -262,7 +277,12 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 if let Some(verb) = free_verb_of_path(&p.path) {
                     // `ureq::post(url)`, `surf::get(url)`, `reqwest::get(url)`.
                     self.facts.sends_request = true;
+                    if let Some(target) = c.args.first() {
+                        self.facts.ops.extend(super::ops::request_key(&verb, target));
+                    }
                     self.facts.methods.insert(verb);
+                } else {
+                    self.facts.ops.extend(super::ops::call_key(&name));
                 }
                 if p.path.segments.len() == 1 {
                     self.facts.callees.push(name);
@@ -323,6 +343,13 @@ fn free_verb_of_path(path: &syn::Path) -> Option<String> {
     }
     let last = path.segments[n - 1].ident.to_string();
     HTTP_VERBS.contains(&last.as_str()).then(|| last.to_ascii_uppercase())
+}
+
+/// The method a `Method::POST` argument names.
+fn method_path(e: &Expr) -> Option<String> {
+    let Expr::Path(p) = e else { return None };
+    let n = p.path.segments.len();
+    (n >= 2 && p.path.segments[n - 2].ident == "Method").then(|| p.path.segments[n - 1].ident.to_string())
 }
 
 /// The method of a chain rooted in a free verb call (`ureq::post(url)`).
@@ -404,6 +431,29 @@ mod tests {
         assert!(!f.sends_request, "a call that is not a request builder's");
         let f = facts("mylib::post(x)");
         assert!(!f.sends_request && f.methods.is_empty(), "not an HTTP client crate");
+    }
+
+    #[test]
+    fn what_a_body_sends_and_calls_is_kept_as_operation_keys() {
+        let f = facts(
+            "async { self.api.lock().await.create_order(o).await?; \
+             client.post(format!(\"{}/orders/{id}\", base)).json(&o).send().await?; \
+             client.request(Method::PATCH, \"https://api.example/carts/\").send().await?; \
+             self.refresh(); s3.put_object().bucket(b).send().await; Ok(()) }",
+        );
+        let keys: Vec<&str> = f.ops.iter().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "call create_order",
+                "call put_object",
+                "req PATCH /carts",
+                "req POST /orders/{}",
+                "self refresh"
+            ]
+        );
+        let f = facts("{ let v = headers.get(\"retry-after\"); map.get(&k); e.is_timeout() }");
+        assert!(f.ops.is_empty(), "{:?}", f.ops);
     }
 
     #[test]

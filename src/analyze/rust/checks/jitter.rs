@@ -66,9 +66,12 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
     }
 }
 
-/// The retries a change removed without a matching head site, read as one
-/// policy: when every one whose jitter is known jittered, the first of them
-/// (a new retry that replaced them is compared with it by [`replacing`]).
+/// The retries a change removed without a matching head site that cover the
+/// same operation as one new retry ([`crate::analyze::rust::ops`]; never
+/// every removed retry of the change, which would tie unrelated code
+/// together), read as one policy: when every one whose jitter is known
+/// jittered, the first of them (the new retry is compared with it by
+/// [`replacing`]).
 pub(crate) fn replaced<'p>(removed: &[&'p Policy]) -> Option<&'p Policy> {
     let known: Vec<&Policy> = removed.iter().copied().filter(|p| p.jitter.value.is_some()).collect();
     known.first().copied().filter(|_| known.iter().all(|p| p.jitter.value == Some(true)))

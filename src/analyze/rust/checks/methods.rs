@@ -94,9 +94,12 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
 }
 
 /// Whether a new retry only takes over writes that retries the change
-/// removed already re-sent (`lost_writes`: their known unsafe methods), as a
-/// client-wide layer that replaces per-call retries does: not a widening, so
-/// its `retry-non-idempotent` is dropped.
+/// removed already re-sent (`lost_writes`: the known unsafe methods of the
+/// removed retries that cover the same operation as this one,
+/// [`crate::analyze::rust::ops`]), as a client-wide layer that replaces
+/// per-call retries does: not a widening, so its `retry-non-idempotent` is
+/// dropped. A removed retry of another operation does not count: its POST
+/// is not this one.
 pub(crate) fn taken_over(lost_writes: &BTreeSet<&str>, head: &Policy) -> bool {
     let known: Vec<&str> = head.unsafe_methods().into_iter().filter(|m| !is_unknown_method(m)).collect();
     !known.is_empty() && known.iter().all(|m| lost_writes.contains(m))

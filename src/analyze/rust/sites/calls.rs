@@ -48,6 +48,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     }
 
     pub(super) fn push_site(&mut self, mut policy: Policy, op: Option<&'a Expr>, at: &'a Expr) {
+        let mut ops = super::super::ops::Ops::new();
         if let Some(op) = op {
             // An operation that returns its retryable errors as transient
             // says itself what is retried.
@@ -58,6 +59,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             libs::read_operation(&mut policy, &f);
             policy.methods.extend(f.methods);
             policy.idempotency_key |= f.idempotency_key;
+            ops = super::super::ops::resolve(&self.item, &f.ops);
         }
         let (line, end_line) = lines_of(at);
         self.w.out.sites.push(Site {
@@ -67,6 +69,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             policy,
             unresolved: Vec::new(),
             standalone: false,
+            ops,
         });
     }
 
@@ -394,6 +397,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             libs::read_operation(&mut site.policy, &facts);
             site.policy.methods.extend(facts.methods.iter().cloned());
             site.policy.idempotency_key |= facts.idempotency_key;
+            site.ops.extend(super::super::ops::resolve(&self.item, &facts.ops));
             site.policy.attempts.why = format!("through `{name}(..)`: {}", site.policy.attempts.why);
             site.line = line;
             site.end_line = end_line;

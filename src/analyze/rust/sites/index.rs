@@ -223,6 +223,7 @@ pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.sleeps += from.sleeps;
     into.body_not_cloneable |= from.body_not_cloneable;
     into.resends_clones |= from.resends_clones;
+    into.ops.extend(from.ops.iter().cloned());
 }
 
 #[cfg(test)]

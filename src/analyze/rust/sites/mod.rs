@@ -55,6 +55,9 @@ pub(crate) struct Site {
     /// ExponentialBuilder`): when another file retries it, the retry there
     /// is the site and this one is dropped.
     pub(crate) standalone: bool,
+    /// What the retried code sends and calls ([`super::ops`]): a removed
+    /// retry and a new one are related only through these.
+    pub(crate) ops: super::ops::Ops,
 }
 
 /// A timeout set somewhere in the file.
@@ -125,6 +128,69 @@ pub(crate) fn expand_macros(file: &mut syn::File, src: &str, definers: &[&syn::F
     all.push(file);
     let rules = macro_rules_of(&all);
     super::macros::expand_rules(file, &rules);
+}
+
+/// The bodies of the functions at `wanted` item paths (as [`Site::item`]
+/// spells them: `mod::Type::fn`, a nested function under its outer one),
+/// each with its path; a path two impl blocks share gives both bodies.
+pub(crate) fn item_bodies<'f>(file: &'f syn::File, wanted: &BTreeSet<&str>) -> Vec<(String, &'f syn::Block)> {
+    struct Bodies<'w, 'f> {
+        wanted: &'w BTreeSet<&'w str>,
+        path: Vec<String>,
+        out: Vec<(String, &'f syn::Block)>,
+    }
+    impl<'f> Bodies<'_, 'f> {
+        fn items(&mut self, items: impl IntoIterator<Item = &'f Item>) {
+            for item in items {
+                self.item(item);
+            }
+        }
+
+        fn body(&mut self, name: String, block: &'f syn::Block) {
+            self.path.push(name);
+            let joined = self.path.join("::");
+            if self.wanted.contains(joined.as_str()) {
+                self.out.push((joined, block));
+            }
+            self.items(index::nested_items(block));
+            self.path.pop();
+        }
+
+        fn item(&mut self, item: &'f Item) {
+            match item {
+                Item::Fn(f) => self.body(f.sig.ident.to_string(), &f.block),
+                Item::Impl(i) => {
+                    self.path.push(type_name(&i.self_ty));
+                    for ii in &i.items {
+                        if let syn::ImplItem::Fn(f) = ii {
+                            self.body(f.sig.ident.to_string(), &f.block);
+                        }
+                    }
+                    self.path.pop();
+                }
+                Item::Trait(t) => {
+                    self.path.push(t.ident.to_string());
+                    for ti in &t.items {
+                        if let syn::TraitItem::Fn(syn::TraitItemFn { sig, default: Some(b), .. }) = ti {
+                            self.body(sig.ident.to_string(), b);
+                        }
+                    }
+                    self.path.pop();
+                }
+                Item::Mod(m) => {
+                    if let Some((_, inner)) = &m.content {
+                        self.path.push(m.ident.to_string());
+                        self.items(inner);
+                        self.path.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut b = Bodies { wanted, path: Vec::new(), out: Vec::new() };
+    b.items(&file.items);
+    b.out
 }
 
 /// Names of Rust's prelude (types, variants and traits every file may use
@@ -360,6 +426,7 @@ impl<'i, 'a> Walker<'i, 'a> {
             policy: p,
             unresolved: Vec::new(),
             standalone: false,
+            ops: super::ops::Ops::new(),
         });
     }
 
@@ -481,6 +548,7 @@ impl FnWalker<'_, '_, '_> {
                 policy,
                 unresolved: Vec::new(),
                 standalone: false,
+                ops: super::ops::Ops::new(),
             };
             self.w.standalone.push(Candidate { key, site });
         }
@@ -611,6 +679,17 @@ mod tests {
         assert!(m.unresolved.is_empty(), "{:?}", m.unresolved);
         // Without a library setter it is any other type's constructor.
         assert!(model_of("fn f() -> Cache { Cache::new().with_capacity(4) }\n").unresolved.is_empty());
+    }
+
+    #[test]
+    fn item_bodies_are_found_by_the_paths_sites_carry() {
+        let src = "mod net { impl Client { fn send(&self) { a(); } } }\n\
+                   fn outer() { fn inner() { b(); } }\n\
+                   trait T { fn d(&self) { c(); } }\n";
+        let file = syn::parse_file(src).unwrap_or_else(|e| panic!("{e}"));
+        let wanted = BTreeSet::from(["net::Client::send", "outer::inner", "T::d", "missing"]);
+        let found: Vec<String> = item_bodies(&file, &wanted).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, ["net::Client::send", "outer::inner", "T::d"]);
     }
 
     #[test]

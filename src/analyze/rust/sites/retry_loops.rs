@@ -131,6 +131,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         self.w.merge_callees(&mut merged, callees);
         p.methods.extend(merged.methods);
         p.idempotency_key |= merged.idempotency_key;
+        let ops = super::super::ops::resolve(&self.item, &merged.ops);
         self.w.out.sites.push(Site {
             item: self.item.clone(),
             line,
@@ -138,6 +139,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             policy: p,
             unresolved,
             standalone: false,
+            ops,
         });
     }
 
