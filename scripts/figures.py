@@ -188,7 +188,11 @@ def eval_shared_rows(args):
         langs = [l for l in out.splitlines() if l.startswith("by-language: ")]
         fps = sum(1 for l in out.splitlines() if l.startswith("FP "))
         debatable, unjudged = int(m.group(8)), int(m.group(3))
-        tps = int(m.group(6)) - fps - debatable - unjudged
+        # `precision=TP/(TP+FP)`; its `errors=` counts scans that failed.
+        judged = re.match(r"^(\d+)/(\d+)$", m.group(2))
+        tps = int(judged.group(1)) if judged else 0
+        if judged and int(judged.group(2)) - tps != fps:
+            sys.exit(f"figures: {name}/score.py printed {fps} FP lines but precision={m.group(2)}; nothing recorded")
         # Findings the set's own judgments lack, judged by this project in
         # eval/judgments/shared-*.tsv (same columns).
         ours = own_shared_judgments()
@@ -206,7 +210,7 @@ def eval_shared_rows(args):
                     debatable += 1
         prec = f"{100 * tps / (tps + fps):.0f}%" if tps + fps else "-"
         tp_note = (f"error findings {tps} true / {fps} false / {debatable} debatable (precision {prec}), "
-                   f"{unjudged} unjudged")
+                   f"{unjudged} unjudged, {m.group(6)} failed scans")
         rows.append({
             "figure": f"`{name}` ({m.group(7)} commits): recall",
             "value": f"{m.group(4)} / {m.group(5)}",
@@ -237,7 +241,15 @@ EVAL_LINE = re.compile(r"^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\
 def eval_own_rows(args):
     rows = []
     for name in ("holdout3", "agents3"):
-        out = run_stream(f"python3 eval/run.py --clones {shlex.quote(args.clones)} --bin target/release/retrygate --set {name}", scored=True)
+        # A set is every eval/commits/NAME.tsv or NAME-LANGUAGE.tsv.
+        sets = sorted(
+            f[: -len(".tsv")] for f in os.listdir(os.path.join(ROOT, "eval", "commits"))
+            if f.endswith(".tsv") and (f == f"{name}.tsv" or f.startswith(f"{name}-"))
+        )
+        if not sets:
+            sys.exit(f"figures: no eval/commits/{name}*.tsv; nothing recorded")
+        flags = " ".join(f"--set {s}" for s in sets)
+        out = run_stream(f"python3 eval/run.py --clones {shlex.quote(args.clones)} --bin target/release/retrygate {flags}", scored=True)
         total = [EVAL_LINE.match(l) for l in out.splitlines()]
         total = [m for m in total if m and m.group(1) in ("all", "total")]
         if not total:
