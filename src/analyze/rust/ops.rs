@@ -254,6 +254,25 @@ pub(crate) fn self_call_key(name: &str) -> Option<String> {
     (!nothing).then(|| format!("self {name}"))
 }
 
+/// A method called on a field of `self` (`self.client.get(url)`): `call
+/// Type::NAME`, with the type named after the field (`client` -> `Client`,
+/// `http_client` -> `HttpClient`), as a field holding the one value of a
+/// type usually is. It relates a retry that moved into that type's method
+/// (a shared sender the endpoints now call), whatever the method's name;
+/// the name alone (`get`) says nothing.
+pub(crate) fn field_call_key(field: &str, name: &str) -> Option<String> {
+    let nothing = TRANSPARENT.contains(&name) || ["to_string", "to_owned", "into"].contains(&name);
+    let ty: String = field
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect();
+    (!nothing && !ty.is_empty()).then(|| format!("call {ty}::{name}"))
+}
+
 /// Whether a method called on this receiver is the first call of its chain
 /// (the operation, not a setting of it): a receiver that is a value, or a
 /// value seen through a [`TRANSPARENT`] call. `s3.put_object().bucket(b)`
@@ -420,6 +439,16 @@ pub(crate) struct Removed<'s> {
     /// Removed retries whose request is still sent from their function at
     /// the head: a new retry installed on a client now covers it.
     still_sent: Vec<usize>,
+    /// By the types whose methods the removed retry retried (`call
+    /// Client::get_request` gives `Client`): a new retry inside a method of
+    /// that type took the retry into the type (the per-call retries folded
+    /// into the client's own sender, renamed on the way).
+    by_type_called: HashMap<&'s str, Vec<usize>>,
+}
+
+/// The type of a `call Type::NAME` key.
+fn called_type(key: &str) -> Option<&str> {
+    key.strip_prefix("call ")?.rsplit_once("::").map(|(ty, _)| ty)
 }
 
 impl<'s> Removed<'s> {
@@ -431,10 +460,14 @@ impl<'s> Removed<'s> {
             by_call_of_item: HashMap::new(),
             by_now: HashMap::new(),
             still_sent: Vec::new(),
+            by_type_called: HashMap::new(),
         };
         for (i, (retry, now)) in removed.iter().enumerate() {
             for k in retry.ops {
                 r.by_key.entry(k.as_str()).or_default().push(i);
+                if let Some(ty) = called_type(k) {
+                    r.by_type_called.entry(ty).or_default().push(i);
+                }
             }
             for k in keys_of_item(retry.item) {
                 r.by_call_of_item.entry(k).or_default().push(i);
@@ -465,6 +498,9 @@ impl<'s> Removed<'s> {
         }
         if new.client_wide {
             out.extend(&self.still_sent);
+        }
+        if let Some(ty) = new.item.rsplit("::").nth(1) {
+            out.extend(self.by_type_called.get(ty).into_iter().flatten());
         }
         out.sort_unstable();
         out.dedup();
@@ -520,6 +556,13 @@ mod tests {
         ] {
             assert_eq!(key("get", none), None, "{none}");
         }
+    }
+
+    #[test]
+    fn a_method_on_a_field_names_the_fields_type() {
+        assert_eq!(field_call_key("client", "get").as_deref(), Some("call Client::get"));
+        assert_eq!(field_call_key("http_client", "send").as_deref(), Some("call HttpClient::send"));
+        assert_eq!(field_call_key("client", "clone"), None);
     }
 
     #[test]

@@ -250,6 +250,12 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 self.facts.ops.extend(super::ops::request_key(&method, &m.args[1]));
             }
         }
+        if let Expr::Field(f) = &*m.receiver {
+            let on_self_field = matches!(&*f.base, Expr::Path(p) if p.path.is_ident("self"));
+            if let (true, syn::Member::Named(field)) = (on_self_field, &f.member) {
+                self.facts.ops.extend(super::ops::field_call_key(&field.to_string(), &name));
+            }
+        }
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
         if on_self {
             self.facts.ops.extend(super::ops::self_call_key(&name));
