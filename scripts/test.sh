@@ -49,10 +49,12 @@ fi
 # The whole suite is built first, then run, so that the log says where the
 # time went (scripts/bench-ci.sh reads these lines).
 # More test threads than cores: about half of the integration tests' time is
-# real clients waiting out Retry-After and backoffs, which overlap; the
-# replay's verdicts are judged on ratios with noise margins, and
-# scripts/bench-desync.py measures them with every core kept busy.
-export RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}"
+# real clients waiting out Retry-After and backoffs, which overlap. Not many
+# more: the replay tests judge real clients' timing, and with 6 threads on 2
+# cores one run in four read a lockstep curl fleet's retries as spread (the
+# scheduling noise of six busy tests outgrew what the check is calibrated
+# for on a CI runner).
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 start=$SECONDS
 cargo test --no-run
 echo "test.sh: building the tests took $((SECONDS - start)) s"
