@@ -350,12 +350,19 @@ def bench_table(records):
     out.append("")
     out.append("When and where each was measured:")
     out.append("")
-    for bid in BENCHES:
+    out.extend(provenance(records, BENCHES))
+    return "\n".join(out) + "\n"
+
+
+def provenance(records, ids):
+    """One line per recorded benchmark: when, at which commit, on what."""
+    out = []
+    for bid in ids:
         rec = records.get(bid)
         if rec:
             m = rec["measured"]
             out.append(f"- `{bid}`: {m['date']}, commit {m['commit']}, {m['machine']} ({rec['minutes']} min)")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def costs_list(records):
@@ -388,11 +395,7 @@ def eval_table(records):
         for r in rec["rows"]:
             out.append(f"| {BENCHES[bid]['title']} | {cell(r['figure'])} | {cell(r['value'])} | {cell(r['goal'])} |")
     out.append("")
-    for bid in ("eval-shared", "eval-own"):
-        rec = records.get(bid)
-        if rec:
-            m = rec["measured"]
-            out.append(f"- `{bid}`: {m['date']}, commit {m['commit']}, {m['machine']}")
+    out.extend(provenance(records, ("eval-shared", "eval-own")))
     return "\n".join(out) + "\n"
 
 

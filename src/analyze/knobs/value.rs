@@ -94,6 +94,9 @@ impl Bindings {
 /// other value (`tool.max_retries`, `self.config.retries`) is that value's,
 /// not whatever the file assigns to a name of the same word, so it stays
 /// unknown instead of borrowing an unrelated binding.
+/// Qualifiers that name the object or type the code is in.
+const OWN_QUALIFIERS: &[&str] = &["self", "this", "cls", "Self", "static", "@"];
+
 /// Whether another file can refer to the binding `name`: a plain name (a
 /// module member, imported by name), a type's or a module's member, or a
 /// constant. `toolset.max_retries = 1` in one file sets a field of that
@@ -102,14 +105,13 @@ pub(crate) fn referable_across_files(name: &str) -> bool {
     match name.rsplit_once('.') {
         None => true,
         Some((qualifier, last)) => {
-            !matches!(qualifier, "self" | "this" | "cls" | "Self" | "static" | "@")
-                && qualifier_binds_the_last_part(qualifier, last)
+            !OWN_QUALIFIERS.contains(&qualifier) && qualifier_binds_the_last_part(qualifier, last)
         }
     }
 }
 
 pub(crate) fn qualifier_binds_the_last_part(qualifier: &str, last: &str) -> bool {
-    let own = matches!(qualifier, "self" | "this" | "cls" | "Self" | "static" | "@");
+    let own = OWN_QUALIFIERS.contains(&qualifier);
     let owner = qualifier.rsplit('.').next().unwrap_or(qualifier);
     let type_or_module = owner.chars().next().is_some_and(char::is_uppercase);
     let constant =

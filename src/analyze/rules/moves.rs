@@ -36,14 +36,14 @@ pub(super) fn drop_moved(set: &RuleSet, files: &[&FileChange], findings: &mut Ve
     }
     // Per file, how many more times its base holds each wanted line than
     // its head: a positive count is a line the file lost.
+    let texts: std::collections::HashSet<&str> = wanted.values().map(String::as_str).collect();
     let mut lost: HashMap<&str, HashMap<&str, i64>> = HashMap::new();
     for file in files {
         let mut counts: HashMap<&str, i64> = HashMap::new();
         for (side, sign) in [(file.base.text(), 1), (file.head.text(), -1)] {
             for line in side.unwrap_or("").lines() {
-                let t = normalized(line);
-                if let Some(w) = wanted.values().find(|w| **w == t) {
-                    *counts.entry(w.as_str()).or_default() += sign;
+                if let Some(w) = texts.get(normalized(line).as_str()) {
+                    *counts.entry(w).or_default() += sign;
                 }
             }
         }

@@ -247,11 +247,16 @@ pub(crate) fn call_key(name: &str) -> Option<String> {
     (!is_generic(name)).then(|| format!("call {name}"))
 }
 
+/// A method that passes its receiver through (`clone`, `as_ref`, `into`):
+/// no operation of its own.
+fn says_nothing(name: &str) -> bool {
+    TRANSPARENT.contains(&name) || ["to_string", "to_owned", "into"].contains(&name)
+}
+
 /// A call of a method on `self`, before the site's type is known
 /// ([`resolve`] makes it `call Type::NAME`).
 pub(crate) fn self_call_key(name: &str) -> Option<String> {
-    let nothing = TRANSPARENT.contains(&name) || ["to_string", "to_owned", "into"].contains(&name);
-    (!nothing).then(|| format!("self {name}"))
+    (!says_nothing(name)).then(|| format!("self {name}"))
 }
 
 /// A method called on a field of `self` (`self.client.get(url)`): `call
@@ -261,7 +266,7 @@ pub(crate) fn self_call_key(name: &str) -> Option<String> {
 /// (a shared sender the endpoints now call), whatever the method's name;
 /// the name alone (`get`) says nothing.
 pub(crate) fn field_call_key(field: &str, name: &str) -> Option<String> {
-    let nothing = TRANSPARENT.contains(&name) || ["to_string", "to_owned", "into"].contains(&name);
+    let nothing = says_nothing(name);
     let ty: String = field
         .split('_')
         .filter(|w| !w.is_empty())
