@@ -190,9 +190,8 @@ pub fn run_differential_blocking(
 }
 
 /// One scenario, rerun once when `desynchronized` was inconclusive and
-/// nothing else failed (with the clients [`checks::Reading::rerun_clients`]
-/// says), if the
-/// rest of the scenario's `--timeout` leaves room for it (a run is mostly
+/// nothing else failed (with the clients [`rerun_plan`] says), if the rest
+/// of the scenario's `--timeout` leaves room for it (a run is mostly
 /// waiting, so the rerun is given 1.5 times the first run's wall time or
 /// more). The rerun's report is the scenario's, and names the first run.
 async fn run_one(
@@ -204,9 +203,9 @@ async fn run_one(
     let Some((clients, remaining)) = rerun_plan(&first, opts.timeout) else {
         return Ok(first);
     };
-    let Some(summary) = first.desync.clone() else { return Ok(first) };
+    let message = first.check(ReplayCheck::Desynchronized).map(|c| c.message.clone()).unwrap_or_default();
     let mut rerun = run_once(opts, loaded, commit, clients, remaining).await?;
-    rerun.rerun_of = Some(report::RerunNote { clients: first.clients, desync: summary });
+    rerun.rerun_of = Some(report::RerunNote { clients: first.clients, desync: first.desync, message });
     Ok(rerun)
 }
 
@@ -216,10 +215,7 @@ async fn run_one(
 /// [`MAX_CLIENTS`], and what is left of `timeout` is at least 1.5 times what
 /// the first run took.
 pub(crate) fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usize, Duration)> {
-    let reading = first.desync.as_ref()?.reading;
-    if !reading.inconclusive() {
-        return None;
-    }
+    let clients = inconclusive_rerun_clients(first)?;
     let others_failed = first.timed_out
         || !first.server_errors.is_empty()
         || first.checks.iter().any(|c| {
@@ -227,12 +223,30 @@ pub(crate) fn rerun_plan(first: &ReplayReport, timeout: Duration) -> Option<(usi
                 && c.status == CheckStatus::Fail
                 && c.level == scenario::Level::Error
         });
-    let clients = reading.rerun_clients(first.clients);
     let left = timeout.as_secs_f64() * 1000.0 - first.wall_ms;
     if others_failed || clients > MAX_CLIENTS || left < 1.5 * first.wall_ms {
         return None;
     }
     Some((clients, Duration::try_from_secs_f64(left / 1000.0).unwrap_or(timeout)))
+}
+
+/// How many clients a rerun of an inconclusive `first` run uses, or `None`
+/// when its `desynchronized` reading was decided. Besides a pooled reading
+/// between the bars or within the noise ([`checks::Reading::rerun_clients`]),
+/// one more run is inconclusive: too few judged waits only because the first
+/// retry round came back within [`checks::desync::IMMEDIATE_MS`] and is not judged.
+/// A full-jitter fleet of 8 does that about once in 80 runs (its first waits
+/// are uniform over 0-500 ms), so it is chance, and the same fleet is looked
+/// at again rather than left unjudged.
+fn inconclusive_rerun_clients(first: &ReplayReport) -> Option<usize> {
+    if let Some(d) = &first.desync {
+        return d.reading.inconclusive().then(|| d.reading.rerun_clients(first.clients));
+    }
+    let unjudged =
+        first.check(ReplayCheck::Desynchronized).is_some_and(|c| c.status == CheckStatus::NotApplicable);
+    let rounds = &first.desync_rounds;
+    let first_round_skipped = rounds.first().is_some_and(|r| r.immediate) && rounds.len() > 1;
+    (unjudged && first_round_skipped).then_some(first.clients)
 }
 
 async fn run_once(
@@ -357,6 +371,47 @@ mod tests {
         let why = base_did_not_run(&r).unwrap();
         assert!(why.contains("scenario default") && why.contains("exited with code 101"), "{why}");
         assert!(why.contains("error[E0425]: cannot find value `x`"), "{why}");
+    }
+
+    fn round(round: usize, immediate: bool) -> super::checks::DesyncRound {
+        let wait = if immediate { 40.0 } else { 900.0 };
+        super::checks::DesyncRound {
+            round,
+            clients: 8,
+            asked_wait_ms: None,
+            honoured_retry_after: false,
+            median_wait_ms: wait,
+            wait_spread_ms: wait,
+            arrival_spread_ms: wait,
+            spread_ms: wait,
+            threshold_ms: 100.0,
+            scale_ms: wait,
+            median_pair_ms: wait / 3.0,
+            concentration: 1.0,
+            at_once: immediate,
+            immediate,
+            lockstep: false,
+        }
+    }
+
+    #[test]
+    fn too_few_judged_waits_because_the_first_round_was_immediate_is_looked_at_again() {
+        let t = Duration::from_secs(60);
+        let mut r = first(Reading::Spread, 8, 4000.0);
+        r.desync = None;
+        for c in &mut r.checks {
+            if c.check == ReplayCheck::Desynchronized {
+                c.status = CheckStatus::NotApplicable;
+            }
+        }
+        r.desync_rounds = vec![round(1, true), round(2, false), round(3, false)];
+        assert_eq!(rerun_plan(&r, t).map(|p| p.0), Some(8));
+        // Every round judged and still too few (a small fleet), or only an
+        // immediate round: a rerun would read the same, so none.
+        r.desync_rounds = vec![round(1, false), round(2, false)];
+        assert_eq!(rerun_plan(&r, t), None);
+        r.desync_rounds = vec![round(1, true)];
+        assert_eq!(rerun_plan(&r, t), None);
     }
 
     #[test]

@@ -26,7 +26,8 @@
 //! ```
 //! `desync` is the pooled `desynchronized` reading (absent when there was too
 //! little evidence); `rerun_of` (absent unless it happened) names the
-//! inconclusive first run a rerun replaced: `{"clients": 8, "desync": {…}}`.
+//! inconclusive first run a rerun replaced:
+//! `{"clients": 8, "desync": {…}, "message": "…"}`.
 //! `exercised` lists every operation (`METHOD /normalised/path`) the clients
 //! called, over every scenario. `writes`, `server_errors` and `parts` are
 //! left out when empty; a request
@@ -155,7 +156,11 @@ pub struct ReplayReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct RerunNote {
     pub(crate) clients: usize,
-    pub(crate) desync: DesyncSummary,
+    /// Its pooled reading; absent when its judged waits were too few for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) desync: Option<DesyncSummary>,
+    /// Its `desynchronized` line.
+    pub(crate) message: String,
 }
 
 /// One client's story.
@@ -709,7 +714,7 @@ fn markdown_head(r: &ReplayReport, no_retry_note: bool) -> String {
                 o,
                 "\nThe first run, with {} clients, was inconclusive ({}), so this scenario was rerun with {}.",
                 first.clients,
-                first.desync.figures(),
+                first.desync.as_ref().map(|d| d.figures()).unwrap_or_else(|| first.message.clone()),
                 r.clients
             );
         }

@@ -126,6 +126,7 @@ fn mutate(src: &str, rng: &mut Rng) -> String {
 
 #[test]
 fn mutated_real_rust_files_never_crash_or_hang_the_analyzer() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     let secs = std::env::var("RETRYGATE_FUZZ_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_SECS);
     let seed = std::env::var("RETRYGATE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_SEED);
     let mut files = Vec::new();

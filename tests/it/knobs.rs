@@ -203,11 +203,13 @@ fn run_all(folder: &str) {
 
 #[test]
 fn knob_fixtures() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     run_all("knobs");
 }
 
 #[test]
 fn tree_fixtures() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     run_all("trees");
 }
 

@@ -77,6 +77,7 @@ fn write_scenario(dir: &Path, name: &str, text: &str) -> String {
 
 #[test]
 fn built_in_clients_are_judged_by_what_the_server_saw() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     use CheckStatus::{Fail, NotApplicable, Pass};
     use ReplayCheck::*;
     let dir = tempfile::tempdir().unwrap();
@@ -214,6 +215,7 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn bad_input_is_named_and_never_passes() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     // The garbage-bytes client is a Python script.
     let python =
         Command::new("python3").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
@@ -360,6 +362,7 @@ fn bad_input_is_named_and_never_passes() {
 
 #[test]
 fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let repo = tempfile::tempdir().unwrap();
     let git = |args: &[&str]| {
         let out = Command::new("git").args(args).current_dir(repo.path()).output().unwrap();
@@ -415,6 +418,7 @@ fn reports_are_bound_to_a_commit_and_render_for_a_pr() {
 
 #[test]
 fn a_report_from_another_version_or_shape_is_refused() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let e = ReplayReport::from_json("{\"verdict\": \"pass\"}").unwrap_err().to_string();
     assert!(e.starts_with("not a retrygate replay report: missing field"), "{e}");
     let opts = ReplayOptions::new("default", 1, client("storm", &[]));
@@ -426,6 +430,7 @@ fn a_report_from_another_version_or_shape_is_refused() {
 
 #[test]
 fn several_scenarios_run_into_one_report_that_the_gate_can_bind() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     use retrygate::gate::replay::binding_problems;
     use retrygate::replay::LoadedScenario;
     let dir = tempfile::tempdir().unwrap();
@@ -525,6 +530,7 @@ fn run_action_replay_step(dir: &Path, head: &str, base: &str) -> ReplayReport {
 /// config, not from the head's edit of it.
 #[test]
 fn the_actions_replay_step_runs_the_head_with_the_base_config_on_a_merge_ref_checkout() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let origin = crate::common::Repo::new();
     origin
         .write(".github/retrygate.yml", "replay: { scenario: default, clients: 4 }\n")
@@ -561,6 +567,7 @@ fn the_actions_replay_step_runs_the_head_with_the_base_config_on_a_merge_ref_che
 
 #[test]
 fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_commit() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let repo = crate::common::Repo::new();
     let fast = "responses:\n  - status: 429\n    retry_after: 1\n  - status: 200\nbudget: 3\n";
     repo.write(".github/retrygate.yml", "replay: { scenario: .github/fast.yml, clients: 2 }\n")
@@ -604,6 +611,7 @@ fn config_from_reads_the_scenario_file_at_that_commit_and_refuses_a_missing_comm
 /// base's client (and the swap is `gate-config-changed`, see decision::paths).
 #[test]
 fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let repo = crate::common::Repo::new();
     let client = format!("exec '{BIN}' replay-client --profile reference\n");
     repo.write(".github/retrygate.yml", "replay: { command: sh scripts/replay.sh, clients: 2 }\n")
@@ -633,6 +641,7 @@ fn config_from_runs_the_base_copy_of_the_script_the_command_names() {
 
 #[test]
 fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<String> = std::fs::read_dir(root.join("scenarios"))
         .unwrap()
@@ -661,6 +670,7 @@ fn the_bundled_scenarios_are_the_scenarios_folder_and_are_named_from_one_list() 
 /// every figure is fixed.
 #[test]
 fn the_json_report_of_a_failing_replay_reads_whole() {
+    let _room = crate::common::enter(crate::common::Room::Timed);
     use retrygate::replay::scenario::CheckLevels;
     use retrygate::testing::replay::ReportContext;
     use retrygate::testing::replay::{run, ChecksInput};

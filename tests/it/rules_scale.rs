@@ -45,6 +45,7 @@ fn scan(dir: &std::path::Path) -> (Option<i32>, Vec<serde_json::Value>, Duration
 
 #[test]
 fn one_hundred_fifty_thousand_raised_counts_in_one_file_scan_in_time() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     let n = 150_000;
     let dir = repo(&"retries=2\n".repeat(n), &"retries=3\n".repeat(n));
     assert!(std::fs::metadata(dir.path().join("big.py")).unwrap().len() >= 1_500_000);
@@ -58,6 +59,7 @@ fn one_hundred_fifty_thousand_raised_counts_in_one_file_scan_in_time() {
 
 #[test]
 fn raised_counts_between_unchanged_lines_scan_in_time() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     // 75k separate changed ranges: a changed-line lookup per match that
     // scans the ranges is quadratic here.
     let n = 75_000;
@@ -72,6 +74,7 @@ fn raised_counts_between_unchanged_lines_scan_in_time() {
 
 #[test]
 fn thirty_thousand_removed_jitter_settings_scan_in_time() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     // 30k replaced lines (1.6 MB, under the file size limit), each losing its jittered wait: the
     // `removed` pairing and placement must not rescan the block per line.
     let n = 30_000;
@@ -87,6 +90,7 @@ fn thirty_thousand_removed_jitter_settings_scan_in_time() {
 
 #[test]
 fn an_unchanged_large_file_with_one_edit_reports_only_that_edit() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     let n = 150_000;
     let base = "retries=2\n".repeat(n);
     let head = format!("{}retries=9\n{}", "retries=2\n".repeat(n / 2), "retries=2\n".repeat(n / 2 - 1));

@@ -177,6 +177,7 @@ fn check(case: &Case) -> Vec<String> {
 
 #[test]
 fn program_fixtures() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     let all = cases();
     assert!(all.len() >= 16, "fixtures not found");
     let failures: Vec<String> = all

@@ -73,11 +73,13 @@ fn check_linear(name: &str, make: fn(usize) -> String, n: usize) {
 
 #[test]
 fn many_functions_scale_linearly() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     check_linear("one function per site", many_functions, 2_500);
 }
 
 #[test]
 fn many_bindings_of_one_name_scale_linearly() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     check_linear("one function, one name", one_function, 2_500);
 }
 
@@ -107,6 +109,7 @@ fn endpoints(name: &str, n: usize, jitter: bool, retried: bool) -> String {
 /// `n` squared. Every new retry is a warning, none a `jitter-removed`.
 #[test]
 fn removed_and_unrelated_new_retries_scale_linearly() {
+    let _room = crate::common::enter(crate::common::Room::Busy);
     let run = |n: usize| {
         let files = vec![
             FileChange::from_texts(

@@ -220,3 +220,47 @@ pub(crate) fn output_of_fresh_executable(cmd: &mut Command) -> Output {
     }
     panic!("the copied program stayed busy (ETXTBSY) for 2 s: {cmd:?}")
 }
+
+/// Two kinds of tests that must not run at the same time: those that judge
+/// clients' timing (replays whose checks read milliseconds between requests)
+/// and those that keep every core busy for tens of seconds (fixture sweeps,
+/// scale and fuzz tests). Tests of one kind share the room; the other kind
+/// waits at the door; tests of neither kind run beside both. On 2 cores,
+/// six busy tests stretched the built-in clients' sleeps. (The replays of
+/// third-party clients run in a process of their own, scripts/test.sh.)
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Room {
+    /// Judges real clients' timing.
+    Timed,
+    /// Keeps the cores busy.
+    Busy,
+}
+
+static ROOM: std::sync::Mutex<(Option<Room>, usize)> = std::sync::Mutex::new((None, 0));
+static ROOM_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Held while a test is in its [`Room`]; leaving frees the room for the
+/// other kind once the last test of this kind is out.
+pub(crate) struct InRoom;
+
+/// Waits until no test of the other kind is running, then enters.
+pub(crate) fn enter(room: Room) -> InRoom {
+    let mut state = ROOM.lock().unwrap_or_else(|e| e.into_inner());
+    while matches!(state.0, Some(other) if other != room) {
+        state = ROOM_FREED.wait(state).unwrap_or_else(|e| e.into_inner());
+    }
+    state.0 = Some(room);
+    state.1 += 1;
+    InRoom
+}
+
+impl Drop for InRoom {
+    fn drop(&mut self) {
+        let mut state = ROOM.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 -= 1;
+        if state.1 == 0 {
+            state.0 = None;
+            ROOM_FREED.notify_all();
+        }
+    }
+}
