@@ -188,3 +188,62 @@ fn an_existing_write_moved_into_a_branch_or_another_builder_is_not_new() {
     let dir = repo(&[("api/client.go", CLIENT_GO)], &[("api/items.go", &get, base)]);
     assert_eq!(scan(dir.path()).len(), 1);
 }
+
+/// A helper handed the response of a write (the write was sent when the
+/// arguments were evaluated) cannot send it again: a long-running
+/// operation's handler that polls it, or a promise awaited with retries.
+#[test]
+fn a_write_sent_before_the_helper_runs_is_not_sent_through_it() {
+    let sent_first = [
+        // Python: the POST's response is the argument.
+        (
+            "app/orders.py",
+            "from lib.net import resilient\n\n\ndef create(s, o):\n    return resilient(s.get('/orders'))\n",
+            "from lib.net import resilient\n\n\ndef create(s, o):\n    return resilient(s.post('/orders', json=o))\n",
+        ),
+        // Python: a client method sent with the verb as its argument.
+        (
+            "app/models.py",
+            "from lib.net import resilient\n\n\ndef update(c, m):\n    return resilient(c.body('get', url='models'))\n",
+            "from lib.net import resilient\n\n\ndef update(c, m):\n    return resilient(c.body('patch', url='models', json=m))\n",
+        ),
+    ];
+    for (path, base, head) in sent_first {
+        let dir = repo(&[("lib/net.py", RETRYING)], &[(path, base, head)]);
+        let findings = scan(dir.path());
+        assert!(findings.iter().all(|f| f["rule"] != "python/retry-helper-write"), "{path}: {findings:#?}");
+    }
+    // Handed what it can send again: a function, a method reference, a
+    // request to send, or the verb itself. Each is reported.
+    let resent = [
+        "resilient(lambda: s.post('/orders', json=o))",
+        "resilient(s.post, '/orders', json=o)",
+        "resilient(requests.Request('POST', '/orders', json=o))",
+        "resilient('POST', '/orders', json=o)",
+    ];
+    for call in resent {
+        let head = format!(
+            "import requests\nfrom lib.net import resilient\n\n\ndef create(s, o):\n    return {call}\n"
+        );
+        let base = "import requests\nfrom lib.net import resilient\n\n\ndef create(s, o):\n    return None\n";
+        let dir = repo(&[("lib/net.py", RETRYING)], &[("app/orders.py", base, &head)]);
+        let findings = scan(dir.path());
+        assert!(findings.iter().any(|f| f["rule"] == "python/retry-helper-write"), "{call}: {findings:#?}");
+    }
+}
+
+/// Through a helper whose name does not say retry (the pack's name-keyed
+/// rule reads text, so it is the resolver that decides here).
+#[test]
+fn a_promise_of_a_write_handed_to_a_retrying_wrapper_is_not_resent() {
+    let retrying = "export async function resilientCall<T>(fn: () => Promise<T>): Promise<T> {\n  for (let attempt = 0; attempt < 5; attempt++) {\n    try {\n      return await fn();\n    } catch (e) {\n      await new Promise((r) => setTimeout(r, 100 * attempt));\n    }\n  }\n  return fn();\n}\n";
+    let base = "import { resilientCall } from './retry';\n\nexport function create(o: object) {\n  return resilientCall(() => fetch('/orders'));\n}\n";
+    let eager = "import { resilientCall } from './retry';\n\nexport function create(o: object) {\n  return resilientCall(fetch('/orders', { method: 'POST', body: JSON.stringify(o) }));\n}\n";
+    let deferred = "import { resilientCall } from './retry';\n\nexport function create(o: object) {\n  return resilientCall(() => fetch('/orders', { method: 'POST', body: JSON.stringify(o) }));\n}\n";
+    let dir = repo(&[("src/retry.ts", retrying)], &[("src/orders.ts", base, eager)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().all(|f| f["rule"] != "js/retry-helper-write"), "{findings:#?}");
+    let dir = repo(&[("src/retry.ts", retrying)], &[("src/orders.ts", base, deferred)]);
+    let findings = scan(dir.path());
+    assert!(findings.iter().any(|f| f["rule"] == "js/retry-helper-write"), "{findings:#?}");
+}

@@ -229,6 +229,157 @@ pub(crate) fn is_periodic(body: &syn::Block) -> bool {
     v.0
 }
 
+/// Whether the loop goes round again after a success: inside an `Ok(..)`
+/// or `Some(..)` arm (or `if let Ok(..)`), a branch on the value that
+/// leaves the loop on one path and carries on on another, testing a state
+/// the answer holds rather than its HTTP status (`match state.status {
+/// Running => break, Init => {} }`). That loop waits for a state by
+/// polling, one request per pass whatever the answer; a retry goes round
+/// only after a failure (an `Err`, or a status such as 429 or 5xx).
+pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
+    struct Poll {
+        /// Names bound by the success patterns around the node (`state` in
+        /// `Ok(state) =>`): a poll branches on the answer, not on a counter.
+        answer: Vec<String>,
+        found: bool,
+    }
+    impl Poll {
+        fn branch(&mut self, tested: &dyn quote::ToTokens, paths: &[&Expr]) {
+            let tokens = tested.to_token_stream();
+            if !mentions(&tokens, &self.answer) || names_status(tokens) {
+                return;
+            }
+            let leaves = paths.iter().filter(|e| always_exits(e)).count();
+            if leaves > 0 && leaves < paths.len() {
+                self.found = true;
+            }
+        }
+        fn in_success(&mut self, pat: &Pat, f: impl FnOnce(&mut Self)) {
+            let before = self.answer.len();
+            if is_variant(pat, "Ok") || is_variant(pat, "Some") {
+                let mut names = PatNames(Vec::new());
+                names.visit_pat(pat);
+                self.answer.extend(names.0);
+            }
+            f(self);
+            self.answer.truncate(before);
+        }
+    }
+    struct PatNames(Vec<String>);
+    impl<'ast> Visit<'ast> for PatNames {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    impl<'ast> Visit<'ast> for Poll {
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            self.in_success(&a.pat, |v| syn::visit::visit_arm(v, a));
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            // `let state: State = resp.json().await?;` holds the answer too.
+            if l.init
+                .as_ref()
+                .is_some_and(|i| mentions(&quote::ToTokens::to_token_stream(&*i.expr), &self.answer))
+            {
+                let mut names = PatNames(Vec::new());
+                names.visit_pat(&l.pat);
+                self.answer.extend(names.0);
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            let arms: Vec<&Expr> = m.arms.iter().map(|a| &*a.body).collect();
+            self.branch(&*m.expr, &arms);
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            self.visit_expr(&i.cond);
+            if let Expr::Let(l) = &*i.cond {
+                self.in_success(&l.pat, |v| v.visit_block(&i.then_branch));
+            } else {
+                let then =
+                    Expr::Block(syn::ExprBlock { attrs: vec![], label: None, block: i.then_branch.clone() });
+                let unit = Expr::Tuple(syn::ExprTuple {
+                    attrs: vec![],
+                    paren_token: Default::default(),
+                    elems: Default::default(),
+                });
+                let other = i.else_branch.as_ref().map_or(&unit, |(_, e)| &**e);
+                self.branch(&*i.cond, &[&then, other]);
+                self.visit_block(&i.then_branch);
+            }
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+        }
+        fn visit_expr_loop(&mut self, _: &'ast syn::ExprLoop) {}
+        fn visit_expr_while(&mut self, _: &'ast syn::ExprWhile) {}
+        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {}
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = Poll { answer: Vec::new(), found: false };
+    v.visit_block(body);
+    v.found
+}
+
+/// Whether `tokens` name one of `names`.
+fn mentions(tokens: &proc_macro2::TokenStream, names: &[String]) -> bool {
+    !names.is_empty()
+        && tokens.clone().into_iter().any(|tt| match &tt {
+            proc_macro2::TokenTree::Ident(i) => names.iter().any(|n| i == n),
+            proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), names),
+            _ => false,
+        })
+}
+
+/// Whether tokens read an HTTP status: a `.status()` call, `is_success()`,
+/// `StatusCode`, `as_u16()`, or a literal status code (a field named
+/// `status` is the answer's own state, not its HTTP status).
+fn names_status(tokens: proc_macro2::TokenStream) -> bool {
+    use proc_macro2::{Delimiter, TokenTree};
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    tokens.iter().enumerate().any(|(k, tt)| match tt {
+        TokenTree::Ident(i) => {
+            let s = i.to_string();
+            let called = matches!(tokens.get(k + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+            matches!(s.as_str(), "is_success" | "is_server_error" | "is_client_error" | "as_u16" | "StatusCode")
+                || (called && matches!(s.as_str(), "status" | "status_code"))
+        }
+        TokenTree::Literal(l) => l.to_string().parse::<u32>().is_ok_and(|n| (100..600).contains(&n)),
+        TokenTree::Group(g) => names_status(g.stream()),
+        TokenTree::Punct(_) => false,
+    })
+}
+
+/// Whether every path through `e` leaves the loop (`break`, `return`,
+/// `bail!`/`panic!`/`unreachable!`).
+fn always_exits(e: &Expr) -> bool {
+    match e {
+        Expr::Break(_) | Expr::Return(_) => true,
+        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
+            matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable" | "todo")
+        }),
+        Expr::Block(b) => block_always_exits(&b.block),
+        Expr::If(i) => {
+            block_always_exits(&i.then_branch) && i.else_branch.as_ref().is_some_and(|(_, e)| always_exits(e))
+        }
+        Expr::Match(m) => !m.arms.is_empty() && m.arms.iter().all(|a| always_exits(&a.body)),
+        _ => false,
+    }
+}
+
+fn block_always_exits(b: &syn::Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        syn::Stmt::Expr(e, _) => always_exits(e),
+        syn::Stmt::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
+            matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable" | "todo")
+        }),
+        _ => false,
+    })
+}
+
 /// Identifiers that name an attempt counter or a time budget.
 /// A `let` binding of the function: a counter, where a limit is a
 /// constant or a parameter (`attempt < max_retries` with `let mut attempt

@@ -206,12 +206,21 @@ impl RustAnalyzer {
                     "some files of this crate were too large to index for the client-wide retry policy; its write requests may be incomplete",
                 ));
             }
-            let example = writes.sites.get("POST").or_else(|| writes.sites.get("PATCH")).cloned();
             for fm in [&mut m.base, &mut m.head].into_iter().flatten() {
                 for s in fm.sites.iter_mut().filter(|s| wants(&s.policy)) {
-                    s.policy.methods.extend(writes.sites.keys().cloned());
+                    // reqwest's built-in retry is installed on reqwest's
+                    // own `Client`; every other client-wide retry on another
+                    // type, which a plain `Client` is not.
+                    let mut sites = writes.sites.clone();
+                    if s.policy.lib == libs::reqwest::LIB {
+                        for (method, at) in &writes.plain_sites {
+                            sites.entry(method.clone()).or_insert_with(|| at.clone());
+                        }
+                    }
+                    let example = sites.get("POST").or_else(|| sites.get("PATCH")).cloned();
+                    s.policy.methods.extend(sites.into_keys());
                     if s.policy.write_example.is_none() {
-                        s.policy.write_example = example.clone();
+                        s.policy.write_example = example;
                     }
                 }
             }
@@ -827,34 +836,47 @@ fn timeout_changes(base: &FileModel, head: &FileModel) -> Vec<(u32, Change)> {
 }
 
 /// Base and head timeouts paired by item and setter, then by setter alone
-/// (moved to another function of the file).
+/// (moved to another function of the file). Within each group, equal
+/// values pair first: a timeout still there unchanged is itself, so a new
+/// timeout added beside it is new, not the old one lowered; then one that
+/// bounds the same operation (a changed timeout is its old self).
 fn timeout_pairs(base: &FileModel, head: &FileModel) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
-    let mut queue: HashMap<(String, String), Vec<usize>> = HashMap::new();
-    for (i, t) in base.timeouts.iter().enumerate().rev() {
-        queue.entry((t.item.clone(), t.setter.clone())).or_default().push(i);
-    }
-    let mut leftover_base: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut unmatched_head = Vec::new();
     let mut used = vec![false; base.timeouts.len()];
-    for (j, t) in head.timeouts.iter().enumerate() {
-        match queue.get_mut(&(t.item.clone(), t.setter.clone())).and_then(Vec::pop) {
-            Some(i) => {
+    let mut paired = vec![false; head.timeouts.len()];
+    // (same item, same operation bounded, equal value) for each pass, most
+    // specific first: unchanged, then changed around the same operation,
+    // then moved.
+    let passes = [
+        (true, true, true),
+        (true, false, true),
+        (true, true, false),
+        (true, false, false),
+        (false, false, true),
+        (false, false, false),
+    ];
+    for (by_item, by_op, by_value) in passes {
+        let key = |t: &sites::TimeoutSite| {
+            (
+                by_item.then(|| t.item.clone()),
+                by_op.then(|| t.op.clone()),
+                t.setter.clone(),
+                by_value.then_some(t.ms.to_bits()),
+            )
+        };
+        let mut queue: HashMap<_, VecDeque<usize>> = HashMap::new();
+        for (i, t) in base.timeouts.iter().enumerate().filter(|(i, _)| !used[*i]) {
+            queue.entry(key(t)).or_default().push_back(i);
+        }
+        for (j, t) in head.timeouts.iter().enumerate() {
+            if paired[j] {
+                continue;
+            }
+            if let Some(i) = queue.get_mut(&key(t)).and_then(VecDeque::pop_front) {
                 used[i] = true;
+                paired[j] = true;
                 pairs.push((i, j));
             }
-            None => unmatched_head.push((j, t)),
-        }
-    }
-    for (i, t) in base.timeouts.iter().enumerate().rev() {
-        if !used[i] {
-            leftover_base.entry(t.setter.clone()).or_default().push(i);
-        }
-    }
-    // Moved within the file (another function): match by setter in order.
-    for (j, t) in unmatched_head {
-        if let Some(i) = leftover_base.get_mut(&t.setter).and_then(Vec::pop) {
-            pairs.push((i, j));
         }
     }
     pairs

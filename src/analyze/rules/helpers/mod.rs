@@ -234,7 +234,12 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
         format!("{helper}|{}|{}|{}", above(site), line_at(site), line_at(write))
     };
     for call in syntax::calls(code, &|_| true) {
-        let writes = code.writes_in(call.args.0, call.args.1);
+        let writes: Vec<(usize, &'static str)> = code
+            .writes_in(call.args.0, call.args.1)
+            .iter()
+            .copied()
+            .filter(|&(w, _)| !code.sent_before_the_call(call.args.0, w))
+            .collect();
         let Some(&(first, verb)) = writes.first() else { continue };
         let line = code.lines.of(call.at);
         let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));

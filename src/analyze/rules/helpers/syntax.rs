@@ -231,6 +231,52 @@ impl<'a> Code<'a> {
         &self.writes[a..b]
     }
 
+    /// Whether the write token at `at`, inside the arguments of a call that
+    /// start at `from`, is sent while the arguments are evaluated, before
+    /// the called function runs. A helper handed a response (or a promise
+    /// or coroutine of one) cannot send the request again; one handed a
+    /// function, a method reference (`s.post`), a request to send
+    /// (`Request('POST', ..)`) or the verb itself can. Eager: a call of the
+    /// verb method (`s.post(..)`) or a verb argument of a call nested in the
+    /// arguments (`client.body('post', ..)`, `fetch(u, {method: 'POST'})`)
+    /// whose name does not build a request, with no function literal
+    /// (`lambda`, `=>`, `function`, `func(`, `->`, `def`) before it.
+    pub(crate) fn sent_before_the_call(&self, from: usize, at: usize) -> bool {
+        static F: OnceLock<Regex> = OnceLock::new();
+        let function_literal =
+            re(&F, r"\blambda\b|=>|->|\bfunction\b|\bfunc\s*\(|\bdef\b|\bproc\b|\bProc\.new\b");
+        let Some(between) = self.text.get(from..at) else { return false };
+        if function_literal.is_match(between) {
+            return false;
+        }
+        if self.text.get(at) == Some(&b'.') {
+            // `.post` then `(`: called here. `.post` alone is a reference.
+            let word_end =
+                at + 1 + self.text[at + 1..].iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+            return self.text[word_end..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'(');
+        }
+        // The innermost call still open at `at`, if it opened after `from`.
+        let mut open: Vec<usize> = Vec::new();
+        for (i, &c) in between.iter().enumerate() {
+            match c {
+                b'(' | b'[' | b'{' => open.push(i),
+                b')' | b']' | b'}' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        let Some(&paren) = open.iter().rev().find(|&&i| between[i] == b'(') else { return false };
+        let callee_end = between[..paren].iter().rposition(|c| !c.is_ascii_whitespace()).map_or(0, |p| p + 1);
+        let callee_start = between[..callee_end]
+            .iter()
+            .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .map_or(0, |p| p + 1);
+        let callee = String::from_utf8_lossy(&between[callee_start..callee_end]).to_ascii_lowercase();
+        !callee.is_empty()
+            && !["request", "req", "build", "prepare", "new"].iter().any(|w| callee.contains(w))
+    }
+
     /// Whether `from..to` (plus the `above` bytes before it, for decorators
     /// and annotations) reads as a retry.
     pub(crate) fn retries(&self, above: usize, from: usize, to: usize) -> bool {
@@ -561,6 +607,39 @@ mod tests {
             Code::new(&m).writes.iter().map(|w| w.1).collect::<Vec<_>>(),
             ["POST", "PATCH", "POST", "POST"]
         );
+    }
+
+    #[test]
+    fn a_write_evaluated_in_the_arguments_is_sent_before_the_call() {
+        let eager = |lang: Language, src: &str| {
+            let m = masked(lang, src);
+            let code = Code::new(&m);
+            let call = calls(&code, &|n| n == "helper").into_iter().next().expect("a helper call");
+            let writes = code.writes_in(call.args.0, call.args.1);
+            assert_eq!(writes.len(), 1, "{src}");
+            code.sent_before_the_call(call.args.0, writes[0].0)
+        };
+        for (lang, src) in [
+            (Language::Python, "helper(s.post(url))\n"),
+            (Language::Python, "helper(c.body('post', url=u))\n"),
+            (Language::JavaScript, "helper(fetch(u, { method: 'POST' }))\n"),
+            (Language::Go, "helper(client.Post(u, \"a\", b))\n"),
+        ] {
+            assert!(eager(lang, src), "{src}");
+        }
+        for (lang, src) in [
+            (Language::Python, "helper(lambda: s.post(url))\n"),
+            (Language::Python, "helper(s.post, url)\n"),
+            (Language::Python, "helper(requests.Request('POST', url))\n"),
+            (Language::Python, "helper('POST', url)\n"),
+            (Language::JavaScript, "helper(() => fetch(u, { method: 'POST' }))\n"),
+            (Language::JavaScript, "helper({ method: 'POST', url: u })\n"),
+            (Language::Go, "helper(func() error { _, err := client.Post(u, \"a\", b); return err })\n"),
+            (Language::Go, "helper(http.NewRequest(\"POST\", u, nil))\n"),
+            (Language::Java, "helper(() -> client.post(u))\n"),
+        ] {
+            assert!(!eager(lang, src), "{src}");
+        }
     }
 
     #[test]

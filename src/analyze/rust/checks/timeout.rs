@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn timeouts_lowered_not_raised() {
-        let t = |ms| TimeoutSite { item: "f".into(), setter: "timeout".into(), ms, line: 1 };
+        let t =
+            |ms| TimeoutSite { item: "f".into(), setter: "timeout".into(), ms, line: 1, op: String::new() };
         let c = decide(&t(2500.0), &t(800.0)).unwrap();
         assert_eq!(c.kind, Kind::TimeoutLowered);
         assert!(c.message.contains("2.5 s") && c.message.contains("800 ms"), "{}", c.message);

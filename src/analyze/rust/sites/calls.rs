@@ -92,6 +92,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         setter: name.clone(),
                         ms,
                         line: line_of(m),
+                        op: quote::ToTokens::to_token_stream(chain.root).to_string(),
                     });
                 }
             }
@@ -232,6 +233,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         setter: "timeout".into(),
                         ms,
                         line: line_of(whole),
+                        op: quote::ToTokens::to_token_stream(args[1]).to_string(),
                     });
                 }
             }

@@ -68,6 +68,10 @@ pub(crate) struct TimeoutSite {
     pub(crate) setter: String,
     pub(crate) ms: f64,
     pub(crate) line: u32,
+    /// What it bounds, as tokens: the future of `timeout(d, fut)`, the root
+    /// of a builder chain. Pairs a changed timeout with its old self when a
+    /// new one sits beside it.
+    pub(crate) op: String,
 }
 
 /// A by-value builder setter called as a statement; its result is lost.
@@ -89,7 +93,7 @@ pub struct FileModel {
     /// POST/PATCH request sites outside test code (method, line), for the
     /// crate-wide index; read while the tree is at hand so that the index
     /// never parses a changed file a second time.
-    pub(crate) writes: Vec<(String, u32)>,
+    pub(crate) writes: super::crate_index::Writes,
     /// Names the file uses and does not define, that a retry site needed
     /// (a constant, a helper returning a policy, a retry helper): the
     /// crate-wide resolution looks for their definitions in other files.

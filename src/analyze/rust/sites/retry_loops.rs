@@ -16,8 +16,9 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// Hand-rolled retry loops. A retry re-issues the same request after a
     /// failure and stops on success; a loop that sends each pass and carries
     /// on whatever happens (a periodic flush or poll, the supervision or
-    /// reconnect loop of a long-running task) is not one, nor is a `for` over
-    /// a collection (one request per item).
+    /// reconnect loop of a long-running task) is not one, nor is a loop that
+    /// goes round again after a success to wait for a state (a poll), nor a
+    /// `for` over a collection (one request per item).
     pub(super) fn retry_loop(&mut self, whole: &'a Expr) {
         let (body, attempts, label_hint, bound_text) = match whole {
             Expr::ForLoop(f) => {
@@ -75,7 +76,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // what it runs each pass, whatever that is.
         let reruns =
             facts.sends_request || loops::tests_a_result(whole) || (facts.sleeps > 0 && facts.has_continue);
-        if !reruns || !(facts.sleeps > 0 || facts.has_continue) || loops::is_periodic(body) {
+        if !reruns
+            || !(facts.sleeps > 0 || facts.has_continue)
+            || loops::is_periodic(body)
+            || loops::polls_after_success(body)
+        {
             return;
         }
         let named_like_retry = {
