@@ -200,6 +200,10 @@ pub struct Paths {
     /// to `[]`) it replaces the default test patterns; Rust `#[cfg(test)]`
     /// items and `#[test]` functions stay test code either way.
     pub(crate) tests: Option<Vec<String>>,
+    /// Code that ships, whatever the test patterns and the build say
+    /// (`tools/loadgen/` that runs in production): findings there block.
+    /// `#[cfg(test)]` items and `#[test]` functions stay test code.
+    pub(crate) shipped: Vec<String>,
 }
 
 /// A repository permission level, lowest first.
@@ -339,8 +343,11 @@ impl Config {
         if let Err(e) = config.protected_checked() {
             return Err(ConfigError { line: line_of(text, &e.pattern), ..e.into_config_error(source_name) });
         }
-        let path_lists =
-            [("paths.ignore", config.paths.ignore.as_ref()), ("paths.tests", config.paths.tests.as_ref())];
+        let path_lists = [
+            ("paths.ignore", config.paths.ignore.as_ref()),
+            ("paths.tests", config.paths.tests.as_ref()),
+            ("paths.shipped", Some(&config.paths.shipped)),
+        ];
         for (key, patterns) in path_lists {
             for pattern in patterns.into_iter().flatten() {
                 if let Err(e) = ProtectedPaths::compile(std::slice::from_ref(pattern)) {
@@ -703,6 +710,7 @@ sign_off: { command: "/retrygate sign-off", min_permission: maintain }
         for (text, key, line) in [
             ("mode: enforce\npaths:\n  ignore: [\"vendor/{a\"]\n", "paths.ignore", 3),
             ("paths:\n  tests:\n    - \"qa/\"\n    - \"[z-a]\"\n", "paths.tests", 4),
+            ("paths:\n  shipped: [\"tools/[\"]\n", "paths.shipped", 2),
         ] {
             let err = Config::from_yaml_str(text, "r.yml").unwrap_err();
             let msg = err.to_string();

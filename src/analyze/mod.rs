@@ -24,6 +24,7 @@ pub mod layers;
 pub(crate) mod retry_code;
 pub mod rules;
 pub mod rust;
+pub(crate) mod ships;
 pub(crate) mod testcode;
 pub mod trees;
 

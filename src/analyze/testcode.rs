@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 
 use crate::analyze::rust::testitems::{declares_module, test_items, TestItem};
+use crate::analyze::ships::Build;
 use crate::changeset::{ChangeSet, Side};
 use crate::config::{Paths, ProtectedPaths};
 use crate::finding::{Finding, Note, Severity};
@@ -75,6 +76,8 @@ pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
 pub(crate) struct ScanPaths {
     ignore: ProtectedPaths,
     tests: ProtectedPaths,
+    /// `paths.shipped`: never test code by path, whatever else says so.
+    shipped: ProtectedPaths,
     /// `paths.tests` or the default patterns, for the note's wording.
     tests_key: &'static str,
     /// `paths.ignore` or the default vendored folders, for the note's wording.
@@ -113,7 +116,8 @@ impl ScanPaths {
                 (compile(IGNORE_DEFAULTS_KEY, &defaults)?, IGNORE_DEFAULTS_KEY)
             }
         };
-        Ok(ScanPaths { ignore, tests, tests_key, ignore_key })
+        let shipped = compile("paths.shipped", &paths.shipped)?;
+        Ok(ScanPaths { ignore, tests, shipped, tests_key, ignore_key })
     }
 
     /// What decided which files are ignored, for notes: `paths.ignore`, or
@@ -127,6 +131,12 @@ impl ScanPaths {
         self.ignore.matching(path)
     }
 
+    /// Whether the base config's `paths.shipped` names `path` as code that
+    /// ships, which no test pattern or build rule can make test code.
+    pub(crate) fn is_shipped(&self, path: &str) -> bool {
+        self.shipped.matching(path).is_some()
+    }
+
     /// The test pattern `path` matches, if any.
     ///
     /// With the default patterns a Rust file under a `src/` folder is
@@ -138,6 +148,9 @@ impl ScanPaths {
     /// folder inside `src/` cannot make it so. A `paths.tests` the base sets
     /// is taken as written.
     pub(crate) fn test_pattern(&self, path: &str) -> Option<&str> {
+        if self.is_shipped(path) {
+            return None;
+        }
         if self.tests_key == DEFAULTS_KEY && path.ends_with(".rs") {
             let crate_src = match path.rfind("/src/") {
                 Some(i) => Some(&path[..i + "/src".len()]),
@@ -167,6 +180,8 @@ pub(crate) struct FileFacts<'a> {
     pub(crate) test_module: Option<&'a str>,
     /// Test items of the file's head (Rust only; empty otherwise).
     pub(crate) test_items: &'a [TestItem],
+    /// Why the build says the file does not ship ([`super::ships`]).
+    pub(crate) not_shipped: Option<&'a str>,
 }
 
 /// Why `finding` is in test code (and so does not block), or `None`.
@@ -180,6 +195,9 @@ pub(crate) fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<St
     }
     if let Some(decl) = file.test_module {
         return Some(format!("test code (the module is declared by {decl})"));
+    }
+    if let Some(why) = file.not_shipped {
+        return Some(why.to_string());
     }
     if finding.line == 0 {
         return None;
@@ -199,6 +217,8 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
     // the path alone does not settle.
     let mut items: HashMap<String, (Option<String>, Vec<TestItem>)> = HashMap::new();
     let mut tree = HeadFiles::new(cs);
+    // Read only when a Rust finding is left that the path does not settle.
+    let mut build: Option<Option<Build>> = None;
     for f in findings.iter_mut().filter(|f| f.severity > Severity::Note) {
         let test_pattern = paths.test_pattern(&f.path);
         if test_pattern.is_none() && !items.contains_key(&f.path) {
@@ -208,7 +228,16 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
         }
         let (module, found) =
             items.get(&f.path).map_or((None, &[][..]), |(m, i)| (m.as_deref(), i.as_slice()));
-        let facts = FileFacts { test_pattern, test_module: module, test_items: found };
+        let not_shipped = if test_pattern.is_none()
+            && module.is_none()
+            && f.path.ends_with(".rs")
+            && !paths.is_shipped(&f.path)
+        {
+            build.get_or_insert_with(|| Build::of_head(cs)).as_ref().and_then(|b| b.reason(&f.path))
+        } else {
+            None
+        };
+        let facts = FileFacts { test_pattern, test_module: module, test_items: found, not_shipped };
         if let Some(why) = test_code_reason(f, &facts) {
             let was = if f.severity == Severity::Error { "an error" } else { "a warning" };
             f.severity = Severity::Note;
@@ -419,14 +448,18 @@ mod tests {
         let paths = Paths {
             ignore: Some(vec!["vendor/".into(), "**/*.pb.go".into()]),
             tests: Some(vec!["qa/".into()]),
+            shipped: vec!["qa/loadgen/".into()],
         };
         let p = ScanPaths::from_config(&paths).unwrap();
         assert_eq!(p.test_pattern("qa/load.py"), Some("qa/"));
+        assert_eq!(p.test_pattern("qa/loadgen/run.py"), None, "paths.shipped wins over paths.tests");
         assert_eq!(p.test_pattern("tests/retry.rs"), None, "set paths.tests replaces the defaults");
         assert_eq!(p.ignored("vendor/lib/x.go"), Some("vendor/"));
         assert_eq!(p.ignored("api/v1/x.pb.go"), Some("**/*.pb.go"));
         assert_eq!(p.ignored("src/vendor.rs"), None);
-        let none = ScanPaths::from_config(&Paths { ignore: Some(vec![]), tests: Some(vec![]) }).unwrap();
+        let none =
+            ScanPaths::from_config(&Paths { ignore: Some(vec![]), tests: Some(vec![]), shipped: vec![] })
+                .unwrap();
         assert_eq!(none.test_pattern("tests/retry.rs"), None, "`tests: []` means no path is test code");
         assert_eq!(none.ignored("vendor/x.go"), None, "`ignore: []` means every file is scanned");
         assert_eq!(none.ignore_source(), "paths.ignore");

@@ -446,3 +446,71 @@ fn a_generated_header_skips_only_a_file_that_was_generated_already() {
         "the skip is said: {notes:?}"
     );
 }
+
+/// What ships is read from the manifests: the same new retry of a POST is
+/// a note in the `xtask` crate and in a library only `[dev-dependencies]`
+/// name, and blocks in a crate that ships (a library a binary depends on,
+/// whatever its folder is called).
+#[test]
+fn crates_the_build_says_do_not_ship_do_not_block() {
+    let retry = "pub async fn send(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    let mut attempt = 0;\n    loop {\n        match c.post(\"http://127.0.0.1:4000/graphql\").send().await {\n            Ok(r) => return Ok(r),\n            Err(e) if attempt == 5 => return Err(e),\n            Err(_) => attempt += 1,\n        }\n        tokio::time::sleep(std::time::Duration::from_millis(100)).await;\n    }\n}\n";
+    let repo = Repo::new();
+    repo.write("Cargo.toml", "[workspace]\nmembers = [\"app\", \"xtask\", \"testkit\", \"simulation\"]\n");
+    repo.write("app/Cargo.toml", "[package]\nname = \"app\"\n\n[dependencies]\nsimulation = { path = \"../simulation\" }\n\n[dev-dependencies]\ntestkit = { path = \"../testkit\" }\n");
+    repo.write("app/src/main.rs", "fn main() {}\n");
+    repo.write("xtask/Cargo.toml", "[package]\nname = \"xtask\"\npublish = false\n");
+    repo.write("xtask/src/main.rs", "fn main() {}\n");
+    repo.write("testkit/Cargo.toml", "[package]\nname = \"testkit\"\n");
+    repo.write("testkit/src/lib.rs", "\n");
+    repo.write("simulation/Cargo.toml", "[package]\nname = \"simulation\"\n");
+    repo.write("simulation/src/lib.rs", "\n");
+    repo.commit("base");
+    repo.branch("agent/change");
+    for path in ["xtask/src/smoke.rs", "testkit/src/server.rs", "simulation/src/client.rs"] {
+        repo.write(path, retry);
+    }
+    repo.commit("retry the local server");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let blocking: Vec<&str> = findings(&json)
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["path"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(blocking, ["simulation/src/client.rs"], "{json:#}");
+    let why = |path: &str, what: &str| {
+        findings(&json).iter().any(|f| {
+            f["path"] == path
+                && f["severity"] == "note"
+                && f["message"].as_str().is_some_and(|m| m.contains(what))
+        })
+    };
+    assert!(why("xtask/src/smoke.rs", "crate `xtask` is build tooling"), "{json:#}");
+    assert!(why("testkit/src/server.rs", "only under [dev-dependencies]"), "{json:#}");
+}
+
+/// `paths.shipped` in the base config names code that ships whatever the
+/// build and the test patterns say: the xtask crate's retry then blocks.
+#[test]
+fn paths_shipped_overrides_the_build_and_the_test_patterns() {
+    let retry = "pub async fn send(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    let mut attempt = 0;\n    loop {\n        match c.post(\"http://127.0.0.1:4000/graphql\").send().await {\n            Ok(r) => return Ok(r),\n            Err(e) if attempt == 5 => return Err(e),\n            Err(_) => attempt += 1,\n        }\n        tokio::time::sleep(std::time::Duration::from_millis(100)).await;\n    }\n}\n";
+    let repo = Repo::new();
+    repo.write("Cargo.toml", "[workspace]\nmembers = [\"xtask\"]\n");
+    repo.write("xtask/Cargo.toml", "[package]\nname = \"xtask\"\n");
+    repo.write("xtask/src/main.rs", "fn main() {}\n");
+    repo.write(CONFIG, "paths:\n  shipped: [\"xtask/\", \"tests/loadgen/\"]\n");
+    repo.commit("base");
+    repo.branch("agent/change");
+    repo.write("xtask/src/smoke.rs", retry);
+    repo.write("tests/loadgen/src/lib.rs", retry);
+    repo.commit("retry");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let mut blocking: Vec<&str> = findings(&json)
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["path"].as_str().unwrap_or_default())
+        .collect();
+    blocking.sort();
+    assert_eq!(blocking, ["tests/loadgen/src/lib.rs", "xtask/src/smoke.rs"], "{json:#}");
+}

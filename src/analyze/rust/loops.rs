@@ -14,6 +14,7 @@
 //! elapsed-time limit (`start.elapsed() > limit`). A bound whose value cannot
 //! be computed is still a bound: it is reported as unknown, never as none.
 
+use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{Expr, Item, Pat};
 
@@ -241,12 +242,16 @@ pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
         /// Names bound by the success patterns around the node (`state` in
         /// `Ok(state) =>`): a poll branches on the answer, not on a counter.
         answer: Vec<String>,
+        /// Depth of code under a test of the HTTP status (an arm guarded
+        /// by `is_retryable(resp.status())`): a success there is a failure
+        /// status the loop retries, not a state it waits for.
+        under_status: u32,
         found: bool,
     }
     impl Poll {
         fn branch(&mut self, tested: &dyn quote::ToTokens, paths: &[&Expr]) {
             let tokens = tested.to_token_stream();
-            if !mentions(&tokens, &self.answer) || names_status(tokens) {
+            if self.under_status > 0 || !mentions(&tokens, &self.answer) || names_status(tokens) {
                 return;
             }
             let leaves = paths.iter().filter(|e| always_exits(e)).count();
@@ -274,14 +279,14 @@ pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
     }
     impl<'ast> Visit<'ast> for Poll {
         fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            let status = a.guard.as_ref().is_some_and(|(_, g)| names_status(g.to_token_stream()));
+            self.under_status += u32::from(status);
             self.in_success(&a.pat, |v| syn::visit::visit_arm(v, a));
+            self.under_status -= u32::from(status);
         }
         fn visit_local(&mut self, l: &'ast syn::Local) {
             // `let state: State = resp.json().await?;` holds the answer too.
-            if l.init
-                .as_ref()
-                .is_some_and(|i| mentions(&quote::ToTokens::to_token_stream(&*i.expr), &self.answer))
-            {
+            if l.init.as_ref().is_some_and(|i| mentions(&i.expr.to_token_stream(), &self.answer)) {
                 let mut names = PatNames(Vec::new());
                 names.visit_pat(&l.pat);
                 self.answer.extend(names.0);
@@ -291,7 +296,10 @@ pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
         fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
             let arms: Vec<&Expr> = m.arms.iter().map(|a| &*a.body).collect();
             self.branch(&*m.expr, &arms);
+            let status = names_status(m.expr.to_token_stream());
+            self.under_status += u32::from(status);
             syn::visit::visit_expr_match(self, m);
+            self.under_status -= u32::from(status);
         }
         fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
             self.visit_expr(&i.cond);
@@ -307,7 +315,14 @@ pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
                 });
                 let other = i.else_branch.as_ref().map_or(&unit, |(_, e)| &**e);
                 self.branch(&*i.cond, &[&then, other]);
+                let status = names_status(i.cond.to_token_stream());
+                self.under_status += u32::from(status);
                 self.visit_block(&i.then_branch);
+                if let Some((_, e)) = &i.else_branch {
+                    self.visit_expr(e);
+                }
+                self.under_status -= u32::from(status);
+                return;
             }
             if let Some((_, e)) = &i.else_branch {
                 self.visit_expr(e);
@@ -319,7 +334,7 @@ pub(crate) fn polls_after_success(body: &syn::Block) -> bool {
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'ast Item) {}
     }
-    let mut v = Poll { answer: Vec::new(), found: false };
+    let mut v = Poll { answer: Vec::new(), under_status: 0, found: false };
     v.visit_block(body);
     v.found
 }

@@ -1,0 +1,403 @@
+//! What ships, read from the build: Rust code that Cargo builds only for
+//! the project's own use does not block, like test code.
+//!
+//! Folder names say little about what a crate is for (a `simulation/` or
+//! `tools/` crate may ship, a `src/bin/smoke.rs` of a tool crate does not),
+//! so the decision is read from the manifests of the head tree:
+//!
+//! - **Build tooling**: the crate named `xtask`, or the one the `xtask`
+//!   alias of `.cargo/config.toml` runs (`run --package NAME`): cargo's
+//!   convention for a project's automation (release, codegen, smoke tests
+//!   against a local server), run by developers and CI, never installed.
+//! - **Test support**: a library crate (no binary) that other crates of the
+//!   repository list only under `[dev-dependencies]`, never under
+//!   `[dependencies]` or `[build-dependencies]`: only their tests link it.
+//! - **Cargo targets at their own paths**: a `[[bench]]`, `[[example]]` or
+//!   `[[test]]` with a `path` outside the default folders.
+//!
+//! `publish = false` is not read as tooling: applications set it on the
+//! crate they ship. A crate nothing else names is not decided either.
+//! Where the manifests cannot be read, nothing is decided here and the
+//! path rules of [`super::testcode`] apply alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::changeset::git::Blob;
+use crate::changeset::{ChangeSet, Git};
+
+/// The largest manifest read; a bigger `Cargo.toml` is not a real one.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
+/// Paths of the head tree that the build says do not ship, each with why.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Build {
+    /// (folder, why): everything under the folder.
+    crates: Vec<(String, String)>,
+    /// (file, why).
+    files: BTreeMap<String, String>,
+}
+
+impl Build {
+    /// Why `path` does not ship, or `None`.
+    pub(crate) fn reason(&self, path: &str) -> Option<&str> {
+        if let Some(why) = self.files.get(path) {
+            return Some(why);
+        }
+        self.crates
+            .iter()
+            .filter(|(dir, _)| dir.is_empty() || path.starts_with(&format!("{dir}/")))
+            .max_by_key(|(dir, _)| dir.len())
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Reads the head tree of `cs`: its `Cargo.toml` files, `.cargo/config.toml`
+    /// and the file list (to tell a crate with a binary). `None` when the
+    /// change has no repository to read or git fails.
+    pub(crate) fn of_head(cs: &ChangeSet) -> Option<Build> {
+        if cs.head.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        let git = Git::open(&cs.repo).ok()?;
+        let blobs = git.tree_blobs(&cs.head).ok()?;
+        let wanted: Vec<&crate::changeset::git::TreeBlob> = blobs
+            .iter()
+            .filter(|b| is_manifest(&b.path) || b.path == ".cargo/config.toml" || b.path == ".cargo/config")
+            .filter(|b| b.size <= MAX_MANIFEST_BYTES)
+            .collect();
+        if !wanted.iter().any(|b| is_manifest(&b.path)) {
+            return None;
+        }
+        let ids: Vec<String> = wanted.iter().map(|b| b.id.clone()).collect();
+        let texts = git.read_blobs(&ids, MAX_MANIFEST_BYTES).ok()?;
+        let mut manifests = Vec::new();
+        let mut config = None;
+        for (b, blob) in wanted.iter().zip(texts) {
+            let Blob::Bytes(bytes) = blob else { continue };
+            let Ok(text) = String::from_utf8(bytes) else { continue };
+            if is_manifest(&b.path) {
+                manifests.push((b.path.clone(), text));
+            } else {
+                config = Some(text);
+            }
+        }
+        let files: BTreeSet<&str> = blobs.iter().map(|b| b.path.as_str()).collect();
+        Some(Build::from_manifests(&manifests, config.as_deref(), &|p| files.contains(p)))
+    }
+
+    /// The decision from manifests (`(path of Cargo.toml, text)`), the
+    /// cargo config's text, and whether a file exists in the tree.
+    pub(crate) fn from_manifests(
+        manifests: &[(String, String)],
+        cargo_config: Option<&str>,
+        exists: &dyn Fn(&str) -> bool,
+    ) -> Build {
+        let read: Vec<(String, Manifest)> = manifests
+            .iter()
+            .map(|(path, text)| {
+                let dir = path.strip_suffix("Cargo.toml").unwrap_or("").trim_end_matches('/').to_string();
+                (dir, Manifest::read(text))
+            })
+            .collect();
+        let xtask_alias = cargo_config.and_then(xtask_package);
+        let mut build = Build::default();
+        for (dir, m) in &read {
+            let Some(name) = &m.name else { continue };
+            let join = |p: &str| if dir.is_empty() { p.to_string() } else { format!("{dir}/{p}") };
+            for (kind, path) in m.targets.iter().filter(|(k, _)| k != "bin") {
+                build.files.insert(
+                    join(path.trim_start_matches("./")),
+                    format!("not shipped (a Cargo `[[{kind}]]` target of crate `{name}`, {dir}/Cargo.toml)")
+                        .replace(" /Cargo.toml", " Cargo.toml"),
+                );
+            }
+            let manifest = join("Cargo.toml");
+            if name == "xtask" || xtask_alias.as_deref() == Some(name.as_str()) {
+                build.crates.push((
+                    dir.clone(),
+                    format!(
+                        "not shipped (crate `{name}` is build tooling: cargo's `xtask` convention for a project's automation, run as `cargo xtask`; {manifest})"
+                    ),
+                ));
+                continue;
+            }
+            let has_binary =
+                m.has_bin || exists(&join("src/main.rs")) || m.targets.iter().any(|(k, _)| k == "bin");
+            let dev = read.iter().filter(|(_, o)| o.dev_deps.contains(name)).count();
+            let normal = read.iter().any(|(_, o)| o.deps.contains(name));
+            if !has_binary && dev > 0 && !normal && !has_bin_folder(dir, exists) {
+                build.crates.push((
+                    dir.clone(),
+                    format!(
+                        "not shipped (crate `{name}` is test support: other crates list it only under [dev-dependencies]; {manifest})"
+                    ),
+                ));
+            }
+        }
+        build
+    }
+}
+
+/// Whether a crate folder has `src/bin/` binaries (any file under it).
+fn has_bin_folder(dir: &str, exists: &dyn Fn(&str) -> bool) -> bool {
+    // The tree listing holds files only; `src/bin/main.rs` is the common one.
+    let join = |p: &str| if dir.is_empty() { p.to_string() } else { format!("{dir}/{p}") };
+    exists(&join("src/bin/main.rs"))
+}
+
+fn is_manifest(path: &str) -> bool {
+    path == "Cargo.toml" || path.ends_with("/Cargo.toml")
+}
+
+/// What the decision reads of one `Cargo.toml`.
+#[derive(Debug, Default)]
+struct Manifest {
+    name: Option<String>,
+    has_bin: bool,
+    /// (kind, path) of `[[bench]]`, `[[example]]`, `[[test]]` and `[[bin]]`
+    /// tables with a `path`.
+    targets: Vec<(String, String)>,
+    /// Package names under `[dependencies]` / `[build-dependencies]`
+    /// (any target's), and under `[dev-dependencies]`.
+    deps: BTreeSet<String>,
+    dev_deps: BTreeSet<String>,
+}
+
+impl Manifest {
+    /// A line reader for the parts of TOML that manifests use for these
+    /// keys: `[table]` and `[[array]]` headers, `key = "string"` and
+    /// `name = { package = "..", .. }` on one line. Anything else is skipped.
+    fn read(text: &str) -> Manifest {
+        let mut m = Manifest::default();
+        let mut table = String::new();
+        let mut array_table = false;
+        // A `[dependencies.NAME]` table, until its `package = ".."` says more.
+        let mut dotted_dep: Option<(bool, String)> = None;
+        for raw in text.lines() {
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(h) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
+                table = h.trim().to_string();
+                array_table = true;
+                dotted_dep = None;
+                if table == "bin" {
+                    m.has_bin = true;
+                }
+                continue;
+            }
+            if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                table = h.trim().to_string();
+                array_table = false;
+                dotted_dep = dep_table(&table)
+                    .and_then(|(dev, rest)| rest.map(|name| (dev, unquote(name).to_string())));
+                if let Some((dev, name)) = &dotted_dep {
+                    m.add_dep(*dev, name.clone());
+                }
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else { continue };
+            let (key, value) = (unquote(key.trim()), value.trim());
+            if array_table {
+                if key == "path" && matches!(table.as_str(), "bench" | "example" | "test" | "bin") {
+                    m.targets.push((table.clone(), unquote(value).to_string()));
+                }
+                continue;
+            }
+            if table == "package" && key == "name" {
+                m.name = Some(unquote(value).to_string());
+                continue;
+            }
+            if let Some((dev, _)) = &dotted_dep {
+                // `package = ".."`: the table's name was a rename.
+                if key == "package" {
+                    m.add_dep(*dev, unquote(value).to_string());
+                }
+                continue;
+            }
+            if let Some((dev, None)) = dep_table(&table) {
+                let package = inline_value(value, "package").unwrap_or(key);
+                m.add_dep(dev, package.to_string());
+            }
+        }
+        m
+    }
+
+    fn add_dep(&mut self, dev: bool, name: String) {
+        if dev {
+            self.dev_deps.insert(name);
+        } else {
+            self.deps.insert(name);
+        }
+    }
+}
+
+/// Whether a table holds dependencies: `Some((dev, NAME))` for
+/// `[dependencies.NAME]`, `Some((dev, None))` for `[dependencies]`, with
+/// `target.'cfg(..)'.` prefixes and `workspace.` left aside.
+fn dep_table(table: &str) -> Option<(bool, Option<&str>)> {
+    let rest = match table.strip_prefix("target.") {
+        // `target.'cfg(unix)'.dependencies`: skip the quoted or bare target.
+        Some(t) => {
+            let after = if let Some(q) = t.strip_prefix('\'') {
+                q.split_once('\'').map(|(_, r)| r)?
+            } else if let Some(q) = t.strip_prefix('"') {
+                q.split_once('"').map(|(_, r)| r)?
+            } else {
+                t.split_once('.').map(|(_, r)| r).map(|r| r.trim_start_matches('.'))?
+            };
+            after.trim_start_matches('.')
+        }
+        None => table,
+    };
+    for (kind, dev) in [("dev-dependencies", true), ("dependencies", false), ("build-dependencies", false)] {
+        if rest == kind {
+            return Some((dev, None));
+        }
+        if let Some(name) = rest.strip_prefix(kind).and_then(|r| r.strip_prefix('.')) {
+            return Some((dev, Some(name)));
+        }
+    }
+    None
+}
+
+/// `KEY = "v"` inside an inline table `{ .. }`.
+fn inline_value<'t>(value: &'t str, key: &str) -> Option<&'t str> {
+    let inner = value.strip_prefix('{')?.trim_end().strip_suffix('}')?;
+    inner.split(',').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (unquote(k.trim()) == key).then(|| unquote(v.trim()))
+    })
+}
+
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    s.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .or_else(|| s.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')))
+        .unwrap_or(s)
+}
+
+/// The line without a `#` comment (a `#` inside a string is kept).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return &line[..i],
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+    }
+    line
+}
+
+/// The package the `xtask` alias of a cargo config runs:
+/// `xtask = "run --package NAME --"`, `-p NAME`, `--package=NAME`, or the
+/// array form `["run", "-p", "NAME"]`.
+fn xtask_package(config: &str) -> Option<String> {
+    let mut in_alias = false;
+    for raw in config.lines() {
+        let line = strip_comment(raw).trim();
+        if line.starts_with('[') {
+            in_alias = line == "[alias]";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let key = unquote(key.trim());
+        if !(in_alias && key == "xtask" || key == "alias.xtask") {
+            continue;
+        }
+        let words: Vec<&str> = value
+            .split(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | ',' | '"' | '\''))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            if let Some(p) = w.strip_prefix("--package=") {
+                return Some(p.to_string());
+            }
+            if (*w == "--package" || *w == "-p") && i + 1 < words.len() {
+                return Some(words[i + 1].to_string());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(manifests: &[(&str, &str)], config: Option<&str>, files: &[&str]) -> Build {
+        let m: Vec<(String, String)> =
+            manifests.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+        Build::from_manifests(&m, config, &|p| files.contains(&p))
+    }
+
+    #[test]
+    fn the_xtask_crate_and_the_one_its_alias_runs_are_build_tooling() {
+        let b = build(
+            &[
+                ("Cargo.toml", "[workspace]\nmembers = [\"app\", \"xtask\"]\n"),
+                ("xtask/Cargo.toml", "[package]\nname = \"xtask\"\npublish = false\n"),
+                ("app/Cargo.toml", "[package]\nname = \"app\"\n"),
+            ],
+            None,
+            &["xtask/src/main.rs", "app/src/main.rs"],
+        );
+        assert!(b.reason("xtask/src/commands/smoke.rs").is_some_and(|w| w.contains("build tooling")));
+        assert_eq!(b.reason("app/src/main.rs"), None);
+        // Named otherwise, run by the alias.
+        let b = build(
+            &[("tools/ci/Cargo.toml", "[package]\nname = \"ci-tasks\"\n")],
+            Some("[alias]\nxtask = \"run --package ci-tasks --\"\nrover = \"run -p rover --\"\n"),
+            &[],
+        );
+        assert!(b.reason("tools/ci/src/main.rs").is_some());
+        // Another alias (a project's own binary run by `cargo rover`) is not tooling.
+        let b = build(
+            &[("Cargo.toml", "[package]\nname = \"rover\"\n")],
+            Some("[alias]\nrover = \"run --package rover --\"\n"),
+            &["src/main.rs"],
+        );
+        assert_eq!(b.reason("src/main.rs"), None);
+    }
+
+    #[test]
+    fn a_library_only_dev_dependencies_name_is_test_support_and_one_a_crate_depends_on_is_not() {
+        let manifests = [
+            ("core/Cargo.toml", "[package]\nname = \"core\"\n\n[dev-dependencies]\ntest-utils = { path = \"../test-utils\" }\n"),
+            ("server/Cargo.toml", "[package]\nname = \"server\"\n\n[dependencies]\ncore = { path = \"../core\" }\n\n[target.'cfg(unix)'.dev-dependencies.fixtures]\npath = \"../fixtures\"\n"),
+            ("test-utils/Cargo.toml", "[package]\nname = \"test-utils\"\n"),
+            ("fixtures/Cargo.toml", "[package]\nname = \"fixtures\"\n"),
+            ("helpers/Cargo.toml", "[package]\nname = \"helpers\"\n"),
+            ("mixed/Cargo.toml", "[package]\nname = \"mixed\"\n"),
+            ("app/Cargo.toml", "[package]\nname = \"app\"\n[dependencies]\nmine = { package = \"mixed\", path = \"../mixed\" }\n[dev-dependencies]\nmixed = { path = \"../mixed\" }\n"),
+        ];
+        let b = build(&manifests, None, &["server/src/main.rs"]);
+        assert!(b.reason("test-utils/src/lib.rs").is_some_and(|w| w.contains("test support")));
+        assert!(b.reason("fixtures/src/lib.rs").is_some(), "a dotted dev-dependency table");
+        // Depended on for real (here under a rename), or named by nobody: ships.
+        assert_eq!(b.reason("mixed/src/lib.rs"), None);
+        assert_eq!(b.reason("core/src/lib.rs"), None);
+        assert_eq!(b.reason("helpers/src/lib.rs"), None);
+        // A crate with a binary is not a test library.
+        let b = build(&manifests, None, &["test-utils/src/main.rs"]);
+        assert_eq!(b.reason("test-utils/src/lib.rs"), None);
+    }
+
+    #[test]
+    fn bench_example_and_test_targets_at_their_own_paths_do_not_ship() {
+        let b = build(
+            &[(
+                "engine/Cargo.toml",
+                "[package]\nname = \"engine\" # the core\n\n[[bench]]\nname = \"load\"\npath = \"perf/load.rs\"\nharness = false\n\n[[bin]]\nname = \"engine\"\npath = \"src/main.rs\"\n",
+            )],
+            None,
+            &[],
+        );
+        assert!(b.reason("engine/perf/load.rs").is_some_and(|w| w.contains("[[bench]]")));
+        assert_eq!(b.reason("engine/src/main.rs"), None, "a [[bin]] target ships");
+        assert_eq!(b.reason("engine/perf/other.rs"), None);
+    }
+}
