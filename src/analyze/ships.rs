@@ -11,7 +11,9 @@
 //!   against a local server), run by developers and CI, never installed.
 //! - **Test support**: a library crate (no binary) that other crates of the
 //!   repository list only under `[dev-dependencies]`, never under
-//!   `[dependencies]` or `[build-dependencies]`: only their tests link it.
+//!   `[dependencies]` or `[build-dependencies]`, and that is not a
+//!   published library (`publish = false`, or no `description` or license,
+//!   which crates.io requires): only their tests link it.
 //! - **Cargo targets at their own paths**: a `[[bench]]`, `[[example]]` or
 //!   `[[test]]` with a `path` outside the default folders.
 //!
@@ -124,7 +126,11 @@ impl Build {
                 m.has_bin || exists(&join("src/main.rs")) || m.targets.iter().any(|(k, _)| k == "bin");
             let dev = read.iter().filter(|(_, o)| o.dev_deps.contains(name)).count();
             let normal = read.iter().any(|(_, o)| o.deps.contains(name));
-            if !has_binary && dev > 0 && !normal && !has_bin_folder(dir, exists) {
+            // A published library is the product even when the repository's
+            // other crates only test with it (a middleware crate next to
+            // its siblings).
+            let published = !m.publish_false && m.described && m.licensed;
+            if !has_binary && !published && dev > 0 && !normal && !has_bin_folder(dir, exists) {
                 build.crates.push((
                     dir.clone(),
                     format!(
@@ -152,6 +158,11 @@ fn is_manifest(path: &str) -> bool {
 #[derive(Debug, Default)]
 struct Manifest {
     name: Option<String>,
+    /// `publish = false`, or no `description` or no `license`/`license-file`
+    /// (crates.io refuses a crate without them): not a published library.
+    publish_false: bool,
+    described: bool,
+    licensed: bool,
     has_bin: bool,
     /// (kind, path) of `[[bench]]`, `[[example]]`, `[[test]]` and `[[bin]]`
     /// tables with a `path`.
@@ -204,8 +215,16 @@ impl Manifest {
                 }
                 continue;
             }
-            if table == "package" && key == "name" {
-                m.name = Some(unquote(value).to_string());
+            if table == "package" {
+                match key {
+                    "name" => m.name = Some(unquote(value).to_string()),
+                    "publish" => m.publish_false = value == "false" || value.starts_with("[]"),
+                    "description" | "description.workspace" => m.described = true,
+                    "license" | "license-file" | "license.workspace" | "license-file.workspace" => {
+                        m.licensed = true
+                    }
+                    _ => {}
+                }
                 continue;
             }
             if let Some((dev, _)) = &dotted_dep {
@@ -371,6 +390,8 @@ mod tests {
             ("test-utils/Cargo.toml", "[package]\nname = \"test-utils\"\n"),
             ("fixtures/Cargo.toml", "[package]\nname = \"fixtures\"\n"),
             ("helpers/Cargo.toml", "[package]\nname = \"helpers\"\n"),
+            ("middleware/Cargo.toml", "[package]\nname = \"middleware\"\ndescription = \"Retry middleware.\"\nlicense = \"MIT\"\n"),
+            ("tracing-mw/Cargo.toml", "[package]\nname = \"tracing-mw\"\n[dev-dependencies]\nmiddleware = { path = \"../middleware\" }\n"),
             ("mixed/Cargo.toml", "[package]\nname = \"mixed\"\n"),
             ("app/Cargo.toml", "[package]\nname = \"app\"\n[dependencies]\nmine = { package = \"mixed\", path = \"../mixed\" }\n[dev-dependencies]\nmixed = { path = \"../mixed\" }\n"),
         ];
@@ -381,6 +402,7 @@ mod tests {
         assert_eq!(b.reason("mixed/src/lib.rs"), None);
         assert_eq!(b.reason("core/src/lib.rs"), None);
         assert_eq!(b.reason("helpers/src/lib.rs"), None);
+        assert_eq!(b.reason("middleware/src/lib.rs"), None, "a published library is the product");
         // A crate with a binary is not a test library.
         let b = build(&manifests, None, &["test-utils/src/main.rs"]);
         assert_eq!(b.reason("test-utils/src/lib.rs"), None);

@@ -34,7 +34,7 @@ use super::spec::{Rule, RuleSet};
 use crate::analyze::testcode::ScanPaths;
 use crate::analyze::FileResult;
 use crate::changeset::FileChange;
-use crate::finding::{Finding, Note};
+use crate::finding::{Finding, Note, Severity};
 use syntax::{Code, Family};
 pub(crate) use tree::RepoHead;
 
@@ -65,6 +65,8 @@ struct Through {
     identity: Vec<String>,
     /// The call (or decorator), the verb, and the end of the arguments (or body).
     span: (usize, usize, usize),
+    /// Why this POST is a read, when its endpoint says so ([`read_endpoint`]).
+    read: Option<String>,
 }
 
 /// A write the change newly sends through a retrying helper.
@@ -75,6 +77,52 @@ struct NewWrite {
     verb: &'static str,
     helper: String,
     site: String,
+    read: Option<String>,
+}
+
+/// Last path segments of endpoints that answer a question rather than
+/// change state, sent as POST because the question has a body: a search,
+/// a query, a count, a description. Retrying one repeats a read.
+const READ_ENDPOINTS: &[&str] = &["query", "search", "_search", "count", "_count", "describe", "explain"];
+
+/// Why a POST whose target is `target` is a read: its path (a string
+/// literal, or the string a name was last given above the write) ends in
+/// a [`READ_ENDPOINTS`] segment. `None` when the target cannot be told or
+/// names anything else: a POST whose endpoint cannot be told is a write.
+fn read_endpoint(code: &Code, target: &str, write_at: usize) -> Option<String> {
+    let literal = |t: &str| -> Option<String> {
+        let t = t.trim_start_matches(['f', 'r', 'b']);
+        let q = t.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
+        let inner = t.strip_prefix(q)?;
+        Some(inner[..inner.find(q)?].to_string())
+    };
+    let (path, how) = match literal(target) {
+        Some(p) => (p, String::new()),
+        None if target.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !target.is_empty() => {
+            // The nearest `name = "..."` above the write, within the function's reach.
+            let from = write_at.saturating_sub(4000);
+            let above = std::str::from_utf8(&code.text[from..write_at]).ok()?;
+            let assigned = above
+                .match_indices(target)
+                .filter(|(i, _)| {
+                    let before = above[..*i].chars().next_back();
+                    !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                })
+                .filter_map(|(i, _)| {
+                    let rest = above[i + target.len()..].trim_start();
+                    let value = rest.strip_prefix('=').filter(|r| !r.starts_with('='))?.trim_start();
+                    literal(value)
+                })
+                .last()?;
+            (assigned, format!(" (`{target}`)"))
+        }
+        None => return None,
+    };
+    let path_only = path.split(['?', '#']).next().unwrap_or("");
+    let segment = path_only.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    READ_ENDPOINTS.iter().any(|r| segment.eq_ignore_ascii_case(r)).then(|| {
+        format!("its endpoint{how} `{path_only}` ends in `/{segment}`, a read sent as POST with a body")
+    })
 }
 
 /// What is known of a helper name in one language.
@@ -245,7 +293,17 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
         let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
         let text = text_of(&call.name, call.at, first);
         let span = (call.at, first, call.args.1);
-        out.push(Through { helper: call.name, verb, line, touched: t, text, identity: Vec::new(), span });
+        let read = read_of(code, first, call.args.1);
+        out.push(Through {
+            helper: call.name,
+            verb,
+            line,
+            touched: t,
+            text,
+            identity: Vec::new(),
+            span,
+            read,
+        });
     }
     if family == Family::Python {
         for syntax::Decorated { name, at, def_at, body } in syntax::decorated(code) {
@@ -255,10 +313,31 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
             let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
             let text = text_of(&name, def_at, first);
             let span = (at, first, body.1);
-            out.push(Through { helper: name, verb, line, touched: t, text, identity: Vec::new(), span });
+            let read = read_of(code, first, body.1);
+            out.push(Through {
+                helper: name,
+                verb,
+                line,
+                touched: t,
+                text,
+                identity: Vec::new(),
+                span,
+                read,
+            });
         }
     }
     out
+}
+
+/// Whether every write token from `first` to `end` is one POST to a read
+/// endpoint, and why.
+fn read_of(code: &Code, first: usize, end: usize) -> Option<String> {
+    let writes = code.writes_in(first, end);
+    if writes.len() != 1 || writes[0].1 != "POST" {
+        return None;
+    }
+    let target = write_target(code, first, end)?;
+    read_endpoint(code, &target, first)
 }
 
 /// Definitions and callers of the names being resolved, gathered file by file.
@@ -639,7 +718,8 @@ fn new_writes(
             // Only brand-new writes through a client the change left alone
             // are listed together; an existing write newly sent through a
             // retry is reported where it is.
-            let group = if brand_new && !changed.contains(client.as_str()) {
+            // A read is reported where it is, as a note that says why.
+            let group = if brand_new && !changed.contains(client.as_str()) && t.read.is_none() {
                 client
             } else {
                 format!("{}:{}", p.file.path, t.line)
@@ -650,6 +730,7 @@ fn new_writes(
                 verb: t.verb,
                 helper: t.helper.clone(),
                 site: site.to_string(),
+                read: t.read.clone(),
             });
         }
     }
@@ -685,12 +766,19 @@ fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<F
             .collect();
         serde_json::json!({ "writes": listed })
     };
-    Some(
-        Finding::new(rule.kind, &rule.id, &first.path, first.line)
-            .severity(rule.severity)
-            .message(rule.message.replace("{match}", &what))
-            .head(head),
-    )
+    let f = Finding::new(rule.kind, &rule.id, &first.path, first.line)
+        .severity(rule.severity)
+        .message(rule.message.replace("{match}", &what))
+        .head(head);
+    Some(match writes.iter().map(|w| w.read.as_deref()).collect::<Option<Vec<_>>>() {
+        Some(reads) if writes.len() == 1 => {
+            let why = reads.first().copied().unwrap_or_default();
+            let was = if f.severity == Severity::Error { "an error" } else { "a warning" };
+            let message = format!("{}; judged a read: {why}: a note instead of {was}", f.message);
+            f.severity(Severity::Note).message(message)
+        }
+        _ => f,
+    })
 }
 
 /// Step 6: a helper the change made retrying, with the writes sent through
@@ -902,6 +990,28 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_post_to_a_read_endpoint_is_a_read_and_any_other_a_write() {
+        let read = |src: &str| {
+            let m = mask(src, &Language::Python.syntax(), View::Code);
+            let code = Code::new(&m);
+            let (at, _) = code.writes_in(0, code.text.len())[0];
+            read_of(&code, at, code.text.len())
+        };
+        assert!(read("c.post('/v1/datasets/logs/query', json=q)\n").is_some_and(|w| w.contains("`/query`")));
+        assert!(read("path = f'/v1/datasets/{id}/_search'\nc.post(path, content=p)\n")
+            .is_some_and(|w| w.contains("(`path`)")));
+        assert!(read("c.post('/v1/table/t/describe/', json={})\n").is_some());
+        for write in [
+            "c.post('/v1/orders', json=o)\n",
+            "c.post(url, json=o)\n",
+            "path = '/v1/query'\npath = '/v1/orders'\nc.post(path)\n",
+            "c.post('/v1/queryable', json=o)\n",
+        ] {
+            assert_eq!(read(write), None, "{write}");
+        }
+    }
+
     fn write(line: u32) -> NewWrite {
         NewWrite {
             path: "app/orders.py".into(),
@@ -909,6 +1019,7 @@ mod tests {
             verb: "POST",
             helper: "send".into(),
             site: "app/net.py:4".into(),
+            read: None,
         }
     }
 
