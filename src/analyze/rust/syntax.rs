@@ -106,6 +106,10 @@ pub(crate) struct BodyFacts {
     pub(crate) idempotency_key: bool,
     pub(crate) reads_retry_after: bool,
     pub(crate) uses_randomness: bool,
+    /// A delay is taken from a backoff policy value (`b.next_backoff()`,
+    /// the backoff crate's `Backoff` trait): its jitter is decided where
+    /// that value is built, not in this body.
+    pub(crate) delay_from_policy: bool,
     /// `is_idempotent()` / `is_safe()` called: retries are gated on the method.
     pub(crate) method_gated: bool,
     /// A request is sent (`.send()`, `.execute(..)`, `request(..)`).
@@ -195,6 +199,9 @@ impl<'ast> Visit<'ast> for FactsVisitor {
     fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
         let name = m.method.to_string();
         self.note_ident(&name);
+        if name == "next_backoff" && m.args.is_empty() {
+            self.facts.delay_from_policy = true;
+        }
         let sends = match name.as_str() {
             // `tx.send(msg)` on a channel takes an argument; a request's `.send()` does not.
             "send" | "call" => m.args.is_empty(),

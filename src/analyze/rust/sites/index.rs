@@ -217,6 +217,7 @@ pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.idempotency_key |= from.idempotency_key;
     into.reads_retry_after |= from.reads_retry_after;
     into.uses_randomness |= from.uses_randomness;
+    into.delay_from_policy |= from.delay_from_policy;
     into.method_gated |= from.method_gated;
     into.sends_request |= from.sends_request;
     into.has_continue |= from.has_continue;

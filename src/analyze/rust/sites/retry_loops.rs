@@ -98,7 +98,12 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         if !is_retry {
             return;
         }
-        let attempts = attempts.unwrap_or(Attempts::Unknown);
+        // A loop that stops when a backoff policy's `next_backoff()` gives
+        // none is bounded by that policy, which is built elsewhere.
+        let attempts = match attempts {
+            Some(Attempts::Unbounded) if facts.delay_from_policy => Attempts::Unknown,
+            a => a.unwrap_or(Attempts::Unknown),
+        };
         // An attempt bound retrygate cannot compute: the names it is made
         // of, so a changed definition of one of them is said, not missed.
         let unresolved = match whole {
@@ -113,6 +118,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             Fact::new(attempts, bound_text),
             if facts.uses_randomness {
                 Fact::new(Some(true), "the loop's delay uses randomness")
+            } else if facts.delay_from_policy {
+                // `backoff.next_backoff()`: the policy value decides (the
+                // backoff crate's ExponentialBackoff jitters by default).
+                Fact::new(None, "the loop's delay comes from a backoff policy's `next_backoff()`")
             } else {
                 Fact::new(Some(false), "the loop's delay uses no randomness")
             },
