@@ -60,29 +60,40 @@ impl Build {
             return None;
         }
         let git = Git::open(&cs.repo).ok()?;
-        let blobs = git.tree_blobs(&cs.head).ok()?;
-        let wanted: Vec<&crate::changeset::git::TreeBlob> = blobs
-            .iter()
-            .filter(|b| is_manifest(&b.path) || b.path == ".cargo/config.toml" || b.path == ".cargo/config")
-            .filter(|b| b.size <= MAX_MANIFEST_BYTES)
-            .collect();
-        if !wanted.iter().any(|b| is_manifest(&b.path)) {
+        // Without `-l`: sizes are asked of git for the manifests only (a
+        // size for every blob of a large tree costs a tenth of a second).
+        let listing = git.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", &cs.head]).ok()?;
+        let mut files: BTreeSet<&str> = BTreeSet::new();
+        let mut wanted: Vec<(&str, &str)> = Vec::new();
+        for entry in listing.split(|b| *b == 0) {
+            let Ok(entry) = std::str::from_utf8(entry) else { continue };
+            // `<mode> blob <id>\t<path>`
+            let Some((meta, path)) = entry.split_once('\t') else { continue };
+            let mut parts = meta.split_whitespace();
+            let (Some(_), Some("blob"), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+                continue;
+            };
+            files.insert(path);
+            if is_manifest(path) || path == ".cargo/config.toml" || path == ".cargo/config" {
+                wanted.push((path, id));
+            }
+        }
+        if !wanted.iter().any(|(p, _)| is_manifest(p)) {
             return None;
         }
-        let ids: Vec<String> = wanted.iter().map(|b| b.id.clone()).collect();
+        let ids: Vec<String> = wanted.iter().map(|(_, id)| id.to_string()).collect();
         let texts = git.read_blobs(&ids, MAX_MANIFEST_BYTES).ok()?;
         let mut manifests = Vec::new();
         let mut config = None;
-        for (b, blob) in wanted.iter().zip(texts) {
+        for ((path, _), blob) in wanted.iter().zip(texts) {
             let Blob::Bytes(bytes) = blob else { continue };
             let Ok(text) = String::from_utf8(bytes) else { continue };
-            if is_manifest(&b.path) {
-                manifests.push((b.path.clone(), text));
+            if is_manifest(path) {
+                manifests.push((path.to_string(), text));
             } else {
                 config = Some(text);
             }
         }
-        let files: BTreeSet<&str> = blobs.iter().map(|b| b.path.as_str()).collect();
         Some(Build::from_manifests(&manifests, config.as_deref(), &|p| files.contains(p)))
     }
 
