@@ -60,28 +60,15 @@ impl Build {
             return None;
         }
         let git = Git::open(&cs.repo).ok()?;
-        // Without `-l`: sizes are asked of git for the manifests only (a
-        // size for every blob of a large tree costs a tenth of a second).
-        let listing = git.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", &cs.head]).ok()?;
-        let mut files: BTreeSet<&str> = BTreeSet::new();
-        let mut wanted: Vec<(&str, &str)> = Vec::new();
-        for entry in listing.split(|b| *b == 0) {
-            let Ok(entry) = std::str::from_utf8(entry) else { continue };
-            // `<mode> blob <id>\t<path>`
-            let Some((meta, path)) = entry.split_once('\t') else { continue };
-            let mut parts = meta.split_whitespace();
-            let (Some(_), Some("blob"), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
-                continue;
-            };
-            files.insert(path);
-            if is_manifest(path) || path == ".cargo/config.toml" || path == ".cargo/config" {
-                wanted.push((path, id));
-            }
-        }
+        let tree = git.tree_files(&cs.head).ok()?;
+        let wanted: Vec<&(String, String)> = tree
+            .iter()
+            .filter(|(p, _)| is_manifest(p) || p == ".cargo/config.toml" || p == ".cargo/config")
+            .collect();
         if !wanted.iter().any(|(p, _)| is_manifest(p)) {
             return None;
         }
-        let ids: Vec<String> = wanted.iter().map(|(_, id)| id.to_string()).collect();
+        let ids: Vec<String> = wanted.iter().map(|(_, id)| id.clone()).collect();
         let texts = git.read_blobs(&ids, MAX_MANIFEST_BYTES).ok()?;
         let mut manifests = Vec::new();
         let mut config = None;
@@ -89,20 +76,21 @@ impl Build {
             let Blob::Bytes(bytes) = blob else { continue };
             let Ok(text) = String::from_utf8(bytes) else { continue };
             if is_manifest(path) {
-                manifests.push((path.to_string(), text));
+                manifests.push((path.clone(), text));
             } else {
                 config = Some(text);
             }
         }
-        Some(Build::from_manifests(&manifests, config.as_deref(), &|p| files.contains(p)))
+        let files: BTreeSet<&str> = tree.iter().map(|(p, _)| p.as_str()).collect();
+        Some(Build::from_manifests(&manifests, config.as_deref(), &files))
     }
 
     /// The decision from manifests (`(path of Cargo.toml, text)`), the
-    /// cargo config's text, and whether a file exists in the tree.
+    /// cargo config's text, and the tree's file paths.
     pub(crate) fn from_manifests(
         manifests: &[(String, String)],
         cargo_config: Option<&str>,
-        exists: &dyn Fn(&str) -> bool,
+        files: &BTreeSet<&str>,
     ) -> Build {
         let read: Vec<(String, Manifest)> = manifests
             .iter()
@@ -116,7 +104,7 @@ impl Build {
         for (dir, m) in &read {
             let Some(name) = &m.name else { continue };
             let join = |p: &str| if dir.is_empty() { p.to_string() } else { format!("{dir}/{p}") };
-            for (kind, path) in m.targets.iter().filter(|(k, _)| k != "bin") {
+            for (kind, path) in &m.targets {
                 build.files.insert(
                     join(path.trim_start_matches("./")),
                     format!("not shipped (a Cargo `[[{kind}]]` target of crate `{name}`, {dir}/Cargo.toml)")
@@ -133,15 +121,18 @@ impl Build {
                 ));
                 continue;
             }
-            let has_binary =
-                m.has_bin || exists(&join("src/main.rs")) || m.targets.iter().any(|(k, _)| k == "bin");
+            // A `[[bin]]` table, `src/main.rs`, or any file under `src/bin/`.
+            let bin_dir = join("src/bin/");
+            let has_binary = m.has_bin
+                || files.contains(join("src/main.rs").as_str())
+                || files.range(bin_dir.as_str()..).next().is_some_and(|f| f.starts_with(&bin_dir));
             let dev = read.iter().filter(|(_, o)| o.dev_deps.contains(name)).count();
             let normal = read.iter().any(|(_, o)| o.deps.contains(name));
             // A published library is the product even when the repository's
             // other crates only test with it (a middleware crate next to
             // its siblings).
             let published = !m.publish_false && m.described && m.licensed;
-            if !has_binary && !published && dev > 0 && !normal && !has_bin_folder(dir, exists) {
+            if !has_binary && !published && dev > 0 && !normal {
                 build.crates.push((
                     dir.clone(),
                     format!(
@@ -152,13 +143,6 @@ impl Build {
         }
         build
     }
-}
-
-/// Whether a crate folder has `src/bin/` binaries (any file under it).
-fn has_bin_folder(dir: &str, exists: &dyn Fn(&str) -> bool) -> bool {
-    // The tree listing holds files only; `src/bin/main.rs` is the common one.
-    let join = |p: &str| if dir.is_empty() { p.to_string() } else { format!("{dir}/{p}") };
-    exists(&join("src/bin/main.rs"))
 }
 
 fn is_manifest(path: &str) -> bool {
@@ -175,8 +159,8 @@ struct Manifest {
     described: bool,
     licensed: bool,
     has_bin: bool,
-    /// (kind, path) of `[[bench]]`, `[[example]]`, `[[test]]` and `[[bin]]`
-    /// tables with a `path`.
+    /// (kind, path) of `[[bench]]`, `[[example]]` and `[[test]]` tables
+    /// with a `path`.
     targets: Vec<(String, String)>,
     /// Package names under `[dependencies]` / `[build-dependencies]`
     /// (any target's), and under `[dev-dependencies]`.
@@ -221,7 +205,7 @@ impl Manifest {
             let Some((key, value)) = line.split_once('=') else { continue };
             let (key, value) = (unquote(key.trim()), value.trim());
             if array_table {
-                if key == "path" && matches!(table.as_str(), "bench" | "example" | "test" | "bin") {
+                if key == "path" && matches!(table.as_str(), "bench" | "example" | "test") {
                     m.targets.push((table.clone(), unquote(value).to_string()));
                 }
                 continue;
@@ -361,7 +345,7 @@ mod tests {
     fn build(manifests: &[(&str, &str)], config: Option<&str>, files: &[&str]) -> Build {
         let m: Vec<(String, String)> =
             manifests.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
-        Build::from_manifests(&m, config, &|p| files.contains(&p))
+        Build::from_manifests(&m, config, &files.iter().copied().collect())
     }
 
     #[test]
@@ -415,8 +399,10 @@ mod tests {
         assert_eq!(b.reason("helpers/src/lib.rs"), None);
         assert_eq!(b.reason("middleware/src/lib.rs"), None, "a published library is the product");
         // A crate with a binary is not a test library.
-        let b = build(&manifests, None, &["test-utils/src/main.rs"]);
-        assert_eq!(b.reason("test-utils/src/lib.rs"), None);
+        for binary in ["test-utils/src/main.rs", "test-utils/src/bin/serve.rs"] {
+            let b = build(&manifests, None, &[binary]);
+            assert_eq!(b.reason("test-utils/src/lib.rs"), None, "{binary}");
+        }
     }
 
     #[test]

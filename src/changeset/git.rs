@@ -139,6 +139,25 @@ impl Git {
         }
     }
 
+    /// Every file of `rev`'s whole tree as `(path, object id)`, without
+    /// sizes (one `git ls-tree -r`): `-l` would look up the size of every
+    /// blob, about a tenth of a second on a tree of 4,000 loose objects, so
+    /// callers ask [`Git::blob_sizes`] for the few they read.
+    pub(crate) fn tree_files(&self, rev: &str) -> Result<Vec<(String, String)>, ChangeSetError> {
+        let listing = self.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", rev])?;
+        let mut files = Vec::new();
+        for entry in listing.split(|b| *b == 0) {
+            let Ok(entry) = std::str::from_utf8(entry) else { continue };
+            // `<mode> blob <id>\t<path>`
+            let Some((meta, path)) = entry.split_once('\t') else { continue };
+            let mut parts = meta.split_whitespace();
+            if let (Some(_), Some("blob"), Some(id)) = (parts.next(), parts.next(), parts.next()) {
+                files.push((path.to_string(), id.to_string()));
+            }
+        }
+        Ok(files)
+    }
+
     /// Every file of `rev`'s whole tree, with its object id and size (one
     /// `git ls-tree -r -l`); submodules and symlinks' targets are not files.
     pub(crate) fn tree_blobs(&self, rev: &str) -> Result<Vec<TreeBlob>, ChangeSetError> {

@@ -105,24 +105,13 @@ pub(crate) struct TreeListing {
 }
 
 pub(crate) fn list_tree(tree: &HeadCommit) -> Option<TreeListing> {
-    let out = tree.git.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", &tree.rev]).ok()?;
     let mut rust_files = Vec::new();
     let mut manifests = Vec::new();
-    for entry in out.split(|b| *b == 0) {
-        let Ok(entry) = std::str::from_utf8(entry) else { continue };
-        // `<mode> blob <id>\t<path>`
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
-        let mut parts = meta.split_whitespace();
-        let (Some(_mode), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        if kind != "blob" {
-            continue;
-        }
+    for (path, id) in tree.git.tree_files(&tree.rev).ok()? {
         if path == "Cargo.toml" || path.ends_with("/Cargo.toml") {
             manifests.push(path.strip_suffix("Cargo.toml").unwrap_or("").trim_end_matches('/').to_string());
-        } else if path.ends_with(".rs") && !is_test_path(path) {
-            rust_files.push((path.to_string(), id.to_string()));
+        } else if path.ends_with(".rs") && !is_test_path(&path) {
+            rust_files.push((path, id));
         }
     }
     Some(TreeListing { rust_files, manifests })
@@ -453,8 +442,18 @@ impl FileTypes {
 /// call of a plain function name).
 fn called_fn(e: &syn::Expr) -> Option<String> {
     match e {
+        // `f()` or `crate::client::f()`: the function's own name (types'
+        // associated functions, `Client::new()`, are not followed).
         syn::Expr::Call(c) => match &*c.func {
-            syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            syn::Expr::Path(p) => {
+                let segs = &p.path.segments;
+                let last = segs.last()?;
+                let module_path = segs
+                    .iter()
+                    .take(segs.len() - 1)
+                    .all(|s| s.ident.to_string().chars().all(|c| !c.is_ascii_uppercase()));
+                module_path.then(|| last.ident.to_string())
+            }
             _ => None,
         },
         syn::Expr::Try(t) => called_fn(&t.expr),

@@ -373,9 +373,7 @@ fn names_status(tokens: proc_macro2::TokenStream) -> bool {
 fn always_exits(e: &Expr) -> bool {
     match e {
         Expr::Break(_) | Expr::Return(_) => true,
-        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
-            matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable" | "todo")
-        }),
+        Expr::Macro(m) => leaves_by_macro(&m.mac),
         Expr::Block(b) => block_always_exits(&b.block),
         Expr::If(i) => {
             block_always_exits(&i.then_branch) && i.else_branch.as_ref().is_some_and(|(_, e)| always_exits(e))
@@ -385,12 +383,18 @@ fn always_exits(e: &Expr) -> bool {
     }
 }
 
+/// `bail!`, `panic!`, `unreachable!`, `todo!`: they never fall through.
+fn leaves_by_macro(m: &syn::Macro) -> bool {
+    m.path
+        .segments
+        .last()
+        .is_some_and(|s| matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable" | "todo"))
+}
+
 fn block_always_exits(b: &syn::Block) -> bool {
     b.stmts.iter().any(|s| match s {
         syn::Stmt::Expr(e, _) => always_exits(e),
-        syn::Stmt::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
-            matches!(s.ident.to_string().as_str(), "bail" | "panic" | "unreachable" | "todo")
-        }),
+        syn::Stmt::Macro(m) => leaves_by_macro(&m.mac),
         _ => false,
     })
 }

@@ -257,9 +257,10 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     // The prelude's names are never a project's own definitions: searching
     // the workspace for `struct Ok` read every file of a large repository.
     model.unresolved.retain(|n| !PRELUDE_NAMES.contains(&n.as_str()));
-    if super::crate_index::may_write(src) {
-        model.writes = super::crate_index::write_sites_of(file);
-    }
+    // The file is parsed already: its writes and the functions that return
+    // a plain client are read whether or not it sends (a changed file that
+    // only builds clients says what `plain_client()` returns elsewhere).
+    model.writes = super::crate_index::write_sites_of(file);
     model
 }
 
