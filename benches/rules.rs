@@ -32,6 +32,8 @@ use retrygate::changeset::{ChangeSet, FileChange};
 use retrygate::testing::analyze::Language;
 use retrygate::testing::analyze::{mask, View};
 
+mod large_files;
+
 /// A small deterministic generator (xorshift64*), so runs are comparable.
 struct Rng(u64);
 
@@ -158,9 +160,16 @@ fn file_pair(rng: &mut Rng, lang: &Lang, bytes: usize, retry_every: u64) -> (Str
     (base, head)
 }
 
-/// Rewrites a rule regex (Rust syntax) as a POSIX ERE for GNU grep.
+/// Rewrites a rule regex (Rust syntax) as a POSIX ERE for GNU grep. Case
+/// flags are dropped (`(?i)`, `(?i:..)`, `(?-i:..)` become plain groups):
+/// grep then does no more work than the rules, only matches less.
 fn to_ere(p: &str) -> String {
-    let p = p.replace("(?i)", "").replace("(?:", "(").replace("[^\\]]", "[^]]");
+    let p = p
+        .replace("(?i)", "")
+        .replace("(?:", "(")
+        .replace("(?i:", "(")
+        .replace("(?-i:", "(")
+        .replace("[^\\]]", "[^]]");
     let mut out = String::new();
     let mut chars = p.chars().peekable();
     let mut in_class = false;
@@ -282,7 +291,11 @@ fn main() -> anyhow::Result<()> {
     let t = Instant::now();
     let packs = RulePackAnalyzer::bundled()?;
     let load = t.elapsed();
-    println!("load: {} rules compiled in {:.1} ms", packs.rules().len(), load.as_secs_f64() * 1e3);
+    println!(
+        "load: {} rules read in {:.1} ms (each language's regexes compile when its first file is scanned)",
+        packs.rules().len(),
+        load.as_secs_f64() * 1e3
+    );
 
     let mut patterns: Vec<String> = Vec::new();
     for r in packs.rules() {
@@ -320,7 +333,7 @@ fn main() -> anyhow::Result<()> {
         // Diagnostic: the slowest single patterns over every head text.
         let mut times: Vec<(Duration, String)> = Vec::new();
         for r in packs.rules() {
-            for (re, src) in r.patterns.iter().zip(&r.pattern_sources) {
+            for (re, src) in r.patterns.iter().map(|p| p.get()).zip(&r.pattern_sources) {
                 let t = Instant::now();
                 let n: usize = files
                     .iter()
@@ -411,5 +424,36 @@ fn main() -> anyhow::Result<()> {
             grep_cpu as f64 / rules_cpu as f64
         );
     }
+    large_edited_files(&packs);
     Ok(())
+}
+
+/// One very large edited file per shape, at `n` and `2n` settings: the time
+/// ratio is about 2 when the engine's work is linear in the changed lines,
+/// 4 when it is quadratic (tests/it/rules_scale.rs checks the findings).
+fn large_edited_files(packs: &RulePackAnalyzer) {
+    let n: usize = std::env::var("RULES_BENCH_LARGE_N").ok().and_then(|v| v.parse().ok()).unwrap_or(150_000);
+    type Shape = fn(usize) -> (String, String);
+    let shapes: [(&str, Shape); 4] = [
+        ("every count raised", large_files::raised),
+        ("raised between unchanged lines", large_files::raised_between_unchanged),
+        ("jitter removed", large_files::jitter_removed),
+        ("one edit in an unchanged file", large_files::one_edit),
+    ];
+    let analyzers: [&dyn Analyzer; 1] = [packs];
+    for (name, make) in shapes {
+        let time = |n: usize| {
+            let (base, head) = make(n);
+            let cs = ChangeSet::from_files(vec![FileChange::from_texts("big.py", Some(&base), Some(&head))]);
+            best_of(3, || analyze::scan(&cs, &analyzers).findings.len())
+        };
+        let ((small, found), (large, found_large)) = (time(n), time(2 * n));
+        println!(
+            "large file, {name}: {n} settings {:.2} s ({found} findings), {} settings {:.2} s ({found_large}): ratio {:.2} (linear about 2, quadratic 4)",
+            small.as_secs_f64(),
+            2 * n,
+            large.as_secs_f64(),
+            large.as_secs_f64() / small.as_secs_f64()
+        );
+    }
 }

@@ -86,6 +86,25 @@ fn item_1_nesting_without_brackets_is_refused_with_a_note_per_file() {
     }
 }
 
+/// Every pass that parses a changed file goes through the depth check,
+/// not only the main one: the scan of retry-count constants and fields
+/// parses the file again, and once called syn directly (a seeded fuzz case,
+/// 200,000 `*` in a changed file with a `max_attempts` field, aborted the
+/// binary).
+#[test]
+fn item_1_a_tower_in_a_changed_file_beside_a_retry_count_is_refused_not_crashed() {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", format!("{RETRY_FN}const MAX_RETRIES: u32 = 3;\n"));
+    repo.commit("base");
+    repo.branch("pr");
+    let tower = format!("fn retry() {{ let x = {}y; }}\n", "*".repeat(200_000));
+    repo.write("src/lib.rs", format!("{RETRY_FN}const MAX_RETRIES: u32 = 9;\n{tower}"));
+    repo.commit("hostile");
+    let (out, json) = run(&["scan"], &repo);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_too_deep(&json, "src/lib.rs");
+}
+
 #[test]
 fn item_2_strings_chars_and_comments_do_not_hide_nesting() {
     let deep = format!("{}1{}", "(".repeat(22_000), ")".repeat(22_000));

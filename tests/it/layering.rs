@@ -231,10 +231,10 @@ fn the_network_and_the_command_line_stay_in_their_modules() {
     let mut violations = Vec::new();
     for (file, module) in &library_files() {
         let text = std::fs::read_to_string(file).unwrap();
+        // A local module of the same name (`libs::octocrab`) is not the crate.
+        let local: Vec<bool> = CONFINED.iter().map(|(k, _)| text.contains(&format!("mod {k};"))).collect();
         for (n, line) in code_lines(file) {
-            for (krate, owners) in CONFINED {
-                // A local module of the same name (`libs::octocrab`) is not the crate.
-                let local = text.contains(&format!("mod {krate};"));
+            for (&(krate, owners), &local) in CONFINED.iter().zip(&local) {
                 let named = line.contains(&format!("{krate}::")) || line.contains(&format!("use {krate}"));
                 if named && !local && !owners.contains(&module.as_str()) {
                     let owner =
@@ -273,4 +273,31 @@ fn crate_paths_reads_single_and_grouped_uses() {
         ["gate::check", "decision::X"]
     );
     assert_eq!(without_strings(r#"let s = "use crate::net::x;"; crate::a"#), "let s = ; crate::a");
+}
+
+/// Rust source from a pull request is parsed only through
+/// `analyze::rust::parse`, which bounds the tree's depth before syn
+/// recurses into it: a second pass that called syn on the same file
+/// directly once aborted the binary on a tower of 200,000 `*`. (Tokens
+/// taken from a file that passed the check, a macro's body, may be parsed
+/// again with `syn::parse2`: they are no deeper than the file.)
+#[test]
+fn rust_source_is_parsed_only_behind_the_depth_check() {
+    let mut violations = Vec::new();
+    for (file, _) in &library_files() {
+        if file.ends_with("analyze/rust/parse.rs") {
+            continue;
+        }
+        for (n, line) in code_lines(file) {
+            for call in ["syn::parse_file", "syn::parse_str"] {
+                if line.contains(call) {
+                    violations.push(format!(
+                        "{}:{n}: `{call}` parses around the depth check; use analyze::rust::parse",
+                        file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
 }

@@ -8,7 +8,8 @@
 //! says a finding of KIND must cover the next line; `// ok: KIND` says none
 //! may. `// error: KIND` and `// warning: KIND` are `ruleid` markers that
 //! also fix the finding's severity (a new unbounded retry warns; removing a
-//! bound blocks). Any finding no marker expects fails the case ("noisy"), so
+//! bound blocks); `// notice: KIND` expects a finding of severity note (a
+//! judgment written down that does not block). Any finding no marker expects fails the case ("noisy"), so
 //! a case with only `ok:` markers is a negative fixture. A header line
 //! `// crate: NAME` names the library the case is about, and
 //! `// pattern: N` the pattern of issue 11 ("detection that holds on real
@@ -112,6 +113,7 @@ fn expectations(case: &Case) -> Vec<(String, u32, String, bool, Option<Severity>
         ("// ruleid: ", true, None),
         ("// error: ", true, Some(Severity::Error)),
         ("// warning: ", true, Some(Severity::Warning)),
+        ("// notice: ", true, Some(Severity::Note)),
         ("// ok: ", false, None),
     ];
     for (path, text) in &case.head {

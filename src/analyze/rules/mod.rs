@@ -79,10 +79,10 @@ impl RulePackAnalyzer {
     /// text)` so the gate can pass files read from the base commit. A file
     /// that fails to load is an error naming the file, the rule and the reason.
     pub fn with_extra(sources: Vec<(String, String)>) -> anyhow::Result<RulePackAnalyzer> {
-        let mut all: Vec<(String, String)> =
+        let bundled: Vec<(String, String)> =
             BUNDLED.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
-        all.extend(sources);
-        Self::from_sources(all)
+        let set = RuleSet::load_after_checked(&bundled, &sources)?;
+        Ok(RulePackAnalyzer { engine: Engine::new(set)?, head_tree: None })
     }
 
     /// Only the given rule files, without the bundled packs (rule tests of a

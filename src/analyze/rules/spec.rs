@@ -1,5 +1,5 @@
 //! Rule files: the YAML format, its validation, and compilation into
-//! [`Rule`]s whose regexes are built once per run.
+//! [`Rule`]s whose regexes are built at most once per run.
 //!
 //! A rule file is `rules: [...]`; every rule is checked on its own, so an
 //! error names the file, the rule id and the reason. Unknown fields are
@@ -7,6 +7,7 @@
 //! The format is documented in `docs/rules.md`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use anyhow::{anyhow, bail, Context as _};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -188,7 +189,7 @@ pub struct Rule {
     pub languages: Vec<Language>,
     pub(crate) paths: Option<GlobSet>,
     pub message: String,
-    pub patterns: Vec<Regex>,
+    pub patterns: Vec<LazyRegex>,
     /// The patterns as written in the rule file.
     pub pattern_sources: Vec<String>,
     /// The patterns as matched (compiled into `patterns`, and what the
@@ -243,18 +244,119 @@ impl Rule {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RuleSet {
     pub(crate) rules: Vec<Rule>,
-    pub(crate) contexts: Vec<Regex>,
+    pub(crate) contexts: Vec<LazyRegex>,
     pub(crate) context_sources: Vec<String>,
+}
+
+/// A rule's regex, checked when its file is loaded and compiled the first
+/// time a file needs it. A pull request touches a language or two, and
+/// compiling every bundled rule of every language was most of a small
+/// scan's time. A pattern that parses can still fail to compile (the size
+/// limit): a user's rule file is therefore compiled as it is loaded, so the
+/// error names its file and rule; the bundled packs are compiled whole by a
+/// test.
+#[derive(Debug)]
+pub struct LazyRegex {
+    source: String,
+    compiled: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    /// Checks `source` (syntax and the flags every rule regex is built
+    /// with) without compiling it; with `now`, compiles it too.
+    fn new(source: &str, now: bool) -> Result<LazyRegex, String> {
+        let compiled = OnceLock::new();
+        if now {
+            let _ = compiled.set(build_regex(source).map_err(|e| e.to_string())?);
+        } else {
+            syntax_of(source)?;
+        }
+        Ok(LazyRegex { source: source.to_string(), compiled })
+    }
+
+    /// The compiled regex.
+    pub fn get(&self) -> &Regex {
+        self.compiled.get_or_init(|| match build_regex(&self.source) {
+            Ok(re) => re,
+            // Only a bundled pattern is compiled here, and a test compiles
+            // each of them: reaching this is a bug in the packs, and the
+            // exit boundary turns it into exit 2, never a pass.
+            Err(e) => panic!("the bundled rule pattern {:?} does not compile: {e}", self.source),
+        })
+    }
+
+    /// The names of the pattern's capture groups.
+    fn capture_names(&self) -> Vec<String> {
+        if let Some(re) = self.compiled.get() {
+            return re.capture_names().flatten().map(str::to_owned).collect();
+        }
+        let mut names = Vec::new();
+        if let Ok(hir) = syntax_of(&self.source) {
+            collect_capture_names(&hir, &mut names);
+        }
+        names
+    }
+}
+
+impl Clone for LazyRegex {
+    fn clone(&self) -> Self {
+        let compiled = OnceLock::new();
+        if let Some(re) = self.compiled.get() {
+            let _ = compiled.set(re.clone());
+        }
+        LazyRegex { source: self.source.clone(), compiled }
+    }
+}
+
+/// `source` parsed as [`build_regex`] reads it.
+fn syntax_of(source: &str) -> Result<regex_syntax::hir::Hir, String> {
+    regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .multi_line(true)
+        .build()
+        .parse(source)
+        .map_err(|e| e.to_string())
+}
+
+fn collect_capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<String>) {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) => {
+            if let Some(n) = &c.name {
+                out.push(n.to_string());
+            }
+            collect_capture_names(&c.sub, out);
+        }
+        HirKind::Repetition(r) => collect_capture_names(&r.sub, out),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
+            for h in hs {
+                collect_capture_names(h, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 impl RuleSet {
     /// Loads and compiles rule files given as `(file name, YAML text)`.
     /// The first problem is an error naming the file, the rule and the reason.
     pub(crate) fn load(sources: &[(String, String)]) -> anyhow::Result<RuleSet> {
+        Self::load_after_checked(&[], sources)
+    }
+
+    /// [`RuleSet::load`] of `checked` then `sources`, where the regexes of
+    /// `checked` (the bundled packs, which a test compiles whole) are
+    /// compiled when a file first needs them.
+    pub(crate) fn load_after_checked(
+        checked: &[(String, String)],
+        sources: &[(String, String)],
+    ) -> anyhow::Result<RuleSet> {
         let mut set = RuleSet::default();
         let mut seen: HashMap<String, String> = HashMap::new();
         let mut context_ids: HashMap<String, usize> = HashMap::new();
-        for (file, text) in sources {
+        let all = checked.iter().map(|s| (s, false)).chain(sources.iter().map(|s| (s, true)));
+        for ((file, text), now) in all {
             crate::yaml::check(text).map_err(|r| anyhow!("{file}: {r}"))?;
             let spec: FileSpec = serde_yaml::from_str(text).map_err(|e| {
                 anyhow!("{file}: not a valid rule file: {e}; a rule file is a YAML mapping with one key, `rules:`, holding a list of rules (docs/rules.md)")
@@ -265,7 +367,7 @@ impl RuleSet {
                 let rule: RuleSpec = serde_yaml::from_value(value).map_err(|e| {
                     anyhow!("{file}: rule '{name}': {e}; see docs/rules.md for the fields a rule has")
                 })?;
-                let compiled = compile(rule, file, &mut set, &mut context_ids)
+                let compiled = compile(rule, file, now, &mut set, &mut context_ids)
                     .with_context(|| format!("{file}: rule '{name}'"))?;
                 if let Some(other) = seen.insert(compiled.id.clone(), file.clone()) {
                     bail!(
@@ -282,6 +384,7 @@ impl RuleSet {
 fn compile(
     spec: RuleSpec,
     file: &str,
+    now: bool,
     set: &mut RuleSet,
     context_ids: &mut HashMap<String, usize>,
 ) -> anyhow::Result<Rule> {
@@ -341,13 +444,14 @@ fn compile(
     let mut patterns = Vec::new();
     let mut match_sources = Vec::new();
     for written in &pattern_sources {
-        build_regex(written).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
+        LazyRegex::new(written, false).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
         // A compared number may also be written as a name or an expression
         // (`stop_after_attempt(MAX_ATTEMPTS)`, `uint64(10)`): the engine
         // resolves it (engine/values.rs), so the pattern admits it too.
         let p = if compares && spec.values.is_empty() { admit_expressions(written) } else { written.clone() };
-        let re = build_regex(&p).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
-        let names: Vec<&str> = re.capture_names().flatten().collect();
+        let re = LazyRegex::new(&p, now).map_err(|e| anyhow!("bad `pattern` {written:?}: {e}"))?;
+        let names = re.capture_names();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         if compares && !names.contains(&"n") {
             bail!(
                 "pattern {p:?} has no `(?P<n>...)` group; `when: {}` compares the number it captures",
@@ -387,7 +491,7 @@ fn compile(
         if let Some(&c) = context_ids.get(pattern) {
             return Ok(c);
         }
-        let re = build_regex(pattern).map_err(|e| anyhow!("bad `{field}` {pattern:?}: {e}"))?;
+        let re = LazyRegex::new(pattern, now).map_err(|e| anyhow!("bad `{field}` {pattern:?}: {e}"))?;
         set.contexts.push(re);
         set.context_sources.push(pattern.to_string());
         context_ids.insert(pattern.to_string(), set.contexts.len() - 1);
@@ -602,6 +706,42 @@ pub(crate) fn unit_seconds(unit: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bundled packs' regexes are compiled when a file first needs
+    /// them ([`LazyRegex`]); this is where each of them is compiled once,
+    /// with the size limit, so that none can fail in a user's run.
+    #[test]
+    fn every_bundled_pattern_and_context_compiles() {
+        let bundled: Vec<(String, String)> =
+            crate::analyze::rules::BUNDLED.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+        let set = RuleSet::load_after_checked(&bundled, &[]).unwrap();
+        assert!(
+            set.rules.iter().all(|r| r.patterns.iter().all(|p| p.compiled.get().is_none())),
+            "not compiled yet"
+        );
+        let mut n = 0;
+        for p in set.rules.iter().flat_map(|r| &r.patterns).chain(&set.contexts) {
+            build_regex(&p.source).unwrap_or_else(|e| panic!("{:?}: {e}", p.source));
+            n += 1;
+        }
+        assert!(n > 100, "{n} patterns");
+    }
+
+    #[test]
+    fn a_users_pattern_over_the_size_limit_is_refused_when_loaded() {
+        let words = (0..3000).map(|i| format!("w{i}[a-z]{{1,50}}")).collect::<Vec<_>>().join("|");
+        let file = GOOD.replacen(r"'\bretries\s*=\s*(?P<n>\d+)'", &format!(r"'(?:{words})(?P<n>\d+)'"), 1);
+        assert_ne!(file, GOOD, "the fixture's pattern was replaced");
+        let err = RuleSet::load(&[("team.yml".into(), file.clone())]).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("team.yml") && msg.contains("bad `pattern`") && msg.contains("size limit"),
+            "{msg}"
+        );
+        // Checked without compiling (the bundled packs): the syntax still is.
+        assert!(LazyRegex::new("(a", false).is_err());
+        assert!(LazyRegex::new(&format!("(?:{words})"), false).is_ok());
+    }
 
     const GOOD: &str = r#"
 rules:

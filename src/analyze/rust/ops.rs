@@ -308,6 +308,12 @@ pub(crate) fn request_key(method: &str, target: &Expr) -> Option<String> {
     Some(format!("req {} {t}", method.to_ascii_uppercase()))
 }
 
+/// The path a request is sent to, when the code writes it (a literal, a
+/// `format!` template, a `join` onto a base): `/orders/{}`.
+pub(crate) fn target_path(e: &Expr) -> Option<String> {
+    target_of(e).filter(|t| t.starts_with('/'))
+}
+
 /// The target of a request as a key: a path (`/orders/{}`) from a literal
 /// or a `format!` template, or the name of a constant (`ORDERS_URL`).
 fn target_of(e: &Expr) -> Option<String> {

@@ -130,6 +130,9 @@ pub(crate) struct Policy {
     /// HTTP methods the retried operation sends (`UNKNOWN` when a request is
     /// sent but its method cannot be told).
     pub(crate) methods: BTreeSet<String>,
+    /// POSTs of the retried operation judged reads, each with why
+    /// ([`super::syntax::BodyFacts::reads`]).
+    pub(crate) reads: BTreeSet<String>,
     pub(crate) idempotency_key: bool,
     /// The retry predicate checks `is_idempotent()`/`is_safe()`.
     pub(crate) method_gated: bool,
@@ -163,6 +166,7 @@ impl Policy {
             retry_after: Fact::new(Some(false), format!("{} does not read Retry-After", lib.id())),
             budget_percent: None,
             methods: BTreeSet::new(),
+            reads: BTreeSet::new(),
             idempotency_key: false,
             method_gated: false,
             client_wide: false,
@@ -170,6 +174,14 @@ impl Policy {
             transient_refusal_only: None,
             write_example: None,
         }
+    }
+
+    /// Adds what the requests in `facts` send: their methods, the POSTs
+    /// judged reads, and whether a key goes with them.
+    pub(crate) fn add_requests(&mut self, facts: &super::syntax::BodyFacts) {
+        self.methods.extend(facts.methods.iter().cloned());
+        self.reads.extend(facts.reads.iter().cloned());
+        self.idempotency_key |= facts.idempotency_key;
     }
 
     /// Non-idempotent methods this site retries without a key.

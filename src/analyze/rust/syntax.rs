@@ -103,6 +103,10 @@ pub(crate) struct BodyFacts {
     /// Upper-case HTTP methods seen; [`UNKNOWN_METHOD`] for a request whose
     /// method cannot be told.
     pub(crate) methods: std::collections::BTreeSet<String>,
+    /// POSTs judged reads by their written endpoint, each as why (`its
+    /// endpoint /v1/t/{}/describe ends in /describe, ..`,
+    /// [`crate::analyze::reads`]); they are not in `methods`.
+    pub(crate) reads: std::collections::BTreeSet<String>,
     pub(crate) idempotency_key: bool,
     pub(crate) reads_retry_after: bool,
     pub(crate) uses_randomness: bool,
@@ -164,6 +168,20 @@ pub(crate) struct FactsVisitor {
 }
 
 impl FactsVisitor {
+    /// Records a request sent with `verb` to `target`: a method, or, for a
+    /// POST whose written endpoint is a read, a read with its reason.
+    fn note_request(&mut self, verb: String, target: Option<&Expr>) {
+        if verb == "POST" {
+            if let Some(why) =
+                target.and_then(super::ops::target_path).as_deref().and_then(crate::analyze::reads::why_read)
+            {
+                self.facts.reads.insert(why);
+                return;
+            }
+        }
+        self.facts.methods.insert(verb);
+    }
+
     fn note_str(&mut self, s: &str) {
         let lower = s.to_ascii_lowercase();
         if lower == "idempotency-key" || lower == "x-idempotency-key" {
@@ -210,13 +228,20 @@ impl<'ast> Visit<'ast> for FactsVisitor {
             "send_json" | "send_string" | "send_form" | "send_bytes" => m.args.len() == 1,
             _ => false,
         };
-        let chain_verb = |m: &ExprMethodCall| {
+        // The verb a request chain is sent with, and the target it names.
+        let chain_verb = |m: &'ast ExprMethodCall| -> Option<(String, Option<&'ast Expr>)> {
             let chain = chain_of_call(m);
             let verb = chain.calls.iter().find_map(|c| {
                 let n = c.method.to_string();
-                HTTP_VERBS.contains(&n.as_str()).then(|| n.to_ascii_uppercase())
+                HTTP_VERBS.contains(&n.as_str()).then(|| (n.to_ascii_uppercase(), c.args.first()))
             });
-            verb.or_else(|| free_verb(chain.root))
+            verb.or_else(|| {
+                let target = match chain.root {
+                    Expr::Call(c) => c.args.first(),
+                    _ => None,
+                };
+                free_verb(chain.root).map(|v| (v, target))
+            })
         };
         match name.as_str() {
             // `.call()` sends a request only on a request builder (ureq's
@@ -228,9 +253,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 let verb = chain_verb(m);
                 let explicit = chain.calls.iter().any(|c| c.method == "request" || c.method == "method");
                 match verb {
-                    Some(v) => {
-                        self.facts.methods.insert(v);
-                    }
+                    Some((v, target)) => self.note_request(v, target),
                     None if !explicit && name == "send" => {
                         // `client.execute(req)` / a prebuilt request: method unknown
                         // unless a Method path elsewhere in the body names it.
@@ -240,7 +263,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 }
             }
             "post" | "patch" if !m.args.is_empty() => {
-                self.facts.methods.insert(name.to_ascii_uppercase());
+                self.note_request(name.to_ascii_uppercase(), m.args.first());
             }
             "is_idempotent" | "is_safe" => self.facts.method_gated = true,
             "multipart" if m.args.len() == 1 => self.facts.body_not_cloneable = true,
@@ -293,7 +316,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                     if let Some(target) = c.args.first() {
                         self.facts.ops.extend(super::ops::request_key(&verb, target));
                     }
-                    self.facts.methods.insert(verb);
+                    self.note_request(verb, c.args.first());
                 } else {
                     self.facts.ops.extend(super::ops::call_key(&name));
                 }

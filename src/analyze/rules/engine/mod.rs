@@ -41,11 +41,13 @@ mod values;
 
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use super::lang::Language;
 use super::spec::{RuleSet, When};
 use crate::analyze::FileResult;
 use crate::changeset::FileChange;
+use crate::finding::Note;
 use diff_map::base_changed_lines;
 use occurrences::occurrences;
 use prefilter::LangFilters;
@@ -59,13 +61,17 @@ type ChangedBase = (Vec<(usize, usize)>, Vec<(u32, u32)>);
 #[derive(Debug)]
 pub(crate) struct Engine {
     pub(crate) set: RuleSet,
-    by_lang: HashMap<Language, LangFilters>,
+    /// Per language some rule reads, its prefilters once a file of it is
+    /// analyzed (an error is kept as its message: every file of the
+    /// language then gets it as a blocking note).
+    by_lang: HashMap<Language, OnceLock<Result<Option<LangFilters>, String>>>,
 }
 
 impl Engine {
-    /// Builds the prefilters. Called once per run.
+    /// A rule set ready to run; each language's prefilters are built on
+    /// its first file.
     pub(crate) fn new(set: RuleSet) -> anyhow::Result<Engine> {
-        let by_lang = prefilter::build(&set)?;
+        let by_lang = prefilter::languages_read(&set).into_iter().map(|l| (l, OnceLock::new())).collect();
         Ok(Engine { set, by_lang })
     }
 
@@ -84,6 +90,20 @@ impl Engine {
         let mut out = FileResult::default();
         let Some(lang) = Language::of_path(&file.path) else { return out };
         let Some(filters) = self.by_lang.get(&lang) else { return out };
+        let filters =
+            match filters.get_or_init(|| prefilter::build(&self.set, lang).map_err(|e| format!("{e:#}"))) {
+                Ok(Some(f)) => f,
+                Ok(None) => return out,
+                Err(e) => {
+                    out.notes.push(Note::blocking(
+                        Some(&file.path),
+                        format!(
+                            "{e}; the rule packs were not run on this file: make the pack's patterns smaller"
+                        ),
+                    ));
+                    return out;
+                }
+            };
         let base = SideText::of_lang(file.base.text(), lang);
         let head = SideText::of_lang(file.head.text(), lang);
         let mut candidates = BTreeSet::new();

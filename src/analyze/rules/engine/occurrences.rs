@@ -92,7 +92,7 @@ pub(super) fn occurrences(
     let Some(view) = side.view(rule.view) else { return Vec::new() };
     let raw = side.raw.unwrap_or("").as_bytes();
     let mut found: Vec<(usize, Occ)> = Vec::new();
-    for re in &rule.patterns {
+    for re in rule.patterns.iter().map(|p| p.get()) {
         for &(from, to) in regions {
             for caps in re.captures_iter(&view[from..to]) {
                 let (Some(m), Some(at)) = (caps.get(0), report_offset(&caps)) else { continue };

@@ -9,7 +9,7 @@
 //! raw-text [`LiteralGate`]: a region holding none of the literals every
 //! match needs is dropped before the side is masked at all.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use aho_corasick::AhoCorasick;
 use regex::bytes::{RegexSet, RegexSetBuilder};
@@ -59,59 +59,61 @@ pub(super) struct LiteralGate {
 /// value on the next line) is still seen.
 pub(crate) const PREFILTER_MARGIN_LINES: u32 = 3;
 
-/// The prefilters of every language some rule reads. Called once per run.
-pub(super) fn build(set: &RuleSet) -> anyhow::Result<HashMap<Language, LangFilters>> {
-    let mut by_lang = HashMap::new();
-    for &lang in Language::ALL {
-        let mut filters = LangFilters::default();
-        for view in [View::Code, View::Text] {
-            for on_base in [false, true] {
-                let mut sources = Vec::new();
-                let mut owners = Vec::new();
-                for (i, rule) in set.rules.iter().enumerate() {
-                    let wanted = rule.view == view
-                        && rule.languages.contains(&lang)
-                        && (rule.when == When::Removed) == on_base;
-                    if wanted {
-                        for p in &rule.match_sources {
-                            sources.push(p.as_str());
-                            owners.push(i);
-                        }
+/// The languages some rule reads: those a prefilter can be built for.
+pub(super) fn languages_read(set: &RuleSet) -> Vec<Language> {
+    Language::ALL.iter().copied().filter(|l| set.rules.iter().any(|r| r.languages.contains(l))).collect()
+}
+
+/// The prefilters of one language, or `None` when no rule reads it. Built
+/// the first time a file of that language is analyzed: a pull request
+/// touches a language or two, and compiling every language's sets cost
+/// most of a small scan's time.
+pub(super) fn build(set: &RuleSet, lang: Language) -> anyhow::Result<Option<LangFilters>> {
+    let mut filters = LangFilters::default();
+    for view in [View::Code, View::Text] {
+        for on_base in [false, true] {
+            let mut sources = Vec::new();
+            let mut owners = Vec::new();
+            for (i, rule) in set.rules.iter().enumerate() {
+                let wanted = rule.view == view
+                    && rule.languages.contains(&lang)
+                    && (rule.when == When::Removed) == on_base;
+                if wanted {
+                    for p in &rule.match_sources {
+                        sources.push(p.as_str());
+                        owners.push(i);
                     }
                 }
-                if sources.is_empty() {
-                    continue;
-                }
-                let regex_set = RegexSetBuilder::new(&sources)
-                    .unicode(false)
-                    .multi_line(true)
-                    .size_limit(64 << 20)
-                    .dfa_size_limit(64 << 20)
-                    .build()
-                    .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
-                let f = Prefilter { set: regex_set, owners, view };
-                if on_base {
-                    filters.base.push(f);
-                } else {
-                    filters.head.push(f);
-                }
+            }
+            if sources.is_empty() {
+                continue;
+            }
+            let regex_set = RegexSetBuilder::new(&sources)
+                .unicode(false)
+                .multi_line(true)
+                .size_limit(64 << 20)
+                .dfa_size_limit(64 << 20)
+                .build()
+                .map_err(|e| anyhow::anyhow!("could not build the {} prefilter: {e}", lang.name()))?;
+            let f = Prefilter { set: regex_set, owners, view };
+            if on_base {
+                filters.base.push(f);
+            } else {
+                filters.head.push(f);
             }
         }
-        if !filters.base.is_empty() {
-            let removed: Vec<&Rule> =
-                set.rules.iter().filter(|r| r.when == When::Removed && r.languages.contains(&lang)).collect();
-            filters.removed_gate = literal_gate(&removed);
-        }
-        if !filters.head.is_empty() {
-            let others: Vec<&Rule> =
-                set.rules.iter().filter(|r| r.when != When::Removed && r.languages.contains(&lang)).collect();
-            filters.head_gate = literal_gate(&others);
-        }
-        if !filters.head.is_empty() || !filters.base.is_empty() {
-            by_lang.insert(lang, filters);
-        }
     }
-    Ok(by_lang)
+    if !filters.base.is_empty() {
+        let removed: Vec<&Rule> =
+            set.rules.iter().filter(|r| r.when == When::Removed && r.languages.contains(&lang)).collect();
+        filters.removed_gate = literal_gate(&removed);
+    }
+    if !filters.head.is_empty() {
+        let others: Vec<&Rule> =
+            set.rules.iter().filter(|r| r.when != When::Removed && r.languages.contains(&lang)).collect();
+        filters.head_gate = literal_gate(&others);
+    }
+    Ok((!filters.head.is_empty() || !filters.base.is_empty()).then_some(filters))
 }
 
 impl LangFilters {
@@ -255,9 +257,9 @@ rules:
 
     fn filters() -> LangFilters {
         let set = RuleSet::load(&[("t.yml".into(), RULES.into())]).unwrap();
-        let mut by_lang = build(&set).unwrap();
-        assert!(!by_lang.contains_key(&Language::Go), "no rule reads Go: no filters");
-        by_lang.remove(&Language::Python).unwrap()
+        assert!(build(&set, Language::Go).unwrap().is_none(), "no rule reads Go: no filters");
+        assert_eq!(languages_read(&set), vec![Language::Python]);
+        build(&set, Language::Python).unwrap().unwrap()
     }
 
     fn head(base: &str, head: &str) -> BTreeSet<usize> {

@@ -140,8 +140,11 @@ impl<'a> SideText<'a> {
         if from >= to {
             return Vec::new();
         }
-        let mut lines: Vec<u32> =
-            set.contexts[ctx].find_iter(&text[from..to]).map(|m| self.line_of(from + m.start())).collect();
+        let mut lines: Vec<u32> = set.contexts[ctx]
+            .get()
+            .find_iter(&text[from..to])
+            .map(|m| self.line_of(from + m.start()))
+            .collect();
         lines.dedup();
         lines
     }

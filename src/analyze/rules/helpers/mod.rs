@@ -80,14 +80,9 @@ struct NewWrite {
     read: Option<String>,
 }
 
-/// Last path segments of endpoints that answer a question rather than
-/// change state, sent as POST because the question has a body: a search,
-/// a query, a count, a description. Retrying one repeats a read.
-const READ_ENDPOINTS: &[&str] = &["query", "search", "_search", "count", "_count", "describe", "explain"];
-
 /// Why a POST whose target is `target` is a read: its path (a string
 /// literal, or the string a name was last given above the write) ends in
-/// a [`READ_ENDPOINTS`] segment. `None` when the target cannot be told or
+/// a read segment ([`crate::analyze::reads`]). `None` when the target cannot be told or
 /// names anything else: a POST whose endpoint cannot be told is a write.
 fn read_endpoint(code: &Code, target: &str, write_at: usize) -> Option<String> {
     let literal = |t: &str| -> Option<String> {
@@ -119,10 +114,8 @@ fn read_endpoint(code: &Code, target: &str, write_at: usize) -> Option<String> {
         None => return None,
     };
     let path_only = path.split(['?', '#']).next().unwrap_or("");
-    let segment = path_only.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-    READ_ENDPOINTS.iter().any(|r| segment.eq_ignore_ascii_case(r)).then(|| {
-        format!("its endpoint{how} `{path_only}` ends in `/{segment}`, a read sent as POST with a body")
-    })
+    let segment = crate::analyze::reads::read_segment(path_only)?;
+    Some(format!("its endpoint{how} `{path_only}` ends in `/{segment}`, a read sent as POST with a body"))
 }
 
 /// What is known of a helper name in one language.

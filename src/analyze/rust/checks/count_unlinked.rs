@@ -153,7 +153,7 @@ pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
         }
     }
     if !out.is_empty() {
-        if let Ok(file) = syn::parse_file(text) {
+        if let Ok(file) = crate::analyze::rust::parse::parse_file(text) {
             let mut patterns = PatternFields::default();
             syn::visit::Visit::visit_file(&mut patterns, &file);
             out.retain(|c| !patterns.0.contains(&(c.name.clone(), c.line)));

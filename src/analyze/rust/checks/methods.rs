@@ -48,7 +48,7 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
     });
     let new = if widened && new.is_empty() { retried } else { new };
     if new.is_empty() {
-        return None;
+        return judged_reads(base, head, scope);
     }
     let known: Vec<&str> = new.iter().copied().filter(|m| !is_unknown_method(m)).collect();
     if widened {
@@ -90,6 +90,33 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
     };
     c.base = base.map(|b| json!({"methods": b.methods, "idempotency_key": b.idempotency_key}));
     c.head = Some(json!({"methods": head.methods, "idempotency_key": head.idempotency_key}));
+    Some(c)
+}
+
+/// A note for POSTs the head retries that their endpoint says are reads
+/// ([`crate::analyze::reads`]) and the base did not retry: not a write
+/// repeated, but the judgment is written down so a maintainer can disagree.
+fn judged_reads(base: Option<&Policy>, head: &Policy, scope: &str) -> Option<Change> {
+    let new: Vec<&str> = head
+        .reads
+        .iter()
+        .filter(|r| base.is_none_or(|b| !b.reads.contains(*r)))
+        .map(String::as_str)
+        .collect();
+    if new.is_empty() || head.idempotency_key || head.method_gated {
+        return None;
+    }
+    let mut c = Change::new(
+        Kind::RetryNonIdempotent,
+        &CHECK,
+        format!(
+            "{scope} {} judged a read: {}; if the endpoint changes state after all, send an Idempotency-Key",
+            if new.len() == 1 { "a POST" } else { "POSTs" },
+            new.join("; ")
+        ),
+    );
+    c.severity = Severity::Note;
+    c.head = Some(json!({"methods": head.methods, "judged_reads": new}));
     Some(c)
 }
 

@@ -57,8 +57,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
             let f = self.op_facts(op);
             libs::read_operation(&mut policy, &f);
-            policy.methods.extend(f.methods);
-            policy.idempotency_key |= f.idempotency_key;
+            policy.add_requests(&f);
             ops = super::super::ops::resolve(&self.item, &f.ops);
         }
         let (line, end_line) = lines_of(at);
@@ -390,15 +389,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         // A call whose arguments change neither how the helper retries nor
         // what it sends is the helper's own retry, already a site where the
         // helper is defined.
-        let sends = !facts.methods.is_empty() || facts.idempotency_key;
+        let sends = !facts.methods.is_empty() || !facts.reads.is_empty() || facts.idempotency_key;
         if !args_count && !sends {
             return true;
         }
         let (line, end_line) = lines_of(whole);
         for (mut site, unknown) in sites {
             libs::read_operation(&mut site.policy, &facts);
-            site.policy.methods.extend(facts.methods.iter().cloned());
-            site.policy.idempotency_key |= facts.idempotency_key;
+            site.policy.add_requests(&facts);
             site.ops.extend(super::super::ops::resolve(&self.item, &facts.ops));
             site.policy.attempts.why = format!("through `{name}(..)`: {}", site.policy.attempts.why);
             site.line = line;

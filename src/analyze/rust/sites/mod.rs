@@ -473,8 +473,7 @@ impl<'i, 'a> Walker<'i, 'a> {
             let facts = self.index.file_facts();
             for s in &mut self.out.sites {
                 if s.policy.client_wide && !s.policy.method_gated {
-                    s.policy.methods.extend(facts.methods.iter().cloned());
-                    s.policy.idempotency_key |= facts.idempotency_key;
+                    s.policy.add_requests(&facts);
                 }
             }
         }

@@ -143,8 +143,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let mut merged = facts;
         let callees = std::mem::take(&mut merged.callees);
         self.w.merge_callees(&mut merged, callees);
-        p.methods.extend(merged.methods);
-        p.idempotency_key |= merged.idempotency_key;
+        p.add_requests(&merged);
         let ops = super::super::ops::resolve(&self.item, &merged.ops);
         self.w.out.sites.push(Site {
             item: self.item.clone(),
