@@ -68,7 +68,8 @@ const FAILURE_TESTS: &[&str] = &["is_err", "is_none", "is_client_error", "is_ser
 /// (`Some(false)`), or neither.
 fn tests_success(cond: &Expr) -> Option<bool> {
     match cond {
-        Expr::Let(l) if is_variant(&l.pat, "Ok") || is_variant(&l.pat, "Some") => Some(true),
+        Expr::Let(l) if is_variant(&l.pat, "Ok") => Some(true),
+        Expr::Let(l) if is_variant(&l.pat, "Some") && is_outcome(&l.expr) => Some(true),
         Expr::Let(l) if is_variant(&l.pat, "Err") => Some(false),
         Expr::MethodCall(m) => {
             if SUCCESS_TESTS.iter().any(|t| m.method == t) {
@@ -85,6 +86,21 @@ fn tests_success(cond: &Expr) -> Option<bool> {
             tests_success(&b.left).or(tests_success(&b.right))
         }
         _ => None,
+    }
+}
+
+/// Whether `e` is what an operation just gave (a call, a method call, an
+/// `.await`, a `?`), as opposed to a value the loop already held: a
+/// `Some(..)` of `task_cancel` or `self.deadline` says that option is set,
+/// not that a request succeeded, so leaving the loop inside it is no exit
+/// on success.
+fn is_outcome(e: &Expr) -> bool {
+    match e {
+        Expr::Call(_) | Expr::MethodCall(_) | Expr::Await(_) | Expr::Try(_) | Expr::Macro(_) => true,
+        Expr::Paren(p) => is_outcome(&p.expr),
+        Expr::Group(g) => is_outcome(&g.expr),
+        Expr::Reference(r) => is_outcome(&r.expr),
+        _ => false,
     }
 }
 
@@ -149,9 +165,13 @@ impl<'ast> Visit<'ast> for SuccessExit {
         syn::visit::visit_expr_return(self, r);
     }
 
-    fn visit_arm(&mut self, a: &'ast syn::Arm) {
-        let success = is_variant(&a.pat, "Ok") || is_variant(&a.pat, "Some");
-        self.in_context(success, |v| syn::visit::visit_arm(v, a));
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        self.visit_expr(&m.expr);
+        let outcome = is_outcome(&m.expr);
+        for a in &m.arms {
+            let success = is_variant(&a.pat, "Ok") || (outcome && is_variant(&a.pat, "Some"));
+            self.in_context(success, |v| syn::visit::visit_arm(v, a));
+        }
     }
 
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
