@@ -163,6 +163,7 @@ impl Analyzer for RulePackAnalyzer {
             out.notes.extend(r.notes);
         }
         moves::drop_moved(&self.engine.set, files, &mut out.findings);
+        moves::note_moved_into_calls(&self.engine.set, files, &mut out.findings);
         versions::settle(&self.engine.set, &mut out.findings, files, self.head_tree.as_ref());
         crate::finding::keep_most_severe(&mut out.findings);
         out

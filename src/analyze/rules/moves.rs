@@ -5,7 +5,9 @@
 //! "added" in its new file. This pass looks at the `when: added` findings
 //! of the whole change: a finding whose head line, whitespace aside, is a
 //! line that another changed file of the change lost (its base holds it
-//! more often than its head), moved with the code, unchanged.
+//! more often than its head), moved with the code, unchanged. And a
+//! `when: removed` finding whose replacing lines call a function that now
+//! holds what was removed moved into that function: it is a note naming it.
 
 use std::collections::HashMap;
 
@@ -58,9 +60,87 @@ pub(super) fn drop_moved(set: &RuleSet, files: &[&FileChange], findings: &mut Ve
     });
 }
 
+/// Turns into notes the `when: removed` findings whose occurrence moved into
+/// a function that the head lines replacing it call: a definition of that
+/// name, in the head of a file of the change, whose body still matches the
+/// rule (`retry_after = get_retry_after(error)` in place of the lines that
+/// read the header, with `def get_retry_after` reading it in a new module).
+/// The note names the function and where it is, so a maintainer can check
+/// that it is the same behaviour.
+pub(super) fn note_moved_into_calls(set: &RuleSet, files: &[&FileChange], findings: &mut [Finding]) {
+    use super::helpers::syntax::{definitions, is_candidate_name, Code, Family};
+    use super::lang::Language;
+    for f in findings.iter_mut() {
+        if f.severity == crate::finding::Severity::Note {
+            continue;
+        }
+        let Some(rule) = set.rules.iter().find(|r| r.id == f.rule && r.when == When::Removed) else {
+            continue;
+        };
+        let Some(family) = Language::of_path(&f.path).and_then(Family::of) else { continue };
+        let Some(head) = files.iter().find(|x| x.path == f.path).and_then(|x| x.head.text()) else {
+            continue;
+        };
+        let calls = called_names(head, f.line, f.end_line);
+        if calls.is_empty() {
+            continue;
+        }
+        let wanted = |n: &str| is_candidate_name(n) && calls.iter().any(|c| c == n);
+        let found =
+            files.iter().filter_map(|x| Some((x.path.as_str(), x.head.text()?))).find_map(|(path, text)| {
+                if Language::of_path(path).and_then(Family::of) != Some(family) {
+                    return None;
+                }
+                let code = Code::new(text.as_bytes());
+                definitions(family, &code, &wanted).into_iter().find_map(|d| {
+                    let body = text.as_bytes().get(d.body.0..d.body.1)?;
+                    rule.patterns
+                        .iter()
+                        .any(|p| p.get().is_match(body))
+                        .then(|| (d.name.clone(), path.to_string(), code.lines.of(d.at)))
+                })
+            });
+        if let Some((name, path, line)) = found {
+            f.severity = crate::finding::Severity::Note;
+            f.message = format!(
+                "{}; moved, not removed: the lines that replace it call `{name}` ({path}:{line}), whose body still matches",
+                f.message
+            );
+        }
+    }
+}
+
+/// The names called (`name(`) on head lines `from..=to` and the two lines
+/// around them, where a removed occurrence's replacement is reported.
+fn called_names(head: &str, from: u32, to: u32) -> Vec<String> {
+    let (lo, hi) = (from.saturating_sub(2).max(1) as usize, to.saturating_add(2) as usize);
+    let mut out = Vec::new();
+    for line in head.lines().skip(lo - 1).take(hi + 1 - lo) {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let preceded_by_word = start > 0 && bytes[start - 1].is_ascii_alphanumeric();
+                if !preceded_by_word && line[i..].trim_start().starts_with('(') {
+                    out.push(line[start..i].to_string());
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::normalized;
+    use super::{called_names, normalized};
 
     #[test]
     fn whitespace_and_quotes_do_not_make_a_line_new() {
@@ -69,5 +149,13 @@ mod tests {
             normalized("r = Retry(total=6,  method_whitelist={\"POST\"})")
         );
         assert_ne!(normalized("Retry(total=6)"), normalized("Retry(total=7)"));
+    }
+
+    #[test]
+    fn called_names_are_the_calls_on_and_around_the_lines() {
+        let head = "a = 1\nwait = get_retry_after(error)\nx.sleep(wait)\nif ok(y):\n    pass\nfar(1)\n";
+        assert_eq!(called_names(head, 2, 2), ["get_retry_after", "ok", "sleep"]);
+        assert!(called_names(head, 6, 6).contains(&"far".to_string()));
+        assert!(called_names("", 1, 1).is_empty());
     }
 }
