@@ -45,6 +45,7 @@ pub(crate) mod versions;
 use super::{Analyzer, FileResult};
 use crate::changeset::FileChange;
 use engine::Engine;
+use lang::Language;
 use spec::{Rule, RuleSet};
 
 /// The packs shipped in the binary, as `(file name, YAML text)`, in file
@@ -82,7 +83,16 @@ impl RulePackAnalyzer {
         let bundled: Vec<(String, String)> =
             BUNDLED.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
         let set = RuleSet::load_after_checked(&bundled, &sources)?;
-        Ok(RulePackAnalyzer { engine: Engine::new(set)?, head_tree: None })
+        // The languages a user's rules read: their prefilters are built
+        // now, so that a problem is an error before anything is scanned.
+        let user: Vec<Language> = Language::ALL
+            .iter()
+            .copied()
+            .filter(|l| set.rules.iter().any(|r| r.compiled_at_load && r.languages.contains(l)))
+            .collect();
+        let engine = Engine::new(set)?;
+        engine.build_now(&user)?;
+        Ok(RulePackAnalyzer { engine, head_tree: None })
     }
 
     /// Only the given rule files, without the bundled packs (rule tests of a

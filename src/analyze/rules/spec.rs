@@ -197,6 +197,9 @@ pub struct Rule {
     /// admits a name or the start of an expression.
     pub(crate) match_sources: Vec<String>,
     pub(crate) when: When,
+    /// A user's rule, compiled when it was loaded (the bundled packs'
+    /// rules compile when a file first needs them).
+    pub(crate) compiled_at_load: bool,
     pub(crate) counts: Option<Counts>,
     /// Seconds per unit for unit-less durations.
     pub(crate) default_unit: f64,
@@ -587,6 +590,7 @@ fn compile(
         paths,
         message: spec.message,
         patterns,
+        compiled_at_load: now,
         pattern_sources,
         match_sources,
         when: spec.when,

@@ -75,6 +75,22 @@ impl Engine {
         Ok(Engine { set, by_lang })
     }
 
+    /// Builds the prefilters of `langs` now, so that a rule file of a
+    /// user's whose patterns cannot be combined is an error when it is
+    /// loaded, not a note on each file later.
+    pub(crate) fn build_now(&self, langs: &[Language]) -> anyhow::Result<()> {
+        for lang in langs {
+            if let Some(cell) = self.by_lang.get(lang) {
+                if let Err(e) =
+                    cell.get_or_init(|| prefilter::build(&self.set, *lang).map_err(|e| format!("{e:#}")))
+                {
+                    anyhow::bail!("{e}; make the rule file's patterns smaller");
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether any rule reads the file at `path`.
     pub(crate) fn wants(&self, path: &str) -> bool {
         match Language::of_path(path) {
