@@ -572,9 +572,9 @@ fn flip(op: syn::BinOp) -> syn::BinOp {
 /// Whether a block leaves the loop or the function (`break`, `return`, `?`,
 /// a panic).
 pub(crate) fn has_exit(body: &syn::Block) -> bool {
-    let mut v = Exit(false);
+    let mut v = Exit { found: false, nested_loops: 0 };
     v.visit_block(body);
-    v.0
+    v.found
 }
 
 /// Whether an expression `continue`s the loop it is in.
@@ -602,30 +602,59 @@ fn has_continue(b: &syn::Block) -> bool {
 }
 
 fn expr_exits(e: &Expr) -> bool {
-    let mut v = Exit(false);
+    let mut v = Exit { found: false, nested_loops: 0 };
     v.visit_expr(e);
-    v.0
+    v.found
 }
 
-struct Exit(bool);
+/// Finds a way out of a loop's body. A `break` without a label inside a
+/// loop nested in the body leaves that inner loop only, and nothing inside
+/// a closure or an `async` block leaves the loop: a `for` that spawns
+/// workers, each running its own loop, does not end when a worker does.
+struct Exit {
+    found: bool,
+    /// Loops nested in the body around the node being visited.
+    nested_loops: u32,
+}
+
+impl Exit {
+    fn nested(&mut self, f: impl FnOnce(&mut Self)) {
+        self.nested_loops += 1;
+        f(self);
+        self.nested_loops -= 1;
+    }
+}
 
 impl<'ast> Visit<'ast> for Exit {
-    fn visit_expr_break(&mut self, _: &'ast syn::ExprBreak) {
-        self.0 = true;
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        if self.nested_loops == 0 || b.label.is_some() {
+            self.found = true;
+        }
+        syn::visit::visit_expr_break(self, b);
     }
     fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-        self.0 = true;
+        self.found = true;
     }
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-        self.0 = true;
+        self.found = true;
         syn::visit::visit_expr_try(self, t);
     }
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         if m.path.segments.last().is_some_and(|s| s.ident == "panic" || s.ident == "bail") {
-            self.0 = true;
+            self.found = true;
         }
     }
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        self.nested(|v| syn::visit::visit_expr_loop(v, l));
+    }
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.nested(|v| syn::visit::visit_expr_while(v, w));
+    }
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.nested(|v| syn::visit::visit_expr_for_loop(v, f));
+    }
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
     fn visit_item(&mut self, _: &'ast Item) {}
 }
 
