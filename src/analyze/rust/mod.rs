@@ -237,6 +237,9 @@ struct Modelled<'f> {
     /// Whether the head was parsed (its model's write sites are complete).
     head_parsed: bool,
     notes: Vec<Note>,
+    /// The literal numbers passed as call arguments, base then head (empty
+    /// for a side that was not parsed).
+    arguments: [Vec<checks::count_argument::ArgLiteral>; 2],
 }
 
 impl Analyzer for RustAnalyzer {
@@ -323,11 +326,17 @@ impl Analyzer for RustAnalyzer {
         }
         let unlinked = unlinked_counts(&modelled, raised, &retry_text, &program.reached, &result.findings);
         result.findings.extend(unlinked);
+        let arguments = raised_arguments(&modelled, tree, &result.findings, &mut result.notes);
+        result.findings.extend(arguments);
         result
     }
 }
 
-/// The source lines of every retry site of the changed files, both sides.
+/// The source lines of the head's retry sites whose attempt count the model
+/// computed: a raised count they read is compared there. A site that reads
+/// it but whose count is unknown (a project's own backoff type, a field of
+/// a parameter) checks nothing, and a base site that read it is gone; an
+/// unknown is not an unchanged, so neither links the count.
 fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
     let site_lines = |text: Option<&str>, fm: Option<&FileModel>| -> Vec<String> {
         let (Some(text), Some(fm)) = (text, fm) else { return Vec::new() };
@@ -337,6 +346,7 @@ fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
         let lines: Vec<&str> = text.lines().collect();
         fm.sites
             .iter()
+            .filter(|s| s.policy.attempts.value != policy::Attempts::Unknown)
             .map(|s| {
                 let from = s.line.saturating_sub(1) as usize;
                 let to = (s.end_line as usize).min(lines.len());
@@ -344,14 +354,7 @@ fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
             })
             .collect()
     };
-    modelled
-        .iter()
-        .flat_map(|m| {
-            let mut v = site_lines(m.file.base.text(), m.base.as_ref());
-            v.extend(site_lines(m.file.head.text(), m.head.as_ref()));
-            v
-        })
-        .collect()
+    modelled.iter().flat_map(|m| site_lines(m.file.head.text(), m.head.as_ref())).collect()
 }
 
 /// Retry counts named in the changed files (`const MAX_RETRIES`, a
@@ -370,7 +373,7 @@ fn raised_counts(modelled: &[Modelled]) -> Vec<(usize, checks::count_unlinked::N
         }
         let before = checks::count_unlinked::named_counts(base);
         for (c, change) in
-            checks::count_unlinked::decide(&before, &after, |l| m.file.touches(l, l), |_| false)
+            checks::count_unlinked::decide(&m.file.path, &before, &after, |l| m.file.touches(l, l), |_| false)
         {
             raised.push((i, c.clone(), change));
         }
@@ -411,6 +414,82 @@ fn unlinked_counts(
         .filter(|(_, c, _)| !read.iter().any(|t| program::names_word(t, &c.name)))
         .map(|(i, c, change)| to_finding(modelled[i].file, checks::VALUE, change, c.line, c.line))
         .collect()
+}
+
+/// Literal arguments raised on a changed line whose callee's parameter is
+/// named for a retry count, and that no finding already covers. The callee
+/// is looked for in the changed files (either side) first, then in the
+/// head tree's unchanged files.
+fn raised_arguments(
+    modelled: &[Modelled],
+    tree: Option<&crate_index::HeadCommit>,
+    placed: &[Finding],
+    notes: &mut Vec<Note>,
+) -> Vec<Finding> {
+    use checks::count_argument as ca;
+    let mut raised: Vec<(usize, &ca::ArgLiteral, f64)> = Vec::new();
+    for (i, m) in modelled.iter().enumerate() {
+        let [base, head] = &m.arguments;
+        for (a, was) in ca::raised(base, head, |l| m.file.touches(l, l)) {
+            let path = &m.file.path;
+            if !placed.iter().any(|f| &f.path == path && f.line <= a.line && a.line <= f.end_line) {
+                raised.push((i, a, was));
+            }
+        }
+    }
+    if raised.is_empty() {
+        return Vec::new();
+    }
+    let callees: std::collections::BTreeSet<&str> =
+        raised.iter().map(|(_, a, _)| a.callee.as_str()).collect();
+    let declares_fn = |text: &str, name: &str| {
+        text.match_indices(name).any(|(at, _)| {
+            let before = text[..at].trim_end();
+            let after = text[at + name.len()..].chars().next();
+            before.ends_with("fn")
+                && !before[..before.len() - 2].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    // Every text that may define a callee: the changed files' both sides,
+    // then the unchanged files the head tree has.
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for m in modelled {
+        for text in [m.file.base.text(), m.file.head.text()].into_iter().flatten() {
+            if callees.iter().any(|c| declares_fn(text, c)) {
+                sources.push((m.file.path.clone(), text.to_string()));
+            }
+        }
+    }
+    let missing: Vec<&str> =
+        callees.iter().copied().filter(|c| !sources.iter().any(|(_, t)| declares_fn(t, c))).collect();
+    if !missing.is_empty() {
+        let changed: std::collections::BTreeSet<&str> =
+            modelled.iter().map(|m| m.file.path.as_str()).collect();
+        sources.extend(program::function_definers(tree, &missing, &changed, notes));
+    }
+    let parsed: Vec<(&str, syn::File)> =
+        sources.iter().filter_map(|(p, t)| parse_rust(p, t).ok().map(|f| (p.as_str(), f))).collect();
+    let mut out = Vec::new();
+    for (i, a, was) in raised {
+        let mut sigs = Vec::new();
+        let mut at: Vec<&str> = Vec::new();
+        for (path, f) in &parsed {
+            let found = ca::signatures(f, &a.callee);
+            if !found.is_empty() && !at.contains(path) {
+                at.push(path);
+            }
+            sigs.extend(found);
+        }
+        let Some(param) = ca::parameter(&sigs, a) else { continue };
+        let file = modelled[i].file;
+        if let Some(change) = ca::decide(&file.path, a, was, &param, &at.join(", ")) {
+            out.push(to_finding(file, checks::VALUE, change, a.line, a.line));
+        }
+    }
+    drop(parsed);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    out
 }
 
 /// Drops the policies built in one file and retried in another: the retry
@@ -572,22 +651,44 @@ fn changed_definitions<'f>(files: impl Iterator<Item = &'f FileChange>) -> Chang
 
 /// Prefilters, parses and models both sides of one file.
 fn model_file(file: &FileChange) -> Modelled<'_> {
-    let mut m = Modelled { file, base: None, head: None, head_parsed: false, notes: Vec::new() };
+    let mut m = Modelled {
+        file,
+        base: None,
+        head: None,
+        head_parsed: false,
+        notes: Vec::new(),
+        arguments: [Vec::new(), Vec::new()],
+    };
     let base = file.base.text();
     let head = file.head.text();
     if !is_change_relevant(base, head) {
         // Neither side mentions anything retry-like: nothing to compare.
         m.base = base.map(|_| FileModel::default());
         m.head = head.map(|_| FileModel::default());
+        // A call to a project's own retry helper need not say retry: its
+        // numeric arguments are still read when a changed line passes one.
+        if let (Some(b), Some(h)) = (base, head) {
+            if touches_numeric_argument(file, h) {
+                for (text, slot) in [(b, 0), (h, 1)] {
+                    if let Ok(ast) = parse_rust(&file.path, text) {
+                        m.arguments[slot] = checks::count_argument::argument_literals(&ast);
+                    }
+                }
+                proc_macro2::extra::invalidate_current_thread_spans();
+            }
+        }
         return m;
     }
     m.head_parsed = head.is_some();
-    for (side, text, slot) in [("base", base, &mut m.base), ("head", head, &mut m.head)] {
+    for (slot, (side, text, model)) in
+        [("base", base, &mut m.base), ("head", head, &mut m.head)].into_iter().enumerate()
+    {
         let Some(text) = text else { continue };
         match parse_rust(&file.path, text) {
             Ok(mut ast) => {
+                m.arguments[slot] = checks::count_argument::argument_literals(&ast);
                 sites::expand_macros(&mut ast, text, &[]);
-                *slot = Some(sites::model(&ast, text));
+                *model = Some(sites::model(&ast, text));
             }
             Err(e) => {
                 m.notes.push(Note::blocking(
@@ -595,7 +696,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
                     format!("could not parse the {side} version ({e}); retry findings in this file may be missing"),
                 ));
                 // Compare against nothing rather than guess.
-                *slot = Some(FileModel::default());
+                *model = Some(FileModel::default());
             }
         }
     }
@@ -603,6 +704,24 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
     // hold plain line numbers, so release it before the next file.
     proc_macro2::extra::invalidate_current_thread_spans();
     m
+}
+
+/// Whether a line `file` added passes a number to a call (`f(x, 20)`,
+/// `usize::MAX)`): only then are the arguments of a file with no retry word
+/// worth parsing.
+fn touches_numeric_argument(file: &FileChange, head: &str) -> bool {
+    static ARG: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"[(,]\s*(Some\(\s*)?([0-9][0-9_]*(u8|u16|u32|u64|u128|usize|i32|i64|isize)?|[iu](8|16|32|64|128|size)::MAX)\s*[),]",
+        )
+        .ok()
+    });
+    // Without the pattern every file's arguments are read: slower, never blind.
+    let Some(arg) = ARG.as_ref() else { return true };
+    head.lines().enumerate().any(|(i, line)| {
+        let n = i as u32 + 1;
+        file.touches(n, n) && arg.is_match(line)
+    })
 }
 
 /// Parses a file the analyzer reads as Rust. A file that is not `.rs`

@@ -405,6 +405,32 @@ fn struct_names(text: &str) -> impl Iterator<Item = &str> {
     re.captures_iter(text).filter_map(|c| c.get(1).map(|m| m.as_str()))
 }
 
+/// The unchanged `.rs` files of the head tree, anywhere in the repository,
+/// that define a function named one of `names` (each a plain identifier)
+/// and say retry, attempt or tries somewhere, with their texts: where a
+/// callee's parameter names are read. A file that never names a retry count
+/// has no parameter to find, so a name many files define (`new`) reads few.
+pub(super) fn function_definers(
+    tree: Option<&HeadCommit>,
+    names: &[&str],
+    changed: &BTreeSet<&str>,
+    notes: &mut Vec<Note>,
+) -> Vec<(String, String)> {
+    let names: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .take(MAX_NAMES)
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let decl = format!("fn[[:space:]]+({})([^A-Za-z0-9_]|$)", names.join("|"));
+    let args = ["--all-match", "-E", "-e", decl.as_str(), "-e", "retr|attempt|tries"];
+    let mut budget = MAX_PROGRAM_FILES;
+    Tree { tree, listing: None }.grep(&args, Scope::Workspace, changed, &mut budget, notes)
+}
+
 /// Whether `text` names `name` as a whole word.
 pub(super) fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {

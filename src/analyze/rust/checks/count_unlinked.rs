@@ -25,7 +25,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryCountRaised],
     applies: Applies::Values,
     doc: KindDoc {
-        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and retrygate could not link it to any retry it models. An error when the name says retry (`MAX_RETRIES`, `retry_limit`): the name is the project's own word that the value counts retries. A warning when it says only attempts or tries (`max_attempts`), words also used for logins, locks and polls.",
+        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and no retry whose attempt count retrygate computes reads it: it links the value to no retry it models, or the retry that reads it has a count it cannot evaluate (a project's own backoff type, a field of a parameter). An error when the name says retry (`MAX_RETRIES`, `retry_limit`): the name is the project's own word that the value counts retries. Also an error when it says attempts or tries and its file sits in a module named for retries (`retry_client/`, `retries.rs`); otherwise `max_attempts` alone is a warning, a word also used for logins, locks and polls.",
         why: "A raised count that no modelled retry reads may still drive one the analyzer cannot follow (an unknown library, a config layer, another crate); passing it in silence would hide exactly the raise the gate exists to catch.",
         example: "const MAX_RETRIES: u32 = 3;  ->  const MAX_RETRIES: u32 = 10;   (read by a retry retrygate does not model)",
         use_instead: "Keep the count; or make the retry that reads it visible (a known library's setter, a loop bounded by it) so the raise is checked where it acts.",
@@ -198,13 +198,25 @@ impl<'ast> syn::visit::Visit<'ast> for PatternFields {
 /// How an unlinked raise weighs: a name with `retry`/`retries` in it blocks,
 /// as a raised count under such a name does in every rule pack; `attempts`
 /// or `tries` alone only warns, since those words also count logins, lock
-/// acquisitions and polls.
-pub(crate) fn unlinked_severity(name: &str) -> Severity {
-    if words(name).iter().any(|w| matches!(w.as_str(), "retries" | "retry")) {
+/// acquisitions and polls, unless the module it is defined in says retry:
+/// the path qualifies a Rust name (`retry_client::DEFAULT_MAX_TRIES`).
+pub(crate) fn unlinked_severity(name: &str, path: &str) -> Severity {
+    if words(name).iter().any(|w| matches!(w.as_str(), "retries" | "retry")) || path_says_retry(path) {
         Severity::Error
     } else {
         Severity::Warning
     }
+}
+
+/// Whether a file's folders or name say retry (`retry_client/`,
+/// `src/retriable.rs`, `retrying.rs`): its module path does.
+pub(crate) fn path_says_retry(path: &str) -> bool {
+    path.split('/').any(|part| {
+        let stem = part.strip_suffix(".rs").unwrap_or(part);
+        words(stem).iter().any(|w| {
+            matches!(w.as_str(), "retry" | "retries" | "retrying" | "retrier" | "retriable" | "retryable")
+        })
+    })
 }
 
 /// The head's retry counts on touched lines that went up from the same
@@ -218,6 +230,7 @@ pub(crate) fn unlinked_severity(name: &str) -> Severity {
 /// inserted beside unchanged ones is therefore new, not a raise of its
 /// neighbour.
 pub(crate) fn decide<'h>(
+    path: &str,
     base: &[NamedCount],
     head: &'h [NamedCount],
     touched: impl Fn(u32) -> bool,
@@ -246,11 +259,11 @@ pub(crate) fn decide<'h>(
                 Kind::RetryCountRaised,
                 &CHECK,
                 format!(
-                    "`{}` raised from {} to {}, and retrygate could not link it to any retry it models, so the attempts it allows were not checked; a maintainer checks which retry reads it",
+                    "`{}` raised from {} to {}, and no retry whose attempt count retrygate computes reads it (it links it to no retry it models, or cannot evaluate the count of the one that does), so the attempts it allows were not checked; a maintainer checks which retry reads it",
                     h.name, was, h.value
                 ),
             );
-            c.severity = unlinked_severity(&h.name);
+            c.severity = unlinked_severity(&h.name, path);
             c.base = Some(json!({"value": was}));
             c.head = Some(json!({"value": h.value}));
             out.push((h, c));
@@ -266,11 +279,17 @@ mod tests {
     #[test]
     fn a_name_that_says_retry_blocks_and_attempts_alone_warns() {
         for n in ["MAX_RETRIES", "num_retries", "retry_limit", "NUM_RETRIES_CONNECT", "maxRetryCount"] {
-            assert_eq!(unlinked_severity(n), Severity::Error, "{n}");
+            assert_eq!(unlinked_severity(n, "src/lib.rs"), Severity::Error, "{n}");
         }
         for n in ["max_attempts", "MAX_TRIES", "loginAttempts"] {
-            assert_eq!(unlinked_severity(n), Severity::Warning, "{n}");
+            assert_eq!(unlinked_severity(n, "src/lib.rs"), Severity::Warning, "{n}");
+            assert_eq!(unlinked_severity(n, "src/auth/login.rs"), Severity::Warning, "{n}");
+            // The module path qualifies the name.
+            assert_eq!(unlinked_severity(n, "src/retry_client/sui.rs"), Severity::Error, "{n}");
+            assert_eq!(unlinked_severity(n, "crates/net/src/retriable.rs"), Severity::Error, "{n}");
         }
+        // Words, not substrings: `retrieve` says nothing.
+        assert!(!path_says_retry("src/retrieve/mod.rs"));
     }
 
     #[test]
@@ -314,24 +333,27 @@ mod tests {
     fn only_an_unlinked_raise_on_a_touched_line_is_reported() {
         let base = named_counts("const MAX_RETRIES: u32 = 3;\nconst RETRIES: u32 = 5;\n");
         let head = named_counts("const MAX_RETRIES: u32 = 10;\nconst RETRIES: u32 = 2;\n");
-        let found = decide(&base, &head, |_| true, |_| false);
+        let found = decide("src/lib.rs", &base, &head, |_| true, |_| false);
         assert_eq!(found.len(), 1, "{found:?}");
         let (at, c) = &found[0];
         assert_eq!((at.line, c.severity), (1, Severity::Error), "the name says retry: it blocks");
         assert!(
-            c.message.starts_with("`MAX_RETRIES` raised from 3 to 10, and retrygate could not link it"),
+            c.message.starts_with("`MAX_RETRIES` raised from 3 to 10, and no retry whose attempt count"),
             "{}",
             c.message
         );
         assert!(
-            decide(&base, &head, |_| true, |c| c.name == "MAX_RETRIES").is_empty(),
+            decide("src/lib.rs", &base, &head, |_| true, |c| c.name == "MAX_RETRIES").is_empty(),
             "linked: the retry reports it"
         );
         assert!(
-            decide(&base, &head, |_| false, |_| false).is_empty(),
+            decide("src/lib.rs", &base, &head, |_| false, |_| false).is_empty(),
             "an untouched line is not the change's"
         );
-        assert!(decide(&[], &head, |_| true, |_| false).is_empty(), "a new name has no base value to exceed");
+        assert!(
+            decide("src/lib.rs", &[], &head, |_| true, |_| false).is_empty(),
+            "a new name has no base value to exceed"
+        );
     }
 
     /// A match arm that tests `retries: 1` sets nothing; a struct literal
@@ -351,9 +373,9 @@ mod tests {
         let nc = |value: f64, line: u32| NamedCount { name: "num_retries".into(), value, line };
         let base = [nc(0.0, 10)];
         let head = [nc(1.0, 10), nc(0.0, 14)];
-        assert!(decide(&base, &head, |l| l == 10, |_| false).is_empty());
+        assert!(decide("src/lib.rs", &base, &head, |l| l == 10, |_| false).is_empty());
         let head = [nc(1.0, 10), nc(3.0, 14)];
-        let found = decide(&base, &head, |_| true, |_| false);
+        let found = decide("src/lib.rs", &base, &head, |_| true, |_| false);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0.value, 1.0);
     }

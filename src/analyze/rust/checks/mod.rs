@@ -15,6 +15,7 @@
 //! | `timeout` | [`timeout`] | a timeout went down in code that retries |
 //! | `setter-discarded` | [`setter_discarded`] | a by-value setter's result is dropped |
 //! | `count-unlinked` | [`count_unlinked`] | a retry-count-named value went up and no modelled retry reads it |
+//! | `count-argument` | [`count_argument`] | a literal passed to a retry-count-named parameter went up |
 //!
 //! What a library's policy *is* (backon does not jitter unless asked) is a
 //! fact of its file in [`super::libs`]; whether losing it is a finding is
@@ -38,6 +39,7 @@
 
 pub(crate) mod attempts;
 pub(crate) mod budget;
+pub(crate) mod count_argument;
 pub(crate) mod count_unlinked;
 pub(crate) mod jitter;
 pub(crate) mod methods;
@@ -105,6 +107,7 @@ pub(crate) static ALL: &[&RustCheck] = &[
     &timeout::CHECK,
     &setter_discarded::CHECK,
     &count_unlinked::CHECK,
+    &count_argument::CHECK,
 ];
 
 /// One decided change, before it is placed in a file as a finding.
