@@ -388,6 +388,31 @@ fn names_status(tokens: proc_macro2::TokenStream) -> bool {
     })
 }
 
+/// Whether the loop body, at its top level, matches on what an operation
+/// just gave so that success leaves the loop and failure goes round again:
+/// `match op().await { Ok(v) => break v, Err(e) => warn!(..) }`. Such a
+/// loop re-runs the operation at once after every failure, with no sleep
+/// or `continue` to say so.
+pub(crate) fn retries_on_error_arm(body: &syn::Block) -> bool {
+    body.stmts.iter().any(|s| {
+        let e = match s {
+            syn::Stmt::Expr(e, _) => e,
+            syn::Stmt::Local(l) => match &l.init {
+                Some(init) => &init.expr,
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Expr::Match(m) = e else { return false };
+        if !is_outcome(&m.expr) {
+            return false;
+        }
+        let ok_leaves = m.arms.iter().any(|a| is_variant(&a.pat, "Ok") && always_exits(&a.body));
+        let err_stays = m.arms.iter().any(|a| is_variant(&a.pat, "Err") && !always_exits(&a.body));
+        ok_leaves && err_stays
+    })
+}
+
 /// Whether every path through `e` leaves the loop (`break`, `return`,
 /// `bail!`/`panic!`/`unreachable!`).
 fn always_exits(e: &Expr) -> bool {

@@ -878,6 +878,13 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         let paired: Vec<&policy::Policy> =
             removed.paired(&ops::Retry::of(site)).into_iter().map(|i| &lost[i].1.policy).collect();
         let mut changes = checks::compare_sites(None, &site.policy);
+        // An operation the base ran once, now retried with no limit.
+        if let Some(c) =
+            wrapped_operation(m, site).and_then(|op| checks::unbounded::wrapped(&site.policy, &op))
+        {
+            changes.retain(|c| c.kind != Kind::RetryUnbounded);
+            changes.push(c);
+        }
         // The writes the removed retries of the same operation already
         // re-sent: a new retry (a layer that takes over from per-call
         // retries) that keeps retrying them is not a widening. Refusal-only
@@ -901,6 +908,30 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         }
         place(m.file, None, site, changes, out);
     }
+}
+
+/// The operation a new retry covers that the base version of the same
+/// function already performed (un-retried: the retry is new), as the key
+/// it shares (`call sync_entries`, `req POST /orders`). Only a retry with no
+/// limit asks, so the base is parsed again only then.
+fn wrapped_operation(m: &Modelled, site: &Site) -> Option<String> {
+    if site.policy.attempts.value != policy::Attempts::Unbounded || site.ops.is_empty() {
+        return None;
+    }
+    let text = m.file.base.text()?;
+    let ast = parse_rust(&m.file.path, text).ok()?;
+    let wanted: std::collections::BTreeSet<&str> = [site.item.as_str()].into();
+    let mut shared = None;
+    for (path, block) in sites::item_bodies(&ast, &wanted) {
+        let before = ops::resolve(&path, &syntax::body_facts(block).ops);
+        if let Some(k) = site.ops.iter().find(|k| before.contains(*k)) {
+            shared = Some(format!("`{}`", k.split_once(' ').map_or(k.as_str(), |(_, name)| name)));
+            break;
+        }
+    }
+    drop(ast);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    shared
 }
 
 /// What the functions that held the removed retries do at the head (their

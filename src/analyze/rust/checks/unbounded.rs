@@ -13,7 +13,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryUnbounded],
     applies: Applies::Policies,
     doc: KindDoc {
-        what: "A retry policy that had a limit on attempts or time has none in the head (an error); a new retry has no limit (a warning; the gate's `limits.max_attempts` makes it block).",
+        what: "A retry policy that had a limit on attempts or time has none in the head (an error); so has an operation the base performed once in the same function and the head retries with no limit (an error); a wholly new retry has no limit (a warning; the gate's `limits.max_attempts` makes it block).",
         why: "An unbounded retry never gives up: during an outage every caller keeps a request in flight and the dependency never sees the load drop.",
         example: "FixedInterval::from_millis(100).take(3)  ->  FixedInterval::from_millis(100)",
         use_instead: "Bound it: `.take(3)`, `.with_max_times(3)`, or a total time limit.",
@@ -57,6 +57,28 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
         ),
     );
     c.base = Some(json!({"attempts": b.to_json()}));
+    c.head = Some(json!({"attempts": "unbounded"}));
+    Some(c)
+}
+
+/// A new unbounded retry around an operation the base already performed
+/// once in the same function (`op().await?` wrapped in `loop { match
+/// op().await { Ok(..) => break, Err(..) => .. } }`): the operation had one
+/// attempt and now has no limit, so it is the bounded-to-unbounded error,
+/// not a new retry's warning. `op` names the operation.
+pub(crate) fn wrapped(head: &Policy, op: &str) -> Option<Change> {
+    if head.attempts.value != Attempts::Unbounded {
+        return None;
+    }
+    let mut c = Change::new(
+        Kind::RetryUnbounded,
+        &CHECK,
+        format!(
+            "retry became unbounded: the base performed {op} once in this function, the head retries it with no limit ({})",
+            head.attempts.why
+        ),
+    );
+    c.base = Some(json!({"attempts": 1}));
     c.head = Some(json!({"attempts": "unbounded"}));
     Some(c)
 }

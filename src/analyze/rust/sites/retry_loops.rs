@@ -77,7 +77,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let reruns =
             facts.sends_request || loops::tests_a_result(whole) || (facts.sleeps > 0 && facts.has_continue);
         if !reruns
-            || !(facts.sleeps > 0 || facts.has_continue)
+            || !(facts.sleeps > 0 || facts.has_continue || loops::retries_on_error_arm(body))
             || loops::is_periodic(body)
             || loops::polls_after_success(body)
         {
@@ -122,6 +122,8 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 // `backoff.next_backoff()`: the policy value decides (the
                 // backoff crate's ExponentialBackoff jitters by default).
                 Fact::new(None, "the loop's delay comes from a backoff policy's `next_backoff()`")
+            } else if facts.sleeps == 0 {
+                Fact::new(Some(false), "the loop goes round again at once, with no delay")
             } else {
                 Fact::new(Some(false), "the loop's delay uses no randomness")
             },
