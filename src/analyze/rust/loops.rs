@@ -413,6 +413,68 @@ pub(crate) fn retries_on_error_arm(body: &syn::Block) -> bool {
     })
 }
 
+/// Whether a failure can end the loop: a `?`, a `return` or `break` of an
+/// `Err(..)` or of a value named as an error, a `bail!`/`panic!`, or any
+/// `break`/`return` inside an `Err` arm (or `if let Err(..)`). Closures,
+/// async blocks and nested items are not the loop's own code. A loop that
+/// cannot give up leaves only on success or on a stop it is told (a
+/// shutdown's `return Ok(())`): it retries every failure for ever.
+pub(crate) fn can_give_up(body: &syn::Block) -> bool {
+    struct GiveUp {
+        in_err: u32,
+        found: bool,
+    }
+    impl GiveUp {
+        fn exit(&mut self, value: Option<&Expr>) {
+            let failing = value.is_some_and(|v| call_name(v).as_deref() == Some("Err") || is_error_path(v));
+            if self.in_err > 0 || failing {
+                self.found = true;
+            }
+        }
+        fn in_err<F: FnOnce(&mut Self)>(&mut self, err: bool, f: F) {
+            self.in_err += u32::from(err);
+            f(self);
+            self.in_err -= u32::from(err);
+        }
+    }
+    impl<'ast> Visit<'ast> for GiveUp {
+        fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+            self.found = true;
+            syn::visit::visit_expr_try(self, t);
+        }
+        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+            self.exit(r.expr.as_deref());
+            syn::visit::visit_expr_return(self, r);
+        }
+        fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+            self.exit(b.expr.as_deref());
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if leaves_by_macro(m) {
+                self.found = true;
+            }
+        }
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            self.in_err(is_variant(&a.pat, "Err"), |v| syn::visit::visit_arm(v, a));
+        }
+        fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            let err = matches!(&*i.cond, Expr::Let(l) if is_variant(&l.pat, "Err"));
+            self.visit_expr(&i.cond);
+            self.in_err(err, |v| v.visit_block(&i.then_branch));
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'ast syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut v = GiveUp { in_err: 0, found: false };
+    v.visit_block(body);
+    v.found
+}
+
 /// Whether every path through `e` leaves the loop (`break`, `return`,
 /// `bail!`/`panic!`/`unreachable!`).
 fn always_exits(e: &Expr) -> bool {

@@ -911,27 +911,106 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
 }
 
 /// The operation a new retry covers that the base version of the same
-/// function already performed (un-retried: the retry is new), as the key
-/// it shares (`call sync_entries`, `req POST /orders`). Only a retry with no
-/// limit asks, so the base is parsed again only then.
+/// function performed, while the head performs none of the retry's
+/// operations outside the retry any more: the retry wraps that call, rather
+/// than adding a second path beside a call that is still made once (a
+/// reconnect loop after a first connect that still fails fast). Given as
+/// the key it shares (`call sync_entries`, `req POST /orders`). Only a
+/// retry with no limit asks, so the files are parsed again only then.
 fn wrapped_operation(m: &Modelled, site: &Site) -> Option<String> {
     if site.policy.attempts.value != policy::Attempts::Unbounded || site.ops.is_empty() {
         return None;
     }
-    let text = m.file.base.text()?;
-    let ast = parse_rust(&m.file.path, text).ok()?;
-    let wanted: std::collections::BTreeSet<&str> = [site.item.as_str()].into();
-    let mut shared = None;
-    for (path, block) in sites::item_bodies(&ast, &wanted) {
-        let before = ops::resolve(&path, &syntax::body_facts(block).ops);
-        if let Some(k) = site.ops.iter().find(|k| before.contains(*k)) {
-            shared = Some(format!("`{}`", k.split_once(' ').map_or(k.as_str(), |(_, name)| name)));
-            break;
+    // A hand-written loop the model finds no bound for may still give up
+    // on a failure it does not read as a bound (a policy's "do not retry"
+    // that returns the error): only one that cannot is for ever.
+    let hand_loop = site.policy.lib == policy::Lib::HAND_ROLLED;
+    if hand_loop && !loop_never_gives_up(m, site) {
+        return None;
+    }
+    // The base ran it outside any loop that goes on whatever fails (such a
+    // loop already retried it, for ever).
+    let before =
+        item_ops(&m.file.path, m.file.base.text()?, &site.item, &|_, body| !loops::can_give_up(body))?;
+    let rest =
+        item_ops(&m.file.path, m.file.head.text()?, &site.item, &|line, _| hand_loop && line == site.line)?;
+    // A library retry's operation is inside its call; a loop's, once the
+    // loop is left out.
+    if hand_loop && site.ops.iter().any(|k| rest.contains(k)) {
+        return None;
+    }
+    let k = site.ops.iter().find(|k| before.contains(*k))?;
+    Some(format!("`{}`", k.split_once(' ').map_or(k.as_str(), |(_, name)| name)))
+}
+
+/// The operation keys of function `item` in `text`, leaving out the loops
+/// `skip` picks by their first line and body; `None` when the text does
+/// not parse.
+fn item_ops(path: &str, text: &str, item: &str, skip: &dyn Fn(u32, &syn::Block) -> bool) -> Option<ops::Ops> {
+    struct Strip<'s>(&'s dyn Fn(u32, &syn::Block) -> bool);
+    impl syn::visit_mut::VisitMut for Strip<'_> {
+        fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+            let hit = match e {
+                syn::Expr::Loop(l) => (self.0)(l.loop_token.span.start().line as u32, &l.body),
+                syn::Expr::While(w) => (self.0)(w.while_token.span.start().line as u32, &w.body),
+                syn::Expr::ForLoop(f) => (self.0)(f.for_token.span.start().line as u32, &f.body),
+                _ => false,
+            };
+            if hit {
+                *e = syn::Expr::Tuple(syn::ExprTuple {
+                    attrs: Vec::new(),
+                    paren_token: Default::default(),
+                    elems: Default::default(),
+                });
+                return;
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
         }
+    }
+    let ast = parse_rust(path, text).ok()?;
+    let wanted: std::collections::BTreeSet<&str> = [item].into();
+    let mut out = ops::Ops::new();
+    for (p, block) in sites::item_bodies(&ast, &wanted) {
+        let mut b = block.clone();
+        syn::visit_mut::VisitMut::visit_block_mut(&mut Strip(skip), &mut b);
+        out.extend(ops::resolve(&p, &syntax::body_facts(&b).ops));
     }
     drop(ast);
     proc_macro2::extra::invalidate_current_thread_spans();
-    shared
+    Some(out)
+}
+
+/// Whether the head's loop at `site` has no way out on a failure
+/// ([`loops::can_give_up`]); `false` when it cannot be found again.
+fn loop_never_gives_up(m: &Modelled, site: &Site) -> bool {
+    struct Find {
+        line: u32,
+        found: Option<bool>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast syn::Expr) {
+            if self.found.is_some() {
+                return;
+            }
+            let body = match e {
+                syn::Expr::Loop(l) if l.loop_token.span.start().line as u32 == self.line => Some(&l.body),
+                syn::Expr::While(w) if w.while_token.span.start().line as u32 == self.line => Some(&w.body),
+                syn::Expr::ForLoop(f) if f.for_token.span.start().line as u32 == self.line => Some(&f.body),
+                _ => None,
+            };
+            match body {
+                Some(b) => self.found = Some(!loops::can_give_up(b)),
+                None => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let Some(text) = m.file.head.text() else { return false };
+    let Ok(ast) = parse_rust(&m.file.path, text) else { return false };
+    let mut f = Find { line: site.line, found: None };
+    syn::visit::Visit::visit_file(&mut f, &ast);
+    drop(ast);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    f.found.unwrap_or(false)
 }
 
 /// What the functions that held the removed retries do at the head (their
