@@ -25,7 +25,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryCountRaised],
     applies: Applies::Values,
     doc: KindDoc {
-        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default) went up, and no retry whose attempt count retrygate computes reads it: it links the value to no retry it models, or the retry that reads it has a count it cannot evaluate (a project's own backoff type, a field of a parameter). An error when the name says retry (`MAX_RETRIES`, `retry_limit`): the name is the project's own word that the value counts retries. Also an error when it says attempts or tries and its file sits in a module named for retries (`retry_client/`, `retries.rs`); otherwise `max_attempts` alone is a warning, a word also used for logins, locks and polls.",
+        what: "A value named as a retry count (`const MAX_RETRIES`, a `num_retries` or `max_attempts` field in a struct literal or default, the default of an environment read written beside the variable's name, `max_retries: parse_env_var(2, \"APP_MAX_RETRIES\")`, or of an absent setting, `.unwrap_or(3)`) went up, and no retry whose attempt count retrygate computes reads it: it links the value to no retry it models, or the retry that reads it has a count it cannot evaluate (a project's own backoff type, a field of a parameter). An error when the name says retry (`MAX_RETRIES`, `retry_limit`): the name is the project's own word that the value counts retries. Also an error when it says attempts or tries and its file sits in a module named for retries (`retry_client/`, `retries.rs`); otherwise `max_attempts` alone is a warning, a word also used for logins, locks and polls.",
         why: "A raised count that no modelled retry reads may still drive one the analyzer cannot follow (an unknown library, a config layer, another crate); passing it in silence would hide exactly the raise the gate exists to catch.",
         example: "const MAX_RETRIES: u32 = 3;  ->  const MAX_RETRIES: u32 = 10;   (read by a retry retrygate does not model)",
         use_instead: "Keep the count; or make the retry that reads it visible (a known library's setter, a loop bounded by it) so the raise is checked where it acts.",
@@ -131,6 +131,18 @@ fn field_pattern() -> &'static Regex {
     })
 }
 
+/// `name: read("ENV_NAME", 3),` or `name: read(3, "ENV_NAME"),`: a value
+/// read from the environment with its default written beside the
+/// variable's name; and `name: <anything>.unwrap_or(3),`: a default where
+/// a setting is absent. The default is what runs unless someone sets it.
+fn default_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"(?:^|[{,])[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*(?:[A-Za-z_][A-Za-z0-9_:]*[ \t]*\([ \t]*(?:"[A-Z][A-Z0-9_]*"[ \t]*,[ \t]*([0-9][0-9_]*)|([0-9][0-9_]*)(?:[iu](?:8|16|32|64|128|size))?[ \t]*,[ \t]*"[A-Z][A-Z0-9_]*")|[^,;{}]*\.unwrap_or\([ \t]*(?:Some\([ \t]*)?([0-9][0-9_]*))"#)
+            .unwrap_or_else(|e| panic!("the default pattern is constant and valid: {e}"))
+    })
+}
+
 /// The literal numbers a text gives to retry-count names, line by line.
 ///
 /// Read by line (a struct literal inside a macro's tokens counts too), but a
@@ -145,9 +157,12 @@ pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
             .captures(code)
             .into_iter()
             .chain(field_pattern().captures_iter(code))
+            .chain(default_pattern().captures_iter(code))
             .filter(|c| is_retry_count_name(&c[1]));
         for c in found {
-            if let Ok(value) = c[2].replace('_', "").parse::<f64>() {
+            // The number is whichever of the pattern's groups took it.
+            let number = (2..c.len()).find_map(|g| c.get(g)).map(|m| m.as_str());
+            if let Some(value) = number.and_then(|n| n.replace('_', "").parse::<f64>().ok()) {
                 out.push(NamedCount { name: c[1].to_string(), value, line: i as u32 + 1 });
             }
         }
@@ -325,6 +340,22 @@ mod tests {
                 ("MAX_RETRIES".into(), 10.0, 1),
                 ("num_retries".into(), 3.0, 3),
                 ("max_attempts".into(), 7.0, 5)
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_of_environment_reads_and_of_absent_settings_are_read() {
+        let text = "let c = C {\n    max_retries: parse_env_var(2, \"APP_MAX_RETRIES\"),\n    num_retries: env_or(\"APP_RETRIES\", 4),\n    retry_limit: std::env::var(\"R\").ok().and_then(|v| v.parse().ok()).unwrap_or(6),\n    max_retries: cfg.retries.unwrap_or(Some(8)),\n    max_retries: lookup(3, \"lower_case_is_no_variable\"),\n    max_retries: pick(3, 4),\n};\n";
+        let got: Vec<(String, f64, u32)> =
+            named_counts(text).into_iter().map(|c| (c.name, c.value, c.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("max_retries".into(), 2.0, 2),
+                ("num_retries".into(), 4.0, 3),
+                ("retry_limit".into(), 6.0, 4),
+                ("max_retries".into(), 8.0, 5)
             ]
         );
     }
