@@ -889,11 +889,23 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
         // re-sent: a new retry (a layer that takes over from per-call
         // retries) that keeps retrying them is not a widening. Refusal-only
         // retries do not count: retrying after 5xx too is.
-        let lost_writes: std::collections::BTreeSet<&str> = paired
+        let mut lost_writes: std::collections::BTreeSet<&str> = paired
             .iter()
             .flat_map(|p| p.unsafe_methods())
             .filter(|m| !syntax::is_unknown_method(m))
             .collect();
+        // So did the base's retries of the same library in the same
+        // function, unless they are known to cover another operation: a
+        // retried POST split into two calls (with a body and without) is
+        // the same write retried, not a new one.
+        let same_function = m.base.iter().flat_map(|b| b.sites.iter()).filter(|b| {
+            b.item == site.item
+                && b.policy.lib == site.policy.lib
+                && !ops::known_unrelated(&ops::Retry::of(b), &ops::Retry::of(site))
+        });
+        lost_writes.extend(
+            same_function.flat_map(|b| b.policy.unsafe_methods()).filter(|m| !syntax::is_unknown_method(m)),
+        );
         if checks::methods::taken_over(&lost_writes, &site.policy) {
             changes.retain(|c| c.kind != Kind::RetryNonIdempotent);
         }
