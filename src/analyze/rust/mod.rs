@@ -962,12 +962,7 @@ fn item_ops(path: &str, text: &str, item: &str, skip: &dyn Fn(u32, &syn::Block) 
     struct Strip<'s>(&'s dyn Fn(u32, &syn::Block) -> bool);
     impl syn::visit_mut::VisitMut for Strip<'_> {
         fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
-            let hit = match e {
-                syn::Expr::Loop(l) => (self.0)(l.loop_token.span.start().line as u32, &l.body),
-                syn::Expr::While(w) => (self.0)(w.while_token.span.start().line as u32, &w.body),
-                syn::Expr::ForLoop(f) => (self.0)(f.for_token.span.start().line as u32, &f.body),
-                _ => false,
-            };
+            let hit = loop_parts(e).is_some_and(|(line, body)| (self.0)(line, body));
             if hit {
                 *e = syn::Expr::Tuple(syn::ExprTuple {
                     attrs: Vec::new(),
@@ -992,6 +987,16 @@ fn item_ops(path: &str, text: &str, item: &str, skip: &dyn Fn(u32, &syn::Block) 
     Some(out)
 }
 
+/// A loop's first line and body: how a loop site is found again.
+fn loop_parts(e: &syn::Expr) -> Option<(u32, &syn::Block)> {
+    match e {
+        syn::Expr::Loop(l) => Some((l.loop_token.span.start().line as u32, &l.body)),
+        syn::Expr::While(w) => Some((w.while_token.span.start().line as u32, &w.body)),
+        syn::Expr::ForLoop(f) => Some((f.for_token.span.start().line as u32, &f.body)),
+        _ => None,
+    }
+}
+
 /// Whether the head's loop at `site` has no way out on a failure
 /// ([`loops::can_give_up`]); `false` when it cannot be found again.
 fn loop_never_gives_up(m: &Modelled, site: &Site) -> bool {
@@ -1004,12 +1009,7 @@ fn loop_never_gives_up(m: &Modelled, site: &Site) -> bool {
             if self.found.is_some() {
                 return;
             }
-            let body = match e {
-                syn::Expr::Loop(l) if l.loop_token.span.start().line as u32 == self.line => Some(&l.body),
-                syn::Expr::While(w) if w.while_token.span.start().line as u32 == self.line => Some(&w.body),
-                syn::Expr::ForLoop(f) if f.for_token.span.start().line as u32 == self.line => Some(&f.body),
-                _ => None,
-            };
+            let body = loop_parts(e).filter(|(line, _)| *line == self.line).map(|(_, body)| body);
             match body {
                 Some(b) => self.found = Some(!loops::can_give_up(b)),
                 None => syn::visit::visit_expr(self, e),
