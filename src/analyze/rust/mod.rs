@@ -442,27 +442,21 @@ fn raised_arguments(
     }
     let callees: std::collections::BTreeSet<&str> =
         raised.iter().map(|(_, a, _)| a.callee.as_str()).collect();
-    let declares_fn = |text: &str, name: &str| {
-        text.match_indices(name).any(|(at, _)| {
-            let before = text[..at].trim_end();
-            let after = text[at + name.len()..].chars().next();
-            before.ends_with("fn")
-                && !before[..before.len() - 2].ends_with(|c: char| c.is_alphanumeric() || c == '_')
-                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
-    };
     // Every text that may define a callee: the changed files' both sides,
     // then the unchanged files the head tree has.
     let mut sources: Vec<(String, String)> = Vec::new();
     for m in modelled {
         for text in [m.file.base.text(), m.file.head.text()].into_iter().flatten() {
-            if callees.iter().any(|c| declares_fn(text, c)) {
+            if callees.iter().any(|c| program::declares_fn(text, c)) {
                 sources.push((m.file.path.clone(), text.to_string()));
             }
         }
     }
-    let missing: Vec<&str> =
-        callees.iter().copied().filter(|c| !sources.iter().any(|(_, t)| declares_fn(t, c))).collect();
+    let missing: Vec<&str> = callees
+        .iter()
+        .copied()
+        .filter(|c| !sources.iter().any(|(_, t)| program::declares_fn(t, c)))
+        .collect();
     if !missing.is_empty() {
         let changed: std::collections::BTreeSet<&str> =
             modelled.iter().map(|m| m.file.path.as_str()).collect();
@@ -933,32 +927,38 @@ fn wrapped_operation(m: &Modelled, site: &Site) -> Option<String> {
     if site.policy.attempts.value != policy::Attempts::Unbounded || site.ops.is_empty() {
         return None;
     }
-    // A hand-written loop the model finds no bound for may still give up
-    // on a failure it does not read as a bound (a policy's "do not retry"
-    // that returns the error): only one that cannot is for ever.
     let hand_loop = site.policy.lib == policy::Lib::HAND_ROLLED;
-    if hand_loop && !loop_never_gives_up(m, site) {
-        return None;
-    }
-    // The base ran it outside any loop that goes on whatever fails (such a
-    // loop already retried it, for ever).
-    let before =
-        item_ops(&m.file.path, m.file.base.text()?, &site.item, &|_, body| !loops::can_give_up(body))?;
-    let rest =
-        item_ops(&m.file.path, m.file.head.text()?, &site.item, &|line, _| hand_loop && line == site.line)?;
-    // A library retry's operation is inside its call; a loop's, once the
-    // loop is left out.
-    if hand_loop && site.ops.iter().any(|k| rest.contains(k)) {
-        return None;
-    }
-    let k = site.ops.iter().find(|k| before.contains(*k))?;
-    Some(format!("`{}`", k.split_once(' ').map_or(k.as_str(), |(_, name)| name)))
+    let (base, head) = (m.file.base.text()?, m.file.head.text()?);
+    // Each side is parsed once; the spans are released however it ends.
+    let found = (|| {
+        let head = parse_rust(&m.file.path, head).ok()?;
+        // A hand-written loop the model finds no bound for may still give
+        // up on a failure it does not read as a bound (a policy's "do not
+        // retry" that returns the error): only one that cannot is for ever.
+        if hand_loop && !loop_never_gives_up(&head, site.line) {
+            return None;
+        }
+        // A library retry's operation is inside its call; a loop's, once
+        // the loop is left out.
+        let rest = item_ops(&head, &site.item, &|line, _| hand_loop && line == site.line);
+        if hand_loop && site.ops.iter().any(|k| rest.contains(k)) {
+            return None;
+        }
+        drop(head);
+        // The base ran it outside any loop that goes on whatever fails
+        // (such a loop already retried it, for ever).
+        let base = parse_rust(&m.file.path, base).ok()?;
+        let before = item_ops(&base, &site.item, &|_, body| !loops::can_give_up(body));
+        let k = site.ops.iter().find(|k| before.contains(*k))?;
+        Some(format!("`{}`", k.split_once(' ').map_or(k.as_str(), |(_, name)| name)))
+    })();
+    proc_macro2::extra::invalidate_current_thread_spans();
+    found
 }
 
-/// The operation keys of function `item` in `text`, leaving out the loops
-/// `skip` picks by their first line and body; `None` when the text does
-/// not parse.
-fn item_ops(path: &str, text: &str, item: &str, skip: &dyn Fn(u32, &syn::Block) -> bool) -> Option<ops::Ops> {
+/// The operation keys of function `item` in `file`, leaving out the loops
+/// `skip` picks by their first line and body.
+fn item_ops(file: &syn::File, item: &str, skip: &dyn Fn(u32, &syn::Block) -> bool) -> ops::Ops {
     struct Strip<'s>(&'s dyn Fn(u32, &syn::Block) -> bool);
     impl syn::visit_mut::VisitMut for Strip<'_> {
         fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
@@ -974,17 +974,14 @@ fn item_ops(path: &str, text: &str, item: &str, skip: &dyn Fn(u32, &syn::Block) 
             syn::visit_mut::visit_expr_mut(self, e);
         }
     }
-    let ast = parse_rust(path, text).ok()?;
     let wanted: std::collections::BTreeSet<&str> = [item].into();
     let mut out = ops::Ops::new();
-    for (p, block) in sites::item_bodies(&ast, &wanted) {
+    for (p, block) in sites::item_bodies(file, &wanted) {
         let mut b = block.clone();
         syn::visit_mut::VisitMut::visit_block_mut(&mut Strip(skip), &mut b);
         out.extend(ops::resolve(&p, &syntax::body_facts(&b).ops));
     }
-    drop(ast);
-    proc_macro2::extra::invalidate_current_thread_spans();
-    Some(out)
+    out
 }
 
 /// A loop's first line and body: how a loop site is found again.
@@ -997,9 +994,9 @@ fn loop_parts(e: &syn::Expr) -> Option<(u32, &syn::Block)> {
     }
 }
 
-/// Whether the head's loop at `site` has no way out on a failure
-/// ([`loops::can_give_up`]); `false` when it cannot be found again.
-fn loop_never_gives_up(m: &Modelled, site: &Site) -> bool {
+/// Whether the loop of `file` that starts on `line` has no way out on a
+/// failure ([`loops::can_give_up`]); `false` when there is none.
+fn loop_never_gives_up(file: &syn::File, line: u32) -> bool {
     struct Find {
         line: u32,
         found: Option<bool>,
@@ -1016,12 +1013,8 @@ fn loop_never_gives_up(m: &Modelled, site: &Site) -> bool {
             }
         }
     }
-    let Some(text) = m.file.head.text() else { return false };
-    let Ok(ast) = parse_rust(&m.file.path, text) else { return false };
-    let mut f = Find { line: site.line, found: None };
-    syn::visit::Visit::visit_file(&mut f, &ast);
-    drop(ast);
-    proc_macro2::extra::invalidate_current_thread_spans();
+    let mut f = Find { line, found: None };
+    syn::visit::Visit::visit_file(&mut f, file);
     f.found.unwrap_or(false)
 }
 

@@ -383,6 +383,12 @@ fn declares(text: &str, name: &str) -> bool {
     text.contains(name) && (decls(text).iter().any(|d| d.name == name) || declares_type(text, name))
 }
 
+/// Whether `text` declares a function `name` (free, a method, `async`,
+/// `const`, `pub(crate)`...).
+pub(super) fn declares_fn(text: &str, name: &str) -> bool {
+    text.contains(name) && decls(text).iter().any(|d| d.kind == "fn" && d.name == name)
+}
+
 /// Whether `name` is written as a type is (`CappedBuilder`), not as a
 /// constant (`MAX_RETRIES`) or a function (`policy`).
 fn is_type_name(name: &str) -> bool {
