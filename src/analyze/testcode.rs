@@ -418,7 +418,7 @@ mod tests {
         // A project's own `paths.tests` replaces the defaults, e2e names included.
         let own = ScanPaths::from_config(&Paths { tests: Some(vec!["qa/".into()]), ..Paths::default() })
             .expect("valid globs");
-        assert_eq!(own.test_pattern("iris/src/client/e2e.rs"), None);
+        assert_eq!(own.test_pattern("svc/src/client/e2e.rs"), None);
         assert_eq!(own.test_pattern("qa/e2e.rs"), Some("qa/"));
     }
 
@@ -455,7 +455,7 @@ mod tests {
             "web/src/__tests__/api.ts",
             "app/src/fixtures/data.py",
             // End-to-end test clients, by name, inside src/ too.
-            "iris/src/client/e2e.rs",
+            "svc/src/client/e2e.rs",
             "svc/src/e2e_client.rs",
             "svc/src/bin/load_e2e.rs",
             "web/e2e/checkout.ts",

@@ -2,8 +2,8 @@
 //! says it is a retry count went up, or became the type's largest value.
 //!
 //! A project's own retry helper takes its count positionally
-//! (`ctx.retryable(self, "tear down", e, 20)`,
-//! `RetryPolicy::exponential(base, 2.0, usize::MAX, cap)`): the call site
+//! (`jobs.requeue(task, err, 20)`,
+//! `Backoff::doubling(base, usize::MAX, cap)`): the call site
 //! says nothing about retries, the helper's signature does. The literal is
 //! paired with the same call's argument in the base (by callee and
 //! position), and the callee's parameter name is read from its definition:
@@ -23,9 +23,9 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryCountRaised, Kind::RetryUnbounded],
     applies: Applies::Values,
     doc: KindDoc {
-        what: "A literal passed to a function's parameter whose name says it counts retries or attempts (`fn retryable(.., retries: usize)`, `fn exponential(.., max_attempts: usize, ..)`) went up, or became the type's largest value (`usize::MAX`: no limit). The parameter's name is read from the function's definition, in the change or in the head tree. Severity as for a named count: an error when the name or its module says retry, a warning for `attempts` or `tries` alone; going unbounded is an error.",
+        what: "A literal passed to a function's parameter whose name says it counts retries or attempts (`fn requeue(.., max_retries: u32)`, `fn doubling(.., max_attempts: usize, ..)`) went up, or became the type's largest value (`usize::MAX`: no limit). The parameter's name is read from the function's definition, in the change or in the head tree. Severity as for a named count: an error when the name or its module says retry, a warning for `attempts` or `tries` alone; going unbounded is an error.",
         why: "A project's own retry helper takes its count as a plain argument, so the call that raises it names no retry; the helper's signature is where the project said what the number means.",
-        example: "ctx.retryable(self, \"tear down\", e, 3)  ->  ctx.retryable(self, \"tear down\", e, 20)   (fn retryable(.., retries: usize))",
+        example: "jobs.requeue(task, err, 3)  ->  jobs.requeue(task, err, 20)   (fn requeue(&self, task: Task, err: Error, max_retries: u32))",
         use_instead: "Keep the count, or bound the retry by a deadline as well as a count.",
     },
 };
