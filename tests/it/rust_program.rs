@@ -217,6 +217,7 @@ fn every_shape_has_positive_and_negative_cases() {
         "client-timeout",
         "loop-by-behaviour",
         "client-layer",
+        "struct-default",
     ] {
         assert_eq!(shapes.get(shape), Some(&(true, true)), "shape {shape}: (positive, negative)");
     }

@@ -23,7 +23,7 @@
 //! a declaration whose "value" is a type (`max_retries: u32`), a
 //! function's own definition (`def max_retries(self)`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::libraries::{self, Library, LIBRARIES};
 use super::names::{self, Reading};
@@ -94,7 +94,13 @@ pub(crate) struct Extracted {
 /// Reads `text` as `dialect`; `global` resolves names the file does not bind.
 pub(crate) fn extract(text: &str, dialect: Dialect, global: &Bindings) -> Extracted {
     match dialect {
-        Dialect::Code(syntax, lang) => code(text, &syntax, lang, global),
+        Dialect::Code(syntax, lang) => {
+            let mut out = code(text, &syntax, lang, global);
+            if lang != "json" {
+                out.settings.extend(json_in_strings(text, &syntax, global));
+            }
+            out
+        }
         Dialect::Yaml => yaml(text),
         Dialect::Sections => sections(text),
         Dialect::Pairs => pairs(text),
@@ -326,6 +332,7 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
         local.by_name.entry(k.clone()).or_insert_with(|| v.clone());
     }
     let counters = counters(&t);
+    let copies = field_copies(&t);
     let mut out = Extracted { names_a_retry: names_a_retry(&t), ..Default::default() };
     let mut owners: Vec<String> = Vec::new();
     // Outside brackets, what holds a keyword argument is the line's command
@@ -386,6 +393,7 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
         match &t[i].tok {
             Tok::Str(s) => {
                 placeholders(s, t[i].line, &mut out.settings);
+
                 // `"NAME": v`, `'NAME' => v`, `cfg["NAME"] = v`.
                 let bracketed = matches!(prev, Some(Tok::Punct("[")))
                     && matches!(t.get(i + 1).map(|x| &x.tok), Some(Tok::Punct("]")));
@@ -409,7 +417,16 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
                     }
                 }
                 if let Some((a, b)) = entry_value(&t, i) {
-                    push(&mut out.settings, last_part(p), &owner, t[i].line, &t[a..b], &local, &counters);
+                    // What the name stands for: `cfg.health.timeout = ..`, or a
+                    // local copied from such a field (`timeout := cfg.Health.Timeout`).
+                    let holder = match p.rsplit_once('.') {
+                        Some((q, _)) => q,
+                        None => copies.get(&names::key(p)).map_or("", String::as_str),
+                    };
+                    let a_timeout = names::read(last_part(p)).is_some_and(|r| r.knob == names::Knob::Timeout);
+                    if !(a_timeout && names::holds_no_retried_timeout(holder)) {
+                        push(&mut out.settings, last_part(p), &owner, t[i].line, &t[a..b], &local, &counters);
+                    }
                     continue;
                 }
                 // A builder or option call with one argument.
@@ -428,6 +445,34 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
     }
     out.bindings = local;
     out
+}
+
+/// The settings of JSON documents written as strings in code (a gRPC
+/// service config's `retryPolicy` in a Go raw string), at their lines. The
+/// code view blanks such strings as prose, so they are read from the text
+/// view.
+fn json_in_strings(text: &str, syntax: &Syntax, global: &Bindings) -> Vec<Setting> {
+    if !text.contains("\":") {
+        return Vec::new();
+    }
+    let json = crate::analyze::rules::lang::Language::Json.syntax();
+    let mut out = Vec::new();
+    for tok in tokenize(&mask(text, syntax, View::Text)) {
+        let Tok::Str(s) = &tok.tok else { continue };
+        if !is_json_object(s) {
+            continue;
+        }
+        for mut inner in code(s, &json, "json", global).settings {
+            inner.line += tok.line.saturating_sub(1);
+            out.push(inner);
+        }
+    }
+    out
+}
+
+/// Whether a string's content is a JSON object with entries.
+fn is_json_object(s: &str) -> bool {
+    s.starts_with('{') && s.ends_with('}') && s.contains("\":")
 }
 
 /// The name that owns the bracket at `i`: the callee or type before it, or
@@ -541,6 +586,9 @@ fn push(
     counters: &HashSet<String>,
 ) {
     let Some((key, reading)) = qualify(name, owner) else { return };
+    if reading.knob == names::Knob::Timeout && names::holds_no_retried_timeout(owner) {
+        return;
+    }
     if counters.contains(&names::key(name)) {
         return;
     }
@@ -619,6 +667,32 @@ pub(crate) fn assigned_name(line: &str) -> Option<String> {
     }
 }
 
+/// Locals first bound to a field of the same name (`timeout :=
+/// time.Duration(h.HealthChecks.Active.Timeout)`, `let retries =
+/// cfg.retries`), by the local's key: the field's holder
+/// (`h.HealthChecks.Active`), which says what a later `timeout = 5s` sets.
+fn field_copies(t: &[Token]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for i in 0..t.len() {
+        let Tok::Name(n) = &t[i].tok else { continue };
+        if n.contains('.') {
+            continue;
+        }
+        let Some((a, b)) = entry_value(t, i) else { continue };
+        let key = names::key(n);
+        let holder = t[a..b].iter().find_map(|x| match &x.tok {
+            Tok::Name(p) => {
+                p.rsplit_once('.').filter(|(_, l)| names::key(l) == key).map(|(q, _)| q.to_string())
+            }
+            _ => None,
+        });
+        if let Some(h) = holder {
+            out.entry(key).or_insert(h);
+        }
+    }
+    out
+}
+
 /// Names incremented or decremented anywhere in the file: counters of
 /// attempts made, not settings.
 fn counters(t: &[Token]) -> HashSet<String> {
@@ -660,6 +734,11 @@ const RETRY_CODE_WORDS: &[&str] = &[
     "retrier",
     "failsafe",
 ];
+
+/// Whether one identifier of code says retry ([`RETRY_CODE_WORDS`]).
+pub(crate) fn says_retry_in_code(name: &str) -> bool {
+    names::words(name).iter().any(|w| RETRY_CODE_WORDS.contains(&w.as_str()))
+}
 
 fn names_a_retry(t: &[Token]) -> bool {
     let says = |n: &str| names::words(n).iter().any(|w| RETRY_CODE_WORDS.contains(&w.as_str()));

@@ -303,6 +303,9 @@ struct Worsened<'a> {
     base: Setting,
     worse: Worse,
     names_a_retry: bool,
+    /// Another file whose retry code the same change edits, for a timeout
+    /// whose own file names no retry.
+    retry_edited_in: Option<String>,
     /// Where the base setting was, when it moved; or which default it
     /// was compared with; or which constructor it replaced.
     origin: Origin,
@@ -315,8 +318,46 @@ enum Origin {
     Replaced,
 }
 
+/// The non-test files of the change whose added lines name a retry in
+/// code (`retryWithBackoff`, `isRetryable`), by file index.
+fn retry_edits(reads: &[Read], files: &[&FileChange]) -> Vec<(usize, String)> {
+    let tests = crate::analyze::testcode::ScanPaths::defaults();
+    reads
+        .iter()
+        .filter(|r| tests.test_pattern(&r.path).is_none())
+        .filter_map(|r| {
+            let Some(Dialect::Code(syntax, _)) = dialect_of(&r.path) else { return None };
+            let f = files.get(r.file)?;
+            let text = f.head.text()?;
+            let masked =
+                crate::analyze::rules::mask::mask(text, &syntax, crate::analyze::rules::mask::View::Code);
+            let masked = String::from_utf8_lossy(&masked);
+            let lines: Vec<&str> = masked.lines().collect();
+            let says = |line: &str| {
+                line.split(|c: char| !c.is_alphanumeric() && c != '_').any(extract::says_retry_in_code)
+            };
+            // An added line edits retry code when it says retry, or when what
+            // it sits in does: the nearest line above with less indentation
+            // (`'UND_ERR_HEADERS_TIMEOUT',` added to `RETRYABLE_NETWORK_CODES = [`).
+            let edits = (0..lines.len()).any(|i| {
+                f.is_added(i as u32 + 1) && (says(lines[i]) || opener(&lines, i).is_some_and(&says))
+            });
+            edits.then(|| (r.file, r.path.clone()))
+        })
+        .collect()
+}
+
+/// The nearest non-blank line above `i` indented less than it, within a
+/// few dozen lines: the statement or block line `i` belongs to.
+fn opener<'l>(lines: &[&'l str], i: usize) -> Option<&'l str> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = indent(lines.get(i)?);
+    lines[i.saturating_sub(50)..i].iter().rev().find(|l| !l.trim().is_empty() && indent(l) < own).copied()
+}
+
 fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
     let mut out = FileResult::default();
+    let ctx = Ctx { files, retry_edits: std::cell::OnceCell::new(), reads };
     let mut worse: Vec<Worsened> = Vec::new();
     // Head settings no base setting of their file pairs with, and base
     // settings no head setting took: a moved setting is one of each.
@@ -331,7 +372,7 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
             match p {
                 Some(bi) => {
                     taken[*bi] = true;
-                    consider(r, &head[hi], &base[*bi], Origin::Same, files, &mut worse, &mut out.notes);
+                    consider(&ctx, r, &head[hi], &base[*bi], Origin::Same, &mut worse, &mut out.notes);
                 }
                 None => lone_heads.push((ri, hi)),
             }
@@ -353,7 +394,7 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
         if let [(rj, bj)] = from.as_slice() {
             if let Some(b) = reads[*rj].base.as_ref().map(|e| &e.settings[*bj]) {
                 let origin = Origin::Moved(format!("{}:{}", reads[*rj].path, b.line));
-                consider(&reads[ri], h, b, origin, files, &mut worse, &mut out.notes);
+                consider(&ctx, &reads[ri], h, b, origin, &mut worse, &mut out.notes);
             }
             continue;
         }
@@ -361,7 +402,7 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
         // old value was the library's default.
         if let (Some(d), Some(_)) = (&h.default, &reads[ri].base) {
             let b = Setting { value: d.clone(), ..h.clone() };
-            consider(&reads[ri], h, &b, Origin::Default, files, &mut worse, &mut out.notes);
+            consider(&ctx, &reads[ri], h, &b, Origin::Default, &mut worse, &mut out.notes);
         }
     }
     for r in reads {
@@ -402,20 +443,38 @@ fn jitter_replaced<'a>(r: &'a Read, files: &[&FileChange]) -> Option<Worsened<'a
         base: setting(&on_before.name, on_before.line),
         worse: Worse::JitterOff,
         names_a_retry: true,
+        retry_edited_in: None,
         origin: Origin::Replaced,
     })
 }
 
+/// What every setting of one change is judged against.
+struct Ctx<'c> {
+    files: &'c [&'c FileChange],
+    /// The files whose added lines edit retry code, read the first time a
+    /// timeout needs it.
+    retry_edits: std::cell::OnceCell<Vec<(usize, String)>>,
+    reads: &'c [Read],
+}
+
+impl Ctx<'_> {
+    /// A file other than `except` whose retry code the change edits.
+    fn retry_edited_elsewhere(&self, except: usize) -> Option<String> {
+        let all = self.retry_edits.get_or_init(|| retry_edits(self.reads, self.files));
+        all.iter().find(|(f, _)| *f != except).map(|(_, p)| p.clone())
+    }
+}
+
 fn consider<'a>(
+    ctx: &Ctx<'_>,
     r: &'a Read,
     head: &Setting,
     base: &Setting,
     origin: Origin,
-    files: &[&FileChange],
     worse: &mut Vec<Worsened<'a>>,
     notes: &mut Vec<Note>,
 ) {
-    if !files[r.file].is_added(head.line) || rust_model_owns(&r.path, head) {
+    if !ctx.files[r.file].is_added(head.line) || rust_model_owns(&r.path, head) {
         return;
     }
     let names_a_retry = r.head.as_ref().is_some_and(|e| e.names_a_retry);
@@ -426,6 +485,9 @@ fn consider<'a>(
             base: base.clone(),
             worse: w,
             names_a_retry,
+            retry_edited_in: (w == Worse::TimeoutLowered && !names_a_retry && !head.reading.says_retry)
+                .then(|| ctx.retry_edited_elsewhere(r.file))
+                .flatten(),
             origin,
         }),
         Judgement::Unknown if head.reading.says_retry => notes.push(Note::info(
@@ -508,11 +570,16 @@ fn finding(w: &Worsened) -> Finding {
         (_, Worse::JitterOff) => format!("`{name}` turned jitter off ({b} -> {h})"),
         (_, Worse::TimeoutLowered) => format!("`{name}` lowered from {b} to {h}"),
     };
-    let why = match (w.head.reading.says_retry, w.names_a_retry) {
+    let elsewhere;
+    let why = match (w.head.reading.says_retry, w.names_a_retry, &w.retry_edited_in) {
         _ if w.head.library.is_some() => "the library's own setting",
-        (true, _) => "its name says it is a retry setting",
-        (false, true) => "the file names a retry",
-        (false, false) => "a warning: neither its name nor the file says retry",
+        (true, _, _) => "its name says it is a retry setting",
+        (false, true, _) => "the file names a retry",
+        (false, false, Some(path)) => {
+            elsewhere = format!("the same change edits retry code in {path}");
+            elsewhere.as_str()
+        }
+        (false, false, None) => "a warning: neither its name nor the file says retry",
     };
     let moved = match &w.origin {
         Origin::Moved(m) => format!(", moved from {m}"),
@@ -523,7 +590,8 @@ fn finding(w: &Worsened) -> Finding {
     } else {
         "read by name, not followed to the retry it drives"
     };
-    let severity = compare::severity(w.worse, w.head.reading.says_retry, w.names_a_retry);
+    let severity =
+        compare::severity(w.worse, w.head.reading.says_retry, w.names_a_retry || w.retry_edited_in.is_some());
     Finding {
         kind: w.worse.kind(),
         rule: w.worse.rule().to_string(),
@@ -572,6 +640,9 @@ pub(crate) fn drop_covered(findings: &mut Vec<Finding>) {
     drop_covered_by(findings, "knob/", &|r| !r.starts_with("knob/"));
 }
 
+/// Rules of a layer that judge a whole file, not a line.
+const FILE_WIDE: &[&str] = &[crate::analyze::trees::retry_after::RULE];
+
 fn drop_covered_by(findings: &mut Vec<Finding>, layer: &str, above: &dyn Fn(&str) -> bool) {
     // The other analyzers' findings by file and kind: their lines (sorted)
     // and messages.
@@ -589,6 +660,10 @@ fn drop_covered_by(findings: &mut Vec<Finding>, layer: &str, above: &dyn Fn(&str
             return true;
         }
         let Some((lines, messages)) = others.get(&(f.path.clone(), f.kind)) else { return true };
+        // A file-wide finding is covered by any finding of its kind in the file.
+        if FILE_WIDE.contains(&f.rule.as_str()) {
+            return false;
+        }
         let i = lines.partition_point(|&l| l + 2 < f.line);
         let near = lines.get(i).is_some_and(|&l| l <= f.line + 2);
         let name = f.message.split('`').nth(1).unwrap_or("");

@@ -277,6 +277,33 @@ const NOT_A_RETRIED_TIMEOUT: &[&str] = &[
     "exit",
 ];
 
+/// Words that, in what holds a timeout (`HealthChecks.Active.Timeout`,
+/// `probe: { timeout }`), make it one whose lowering makes no retries. A
+/// shorter list than [`NOT_A_RETRIED_TIMEOUT`]: a holder's name is often a
+/// verb (`buildClient(timeout)`, `stopAfter`) that says nothing of the timeout.
+const HOLDER_OF_NO_RETRIED_TIMEOUT: &[&str] = &[
+    "health",
+    "healthcheck",
+    "healthchecks",
+    "probe",
+    "liveness",
+    "readiness",
+    "heartbeat",
+    "idle",
+    "keepalive",
+    "shutdown",
+    "lease",
+    "lock",
+    "session",
+];
+
+/// Whether what holds a timeout (a qualifier, a struct, a call, as one
+/// dotted or spelled name) says it is a probe's, an idle connection's or a
+/// shutdown's ([`HOLDER_OF_NO_RETRIED_TIMEOUT`]).
+pub(crate) fn holds_no_retried_timeout(holder: &str) -> bool {
+    !holder.is_empty() && words(holder).iter().any(|w| HOLDER_OF_NO_RETRIED_TIMEOUT.contains(&w.as_str()))
+}
+
 /// Words that tie a timeout to a retry or to one attempt of a call.
 const RETRIED_TIMEOUT: &[&str] = &["retry", "retries", "try", "attempt", "per"];
 

@@ -200,6 +200,13 @@ impl<'ast> Visit<'ast> for SuccessExit {
 pub(crate) fn tests_a_result(e: &Expr) -> bool {
     struct Outcome(bool);
     impl<'ast> Visit<'ast> for Outcome {
+        // `if result.is_ok() || tries >= 3 { break result; }`
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if (m.method == "is_ok" || m.method == "is_err") && m.args.is_empty() {
+                self.0 = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
         fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
             if m.arms.iter().any(|a| is_variant(&a.pat, "Ok") || is_variant(&a.pat, "Err")) {
                 self.0 = true;

@@ -240,6 +240,8 @@ struct Modelled<'f> {
     /// The literal numbers passed as call arguments, base then head (empty
     /// for a side that was not parsed).
     arguments: [Vec<checks::count_argument::ArgLiteral>; 2],
+    /// The head's struct-literal fields named as retry counts.
+    literal_counts: Vec<checks::count_default::LiteralCount>,
 }
 
 impl Analyzer for RustAnalyzer {
@@ -328,6 +330,8 @@ impl Analyzer for RustAnalyzer {
         result.findings.extend(unlinked);
         let arguments = raised_arguments(&modelled, tree, &result.findings, &mut result.notes);
         result.findings.extend(arguments);
+        let defaults = raised_over_defaults(&modelled, tree, &result.findings, &mut result.notes);
+        result.findings.extend(defaults);
         result
     }
 }
@@ -479,6 +483,73 @@ fn raised_arguments(
         let file = modelled[i].file;
         if let Some(change) = ca::decide(&file.path, a, was, &param, &at.join(", ")) {
             out.push(to_finding(file, checks::VALUE, change, a.line, a.line));
+        }
+    }
+    drop(parsed);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    out
+}
+
+/// Retry counts written on a changed line into a struct literal that
+/// replaced the type's default, compared with what the type's `Default`
+/// impl gives the field: found in the changed files (either side) first,
+/// then in the head tree's unchanged files.
+fn raised_over_defaults(
+    modelled: &[Modelled],
+    tree: Option<&crate_index::HeadCommit>,
+    placed: &[Finding],
+    notes: &mut Vec<Note>,
+) -> Vec<Finding> {
+    use checks::count_default as cd;
+    let mut wanted: Vec<(usize, &cd::LiteralCount)> = Vec::new();
+    for (i, m) in modelled.iter().enumerate() {
+        let Some(base) = m.file.base.text() else { continue };
+        for c in &m.literal_counts {
+            let path = &m.file.path;
+            if m.file.touches(c.line, c.line)
+                && cd::base_took_default(base, &c.ty, &c.field)
+                && !placed.iter().any(|f| &f.path == path && f.line <= c.line && c.line <= f.end_line)
+            {
+                wanted.push((i, c));
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let types: std::collections::BTreeSet<&str> = wanted.iter().map(|(_, c)| c.ty.as_str()).collect();
+    let implements = |text: &str, ty: &str| text.contains(&format!("Default for {ty}"));
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for m in modelled {
+        for text in [m.file.head.text(), m.file.base.text()].into_iter().flatten() {
+            if types.iter().any(|t| implements(text, t)) {
+                sources.push((m.file.path.clone(), text.to_string()));
+            }
+        }
+    }
+    let missing: Vec<&str> =
+        types.iter().copied().filter(|t| !sources.iter().any(|(_, s)| implements(s, t))).collect();
+    if !missing.is_empty() {
+        let changed: std::collections::BTreeSet<&str> =
+            modelled.iter().map(|m| m.file.path.as_str()).collect();
+        sources.extend(program::default_impl_definers(tree, &missing, &changed, notes));
+    }
+    let parsed: Vec<(&str, syn::File)> =
+        sources.iter().filter_map(|(p, t)| parse_rust(p, t).ok().map(|f| (p.as_str(), f))).collect();
+    let mut out = Vec::new();
+    for (i, c) in wanted {
+        // Impls that disagree (two crates with a type of one name) decide nothing.
+        let found: Vec<(f64, String)> = parsed
+            .iter()
+            .filter_map(|(p, f)| cd::default_of(f, &c.ty, &c.field).map(|(v, l)| (v, format!("{p}:{l}"))))
+            .collect();
+        let Some((default, at)) = found.first() else { continue };
+        if found.iter().any(|(v, _)| v != default) {
+            continue;
+        }
+        let file = modelled[i].file;
+        if let Some(change) = cd::decide(&file.path, c, *default, at) {
+            out.push(to_finding(file, checks::VALUE, change, c.line, c.line));
         }
     }
     drop(parsed);
@@ -652,6 +723,7 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
         head_parsed: false,
         notes: Vec::new(),
         arguments: [Vec::new(), Vec::new()],
+        literal_counts: Vec::new(),
     };
     let base = file.base.text();
     let head = file.head.text();
@@ -681,6 +753,9 @@ fn model_file(file: &FileChange) -> Modelled<'_> {
         match parse_rust(&file.path, text) {
             Ok(mut ast) => {
                 m.arguments[slot] = checks::count_argument::argument_literals(&ast);
+                if slot == 1 {
+                    m.literal_counts = checks::count_default::literal_counts(&ast);
+                }
                 sites::expand_macros(&mut ast, text, &[]);
                 *model = Some(sites::model(&ast, text));
             }

@@ -437,8 +437,32 @@ pub(super) fn function_definers(
     Tree { tree, listing: None }.grep(&args, Scope::Workspace, changed, &mut budget, notes)
 }
 
+/// The head tree's unchanged files that implement `Default` for one of
+/// `types`, with their texts.
+pub(super) fn default_impl_definers(
+    tree: Option<&HeadCommit>,
+    types: &[&str],
+    changed: &BTreeSet<&str>,
+    notes: &mut Vec<Note>,
+) -> Vec<(String, String)> {
+    let types: Vec<&str> = types
+        .iter()
+        .copied()
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .take(MAX_NAMES)
+        .collect();
+    if types.is_empty() {
+        return Vec::new();
+    }
+    let decl =
+        format!("impl[[:space:]]+Default[[:space:]]+for[[:space:]]+({})([^A-Za-z0-9_]|$)", types.join("|"));
+    let args = ["-E", "-e", decl.as_str()];
+    let mut budget = MAX_PROGRAM_FILES;
+    Tree { tree, listing: None }.grep(&args, Scope::Workspace, changed, &mut budget, notes)
+}
+
 /// Whether `text` names `name` as a whole word.
-pub(super) fn names_word(text: &str, name: &str) -> bool {
+pub(crate) fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
         let before = text[..i].chars().next_back();
         let after = text[i + name.len()..].chars().next();

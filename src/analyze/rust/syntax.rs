@@ -213,6 +213,17 @@ impl FactsVisitor {
     }
 }
 
+/// A call that waits: `sleep(d)`, `sleep_until(t)`, tokio 0.2's
+/// `delay_for(d)`/`delay_until(t)`, and the timer futures of tokio 0.1 and
+/// futures-timer (`Delay::new(at)`) and async-io (`Timer::after(d)`).
+fn is_timer_call(path: &syn::Path) -> bool {
+    let mut names = path.segments.iter().rev().map(|s| s.ident.to_string());
+    let Some(last) = names.next() else { return false };
+    let before = names.next();
+    matches!(last.as_str(), "sleep" | "sleep_ms" | "sleep_until" | "delay_for" | "delay_until")
+        || matches!((before.as_deref(), last.as_str()), (Some("Delay"), "new") | (Some("Timer"), "after"))
+}
+
 impl<'ast> Visit<'ast> for FactsVisitor {
     fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
         let name = m.method.to_string();
@@ -301,7 +312,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
             if let Some(last) = p.path.segments.last() {
                 let name = last.ident.to_string();
                 self.note_ident(&name);
-                if name == "sleep" || name == "sleep_ms" || name == "delay_for" {
+                if is_timer_call(&p.path) {
                     self.facts.sleeps += 1;
                 }
                 if name == "request" || name == "fetch" {

@@ -18,7 +18,10 @@
 //!
 //! - [`dependents`]: unchanged files of the head tree that import a
 //!   changed file, so a constant edited in one file is followed to the
-//!   retry of another.
+//!   retry of another;
+//! - [`retry_after`]: a retry that reached code reading the Retry-After
+//!   header in the base and reaches none in the head (no library data:
+//!   the header is the same in every language).
 //!
 //! What is not read here: languages without a grammar yet (Kotlin, Ruby,
 //! C#, PHP: the token floor and the rule packs read them).
@@ -27,6 +30,7 @@ pub(crate) mod defs;
 pub(crate) mod dependents;
 pub(crate) mod eval;
 pub(crate) mod grammar;
+pub(crate) mod retry_after;
 pub(crate) mod sites;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -49,21 +53,22 @@ pub struct TreesAnalyzer {
     /// what the change redefines ([`dependents`]); `None` for a change
     /// built from texts.
     head: Option<crate::analyze::rules::helpers::RepoHead>,
+    /// The same for the base (the merge base the change starts from).
+    base: Option<crate::analyze::rules::helpers::RepoHead>,
 }
 
 impl TreesAnalyzer {
     /// The analyzer for a change read from git: it also reads the head
     /// tree's files that import a changed file.
     pub fn for_changeset(cs: &crate::changeset::ChangeSet) -> TreesAnalyzer {
-        let is_commit = cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0');
-        let head = if is_commit {
-            crate::changeset::Git::open(&cs.repo)
-                .ok()
-                .map(|git| crate::analyze::rules::helpers::RepoHead { git, rev: cs.head.clone() })
-        } else {
-            None
+        let is_commit = |rev: &str| rev.len() >= 40 && rev.bytes().any(|b| b != b'0');
+        let at = |rev: &str| {
+            is_commit(rev)
+                .then(|| crate::changeset::Git::open(&cs.repo).ok())
+                .flatten()
+                .map(|git| crate::analyze::rules::helpers::RepoHead { git, rev: rev.to_string() })
         };
-        TreesAnalyzer { head }
+        TreesAnalyzer { head: at(&cs.head), base: at(&cs.merge_base) }
     }
 }
 
@@ -111,6 +116,16 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
         },
     ),
     (
+        retry_after::RULE,
+        Kind::RetryAfterIgnored,
+        KindDoc {
+            what: "A retry that reached code reading the `Retry-After` header in the base (in its own body, through helpers of its file, or through a function or class of another file) reaches none in the head, while the retry is still there. The header is found as a string on the syntax tree; a reading moved into a helper the head still calls is not reported.",
+            why: "The server's wait is replaced by the client's own backoff, which is usually shorter: every client retries into the rate limit it was just told about (RFC 9110 10.2.3, RFC 6585 4).",
+            example: "retryWithBackoff() used getRetryAfterDelayMs(err) (headers['retry-after'])  ->  the helper is deleted and only the exponential delay is left",
+            use_instead: "Keep reading Retry-After (seconds and HTTP-date) in the retry and wait at least that long, with jitter on top.",
+        },
+    ),
+    (
         "tree/timeout-lowered",
         Kind::TimeoutLowered,
         KindDoc {
@@ -137,6 +152,7 @@ impl Analyzer for TreesAnalyzer {
 
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         let mut out = FileResult::default();
+        out.findings = retry_after::check(files, self.base.as_ref(), self.head.as_ref(), &mut out.notes);
         // A change that names no retry library in a tree language has no
         // site to compare: nothing is parsed.
         let uses_one = files.iter().any(|f| {

@@ -86,7 +86,8 @@ impl<'ast> Visit<'ast> for ArgVisitor {
 }
 
 /// `20`, `20usize`, `Some(20)`, `usize::MAX` (infinite), with its line.
-fn number(e: &syn::Expr) -> Option<(f64, u32)> {
+/// A literal count (`3`, `Some(3)`) or an integer type's `MAX`, with its line.
+pub(crate) fn number(e: &syn::Expr) -> Option<(f64, u32)> {
     match e {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
             Some((i.base10_parse::<u64>().ok()? as f64, i.span().start().line as u32))

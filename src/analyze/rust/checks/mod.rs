@@ -40,6 +40,7 @@
 pub(crate) mod attempts;
 pub(crate) mod budget;
 pub(crate) mod count_argument;
+pub(crate) mod count_default;
 pub(crate) mod count_unlinked;
 pub(crate) mod jitter;
 pub(crate) mod methods;

@@ -55,6 +55,12 @@ pub(crate) enum Root<'a> {
         /// The fields written, in order.
         fields: Vec<(String, &'a Expr)>,
     },
+    /// A function's parameter, known only by its declared type (last
+    /// segment): what the caller built it with is not seen here.
+    Typed {
+        /// The parameter's type (`ExponentialBackoff`).
+        ty: String,
+    },
 }
 
 /// One method call in a chain after the root.

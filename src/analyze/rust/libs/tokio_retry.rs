@@ -58,7 +58,26 @@ impl RetryLibrary for TokioRetry {
 
 pub(crate) const BY_VALUE_SETTERS: &[&str] = &["take", "map", "factor", "max_delay"];
 
+/// The strategy types: iterators of delays that never jitter by themselves
+/// (`.map(jitter)` returns another type).
+const STRATEGY_TYPES: &[&str] = &["ExponentialBackoff", "FixedInterval", "FibonacciBackoff"];
+
 fn construct(root: &Root, env: &Env, imports: &Imports) -> Option<Policy> {
+    if let Root::Typed { ty } = root {
+        // `backoff::ExponentialBackoff` shares the name and does jitter.
+        let ours = imports.has("tokio_retry") || imports.has("tokio_retry2");
+        if !ours || imports.has("backoff") || !STRATEGY_TYPES.contains(&ty.as_str()) {
+            return None;
+        }
+        return Some(Policy::new(
+            LIB,
+            Fact::new(Attempts::Unbounded, "tokio-retry strategies are unbounded unless .take(n)"),
+            Fact::new(
+                Some(false),
+                format!("a `{ty}` parameter: tokio-retry strategies do not jitter unless .map(jitter)"),
+            ),
+        ));
+    }
     let Root::Call { ty, func, args } = root else { return None };
     let first_ms = || args.first().and_then(|a| env.number(a));
     let (min, max) = match (ty.as_str(), func.as_str()) {

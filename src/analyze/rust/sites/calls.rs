@@ -3,6 +3,8 @@
 //! middleware and layers, `.timeout(..)` setters and `tokio::time::timeout`,
 //! and policies built where no retry call is seen (yet).
 
+use std::collections::HashMap;
+
 use syn::Expr;
 
 use super::super::eval::Bound;
@@ -460,7 +462,15 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let timeouts = self.w.out.timeouts.len();
         let standalone = self.w.standalone.len();
         self.w.helper_depth += 1;
-        let mut sub = FnWalker { w: &mut *self.w, env, mutations: lets.mutations, item: self.item.clone() };
+        // A helper's parameters are bound to the call's arguments (`env.bound`),
+        // not known by their types.
+        let mut sub = FnWalker {
+            w: &mut *self.w,
+            env,
+            mutations: lets.mutations,
+            params: HashMap::new(),
+            item: self.item.clone(),
+        };
         syn::visit::Visit::visit_block(&mut sub, block);
         let mut env = sub.env;
         self.w.helper_depth -= 1;

@@ -312,7 +312,7 @@ impl<'i, 'a> Walker<'i, 'a> {
             match item {
                 Item::Fn(f) => {
                     path.push(f.sig.ident.to_string());
-                    self.function(&f.block, path);
+                    self.function(&f.block, Some(&f.sig), path);
                     path.pop();
                 }
                 Item::Impl(i) => {
@@ -332,7 +332,7 @@ impl<'i, 'a> Walker<'i, 'a> {
                             // Inside a tower Policy impl, `RetryConfig::Simple(n - 1)`
                             // is the next state of the policy, not a second policy.
                             if !is_tower_policy {
-                                self.function(&f.block, path);
+                                self.function(&f.block, Some(&f.sig), path);
                             }
                             path.pop();
                         }
@@ -345,7 +345,7 @@ impl<'i, 'a> Walker<'i, 'a> {
                         if let syn::TraitItem::Fn(f) = ti {
                             if let Some(b) = &f.default {
                                 path.push(f.sig.ident.to_string());
-                                self.function(b, path);
+                                self.function(b, Some(&f.sig), path);
                                 path.pop();
                             }
                         }
@@ -377,7 +377,13 @@ impl<'i, 'a> Walker<'i, 'a> {
     /// A constant initialised with a policy (`static P: .. = ..`).
     fn loose_expr(&mut self, e: &'a Expr, path: &[String]) {
         let env = self.lend_env(HashMap::new());
-        let mut fw = FnWalker { w: self, env, mutations: HashMap::new(), item: path.join("::") };
+        let mut fw = FnWalker {
+            w: self,
+            env,
+            mutations: HashMap::new(),
+            params: HashMap::new(),
+            item: path.join("::"),
+        };
         fw.visit_expr(e);
         let env = fw.env;
         self.env = Some(env);
@@ -391,8 +397,8 @@ impl<'i, 'a> Walker<'i, 'a> {
         env
     }
 
-    fn function(&mut self, block: &'a syn::Block, path: &mut Vec<String>) {
-        self.body(block, path);
+    fn function(&mut self, block: &'a syn::Block, sig: Option<&'a syn::Signature>, path: &mut Vec<String>) {
+        self.body(block, sig, path);
         // A function declared inside this one is walked as its own item,
         // under this function's path (`outer::inner`).
         for item in index::nested_items(block) {
@@ -400,12 +406,13 @@ impl<'i, 'a> Walker<'i, 'a> {
         }
     }
 
-    fn body(&mut self, block: &'a syn::Block, path: &[String]) {
+    fn body(&mut self, block: &'a syn::Block, sig: Option<&'a syn::Signature>, path: &[String]) {
         let mut lets = LetCollector::default();
         lets.visit_block(block);
         let env = self.lend_env(lets.lets);
         let item = path.join("::");
-        let mut fw = FnWalker { w: self, env, mutations: lets.mutations, item };
+        let params = sig.map(param_types).unwrap_or_default();
+        let mut fw = FnWalker { w: self, env, mutations: lets.mutations, params, item };
         fw.visit_block(block);
         for (line, m) in lets.statements {
             fw.discarded_setter(m, line);
@@ -482,6 +489,20 @@ impl<'i, 'a> Walker<'i, 'a> {
     }
 }
 
+/// A signature's plainly named parameters (`name: Type`), by name.
+fn param_types(sig: &syn::Signature) -> HashMap<String, String> {
+    sig.inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => match &*t.pat {
+                syn::Pat::Ident(i) => Some((i.ident.to_string(), type_name(&t.ty))),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
 fn type_name(ty: &syn::Type) -> String {
     match ty {
         syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
@@ -537,6 +558,10 @@ struct FnWalker<'w, 'i, 'a> {
     w: &'w mut Walker<'i, 'a>,
     env: Env<'a>,
     mutations: HashMap<String, Vec<(u32, &'a ExprMethodCall)>>,
+    /// The function's parameters by name, each with its declared type's
+    /// last segment (`backoff: &ExponentialBackoff` is `ExponentialBackoff`):
+    /// a policy passed in is known by its type alone.
+    params: HashMap<String, String>,
     item: String,
 }
 

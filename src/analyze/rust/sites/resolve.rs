@@ -68,6 +68,14 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 }
                 let line = line_of(chain.root);
                 let Some(init) = self.env.lookup(&name, line) else {
+                    // `fn connect(backoff: ExponentialBackoff) { Retry::spawn(backoff.take(n), ..) }`:
+                    // a type that fixes some facts whatever the caller built.
+                    if let Some(ty) = self.params.get(&name) {
+                        let root = Root::Typed { ty: ty.clone() };
+                        if let Some(policy) = libs::construct(&root, &self.env, &self.w.index.imports) {
+                            return Some((Resolved { policy, keys: vec![key] }, 0));
+                        }
+                    }
                     self.w.miss(&name);
                     return None;
                 };

@@ -68,7 +68,21 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         };
         // The whole loop: `while let Err(e) = client.post(..).send()` sends
         // in its condition.
-        let facts = body_facts(whole);
+        let mut facts = body_facts(whole);
+        // `delay(d).await`, where `delay` is a function of this file that
+        // sleeps: the project's own sleep.
+        if facts.sleeps == 0 {
+            let sleepers = facts
+                .callees
+                .iter()
+                .filter(|c| self.w.fn_facts(c).is_some_and(|f| f.sleeps > 0 && !f.sends_request))
+                .count();
+            facts.sleeps += sleepers;
+        }
+        // `match backoff.next() { Some(d) if r.is_err() => sleep(d), _ => break r }`:
+        // a library's strategy iterator, driven by hand, decides the waits
+        // and how many there are.
+        let driver = self.driving_policy(body);
         // What the loop re-runs: a request of a known client, or any
         // fallible operation whose result it tests (`match op() { Ok(..)
         // => .., Err(..) => .. }`), whatever library sends it.
@@ -100,9 +114,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         // A loop that stops when a backoff policy's `next_backoff()` gives
         // none is bounded by that policy, which is built elsewhere.
-        let attempts = match attempts {
-            Some(Attempts::Unbounded) if facts.delay_from_policy => Attempts::Unknown,
-            a => a.unwrap_or(Attempts::Unknown),
+        let attempts = match (attempts, &driver) {
+            (Some(Attempts::Unbounded), Some(d)) => d.attempts.value,
+            (Some(Attempts::Unbounded), None) if facts.delay_from_policy => Attempts::Unknown,
+            (a, _) => a.unwrap_or(Attempts::Unknown),
         };
         // An attempt bound retrygate cannot compute: the names it is made
         // of, so a changed definition of one of them is said, not missed.
@@ -118,6 +133,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             Fact::new(attempts, bound_text),
             if facts.uses_randomness {
                 Fact::new(Some(true), "the loop's delay uses randomness")
+            } else if let Some(d) = &driver {
+                Fact::new(
+                    d.jitter.value,
+                    format!("the loop waits what its strategy's `next()` gives ({})", d.jitter.why),
+                )
             } else if facts.delay_from_policy {
                 // `backoff.next_backoff()`: the policy value decides (the
                 // backoff crate's ExponentialBackoff jitters by default).
@@ -131,6 +151,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let sleeps = SleepArgs::collect(body, &self.env);
         p.min_delay_ms = sleeps.iter().copied().reduce(f64::min);
         p.max_delay_ms = sleeps.iter().copied().reduce(f64::max);
+        if let Some(d) = &driver {
+            p.min_delay_ms = p.min_delay_ms.or(d.min_delay_ms);
+            p.max_delay_ms = p.max_delay_ms.or(d.max_delay_ms);
+        }
         p.retry_after = if facts.reads_retry_after {
             Fact::new(Some(true), "the loop reads Retry-After")
         } else {
@@ -156,6 +180,31 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             standalone: false,
             ops,
         });
+    }
+
+    /// The library policy whose iterator the loop drives by hand
+    /// (`backoff.next()` on a binding that resolves to a tokio-retry
+    /// strategy); its root is then consumed by this loop.
+    fn driving_policy(&mut self, body: &'a syn::Block) -> Option<Policy> {
+        struct Next<'a>(Option<&'a Expr>);
+        impl<'a> Visit<'a> for Next<'a> {
+            fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+                let plain = matches!(&*m.receiver, Expr::Path(p) if p.path.segments.len() == 1);
+                if self.0.is_none() && m.method == "next" && m.args.is_empty() && plain {
+                    self.0 = Some(&m.receiver);
+                }
+                syn::visit::visit_expr_method_call(self, m);
+            }
+            fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+            fn visit_item(&mut self, _: &'a Item) {}
+        }
+        let mut v = Next(None);
+        v.visit_block(body);
+        let r = self.resolve(v.0?, 0)?;
+        for k in &r.keys {
+            self.w.consumed.insert(*k);
+        }
+        Some(r.policy)
     }
 
     /// What a retry condition tests when it calls a predicate held in a
