@@ -29,7 +29,7 @@ pub(crate) mod names;
 pub(crate) mod tokens;
 pub(crate) mod value;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 use serde_json::json;
@@ -303,8 +303,8 @@ struct Worsened<'a> {
     base: Setting,
     worse: Worse,
     names_a_retry: bool,
-    /// Another file whose retry code the same change edits, for a timeout
-    /// whose own file names no retry.
+    /// Another file where the same change makes timeouts retried, for a
+    /// timeout whose own file names no retry.
     retry_edited_in: Option<String>,
     /// Where the base setting was, when it moved; or which default it
     /// was compared with; or which constructor it replaced.
@@ -318,8 +318,12 @@ enum Origin {
     Replaced,
 }
 
-/// The non-test files of the change whose added lines name a retry in
-/// code (`retryWithBackoff`, `isRetryable`), by file index.
+/// The non-test files of the change that make timeouts retried, by file
+/// index: an added line names a timeout (`'UND_ERR_HEADERS_TIMEOUT'`,
+/// `TimeoutError`, `retry_on_timeout=True`) and says retry in code, itself
+/// or in what it sits in (`RETRYABLE_CODES = [`). A timeout cut shipped
+/// with that turns slow answers into more attempts; other retry edits (a
+/// counter of retried messages, a moved import) do not relate the two.
 fn retry_edits(reads: &[Read], files: &[&FileChange]) -> Vec<(usize, String)> {
     let tests = crate::analyze::testcode::ScanPaths::defaults();
     reads
@@ -333,16 +337,54 @@ fn retry_edits(reads: &[Read], files: &[&FileChange]) -> Vec<(usize, String)> {
                 crate::analyze::rules::mask::mask(text, &syntax, crate::analyze::rules::mask::View::Code);
             let masked = String::from_utf8_lossy(&masked);
             let lines: Vec<&str> = masked.lines().collect();
+            let raw: Vec<&str> = text.lines().collect();
+            let moved = moved_lines(f, &syntax, &lines);
             let says = |line: &str| {
                 line.split(|c: char| !c.is_alphanumeric() && c != '_').any(extract::says_retry_in_code)
             };
-            // An added line edits retry code when it says retry, or when what
-            // it sits in does: the nearest line above with less indentation
-            // (`'UND_ERR_HEADERS_TIMEOUT',` added to `RETRYABLE_NETWORK_CODES = [`).
+            // An added line that names a timeout makes it retried when it says
+            // retry, or when what it sits in does: the nearest line above with
+            // less indentation (`'UND_ERR_HEADERS_TIMEOUT',` added to
+            // `RETRYABLE_NETWORK_CODES = [`).
             let edits = (0..lines.len()).any(|i| {
-                f.is_added(i as u32 + 1) && (says(lines[i]) || opener(&lines, i).is_some_and(&says))
+                f.is_added(i as u32 + 1)
+                    && !moved.contains(&i)
+                    && raw.get(i).is_some_and(|l| names_a_timeout(l))
+                    && (says(lines[i]) || opener(&lines, i).is_some_and(&says))
             });
             edits.then(|| (r.file, r.path.clone()))
+        })
+        .collect()
+}
+
+/// Whether a line names a timeout in any of its words, strings included
+/// (`ETIMEDOUT`, `ReadTimeout`, `retry_on_timeout`).
+fn names_a_timeout(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    lower.contains("timeout") || lower.contains("timedout") || lower.contains("timed_out")
+}
+
+/// The added head lines (0-based) that only moved: their text, trimmed, is
+/// written no more often in the head than in the base (an import moved
+/// up two lines). They edit nothing, so they do not make a file's retry
+/// code "edited".
+fn moved_lines(f: &FileChange, syntax: &Syntax, head_lines: &[&str]) -> HashSet<usize> {
+    let Some(base) = f.base.text() else { return HashSet::new() };
+    let base = crate::analyze::rules::mask::mask(base, syntax, crate::analyze::rules::mask::View::Code);
+    let base = String::from_utf8_lossy(&base);
+    let mut in_base: HashMap<&str, usize> = HashMap::new();
+    for l in base.lines() {
+        *in_base.entry(l.trim()).or_default() += 1;
+    }
+    let mut in_head: HashMap<&str, usize> = HashMap::new();
+    for l in head_lines {
+        *in_head.entry(l.trim()).or_default() += 1;
+    }
+    (0..head_lines.len())
+        .filter(|&i| {
+            let t = head_lines[i].trim();
+            f.is_added(i as u32 + 1)
+                && in_head.get(t).copied().unwrap_or(0) <= in_base.get(t).copied().unwrap_or(0)
         })
         .collect()
 }
@@ -451,14 +493,14 @@ fn jitter_replaced<'a>(r: &'a Read, files: &[&FileChange]) -> Option<Worsened<'a
 /// What every setting of one change is judged against.
 struct Ctx<'c> {
     files: &'c [&'c FileChange],
-    /// The files whose added lines edit retry code, read the first time a
-    /// timeout needs it.
+    /// The files where the change makes timeouts retried, read the first
+    /// time a timeout needs it.
     retry_edits: std::cell::OnceCell<Vec<(usize, String)>>,
     reads: &'c [Read],
 }
 
 impl Ctx<'_> {
-    /// A file other than `except` whose retry code the change edits.
+    /// A file other than `except` where the change makes timeouts retried.
     fn retry_edited_elsewhere(&self, except: usize) -> Option<String> {
         let all = self.retry_edits.get_or_init(|| retry_edits(self.reads, self.files));
         all.iter().find(|(f, _)| *f != except).map(|(_, p)| p.clone())
@@ -576,7 +618,7 @@ fn finding(w: &Worsened) -> Finding {
         (true, _, _) => "its name says it is a retry setting",
         (false, true, _) => "the file names a retry",
         (false, false, Some(path)) => {
-            elsewhere = format!("the same change edits retry code in {path}");
+            elsewhere = format!("the same change makes timeouts retried in {path}");
             elsewhere.as_str()
         }
         (false, false, None) => "a warning: neither its name nor the file says retry",
