@@ -411,6 +411,17 @@ fn struct_names(text: &str) -> impl Iterator<Item = &str> {
     re.captures_iter(text).filter_map(|c| c.get(1).map(|m| m.as_str()))
 }
 
+/// The first [`MAX_NAMES`] of `names` that are plain identifiers: only
+/// those go into a `git grep` pattern unescaped.
+fn plain_identifiers<'a>(names: &[&'a str]) -> Vec<&'a str> {
+    names
+        .iter()
+        .copied()
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .take(MAX_NAMES)
+        .collect()
+}
+
 /// The unchanged `.rs` files of the head tree, anywhere in the repository,
 /// that define a function named one of `names` (each a plain identifier)
 /// and say retry, attempt or tries somewhere, with their texts: where a
@@ -422,12 +433,7 @@ pub(super) fn function_definers(
     changed: &BTreeSet<&str>,
     notes: &mut Vec<Note>,
 ) -> Vec<(String, String)> {
-    let names: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .take(MAX_NAMES)
-        .collect();
+    let names = plain_identifiers(names);
     if names.is_empty() {
         return Vec::new();
     }
@@ -445,12 +451,7 @@ pub(super) fn default_impl_definers(
     changed: &BTreeSet<&str>,
     notes: &mut Vec<Note>,
 ) -> Vec<(String, String)> {
-    let types: Vec<&str> = types
-        .iter()
-        .copied()
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .take(MAX_NAMES)
-        .collect();
+    let types = plain_identifiers(types);
     if types.is_empty() {
         return Vec::new();
     }
