@@ -106,7 +106,7 @@ pub(crate) fn check(
             match outside_readers(&mut others[0], base, files, |f| f.base.text(), &changed, Family::of(g)) {
                 Ok(r) => r,
                 Err(e) => {
-                    notes.push(Note::info(Some(&file.path), format!("could not search the base for code reading Retry-After ({e}); a Retry-After reading dropped here may be missed")));
+                    notes.push(Note::blocking(Some(&file.path), format!("could not search the base for code reading Retry-After ({e}), so whether this file's retry stopped honouring it is unknown; check it by hand and sign off")));
                     continue;
                 }
             }
