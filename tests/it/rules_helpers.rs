@@ -247,3 +247,67 @@ fn a_promise_of_a_write_handed_to_a_retrying_wrapper_is_not_resent() {
     let findings = scan(dir.path());
     assert!(findings.iter().any(|f| f["rule"] == "js/retry-helper-write"), "{findings:#?}");
 }
+
+/// A sending method made retrying inside a class: its sibling methods that
+/// hand it a write verb are the writes sent through it (the class around
+/// the helper is not the helper's own body).
+#[test]
+fn a_method_made_retrying_reports_the_writes_its_sibling_methods_send() {
+    let base = "import requests\n\n\nclass Http:\n    def send_request(self, http_method, path, body=None):\n        return http_method(path, data=body)\n\n    def post(self, path, body=None):\n        return self.send_request(requests.post, path, body)\n\n    def get(self, path):\n        return self.send_request(requests.get, path)\n";
+    let head = base.replace(
+        "        return http_method(path, data=body)\n",
+        "        for attempt in range(3):\n            try:\n                return http_method(path, data=body)\n            except OSError:\n                time.sleep(2)\n",
+    );
+    let head = format!("import time\n{head}");
+    // Another class's method of the same name, called on another object:
+    // not this method's caller.
+    let other = "import requests\n\n\ndef upload(queue, body):\n    return queue.send_request(requests.post, '/jobs', body)\n";
+    let dir = repo(&[("app/queue.py", other)], &[("app/http.py", base, &head)]);
+    let findings = scan(dir.path());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!((f["rule"].as_str(), f["line"].as_u64()), (Some("python/retry-helper-write"), Some(7)));
+    let msg = f["message"].as_str().unwrap();
+    assert!(msg.contains("`send_request` now retries") && msg.contains("app/http.py:14 (POST)"), "{msg}");
+    assert!(!msg.contains("app/queue.py"), "{msg}");
+    // The same class whose siblings only read: nothing to report.
+    let reads_only = |t: &str| t.replace("requests.post", "requests.get");
+    let dir = repo(&[], &[("app/http.py", &reads_only(base), &reads_only(&head))]);
+    assert!(scan(dir.path()).is_empty());
+}
+
+/// A POST whose endpoint says nothing, sent by a function the project names
+/// as a read (`query`, `run_search`, `rowCount`): a note that says why,
+/// in Python and JS/TS; the same POST sent by any other function is a write.
+#[test]
+fn a_post_sent_by_a_function_named_as_a_read_is_a_note_that_says_why() {
+    let py = |name: &str| {
+        format!("from lib.net import resilient\n\n\nclass Client:\n    def {name}(self, s, q):\n        path = '/v1/datasets/_apl'\n\n        @resilient\n        def _send():\n            return s.post(path, json=q)\n\n        return _send()\n")
+    };
+    let base = "class Client:\n    pass\n";
+    for (name, read) in [("query", true), ("run_search", true), ("ingest", false), ("query_and_store", false)]
+    {
+        let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", base, &py(name))]);
+        let findings = scan(dir.path());
+        let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
+        assert_eq!(f.len(), 1, "{name}: {findings:#?}");
+        let (severity, msg) = (f[0]["severity"].as_str().unwrap(), f[0]["message"].as_str().unwrap());
+        if read {
+            assert_eq!(severity, "note", "{name}: {msg}");
+            assert!(msg.contains(&format!("it is sent by `{name}`, a function named as a read")), "{msg}");
+        } else {
+            assert_eq!(severity, "error", "{name}: {msg}");
+        }
+    }
+    let retrying = "export async function resilientCall<T>(fn: () => Promise<T>): Promise<T> {\n  for (let attempt = 0; attempt < 5; attempt++) {\n    try {\n      return await fn();\n    } catch (e) {\n      await new Promise((r) => setTimeout(r, 100 * attempt));\n    }\n  }\n  return fn();\n}\n";
+    let ts = |name: &str| {
+        format!("import {{ resilientCall }} from './retry';\n\nexport async function {name}(q: object) {{\n  return resilientCall(() => http.post(endpoint, q));\n}}\n")
+    };
+    for (name, read) in [("rowCount", true), ("createRows", false)] {
+        let dir = repo(&[("src/retry.ts", retrying)], &[("src/rows.ts", "export {};\n", &ts(name))]);
+        let findings = scan(dir.path());
+        let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "js/retry-helper-write").collect();
+        assert_eq!(f.len(), 1, "{name}: {findings:#?}");
+        assert_eq!(f[0]["severity"], if read { "note" } else { "error" }, "{name}: {findings:#?}");
+    }
+}

@@ -51,7 +51,12 @@ pub(crate) struct Library {
     /// The options that say which HTTP methods are retried: a value of
     /// none (`None`, `null`, `nil`) means every method, a list that names
     /// POST or PATCH retries writes; `default: idempotent` says that
-    /// leaving the option out retries only idempotent methods. Read by the
+    /// leaving the option out retries only idempotent methods. A `call`
+    /// entry is a request the library builds or sends and retries whatever
+    /// its method (a library with no method filter): the method is the
+    /// argument at `arg`, or `default` when the call fixes it (`Post`), and
+    /// `within` names the qualifiers the call is written with
+    /// (`retryablehttp.NewRequest`, not `http.NewRequest`). Read by the
     /// syntax-tree analyzer ([`crate::analyze::trees`]).
     #[serde(default)]
     pub(crate) methods: Vec<Entry>,
@@ -181,6 +186,14 @@ pub(crate) fn load(path: &str, text: &str) -> Result<Library, String> {
     for e in &lib.timeouts {
         check(e, "timeouts")?;
     }
+    for e in &lib.methods {
+        check(e, "methods")?;
+        if e.call.is_some() && e.within.is_empty() {
+            return Err(format!(
+                "{path}: a methods `call` entry names the qualifiers it is written with in `within` (`within: [retryablehttp]`), so that another package's call of the same name is not read as the library's"
+            ));
+        }
+    }
     if lib.uses.is_empty() || lib.languages.is_empty() {
         return Err(format!("{path}: `uses` and `languages` must each name at least one"));
     }
@@ -230,5 +243,11 @@ mod tests {
         assert!(e.contains("exactly one of `call` or `option`"), "{e}");
         let e = load("l.yml", "library: x\nlanguages: []\nuses: [x]\nsource: s\n").unwrap_err();
         assert!(e.contains("at least one"), "{e}");
+        let e = load(
+            "l.yml",
+            "library: x\nlanguages: [go]\nuses: [x]\nsource: s\nmethods: [{call: NewRequest}]\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("names the qualifiers it is written with in `within`"), "{e}");
     }
 }

@@ -19,14 +19,16 @@
 //! does.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::analyze::reads::why_read;
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use syn::visit::Visit;
 
-use super::syntax::line_of;
+use super::syntax::{line_of, BodyFacts};
 use crate::changeset::git::{Blob, Git};
 
 /// Text every indexed request site contains: a method call `.post(..)` or
@@ -70,6 +72,9 @@ pub(crate) struct CrateWrites {
     /// tower or octocrab retry is installed on another type and cannot
     /// carry them; reqwest's built-in retry can.
     pub(crate) plain_sites: BTreeMap<String, String>,
+    /// POSTs whose endpoint says they are reads ([`crate::analyze::reads`]),
+    /// sent through a client value the index cannot tell: why, with where.
+    pub(crate) reads: BTreeSet<String>,
     /// Set when some files were past the size limits (a bound we chose).
     pub(crate) partial: bool,
     /// Set when git could not give some files of the tree it listed: not a
@@ -236,6 +241,12 @@ pub(crate) fn index_crates(
         for site in writes.sites {
             let plain_fn = |f: &String| plain.contains(&(root.clone(), f.clone()));
             let entry = out.entry(root.clone()).or_default();
+            if let (Some(why), Carrier::Unknown | Carrier::Returned(_)) = (&site.read, &site.carrier) {
+                if !matches!(&site.carrier, Carrier::Returned(f) if plain_fn(f)) {
+                    entry.reads.insert(format!("{why} (sent at {path}:{})", site.line));
+                }
+                continue;
+            }
             let into = match &site.carrier {
                 Carrier::PlainReqwest => &mut entry.plain_sites,
                 Carrier::Returned(f) if plain_fn(f) => &mut entry.plain_sites,
@@ -248,6 +259,42 @@ pub(crate) fn index_crates(
         }
     }
     out
+}
+
+/// The requests of one file a client-wide policy may carry: `facts`
+/// without a POST or PATCH whose every site in the file goes through a
+/// client the policy cannot be installed on. `on_reqwest_client`: the
+/// policy is reqwest's own built-in retry, which a plain `Client` carries.
+pub(crate) fn carried_by_policy(facts: &BodyFacts, writes: &Writes, on_reqwest_client: bool) -> BodyFacts {
+    let mut out = facts.clone();
+    for method in ["POST", "PATCH"] {
+        let lines: Vec<u32> =
+            facts.write_lines.iter().filter(|(m, _)| m == method).map(|(_, l)| *l).collect();
+        let elsewhere = |line: &u32| {
+            let at: Vec<&WriteSite> =
+                writes.sites.iter().filter(|w| w.method == method && w.line == *line).collect();
+            !at.is_empty() && at.iter().all(|w| cannot_carry(w, writes, on_reqwest_client))
+        };
+        if !lines.is_empty() && lines.iter().all(elsewhere) {
+            out.methods.remove(method);
+        }
+    }
+    out
+}
+
+/// Whether a write site goes through a client no client-wide retry of this
+/// kind is on: one built on the spot without a retry, or reqwest's own
+/// `Client` (a field, binding or parameter of that type, or what a function
+/// of the file that returns one gives) when the policy is on another type.
+fn cannot_carry(w: &WriteSite, writes: &Writes, on_reqwest_client: bool) -> bool {
+    match &w.carrier {
+        Carrier::BuiltWithoutRetry => true,
+        Carrier::PlainReqwest => !on_reqwest_client,
+        Carrier::Returned(f) => {
+            !on_reqwest_client && writes.plain_fns.contains(f) && !writes.other_fns.contains(f)
+        }
+        Carrier::Unknown => false,
+    }
 }
 
 /// Whether a text may hold a write request (the prefilter): `Method::POST`
@@ -279,6 +326,9 @@ pub(crate) struct WriteSite {
     pub(crate) method: String,
     pub(crate) line: u32,
     pub(crate) carrier: Carrier,
+    /// Why this POST is a read, when its endpoint says so: it then adds no
+    /// write to the policy that covers it, only the reason, as evidence.
+    pub(crate) read: Option<String>,
 }
 
 /// The client value a request is sent through, as far as the file tells.
@@ -504,7 +554,19 @@ struct WriteSites<'ast> {
 impl<'ast> WriteSites<'ast> {
     fn push(&mut self, method: &str, line: u32, receiver: Option<&syn::Expr>) {
         let carrier = receiver.map_or(Carrier::Unknown, |r| self.carrier(r));
-        self.sites.push(WriteSite { method: method.to_string(), line, carrier });
+        self.sites.push(WriteSite { method: method.to_string(), line, carrier, read: None });
+    }
+
+    /// The path a request is sent to: written in the call, or given to the
+    /// local it names (once: a name bound twice is not told).
+    fn target_path(&self, target: &syn::Expr) -> Option<String> {
+        super::ops::target_path(target).or_else(|| {
+            let name = super::ops::local_name(target)?;
+            match self.locals.get(&name) {
+                Some(Some((_, Some(init)))) => super::ops::target_path(init),
+                _ => None,
+            }
+        })
     }
 
     fn carrier(&self, receiver: &syn::Expr) -> Carrier {
@@ -639,6 +701,12 @@ impl<'ast> Visit<'ast> for WriteSites<'ast> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         if (m.method == "post" || m.method == "patch") && !m.args.is_empty() {
             self.push(&m.method.to_string().to_ascii_uppercase(), line_of(&m.method), Some(&m.receiver));
+            if m.method == "post" {
+                let read = m.args.first().and_then(|t| self.target_path(t)).and_then(|p| why_read(&p));
+                if let Some(site) = self.sites.last_mut() {
+                    site.read = read;
+                }
+            }
         }
         // kube: `api.create(&PostParams::default(), &obj)` is a POST.
         let creates = m.method == "create" || m.method == "create_subresource";

@@ -219,6 +219,7 @@ impl RustAnalyzer {
                     }
                     let example = sites.get("POST").or_else(|| sites.get("PATCH")).cloned();
                     s.policy.methods.extend(sites.into_keys());
+                    s.policy.reads.extend(writes.reads.iter().cloned());
                     if s.policy.write_example.is_none() {
                         s.policy.write_example = example;
                     }

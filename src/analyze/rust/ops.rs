@@ -314,12 +314,33 @@ pub(crate) fn target_path(e: &Expr) -> Option<String> {
     target_of(e).filter(|t| t.starts_with('/'))
 }
 
+/// The local a request target is read from (`url`, `&url`, `url.clone()`,
+/// `url.as_str()`), for a path the local was given earlier.
+pub(crate) fn local_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Reference(r) => local_name(&r.expr),
+        Expr::Paren(p) => local_name(&p.expr),
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && ["as_str", "as_ref", "clone", "to_owned"].iter().any(|n| m.method == n) =>
+        {
+            local_name(&m.receiver)
+        }
+        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            Some(p.path.segments[0].ident.to_string())
+        }
+        _ => None,
+    }
+}
+
 /// The target of a request as a key: a path (`/orders/{}`) from a literal
 /// or a `format!` template, or the name of a constant (`ORDERS_URL`).
 fn target_of(e: &Expr) -> Option<String> {
     match e {
         Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => normalize(&s.value()),
         Expr::Reference(r) => target_of(&r.expr),
+        // `base.join("/token")?`: the URL the `?` unwraps.
+        Expr::Try(t) => target_of(&t.expr),
         Expr::Paren(p) => target_of(&p.expr),
         Expr::Group(g) => target_of(&g.expr),
         Expr::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "format") => {

@@ -3,6 +3,7 @@
 //! expression.
 
 use proc_macro2::Span;
+use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Expr, ExprMethodCall, Lit};
@@ -107,6 +108,11 @@ pub(crate) struct BodyFacts {
     /// endpoint /v1/t/{}/describe ends in /describe, ..`,
     /// [`crate::analyze::reads`]); they are not in `methods`.
     pub(crate) reads: std::collections::BTreeSet<String>,
+    /// Where each POST/PATCH was seen, `(method, line)`, so a client-wide
+    /// policy can ask which client sent it ([`super::crate_index`] knows).
+    /// A method written where no request site is (a `"POST"` literal) has
+    /// a line no site matches and so always counts.
+    pub(crate) write_lines: std::collections::BTreeSet<(String, u32)>,
     pub(crate) idempotency_key: bool,
     pub(crate) reads_retry_after: bool,
     pub(crate) uses_randomness: bool,
@@ -141,43 +147,67 @@ const HTTP_VERBS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
 
 /// Collects [`BodyFacts`] from any syntax node.
 pub(crate) fn body_facts<'a, T: FactsNode<'a>>(node: &'a T) -> BodyFacts {
-    let mut v = FactsVisitor { facts: BodyFacts::default() };
+    body_facts_within(node, &|_| None)
+}
+
+/// [`body_facts`] of a node that reads locals bound outside it (a
+/// closure's captures): `outer` gives the path a captured name holds.
+pub(crate) fn body_facts_within<'a, T: FactsNode<'a>>(node: &'a T, outer: OuterPaths<'_>) -> BodyFacts {
+    let mut v = FactsVisitor { facts: BodyFacts::default(), paths: HashMap::new(), outer };
     node.visit_with(&mut v);
     v.facts
 }
 
+/// The request path a name bound outside the visited node holds, if any.
+pub(crate) type OuterPaths<'r> = &'r dyn Fn(&str) -> Option<String>;
+
 /// Nodes [`body_facts`] can read.
 pub(crate) trait FactsNode<'a> {
-    fn visit_with(&'a self, v: &mut FactsVisitor);
+    fn visit_with(&'a self, v: &mut FactsVisitor<'_>);
 }
 
 impl<'a> FactsNode<'a> for Expr {
-    fn visit_with(&'a self, v: &mut FactsVisitor) {
+    fn visit_with(&'a self, v: &mut FactsVisitor<'_>) {
         v.visit_expr(self);
     }
 }
 
 impl<'a> FactsNode<'a> for syn::Block {
-    fn visit_with(&'a self, v: &mut FactsVisitor) {
+    fn visit_with(&'a self, v: &mut FactsVisitor<'_>) {
         v.visit_block(self);
     }
 }
 
-pub(crate) struct FactsVisitor {
+pub(crate) struct FactsVisitor<'r> {
     facts: BodyFacts,
+    /// Paths held in locals (`let url = base.join("/oauth/token")?;`), so a
+    /// request sent to `url` is judged by the endpoint it was given.
+    paths: HashMap<String, Option<String>>,
+    outer: OuterPaths<'r>,
 }
 
-impl FactsVisitor {
+impl FactsVisitor<'_> {
     /// Records a request sent with `verb` to `target`: a method, or, for a
     /// POST whose written endpoint is a read, a read with its reason.
-    fn note_request(&mut self, verb: String, target: Option<&Expr>) {
+    fn note_request(&mut self, verb: String, target: Option<&Expr>, line: u32) {
         if verb == "POST" {
-            if let Some(why) =
-                target.and_then(super::ops::target_path).as_deref().and_then(crate::analyze::reads::why_read)
-            {
+            let path = target.and_then(|t| {
+                let local = super::ops::local_name(t);
+                super::ops::target_path(t).or_else(|| {
+                    let name = local.as_deref()?;
+                    match self.paths.get(name) {
+                        Some(held) => held.clone(),
+                        None => (self.outer)(name),
+                    }
+                })
+            });
+            if let Some(why) = path.as_deref().and_then(crate::analyze::reads::why_read) {
                 self.facts.reads.insert(why);
                 return;
             }
+        }
+        if verb == "POST" || verb == "PATCH" {
+            self.facts.write_lines.insert((verb.clone(), line));
         }
         self.facts.methods.insert(verb);
     }
@@ -192,6 +222,8 @@ impl FactsVisitor {
         }
         let upper = s.to_ascii_uppercase();
         if matches!(upper.as_str(), "POST" | "PATCH") && s.chars().all(|c| c.is_ascii_uppercase()) {
+            // No request site is at line 0: a written method always counts.
+            self.facts.write_lines.insert((upper.clone(), 0));
             self.facts.methods.insert(upper);
         }
     }
@@ -224,7 +256,7 @@ fn is_timer_call(path: &syn::Path) -> bool {
         || matches!((before.as_deref(), last.as_str()), (Some("Delay"), "new") | (Some("Timer"), "after"))
 }
 
-impl<'ast> Visit<'ast> for FactsVisitor {
+impl<'ast> Visit<'ast> for FactsVisitor<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
         let name = m.method.to_string();
         self.note_ident(&name);
@@ -240,18 +272,20 @@ impl<'ast> Visit<'ast> for FactsVisitor {
             _ => false,
         };
         // The verb a request chain is sent with, and the target it names.
-        let chain_verb = |m: &'ast ExprMethodCall| -> Option<(String, Option<&'ast Expr>)> {
+        let chain_verb = |m: &'ast ExprMethodCall| -> Option<(String, Option<&'ast Expr>, u32)> {
             let chain = chain_of_call(m);
             let verb = chain.calls.iter().find_map(|c| {
                 let n = c.method.to_string();
-                HTTP_VERBS.contains(&n.as_str()).then(|| (n.to_ascii_uppercase(), c.args.first()))
+                HTTP_VERBS
+                    .contains(&n.as_str())
+                    .then(|| (n.to_ascii_uppercase(), c.args.first(), line_of(&c.method)))
             });
             verb.or_else(|| {
                 let target = match chain.root {
                     Expr::Call(c) => c.args.first(),
                     _ => None,
                 };
-                free_verb(chain.root).map(|v| (v, target))
+                free_verb(chain.root).map(|v| (v, target, line_of(chain.root)))
             })
         };
         match name.as_str() {
@@ -264,7 +298,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 let verb = chain_verb(m);
                 let explicit = chain.calls.iter().any(|c| c.method == "request" || c.method == "method");
                 match verb {
-                    Some((v, target)) => self.note_request(v, target),
+                    Some((v, target, line)) => self.note_request(v, target, line),
                     None if !explicit && name == "send" => {
                         // `client.execute(req)` / a prebuilt request: method unknown
                         // unless a Method path elsewhere in the body names it.
@@ -274,7 +308,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                 }
             }
             "post" | "patch" if !m.args.is_empty() => {
-                self.note_request(name.to_ascii_uppercase(), m.args.first());
+                self.note_request(name.to_ascii_uppercase(), m.args.first(), line_of(&m.method));
             }
             "is_idempotent" | "is_safe" => self.facts.method_gated = true,
             "multipart" if m.args.len() == 1 => self.facts.body_not_cloneable = true,
@@ -327,7 +361,7 @@ impl<'ast> Visit<'ast> for FactsVisitor {
                     if let Some(target) = c.args.first() {
                         self.facts.ops.extend(super::ops::request_key(&verb, target));
                     }
-                    self.note_request(verb, c.args.first());
+                    self.note_request(verb, c.args.first(), line_of(c));
                 } else {
                     self.facts.ops.extend(super::ops::call_key(&name));
                 }
@@ -339,6 +373,15 @@ impl<'ast> Visit<'ast> for FactsVisitor {
         syn::visit::visit_expr_call(self, c);
     }
 
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let (syn::Pat::Ident(name), Some(init)) = (&l.pat, &l.init) {
+            // A name given another value no longer holds a path, and hides
+            // any the closure's surroundings gave it.
+            self.paths.insert(name.ident.to_string(), super::ops::target_path(&init.expr));
+        }
+        syn::visit::visit_local(self, l);
+    }
+
     fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
         self.facts.has_continue = true;
         syn::visit::visit_expr_continue(self, c);
@@ -348,7 +391,12 @@ impl<'ast> Visit<'ast> for FactsVisitor {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         if let [.., ty, variant] = segs.as_slice() {
             if ty == "Method" {
-                self.facts.methods.insert(variant.to_ascii_uppercase());
+                let verb = variant.to_ascii_uppercase();
+                if verb == "POST" || verb == "PATCH" {
+                    let line = p.segments.last().map_or(0, |s| line_of(&s.ident));
+                    self.facts.write_lines.insert((verb.clone(), line));
+                }
+                self.facts.methods.insert(verb);
             }
         }
         for s in &segs {
@@ -416,7 +464,7 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
         && hay.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-fn scan_tokens(ts: proc_macro2::TokenStream, v: &mut FactsVisitor) {
+fn scan_tokens(ts: proc_macro2::TokenStream, v: &mut FactsVisitor<'_>) {
     for tt in ts {
         match tt {
             proc_macro2::TokenTree::Group(g) => scan_tokens(g.stream(), v),

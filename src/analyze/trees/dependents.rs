@@ -41,10 +41,16 @@ fn module_names(path: &str, g: Grammar) -> Vec<String> {
 }
 
 /// What of the head tree reads `files` (the changed files whose
-/// file-level constants changed); `Err` when the tree could not be
-/// searched or read (the caller says so in a note). The flag says some
-/// files were left out for the budget.
-pub(crate) fn read(tree: &RepoHead, files: &[&FileChange]) -> Result<(Vec<Dependent>, bool), String> {
+/// file-level constants changed), other than the files of the change
+/// (`changed`: they are in both revisions already, each with its own
+/// text); `Err` when the tree could not be searched or read (the caller
+/// says so in a note). The flag says some files were left out for the
+/// budget.
+pub(crate) fn read(
+    tree: &RepoHead,
+    files: &[&FileChange],
+    changed: &HashSet<&str>,
+) -> Result<(Vec<Dependent>, bool), String> {
     let mut names: HashSet<(Grammar, String)> = HashSet::new();
     for f in files {
         if let Some(g) = Grammar::of_path(&f.path) {
@@ -56,7 +62,6 @@ pub(crate) fn read(tree: &RepoHead, files: &[&FileChange]) -> Result<(Vec<Depend
     if names.is_empty() {
         return Ok((Vec::new(), false));
     }
-    let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     // `git grep` finds the files that name a changed module; only those
     // are read.
     let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];

@@ -19,6 +19,8 @@
 //! - [`dependents`]: unchanged files of the head tree that import a
 //!   changed file, so a constant edited in one file is followed to the
 //!   retry of another;
+//! - [`requests`]: a write newly sent through a library that retries
+//!   every method (go-retryablehttp's `NewRequest`);
 //! - [`retry_after`]: a retry that reached code reading the Retry-After
 //!   header in the base and reaches none in the head (no library data:
 //!   the header is the same in every language).
@@ -30,6 +32,7 @@ pub(crate) mod defs;
 pub(crate) mod dependents;
 pub(crate) mod eval;
 pub(crate) mod grammar;
+pub(crate) mod requests;
 pub(crate) mod retry_after;
 pub(crate) mod sites;
 
@@ -115,6 +118,7 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
             use_instead: "Keep the default (idempotent methods), or send an Idempotency-Key the server honours before retrying writes.",
         },
     ),
+    (requests::RULE, Kind::RetryNonIdempotent, requests::DOC),
     (
         retry_after::RULE,
         Kind::RetryAfterIgnored,
@@ -177,7 +181,8 @@ impl Analyzer for TreesAnalyzer {
         let sources = changed_constants(files, &worlds.0, &worlds.1);
         let mut deps = Vec::new();
         if let Some(tree) = self.head.as_ref().filter(|_| !sources.is_empty()) {
-            match dependents::read(tree, &sources) {
+            let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            match dependents::read(tree, &sources, &changed) {
                 Ok((found, partial)) => {
                     deps = found;
                     if partial {
@@ -230,8 +235,13 @@ impl Analyzer for TreesAnalyzer {
             }
         }
         let added = |l: &Loc| by_path.get(l.path.as_str()).is_some_and(|f| f.is_added(l.line));
+        out.findings.extend(requests::check(&base_sites, &head_sites, &added, self.head.as_ref()));
         for (h, b) in pair(&base_sites, &head_sites) {
             let (b, h) = (&base_sites[b], &head_sites[h]);
+            // Requests the library sends are new or not, not better or worse.
+            if h.sends || b.sends {
+                continue;
+            }
             // Where the change wrote the head's value: the deepest place
             // followed that is an added line, else the site itself.
             let cause = h.value.trail.iter().rev().find(|l| added(l)).cloned();

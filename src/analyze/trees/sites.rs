@@ -40,8 +40,13 @@ pub(crate) struct Site {
     /// A jitter constructor (`wait_exponential`): its name is the value.
     pub(crate) constructor: bool,
     /// For a methods option: whether writes (POST, PATCH, or every method)
-    /// are retried; `None` for the other settings.
+    /// are retried; `None` for the other settings. For a request the
+    /// library sends (`sends`): whether its method is POST or PATCH,
+    /// `None` when it cannot be told.
     pub(crate) writes: Option<bool>,
+    /// A request the library builds or sends and retries whatever its
+    /// method (a methods `call` entry); `value` is its method.
+    pub(crate) sends: bool,
 }
 
 /// The libraries file `file` of `world` uses.
@@ -446,6 +451,7 @@ fn site(
         default_source,
         constructor: false,
         writes: None,
+        sends: false,
     }
 }
 
@@ -460,6 +466,10 @@ fn read_methods<'t>(
     out: &mut Vec<Site>,
 ) {
     for e in &lib.methods {
+        if let Some(call) = &e.call {
+            read_request(world, file, lib, h, e, call, at, out);
+            continue;
+        }
         let Some(option) = &e.option else { continue };
         if !e.within.contains(&h.name) {
             continue;
@@ -494,6 +504,66 @@ fn read_methods<'t>(
         let mut s = site(identity, Knob::Count, lib, option, at.clone(), value, source);
         s.writes = Some(writes);
         out.push(s);
+    }
+}
+
+/// A request the library builds or sends (a methods `call` entry), with
+/// its method: the argument at `e.arg` followed to its value, or the
+/// method the call fixes (`e.default`). Only a call written with one of the
+/// entry's qualifiers (`retryablehttp.NewRequest`) is the library's.
+#[allow(clippy::too_many_arguments)]
+fn read_request<'t>(
+    world: &World<'t>,
+    file: usize,
+    lib: &'static Library,
+    h: &Holder<'t>,
+    e: &libraries::Entry,
+    call: &str,
+    at: &Loc,
+    out: &mut Vec<Site>,
+) {
+    let f = world.files[file].file;
+    let Some(callee) = h.node.child_by_field_name("function") else { return };
+    let qualifier = f.text_of(callee).rsplit_once('.').map(|(q, _)| q.trim());
+    if h.name != call || !qualifier.is_some_and(|q| e.within.iter().any(|w| w == q)) {
+        return;
+    }
+    let value = match &e.default {
+        Some(m) => Evaluated { value: Value::Text(m.clone()), trail: Vec::new() },
+        None => {
+            let Some(arg) = h.args.and_then(|a| positional(a).get(e.arg).copied()) else { return };
+            world.eval(file, arg, 0)
+        }
+    };
+    let identity = format!("{}|{}|sends:{call}", owner(world, file, h.node), lib.library);
+    let mut s = site(identity, Knob::Count, lib, call, at.clone(), value.clone(), None);
+    s.writes = request_writes(&value.value);
+    s.sends = true;
+    out.push(s);
+}
+
+/// Whether a request method is a write: POST or PATCH (a string, or Go's
+/// `http.MethodPost`), not one (another method), or `None` when the value
+/// says no method.
+pub(crate) fn request_writes(v: &Value) -> Option<bool> {
+    let word = match v {
+        Value::Text(t) => t.to_ascii_uppercase(),
+        Value::Unknown(t) => {
+            let t = t.trim();
+            let last = t.rsplit('.').next().unwrap_or(t);
+            let last = last.strip_prefix("Method").unwrap_or(last).trim_matches(['"', '\'', '`']);
+            if last.chars().all(|c| c.is_ascii_alphabetic()) && last.len() >= 3 {
+                last.to_ascii_uppercase()
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    match word.as_str() {
+        "POST" | "PATCH" => Some(true),
+        "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE" | "CONNECT" => Some(false),
+        _ => None,
     }
 }
 

@@ -286,7 +286,7 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
         let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
         let text = text_of(&call.name, call.at, first);
         let span = (call.at, first, call.args.1);
-        let read = read_of(code, first, call.args.1);
+        let read = t.then(|| read_of(family, code, first, call.args.1, None)).flatten();
         out.push(Through {
             helper: call.name,
             verb,
@@ -306,7 +306,7 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
             let t = touched(line) || writes.iter().any(|&(w, _)| touched(code.lines.of(w)));
             let text = text_of(&name, def_at, first);
             let span = (at, first, body.1);
-            let read = read_of(code, first, body.1);
+            let read = t.then(|| read_of(family, code, first, body.1, Some(def_at))).flatten();
             out.push(Through {
                 helper: name,
                 verb,
@@ -323,14 +323,30 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
 }
 
 /// Whether every write token from `first` to `end` is one POST to a read
-/// endpoint, and why.
-fn read_of(code: &Code, first: usize, end: usize) -> Option<String> {
+/// endpoint, or one sent by a function named as a read, and why. `retried`
+/// is the decorated function the retry wraps (its name is the retry's, not
+/// the sender's): the function around it is the one that sends.
+fn read_of(family: Family, code: &Code, first: usize, end: usize, retried: Option<usize>) -> Option<String> {
     let writes = code.writes_in(first, end);
     if writes.len() != 1 || writes[0].1 != "POST" {
         return None;
     }
-    let target = write_target(code, first, end)?;
-    read_endpoint(code, &target, first)
+    write_target(code, first, end)
+        .and_then(|target| read_endpoint(code, &target, first))
+        .or_else(|| sender_named_as_read(family, code, first, retried))
+}
+
+/// The innermost function around `at` (other than `retried`), when its name
+/// says it reads ([`crate::analyze::reads::why_read_name`]). A class is not
+/// a sender: `class Query` says nothing about what its methods send.
+fn sender_named_as_read(family: Family, code: &Code, at: usize, retried: Option<usize>) -> Option<String> {
+    let around = |_: usize, body: (usize, usize)| body.0 <= at && at < body.1;
+    let sender = syntax::definitions_where(family, code, &|_| true, &around)
+        .into_iter()
+        .filter(|d| !retried.is_some_and(|r| (d.at..=d.at + d.name.len()).contains(&r)))
+        .filter(|d| !syntax::is_class(code, d))
+        .max_by_key(|d| d.body.0)?;
+    crate::analyze::reads::why_read_name(&sender.name)
 }
 
 /// Definitions and callers of the names being resolved, gathered file by file.
@@ -340,6 +356,9 @@ struct Index<'n> {
     resolved: HashMap<(Family, String), Resolved>,
     /// Writes sent through each helper the change made retrying (`path:line (VERB)`).
     callers: HashMap<(Family, String), Vec<String>>,
+    /// The Python methods among the names made retrying, with the file that
+    /// defines each: only `self.name(..)` there calls them.
+    methods: HashMap<(Family, String), String>,
     /// Writes through the wanted helpers in unchanged files ([`Through::text`]).
     elsewhere: HashSet<(Family, String)>,
 }
@@ -360,14 +379,23 @@ impl Index<'_> {
             }
         }
         if let Some(names) = self.became.get(&family) {
-            let bodies: Vec<(usize, usize)> = syntax::definitions(family, code, &|n| names.contains(n))
-                .into_iter()
-                .map(|d| d.body)
-                .collect();
+            let bodies: Vec<(String, (usize, usize))> =
+                syntax::definitions(family, code, &|n| names.contains(n))
+                    .into_iter()
+                    .map(|d| (d.name, d.body))
+                    .collect();
             for c in syntax::calls(code, &|n| names.contains(n)) {
-                // A call inside the helper's own definition is not a caller.
-                if bodies.iter().any(|&(a, b)| c.at >= a && c.at < b) {
+                // A call inside the helper's own definition is not a caller;
+                // a call inside another definition that became retrying (the
+                // class around the helper) is.
+                if bodies.iter().any(|(n, (a, b))| *n == c.name && c.at >= *a && c.at < *b) {
                     continue;
+                }
+                if let Some(defined_in) = self.methods.get(&(family, c.name.clone())) {
+                    let before = &code.text[..c.at];
+                    if defined_in != path || !(before.ends_with(b"self.") || before.ends_with(b"cls.")) {
+                        continue;
+                    }
                 }
                 if let Some(&(w, verb)) = code.writes_in(c.args.0, c.args.1).first() {
                     let site = format!("{path}:{} ({verb})", code.lines.of(w));
@@ -585,6 +613,7 @@ fn index_changed<'n>(
     prepared: &[Prepared<'_>],
     codes: &[Code],
     (wanted, became): (&'n Names, &'n Names),
+    methods: HashMap<(Family, String), String>,
     tests: &ScanPaths,
 ) -> Index<'n> {
     let mut index = Index {
@@ -592,6 +621,7 @@ fn index_changed<'n>(
         became,
         resolved: HashMap::new(),
         callers: HashMap::new(),
+        methods,
         elsewhere: HashSet::new(),
     };
     for file in files {
@@ -818,11 +848,16 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&RepoHe
         return res;
     }
     let mut became_names: HashMap<Family, HashSet<String>> = HashMap::new();
+    let mut methods: HashMap<(Family, String), String> = HashMap::new();
     for (at, d) in &became {
-        became_names.entry(prepared[*at].family).or_default().insert(d.name.clone());
+        let family = prepared[*at].family;
+        became_names.entry(family).or_default().insert(d.name.clone());
+        if family == Family::Python && syntax::is_python_method(&codes[*at], d) {
+            methods.insert((family, d.name.clone()), prepared[*at].file.path.clone());
+        }
     }
     let before = base_writes(files, &sent.wanted);
-    let mut index = index_changed(files, &prepared, &codes, (&sent.wanted, &became_names), &tests);
+    let mut index = index_changed(files, &prepared, &codes, (&sent.wanted, &became_names), methods, &tests);
     let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let unresolved = unresolved(&index);
     if let Some(tree) = tree.filter(|_| !unresolved.is_empty()) {
@@ -952,14 +987,14 @@ mod tests {
         let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
         let none = HashMap::new();
         let net = change("app/net.py", Some(RETRYING), &format!("{RETRYING}\n# touched\n"));
-        let index = index_changed(&[&net], &[], &[], (&wanted, &none), &tests);
+        let index = index_changed(&[&net], &[], &[], (&wanted, &none), HashMap::new(), &tests);
         assert_eq!(
             index.resolved[&(Family::Python, "resilient".to_string())].retrying_site(),
             Some("app/net.py:4")
         );
         assert!(unresolved(&index).is_empty());
         let elsewhere = change("app/other.py", Some("x = 1\n"), "x = 2\n");
-        let index = index_changed(&[&elsewhere], &[], &[], (&wanted, &none), &tests);
+        let index = index_changed(&[&elsewhere], &[], &[], (&wanted, &none), HashMap::new(), &tests);
         assert_eq!(unresolved(&index)[&Family::Python], ["resilient"]);
     }
 
@@ -972,7 +1007,8 @@ mod tests {
         let tree = RepoHead { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
         let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
         let none = HashMap::new();
-        let mut index = index_changed(&[], &[], &[], (&wanted, &none), &ScanPaths::defaults());
+        let mut index =
+            index_changed(&[], &[], &[], (&wanted, &none), HashMap::new(), &ScanPaths::defaults());
         let unresolved = unresolved(&index);
         let note =
             index_tree(&mut index, &tree, &unresolved, &HashSet::new(), &ScanPaths::defaults()).unwrap();
@@ -989,7 +1025,7 @@ mod tests {
             let m = mask(src, &Language::Python.syntax(), View::Code);
             let code = Code::new(&m);
             let (at, _) = code.writes_in(0, code.text.len())[0];
-            read_of(&code, at, code.text.len())
+            read_of(Family::Python, &code, at, code.text.len(), None)
         };
         assert!(read("c.post('/v1/datasets/logs/query', json=q)\n").is_some_and(|w| w.contains("`/query`")));
         assert!(read("path = f'/v1/datasets/{id}/_search'\nc.post(path, content=p)\n")
@@ -1000,9 +1036,14 @@ mod tests {
             "c.post(url, json=o)\n",
             "path = '/v1/query'\npath = '/v1/orders'\nc.post(path)\n",
             "c.post('/v1/queryable', json=o)\n",
+            "def ingest(c, o):\n    c.post(url, json=o)\n",
+            "class Query:\n    c.post(url, json=o)\n",
         ] {
             assert_eq!(read(write), None, "{write}");
         }
+        // The function that sends it says so by its name.
+        let why = read("def apl_query(c, q):\n    c.post(url, json=q)\n");
+        assert!(why.is_some_and(|w| w.contains("`apl_query`, a function named as a read")));
     }
 
     fn write(line: u32) -> NewWrite {

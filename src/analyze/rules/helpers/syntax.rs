@@ -371,6 +371,33 @@ pub(crate) fn definitions_where(
     out
 }
 
+/// Whether `d` is a class (or struct, interface) rather than a function:
+/// the word before its name says so.
+pub(crate) fn is_class(code: &Code, d: &Def) -> bool {
+    let before = &code.text[line_start(code.text, d.at)..d.at];
+    let word = before.split(|c| !c.is_ascii_alphanumeric()).rfind(|w| !w.is_empty());
+    matches!(word, Some(b"class" | b"struct" | b"interface" | b"type"))
+}
+
+/// Whether `d` is a Python method: its first parameter is `self` or `cls`.
+/// Only `self.name(..)` (or `cls.name(..)`) in its own file calls it; a
+/// `name(..)` on any other object is another type's method.
+pub(crate) fn is_python_method(code: &Code, d: &Def) -> bool {
+    let after = &code.text[(d.at + d.name.len()).min(code.text.len())..];
+    let Some(params) = after
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .and_then(|i| (after[i] == b'(').then(|| &after[i + 1..]))
+    else {
+        return false;
+    };
+    let first = params.iter().position(|c| !c.is_ascii_whitespace()).map_or(&params[..0], |i| &params[i..]);
+    ["self", "cls"].iter().any(|w| {
+        first.starts_with(w.as_bytes())
+            && !first.get(w.len()).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    })
+}
+
 fn line_start(text: &[u8], at: usize) -> usize {
     memchr::memrchr(b'\n', &text[..at.min(text.len())]).map_or(0, |p| p + 1)
 }

@@ -89,7 +89,13 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
         )
     };
     c.base = base.map(|b| json!({"methods": b.methods, "idempotency_key": b.idempotency_key}));
-    c.head = Some(json!({"methods": head.methods, "idempotency_key": head.idempotency_key}));
+    let mut evidence = json!({"methods": head.methods, "idempotency_key": head.idempotency_key});
+    // POSTs judged reads are not among the methods: say which and why, so
+    // a maintainer who disagrees can see them.
+    if !head.reads.is_empty() {
+        evidence["judged_reads"] = json!(head.reads);
+    }
+    c.head = Some(evidence);
     Some(c)
 }
 

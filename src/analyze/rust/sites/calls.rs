@@ -34,7 +34,13 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// Facts about a retried operation: a closure's body, or a function of
     /// this file named by path or `self.name`; callees are followed once.
     pub(super) fn op_facts(&mut self, op: &'a Expr) -> BodyFacts {
-        let mut facts = body_facts(op);
+        // A closure sends to paths it captures: `let url = base.join(..)?`
+        // above it holds the endpoint the request inside goes to, unless a
+        // local inside shadows it (the visitor's own bindings come first).
+        let line = line_of(op);
+        let env = &self.env;
+        let outer = |name: &str| env.lookup(name, line).and_then(super::super::ops::target_path);
+        let mut facts = super::super::syntax::body_facts_within(op, &outer);
         let named = match op {
             Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             Expr::Field(f) => match &f.member {

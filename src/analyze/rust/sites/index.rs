@@ -215,6 +215,7 @@ pub(super) fn nested_items(block: &syn::Block) -> Vec<&Item> {
 pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.methods.extend(from.methods.iter().cloned());
     into.reads.extend(from.reads.iter().cloned());
+    into.write_lines.extend(from.write_lines.iter().cloned());
     into.idempotency_key |= from.idempotency_key;
     into.reads_retry_after |= from.reads_retry_after;
     into.uses_randomness |= from.uses_randomness;

@@ -247,7 +247,10 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     walker.items(&file.items, &mut Vec::new());
     let misses = walker.env.as_ref().map(|e| e.misses.take()).unwrap_or_default();
     let fn_misses = walker.fn_misses.take();
-    let mut model = walker.finish();
+    // The file is parsed already: its writes and the functions that return
+    // a plain client are read whether or not it sends (a changed file that
+    // only builds clients says what `plain_client()` returns elsewhere).
+    let mut model = walker.finish(super::crate_index::write_sites_of(file));
     // Constants matter only where a site's count could not be computed;
     // functions are recorded only where a retry needed them.
     if model.sites.iter().any(|s| s.policy.attempts.value == super::policy::Attempts::Unknown) {
@@ -257,10 +260,6 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     // The prelude's names are never a project's own definitions: searching
     // the workspace for `struct Ok` read every file of a large repository.
     model.unresolved.retain(|n| !PRELUDE_NAMES.contains(&n.as_str()));
-    // The file is parsed already: its writes and the functions that return
-    // a plain client are read whether or not it sends (a changed file that
-    // only builds clients says what `plain_client()` returns elsewhere).
-    model.writes = super::crate_index::write_sites_of(file);
     model
 }
 
@@ -468,7 +467,7 @@ impl<'i, 'a> Walker<'i, 'a> {
         }
     }
 
-    fn finish(mut self) -> FileModel {
+    fn finish(mut self, writes: super::crate_index::Writes) -> FileModel {
         for mut c in self.standalone {
             if !self.consumed.contains(&c.key) {
                 c.site.standalone = true;
@@ -476,11 +475,15 @@ impl<'i, 'a> Walker<'i, 'a> {
             }
         }
         self.out.policy_fns = self.policy_fns.into_inner();
+        self.out.writes = writes;
         if self.out.sites.iter().any(|s| s.policy.client_wide && !s.policy.method_gated) {
             let facts = self.index.file_facts();
             for s in &mut self.out.sites {
                 if s.policy.client_wide && !s.policy.method_gated {
-                    s.policy.add_requests(&facts);
+                    // Only what may be sent through the client it is on.
+                    let on_reqwest = s.policy.lib == super::libs::reqwest::LIB;
+                    let carried = super::crate_index::carried_by_policy(&facts, &self.out.writes, on_reqwest);
+                    s.policy.add_requests(&carried);
                 }
             }
         }
