@@ -54,13 +54,20 @@ pub(crate) fn check(
         let shown = h.value.value.show();
         let (severity, method, why) = match h.writes {
             Some(_) => (Severity::Error, shown.trim_matches(['"', '`']).to_ascii_uppercase(), String::new()),
-            None => match tree.zip(setting_name(&h.value.value)).and_then(|(t, n)| setting_default(t, &n)) {
-                Some((m, at)) => (
+            None => match tree.zip(setting_name(&h.value.value)).map(|(t, n)| setting_default(t, &n)) {
+                Some(Ok(Some((m, at)))) => (
                     Severity::Error,
                     m.clone(),
                     format!(" (the method is {shown}, which defaults to \"{m}\" at {at})"),
                 ),
-                None => (Severity::Warning, String::new(), String::new()),
+                // The search failed: the default is unknown, not absent, so
+                // the request blocks until someone checks it.
+                Some(Err(e)) => (
+                    Severity::Error,
+                    "possible write".into(),
+                    format!(" (the method is {shown}; its default could not be searched: {e}; check that the head commit is in the repository, then run retrygate again)"),
+                ),
+                _ => (Severity::Warning, String::new(), String::new()),
             },
         };
         let message = if severity == Severity::Error {
@@ -107,16 +114,23 @@ fn setting_name(v: &Value) -> Option<String> {
 /// The method a setting named `name` is given where it is defined in the
 /// head revision: every line that defines it (`name:` or `name =`) and
 /// writes a method must write the same one, POST or PATCH.
-fn setting_default(tree: &RepoHead, name: &str) -> Option<(String, String)> {
+/// `Err` when git could not search the revision (no match is `Ok(None)`).
+fn setting_default(tree: &RepoHead, name: &str) -> Result<Option<(String, String)>, String> {
     let args = ["grep", "-n", "-I", "-w", "-F", "-e", name, tree.rev.as_str(), "--"];
-    let listed = tree.git.run(&args).ok()?;
+    let listed = match tree.git.run(&args) {
+        Ok(out) => out,
+        // No file matched: git grep exits 1 and says nothing.
+        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let tests = crate::analyze::testcode::ScanPaths::defaults();
     let prefix = format!("{}:", tree.rev);
     let mut found: Option<(String, String)> = None;
     for line in listed.lines().take(MAX_GREP_LINES) {
         let Some(rest) = line.strip_prefix(prefix.as_str()) else { continue };
         let mut parts = rest.splitn(3, ':');
         let (Some(path), Some(no), Some(text)) = (parts.next(), parts.next(), parts.next()) else { continue };
-        if crate::analyze::testcode::ScanPaths::defaults().test_pattern(path).is_some() {
+        if tests.test_pattern(path).is_some() {
             continue;
         }
         let Some(after) = defines(text, name) else { continue };
@@ -126,13 +140,13 @@ fn setting_default(tree: &RepoHead, name: &str) -> Option<(String, String)> {
             .collect();
         for m in methods {
             match &found {
-                Some((f, _)) if *f != m => return None,
+                Some((f, _)) if *f != m => return Ok(None),
                 Some(_) => {}
                 None => found = Some((m, format!("{path}:{no}"))),
             }
         }
     }
-    found.filter(|(m, _)| request_writes(&Value::Text(m.clone())) == Some(true))
+    Ok(found.filter(|(m, _)| request_writes(&Value::Text(m.clone())) == Some(true)))
 }
 
 /// The text after `name` where a line defines it (`name:` as a field or
