@@ -29,7 +29,7 @@ import argparse, collections, glob, json, os, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 LANG = {".rs": "rust", ".py": "python", ".go": "go", ".js": "js/ts", ".ts": "js/ts",
         ".mjs": "js/ts", ".cjs": "js/ts", ".tsx": "js/ts", ".jsx": "js/ts",
-        ".java": "java", ".kt": "java", ".kts": "java"}
+        ".java": "java", ".kt": "java", ".kts": "java", ".rb": "ruby", ".php": "php", ".cs": "csharp"}
 
 
 def lang_of(path):
@@ -85,6 +85,8 @@ def main():
     ap.add_argument("--clones", required=True)
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "retrygate"))
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--jobs", type=int, default=2, help="scans run at once")
+    ap.add_argument("--dump", help="write every error finding, one JSON line each, to this file")
     args = ap.parse_args()
 
     commits = rows("commits", args.set)
@@ -95,17 +97,24 @@ def main():
 
     errors, findings_by_commit, failures, unjudged = [], {}, [], []
     seen = set()
+    todo = []
     for set_name, where, c in commits:
-        repo, commit = c[0], c[1]
-        if (repo, commit) in seen:
-            continue
-        seen.add((repo, commit))
-        out, err = scan(args.bin, args.clones, repo, commit)
+        if (c[0], c[1]) not in seen:
+            seen.add((c[0], c[1]))
+            todo.append((set_name, c[0], c[1]))
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda t: scan(args.bin, args.clones, t[1], t[2]), todo))
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
+    for (set_name, repo, commit), (out, err) in zip(todo, results):
         if out is None:
             failures.append(f"{repo} {commit}: {err[0]}")
             continue
         errs = [f for f in out["findings"] if f["severity"] == "error"]
         findings_by_commit[(repo, commit[:12])] = errs
+        if dump:
+            for f in errs:
+                dump.write(json.dumps({"repo": repo, "commit": commit, **f}) + "\n")
         for f in errs:
             key = (repo, commit[:12], f"{f['path']}:{f['line']}", f["kind"])
             verdict = judged.get(key, (None, None))[0]

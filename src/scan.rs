@@ -48,7 +48,8 @@ pub fn scan_changeset(cs: &ChangeSet) -> anyhow::Result<GateVerdict> {
     );
     let knobs = analyze::knobs::KnobsAnalyzer;
     let trees = analyze::trees::TreesAnalyzer::for_changeset(cs);
-    let analyzers: [&dyn Analyzer; 5] = [&rust, &packs, &layers, &trees, &knobs];
+    let ops = analyze::operations::OperationsAnalyzer::for_changeset(cs);
+    let analyzers: [&dyn Analyzer; 6] = [&rust, &packs, &layers, &trees, &ops, &knobs];
     let outcome = analyze::scan(cs, &analyzers);
     Ok(GateVerdict::from_scan(outcome.findings, outcome.notes))
 }

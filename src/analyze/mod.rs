@@ -21,6 +21,7 @@
 pub(crate) mod generated;
 pub mod knobs;
 pub mod layers;
+pub mod operations;
 pub(crate) mod reads;
 pub(crate) mod retry_code;
 pub mod rules;

@@ -190,6 +190,28 @@ impl FileChange {
 }
 
 /// Head lines that differ from the base, as inclusive 1-based ranges.
+/// The head lines next to which base lines were deleted with nothing put
+/// in their place (the line before and after each such deletion): what a
+/// pure deletion touched, for the analyzers that judge a span of code.
+pub(crate) fn deletion_points(base: &str, head: &str) -> Vec<u32> {
+    use similar::{Algorithm, DiffOp};
+    if base.is_empty() || base == head {
+        return Vec::new();
+    }
+    let diff = similar::TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(base, head);
+    let mut out = Vec::new();
+    for op in diff.ops() {
+        if let DiffOp::Delete { new_index, .. } = *op {
+            let at = new_index as u32;
+            out.extend([at.max(1), at + 1]);
+        }
+    }
+    out
+}
+
 pub(crate) fn added_lines(base: &str, head: &str) -> Vec<(u32, u32)> {
     use similar::{Algorithm, DiffOp};
     // A new file (most of a large pull request) is added whole, and an

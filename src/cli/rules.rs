@@ -101,6 +101,14 @@ pub(crate) fn run(args: RulesArgs) -> anyhow::Result<Exit> {
                             "error"
                         );
                     }
+                    for (id, kind, _) in retrygate::analyze::operations::CHECKS {
+                        println!(
+                            "{:<44} {:<22} {:<8} python,javascript,typescript,go,java,kotlin,csharp,ruby,php",
+                            id,
+                            kind.id(),
+                            "error"
+                        );
+                    }
                     for c in retrygate::analyze::rust::checks::all_ids() {
                         println!("{}", c.list_line());
                     }

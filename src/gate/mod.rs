@@ -332,7 +332,8 @@ pub(crate) fn scan_with_packs(
         analyze::layers::LayersAnalyzer::for_changeset(cs, config.limits.amplification(), paths.clone());
     let knobs = analyze::knobs::KnobsAnalyzer;
     let trees = analyze::trees::TreesAnalyzer::for_changeset(cs);
-    let analyzers: [&dyn Analyzer; 5] = [&rust, &packs, &layers, &trees, &knobs];
+    let ops = analyze::operations::OperationsAnalyzer::for_changeset(cs);
+    let analyzers: [&dyn Analyzer; 6] = [&rust, &packs, &layers, &trees, &ops, &knobs];
     let mut scanned = analyze::scan_with(cs, &analyzers, &paths, &config.rules.disable);
     scanned.findings.retain(|f| !config.rules.disable.contains(&f.rule));
     // The base config's ceiling on attempts is a retry finding like any

@@ -19,6 +19,7 @@ mod binary_boundary;
 mod changeset;
 mod cli_conventions;
 mod cli_errors;
+mod conformance;
 mod exit_boundary;
 mod fuzz_rust;
 mod gate;

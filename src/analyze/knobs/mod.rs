@@ -389,6 +389,18 @@ fn moved_lines(f: &FileChange, syntax: &Syntax, head_lines: &[&str]) -> HashSet<
         .collect()
 }
 
+/// Whether the head of `f` names `library` (by its `uses:` words) more
+/// often than its base: the change wrote a new use of it.
+fn adds_a_holder(f: &FileChange, library: Option<&str>) -> bool {
+    let Some(lib) = library.and_then(|n| libraries::LIBRARIES.0.iter().find(|l| l.library == n)) else {
+        return false;
+    };
+    let count = |t: Option<&str>| {
+        t.map_or(0, |t| lib.uses.iter().map(|u| t.matches(u.as_str()).count()).sum::<usize>())
+    };
+    count(f.head.text()) > count(f.base.text())
+}
+
 /// The nearest non-blank line above `i` indented less than it, within a
 /// few dozen lines: the statement or block line `i` belongs to.
 fn opener<'l>(lines: &[&'l str], i: usize) -> Option<&'l str> {
@@ -441,8 +453,13 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
             continue;
         }
         // A library option newly given in a file that was there before: its
-        // old value was the library's default.
+        // old value was the library's default. Not when the change adds a
+        // holder of that library (a new retry): the operation model judges
+        // a new retry against one attempt, not against the default.
         if let (Some(d), Some(_)) = (&h.default, &reads[ri].base) {
+            if adds_a_holder(files[reads[ri].file], h.library.as_deref()) {
+                continue;
+            }
             let b = Setting { value: d.clone(), ..h.clone() };
             consider(&ctx, &reads[ri], h, &b, Origin::Default, &mut worse, &mut out.notes);
         }

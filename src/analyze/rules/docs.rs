@@ -55,6 +55,12 @@ pub fn rules_and_floor_table(rules: &[Rule]) -> String {
         "error",
         "python, javascript, typescript, go, java",
     ));
+    out.push_str(&checks_table(
+        "The operation model (`src/analyze/operations`)",
+        crate::analyze::operations::CHECKS,
+        "error or warning (the What says when)",
+        "python, javascript, typescript, go, java, kotlin, csharp, ruby, php",
+    ));
     out
 }
 

@@ -172,12 +172,32 @@ impl Analyzer for RulePackAnalyzer {
             out.findings.extend(r.findings.into_iter().filter(|f| !moved(f)));
             out.notes.extend(r.notes);
         }
+        // A write sent with an idempotency key may be retried: the key is
+        // read where the write is built (the lines around the finding).
+        out.findings
+            .retain(|f| !(f.rule.ends_with("/retry-helper-write") && keyed_near(files, &f.path, f.line)));
         moves::drop_moved(&self.engine.set, files, &mut out.findings);
         moves::note_moved_into_calls(&self.engine.set, files, &mut out.findings);
         versions::settle(&self.engine.set, &mut out.findings, files, self.head_tree.as_ref());
         crate::finding::keep_most_severe(&mut out.findings);
         out
     }
+}
+
+/// Whether head lines near `line` of `path` send an idempotency key (the
+/// operation model's spellings, `rules/operations.yml`).
+fn keyed_near(files: &[&FileChange], path: &str, line: u32) -> bool {
+    let Some(text) = files.iter().find(|f| f.path == path).and_then(|f| f.head.text()) else { return false };
+    let Ok(data) = crate::analyze::operations::data::DATA.as_ref() else { return false };
+    let from = line.saturating_sub(12) as usize;
+    let window: String = text
+        .lines()
+        .skip(from.saturating_sub(1))
+        .take(25)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_ascii_lowercase();
+    data.idempotency_key.iter().any(|k| window.contains(k.as_str()))
 }
 
 /// Reads every `*.yml`/`*.yaml` file directly in `dir` (not its subfolders),

@@ -36,6 +36,17 @@ fn module_names(path: &str, g: Grammar) -> Vec<String> {
         (Grammar::Go, Some(d)) => vec![d],
         (Grammar::Python, Some(d)) if stem == "__init__" => vec![d],
         (_, _) if stem == "index" => Vec::new(),
+        // Ruby names the module of `limits.rb` `Limits`.
+        (Grammar::Ruby, _) => {
+            let camel: String = stem
+                .split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+                })
+                .collect();
+            vec![stem, camel]
+        }
         _ => vec![stem],
     }
 }
@@ -51,9 +62,24 @@ pub(crate) fn read(
     files: &[&FileChange],
     changed: &HashSet<&str>,
 ) -> Result<(Vec<Dependent>, bool), String> {
+    read_kept(tree, files, changed, Grammar::of_library_path, &|g, text| {
+        let lang = g.library_language();
+        LIBRARIES.0.iter().any(|l| l.used_by(lang, text))
+    })
+}
+
+/// [`read`] with the reader's own test of which importing files are worth
+/// parsing (`keep`: the grammar and the text).
+pub(crate) fn read_kept(
+    tree: &RepoHead,
+    files: &[&FileChange],
+    changed: &HashSet<&str>,
+    grammar_of: fn(&str) -> Option<Grammar>,
+    keep: &dyn Fn(Grammar, &str) -> bool,
+) -> Result<(Vec<Dependent>, bool), String> {
     let mut names: HashSet<(Grammar, String)> = HashSet::new();
     for f in files {
-        if let Some(g) = Grammar::of_path(&f.path) {
+        if let Some(g) = grammar_of(&f.path) {
             for n in module_names(&f.path, g) {
                 names.insert((g, n));
             }
@@ -74,9 +100,10 @@ pub(crate) fn read(
     }
     args.push(tree.rev.clone());
     args.push("--".into());
-    for ext in
-        ["*.py", "*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.mts", "*.cts", "*.tsx", "*.go", "*.java"]
-    {
+    for ext in [
+        "*.py", "*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.mts", "*.cts", "*.tsx", "*.go", "*.java",
+        "*.rb", "*.php", "*.cs", "*.kt", "*.kts",
+    ] {
         args.push(ext.into());
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -103,7 +130,7 @@ pub(crate) fn read(
         if !candidates.contains(path.as_str()) {
             continue;
         }
-        let Some(g) = Grammar::of_path(&path) else { continue };
+        let Some(g) = grammar_of(&path) else { continue };
         if !names.iter().any(|(ng, _)| same_family(*ng, g)) {
             continue;
         }
@@ -127,8 +154,7 @@ pub(crate) fn read(
             partial = true;
             continue;
         };
-        let lang = g.library_language();
-        if !LIBRARIES.0.iter().any(|l| l.used_by(lang, &text)) {
+        if !keep(g, &text) {
             continue;
         }
         if out.len() == MAX_FILES {

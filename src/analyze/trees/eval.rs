@@ -361,6 +361,9 @@ impl<'t> World<'t> {
                 });
             }
             Grammar::Java => vec![format!("{}.java", module.replace('.', "/"))],
+            // The operation model reads values in these grammars within a
+            // file only.
+            Grammar::Ruby | Grammar::Php | Grammar::CSharp | Grammar::Kotlin => return None,
         };
         // A module path names a file by its tail: the repository layout
         // (`src/`, a package root) is not known, so the longest match wins.

@@ -11,6 +11,11 @@ pub(crate) enum Grammar {
     Tsx,
     Go,
     Java,
+    /// Read by the operation model only (`reads_library_sites` is false).
+    Ruby,
+    Php,
+    CSharp,
+    Kotlin,
 }
 
 impl Grammar {
@@ -30,8 +35,18 @@ impl Grammar {
             "tsx" => Grammar::Tsx,
             "go" => Grammar::Go,
             "java" => Grammar::Java,
+            "rb" => Grammar::Ruby,
+            "php" => Grammar::Php,
+            "cs" => Grammar::CSharp,
+            "kt" | "kts" => Grammar::Kotlin,
             _ => return None,
         })
+    }
+
+    /// [`Grammar::of_path`] for the library-settings analyzer: only the
+    /// grammars it reads.
+    pub(crate) fn of_library_path(path: &str) -> Option<Grammar> {
+        Grammar::of_path(path).filter(|g| g.reads_library_sites())
     }
 
     /// The name library files use for it (`languages:` in rules/libraries).
@@ -42,7 +57,18 @@ impl Grammar {
             Grammar::TypeScript | Grammar::Tsx => "typescript",
             Grammar::Go => "go",
             Grammar::Java => "java",
+            Grammar::Ruby => "ruby",
+            Grammar::Php => "php",
+            Grammar::CSharp => "csharp",
+            Grammar::Kotlin => "kotlin",
         }
+    }
+
+    /// Whether the library-settings analyzer reads this grammar (the
+    /// languages whose value evaluation it was written for); the operation
+    /// model reads every grammar.
+    pub(crate) fn reads_library_sites(self) -> bool {
+        !matches!(self, Grammar::Ruby | Grammar::Php | Grammar::CSharp | Grammar::Kotlin)
     }
 
     fn language(self) -> Language {
@@ -53,6 +79,10 @@ impl Grammar {
             Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Grammar::Go => tree_sitter_go::LANGUAGE.into(),
             Grammar::Java => tree_sitter_java::LANGUAGE.into(),
+            Grammar::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Grammar::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+            Grammar::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+            Grammar::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
         }
     }
 

@@ -147,7 +147,7 @@ impl Analyzer for TreesAnalyzer {
     }
 
     fn wants(&self, path: &str) -> bool {
-        Grammar::of_path(path).is_some()
+        Grammar::of_library_path(path).is_some()
     }
 
     fn analyze(&self, file: &FileChange) -> FileResult {
@@ -160,7 +160,7 @@ impl Analyzer for TreesAnalyzer {
         // A change that names no retry library in a tree language has no
         // site to compare: nothing is parsed.
         let uses_one = files.iter().any(|f| {
-            let Some(g) = Grammar::of_path(&f.path) else { return false };
+            let Some(g) = Grammar::of_library_path(&f.path) else { return false };
             [f.base.text(), f.head.text()].into_iter().flatten().any(|t| {
                 super::knobs::libraries::LIBRARIES.0.iter().any(|l| l.used_by(g.library_language(), t))
             })
@@ -283,7 +283,11 @@ impl Analyzer for TreesAnalyzer {
 /// The changed files whose file-level bindings changed to a value the
 /// evaluator computes: the files whose importers may have changed
 /// behaviour without being changed themselves.
-fn changed_constants<'a>(files: &[&'a FileChange], bw: &World<'_>, hw: &World<'_>) -> Vec<&'a FileChange> {
+pub(crate) fn changed_constants<'a>(
+    files: &[&'a FileChange],
+    bw: &World<'_>,
+    hw: &World<'_>,
+) -> Vec<&'a FileChange> {
     let mut out = Vec::new();
     for f in files {
         let Some(h) = hw.files.iter().position(|ix| ix.file.path == f.path) else { continue };
@@ -325,7 +329,7 @@ fn parse_side<'a>(
     let mut trees = Vec::new();
     let mut notes = Vec::new();
     for f in files {
-        let (Some(g), Some(t)) = (Grammar::of_path(&f.path), text(f)) else { continue };
+        let (Some(g), Some(t)) = (Grammar::of_library_path(&f.path), text(f)) else { continue };
         match FileTree::new(&f.path, g, t) {
             Ok(tree) => trees.push(tree),
             Err(e) => notes.push(Note::blocking(

@@ -79,7 +79,7 @@ pub(crate) fn check(
     let candidates: Vec<(&FileChange, Grammar, &str, &str)> = files
         .iter()
         .filter_map(|f| {
-            let g = Grammar::of_path(&f.path)?;
+            let g = Grammar::of_library_path(&f.path)?;
             let (b, h) = (f.base.text()?, f.head.text()?);
             b.to_ascii_lowercase().contains("retry").then_some((*f, g, b, h))
         })
@@ -196,7 +196,8 @@ impl Family {
             Grammar::Python => Family::Python,
             Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => Family::Script,
             Grammar::Go => Family::Go,
-            Grammar::Java => Family::Java,
+            // Read by the operation model only; never reached here.
+            Grammar::Java | Grammar::Kotlin | Grammar::Ruby | Grammar::Php | Grammar::CSharp => Family::Java,
         }
     }
 
@@ -391,7 +392,7 @@ fn outside_readers(
             .iter()
             .filter_map(|f| {
                 let t = side(f)?;
-                let g = Grammar::of_path(&f.path)?;
+                let g = Grammar::of_library_path(&f.path)?;
                 has_header_string(t).then(|| (f.path.clone(), g, t.to_string()))
             })
             .collect();
@@ -455,7 +456,7 @@ fn revision_files(
         .zip(blobs)
         .filter_map(|(p, b)| {
             let Blob::Bytes(bytes) = b else { return None };
-            let g = Grammar::of_path(p)?;
+            let g = Grammar::of_library_path(p)?;
             Some((p.to_string(), g, String::from_utf8(bytes).ok()?))
         })
         .collect())

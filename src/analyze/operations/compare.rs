@@ -1,0 +1,315 @@
+//! Base against head, per operation: the decisions, as pure functions of
+//! the two models and the lines the change wrote.
+//!
+//! - An operation the base ran once (or did not have) that the head
+//!   retries is a retry raised from one attempt: a write without an
+//!   idempotency key is `retry-non-idempotent` (a warning when the retry
+//!   fires only on failures after which nothing was written), a request of
+//!   unknown method is the same as a warning, no bound is
+//!   `retry-unbounded`, no jitter is `retry-without-jitter`.
+//! - An operation retried on both sides: conditions widened on a write
+//!   are `retry-non-idempotent`; a bound removed is `retry-unbounded`; for
+//!   hand-written retries (loops, recursion, helpers), whose settings no
+//!   library file describes, a count raised is `retry-count-raised` and
+//!   randomness gone from the delay is `jitter-removed`.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::front::Model;
+use super::model::{Attempts, Condition, Covered, Form, Method, Retry};
+use crate::finding::{Finding, Kind, Severity};
+
+/// Rule ids (their docs are in [`super::CHECKS`]).
+pub(crate) const NEW_WRITE: &str = "op/new-retry-of-write";
+pub(crate) const NEW_UNKNOWN: &str = "op/new-retry-of-unknown-method";
+pub(crate) const NEW_UNBOUNDED: &str = "op/new-retry-unbounded";
+pub(crate) const NEW_NO_JITTER: &str = "op/new-retry-without-jitter";
+pub(crate) const WIDENED: &str = "op/conditions-widened-on-write";
+pub(crate) const BOUND_REMOVED: &str = "op/bound-removed";
+pub(crate) const COUNT_RAISED: &str = "op/hand-retry-count-raised";
+pub(crate) const JITTER_REMOVED: &str = "op/hand-retry-jitter-removed";
+pub(crate) const TIMEOUT_LOWERED: &str = "op/retried-call-timeout-lowered";
+pub(crate) const RETRY_AFTER: &str = "op/retry-after-dropped";
+
+/// Whether head line `line` of `path` is one the change wrote.
+pub(crate) type Added<'a> = dyn Fn(&str, u32) -> bool + 'a;
+
+/// The findings of a change, from the base's and the head's models.
+pub(crate) fn judge(base: &Model, head: &Model, added: &Added<'_>) -> Vec<Finding> {
+    // New coverage, grouped by the retry that brings it.
+    let mut new_by_retry: BTreeMap<(String, u32), (Retry, Vec<&Covered>)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for h in &head.covered {
+        let Some(hr) = strongest(&h.retries) else { continue };
+        match base_retries(base, h) {
+            None => {
+                if touched(hr, h, added) {
+                    new_by_retry
+                        .entry((hr.path.clone(), hr.line))
+                        .or_insert_with(|| (hr.clone(), Vec::new()))
+                        .1
+                        .push(h);
+                }
+            }
+            Some(brs) => {
+                let Some(br) = strongest(&brs) else { continue };
+                if touched(hr, h, added) {
+                    out.extend(changed(br, hr, h));
+                }
+            }
+        }
+        out.extend(timeout_lowered(base, h, hr, added));
+    }
+    for ((_, _), (r, ops)) in new_by_retry {
+        out.extend(new_retry(&r, &ops));
+    }
+    out
+}
+
+/// The retry that re-runs an operation most.
+fn strongest(rs: &[Retry]) -> Option<&Retry> {
+    rs.iter().max_by(|a, b| rank(a.attempts).total_cmp(&rank(b.attempts)))
+}
+
+fn rank(a: Attempts) -> f64 {
+    match a {
+        Attempts::Count(n) => n,
+        Attempts::Bounded | Attempts::Unknown => 1.5,
+        Attempts::Unbounded => f64::INFINITY,
+    }
+}
+
+/// The retries that covered the same operation in the base: `None` when
+/// it ran once there or did not exist. The same operation is the same
+/// callee in the same function; failing that (a function renamed or
+/// moved), the same callee and method retried anywhere in the base.
+fn base_retries(base: &Model, h: &Covered) -> Option<Vec<Retry>> {
+    let same: Vec<&Covered> = base.covered.iter().filter(|b| b.op.key() == h.op.key()).collect();
+    if let Some(b) = same.iter().find(|b| !b.retries.is_empty()) {
+        return Some(b.retries.clone());
+    }
+    if !same.is_empty() {
+        return None;
+    }
+    base.covered
+        .iter()
+        .find(|b| b.op.callee == h.op.callee && b.op.method == h.op.method && !b.retries.is_empty())
+        .map(|b| b.retries.clone())
+}
+
+/// Whether the change wrote the retry or the operation.
+fn touched(r: &Retry, h: &Covered, added: &Added<'_>) -> bool {
+    let span = |p: &str, a: u32, b: u32| (a..=b.min(a + 2000)).any(|l| added(p, l));
+    span(&r.path, r.line, r.end_line)
+        || span(&r.path, r.scope.0, r.scope.1)
+        || r.origin.as_ref().is_some_and(|(p, a, b)| span(p, *a, *b))
+        || added(&h.op.path, h.op.line)
+        || r.count_at.as_ref().is_some_and(|(p, l)| added(p, *l))
+}
+
+fn attempts_json(a: Attempts) -> serde_json::Value {
+    match a {
+        Attempts::Count(n) => json!(n as u64),
+        Attempts::Unbounded => json!("unbounded"),
+        Attempts::Bounded => json!("bounded"),
+        Attempts::Unknown => json!("unknown"),
+    }
+}
+
+fn list(ops: &[&Covered]) -> String {
+    let mut names: Vec<String> = ops.iter().map(|c| c.op.show()).collect();
+    names.dedup();
+    let more = names.len().saturating_sub(3);
+    names.truncate(3);
+    let mut s = names.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+fn where_(r: &Retry) -> String {
+    format!("{} at {}:{}", r.form.show(), r.path, r.line)
+}
+
+/// An operation that ran once is now retried.
+fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let writes: Vec<&Covered> = ops.iter().copied().filter(|c| c.op.method.writes() && !c.op.keyed).collect();
+    let unknown: Vec<&Covered> =
+        ops.iter().copied().filter(|c| c.op.method == Method::Unknown && !c.op.keyed).collect();
+    let head = json!({"attempts": attempts_json(r.attempts), "retry": r.form.show()});
+    if !writes.is_empty() {
+        let after_write = r.fires_after_write();
+        let f = Finding::new(Kind::RetryNonIdempotent, NEW_WRITE, &r.path, r.line)
+            .lines(r.line, r.line)
+            .message(if after_write {
+                format!(
+                    "{} ran once in the base and is now retried by {} ({}), with no idempotency key: a write whose answer was lost is sent again",
+                    list(&writes),
+                    where_(r),
+                    r.attempts.show()
+                )
+            } else {
+                format!(
+                    "{} ran once in the base and is now retried by {} ({}), only on {}, after which the server has not applied it; check it never fires on timeouts or dropped connections",
+                    list(&writes),
+                    where_(r),
+                    r.attempts.show(),
+                    r.conditions.iter().map(|c| c.word()).collect::<Vec<_>>().join(" and ")
+                )
+            })
+            .severity(if after_write { Severity::Error } else { Severity::Warning })
+            .base(json!({"attempts": 1}))
+            .head(head.clone());
+        out.push(f);
+    }
+    if !unknown.is_empty() {
+        out.push(
+            Finding::new(Kind::RetryNonIdempotent, NEW_UNKNOWN, &r.path, r.line)
+                .message(format!(
+                    "{} ran once in the base and is now retried by {} ({}); retrygate could not tell its method: if it writes, send an idempotency key or do not retry it",
+                    list(&unknown),
+                    where_(r),
+                    r.attempts.show()
+                ))
+                .severity(Severity::Warning)
+                .base(json!({"attempts": 1}))
+                .head(head.clone()),
+        );
+    }
+    if r.attempts == Attempts::Unbounded {
+        out.push(
+            Finding::new(Kind::RetryUnbounded, NEW_UNBOUNDED, &r.path, r.line)
+                .message(format!(
+                    "{} ran once in the base and is now retried by {} with no bound on attempts or time: while the dependency is down it is called again and again",
+                    list(ops),
+                    where_(r)
+                ))
+                .base(json!({"attempts": 1}))
+                .head(head.clone()),
+        );
+    }
+    if r.jitter == Some(false) {
+        out.push(
+            Finding::new(Kind::RetryWithoutJitter, NEW_NO_JITTER, &r.path, r.line)
+                .message(format!("{} retries {} with no randomness in its delay: clients that failed together retry together", where_(r), list(ops)))
+                .severity(Severity::Warning)
+                .head(head),
+        );
+    }
+    out
+}
+
+/// A retried call's own timeout went down.
+fn timeout_lowered(base: &Model, h: &Covered, hr: &Retry, added: &Added<'_>) -> Option<Finding> {
+    let ht = h.op.timeout?;
+    let b = base.covered.iter().find(|b| b.op.key() == h.op.key())?;
+    let bt = b.op.timeout?;
+    let (path, line) = h.op.timeout_at.clone().unwrap_or_else(|| (h.op.path.clone(), h.op.line));
+    if ht >= bt || !(added(&path, line) || added(&h.op.path, h.op.line)) {
+        return None;
+    }
+    Some(
+        Finding::new(Kind::TimeoutLowered, TIMEOUT_LOWERED, &path, line)
+            .message(format!(
+                "the timeout of {} goes from {} to {} while {} retries it: slow answers become more attempts",
+                h.op.show(),
+                bt,
+                ht,
+                where_(hr)
+            ))
+            .base(json!({"timeout": bt}))
+            .head(json!({"timeout": ht})),
+    )
+}
+
+/// An operation retried on both sides whose retry got worse.
+fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // Library settings are the library analyzers' to compare, where there
+    // is one for the language; elsewhere this model compares them too.
+    let no_library_reader =
+        crate::analyze::trees::grammar::Grammar::of_path(&h.path).is_some_and(|g| !g.reads_library_sites());
+    let hand =
+        no_library_reader || !matches!(h.form, Form::Library(_)) && !matches!(b.form, Form::Library(_));
+    if c.op.method.writes() && !c.op.keyed && !b.fires_after_write() && h.fires_after_write() {
+        let new: Vec<&str> = h
+            .conditions
+            .iter()
+            .filter(|x| x.after_write() && !b.conditions.contains(x))
+            .map(|x| x.word())
+            .collect();
+        let new = if new.is_empty() { vec![Condition::Any.word()] } else { new };
+        out.push(
+            Finding::new(Kind::RetryNonIdempotent, WIDENED, &h.path, h.line)
+                .message(format!(
+                    "{} now also retries {} on {}, after which the write may already have happened; it has no idempotency key",
+                    where_(h),
+                    c.op.show(),
+                    new.join(" and ")
+                ))
+                .base(json!({"retries_on": b.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()}))
+                .head(json!({"retries_on": h.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()})),
+        );
+    }
+    if h.attempts == Attempts::Unbounded && matches!(b.attempts, Attempts::Count(_) | Attempts::Bounded) {
+        out.push(
+            Finding::new(Kind::RetryUnbounded, BOUND_REMOVED, &h.path, h.line)
+                .message(format!(
+                    "{} around {} had {} in the base and has no bound in the head",
+                    where_(h),
+                    c.op.show(),
+                    b.attempts.show()
+                ))
+                .base(json!({"attempts": attempts_json(b.attempts)}))
+                .head(json!({"attempts": "unbounded"})),
+        );
+    }
+    if b.reads_retry_after && !h.reads_retry_after {
+        out.push(
+            Finding::new(Kind::RetryAfterIgnored, RETRY_AFTER, &h.path, h.line)
+                .message(format!(
+                    "{} around {} read the Retry-After header in the base and reads it nowhere in the head: it waits its own delay instead of the server's",
+                    where_(h),
+                    c.op.show()
+                ))
+                .base(json!({"retry_after": true}))
+                .head(json!({"retry_after": false})),
+        );
+    }
+    if hand {
+        if let (Attempts::Count(x), Attempts::Count(y)) = (b.attempts, h.attempts) {
+            if y > x {
+                let (path, line) = h.count_at.clone().unwrap_or_else(|| (h.path.clone(), h.line));
+                out.push(
+                    Finding::new(Kind::RetryCountRaised, COUNT_RAISED, &path, line)
+                        .message(format!(
+                            "{} around {} goes from {} to {} attempts",
+                            where_(h),
+                            c.op.show(),
+                            x as u64,
+                            y as u64
+                        ))
+                        .base(json!({"attempts": x as u64}))
+                        .head(json!({"attempts": y as u64})),
+                );
+            }
+        }
+        if b.jitter == Some(true) && h.jitter == Some(false) {
+            out.push(
+                Finding::new(Kind::JitterRemoved, JITTER_REMOVED, &h.path, h.line)
+                    .message(format!(
+                        "{} around {} drew a random delay in the base and waits a fixed one in the head",
+                        where_(h),
+                        c.op.show()
+                    ))
+                    .base(json!({"jitter": true}))
+                    .head(json!({"jitter": false})),
+            );
+        }
+    }
+    out
+}

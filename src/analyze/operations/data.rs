@@ -1,0 +1,178 @@
+//! What the operation model knows about calls and retry libraries, read
+//! from `rules/operations.yml` (embedded at build time): HTTP method words,
+//! senders, write verbs, idempotency-key spellings and the library forms
+//! that retry the code they are given.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+/// The bundled data file.
+const TEXT: &str = include_str!("../../../rules/operations.yml");
+
+/// Everything in `rules/operations.yml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Data {
+    pub(crate) http_methods: HttpMethods,
+    pub(crate) senders: Vec<Sender>,
+    pub(crate) write_verbs: Vec<String>,
+    pub(crate) local_receivers: Vec<String>,
+    pub(crate) idempotency_key: Vec<String>,
+    pub(crate) wrappers: Vec<Wrapper>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HttpMethods {
+    pub(crate) idempotent: Vec<String>,
+    pub(crate) write: Vec<String>,
+}
+
+/// Calls that send a request whose method is an argument.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Sender {
+    pub(crate) names: Vec<String>,
+    /// `GET`, or `unknown`.
+    pub(crate) default: String,
+    /// Words one of which the receiver must contain; none: any receiver.
+    #[serde(default)]
+    pub(crate) receiver: Vec<String>,
+}
+
+/// A library form that retries the code it is given.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Wrapper {
+    pub(crate) library: String,
+    /// Where its facts come from (checked present by the data's test).
+    #[serde(rename = "source")]
+    pub(crate) _source: String,
+    pub(crate) languages: Vec<String>,
+    pub(crate) form: Vec<String>,
+    pub(crate) names: Vec<String>,
+    pub(crate) attempts: AttemptsSpec,
+    pub(crate) jitter: JitterSpec,
+    pub(crate) conditions: ConditionsSpec,
+    /// `file` when the policy is built apart from where it runs the code
+    /// (a Polly policy field): jitter and conditions are read in the file.
+    #[serde(default)]
+    pub(crate) scope: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttemptsSpec {
+    /// Calls whose first computable argument is the count.
+    #[serde(default)]
+    pub(crate) calls: Vec<String>,
+    /// The same calls anywhere in the file (a policy built apart).
+    #[serde(default)]
+    pub(crate) calls_in_file: Vec<String>,
+    /// Options whose value is the number of attempts.
+    #[serde(default)]
+    pub(crate) options: Vec<String>,
+    /// Options whose value is the number of retries (one attempt more).
+    #[serde(default)]
+    pub(crate) retry_options: Vec<String>,
+    /// Whether the `calls` count retries rather than attempts.
+    #[serde(default)]
+    pub(crate) retries_call: bool,
+    /// The positional argument that is the count.
+    #[serde(default)]
+    pub(crate) positional: Option<usize>,
+    /// Words in the arguments that mean no bound.
+    #[serde(default)]
+    pub(crate) unbounded: Vec<String>,
+    /// Words in the enclosing function that mean no bound.
+    #[serde(default)]
+    pub(crate) unbounded_in_function: Vec<String>,
+    /// Words in the file that mean no bound.
+    #[serde(default)]
+    pub(crate) unbounded_in_file: Vec<String>,
+    /// Words in the arguments that bound it by time.
+    #[serde(default)]
+    pub(crate) deadline: Vec<String>,
+    /// What a count of 0 means: `unlimited`, or nothing said.
+    #[serde(default)]
+    pub(crate) zero: Option<String>,
+    /// The count when none is written: a number, `unlimited` or `bounded`.
+    pub(crate) default: serde_yaml::Value,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JitterSpec {
+    #[serde(default)]
+    pub(crate) on: Vec<String>,
+    #[serde(default)]
+    pub(crate) off: Vec<String>,
+    /// Pairs `[word, unless]`: the first written without the second
+    /// jitters (Spring's `maxDelay` without `multiplier`).
+    #[serde(default)]
+    pub(crate) on_without: Vec<Vec<String>>,
+    pub(crate) default: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConditionsSpec {
+    #[serde(default)]
+    pub(crate) options: Vec<String>,
+    #[serde(default)]
+    pub(crate) positional: Option<usize>,
+    /// Calls whose text says what it retries on (`RetryIf(..)`,
+    /// Polly's `Handle<..>()`).
+    #[serde(default)]
+    pub(crate) calls: Vec<String>,
+    /// A form's name that fixes what it retries on (`RetryOnConflict`).
+    #[serde(default)]
+    pub(crate) names: BTreeMap<String, String>,
+    pub(crate) default: String,
+}
+
+impl Wrapper {
+    /// Whether `callee` (as written, whitespace removed) names this form:
+    /// the whole callee, or its last segment when the name has one segment.
+    pub(crate) fn names_callee(&self, callee: &str) -> bool {
+        let last = super::syntax::last_segment(callee);
+        self.names.iter().any(|n| {
+            n == callee
+                || (!n.contains('.') && n == last)
+                || (n.contains('.') && callee.ends_with(&format!(".{n}")))
+                || (n.contains('.') && super::syntax::last_two(callee) == *n)
+        })
+    }
+}
+
+/// The data, parsed once. The file is part of the build and its test
+/// checks it parses, so a failure here is a broken build, said as such.
+pub(crate) static DATA: LazyLock<Result<Data, String>> = LazyLock::new(|| {
+    crate::yaml::check(TEXT)
+        .map_err(|e| format!("rules/operations.yml: {e}"))
+        .and_then(|()| serde_yaml::from_str::<Data>(TEXT).map_err(|e| format!("rules/operations.yml: {e}")))
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_data_parses_and_every_wrapper_says_its_source() {
+        let data = DATA.as_ref().unwrap();
+        assert!(data.wrappers.len() >= 10);
+        for w in &data.wrappers {
+            assert!(!w._source.is_empty() && !w.names.is_empty(), "{}", w.library);
+            for f in &w.form {
+                assert!(
+                    ["decorator", "annotation", "call", "block", "iterator", "chain"].contains(&f.as_str()),
+                    "{}: unknown form {f}",
+                    w.library
+                );
+            }
+        }
+        assert!(data.write_verbs.iter().any(|v| v == "create"));
+    }
+}

@@ -1,0 +1,2647 @@
+//! The one walker from a revision's syntax trees to the [`model`]: every
+//! function's operations, and the retry that covers each of them.
+//!
+//! A retry is found in four forms, in every grammar:
+//! - a library form from `rules/operations.yml` (a decorator, annotation,
+//!   wrapper call, Ruby block, `for attempt in Retrying(..)`): the code it
+//!   is given is covered;
+//! - a loop whose failure path goes round again (a catch clause, a Go
+//!   `if err != nil`, a Ruby `rescue .. retry`) and whose success leaves;
+//! - a function that calls itself on failure;
+//! - a project function that retries a callable it is given, followed to
+//!   its definition in the files read (and, unresolved, a call named as a
+//!   retry that is given a callable).
+//!
+//! Calls to the project's own functions under a retry are followed into
+//! their bodies, so an operation keeps its identity (the function it is
+//! written in) wherever the retry that covers it is written.
+//!
+//! [`model`]: super::model
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use tree_sitter::Node;
+
+use super::data::{Data, Wrapper};
+use super::model::{Attempts, Condition, Covered, Form, Method, Operation, Retry};
+use super::syntax::{jump_of, last_segment, receiver, words, Jump, Syntax};
+use crate::analyze::knobs::value::Value;
+use crate::analyze::trees::defs::line_of;
+use crate::analyze::trees::eval::World;
+use crate::analyze::trees::grammar::Grammar;
+
+/// How many function bodies deep calls are followed under a retry.
+const MAX_DEPTH: usize = 4;
+
+/// How deep the walker descends in one tree; deeper code (generated
+/// tables) is not read.
+const MAX_NODE_DEPTH: usize = 400;
+
+/// What one revision's files perform and how it is retried.
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    pub(crate) covered: Vec<Covered>,
+    /// Every retry found, covering operations or not.
+    pub(crate) retries: Vec<Retry>,
+}
+
+/// The model of a revision (the files of `world`).
+pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
+    let mut w = Walker::new(world, data);
+    for file in 0..world.files.len() {
+        let root = world.files[file].file.tree.root_node();
+        let outer = w.outermost_defs(file, root);
+        for def in &outer {
+            let name = w.qual_name(file, *def);
+            let mut ctx =
+                Ctx { function: name, retry: None, outer: None, depth: 0, visiting: vec![def.id()] };
+            if let Some(r) = w.decorator_retry(file, *def, &ctx.function) {
+                w.retries.push(r.clone());
+                ctx.retry = Some(r);
+            }
+            if let Some(r) = w.recursion_retry(file, *def, &ctx.function) {
+                w.retries.push(r.clone());
+                ctx.outer = ctx.retry.take();
+                ctx.retry = Some(r);
+            }
+            w.walk_children(file, *def, &ctx, 0);
+        }
+        // Module-level code, outside every definition.
+        let ctx =
+            Ctx { function: "<module>".into(), retry: None, outer: None, depth: 0, visiting: Vec::new() };
+        let skip: HashSet<usize> = outer.iter().map(|d| d.id()).collect();
+        w.walk_module(file, root, &ctx, &skip, 0);
+    }
+    w.finish()
+}
+
+#[derive(Clone)]
+struct Ctx {
+    /// The function being read, for the identity of what it performs.
+    function: String,
+    retry: Option<Retry>,
+    /// The retry around `retry`, for its failure path.
+    outer: Option<Retry>,
+    depth: usize,
+    /// Definitions being followed (node ids), against cycles.
+    visiting: Vec<usize>,
+}
+
+impl Ctx {
+    fn with_retry(&self, r: Retry) -> Ctx {
+        Ctx { retry: Some(r), outer: self.retry.clone(), ..self.clone() }
+    }
+}
+
+struct Walker<'w, 't> {
+    world: &'w World<'t>,
+    data: &'w Data,
+    /// Definitions by their last name, in every file.
+    defs: HashMap<String, Vec<(usize, Node<'t>)>>,
+    helpers: RefCell<HashMap<(usize, usize), Option<Retry>>>,
+    ops: Vec<(Operation, Option<Retry>)>,
+    retries: Vec<Retry>,
+    /// While deciding whether a definition retries its parameters: their
+    /// names, and the retries found covering a call of one.
+    probe: Option<(HashSet<String>, Vec<Retry>)>,
+}
+
+/// How a loop's success leaves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Exit {
+    None,
+    Conditional,
+    Unconditional,
+}
+
+impl<'w, 't> Walker<'w, 't> {
+    fn new(world: &'w World<'t>, data: &'w Data) -> Self {
+        let mut w = Walker {
+            world,
+            data,
+            defs: HashMap::new(),
+            helpers: RefCell::new(HashMap::new()),
+            ops: Vec::new(),
+            retries: Vec::new(),
+            probe: None,
+        };
+        for file in 0..world.files.len() {
+            let root = world.files[file].file.tree.root_node();
+            let mut stack = vec![(root, 0usize)];
+            while let Some((n, d)) = stack.pop() {
+                if d > MAX_NODE_DEPTH {
+                    continue;
+                }
+                if let Some(name) = w.def_name(file, n) {
+                    w.defs.entry(name).or_default().push((file, n));
+                }
+                let mut c = n.walk();
+                for ch in n.named_children(&mut c) {
+                    stack.push((ch, d + 1));
+                }
+            }
+        }
+        w
+    }
+
+    fn syn(&self, file: usize) -> &'static Syntax {
+        Syntax::of(self.grammar(file))
+    }
+
+    fn grammar(&self, file: usize) -> Grammar {
+        self.world.files[file].file.grammar
+    }
+
+    fn text(&self, file: usize, n: Node<'_>) -> &'w str {
+        let f = self.world.files[file].file;
+        f.text.get(n.byte_range()).unwrap_or("")
+    }
+
+    fn path(&self, file: usize) -> &'w str {
+        &self.world.files[file].file.path
+    }
+
+    /// The name a definition binds: a named function, or a function
+    /// literal assigned to a name.
+    fn def_name(&self, file: usize, n: Node<'_>) -> Option<String> {
+        let syn = self.syn(file);
+        let k = n.kind();
+        if syn.is_function(k) {
+            let name = n.child_by_field_name("name").or_else(|| {
+                let mut c = n.walk();
+                let found = n
+                    .named_children(&mut c)
+                    .find(|ch| matches!(ch.kind(), "identifier" | "simple_identifier" | "name"));
+                found
+            })?;
+            return Some(self.text(file, name).trim_start_matches('$').to_string());
+        }
+        if syn.is_lambda(k) {
+            let p = n.parent()?;
+            let target = match p.kind() {
+                "variable_declarator" => p.child_by_field_name("name"),
+                "assignment" | "assignment_expression" | "augmented_assignment" => {
+                    p.child_by_field_name("left")
+                }
+                "pair" => p.child_by_field_name("key"),
+                "expression_list" => {
+                    let gp = p.parent()?;
+                    matches!(gp.kind(), "short_var_declaration" | "assignment_statement")
+                        .then(|| gp.child_by_field_name("left"))
+                        .flatten()
+                }
+                _ => None,
+            }?;
+            let t = self.text(file, target);
+            let last = last_segment(t.trim()).trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            return (!last.is_empty()).then(|| last.to_string());
+        }
+        None
+    }
+
+    fn is_def(&self, file: usize, n: Node<'_>) -> bool {
+        let syn = self.syn(file);
+        syn.is_function(n.kind()) || (syn.is_lambda(n.kind()) && self.def_name(file, n).is_some())
+    }
+
+    /// Definitions with no definition around them.
+    fn outermost_defs(&self, file: usize, root: Node<'t>) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        let mut stack = vec![(root, 0usize)];
+        while let Some((n, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            if n.id() != root.id() && self.is_def(file, n) {
+                out.push(n);
+                continue;
+            }
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                stack.push((ch, d + 1));
+            }
+        }
+        out.sort_by_key(|n| n.start_byte());
+        out
+    }
+
+    /// `Class.method` or `function`.
+    fn qual_name(&self, file: usize, def: Node<'_>) -> String {
+        let name = self.def_name(file, def).unwrap_or_else(|| "<anonymous>".into());
+        let mut p = def.parent();
+        while let Some(x) = p {
+            let k = x.kind();
+            if k.contains("class") && !k.contains("body") || k == "module" || k == "object_declaration" {
+                if let Some(n) = x.child_by_field_name("name") {
+                    return format!("{}.{name}", self.text(file, n));
+                }
+            }
+            p = x.parent();
+        }
+        if def.kind() == "method_declaration" && self.grammar(file) == Grammar::Go {
+            if let Some(r) = def.child_by_field_name("receiver") {
+                let t = self.text(file, r);
+                if let Some(ty) = t.split(|c: char| !c.is_alphanumeric() && c != '_').rfind(|s| !s.is_empty())
+                {
+                    return format!("{ty}.{name}");
+                }
+            }
+        }
+        name
+    }
+
+    fn walk_module(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, skip: &HashSet<usize>, d: usize) {
+        let mut c = n.walk();
+        let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
+        for ch in kids {
+            if skip.contains(&ch.id()) {
+                continue;
+            }
+            if self.contains_def(skip, ch) {
+                self.walk_module(file, ch, ctx, skip, d + 1);
+            } else {
+                self.walk(file, ch, ctx, d + 1);
+            }
+        }
+    }
+
+    fn contains_def(&self, skip: &HashSet<usize>, n: Node<'_>) -> bool {
+        let r = n.byte_range();
+        // Cheap: a skipped definition lies inside this node.
+        let mut c = n.walk();
+        let found = n.named_children(&mut c).any(|ch| {
+            skip.contains(&ch.id()) || (ch.byte_range().len() < r.len() && self.contains_def(skip, ch))
+        });
+        found
+    }
+
+    fn walk_children(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) {
+        let mut c = n.walk();
+        let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
+        for ch in kids {
+            self.walk(file, ch, ctx, d + 1);
+        }
+    }
+
+    fn walk(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) {
+        if d > MAX_NODE_DEPTH {
+            return;
+        }
+        let syn = self.syn(file);
+        let k = n.kind();
+        if syn.loops.contains(&k) {
+            if let Some(r) = self.loop_retry(file, n, ctx) {
+                self.retries.push(r.clone());
+                let inner = ctx.with_retry(r);
+                self.walk_children(file, n, &inner, d);
+                return;
+            }
+        }
+        if syn.catches.contains(&k) && ctx.retry.as_ref().is_some_and(|r| r.form == Form::Loop) {
+            // The failure path of a retry loop is not retried by it.
+            let outer = Ctx { retry: ctx.outer.clone(), outer: None, ..ctx.clone() };
+            self.walk_children(file, n, &outer, d);
+            return;
+        }
+        if self.grammar(file) == Grammar::Ruby
+            && matches!(k, "begin" | "body_statement" | "do_block" | "block")
+        {
+            if let Some(r) = self.ruby_rescue_retry(file, n, ctx) {
+                self.retries.push(r.clone());
+                let inner = ctx.with_retry(r);
+                self.walk_children(file, n, &inner, d);
+                return;
+            }
+        }
+        if syn.is_call(k) && self.call(file, n, ctx, d) {
+            return;
+        }
+        self.walk_children(file, n, ctx, d);
+    }
+
+    // ---- calls -------------------------------------------------------
+
+    /// The callee as written, whitespace removed: everything before the
+    /// call's arguments.
+    /// Kotlin writes a trailing lambda as a call of a call:
+    /// `repeat(3) { .. }` is `call(call(repeat, (3)), lambda)`. The inner
+    /// call, when the outer one only adds lambdas.
+    fn trailing_inner<'a>(&self, file: usize, call: Node<'a>) -> Option<Node<'a>> {
+        let syn = self.syn(file);
+        let first = call.named_child(0)?;
+        if !syn.is_call(first.kind()) || call.named_child_count() < 2 {
+            return None;
+        }
+        let mut c = call.walk();
+        let rest_lambdas = call.named_children(&mut c).skip(1).all(|ch| syn.is_lambda(ch.kind()));
+        rest_lambdas.then_some(first)
+    }
+
+    fn callee(&self, file: usize, call: Node<'_>) -> String {
+        if let Some(inner) = self.trailing_inner(file, call) {
+            return self.callee(file, inner);
+        }
+        let syn = self.syn(file);
+        let mut c = call.walk();
+        let args =
+            call.named_children(&mut c).find(|ch| syn.args.contains(&ch.kind()) || syn.is_lambda(ch.kind()));
+        let end = args.map_or(call.end_byte(), |a| a.start_byte());
+        let f = self.world.files[file].file;
+        let raw = f.text.get(call.start_byte()..end).unwrap_or("");
+        let mut s: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+        for p in ["await", "new", "yield", "go", "return"] {
+            if let Some(r) = s.strip_prefix(p) {
+                if raw.trim_start().starts_with(&format!("{p} ")) {
+                    s = r.to_string();
+                }
+            }
+        }
+        // Generic arguments and optional chaining say nothing of the callee.
+        let mut out = String::with_capacity(s.len());
+        let mut depth = 0;
+        for ch in s.chars() {
+            match ch {
+                '<' if !out.ends_with('-') => depth += 1,
+                '>' if depth > 0 => depth -= 1,
+                '?' | '!' if depth == 0 => {}
+                _ if depth == 0 => out.push(ch),
+                _ => {}
+            }
+        }
+        out.trim_end_matches('.').to_string()
+    }
+
+    /// The argument nodes of a call: its argument list's children, and a
+    /// block or trailing lambda.
+    fn args(&self, file: usize, call: Node<'t>) -> Vec<Node<'t>> {
+        let syn = self.syn(file);
+        let mut out = Vec::new();
+        if let Some(inner) = self.trailing_inner(file, call) {
+            out = self.args(file, inner);
+            let mut c = call.walk();
+            out.extend(call.named_children(&mut c).skip(1));
+            return out;
+        }
+        let mut c = call.walk();
+        for ch in call.named_children(&mut c) {
+            if syn.is_lambda(ch.kind()) {
+                out.push(ch);
+            } else if syn.args.contains(&ch.kind()) {
+                if syn.is_lambda(ch.kind()) {
+                    out.push(ch);
+                    continue;
+                }
+                let mut c2 = ch.walk();
+                for a in ch.named_children(&mut c2) {
+                    if a.kind() == "comment" {
+                        continue;
+                    }
+                    // Kotlin wraps each argument, PHP and C# too.
+                    if matches!(a.kind(), "value_argument" | "argument") && a.named_child_count() == 1 {
+                        if let Some(inner) = a.named_child(0) {
+                            out.push(inner);
+                            continue;
+                        }
+                    }
+                    out.push(a);
+                }
+                if matches!(ch.kind(), "do_block" | "block" | "annotated_lambda") {
+                    out.push(ch);
+                }
+            }
+        }
+        out
+    }
+
+    fn is_callable(&self, file: usize, n: Node<'_>) -> bool {
+        let syn = self.syn(file);
+        syn.is_lambda(n.kind())
+            || matches!(n.kind(), "do_block" | "block" | "annotated_lambda" | "lambda_literal")
+    }
+
+    /// Handles one call; true when its arguments were walked too.
+    fn call(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) -> bool {
+        let callee = self.callee(file, n);
+        if callee.is_empty() {
+            return false;
+        }
+        // While probing a definition: a call of one of its parameters.
+        if let Some((params, hits)) = self.probe.as_mut() {
+            let head = callee.trim_start_matches('$');
+            let first = head.split(['.', '-', ':']).next().unwrap_or(head);
+            if params.contains(head)
+                || params.contains(first)
+                    && ["call", "apply", "invoke", "run", "get", "execute", "Invoke", "()"]
+                        .iter()
+                        .any(|m| head.ends_with(m))
+            {
+                if let Some(r) = &ctx.retry {
+                    hits.push(r.clone());
+                }
+            }
+        }
+        let lang = self.grammar(file).library_language();
+        let lang = if self.grammar(file) == Grammar::Kotlin { "kotlin" } else { lang };
+        let data = self.data;
+        // A library form given code to run.
+        if let Some(w) = data.wrappers.iter().find(|w| {
+            w.languages.iter().any(|l| l == lang)
+                && w.form.iter().any(|f| f == "call" || f == "block")
+                && w.names_callee(&callee)
+        }) {
+            let args = self.args(file, n);
+            let has_code = args.iter().any(|a| self.is_callable(file, *a) || self.names_def(file, *a));
+            if has_code {
+                let r = self.wrapper_retry(w, file, n, n, ctx);
+                self.retries.push(r.clone());
+                self.cover_args(file, &args, ctx, &r, d);
+                return true;
+            }
+        }
+        // Loops written as calls: `3.times do`, `loop do`, `repeat(3) {}`.
+        if let Some(r) = self.loop_call_retry(file, n, &callee, ctx) {
+            self.retries.push(r.clone());
+            let inner = ctx.with_retry(r);
+            self.walk_children(file, n, &inner, d);
+            return true;
+        }
+        if let Some(op) = self.request(file, n, &callee, ctx) {
+            let covered = self.chain_retry(file, n, &callee, ctx).or_else(|| ctx.retry.clone());
+            self.ops.push((op, covered));
+            return false;
+        }
+        // The project's own functions.
+        let targets = self.resolve(file, &callee);
+        if !targets.is_empty() {
+            let args = self.args(file, n);
+            let has_code = args.iter().any(|a| self.is_callable(file, *a) || self.names_def(file, *a));
+            if has_code {
+                let helper = targets.iter().find_map(|(f, def)| self.helper_retry(*f, *def));
+                if let Some(mut r) = helper {
+                    r.function = ctx.function.clone();
+                    r.path = self.path(file).to_string();
+                    r.line = line_of(n);
+                    r.end_line = n.end_position().row as u32 + 1;
+                    if let Some(i) = r.count_param {
+                        if let Some(a) = args.get(i) {
+                            r.attempts = match self.number(file, *a) {
+                                Some((v, at)) => {
+                                    r.count_at = at;
+                                    Attempts::Count(v)
+                                }
+                                None if self.unlimited(file, *a) => Attempts::Unbounded,
+                                None => Attempts::Bounded,
+                            };
+                        }
+                    }
+                    self.retries.push(r.clone());
+                    self.cover_args(file, &args, ctx, &r, d);
+                    return true;
+                }
+            }
+            if ctx.retry.is_some() && ctx.depth < MAX_DEPTH {
+                for (f, def) in targets {
+                    if ctx.visiting.contains(&def.id()) {
+                        continue;
+                    }
+                    let mut visiting = ctx.visiting.clone();
+                    visiting.push(def.id());
+                    let inner = Ctx {
+                        function: self.qual_name(f, def),
+                        depth: ctx.depth + 1,
+                        visiting,
+                        ..ctx.clone()
+                    };
+                    self.walk_children(f, def, &inner, 0);
+                }
+            }
+            return false;
+        }
+        if let Some(op) = self.sdk_write(file, n, &callee, ctx) {
+            self.ops.push((op, ctx.retry.clone()));
+            return false;
+        }
+        // A retry helper the files read do not define, known by its name
+        // only when it is given code to run.
+        let w = words(last_segment(&callee));
+        if w.iter().any(|x| matches!(x.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried"))
+        {
+            let args = self.args(file, n);
+            if args.iter().any(|a| self.is_callable(file, *a)) {
+                let attempts = args
+                    .iter()
+                    .find_map(|a| self.number(file, *a).map(|(v, _)| v))
+                    .map_or(Attempts::Unknown, Attempts::Count);
+                let r = Retry {
+                    form: Form::Helper(last_segment(&callee).to_string()),
+                    function: ctx.function.clone(),
+                    path: self.path(file).to_string(),
+                    line: line_of(n),
+                    end_line: n.end_position().row as u32 + 1,
+                    attempts,
+                    jitter: None,
+                    conditions: BTreeSet::new(),
+                    count_at: None,
+                    reads_retry_after: reads_retry_after(self.text(file, n)),
+                    scope: (0, 0),
+                    origin: None,
+                    count_param: None,
+                    count_text: None,
+                };
+                self.retries.push(r.clone());
+                self.cover_args(file, &args, ctx, &r, d);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Walks a retry's arguments: the code it is given under the retry,
+    /// names of definitions followed into them, the rest as it is.
+    fn cover_args(&mut self, file: usize, args: &[Node<'t>], ctx: &Ctx, r: &Retry, d: usize) {
+        let inner = ctx.with_retry(r.clone());
+        for a in args {
+            if self.is_callable(file, *a) {
+                self.walk(file, *a, &inner, d + 1);
+            } else if self.names_def(file, *a) {
+                let name = self.text(file, *a).trim_start_matches(['&', '$', ':']).to_string();
+                for (f, def) in self.resolve(file, &name) {
+                    if ctx.visiting.contains(&def.id()) {
+                        continue;
+                    }
+                    let mut visiting = inner.visiting.clone();
+                    visiting.push(def.id());
+                    let c2 = Ctx {
+                        function: self.qual_name(f, def),
+                        depth: ctx.depth + 1,
+                        visiting,
+                        ..inner.clone()
+                    };
+                    self.walk_children(f, def, &c2, 0);
+                }
+            } else {
+                self.walk(file, *a, ctx, d + 1);
+            }
+        }
+    }
+
+    /// Whether an argument names a definition of the files read.
+    fn names_def(&self, file: usize, n: Node<'_>) -> bool {
+        let t = self.text(file, n).trim_start_matches(['&', '$', ':']);
+        (t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') && !t.is_empty())
+            && !self.resolve(file, t).is_empty()
+    }
+
+    /// The definitions a callee names: a bare name or `self.`/`this.`
+    /// method in the same file first, then a bare name or a qualified name
+    /// found once in the other files.
+    fn resolve(&self, file: usize, callee: &str) -> Vec<(usize, Node<'t>)> {
+        let last = last_segment(callee).trim_start_matches('$');
+        let Some(defs) = self.defs.get(last) else { return Vec::new() };
+        let recv = receiver(callee).trim_start_matches('$');
+        let own = recv.is_empty()
+            || matches!(recv, "self" | "this" | "cls" | "@" | "this-" | "static" | "self:" | "static:");
+        let same: Vec<_> = defs.iter().filter(|(f, _)| *f == file).copied().collect();
+        if own {
+            if !same.is_empty() {
+                return same;
+            }
+            return if recv.is_empty() { defs.clone() } else { Vec::new() };
+        }
+        // `obj.name(..)`: a definition named so in the files read, when
+        // the name is specific enough to be that one.
+        const GENERIC: &[&str] = &[
+            "get", "post", "put", "patch", "delete", "send", "run", "call", "execute", "request", "do", "Do",
+            "apply", "invoke", "init", "__init__", "new", "create", "update", "start", "close", "open",
+            "read", "write", "handle", "process", "fetch", "load", "save", "main", "then", "catch",
+        ];
+        if GENERIC.contains(&last) || last.len() < 4 || defs.len() > 2 {
+            return Vec::new();
+        }
+        defs.clone()
+    }
+
+    // ---- operations ----------------------------------------------------
+
+    /// An HTTP request: a client call named by its method, or a sender
+    /// given its method.
+    fn request(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Operation> {
+        let last = last_segment(callee);
+        let recv = receiver(callee);
+        let lower = last.to_ascii_lowercase();
+        let mut word = lower.as_str();
+        for suffix in ["async", "asjson", "forobject", "forentity", "forlocation", "forbody", "_json", "json"]
+        {
+            word = word.strip_suffix(suffix).unwrap_or(word);
+        }
+        let args = self.args(file, n);
+        let data = self.data;
+        let method = if data.http_methods.write.iter().any(|m| m == word)
+            || data.http_methods.idempotent.iter().any(|m| m == word)
+        {
+            // A route being declared (`app.post("/x", handler)`) is given
+            // code; a client call is given data.
+            const ROUTERS: &[&str] = &[
+                "app",
+                "router",
+                "route",
+                "routes",
+                "routing",
+                "server",
+                "mux",
+                "r",
+                "e",
+                "g",
+                "group",
+                "engine",
+                "fastify",
+                "hono",
+                "api",
+                "blueprint",
+                "bp",
+            ];
+            let declares_route = args.iter().any(|a| self.is_callable(file, *a))
+                && ROUTERS
+                    .contains(&last_segment(recv).trim_start_matches('$').to_ascii_lowercase().as_str());
+            if recv.is_empty() || declares_route {
+                return None;
+            }
+            if data.http_methods.idempotent.iter().any(|m| m == word) {
+                let r = last_segment(recv).to_ascii_lowercase();
+                if data.local_receivers.iter().any(|l| *l == r || *l == recv.to_ascii_lowercase()) {
+                    return None;
+                }
+            }
+            word.to_ascii_uppercase()
+        } else if let Some(s) = data.senders.iter().find(|s| s.names.iter().any(|x| x == last)) {
+            if !s.receiver.is_empty() {
+                let r = recv.to_ascii_lowercase();
+                if !s.receiver.iter().any(|w| r.contains(w.as_str())) {
+                    return None;
+                }
+            }
+            let own = self.method_in_text(self.text(file, n));
+            let in_fn = || self.enclosing_text(file, n).and_then(|t| self.method_in_text(t));
+            match own.or_else(in_fn) {
+                Some(m) => m,
+                None if s.default == "GET" && !self.text(file, n).contains("data=") => "GET".into(),
+                None => String::new(),
+            }
+        } else {
+            return None;
+        };
+        let m = if method.is_empty() {
+            Method::Unknown
+        } else if data.http_methods.write.iter().any(|w| w.eq_ignore_ascii_case(&method)) {
+            Method::Write(method)
+        } else {
+            Method::Idempotent(method)
+        };
+        Some(self.operation(file, n, callee, m, ctx))
+    }
+
+    fn operation(&self, file: usize, n: Node<'_>, callee: &str, method: Method, ctx: &Ctx) -> Operation {
+        let keyed = {
+            let own = self.text(file, n).to_ascii_lowercase();
+            let around = self.enclosing_text(file, n).unwrap_or("").to_ascii_lowercase();
+            self.data.idempotency_key.iter().any(|k| own.contains(k.as_str()) || around.contains(k.as_str()))
+        };
+        let (timeout, timeout_at) = self.timeout_of(file, n);
+        Operation {
+            function: ctx.function.clone(),
+            callee: callee.to_string(),
+            method,
+            path: self.path(file).to_string(),
+            line: line_of(n),
+            keyed,
+            timeout,
+            timeout_at,
+        }
+    }
+
+    /// A call's timeout: its own timeout option, else the one timeout the
+    /// function around it sets (a client built there).
+    fn timeout_of(&self, file: usize, n: Node<'t>) -> (Option<f64>, Option<(String, u32)>) {
+        let is_timeout = |k: &str| {
+            let w = words(k);
+            w.iter().any(|x| x == "timeout")
+                && w.last().is_some_and(|x| {
+                    ["timeout", "ms", "millis", "seconds", "secs", "sec", "s"].contains(&x.as_str())
+                })
+                && !w.iter().any(|x| {
+                    ["connect", "pool", "idle", "keepalive", "shutdown", "grace", "lock", "cache"]
+                        .contains(&x.as_str())
+                })
+        };
+        let syn = self.syn(file);
+        let at_of = |v: Node<'_>, trail: Option<(String, u32)>| {
+            trail.or(Some((self.path(file).to_string(), line_of(v))))
+        };
+        // An option or assignment named as a timeout, or a setter of one
+        // (`setReadTimeout(..)`, `context.WithTimeout(ctx, ..)`,
+        // `AbortSignal.timeout(..)`), inside `node`.
+        let read = |node: Node<'t>| -> Option<(f64, Option<(String, u32)>)> {
+            for (k, v) in self.options(file, node) {
+                if is_timeout(&k) {
+                    return self.number(file, v).map(|(x, trail)| (x, at_of(v, trail)));
+                }
+            }
+            let mut stack = vec![(node, 0usize)];
+            while let Some((x, d)) = stack.pop() {
+                if d > 40 {
+                    continue;
+                }
+                if syn.is_call(x.kind()) {
+                    let c = self.callee(file, x);
+                    if is_timeout(last_segment(&c))
+                        || words(last_segment(&c)).first().is_some_and(|w| w == "set" || w == "with")
+                            && is_timeout(last_segment(&c))
+                    {
+                        if let Some((v, trail, a)) = self
+                            .args(file, x)
+                            .iter()
+                            .find_map(|a| self.number(file, *a).map(|(v, t)| (v, t, *a)))
+                        {
+                            return Some((v, at_of(a, trail)));
+                        }
+                    }
+                }
+                if matches!(x.kind(), "assignment" | "assignment_expression" | "assignment_statement") {
+                    let left = x.child_by_field_name("left").map(|l| self.text(file, l)).unwrap_or("");
+                    if is_timeout(last_segment(left.trim())) {
+                        if let Some(v) = x.child_by_field_name("right") {
+                            if let Some((val, trail)) = self.number(file, v) {
+                                return Some((val, at_of(v, trail)));
+                            }
+                        }
+                    }
+                }
+                let mut c = x.walk();
+                stack.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+            }
+            None
+        };
+        if let Some((v, at)) = read(n) {
+            return (Some(v), at);
+        }
+        let mut p = n.parent();
+        while let Some(x) = p {
+            if syn.is_function(x.kind()) {
+                if let Some((v, at)) = read(x) {
+                    return (Some(v), at);
+                }
+                break;
+            }
+            p = x.parent();
+        }
+        // A client bound at file level (`var httpClient = &http.Client{Timeout: ..}`),
+        // else the file's one timeout (a client built in the constructor).
+        let callee = self.callee(file, n);
+        let first = callee
+            .trim_start_matches('$')
+            .split(['.', '-', ':'])
+            .find(|s| !s.is_empty() && *s != "self" && *s != "this");
+        if let Some(name) = first {
+            let ix = &self.world.files[file];
+            if let Some(d) = ix.defs.get(name).and_then(|ds| ds.iter().rev().find(|d| d.scope.is_none())) {
+                if let Some((v, at)) = read(d.value) {
+                    return (Some(v), at);
+                }
+            }
+        }
+        match read(self.world.files[file].file.tree.root_node()) {
+            Some((v, at)) => (Some(v), at),
+            None => (None, None),
+        }
+    }
+
+    /// The text of the definition around `n`.
+    fn enclosing_text(&self, file: usize, n: Node<'_>) -> Option<&'w str> {
+        let syn = self.syn(file);
+        let mut p = n.parent();
+        while let Some(x) = p {
+            if syn.is_function(x.kind()) {
+                return Some(self.text(file, x));
+            }
+            p = x.parent();
+        }
+        None
+    }
+
+    /// The one HTTP method a piece of code names, if it names one.
+    fn method_in_text(&self, text: &str) -> Option<String> {
+        static FORMS: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"(?i:Method(?:\.|::)?)(Post|Patch|Put|Get|Delete|Head)\b|Net::HTTP::(Post|Patch|Put|Get|Delete)\b|\.(POST|PATCH|PUT|GET|DELETE)\s*\(|(?i:method)['"]?\s*(?:[:=]|=>)\s*['"](?i:(post|patch|put|get|delete|head))['"]|NewRequest(?:WithContext)?\(\s*(?:\w+\s*,\s*)?"(\w+)"|^\s*\(?\s*['"](?i:(post|patch|put|get|delete|head))['"]|\.(post|patch)\s*\("#)
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let mut found: BTreeSet<String> = BTreeSet::new();
+        for c in FORMS.captures_iter(text) {
+            if let Some(m) = c.iter().skip(1).flatten().next() {
+                found.insert(m.as_str().to_ascii_uppercase());
+            }
+        }
+        // A literal first argument (`request("POST", ..)`).
+        if found.len() == 1 {
+            return found.into_iter().next();
+        }
+        if found.is_empty() {
+            return None;
+        }
+        // Several methods in one function: the call's own is not known.
+        None
+    }
+
+    /// An SDK or RPC call whose verb writes (`client.orders.create(..)`).
+    fn sdk_write(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Operation> {
+        let last = last_segment(callee);
+        let recv = receiver(callee);
+        if recv.is_empty() {
+            return None;
+        }
+        let w = words(last);
+        let first = w.first()?;
+        let data = self.data;
+        let verb = data.write_verbs.iter().find(|v| {
+            v.as_str() == first.as_str() || (v.contains('_') && w.join("_").starts_with(v.as_str()))
+        })?;
+        let r = recv.to_ascii_lowercase();
+        let r_last = last_segment(&r).trim_start_matches('$').to_string();
+        if data.local_receivers.iter().any(|l| *l == r_last || *l == r) {
+            return None;
+        }
+        let args = self.args(file, n);
+        if args.iter().any(|a| self.is_callable(file, *a)) && verb != "execute" && verb != "invoke" {
+            return None;
+        }
+        if verb == "execute" {
+            let first_arg =
+                args.first().map(|a| self.text(file, *a).to_ascii_uppercase()).unwrap_or_default();
+            let sql = first_arg.trim_start_matches(['"', '\'', '`', 'F', 'R', '(']).trim_start();
+            if ["SELECT", "WITH", "SHOW", "EXPLAIN", "DESCRIBE"].iter().any(|s| sql.starts_with(s)) {
+                return None;
+            }
+        }
+        Some(self.operation(file, n, callee, Method::Write(verb.clone()), ctx))
+    }
+
+    /// A client chain that retries the request it ends in
+    /// (`Http::retry(3, 100)->post(..)`).
+    fn chain_retry(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Retry> {
+        let recv = receiver(callee);
+        let at = recv.find("retry(").or_else(|| recv.find("Retry("))?;
+        let _ = at;
+        // The retry call inside the receiver: its first number is the count.
+        let mut stack = vec![n];
+        let mut count = None;
+        while let Some(x) = stack.pop() {
+            if self.syn(file).is_call(x.kind()) && x.id() != n.id() {
+                let c = self.callee(file, x);
+                if last_segment(&c).eq_ignore_ascii_case("retry") {
+                    count = self.args(file, x).iter().find_map(|a| self.number(file, *a));
+                    break;
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if ch.start_byte() < n.start_byte() + recv.len() + 4 {
+                    stack.push(ch);
+                }
+            }
+        }
+        Some(Retry {
+            form: Form::Library("client chain".into()),
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(n),
+            end_line: line_of(n),
+            attempts: count.map_or(Attempts::Bounded, |(v, _)| Attempts::Count(v)),
+            jitter: Some(false),
+            conditions: BTreeSet::from([Condition::Any]),
+            count_at: None,
+            reads_retry_after: false,
+            scope: (0, 0),
+            origin: None,
+            count_param: None,
+            count_text: None,
+        })
+    }
+
+    // ---- retries -------------------------------------------------------
+
+    /// A number an expression computes, and where it was written when it
+    /// was followed through a binding.
+    fn number(&self, file: usize, n: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
+        let ev = self.world.eval(file, n, 0);
+        let at = ev.trail.last().map(|l| (l.path.clone(), l.line));
+        match ev.value {
+            Value::Num { v, .. } => Some((v, at)),
+            _ => literal_number(self.text(file, n))
+                .map(|v| (v, at))
+                .or_else(|| self.qualified_constant(self.text(file, n))),
+        }
+    }
+
+    /// `Limits::MAX_TRIES`, `Limits.MaxAttempts`, `self::MAX`: a constant
+    /// of a class or module the evaluator does not follow (Ruby, PHP, C#,
+    /// Kotlin), found as `NAME = number` (or `const NAME = number`,
+    /// `NAME: number`) in the file named after the owner, else in any file
+    /// read where it is bound once.
+    fn qualified_constant(&self, text: &str) -> Option<(f64, Option<(String, u32)>)> {
+        let t = text.trim();
+        if t.len() > 120 {
+            return None;
+        }
+        let (owner, name) = t.rsplit_once("::").or_else(|| t.rsplit_once('.'))?;
+        let owner = owner.trim_start_matches('$').rsplit(['.', ':', '\\']).next().unwrap_or(owner);
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') || owner.is_empty() {
+            return None;
+        }
+        static BIND: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^\s*(?:(?:public|private|protected|internal|static|readonly|final|const|val|var|let)\s+)*(?:[A-Za-z_][\w<>?]*\s+)?([A-Za-z_]\w*)\s*[:=]\s*(?:[A-Za-z_][\w<>?]*\s*=\s*)?(\d[\d_]*)\s*[;,]?\s*(?:#.*|//.*)?$")
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let stem_of = |p: &str| {
+            p.rsplit('/')
+                .next()
+                .unwrap_or(p)
+                .split('.')
+                .next()
+                .unwrap_or("")
+                .replace('_', "")
+                .to_ascii_lowercase()
+        };
+        let want = owner.replace('_', "").to_ascii_lowercase();
+        let mut found: Vec<(f64, String, u32)> = Vec::new();
+        for ix in &self.world.files {
+            let f = ix.file;
+            for (i, line) in f.text.lines().enumerate() {
+                if let Some(c) = BIND.captures(line) {
+                    if &c[1] == name {
+                        if let Ok(v) = c[2].replace('_', "").parse::<f64>() {
+                            found.push((v, f.path.clone(), i as u32 + 1));
+                        }
+                    }
+                }
+            }
+        }
+        let own: Vec<&(f64, String, u32)> = found.iter().filter(|(_, p, _)| stem_of(p) == want).collect();
+        let pick = match (own.as_slice(), found.as_slice()) {
+            ([one], _) => (*one).clone(),
+            ([], [one]) => one.clone(),
+            _ => return None,
+        };
+        Some((pick.0, Some((pick.1, pick.2))))
+    }
+
+    fn unlimited(&self, file: usize, n: Node<'_>) -> bool {
+        const FOREVER: &[&str] = &[
+            "Infinity",
+            "Number.POSITIVE_INFINITY",
+            "math.inf",
+            "float('inf')",
+            "float(\"inf\")",
+            "Integer.MAX_VALUE",
+            "Int.MAX_VALUE",
+            "Long.MAX_VALUE",
+            "int.MaxValue",
+            "PHP_INT_MAX",
+            "math.MaxInt",
+            "math.MaxInt32",
+            "math.MaxInt64",
+            "Float::INFINITY",
+            "sys.maxsize",
+        ];
+        let t: String = self.text(file, n).chars().filter(|c| !c.is_whitespace()).collect();
+        FOREVER.contains(&t.as_str()) || matches!(self.world.eval(file, n, 0).value, Value::Unlimited)
+    }
+
+    /// The keyword options inside `n`: key and value node.
+    fn options(&self, file: usize, n: Node<'t>) -> Vec<(String, Node<'t>)> {
+        let syn = self.syn(file);
+        let mut out = Vec::new();
+        let mut stack = vec![(n, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > 12 {
+                continue;
+            }
+            if syn.pairs.contains(&x.kind())
+                || matches!(x.kind(), "pair" | "assignment_expression" | "keyword_argument")
+            {
+                let key = x
+                    .child_by_field_name("key")
+                    .or_else(|| x.child_by_field_name("name"))
+                    .or_else(|| x.child_by_field_name("left"))
+                    .or_else(|| x.named_child(0));
+                let val =
+                    x.child_by_field_name("value").or_else(|| x.child_by_field_name("right")).or_else(|| {
+                        let c = x.named_child_count();
+                        (c >= 2).then(|| x.named_child(c - 1)).flatten()
+                    });
+                if let (Some(k), Some(v)) = (key, val) {
+                    if k.id() != v.id() {
+                        let kt = self
+                            .text(file, k)
+                            .trim_matches(|c: char| !c.is_alphanumeric() && c != '_')
+                            .to_string();
+                        out.push((kt, v));
+                    }
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if !self.is_callable(file, ch) {
+                    stack.push((ch, d + 1));
+                }
+            }
+        }
+        out
+    }
+
+    /// What a library form's settings say, from the node that configures
+    /// it (a decorator, a wrapper call).
+    fn wrapper_retry(&self, w: &Wrapper, file: usize, site: Node<'t>, at: Node<'t>, ctx: &Ctx) -> Retry {
+        // A decorator or annotation holds the call whose arguments count.
+        let site = self.call_in(file, site).unwrap_or(site);
+        let whole = self.world.files[file].file.text.as_str();
+        // A policy built apart: the statement that builds it.
+        let text = if w.scope.as_deref() == Some("file") {
+            w.attempts
+                .calls_in_file
+                .iter()
+                .chain(&w.attempts.unbounded_in_file)
+                .find_map(|c| whole.find(&format!("{c}(")))
+                .map_or(whole, |at| {
+                    // The statement starts after the last line that ends
+                    // one (`;`, `{`, `}` at a line's end).
+                    let mut start = 0;
+                    let mut pos = 0;
+                    for line in whole[..at].split_inclusive('\n') {
+                        pos += line.len();
+                        if line.trim_end().ends_with([';', '{', '}']) && pos <= at {
+                            start = pos;
+                        }
+                    }
+                    let end = whole[at..].find(';').map_or(whole.len(), |i| at + i);
+                    &whole[start.min(at)..end]
+                })
+        } else {
+            self.text(file, site)
+        };
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        // A word found whole: `rand_factor: 0` is not `rand_factor: 0.25`.
+        let has = |words: &[String]| {
+            words.iter().any(|x| {
+                let x = x.replace(' ', "");
+                let mut from = 0;
+                while let Some(i) = compact[from..].find(&x) {
+                    let end = from + i + x.len();
+                    let cont = x.chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+                    if !cont
+                        || !compact[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+                    {
+                        return true;
+                    }
+                    from = end;
+                }
+                false
+            })
+        };
+        let spec = &w.attempts;
+        let mut attempts = None;
+        let mut count_at = None;
+        let opts = self.options(file, site);
+        let zero_unlimited = spec.zero.as_deref() == Some("unlimited");
+        let mut take = |v: Option<(f64, Option<(String, u32)>)>, plus: f64, unl: bool| -> Option<Attempts> {
+            if unl {
+                return Some(Attempts::Unbounded);
+            }
+            Some(match v {
+                Some((n, _)) if n < 0.0 || (n == 0.0 && zero_unlimited) => Attempts::Unbounded,
+                Some((n, a)) => {
+                    count_at = a;
+                    Attempts::Count(n + plus)
+                }
+                None => Attempts::Bounded,
+            })
+        };
+        if has(&spec.unbounded) {
+            attempts = Some(Attempts::Unbounded);
+        }
+        if attempts.is_none() {
+            for (k, v) in &opts {
+                if spec.options.iter().any(|o| o == k) {
+                    attempts = take(self.number(file, *v), 0.0, self.unlimited(file, *v));
+                    break;
+                }
+                if spec.retry_options.iter().any(|o| o == k) {
+                    attempts = take(self.number(file, *v), 1.0, self.unlimited(file, *v));
+                    break;
+                }
+            }
+        }
+        if attempts.is_none() && !spec.calls.is_empty() {
+            let mut stack = vec![site];
+            while let Some(x) = stack.pop() {
+                if self.syn(file).is_call(x.kind()) && x.id() != site.id() {
+                    let c = self.callee(file, x);
+                    if spec
+                        .calls
+                        .iter()
+                        .any(|s| *s == c || *s == last_segment(&c) || c.ends_with(&format!(".{s}")))
+                    {
+                        let args = self.args(file, x);
+                        let v = args.iter().find_map(|a| self.number(file, *a));
+                        let unl = args.iter().any(|a| self.unlimited(file, *a));
+                        attempts = take(v, if spec.retries_call { 1.0 } else { 0.0 }, unl);
+                        break;
+                    }
+                }
+                let mut c = x.walk();
+                for ch in x.named_children(&mut c) {
+                    if !self.is_callable(file, ch) {
+                        stack.push(ch);
+                    }
+                }
+            }
+        }
+        if attempts.is_none() {
+            if let Some(i) = spec.positional {
+                let positional: Vec<Node<'t>> = self
+                    .args(file, site)
+                    .into_iter()
+                    .filter(|a| !self.syn(file).pairs.contains(&a.kind()) && !self.is_callable(file, *a))
+                    .collect();
+                if let Some(a) = positional.get(i) {
+                    attempts = take(self.number(file, *a), 0.0, self.unlimited(file, *a));
+                }
+            }
+        }
+        let around = self.enclosing_text(file, site).unwrap_or("");
+        if attempts.is_none() && spec.unbounded_in_function.iter().any(|u| around.contains(u.as_str())) {
+            attempts = Some(Attempts::Unbounded);
+        }
+        if attempts.is_none() && spec.unbounded_in_file.iter().any(|u| whole.contains(u.as_str())) {
+            attempts = Some(Attempts::Unbounded);
+        }
+        if attempts.is_none() && !spec.calls_in_file.is_empty() {
+            static NUM: LazyLock<Regex> = LazyLock::new(|| {
+                Regex::new(r"^\s*\(\s*(\d+)").unwrap_or_else(|e| panic!("constant pattern: {e}"))
+            });
+            for c in &spec.calls_in_file {
+                if let Some(i) = whole.find(&format!("{c}(")) {
+                    let rest = &whole[i + c.len()..];
+                    attempts = Some(match NUM.captures(rest).and_then(|m| m[1].parse::<f64>().ok()) {
+                        Some(n) => Attempts::Count(n + if spec.retries_call { 1.0 } else { 0.0 }),
+                        None => Attempts::Bounded,
+                    });
+                    break;
+                }
+            }
+        }
+        if attempts.is_none() && has(&spec.deadline) {
+            attempts = Some(Attempts::Bounded);
+        }
+        let attempts = attempts.unwrap_or_else(|| match &spec.default {
+            serde_yaml::Value::Number(n) => n.as_f64().map_or(Attempts::Bounded, Attempts::Count),
+            serde_yaml::Value::String(s) if s == "unlimited" => Attempts::Unbounded,
+            _ => Attempts::Bounded,
+        });
+        let jitter = if has(&w.jitter.off) {
+            Some(false)
+        } else if has(&w.jitter.on)
+            || w.jitter.on_without.iter().any(|pair| match pair.as_slice() {
+                [on, unless] => has(std::slice::from_ref(on)) && !has(std::slice::from_ref(unless)),
+                _ => false,
+            })
+        {
+            Some(true)
+        } else {
+            Some(w.jitter.default)
+        };
+        let mut conditions = BTreeSet::new();
+        let last = last_segment(&self.callee(file, site)).to_string();
+        if let Some(c) = w.conditions.names.get(&last) {
+            conditions.extend(classify(c));
+        } else {
+            for (k, v) in &opts {
+                if w.conditions.options.iter().any(|o| o == k) {
+                    conditions.extend(classify(self.predicate_text(file, *v)));
+                }
+            }
+            if conditions.is_empty() && !w.conditions.calls.is_empty() {
+                // The calls that say what it retries on, in the site (or
+                // the file, for a policy built apart).
+                for call in &w.conditions.calls {
+                    let mut from = 0;
+                    while let Some(i) = text[from..].find(call.as_str()) {
+                        let at = from + i;
+                        from = at + call.len();
+                        let before = text[..at].chars().next_back();
+                        let after = text[from..].chars().next();
+                        if before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                            || !matches!(after, Some('(' | '<'))
+                        {
+                            continue;
+                        }
+                        conditions.extend(classify(balanced_call(&text[at..])));
+                    }
+                }
+            }
+            if conditions.is_empty() {
+                if let Some(i) = w.conditions.positional {
+                    let positional: Vec<Node<'t>> = self
+                        .args(file, site)
+                        .into_iter()
+                        .filter(|a| !self.syn(file).pairs.contains(&a.kind()))
+                        .collect();
+                    if let Some(a) = positional.get(i) {
+                        conditions.extend(classify(self.predicate_text(file, *a)));
+                    }
+                }
+            }
+            if conditions.is_empty() {
+                conditions.extend(classify(&w.conditions.default));
+            }
+        }
+        Retry {
+            form: Form::Library(w.library.clone()),
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(at),
+            end_line: at.end_position().row as u32 + 1,
+            attempts,
+            jitter,
+            conditions,
+            count_at,
+            reads_retry_after: reads_retry_after(text) || reads_retry_after(around),
+            scope: (0, 0),
+            origin: None,
+            count_param: None,
+            count_text: None,
+        }
+    }
+
+    /// What a condition says: a predicate's body (its parameter types
+    /// are no catch types), or the expression itself.
+    fn predicate_text(&self, file: usize, n: Node<'_>) -> &'w str {
+        if self.is_callable(file, n) {
+            if let Some(b) = n.child_by_field_name("body") {
+                return self.text(file, b);
+            }
+        }
+        self.text(file, n)
+    }
+
+    /// `n` when it is a call, else the first call inside it.
+    fn call_in(&self, file: usize, n: Node<'t>) -> Option<Node<'t>> {
+        let syn = self.syn(file);
+        let mut queue = std::collections::VecDeque::from([(n, 0usize)]);
+        while let Some((x, d)) = queue.pop_front() {
+            if syn.is_call(x.kind()) {
+                return Some(x);
+            }
+            if d < 3 {
+                let mut c = x.walk();
+                queue.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+            }
+        }
+        None
+    }
+
+    /// The decorators, annotations and attributes of a definition.
+    fn decorators(&self, file: usize, def: Node<'t>) -> Vec<Node<'t>> {
+        let syn = self.syn(file);
+        let mut out = Vec::new();
+        if syn.decorators.is_empty() {
+            return out;
+        }
+        let look = |n: Node<'t>, out: &mut Vec<Node<'t>>| {
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                if syn.decorators.contains(&ch.kind()) {
+                    out.push(ch);
+                } else if matches!(ch.kind(), "modifiers" | "attribute_list" | "attribute_group") {
+                    let mut c2 = ch.walk();
+                    for g in ch.named_children(&mut c2) {
+                        if syn.decorators.contains(&g.kind()) || g.kind() == "attribute" || g.kind() == "annotation" {
+                            out.push(g);
+                        } else {
+                            let mut c3 = g.walk();
+                            out.extend(
+                                g.named_children(&mut c3).filter(|x| syn.decorators.contains(&x.kind())),
+                            );
+                        }
+                    }
+                }
+            }
+        };
+        look(def, &mut out);
+        if let Some(p) = def.parent() {
+            if p.kind() == "decorated_definition" {
+                look(p, &mut out);
+            }
+        }
+        let mut prev = def.prev_named_sibling();
+        while let Some(p) = prev {
+            if !syn.decorators.contains(&p.kind()) {
+                break;
+            }
+            out.push(p);
+            prev = p.prev_named_sibling();
+        }
+        out
+    }
+
+    /// The retry a definition's decorator or annotation puts on its body.
+    fn decorator_retry(&self, file: usize, def: Node<'t>, function: &str) -> Option<Retry> {
+        let lang = match self.grammar(file) {
+            Grammar::Kotlin => "kotlin",
+            g => g.library_language(),
+        };
+        let ctx =
+            Ctx { function: function.to_string(), retry: None, outer: None, depth: 0, visiting: Vec::new() };
+        for d in self.decorators(file, def) {
+            let t = self.text(file, d).trim_start_matches(['@', '[', '#']).trim_start_matches('[');
+            let name: String =
+                t.split('(').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
+            let name = name.trim_end_matches(']').to_string();
+            if let Some(w) = self.data.wrappers.iter().find(|w| {
+                w.languages.iter().any(|l| l == lang)
+                    && w.form.iter().any(|f| f == "decorator" || f == "annotation")
+                    && w.names_callee(&name)
+            }) {
+                let mut r = self.wrapper_retry(w, file, d, d, &ctx);
+                r.reads_retry_after |= reads_retry_after(self.text(file, def));
+                r.scope = (line_of(def), def.end_position().row as u32 + 1);
+                return Some(r);
+            }
+            // A decorator of the project's that retries what it wraps.
+            for (f, target) in self.resolve(file, &name) {
+                if let Some(mut r) = self.helper_retry(f, target) {
+                    r.function = function.to_string();
+                    r.path = self.path(file).to_string();
+                    r.line = line_of(d);
+                    r.end_line = line_of(d);
+                    r.scope = (line_of(def), def.end_position().row as u32 + 1);
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether a definition retries a callable it is given: a retry in its
+    /// body (or a function nested in it) covers a call of a parameter.
+    fn helper_retry(&self, file: usize, def: Node<'t>) -> Option<Retry> {
+        let key = (file, def.id());
+        if let Some(r) = self.helpers.borrow().get(&key) {
+            return r.clone();
+        }
+        self.helpers.borrow_mut().insert(key, None);
+        let mut params = HashSet::new();
+        let mut stack = vec![(def, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > 40 {
+                continue;
+            }
+            let k = x.kind();
+            if k.contains("parameter") || k == "method_parameters" || k == "lambda_parameters" {
+                for w in self.text(file, x).split(|c: char| !c.is_alphanumeric() && c != '_') {
+                    if !w.is_empty()
+                        && !matches!(w, "self" | "this" | "cls" | "args" | "kwargs" | "ctx" | "context")
+                    {
+                        params.insert(w.to_string());
+                    }
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                stack.push((ch, d + 1));
+            }
+        }
+        if params.is_empty() {
+            return None;
+        }
+        let name = self.def_name(file, def).unwrap_or_default();
+        let mut probe = Walker {
+            world: self.world,
+            data: self.data,
+            defs: HashMap::new(),
+            helpers: RefCell::new(HashMap::new()),
+            ops: Vec::new(),
+            retries: Vec::new(),
+            probe: Some((params, Vec::new())),
+        };
+        let ctx = Ctx {
+            function: name.clone(),
+            retry: None,
+            outer: None,
+            depth: MAX_DEPTH,
+            visiting: vec![def.id()],
+        };
+        let mut ctx = ctx;
+        if let Some(r) = probe.recursion_retry(file, def, &name) {
+            ctx.retry = Some(r);
+        }
+        probe.walk_children(file, def, &ctx, 0);
+        let order = self.param_order(file, def);
+        let found = probe.probe.and_then(|(_, hits)| hits.into_iter().next()).map(|mut r| {
+            if !matches!(r.form, Form::Library(_)) {
+                r.form = Form::Helper(name);
+            }
+            r.origin = Some((self.path(file).to_string(), line_of(def), def.end_position().row as u32 + 1));
+            // A count that is one of the helper's parameters is read at
+            // each call.
+            if let Some(bound) = r.count_text.take() {
+                r.count_param = order.iter().position(|p| *p == bound);
+            }
+            r
+        });
+        self.helpers.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    /// A definition's parameter names, in order.
+    fn param_order(&self, file: usize, def: Node<'_>) -> Vec<String> {
+        let Some(params) = def.child_by_field_name("parameters").or_else(|| {
+            let mut c = def.walk();
+            let found = def.named_children(&mut c).find(|ch| ch.kind().contains("parameter"));
+            found
+        }) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut c = params.walk();
+        for p in params.named_children(&mut c) {
+            if p.kind() == "comment" {
+                continue;
+            }
+            let t = self.text(file, p);
+            let name = if matches!(p.kind(), "identifier" | "simple_identifier") {
+                t.to_string()
+            } else {
+                p.child_by_field_name("name")
+                    .or_else(|| p.child_by_field_name("pattern"))
+                    .or_else(|| p.child_by_field_name("left"))
+                    .map_or_else(
+                        || {
+                            t.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '$')
+                                .find(|w| !w.is_empty())
+                                .unwrap_or("")
+                                .to_string()
+                        },
+                        |n| self.text(file, n).to_string(),
+                    )
+            };
+            out.push(name.trim_start_matches('$').to_string());
+        }
+        out
+    }
+
+    /// A function that calls itself on its failure path.
+    fn recursion_retry(&self, file: usize, def: Node<'t>, function: &str) -> Option<Retry> {
+        let name = self.def_name(file, def)?;
+        let syn = self.syn(file);
+        let go = self.grammar(file) == Grammar::Go;
+        let mut stack = vec![(def, false, 0usize)];
+        while let Some((x, failing, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            if x.id() != def.id() && syn.is_function(x.kind()) {
+                continue;
+            }
+            let k = x.kind();
+            let now_failing = failing
+                || syn.catches.contains(&k)
+                || (go && syn.ifs.contains(&k) && self.err_check(file, x) == Some(true))
+                || (syn.is_call(k) && last_segment(&self.callee(file, x)) == "catch");
+            if now_failing && syn.is_call(k) && x.id() != def.id() {
+                let c = self.callee(file, x);
+                let recv = receiver(&c);
+                if last_segment(&c) == name
+                    && (recv.is_empty() || matches!(recv, "self" | "this" | "$this-" | "$this"))
+                {
+                    let args = self.text(file, x);
+                    let counted =
+                        ["- 1", "-1", "+ 1", "+1", "--", "++", "attempt", "retries", "remaining", "tries"]
+                            .iter()
+                            .any(|w| args.contains(w));
+                    let bounded = counted || self.bound_check(file, def);
+                    return Some(Retry {
+                        form: Form::Recursion,
+                        function: function.to_string(),
+                        path: self.path(file).to_string(),
+                        line: line_of(x),
+                        end_line: line_of(x),
+                        attempts: if bounded { Attempts::Bounded } else { Attempts::Unbounded },
+                        jitter: Some(has_random(self.text(file, def))),
+                        conditions: BTreeSet::from([Condition::Any]),
+                        count_at: None,
+                        reads_retry_after: reads_retry_after(self.text(file, def)),
+                        scope: (0, 0),
+                        origin: None,
+                        count_param: None,
+                        count_text: None,
+                    });
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                // Go: only the consequence of `if err != nil` fails.
+                let f = if go && syn.ifs.contains(&k) && !failing {
+                    now_failing && x.child_by_field_name("consequence").is_some_and(|cq| cq.id() == ch.id())
+                } else {
+                    now_failing
+                };
+                stack.push((ch, f, d + 1));
+            }
+        }
+        None
+    }
+
+    /// Ruby: a `begin`/method body whose `rescue` says `retry`.
+    fn ruby_rescue_retry(&self, file: usize, n: Node<'t>, ctx: &Ctx) -> Option<Retry> {
+        let mut c = n.walk();
+        let rescue = n.named_children(&mut c).find(|ch| ch.kind() == "rescue")?;
+        let mut stack = vec![rescue];
+        let mut retry_node = None;
+        while let Some(x) = stack.pop() {
+            if x.kind() == "retry" {
+                retry_node = Some(x);
+                break;
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c));
+        }
+        let r = retry_node?;
+        let mut conditional = false;
+        let mut p = r.parent();
+        while let Some(x) = p {
+            if x.id() == rescue.id() {
+                break;
+            }
+            if self.syn(file).ifs.contains(&x.kind()) {
+                conditional = true;
+            }
+            p = x.parent();
+        }
+        let conditional = conditional || self.bound_check(file, rescue);
+        let header = self.text(file, rescue).lines().next().unwrap_or("");
+        let conditions = classify_or_any(header.trim_start_matches("rescue"));
+        Some(Retry {
+            form: Form::Loop,
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(rescue),
+            end_line: line_of(r),
+            attempts: if conditional { Attempts::Bounded } else { Attempts::Unbounded },
+            jitter: Some(has_random(self.text(file, rescue))),
+            conditions,
+            count_at: None,
+            reads_retry_after: reads_retry_after(self.text(file, n)),
+            scope: (0, 0),
+            origin: None,
+            count_param: None,
+            count_text: None,
+        })
+    }
+
+    /// Go: whether an `if` checks an error: `Some(true)` for
+    /// `err != nil` (its consequence is the failure path), `Some(false)`
+    /// for `err == nil` (its consequence is the success path).
+    fn err_check(&self, file: usize, n: Node<'_>) -> Option<bool> {
+        let cond = n.child_by_field_name("condition")?;
+        let t = self.text(file, cond);
+        let lower = t.to_ascii_lowercase();
+        if !lower.contains("err") {
+            return None;
+        }
+        if t.contains("!= nil") {
+            Some(true)
+        } else if t.contains("== nil") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Loops written as calls with a block.
+    fn loop_call_retry(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Retry> {
+        let last = last_segment(callee);
+        let g = self.grammar(file);
+        let count = match (g, last) {
+            (Grammar::Ruby, "times") => {
+                let recv = receiver(callee);
+                Some(recv.parse::<f64>().map_or(Attempts::Bounded, Attempts::Count))
+            }
+            (Grammar::Ruby, "loop") if receiver(callee).is_empty() => Some(Attempts::Unknown),
+            (Grammar::Kotlin, "repeat") => Some(
+                self.args(file, n)
+                    .iter()
+                    .find_map(|a| self.number(file, *a))
+                    .map_or(Attempts::Bounded, |(v, _)| Attempts::Count(v)),
+            ),
+            _ => None,
+        }?;
+        let mut body = self.args(file, n).into_iter().rev().find(|a| self.is_callable(file, *a))?;
+        while body.kind() == "annotated_lambda" {
+            body = body.named_child(0)?;
+        }
+        self.loop_shape(file, n, body, count, ctx)
+    }
+
+    /// Whether a loop retries, and how.
+    fn loop_retry(&self, file: usize, lp: Node<'t>, ctx: &Ctx) -> Option<Retry> {
+        let g = self.grammar(file);
+        // `for attempt in Retrying(..)`: the library's own iterator.
+        if g == Grammar::Python && lp.kind() == "for_statement" {
+            if let Some(right) = lp.child_by_field_name("right") {
+                if right.kind() == "call" {
+                    let c = self.callee(file, right);
+                    if let Some(w) = self.data.wrappers.iter().find(|w| {
+                        w.languages.iter().any(|l| l == "python")
+                            && w.form.iter().any(|f| f == "iterator")
+                            && w.names_callee(&c)
+                    }) {
+                        return Some(self.wrapper_retry(w, file, right, lp, ctx));
+                    }
+                }
+            }
+        }
+        let body = lp.child_by_field_name("body").unwrap_or(lp);
+        let bound = self.loop_bound(file, lp, body);
+        self.loop_shape(file, lp, body, bound, ctx)
+    }
+
+    /// A loop retries when a failure goes round and success leaves; or,
+    /// with no failure path, when it waits and leaves on a good status.
+    fn loop_shape(
+        &self,
+        file: usize,
+        lp: Node<'t>,
+        body: Node<'t>,
+        bound: Attempts,
+        ctx: &Ctx,
+    ) -> Option<Retry> {
+        let (round, conditions, exit) = self.paths(file, body);
+        let text = self.text(file, body);
+        let sleeps = has_sleep(text);
+        let collection = bound == Attempts::Bounded && self.iterates_collection(file, lp);
+        let status_exit = exit == Exit::Conditional && sleeps && status_words(text);
+        let is_retry = if collection {
+            round && exit == Exit::Unconditional
+        } else {
+            (round && exit != Exit::None) || status_exit
+        };
+        if !is_retry {
+            return None;
+        }
+        let conditions = if round { conditions } else { BTreeSet::from([Condition::ServerError]) };
+        let attempts = match bound {
+            Attempts::Unbounded if exit != Exit::Unconditional && !round => Attempts::Unknown,
+            b => b,
+        };
+        let count_at = self.loop_count_at(file, lp);
+        let count_text = self
+            .bound_node(file, lp)
+            .map(|b| self.text(file, b).trim_start_matches('$').to_string())
+            .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        Some(Retry {
+            form: Form::Loop,
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(lp),
+            end_line: lp.end_position().row as u32 + 1,
+            attempts,
+            jitter: Some(has_random(text)),
+            conditions,
+            count_at,
+            reads_retry_after: reads_retry_after(self.text(file, lp)),
+            scope: (0, 0),
+            origin: None,
+            count_param: None,
+            count_text,
+        })
+    }
+
+    /// Whether a bounded loop walks a collection (`for url in urls`).
+    fn iterates_collection(&self, file: usize, lp: Node<'_>) -> bool {
+        match lp.kind() {
+            "for_statement" if self.grammar(file) == Grammar::Python => {
+                lp.child_by_field_name("right").is_none_or(|r| {
+                    !(r.kind() == "call"
+                        && matches!(self.callee(file, r).as_str(), "range" | "itertools.count" | "count"))
+                })
+            }
+            "for_statement" if self.grammar(file) == Grammar::Kotlin => {
+                let t = self.text(file, lp);
+                let header = t.split_once('{').map_or(t, |(h, _)| h);
+                !(header.contains("..") || header.contains(" until "))
+            }
+            "for_in_statement" | "enhanced_for_statement" | "foreach_statement" | "for" => true,
+            "for_statement" if self.grammar(file) == Grammar::Go => {
+                let mut c = lp.walk();
+                let found = lp.named_children(&mut c).any(|ch| ch.kind() == "range_clause")
+                    && !self.text(file, lp).lines().next().unwrap_or("").contains("range retr");
+                found && self.go_range_count(file, lp).is_none()
+            }
+            _ => false,
+        }
+    }
+
+    fn go_range_count(&self, file: usize, lp: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
+        let mut c = lp.walk();
+        let rc = lp.named_children(&mut c).find(|ch| ch.kind() == "range_clause")?;
+        let right = rc.child_by_field_name("right")?;
+        self.number(file, right)
+    }
+
+    /// Where a counted loop's bound is written, when it was followed.
+    fn loop_count_at(&self, file: usize, lp: Node<'_>) -> Option<(String, u32)> {
+        let n = self.bound_node(file, lp)?;
+        self.number(file, n).and_then(|(_, at)| at)
+    }
+
+    /// The expression that bounds a counted loop (`N` of `range(N)` or
+    /// `i < N`).
+    fn bound_node<'a>(&self, file: usize, lp: Node<'a>) -> Option<Node<'a>> {
+        let g = self.grammar(file);
+        if g == Grammar::Python {
+            let right = lp.child_by_field_name("right")?;
+            let args = right.child_by_field_name("arguments")?;
+            let c = args.named_child_count();
+            return args.named_child(c.checked_sub(1)?);
+        }
+        let cond = self.loop_condition(file, lp)?;
+        if matches!(
+            cond.kind(),
+            "binary_expression" | "comparison_operator" | "infix_expression" | "comparison_expression"
+        ) {
+            let op = cond.child_by_field_name("operator").map(|o| self.text(file, o)).unwrap_or("");
+            let op = if op.is_empty() { self.text(file, cond) } else { op };
+            if op.contains('<') {
+                return cond
+                    .child_by_field_name("right")
+                    .or_else(|| cond.named_child(cond.named_child_count().saturating_sub(1)));
+            }
+        }
+        None
+    }
+
+    fn loop_condition<'a>(&self, file: usize, lp: Node<'a>) -> Option<Node<'a>> {
+        if let Some(c) = lp.child_by_field_name("condition") {
+            // JavaScript's `for (;cond;)` holds an expression statement.
+            let c = if c.kind() == "expression_statement" && c.named_child_count() == 1 {
+                c.named_child(0).unwrap_or(c)
+            } else {
+                c
+            };
+            return Some(unparen(c));
+        }
+        if self.grammar(file) == Grammar::Go {
+            let mut c = lp.walk();
+            let kids: Vec<Node<'a>> = lp.named_children(&mut c).collect();
+            for ch in kids {
+                if ch.kind() == "for_clause" {
+                    return ch.child_by_field_name("condition");
+                }
+                if ch.kind() != "block" && ch.kind() != "range_clause" && ch.kind() != "comment" {
+                    return Some(ch);
+                }
+            }
+        }
+        None
+    }
+
+    /// How many times a loop can go round.
+    fn loop_bound(&self, file: usize, lp: Node<'t>, body: Node<'t>) -> Attempts {
+        let g = self.grammar(file);
+        let k = lp.kind();
+        if g == Grammar::Python && k == "for_statement" {
+            let Some(right) = lp.child_by_field_name("right") else { return Attempts::Bounded };
+            if right.kind() == "call"
+                && matches!(self.callee(file, right).as_str(), "itertools.count" | "count")
+            {
+                return if self.bound_check(file, body) { Attempts::Bounded } else { Attempts::Unbounded };
+            }
+            if right.kind() == "call" && self.callee(file, right) == "range" {
+                let args: Vec<Node<'t>> = right.child_by_field_name("arguments").map_or(Vec::new(), |a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c).collect()
+                });
+                let nums: Vec<Option<f64>> =
+                    args.iter().map(|a| self.number(file, *a).map(|x| x.0)).collect();
+                return match nums.as_slice() {
+                    [Some(n)] => Attempts::Count(*n),
+                    [Some(a), Some(b)] => Attempts::Count(b - a),
+                    _ => Attempts::Bounded,
+                };
+            }
+            return Attempts::Bounded;
+        }
+        if matches!(k, "for_in_statement" | "enhanced_for_statement" | "foreach_statement" | "for") {
+            return Attempts::Bounded;
+        }
+        if g == Grammar::Go && k == "for_statement" {
+            if let Some((n, _)) = self.go_range_count(file, lp) {
+                return Attempts::Count(n);
+            }
+            let mut c = lp.walk();
+            if lp.named_children(&mut c).any(|ch| ch.kind() == "range_clause") {
+                return Attempts::Bounded;
+            }
+        }
+        if g == Grammar::Kotlin && k == "for_statement" {
+            return self.kotlin_range(file, lp);
+        }
+        if g == Grammar::Python && k == "for_statement" {
+            return Attempts::Bounded;
+        }
+        let cond = self.loop_condition(file, lp);
+        let infinite = match cond {
+            None => true,
+            Some(c) => {
+                let t = self.text(file, c).trim().trim_matches(['(', ')', ';']).trim();
+                matches!(t, "true" | "True" | "1" | "TRUE" | "")
+            }
+        };
+        if infinite {
+            return if self.bound_check(file, body) { Attempts::Bounded } else { Attempts::Unbounded };
+        }
+        if let Some(n) = self.bound_node(file, lp) {
+            if let Some((v, _)) = self.number(file, n) {
+                let header = self.text(file, lp);
+                let start = header
+                    .split_once('=')
+                    .and_then(|(_, r)| r.trim_start().split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|d| d.parse::<f64>().ok())
+                    .unwrap_or(0.0);
+                let cond_text = cond.map(|c| self.text(file, c)).unwrap_or("");
+                let inclusive = cond_text.contains("<=");
+                let count = v - start + if inclusive { 1.0 } else { 0.0 };
+                if count >= 1.0 {
+                    return Attempts::Count(count);
+                }
+            }
+        }
+        let t = cond.map(|c| self.text(file, c)).unwrap_or("");
+        if t.contains('<') || t.contains('>') || t.contains("--") || has_time(t) {
+            return Attempts::Bounded;
+        }
+        if self.bound_check(file, body) {
+            Attempts::Bounded
+        } else {
+            Attempts::Unknown
+        }
+    }
+
+    /// A Kotlin `for (i in a until b)`, `a..b`, `a..<b` or over a
+    /// collection.
+    fn kotlin_range(&self, file: usize, lp: Node<'_>) -> Attempts {
+        let text = self.text(file, lp);
+        let header = text.split_once('{').map_or(text, |(h, _)| h);
+        let Some((_, range)) = header.split_once(" in ") else { return Attempts::Bounded };
+        let range = range.trim().trim_end_matches(')').trim();
+        let num = |t: &str| t.trim().replace('_', "").parse::<f64>().ok();
+        let (a, b, plus) = if let Some((a, b)) = range.split_once(" until ") {
+            (a, b, 0.0)
+        } else if let Some((a, b)) = range.split_once("..<") {
+            (a, b, 0.0)
+        } else if let Some((a, b)) = range.split_once("..") {
+            (a, b, 1.0)
+        } else {
+            return Attempts::Bounded;
+        };
+        match (num(a.trim_start_matches('(')), num(b)) {
+            (Some(a), Some(b)) => Attempts::Count(b - a + plus),
+            _ => Attempts::Bounded,
+        }
+    }
+
+    /// Whether a body leaves on a counter or a deadline: an `if` whose
+    /// condition reads a name the body counts, or the clock, and that
+    /// leaves the loop.
+    fn bound_check(&self, file: usize, body: Node<'_>) -> bool {
+        static COUNTER: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"(\$?[A-Za-z_][\w.]*)\s*(?:\+\+|--|\+=|-=)|(?:\+\+|--)\s*(\$?[A-Za-z_][\w.]*)|(\$?[A-Za-z_][\w.]*)\s*=\s*(\$?[A-Za-z_][\w.]*)\s*[+-]\s*1\b")
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let text = self.text(file, body);
+        let counters: HashSet<&str> = COUNTER
+            .captures_iter(text)
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str()))
+            .collect();
+        let syn = self.syn(file);
+        let mut stack = vec![(body, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            if syn.ifs.contains(&x.kind()) || matches!(x.kind(), "while_modifier" | "until_modifier") {
+                let cond = x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
+                let reads = counters.iter().any(|c| {
+                    cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
+                }) || has_time(cond);
+                if reads && self.leaves(file, x) {
+                    return true;
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if !syn.is_function(ch.kind()) && !syn.is_lambda(ch.kind()) {
+                    stack.push((ch, d + 1));
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `n` holds a jump out (return, throw, break).
+    fn leaves(&self, file: usize, n: Node<'_>) -> bool {
+        let mut stack = vec![(n, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > 60 {
+                continue;
+            }
+            if let Some(j) = jump_of(x, self.text(file, x)) {
+                if j != Jump::Continue {
+                    return true;
+                }
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+        }
+        false
+    }
+
+    /// A loop body's failure paths and success exits: whether a failure
+    /// goes round, what it goes round on, and how success leaves.
+    fn paths(&self, file: usize, body: Node<'t>) -> (bool, BTreeSet<Condition>, Exit) {
+        let syn = self.syn(file);
+        let go = self.grammar(file) == Grammar::Go;
+        let mut round = false;
+        let mut conditions = BTreeSet::new();
+        let mut exit = Exit::None;
+        // (node, inside a failure path, inside a condition, depth)
+        let mut stack = vec![(body, false, false, 0usize)];
+        while let Some((x, failing, cond, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            let k = x.kind();
+            if x.id() != body.id() && (syn.is_function(k) || syn.is_lambda(k) || syn.loops.contains(&k)) {
+                continue;
+            }
+            if syn.catches.contains(&k) {
+                let body_of = x
+                    .child_by_field_name("body")
+                    .or_else(|| x.named_child(x.named_child_count().saturating_sub(1)));
+                let ends = body_of.is_some_and(|b| self.ends_with_exit(file, b));
+                let head_end = body_of.map_or(x.end_byte(), |b| b.start_byte());
+                let header = self.world.files[file].file.text.get(x.start_byte()..head_end).unwrap_or("");
+                if !ends || self.text(file, x).contains("retry") && self.grammar(file) == Grammar::Ruby {
+                    round = true;
+                    conditions.extend(self.catch_conditions(file, header, body_of));
+                }
+                continue;
+            }
+            if go && syn.ifs.contains(&k) {
+                match self.err_check(file, x) {
+                    Some(true) => {
+                        let cq = x.child_by_field_name("consequence");
+                        let goes = cq.is_some_and(|b| {
+                            let t = self.text(file, b);
+                            t.contains("continue") || !self.ends_with_exit(file, b)
+                        });
+                        if goes {
+                            round = true;
+                            let cond_text =
+                                x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
+                            conditions.extend(classify_or_any(cond_text.replace("err != nil", "").as_str()));
+                        }
+                        if let Some(alt) = x.child_by_field_name("alternative") {
+                            stack.push((alt, failing, true, d + 1));
+                        }
+                        continue;
+                    }
+                    Some(false) => {
+                        if let Some(cq) = x.child_by_field_name("consequence") {
+                            if self.leaves(file, cq) {
+                                exit = exit.max(Exit::Unconditional);
+                                round = true;
+                                conditions.insert(Condition::Any);
+                            }
+                        }
+                        continue;
+                    }
+                    None => {}
+                }
+            }
+            if !failing {
+                if let Some(j) = jump_of(x, self.text(file, x)) {
+                    if matches!(j, Jump::Return | Jump::Break) {
+                        exit = exit.max(if cond { Exit::Conditional } else { Exit::Unconditional });
+                    }
+                    // A `continue` under a condition on the answer that
+                    // waits first: the status path of a retry.
+                    if j == Jump::Continue {
+                        if let Some((cond_text, block)) = self.enclosing_if(file, x, body) {
+                            let c = classify_in(self.grammar(file), cond_text);
+                            if !c.is_empty() || has_sleep(block) {
+                                round = true;
+                                conditions.extend(if c.is_empty() {
+                                    BTreeSet::from([Condition::Any])
+                                } else {
+                                    c
+                                });
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+            let is_cond = syn.ifs.contains(&k)
+                || matches!(
+                    k,
+                    "switch_statement"
+                        | "match_statement"
+                        | "case"
+                        | "when"
+                        | "expression_switch_statement"
+                        | "switch_expression"
+                        | "if_modifier"
+                        | "unless_modifier"
+                        | "unless"
+                );
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                // An `if`'s condition is not a branch; its blocks are.
+                let in_cond = cond
+                    || (is_cond && x.child_by_field_name("condition").is_none_or(|cn| cn.id() != ch.id()));
+                stack.push((ch, failing, in_cond, d + 1));
+            }
+        }
+        (round, conditions, exit)
+    }
+
+    /// The condition and text of the nearest `if` around `n` inside `body`.
+    fn enclosing_if(&self, file: usize, n: Node<'t>, body: Node<'t>) -> Option<(&'w str, &'w str)> {
+        let syn = self.syn(file);
+        let mut p = n.parent();
+        while let Some(x) = p {
+            if x.id() == body.id() {
+                return None;
+            }
+            if syn.ifs.contains(&x.kind()) {
+                let cond = x.child_by_field_name("condition").map_or("", |c| self.text(file, c));
+                return Some((cond, self.text(file, x)));
+            }
+            p = x.parent();
+        }
+        None
+    }
+
+    /// What a catch clause retries on: a C# `when` filter, else a guard at
+    /// the top of its body that rethrows what it does not retry (with the
+    /// statements before it, which often compute the test), else the
+    /// types it catches.
+    fn catch_conditions(&self, file: usize, header: &str, body: Option<Node<'t>>) -> BTreeSet<Condition> {
+        let g = self.grammar(file);
+        if let Some((_, filter)) = header.split_once(" when ") {
+            let c = classify_in(g, filter);
+            if !c.is_empty() {
+                return c;
+            }
+        }
+        let header_set = {
+            let c = classify_in(g, header);
+            if c.is_empty() {
+                BTreeSet::from([Condition::Any])
+            } else {
+                c
+            }
+        };
+        if let Some(b) = body {
+            let syn = self.syn(file);
+            let mut c = b.walk();
+            let stmts: Vec<Node<'t>> = b.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
+            for st in stmts.iter().take(4) {
+                let guard_kind = syn.ifs.contains(&st.kind())
+                    || matches!(st.kind(), "if_modifier" | "unless_modifier" | "unless");
+                if !guard_kind {
+                    continue;
+                }
+                let cq = st.child_by_field_name("consequence").or_else(|| st.child_by_field_name("body"));
+                let rethrows = cq.map_or(self.text(file, *st), |cq| self.text(file, cq));
+                if !["throw", "raise", "rethrow"].iter().any(|w| rethrows.contains(w)) {
+                    continue;
+                }
+                let cond = st.child_by_field_name("condition").map_or("", |c| self.text(file, c));
+                let before =
+                    self.world.files[file].file.text.get(b.start_byte()..st.start_byte()).unwrap_or("");
+                let unless = matches!(st.kind(), "unless_modifier" | "unless");
+                if let Some(r) = guard_retried(g, &header_set, cond, before, unless) {
+                    return r;
+                }
+                break;
+            }
+        }
+        // An untyped catch (`catch (e)`, `except:`, `rescue => e`) takes
+        // every failure; so does a type retrygate does not know.
+        header_set
+    }
+
+    /// Whether a block's last statement leaves (return, throw, break).
+    fn ends_with_exit(&self, file: usize, block: Node<'_>) -> bool {
+        let mut last = block;
+        loop {
+            let c = last.named_child_count();
+            let mut kids = Vec::new();
+            let mut cur = last.walk();
+            for ch in last.named_children(&mut cur) {
+                if ch.kind() != "comment" {
+                    kids.push(ch);
+                }
+            }
+            let _ = c;
+            let Some(l) = kids.last().copied() else { break };
+            if let Some(j) = jump_of(l, self.text(file, l)) {
+                return j != Jump::Continue;
+            }
+            if matches!(
+                l.kind(),
+                "block"
+                    | "statement_block"
+                    | "body_statement"
+                    | "then"
+                    | "expression_statement"
+                    | "statements"
+                    | "compound_statement"
+                    | "statement_list"
+            ) {
+                last = l;
+                continue;
+            }
+            // The exception variable of a catch clause is not its body.
+            break;
+        }
+        false
+    }
+
+    /// The lines of the innermost definition around `line` of `path`.
+    fn scope_at(&self, path: &str, line: u32) -> (u32, u32) {
+        let mut best: Option<(u32, u32)> = None;
+        for defs in self.defs.values() {
+            for (f, n) in defs {
+                if self.path(*f) != path {
+                    continue;
+                }
+                let (a, b) = (line_of(*n), n.end_position().row as u32 + 1);
+                if a <= line && line <= b && best.is_none_or(|(x, y)| b - a < y - x) {
+                    best = Some((a, b));
+                }
+            }
+        }
+        best.unwrap_or((line, line))
+    }
+
+    fn finish(mut self) -> Model {
+        let scoped = |w: &Walker<'_, '_>, r: &mut Retry| {
+            if r.scope == (0, 0) {
+                r.scope = w.scope_at(&r.path, r.line);
+            }
+        };
+        let mut ops = std::mem::take(&mut self.ops);
+        for (_, r) in ops.iter_mut() {
+            if let Some(r) = r {
+                scoped(&self, r);
+            }
+        }
+        let mut rs = std::mem::take(&mut self.retries);
+        for r in rs.iter_mut() {
+            scoped(&self, r);
+        }
+        self.ops = ops;
+        self.retries = rs;
+        let mut covered: Vec<Covered> = Vec::new();
+        let mut index: HashMap<(String, String, String), usize> = HashMap::new();
+        for (op, retry) in self.ops {
+            let key = (op.path.clone(), op.function.clone(), op.callee.clone());
+            let i = *index.entry(key).or_insert_with(|| {
+                covered.push(Covered { op: op.clone(), retries: Vec::new() });
+                covered.len() - 1
+            });
+            if let Some(r) = retry {
+                if !covered[i].retries.iter().any(|x| x.line == r.line && x.path == r.path) {
+                    covered[i].retries.push(r);
+                }
+            }
+        }
+        let mut retries: Vec<Retry> = Vec::new();
+        for r in self.retries {
+            if !retries.iter().any(|x| x.path == r.path && x.line == r.line && x.form == r.form) {
+                retries.push(r);
+            }
+        }
+        Model { covered, retries }
+    }
+}
+
+fn unparen(n: Node<'_>) -> Node<'_> {
+    if n.kind() == "parenthesized_expression" && n.named_child_count() == 1 {
+        if let Some(c) = n.named_child(0) {
+            return c;
+        }
+    }
+    n
+}
+
+/// What a catch clause still retries after a guard that rethrows when
+/// `cond` holds: its terms that are negated (`!(e instanceof A)`,
+/// `status != 429`) are what it retries; its plain terms are what it
+/// rethrows. A negated name is read through its definition among the
+/// statements before the guard. `None` when no term names a failure.
+fn guard_retried(
+    g: Grammar,
+    header: &BTreeSet<Condition>,
+    cond: &str,
+    before: &str,
+    unless: bool,
+) -> Option<BTreeSet<Condition>> {
+    let mut kept = BTreeSet::new();
+    let mut thrown = BTreeSet::new();
+    for raw in cond
+        .split("&&")
+        .flat_map(|t| t.split("||"))
+        .flat_map(|t| t.split(" and "))
+        .flat_map(|t| t.split(" or "))
+    {
+        let term = raw.trim().trim_start_matches('(').trim();
+        let negated = term.starts_with('!') && !term.starts_with("!=")
+            || term.starts_with("not ")
+            || term.contains("!=")
+            || term.contains(" is not ");
+        let negated = negated != unless;
+        let mut c = classify_in(g, term);
+        if c.is_empty() && negated {
+            // `!retryable`: the name's definition says what it is.
+            let name =
+                term.trim_start_matches(['!', '(']).trim_start_matches("not ").trim().trim_end_matches(')');
+            if !name.is_empty() && name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+                for line in before.lines() {
+                    if let Some((l, r)) = line.split_once('=') {
+                        if l.split_whitespace().last() == Some(name) && !r.starts_with('=') {
+                            c = classify_in(g, r);
+                        }
+                    }
+                }
+            }
+        }
+        if negated {
+            kept.extend(c);
+        } else {
+            thrown.extend(c);
+        }
+    }
+    if kept.is_empty() && thrown.is_empty() {
+        return None;
+    }
+    if thrown.is_empty() {
+        return Some(kept);
+    }
+    let mut out: BTreeSet<Condition> = header.difference(&thrown).copied().collect();
+    out.extend(kept);
+    if out.is_empty() {
+        out.insert(Condition::RateLimited);
+    }
+    Some(out)
+}
+
+/// [`classify`] with what a grammar's own exception names mean: Guzzle's
+/// `ConnectException` also covers timeouts, where Java's means refused.
+pub(crate) fn classify_in(g: Grammar, text: &str) -> BTreeSet<Condition> {
+    let mut c = classify(text);
+    if g == Grammar::Php && text.contains("ConnectException") {
+        c.remove(&Condition::Refused);
+        c.insert(Condition::Timeout);
+    }
+    c
+}
+
+/// The failures an exception list, a condition or an option names.
+pub(crate) fn classify(text: &str) -> BTreeSet<Condition> {
+    let t = text.to_ascii_lowercase();
+    let mut out = BTreeSet::new();
+    let has = |ws: &[&str]| ws.iter().any(|w| t.contains(w));
+    if has(&["429", "ratelimit", "rate_limit", "toomanyrequests", "too_many_requests", "throttl"]) {
+        out.insert(Condition::RateLimited);
+    }
+    if has(&[
+        "refused",
+        "connecterror",
+        "connect_error",
+        "econnrefused",
+        "connecttimeout",
+        "connect_timeout",
+        "connectexception",
+        "is_connect",
+        "couldnt_connect",
+        "couldnotconnect",
+    ]) {
+        out.insert(Condition::Refused);
+    }
+    if has(&["conflict", "409", "optimistic"]) {
+        out.insert(Condition::Conflict);
+    }
+    let t_wo_connect = t.replace("connecttimeout", "").replace("connect_timeout", "");
+    if t_wo_connect.contains("timeout")
+        || t_wo_connect.contains("timedout")
+        || t_wo_connect.contains("deadline")
+        || has(&["taskcanceled", "operationcanceled", "econnaborted", "is_timeout"])
+    {
+        out.insert(Condition::Timeout);
+    }
+    // A refusal named inside a broad class (`SocketException` whose code
+    // is ConnectionRefused) narrows it.
+    let refused_named = t.contains("refused");
+    // Short class names match whole identifiers only (`isAxiosError` is
+    // no `OSError`).
+    let tokens: Vec<&str> =
+        t.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+    let token = |ws: &[&str]| tokens.iter().any(|tk| ws.contains(tk));
+    if has(&[
+        "reset",
+        "connectionerror",
+        "connection_error",
+        "disconnect",
+        "remoteprotocol",
+        "brokenpipe",
+        "eoferror",
+        "eofexception",
+        "io.eof",
+        "unexpectedeof",
+        "unexpected_eof",
+        "protocolerror",
+        "incomplete",
+        "econnreset",
+    ]) || !refused_named
+        && (has(&[
+            "ioexception",
+            "socketexception",
+            "socketerror",
+            "networkerror",
+            "transporterror",
+            "resourceaccess",
+            "httprequestexception",
+            "faraday::error",
+        ]) || token(&["ioerror", "oserror", "typeerror", "eof", "socket", "transport"]))
+    {
+        out.insert(Condition::Reset);
+    }
+    if has(&[
+        "5xx",
+        "500",
+        "502",
+        "503",
+        "504",
+        "servererror",
+        "server_error",
+        "badgateway",
+        "unavailable",
+        "httperror",
+        "httpstatuserror",
+        "apierror",
+        "api_error",
+        "statuserror",
+    ]) || !refused_named && has(&["requestexception", "webexception", "httprequestexception"])
+    {
+        out.insert(Condition::ServerError);
+    }
+    if has(&["any", "all"]) && t.len() < 6 {
+        out.insert(Condition::Any);
+    }
+    // A catch-all type, as a whole name (not `ConnectException`).
+    static ANY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:^|[^A-Za-z0-9_])\\?(?:Exception|Throwable|BaseException|StandardError|RuntimeException|Error)(?:$|[^A-Za-z0-9_])")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    if ANY.is_match(text) {
+        out.insert(Condition::Any);
+    }
+    out
+}
+
+/// [`classify`], with an unnamed or unknown failure counted as any.
+fn classify_or_any(text: &str) -> BTreeSet<Condition> {
+    let c = classify(text);
+    if c.is_empty() {
+        BTreeSet::from([Condition::Any])
+    } else {
+        c
+    }
+}
+
+/// `name(...)` (or `name<..>(...)`) at the start of `text`, to its
+/// matching parenthesis.
+fn balanced_call(text: &str) -> &str {
+    let mut depth = 0i32;
+    let mut opened = false;
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '(' => {
+                depth += 1;
+                opened = true;
+            }
+            ')' => {
+                depth -= 1;
+                if opened && depth == 0 {
+                    return &text[..=i];
+                }
+            }
+            '\n' | ';' if !opened => return &text[..i],
+            _ => {}
+        }
+        if i > 4000 {
+            break;
+        }
+    }
+    text.get(..text.len().min(4000)).unwrap_or(text)
+}
+
+/// A number written with separators or a unit the evaluator does not
+/// read (`30_000`, `500L`, `TimeSpan.FromSeconds(30)`,
+/// `Duration.ofMillis(2000)`): the one numeric literal of the text, in
+/// seconds when a unit says so.
+fn literal_number(text: &str) -> Option<f64> {
+    static NUM: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:^|[^A-Za-z0-9_.])(\d[\d_]*(?:\.\d+)?)[LlFfDdUu]?\b")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let t = text.trim();
+    if t.len() > 80 {
+        return None;
+    }
+    let nums: Vec<f64> =
+        NUM.captures_iter(t).filter_map(|c| c[1].replace('_', "").parse::<f64>().ok()).collect();
+    let [v] = nums.as_slice() else { return None };
+    let lower = t.to_ascii_lowercase();
+    let scale = if lower.contains("millis") || lower.contains("milliseconds") {
+        0.001
+    } else if lower.contains("minutes") || lower.contains("ofminutes") {
+        60.0
+    } else {
+        1.0
+    };
+    Some(v * scale)
+}
+
+fn reads_retry_after(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("retry-after") || t.contains("retry_after") || t.contains("retryafter")
+}
+
+fn has_random(text: &str) -> bool {
+    [
+        "random", "Random", "rand(", "rand.", "Rand", "jitter", "Jitter", "uniform(", "randint", "fastrand",
+        "randn", "secrets.",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+fn has_sleep(text: &str) -> bool {
+    [
+        "sleep",
+        "Sleep",
+        "setTimeout",
+        "delay(",
+        "Delay(",
+        "time.After",
+        "wait(",
+        "Wait(",
+        "backoff",
+        "Backoff",
+        "usleep",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+fn has_time(text: &str) -> bool {
+    [
+        "deadline",
+        "Deadline",
+        "elapsed",
+        "Elapsed",
+        "Since(",
+        "time.time",
+        "monotonic",
+        "Date.now",
+        "currentTimeMillis",
+        "nanoTime",
+        "Instant",
+        "ctx.Err",
+        "ctx.Done",
+        ".Done()",
+        "timeout",
+        "Timeout",
+        "expire",
+        "remaining",
+        "time.Now",
+        "Time.now",
+        "microtime",
+        "Stopwatch",
+        "DateTime",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+fn status_words(text: &str) -> bool {
+    ["ok", "status", "success", "code", "200", "429", "500", "503", "Status", "OK", "Success", "isSuccessful"]
+        .iter()
+        .any(|w| text.contains(w))
+}
+
+/// Whether `callee` is named by `names` (helper of the tests).
+#[cfg(test)]
+pub(crate) fn models_of(path: &str, text: &str) -> Model {
+    let g = Grammar::of_path(path).unwrap();
+    let tree = crate::analyze::trees::defs::FileTree::new(path, g, text).unwrap();
+    let world = World { files: vec![crate::analyze::trees::defs::Index::of(&tree)] };
+    let data = super::data::DATA.as_ref().unwrap();
+    model(&world, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covered_writes(path: &str, text: &str) -> Vec<(String, Attempts)> {
+        let m = models_of(path, text);
+        m.covered
+            .iter()
+            .filter(|c| c.op.method.writes() && !c.retries.is_empty())
+            .map(|c| (c.op.callee.clone(), c.retries[0].attempts))
+            .collect()
+    }
+
+    #[test]
+    fn python_decorator_covers_the_post_of_its_function() {
+        let got = covered_writes(
+            "a.py",
+            "import requests\nfrom tenacity import retry, stop_after_attempt\n@retry(stop=stop_after_attempt(3))\ndef create(b):\n    return requests.post('https://x/orders', json=b)\n",
+        );
+        assert_eq!(got, vec![("requests.post".to_string(), Attempts::Count(3.0))]);
+    }
+
+    #[test]
+    fn python_loop_with_except_that_goes_round() {
+        let got = covered_writes(
+            "a.py",
+            "import requests, time\ndef create(b):\n    for i in range(5):\n        try:\n            return requests.post('u', json=b)\n        except Exception:\n            time.sleep(1)\n",
+        );
+        assert_eq!(got, vec![("requests.post".to_string(), Attempts::Count(5.0))]);
+        let unbounded = covered_writes(
+            "a.py",
+            "import requests, time\ndef create(b):\n    while True:\n        try:\n            return requests.post('u', json=b)\n        except Exception:\n            time.sleep(1)\n",
+        );
+        assert_eq!(unbounded, vec![("requests.post".to_string(), Attempts::Unbounded)]);
+    }
+
+    #[test]
+    fn a_worker_loop_is_not_a_retry() {
+        let got = covered_writes(
+            "a.py",
+            "def work(q):\n    while True:\n        try:\n            m = q.get()\n            requests.post('u', json=m)\n        except Exception:\n            log.exception('x')\n",
+        );
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn go_loop_around_http_post() {
+        let got = covered_writes(
+            "a.go",
+            "package a\nfunc send(b []byte) error {\n\tfor i := 0; i < 5; i++ {\n\t\tresp, err := http.Post(url, \"application/json\", bytes.NewReader(b))\n\t\tif err != nil {\n\t\t\ttime.Sleep(time.Second)\n\t\t\tcontinue\n\t\t}\n\t\tresp.Body.Close()\n\t\treturn nil\n\t}\n\treturn errors.New(\"x\")\n}\n",
+        );
+        assert_eq!(got, vec![("http.Post".to_string(), Attempts::Count(5.0))]);
+    }
+
+    #[test]
+    fn java_annotation_and_ts_loop() {
+        let got = covered_writes(
+            "A.java",
+            "class A {\n  @Retryable(maxAttempts = 3)\n  public Order create(Order o) {\n    return rest.postForObject(url, o, Order.class);\n  }\n}\n",
+        );
+        assert_eq!(got, vec![("rest.postForObject".to_string(), Attempts::Count(3.0))]);
+        let ts = covered_writes(
+            "a.ts",
+            "async function create(b: Body) {\n  for (let i = 0; i < 4; i++) {\n    try {\n      return await fetch(url, { method: \"POST\", body: JSON.stringify(b) });\n    } catch (e) {\n      await sleep(100);\n    }\n  }\n}\n",
+        );
+        assert_eq!(ts, vec![("fetch".to_string(), Attempts::Count(4.0))]);
+    }
+}

@@ -1,0 +1,350 @@
+//! The operation model outside Rust: for every operation a changed file
+//! performs (an HTTP request, an SDK or RPC call that writes), the retry
+//! that covers it, compared base against head.
+//!
+//! The Rust analyzer has had this model from the start; the other
+//! analyzers compare library settings that exist on both sides, so a retry
+//! that did not exist in the base had nothing to compare. Here a new retry
+//! is a raise from one attempt (DESIGN, "A new retry is a raise from one
+//! attempt"), in every grammar the tree-sitter front-end reads: Python,
+//! JavaScript/TypeScript, Go, Java, Kotlin, C#, Ruby and PHP.
+//!
+//! - [`model`]: the one model (operations, retries, conditions);
+//! - [`syntax`]: each grammar's node kinds, as tables;
+//! - [`front`]: the one walker from trees to the model;
+//! - [`data`]: what calls and libraries mean, from `rules/operations.yml`;
+//! - [`compare`]: base against head, the decisions.
+//!
+//! The head's retries with a count or no bound are also the gate's head
+//! policies, so `limits.max_attempts` holds in every language.
+
+pub(crate) mod compare;
+pub(crate) mod data;
+pub(crate) mod front;
+pub(crate) mod model;
+pub(crate) mod syntax;
+
+use std::collections::HashMap;
+
+use super::{Analyzer, FileResult, HeadPolicy};
+use crate::analyze::trees::defs::{FileTree, Index};
+use crate::analyze::trees::eval::World;
+use crate::analyze::trees::grammar::Grammar;
+use crate::changeset::FileChange;
+use crate::finding::{Kind, KindDoc, Note};
+use model::Attempts;
+
+/// Files larger than this are not modelled (a note says so).
+const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
+
+/// Every shape this analyzer reports, with its documentation.
+pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
+    (
+        compare::NEW_WRITE,
+        Kind::RetryNonIdempotent,
+        KindDoc {
+            what: "A write (POST, PATCH, or an SDK/RPC call whose verb writes: create, send, submit, insert, publish, ...) that ran once in the base is retried in the head, with no idempotency key: a new retry decorator, wrapper, annotation or loop around it, a retry moved onto the function that performs it, or a call of it moved under a retry. A warning when the retry fires only on rate limiting, refused connections or conflicts.",
+            why: "A write whose answer was lost (a timeout, a reset, a 5xx) may have been applied; sending it again charges twice, sends the email twice, creates the order twice.",
+            example: "def create(b): return requests.post(URL, json=b)  ->  @retry(stop=stop_after_attempt(3)) def create(b): ...",
+            use_instead: "Send an Idempotency-Key the server honours and keep it across attempts, or retry only failures after which nothing was sent (refused connections, 429 with Retry-After).",
+        },
+    ),
+    (
+        compare::NEW_UNKNOWN,
+        Kind::RetryNonIdempotent,
+        KindDoc {
+            what: "A request whose method retrygate cannot tell (a generic `send`/`Do`/`execute` of a request built elsewhere) ran once in the base and is retried in the head. A warning that names it.",
+            why: "If it writes, the retry sends the write again; the reviewer has to look.",
+            example: "resp, err := client.Do(req)   (now inside a for loop that goes round on err)",
+            use_instead: "Retry only requests known to be idempotent, or send an idempotency key.",
+        },
+    ),
+    (
+        compare::NEW_UNBOUNDED,
+        Kind::RetryUnbounded,
+        KindDoc {
+            what: "An operation that ran once in the base is retried in the head with no bound on attempts or time: `while True`/`for {}` that goes round on failure, tenacity without `stop`, retry-go `Attempts(0)`, cenkalti backoff with `MaxElapsedTime = 0`, a Ruby `rescue` that says `retry` unconditionally, a function that calls itself on failure.",
+            why: "An unbounded retry never stops adding load to a dependency that is down, and hides the outage from whoever is waiting.",
+            example: "while True:\n    try: return send(b)\n    except Exception: time.sleep(1)",
+            use_instead: "Bound the attempts (three is plenty) and the total time.",
+        },
+    ),
+    (
+        compare::NEW_NO_JITTER,
+        Kind::RetryWithoutJitter,
+        KindDoc {
+            what: "A new retry (of any operation) waits a delay with no randomness in it. A warning.",
+            why: "Clients that failed together retry together, in waves.",
+            example: "for i in range(3): ... time.sleep(2 ** i)",
+            use_instead: "Full jitter: sleep a random time between 0 and the backoff.",
+        },
+    ),
+    (
+        compare::WIDENED,
+        Kind::RetryNonIdempotent,
+        KindDoc {
+            what: "A write already retried only on failures after which nothing was written (429, refused connections, conflicts) is, in the head, also retried on timeouts, dropped connections, 5xx answers or any failure.",
+            why: "After a timeout or a reset the server may have applied the write; retrying then applies it twice.",
+            example: "retry=retry_if_exception_type(RateLimitError)  ->  retry=retry_if_exception_type((RateLimitError, Timeout))",
+            use_instead: "Keep write retries to failures that prove the request was not processed, or add an idempotency key first.",
+        },
+    ),
+    (
+        compare::BOUND_REMOVED,
+        Kind::RetryUnbounded,
+        KindDoc {
+            what: "A retry around an operation had a bound in the base (a count, a deadline) and has none in the head: a counted loop became `while True`, a counter check was deleted.",
+            why: "An unbounded retry never stops adding load to a dependency that is down.",
+            example: "for i in range(3): ...  ->  while True: ...",
+            use_instead: "Keep the bound.",
+        },
+    ),
+    (
+        compare::COUNT_RAISED,
+        Kind::RetryCountRaised,
+        KindDoc {
+            what: "A hand-written retry (a loop, a recursion, a project helper) around an operation makes more attempts in the head; the count is followed through names, imports and class fields to where it is written.",
+            why: "Every extra attempt is another request from every client at the moment the dependency is failing.",
+            example: "for attempt in range(MAX_TRIES)   (MAX_TRIES = 3 -> 8 in settings.py)",
+            use_instead: "Keep the count at 3 attempts or fewer.",
+        },
+    ),
+    (
+        compare::JITTER_REMOVED,
+        Kind::JitterRemoved,
+        KindDoc {
+            what: "A hand-written retry around an operation drew a random delay in the base and waits a fixed one in the head.",
+            why: "Without jitter, clients that failed together retry together.",
+            example: "time.sleep(base * 2 ** i + random.uniform(0, 1))  ->  time.sleep(base * 2 ** i)",
+            use_instead: "Keep the random part of the delay.",
+        },
+    ),
+    (
+        compare::TIMEOUT_LOWERED,
+        Kind::TimeoutLowered,
+        KindDoc {
+            what: "The timeout of a call that a retry covers (its own `timeout=` option, `AbortSignal.timeout(..)`, or the one timeout the function builds its client with), followed to its value, is lower in the head.",
+            why: "A shorter timeout under a retry turns slow answers into more attempts, each of which the server may still be working on.",
+            example: "@retry(...) def items(): return requests.get(URL, timeout=30)  ->  timeout=2",
+            use_instead: "Keep the timeout above the dependency's slow answers; bound the retries by total time.",
+        },
+    ),
+    (
+        compare::RETRY_AFTER,
+        Kind::RetryAfterIgnored,
+        KindDoc {
+            what: "A retry whose code read the `Retry-After` header in the base (in the retried function, the loop or the wrapped code) reads it nowhere in the head, around the same operation.",
+            why: "The server's wait is replaced by the client's own, usually shorter: every client retries into the rate limit it was just told about (RFC 9110 10.2.3).",
+            example: "if r.status_code == 429: time.sleep(int(r.headers['Retry-After']))   (deleted)",
+            use_instead: "Keep honouring Retry-After (seconds and HTTP-date), with jitter on top.",
+        },
+    ),
+];
+
+/// The operation model as an analyzer.
+#[derive(Debug, Default)]
+pub struct OperationsAnalyzer {
+    /// The repository at the head, for the unchanged files that import a
+    /// changed constant (a loop's count in another file); `None` for a
+    /// change built from texts.
+    head: Option<crate::analyze::rules::helpers::RepoHead>,
+}
+
+impl OperationsAnalyzer {
+    /// The analyzer for a change read from git.
+    pub fn for_changeset(cs: &crate::changeset::ChangeSet) -> OperationsAnalyzer {
+        let head = (cs.head.len() >= 40 && cs.head.bytes().any(|b| b != b'0'))
+            .then(|| crate::changeset::Git::open(&cs.repo).ok())
+            .flatten()
+            .map(|git| crate::analyze::rules::helpers::RepoHead { git, rev: cs.head.clone() });
+        OperationsAnalyzer { head }
+    }
+}
+
+impl Analyzer for OperationsAnalyzer {
+    fn name(&self) -> &str {
+        "operation model"
+    }
+
+    fn wants(&self, path: &str) -> bool {
+        Grammar::of_path(path).is_some()
+    }
+
+    fn analyze(&self, file: &FileChange) -> FileResult {
+        self.analyze_set(&[file])
+    }
+
+    fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
+        let mut out = FileResult::default();
+        let data = match data::DATA.as_ref() {
+            Ok(d) => d,
+            Err(e) => {
+                out.notes.push(Note::blocking(None, format!("the operation model's data did not load ({e}); no retry outside Rust was modelled: this build is broken, report it")));
+                return out;
+            }
+        };
+        let (mut base, bn) = parse(files, |f| f.base.text());
+        let (mut head, hn) = parse(files, |f| f.head.text());
+        out.notes.extend(bn);
+        out.notes.extend(hn);
+        if head.is_empty() {
+            return out;
+        }
+        // Unchanged files that import a constant the change redefined
+        // join both revisions with their one text.
+        let sources = {
+            let bw = World { files: base.iter().map(Index::of).collect() };
+            let hw = World { files: head.iter().map(Index::of).collect() };
+            let mut s = crate::analyze::trees::changed_constants(files, &bw, &hw);
+            // The grammars the evaluator does not bind: a changed line that
+            // binds a number to a name.
+            for f in files {
+                let new_grammar = Grammar::of_path(&f.path).is_some_and(|g| !g.reads_library_sites());
+                if new_grammar && !s.iter().any(|x| x.path == f.path) && binds_a_number(f) {
+                    s.push(*f);
+                }
+            }
+            s
+        };
+        if let Some(tree) = self.head.as_ref().filter(|_| !sources.is_empty()) {
+            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            let keep = |_: Grammar, text: &str| {
+                let t = text.to_ascii_lowercase();
+                ["retr", "attempt", "backoff", "tries"].iter().any(|w| t.contains(w))
+            };
+            match crate::analyze::trees::dependents::read_kept(tree, &sources, &changed, Grammar::of_path, &keep) {
+                Ok((deps, _)) => {
+                    for d in deps {
+                        if let (Ok(b), Ok(h)) = (FileTree::new(&d.path, d.grammar, &d.text), FileTree::new(&d.path, d.grammar, &d.text)) {
+                            base.push(b);
+                            head.push(h);
+                        }
+                    }
+                }
+                Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree to follow changed constants to the retries that import them ({e}); check that the head commit is in the repository, then run retrygate again"))),
+            }
+        }
+        let bw = World { files: base.iter().map(Index::of).collect() };
+        let hw = World { files: head.iter().map(Index::of).collect() };
+        let bm = front::model(&bw, data);
+        let hm = front::model(&hw, data);
+        if std::env::var_os("RETRYGATE_DEBUG_TREES").is_some() {
+            for t in &head {
+                eprintln!("{}", t.tree.root_node().to_sexp());
+            }
+        }
+        if std::env::var_os("RETRYGATE_DEBUG_MODEL").is_some() {
+            eprintln!("BASE {bm:#?}\nHEAD {hm:#?}");
+        }
+        let by_path: HashMap<&str, &FileChange> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
+        // A span of code is touched by lines added in it and by lines
+        // deleted from it (a Retry-After read deleted adds no line).
+        let deleted: HashMap<&str, std::collections::HashSet<u32>> = files
+            .iter()
+            .map(|f| {
+                let pts = crate::changeset::deletion_points(
+                    f.base.text().unwrap_or(""),
+                    f.head.text().unwrap_or(""),
+                );
+                (f.path.as_str(), pts.into_iter().collect())
+            })
+            .collect();
+        let added = |p: &str, l: u32| {
+            by_path.get(p).is_some_and(|f| f.is_added(l)) || deleted.get(p).is_some_and(|d| d.contains(&l))
+        };
+        out.findings = compare::judge(&bm, &hm, &added);
+        // The head's new or changed retries, for limits.max_attempts.
+        for r in &hm.retries {
+            if !(r.line..=r.end_line.min(r.line + 400)).any(|l| added(&r.path, l)) {
+                continue;
+            }
+            let attempts = match r.attempts {
+                Attempts::Count(n) => Some(n),
+                Attempts::Unbounded => None,
+                _ => continue,
+            };
+            out.head_policies.push(HeadPolicy {
+                path: r.path.clone(),
+                line: r.line,
+                end_line: r.line,
+                attempts,
+                lib: r.form.show(),
+            });
+        }
+        out
+    }
+}
+
+/// Whether an added line of `f` binds a name to a number (`MAX = 3`,
+/// `const int Max = 3;`).
+fn binds_a_number(f: &FileChange) -> bool {
+    let Some(text) = f.head.text() else { return false };
+    text.lines().enumerate().any(|(i, l)| {
+        f.is_added(i as u32 + 1) && {
+            let t = l.trim();
+            t.contains('=')
+                && t.split('=').nth(1).is_some_and(|r| {
+                    r.trim().trim_end_matches([';', ',']).replace('_', "").parse::<f64>().is_ok()
+                })
+        }
+    })
+}
+
+/// One side's files as trees; a file that cannot be parsed is a blocking
+/// note only where it holds a retry word (it may hide a new retry).
+fn parse<'a>(
+    files: &[&'a FileChange],
+    text: impl Fn(&'a FileChange) -> Option<&'a str>,
+) -> (Vec<FileTree>, Vec<Note>) {
+    let mut trees = Vec::new();
+    let mut notes = Vec::new();
+    for f in files {
+        let (Some(g), Some(t)) = (Grammar::of_path(&f.path), text(f)) else { continue };
+        if t.len() > MAX_FILE_BYTES {
+            notes.push(Note::info(
+                Some(&f.path),
+                format!("larger than {} MiB: the operation model did not read it; a new retry there may be missed", MAX_FILE_BYTES / (1024 * 1024)),
+            ));
+            continue;
+        }
+        match FileTree::new(&f.path, g, t) {
+            Ok(tree) => trees.push(tree),
+            Err(e) if t.to_ascii_lowercase().contains("retr") => notes.push(Note::blocking(
+                Some(&f.path),
+                format!("could not build a syntax tree ({e}), and the file mentions retries: what its retries cover was not compared; review it by hand and sign off"),
+            )),
+            Err(_) => {}
+        }
+    }
+    (trees, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changeset::ChangeSet;
+
+    fn scan(path: &str, base: &str, head: &str) -> Vec<crate::finding::Finding> {
+        let cs = ChangeSet::from_files(vec![FileChange::from_texts(path, Some(base), Some(head))]);
+        let files: Vec<&FileChange> = cs.files.iter().collect();
+        OperationsAnalyzer::default().analyze_set(&files).findings
+    }
+
+    #[test]
+    fn a_new_tenacity_retry_of_a_post_is_an_error_and_of_a_get_is_not() {
+        let base = "import requests\n\ndef create(b):\n    return requests.post('https://x/o', json=b)\n";
+        let head = "import requests\nfrom tenacity import retry, stop_after_attempt, wait_fixed\n\n@retry(wait=wait_fixed(1), stop=stop_after_attempt(3))\ndef create(b):\n    return requests.post('https://x/o', json=b)\n";
+        let f = scan("app/c.py", base, head);
+        assert!(
+            f.iter().any(|f| f.rule == compare::NEW_WRITE && f.severity == crate::finding::Severity::Error),
+            "{f:#?}"
+        );
+        let get_head = head
+            .replace("requests.post", "requests.get")
+            .replace("wait_fixed(1)", "wait_random_exponential()")
+            .replace("wait_fixed", "wait_random_exponential");
+        let get_base = base.replace("requests.post", "requests.get");
+        let f = scan("app/c.py", &get_base, &get_head);
+        assert!(f.iter().all(|f| f.severity != crate::finding::Severity::Error), "{f:#?}");
+    }
+}
