@@ -5,6 +5,7 @@
 #   - docs/getting-started.md, the demo's first comment as `retrygate demo`
 #     prints it, and README.md, that comment's summary;
 #   - docs/rules.md, the rule table (`retrygate rules list --update-docs`);
+#   - docs/conformance.md, the conformance matrix (tests/conformance/*.yml);
 #   - schemas/retrygate.schema.json, the config's JSON Schema (src/config.rs);
 #   - the measured figures (README.md "What it costs", docs/benchmarks.md,
 #     docs/evaluation.md) from benches/figures.json (`scripts/figures.py
@@ -62,5 +63,8 @@ python3 scripts/figures.py render
 
 RETRYGATE_UPDATE_README=1 RETRYGATE_BLESS=1 cargo test --quiet --test it -- readme:: gate_schema:: >/dev/null
 
-echo "regenerated: README.md (kinds, demo summary), docs/rust.md (Rust checks), docs/getting-started.md (demo comment), docs/rules.md, schemas/retrygate.schema.json, the figures' tables"
+# docs/conformance.md: the matrix, from tests/conformance/*.yml.
+RETRYGATE_REGEN=1 cargo test --quiet --test it -- conformance::docs_conformance_md >/dev/null
+
+echo "regenerated: README.md (kinds, demo summary), docs/rust.md (Rust checks), docs/getting-started.md (demo comment), docs/rules.md, docs/conformance.md, schemas/retrygate.schema.json, the figures' tables"
 git --no-pager diff --stat -- README.md docs/ schemas/ || true

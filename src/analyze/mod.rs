@@ -3,7 +3,9 @@
 //! The analyzers: [`rust::RustAnalyzer`] (syn-based, knows the Rust retry
 //! crates and their defaults), [`trees::TreesAnalyzer`] (tree-sitter trees
 //! of Python, JavaScript/TypeScript, Go and Java, read with each retry
-//! library's data file), [`rules::RulePackAnalyzer`] (YAML rule packs for
+//! library's data file), [`operations::OperationsAnalyzer`] (every
+//! operation outside Rust and the retry that covers it, base against head,
+//! in every tree-sitter grammar), [`rules::RulePackAnalyzer`] (YAML rule packs for
 //! project helpers, other languages and config files),
 //! [`layers::LayersAnalyzer`] (retries stacked across proxies, meshes and
 //! clients) and [`knobs::KnobsAnalyzer`] (the settings floor: knobs by

@@ -300,7 +300,9 @@ fn rules_list_prints_every_rule() {
     let rust = retrygate::analyze::rust::checks::all_ids();
     let floor = retrygate::analyze::knobs::CHECKS.len();
     let trees = retrygate::analyze::trees::CHECKS.len();
-    assert_eq!(stdout.lines().count(), packs.rules().len() + floor + trees + rust.len());
+    let ops = retrygate::analyze::operations::CHECKS.len();
+    assert_eq!(stdout.lines().count(), packs.rules().len() + floor + trees + ops + rust.len());
+    assert!(stdout.lines().any(|l| l.starts_with("op/new-retry-of-write ")), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("knob/jitter-removed ")), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("tree/retry-non-idempotent ")), "{stdout}");
     assert!(stdout.contains("python/retries-raised"));

@@ -37,7 +37,12 @@ pub(crate) const RETRY_AFTER: &str = "op/retry-after-dropped";
 pub(crate) type Added<'a> = dyn Fn(&str, u32) -> bool + 'a;
 
 /// The findings of a change, from the base's and the head's models.
-pub(crate) fn judge(base: &Model, head: &Model, added: &Added<'_>) -> Vec<Finding> {
+pub(crate) fn judge(
+    base: &Model,
+    head: &Model,
+    added: &Added<'_>,
+    new_file: &dyn Fn(&str) -> bool,
+) -> Vec<Finding> {
     // New coverage, grouped by the retry that brings it.
     let mut new_by_retry: BTreeMap<(String, u32), (Retry, Vec<&Covered>)> = BTreeMap::new();
     let mut out = Vec::new();
@@ -63,7 +68,20 @@ pub(crate) fn judge(base: &Model, head: &Model, added: &Added<'_>) -> Vec<Findin
         out.extend(timeout_lowered(base, h, hr, added));
     }
     for ((_, _), (r, ops)) in new_by_retry {
-        out.extend(new_retry(&r, &ops));
+        let mut found = new_retry(&r, &ops);
+        // A file new in the change holds new code (or code brought from
+        // elsewhere): its retries are said, not blocked on.
+        if new_file(&r.path) {
+            for f in &mut found {
+                if f.severity == Severity::Error {
+                    f.severity = Severity::Warning;
+                    f.message.push_str(
+                        " (in a file this change adds: a warning, since the code may come from elsewhere)",
+                    );
+                }
+            }
+        }
+        out.extend(found);
     }
     out
 }
@@ -137,7 +155,12 @@ fn where_(r: &Retry) -> String {
 /// An operation that ran once is now retried.
 fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let writes: Vec<&Covered> = ops.iter().copied().filter(|c| c.op.method.writes() && !c.op.keyed).collect();
+    if matches!(r.attempts, Attempts::Count(n) if n <= 1.0) {
+        return Vec::new();
+    }
+    let writes: Vec<&Covered> =
+        ops.iter().copied().filter(|c| c.op.method.writes() && !c.op.keyed && !c.op.computes).collect();
+    let computes: Vec<&Covered> = ops.iter().copied().filter(|c| c.op.computes && !c.op.keyed).collect();
     let unknown: Vec<&Covered> =
         ops.iter().copied().filter(|c| c.op.method == Method::Unknown && !c.op.keyed).collect();
     let head = json!({"attempts": attempts_json(r.attempts), "retry": r.form.show()});
@@ -165,6 +188,20 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
             .base(json!({"attempts": 1}))
             .head(head.clone());
         out.push(f);
+    }
+    if !computes.is_empty() && writes.is_empty() {
+        out.push(
+            Finding::new(Kind::RetryNonIdempotent, NEW_WRITE, &r.path, r.line)
+                .message(format!(
+                    "{} ran once in the base and is now retried by {} ({}); judged a model call by its receiver's name, which computes an answer and writes nothing: each attempt is billed; check no tool call or side effect runs inside it",
+                    list(&computes),
+                    where_(r),
+                    r.attempts.show()
+                ))
+                .severity(Severity::Warning)
+                .base(json!({"attempts": 1}))
+                .head(head.clone()),
+        );
     }
     if !unknown.is_empty() {
         out.push(

@@ -1,5 +1,5 @@
 //! What the operation model knows about calls and retry libraries, read
-//! from `rules/operations.yml` (embedded at build time): HTTP method words,
+//! from `rules/operations/model.yml` (embedded at build time): HTTP method words,
 //! senders, write verbs, idempotency-key spellings and the library forms
 //! that retry the code they are given.
 
@@ -9,15 +9,17 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 /// The bundled data file.
-const TEXT: &str = include_str!("../../../rules/operations.yml");
+const TEXT: &str = include_str!("../../../rules/operations/model.yml");
 
-/// Everything in `rules/operations.yml`.
+/// Everything in `rules/operations/model.yml`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Data {
     pub(crate) http_methods: HttpMethods,
     pub(crate) senders: Vec<Sender>,
     pub(crate) write_verbs: Vec<String>,
+    pub(crate) local_objects: Vec<String>,
+    pub(crate) computations: Vec<String>,
     pub(crate) local_receivers: Vec<String>,
     pub(crate) idempotency_key: Vec<String>,
     pub(crate) wrappers: Vec<Wrapper>,
@@ -150,9 +152,9 @@ impl Wrapper {
 /// The data, parsed once. The file is part of the build and its test
 /// checks it parses, so a failure here is a broken build, said as such.
 pub(crate) static DATA: LazyLock<Result<Data, String>> = LazyLock::new(|| {
-    crate::yaml::check(TEXT)
-        .map_err(|e| format!("rules/operations.yml: {e}"))
-        .and_then(|()| serde_yaml::from_str::<Data>(TEXT).map_err(|e| format!("rules/operations.yml: {e}")))
+    crate::yaml::check(TEXT).map_err(|e| format!("rules/operations/model.yml: {e}")).and_then(|()| {
+        serde_yaml::from_str::<Data>(TEXT).map_err(|e| format!("rules/operations/model.yml: {e}"))
+    })
 });
 
 #[cfg(test)]

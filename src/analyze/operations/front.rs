@@ -2,7 +2,7 @@
 //! function's operations, and the retry that covers each of them.
 //!
 //! A retry is found in four forms, in every grammar:
-//! - a library form from `rules/operations.yml` (a decorator, annotation,
+//! - a library form from `rules/operations/model.yml` (a decorator, annotation,
 //!   wrapper call, Ruby block, `for attempt in Retrying(..)`): the code it
 //!   is given is covered;
 //! - a loop whose failure path goes round again (a catch clause, a Go
@@ -40,12 +40,24 @@ const MAX_DEPTH: usize = 4;
 /// tables) is not read.
 const MAX_NODE_DEPTH: usize = 400;
 
+/// Calls read in one revision of a change (following helpers included);
+/// past it the model stops and says so (docs/limits.md).
+pub(crate) const MAX_CALLS: usize = 100_000;
+
+/// Retries found in one revision; past it the model stops and says so.
+pub(crate) const MAX_RETRIES: usize = 5_000;
+
+/// A timeout and where it is written.
+type Timeout = (Option<f64>, Option<(String, u32)>);
+
 /// What one revision's files perform and how it is retried.
 #[derive(Debug, Default)]
 pub(crate) struct Model {
     pub(crate) covered: Vec<Covered>,
     /// Every retry found, covering operations or not.
     pub(crate) retries: Vec<Retry>,
+    /// Whether [`MAX_CALLS`] stopped the walk.
+    pub(crate) truncated: bool,
 }
 
 /// The model of a revision (the files of `world`).
@@ -73,7 +85,18 @@ pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
         let ctx =
             Ctx { function: "<module>".into(), retry: None, outer: None, depth: 0, visiting: Vec::new() };
         let skip: HashSet<usize> = outer.iter().map(|d| d.id()).collect();
-        w.walk_module(file, root, &ctx, &skip, 0);
+        // The nodes that hold a definition are walked around it.
+        let mut holders = HashSet::new();
+        for d in &outer {
+            let mut p = d.parent();
+            while let Some(x) = p {
+                if !holders.insert(x.id()) {
+                    break;
+                }
+                p = x.parent();
+            }
+        }
+        w.walk_module(file, root, &ctx, &skip, &holders, 0);
     }
     w.finish()
 }
@@ -102,6 +125,16 @@ struct Walker<'w, 't> {
     /// Definitions by their last name, in every file.
     defs: HashMap<String, Vec<(usize, Node<'t>)>>,
     helpers: RefCell<HashMap<(usize, usize), Option<Retry>>>,
+    /// Each file's one timeout, read once (a whole-file search).
+    file_timeouts: RefCell<HashMap<usize, Timeout>>,
+    /// `Owner::NAME` constants looked up by text, once each.
+    constants: RefCell<HashMap<String, Option<(f64, Option<(String, u32)>)>>>,
+    /// Calls read so far; past [`MAX_CALLS`] the rest of the revision is
+    /// not modelled (a note says so).
+    calls_read: usize,
+    truncated: bool,
+    /// Definitions already followed under a retry (node id, retry place).
+    expanded: HashSet<(usize, (String, u32))>,
     ops: Vec<(Operation, Option<Retry>)>,
     retries: Vec<Retry>,
     /// While deciding whether a definition retries its parameters: their
@@ -124,6 +157,11 @@ impl<'w, 't> Walker<'w, 't> {
             data,
             defs: HashMap::new(),
             helpers: RefCell::new(HashMap::new()),
+            file_timeouts: RefCell::new(HashMap::new()),
+            constants: RefCell::new(HashMap::new()),
+            calls_read: 0,
+            truncated: false,
+            expanded: HashSet::new(),
             ops: Vec::new(),
             retries: Vec::new(),
             probe: None,
@@ -253,29 +291,30 @@ impl<'w, 't> Walker<'w, 't> {
         name
     }
 
-    fn walk_module(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, skip: &HashSet<usize>, d: usize) {
+    fn walk_module(
+        &mut self,
+        file: usize,
+        n: Node<'t>,
+        ctx: &Ctx,
+        skip: &HashSet<usize>,
+        holders: &HashSet<usize>,
+        d: usize,
+    ) {
+        if d > MAX_NODE_DEPTH {
+            return;
+        }
         let mut c = n.walk();
         let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
         for ch in kids {
             if skip.contains(&ch.id()) {
                 continue;
             }
-            if self.contains_def(skip, ch) {
-                self.walk_module(file, ch, ctx, skip, d + 1);
+            if holders.contains(&ch.id()) {
+                self.walk_module(file, ch, ctx, skip, holders, d + 1);
             } else {
                 self.walk(file, ch, ctx, d + 1);
             }
         }
-    }
-
-    fn contains_def(&self, skip: &HashSet<usize>, n: Node<'_>) -> bool {
-        let r = n.byte_range();
-        // Cheap: a skipped definition lies inside this node.
-        let mut c = n.walk();
-        let found = n.named_children(&mut c).any(|ch| {
-            skip.contains(&ch.id()) || (ch.byte_range().len() < r.len() && self.contains_def(skip, ch))
-        });
-        found
     }
 
     fn walk_children(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) {
@@ -288,6 +327,10 @@ impl<'w, 't> Walker<'w, 't> {
 
     fn walk(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) {
         if d > MAX_NODE_DEPTH {
+            return;
+        }
+        if self.truncated || self.retries.len() > MAX_RETRIES {
+            self.truncated = true;
             return;
         }
         let syn = self.syn(file);
@@ -424,6 +467,11 @@ impl<'w, 't> Walker<'w, 't> {
 
     /// Handles one call; true when its arguments were walked too.
     fn call(&mut self, file: usize, n: Node<'t>, ctx: &Ctx, d: usize) -> bool {
+        self.calls_read += 1;
+        if self.calls_read > MAX_CALLS || self.retries.len() > MAX_RETRIES {
+            self.truncated = true;
+            return true;
+        }
         let callee = self.callee(file, n);
         if callee.is_empty() {
             return false;
@@ -446,8 +494,11 @@ impl<'w, 't> Walker<'w, 't> {
         let lang = self.grammar(file).library_language();
         let lang = if self.grammar(file) == Grammar::Kotlin { "kotlin" } else { lang };
         let data = self.data;
+        // The project's own definition of the name comes first: a
+        // `withRetry` the file defines is read, not taken for a library's.
+        let targets = self.resolve(file, &callee);
         // A library form given code to run.
-        if let Some(w) = data.wrappers.iter().find(|w| {
+        if let Some(w) = data.wrappers.iter().filter(|_| targets.is_empty()).find(|w| {
             w.languages.iter().any(|l| l == lang)
                 && w.form.iter().any(|f| f == "call" || f == "block")
                 && w.names_callee(&callee)
@@ -474,7 +525,6 @@ impl<'w, 't> Walker<'w, 't> {
             return false;
         }
         // The project's own functions.
-        let targets = self.resolve(file, &callee);
         if !targets.is_empty() {
             let args = self.args(file, n);
             let has_code = args.iter().any(|a| self.is_callable(file, *a) || self.names_def(file, *a));
@@ -504,7 +554,7 @@ impl<'w, 't> Walker<'w, 't> {
             }
             if ctx.retry.is_some() && ctx.depth < MAX_DEPTH {
                 for (f, def) in targets {
-                    if ctx.visiting.contains(&def.id()) {
+                    if ctx.visiting.contains(&def.id()) || !self.first_expansion(def, ctx.retry.as_ref()) {
                         continue;
                     }
                     let mut visiting = ctx.visiting.clone();
@@ -569,7 +619,7 @@ impl<'w, 't> Walker<'w, 't> {
             } else if self.names_def(file, *a) {
                 let name = self.text(file, *a).trim_start_matches(['&', '$', ':']).to_string();
                 for (f, def) in self.resolve(file, &name) {
-                    if ctx.visiting.contains(&def.id()) {
+                    if ctx.visiting.contains(&def.id()) || !self.first_expansion(def, Some(r)) {
                         continue;
                     }
                     let mut visiting = inner.visiting.clone();
@@ -586,6 +636,14 @@ impl<'w, 't> Walker<'w, 't> {
                 self.walk(file, *a, ctx, d + 1);
             }
         }
+    }
+
+    /// Whether a definition is followed under this retry for the first
+    /// time: what it performs under one retry is the same at every call,
+    /// so it is read once (the walk stays linear in the code).
+    fn first_expansion(&mut self, def: Node<'_>, r: Option<&Retry>) -> bool {
+        let key = (def.id(), r.map_or((String::new(), 0), |r| (r.path.clone(), r.line)));
+        self.expanded.insert(key)
     }
 
     /// Whether an argument names a definition of the files read.
@@ -670,8 +728,15 @@ impl<'w, 't> Walker<'w, 't> {
                 return None;
             }
             if data.http_methods.idempotent.iter().any(|m| m == word) {
-                let r = last_segment(recv).to_ascii_lowercase();
-                if data.local_receivers.iter().any(|l| *l == r || *l == recv.to_ascii_lowercase()) {
+                let r = last_segment(recv).trim_start_matches('$').to_ascii_lowercase();
+                if data.local_receivers.iter().any(|l| *l == r || *l == recv.to_ascii_lowercase())
+                    || local_words(&r)
+                {
+                    return None;
+                }
+                // `get`, `put` and `delete` are also every map's: a request
+                // has a client for a receiver or is given a URL or a context.
+                if !self.looks_remote(file, recv, &args) {
                     return None;
                 }
             }
@@ -703,6 +768,77 @@ impl<'w, 't> Walker<'w, 't> {
         Some(self.operation(file, n, callee, m, ctx))
     }
 
+    /// Whether a call named like an HTTP method goes to another process:
+    /// its receiver names a client, or its first argument is a URL, a path
+    /// or a context.
+    fn looks_remote(&self, file: usize, recv: &str, args: &[Node<'t>]) -> bool {
+        const CLIENTS: &[&str] = &[
+            "client",
+            "clients",
+            "clientset",
+            "http",
+            "https",
+            "session",
+            "api",
+            "rest",
+            "requests",
+            "httpx",
+            "axios",
+            "got",
+            "ky",
+            "conn",
+            "connection",
+            "svc",
+            "service",
+            "remote",
+            "sdk",
+            "resource",
+            "resources",
+            "faraday",
+            "httparty",
+            "guzzle",
+            "webclient",
+            "resttemplate",
+            "okhttp",
+            "request",
+            "req",
+            "net",
+            "urllib",
+            "urllib3",
+            "aiohttp",
+            "superagent",
+            "needle",
+            "restclient",
+            "typhoeus",
+            "excon",
+            "curl",
+            "browser",
+            "page",
+            "agent",
+            "transport",
+            "stub",
+            "grpc",
+            "v1",
+            "apps",
+        ];
+        if recv.split(['.', '-', '>', ':', '(', ')']).flat_map(words).any(|w| CLIENTS.contains(&w.as_str())) {
+            return true;
+        }
+        let Some(first) = args.first() else { return false };
+        let t = self.text(file, *first).trim().to_ascii_lowercase();
+        let unq = t.trim_start_matches(['"', '\'', '`', 'f', 'r']).trim_start_matches(['"', '\'', '`']);
+        unq.starts_with("http")
+            || unq.starts_with('/')
+            || unq.contains("://")
+            || unq.starts_with("${")
+            || matches!(t.as_str(), "ctx" | "context" | "c.request.context()")
+            || t.starts_with("ctx.")
+            || t.starts_with("context.")
+            || words(&t)
+                .iter()
+                .any(|w| matches!(w.as_str(), "url" | "uri" | "endpoint" | "path" | "route" | "href"))
+    }
+
     fn operation(&self, file: usize, n: Node<'_>, callee: &str, method: Method, ctx: &Ctx) -> Operation {
         let keyed = {
             let own = self.text(file, n).to_ascii_lowercase();
@@ -719,6 +855,7 @@ impl<'w, 't> Walker<'w, 't> {
             keyed,
             timeout,
             timeout_at,
+            computes: false,
         }
     }
 
@@ -812,10 +949,23 @@ impl<'w, 't> Walker<'w, 't> {
                 }
             }
         }
-        match read(self.world.files[file].file.tree.root_node()) {
+        // Python and JavaScript pass timeouts per call; a file-wide one
+        // there is most often a retry library's own.
+        if matches!(
+            self.grammar(file),
+            Grammar::Python | Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx
+        ) {
+            return (None, None);
+        }
+        if let Some(r) = self.file_timeouts.borrow().get(&file) {
+            return r.clone();
+        }
+        let r = match read(self.world.files[file].file.tree.root_node()) {
             Some((v, at)) => (Some(v), at),
             None => (None, None),
-        }
+        };
+        self.file_timeouts.borrow_mut().insert(file, r.clone());
+        r
     }
 
     /// The text of the definition around `n`.
@@ -869,7 +1019,10 @@ impl<'w, 't> Walker<'w, 't> {
         })?;
         let r = recv.to_ascii_lowercase();
         let r_last = last_segment(&r).trim_start_matches('$').to_string();
-        if data.local_receivers.iter().any(|l| *l == r_last || *l == r) {
+        if data.local_receivers.iter().any(|l| *l == r_last || *l == r) || local_words(&r_last) {
+            return None;
+        }
+        if w.get(1).is_some_and(|second| data.local_objects.iter().any(|o| o == second)) {
             return None;
         }
         let args = self.args(file, n);
@@ -884,7 +1037,14 @@ impl<'w, 't> Walker<'w, 't> {
                 return None;
             }
         }
-        Some(self.operation(file, n, callee, Method::Write(verb.clone()), ctx))
+        let mut op = self.operation(file, n, callee, Method::Write(verb.clone()), ctx);
+        let recv_words: Vec<String> = recv.split(['.', '-', '>', ':']).flat_map(words).collect();
+        let compact = recv.to_ascii_lowercase().replace(['.', '_'], "");
+        op.computes = data
+            .computations
+            .iter()
+            .any(|c| recv_words.iter().any(|w| w == c) || compact.ends_with(c.as_str()));
+        Some(op)
     }
 
     /// A client chain that retries the request it ends in
@@ -944,12 +1104,29 @@ impl<'w, 't> Walker<'w, 't> {
         }
     }
 
+    /// [`Walker::number`], with the value's own line when it was not
+    /// followed anywhere: where a count is written, so that a finding on it
+    /// meets another analyzer's on the same line.
+    fn number_at(&self, file: usize, n: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
+        self.number(file, n)
+            .map(|(v, at)| (v, at.or_else(|| Some((self.path(file).to_string(), line_of(n))))))
+    }
+
     /// `Limits::MAX_TRIES`, `Limits.MaxAttempts`, `self::MAX`: a constant
     /// of a class or module the evaluator does not follow (Ruby, PHP, C#,
     /// Kotlin), found as `NAME = number` (or `const NAME = number`,
     /// `NAME: number`) in the file named after the owner, else in any file
     /// read where it is bound once.
     fn qualified_constant(&self, text: &str) -> Option<(f64, Option<(String, u32)>)> {
+        if let Some(r) = self.constants.borrow().get(text) {
+            return r.clone();
+        }
+        let r = self.qualified_constant_uncached(text);
+        self.constants.borrow_mut().insert(text.to_string(), r.clone());
+        r
+    }
+
+    fn qualified_constant_uncached(&self, text: &str) -> Option<(f64, Option<(String, u32)>)> {
         let t = text.trim();
         if t.len() > 120 {
             return None;
@@ -1133,11 +1310,11 @@ impl<'w, 't> Walker<'w, 't> {
         if attempts.is_none() {
             for (k, v) in &opts {
                 if spec.options.iter().any(|o| o == k) {
-                    attempts = take(self.number(file, *v), 0.0, self.unlimited(file, *v));
+                    attempts = take(self.number_at(file, *v), 0.0, self.unlimited(file, *v));
                     break;
                 }
                 if spec.retry_options.iter().any(|o| o == k) {
-                    attempts = take(self.number(file, *v), 1.0, self.unlimited(file, *v));
+                    attempts = take(self.number_at(file, *v), 1.0, self.unlimited(file, *v));
                     break;
                 }
             }
@@ -1153,7 +1330,7 @@ impl<'w, 't> Walker<'w, 't> {
                         .any(|s| *s == c || *s == last_segment(&c) || c.ends_with(&format!(".{s}")))
                     {
                         let args = self.args(file, x);
-                        let v = args.iter().find_map(|a| self.number(file, *a));
+                        let v = args.iter().find_map(|a| self.number_at(file, *a));
                         let unl = args.iter().any(|a| self.unlimited(file, *a));
                         attempts = take(v, if spec.retries_call { 1.0 } else { 0.0 }, unl);
                         break;
@@ -1175,7 +1352,7 @@ impl<'w, 't> Walker<'w, 't> {
                     .filter(|a| !self.syn(file).pairs.contains(&a.kind()) && !self.is_callable(file, *a))
                     .collect();
                 if let Some(a) = positional.get(i) {
-                    attempts = take(self.number(file, *a), 0.0, self.unlimited(file, *a));
+                    attempts = take(self.number_at(file, *a), 0.0, self.unlimited(file, *a));
                 }
             }
         }
@@ -1326,7 +1503,10 @@ impl<'w, 't> Walker<'w, 't> {
                 } else if matches!(ch.kind(), "modifiers" | "attribute_list" | "attribute_group") {
                     let mut c2 = ch.walk();
                     for g in ch.named_children(&mut c2) {
-                        if syn.decorators.contains(&g.kind()) || g.kind() == "attribute" || g.kind() == "annotation" {
+                        if syn.decorators.contains(&g.kind())
+                            || g.kind() == "attribute"
+                            || g.kind() == "annotation"
+                        {
                             out.push(g);
                         } else {
                             let mut c3 = g.walk();
@@ -1431,6 +1611,11 @@ impl<'w, 't> Walker<'w, 't> {
             data: self.data,
             defs: HashMap::new(),
             helpers: RefCell::new(HashMap::new()),
+            file_timeouts: RefCell::new(HashMap::new()),
+            constants: RefCell::new(HashMap::new()),
+            calls_read: 0,
+            truncated: false,
+            expanded: HashSet::new(),
             ops: Vec::new(),
             retries: Vec::new(),
             probe: Some((params, Vec::new())),
@@ -1592,16 +1777,41 @@ impl<'w, 't> Walker<'w, 't> {
         let conditional = conditional || self.bound_check(file, rescue);
         let header = self.text(file, rescue).lines().next().unwrap_or("");
         let conditions = classify_or_any(header.trim_start_matches("rescue"));
+        // `retry if attempts < N`, `raise if attempts >= N`: N attempts.
+        let mut count = None;
+        let mut stack = vec![rescue];
+        while let Some(x) = stack.pop() {
+            if count.is_some() {
+                break;
+            }
+            if self.syn(file).ifs.contains(&x.kind()) {
+                if let Some(cond) = x.child_by_field_name("condition") {
+                    if let Some(right) = cond.child_by_field_name("right") {
+                        let op = cond.child_by_field_name("operator").map_or("", |o| self.text(file, o));
+                        if matches!(op, "<" | ">=" | ">") {
+                            count = self.number(file, right);
+                        }
+                    }
+                }
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c));
+        }
+        let (attempts, count_at) = match count {
+            Some((v, at)) => (Attempts::Count(v), at),
+            None if conditional => (Attempts::Bounded, None),
+            None => (Attempts::Unbounded, None),
+        };
         Some(Retry {
             form: Form::Loop,
             function: ctx.function.clone(),
             path: self.path(file).to_string(),
             line: line_of(rescue),
             end_line: line_of(r),
-            attempts: if conditional { Attempts::Bounded } else { Attempts::Unbounded },
+            attempts,
             jitter: Some(has_random(self.text(file, rescue))),
             conditions,
-            count_at: None,
+            count_at,
             reads_retry_after: reads_retry_after(self.text(file, n)),
             scope: (0, 0),
             origin: None,
@@ -1692,7 +1902,10 @@ impl<'w, 't> Walker<'w, 't> {
         let sleeps = has_sleep(text);
         let collection = bound == Attempts::Bounded && self.iterates_collection(file, lp);
         let status_exit = exit == Exit::Conditional && sleeps && status_words(text);
-        let is_retry = if collection {
+        // A loop with no bound that leaves only under a condition is a
+        // long-lived worker, poll or dispatch loop, not a retry.
+        let endless = matches!(bound, Attempts::Unbounded | Attempts::Unknown);
+        let is_retry = if collection || endless {
             round && exit == Exit::Unconditional
         } else {
             (round && exit != Exit::None) || status_exit
@@ -2192,27 +2405,34 @@ impl<'w, 't> Walker<'w, 't> {
         false
     }
 
-    /// The lines of the innermost definition around `line` of `path`.
-    fn scope_at(&self, path: &str, line: u32) -> (u32, u32) {
-        let mut best: Option<(u32, u32)> = None;
+    /// Each file's definition spans, sorted by first line: for
+    /// [`Walker::scope_in`].
+    fn spans(&self) -> HashMap<&'w str, Vec<(u32, u32)>> {
+        let mut out: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
         for defs in self.defs.values() {
             for (f, n) in defs {
-                if self.path(*f) != path {
-                    continue;
-                }
-                let (a, b) = (line_of(*n), n.end_position().row as u32 + 1);
-                if a <= line && line <= b && best.is_none_or(|(x, y)| b - a < y - x) {
-                    best = Some((a, b));
-                }
+                out.entry(self.path(*f)).or_default().push((line_of(*n), n.end_position().row as u32 + 1));
             }
         }
-        best.unwrap_or((line, line))
+        for v in out.values_mut() {
+            v.sort_unstable();
+        }
+        out
     }
 
     fn finish(mut self) -> Model {
-        let scoped = |w: &Walker<'_, '_>, r: &mut Retry| {
-            if r.scope == (0, 0) {
-                r.scope = w.scope_at(&r.path, r.line);
+        let spans = self.spans();
+        // The innermost definition around a line: the nearest spans that
+        // start at or before it (a bounded look back).
+        let scoped = |_: &Walker<'_, '_>, r: &mut Retry| {
+            if r.scope != (0, 0) {
+                return;
+            }
+            r.scope = (r.line, r.line);
+            let Some(v) = spans.get(r.path.as_str()) else { return };
+            let i = v.partition_point(|&(a, _)| a <= r.line);
+            if let Some(&(a, b)) = v[..i].iter().rev().take(64).find(|&&(a, b)| a <= r.line && r.line <= b) {
+                r.scope = (a, b);
             }
         };
         let mut ops = std::mem::take(&mut self.ops);
@@ -2247,7 +2467,7 @@ impl<'w, 't> Walker<'w, 't> {
                 retries.push(r);
             }
         }
-        Model { covered, retries }
+        Model { covered, retries, truncated: self.truncated }
     }
 }
 
@@ -2499,9 +2719,62 @@ fn literal_number(text: &str) -> Option<f64> {
     Some(v * scale)
 }
 
+/// Whether a receiver's name says it is an in-process container
+/// (`listen_queue`, `connCache`, `seenMap`): its `get`/`put` stays here.
+fn local_words(receiver: &str) -> bool {
+    words(receiver).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "queue"
+                | "cache"
+                | "map"
+                | "dict"
+                | "set"
+                | "list"
+                | "store"
+                | "registry"
+                | "lister"
+                | "informer"
+                | "indexer"
+                | "env"
+                | "environ"
+                | "config"
+                | "cfg"
+                | "settings"
+                | "options"
+                | "opts"
+                | "params"
+                | "headers"
+                | "kwargs"
+                | "args"
+                | "state"
+                | "lock"
+                | "mutex"
+                | "pool"
+                | "tx"
+                | "chan"
+                | "ch"
+                | "buf"
+                | "buffer"
+                | "locks"
+                | "channel"
+                | "results"
+                | "items"
+                | "entries"
+                | "records"
+        )
+    })
+}
+
+/// Whether code reads the Retry-After header: its name (`retry-after`),
+/// or the field a client library fills from it (`err.retryAfter`,
+/// `e.retry_after`); a local variable named `retry_after` is not it.
 fn reads_retry_after(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
-    t.contains("retry-after") || t.contains("retry_after") || t.contains("retryafter")
+    t.contains("retry-after")
+        || t.contains(".retryafter")
+        || t.contains(".retry_after")
+        || t.contains("retryafterms")
 }
 
 fn has_random(text: &str) -> bool {

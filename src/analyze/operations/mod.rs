@@ -12,7 +12,7 @@
 //! - [`model`]: the one model (operations, retries, conditions);
 //! - [`syntax`]: each grammar's node kinds, as tables;
 //! - [`front`]: the one walker from trees to the model;
-//! - [`data`]: what calls and libraries mean, from `rules/operations.yml`;
+//! - [`data`]: what calls and libraries mean, from `rules/operations/model.yml`;
 //! - [`compare`]: base against head, the decisions.
 //!
 //! The head's retries with a count or no bound are also the gate's head
@@ -36,6 +36,13 @@ use model::Attempts;
 
 /// Files larger than this are not modelled (a note says so).
 const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
+
+/// Bytes of one side's files modelled in all: time and memory grow with
+/// them (docs/limits.md).
+const MAX_TOTAL_BYTES: usize = 12 * 1024 * 1024;
+
+/// Findings reported from one change; the rest are counted in a note.
+const MAX_FINDINGS: usize = 1_000;
 
 /// Every shape this analyzer reports, with its documentation.
 pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
@@ -252,7 +259,26 @@ impl Analyzer for OperationsAnalyzer {
         let added = |p: &str, l: u32| {
             by_path.get(p).is_some_and(|f| f.is_added(l)) || deleted.get(p).is_some_and(|d| d.contains(&l))
         };
-        out.findings = compare::judge(&bm, &hm, &added);
+        if bm.truncated || hm.truncated {
+            out.notes.push(Note::blocking(
+                None,
+                format!(
+                    "the change holds more than {} calls or {} retries in the files the operation model reads; it stopped there, so a new retry in the rest was not compared: review the change by hand and sign off, or split it",
+                    front::MAX_CALLS,
+                    front::MAX_RETRIES
+                ),
+            ));
+        }
+        let new_file = |p: &str| by_path.get(p).is_some_and(|f| f.base.text().is_none());
+        out.findings = compare::judge(&bm, &hm, &added, &new_file);
+        if out.findings.len() > MAX_FINDINGS {
+            let more = out.findings.len() - MAX_FINDINGS;
+            out.findings.truncate(MAX_FINDINGS);
+            out.notes.push(Note::blocking(
+                None,
+                format!("the operation model found {more} more retry findings than the {MAX_FINDINGS} it reports; review the change by hand"),
+            ));
+        }
         // The head's new or changed retries, for limits.max_attempts.
         for r in &hm.retries {
             if !(r.line..=r.end_line.min(r.line + 400)).any(|l| added(&r.path, l)) {
@@ -298,8 +324,17 @@ fn parse<'a>(
 ) -> (Vec<FileTree>, Vec<Note>) {
     let mut trees = Vec::new();
     let mut notes = Vec::new();
+    let mut total = 0usize;
     for f in files {
         let (Some(g), Some(t)) = (Grammar::of_path(&f.path), text(f)) else { continue };
+        total += t.len();
+        if total > MAX_TOTAL_BYTES {
+            notes.push(Note::blocking(
+                Some(&f.path),
+                format!("the change's files in the operation model's languages pass {} MiB in all; this one and those after it were not modelled, so a new retry here was not compared: review it by hand and sign off, or split the change", MAX_TOTAL_BYTES / (1024 * 1024)),
+            ));
+            continue;
+        }
         if t.len() > MAX_FILE_BYTES {
             notes.push(Note::info(
                 Some(&f.path),

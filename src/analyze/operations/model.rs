@@ -39,6 +39,9 @@ pub(crate) struct Operation {
     pub(crate) timeout: Option<f64>,
     /// Where that timeout is written.
     pub(crate) timeout_at: Option<(String, u32)>,
+    /// A model call judged by its receiver's name (`chat.completions`):
+    /// retrying it re-bills but repeats no side effect.
+    pub(crate) computes: bool,
 }
 
 impl Operation {

@@ -165,6 +165,13 @@ pub(crate) enum Jump {
 /// all jumps, and for `raise`/`panic` written as calls) its first word.
 pub(crate) fn jump_of(n: Node<'_>, text: &str) -> Option<Jump> {
     let k = n.kind();
+    // A bare `raise`/`return`/`break` is a plain identifier in some grammars.
+    match text.trim() {
+        "raise" | "throw" => return Some(Jump::Throw),
+        "return" => return Some(Jump::Return),
+        "break" => return Some(Jump::Break),
+        _ => {}
+    }
     let first = text.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
     match k {
         "return_statement" | "return" | "return_expression" => return Some(Jump::Return),

@@ -185,7 +185,7 @@ impl Analyzer for RulePackAnalyzer {
 }
 
 /// Whether head lines near `line` of `path` send an idempotency key (the
-/// operation model's spellings, `rules/operations.yml`).
+/// operation model's spellings, `rules/operations/model.yml`).
 fn keyed_near(files: &[&FileChange], path: &str, line: u32) -> bool {
     let Some(text) = files.iter().find(|f| f.path == path).and_then(|f| f.head.text()) else { return false };
     let Ok(data) = crate::analyze::operations::data::DATA.as_ref() else { return false };

@@ -804,8 +804,16 @@ impl<'ast> Visit<'ast> for BoundFinder<'_, '_> {
 
 /// Statuses and tests meaning the server refused the request before acting
 /// on it (429, 401, 407): a retry after them cannot repeat a write.
-const REFUSAL_WORDS: &[&str] =
-    &["TOO_MANY_REQUESTS", "UNAUTHORIZED", "PROXY_AUTHENTICATION_REQUIRED", "is_rate_limited"];
+/// reqwest's `is_connect()` and `ConnectionRefused`: the connection was
+/// never made, so nothing was sent.
+const REFUSAL_WORDS: &[&str] = &[
+    "TOO_MANY_REQUESTS",
+    "UNAUTHORIZED",
+    "PROXY_AUTHENTICATION_REQUIRED",
+    "is_rate_limited",
+    "is_connect",
+    "ConnectionRefused",
+];
 const REFUSAL_CODES: &[u64] = &[429, 401, 407];
 /// Statuses and tests that come after the request may have been applied:
 /// 5xx, timeouts, broken connections.
@@ -816,7 +824,6 @@ const AFTER_APPLY_WORDS: &[&str] = &[
     "SERVICE_UNAVAILABLE",
     "GATEWAY_TIMEOUT",
     "is_timeout",
-    "is_connect",
     "is_request",
     "is_body",
     "TimedOut",

@@ -111,6 +111,10 @@ mod tests {
             (Grammar::Tsx, "const x = <A b={1} />;\n"),
             (Grammar::Go, "package p\nconst X = 1\n"),
             (Grammar::Java, "class A { int x = 1; }\n"),
+            (Grammar::Ruby, "x = f(a: 1)\n"),
+            (Grammar::Php, "<?php $x = f(1);\n"),
+            (Grammar::CSharp, "class A { int x = 1; }\n"),
+            (Grammar::Kotlin, "val x = f(1)\n"),
         ] {
             let t = g.parse(code).unwrap();
             assert!(!t.root_node().has_error(), "{g:?}: {}", t.root_node().to_sexp());
@@ -122,6 +126,9 @@ mod tests {
         assert_eq!(Grammar::of_path("a/b.py"), Some(Grammar::Python));
         assert_eq!(Grammar::of_path("a/B.TSX"), Some(Grammar::Tsx));
         assert_eq!(Grammar::of_path("types/x.d.ts"), None);
-        assert_eq!(Grammar::of_path("a.rb"), None);
+        assert_eq!(Grammar::of_path("a.rb"), Some(Grammar::Ruby));
+        assert_eq!(Grammar::of_library_path("a.rb"), None, "the library analyzer reads the first five only");
+        assert_eq!(Grammar::of_path("a/B.kt"), Some(Grammar::Kotlin));
+        assert_eq!(Grammar::of_path("a.rs"), None);
     }
 }
