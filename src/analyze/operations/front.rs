@@ -50,6 +50,9 @@ pub(crate) const MAX_RETRIES: usize = 5_000;
 /// A timeout and where it is written.
 type Timeout = (Option<f64>, Option<(String, u32)>);
 
+/// A number and where it was written, when it was followed there.
+type Counted = (f64, Option<(String, u32)>);
+
 /// What one revision's files perform and how it is retried.
 #[derive(Debug, Default)]
 pub(crate) struct Model {
@@ -128,7 +131,7 @@ struct Walker<'w, 't> {
     /// Each file's one timeout, read once (a whole-file search).
     file_timeouts: RefCell<HashMap<usize, Timeout>>,
     /// `Owner::NAME` constants looked up by text, once each.
-    constants: RefCell<HashMap<String, Option<(f64, Option<(String, u32)>)>>>,
+    constants: RefCell<HashMap<String, Option<Counted>>>,
     /// Calls read so far; past [`MAX_CALLS`] the rest of the revision is
     /// not modelled (a note says so).
     calls_read: usize,
