@@ -1054,8 +1054,9 @@ impl<'w, 't> Walker<'w, 't> {
     /// (`Http::retry(3, 100)->post(..)`).
     fn chain_retry(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Retry> {
         let recv = receiver(callee);
-        let at = recv.find("retry(").or_else(|| recv.find("Retry("))?;
-        let _ = at;
+        if !recv.contains("retry(") && !recv.contains("Retry(") {
+            return None;
+        }
         // The retry call inside the receiver: its first number is the count.
         let mut stack = vec![n];
         let mut count = None;
@@ -2375,7 +2376,6 @@ impl<'w, 't> Walker<'w, 't> {
     fn ends_with_exit(&self, file: usize, block: Node<'_>) -> bool {
         let mut last = block;
         loop {
-            let c = last.named_child_count();
             let mut kids = Vec::new();
             let mut cur = last.walk();
             for ch in last.named_children(&mut cur) {
@@ -2383,7 +2383,6 @@ impl<'w, 't> Walker<'w, 't> {
                     kids.push(ch);
                 }
             }
-            let _ = c;
             let Some(l) = kids.last().copied() else { break };
             if let Some(j) = jump_of(l, self.text(file, l)) {
                 return j != Jump::Continue;

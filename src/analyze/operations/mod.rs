@@ -235,14 +235,6 @@ impl Analyzer for OperationsAnalyzer {
         let hw = World { files: head.iter().map(Index::of).collect() };
         let bm = front::model(&bw, data);
         let hm = front::model(&hw, data);
-        if std::env::var_os("RETRYGATE_DEBUG_TREES").is_some() {
-            for t in &head {
-                eprintln!("{}", t.tree.root_node().to_sexp());
-            }
-        }
-        if std::env::var_os("RETRYGATE_DEBUG_MODEL").is_some() {
-            eprintln!("BASE {bm:#?}\nHEAD {hm:#?}");
-        }
         let by_path: HashMap<&str, &FileChange> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
         // A span of code is touched by lines added in it and by lines
         // deleted from it (a Retry-After read deleted adds no line).
