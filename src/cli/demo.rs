@@ -3,7 +3,7 @@
 //! It builds a throwaway git repository in a temporary directory: `main`
 //! holds the checkout client as it was before the incident and a
 //! `.github/retrygate.yml`, and the branch `claude/faster-checkout` holds the
-//! coding agent's pull request. Then it plays the gate twice:
+//! coding agent's pull request. Then it plays the gate three times:
 //!
 //! 1. the agent's patch, with no ledger, and a replay of the patched
 //!    client's checkout POST (the built-in `storm` client) against `default`
@@ -20,7 +20,15 @@
 //!    `--ledger-from artifact`, zipped outside the repository as an agent's
 //!    workflow run uploads it and passed as `--ledger-artifact`.
 //!
-//! It prints both sticky-comment bodies. Everything it needs is in the
+//! 3. the agent's third push: the same calm code, with the cart read's retry
+//!    cap, which the client reads at run time from a file no analyzer reads
+//!    as a retry setting, raised from 4 to 9. Every check of the head's own
+//!    replay passes, and the scenarios recover after three 429s, so they
+//!    cannot tell the caps apart; the replay with `main` beside it adds a
+//!    run in which neither side recovers -> **blocked** by the comparison
+//!    alone (`replay-failed`, `retry-count-raised` seen in the replay).
+//!
+//! It prints the three sticky-comment bodies. Everything it needs is in the
 //! binary: the example files are embedded and the replayed clients are the
 //! binary's own hidden `replay-client` subcommand.
 
@@ -35,7 +43,8 @@ use retrygate::gate::{self, CheckInput, GateOutcome};
 use retrygate::ledger::append::{append, NewRecord};
 use retrygate::ledger::pyjson::Value;
 use retrygate::printer::{Format, Verdict};
-use retrygate::replay::{run_replay_blocking, ReplayOptions};
+use retrygate::replay::base::BaseWorktree;
+use retrygate::replay::{run_differential_blocking, run_replay_blocking, LoadedScenario, ReplayOptions};
 
 use super::{Exit, FormatArg};
 
@@ -49,6 +58,10 @@ pub(crate) const CALM_PATCH: &str = include_str!("../../examples/checkout-incide
 const CLIENT_PATH: &str = "src/checkout.rs";
 const PR_BRANCH: &str = "claude/faster-checkout";
 const LEDGER_PATH: &str = ".tool_ledger.jsonl";
+/// Where act 3's client reads its cart-read retry cap at run time.
+const TUNING_PATH: &str = "cart.tuning";
+/// The cap act 3 raises it to (the reference client's own is 4).
+const TUNED_RETRIES: u32 = 9;
 /// 12 clients x 2 judged retry rounds: enough for `desynchronized` to decide.
 const CLIENTS: usize = 12;
 /// The scenarios a POSTing client is replayed against.
@@ -150,15 +163,56 @@ pub(crate) fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     })?;
     show(&second, args.format.into())?;
 
-    if args.keep {
-        let kept = dir.keep();
-        println!("\nkept the repository at {}", kept.display());
-    }
     if second.verdict != Verdict::Pass {
         let codes: Vec<&str> = second.gate.reasons.iter().map(|r| r.code.as_str()).collect();
         bail!("the demo expected the calm patch to pass, but it was blocked: {codes:?}; this is a bug in retrygate");
     }
-    println!("\nblocked, then passing: exit code 1 for the first push, 0 for the second.");
+
+    // Act 3: a calm-looking head that raises its cap where no analyzer looks.
+    println!("\n---\n\nThe agent pushes once more: the same calm code, but the cart read's retry cap, which the client reads at run time from `{TUNING_PATH}`, goes from 4 to {TUNED_RETRIES}. No analyzer reads that file as a retry setting, and the head still honours Retry-After with jitter on top, so every check of its own replay passes. The scenarios recover after three 429s, so they cannot tell a cap of 4 from one of {TUNED_RETRIES} either; the replay with the base beside it adds a run in which neither side recovers, and each stops on its own cap.\n");
+    let zip3 = run.path().join("tool-ledger-3.zip");
+    let artifact3 = match args.ledger_from {
+        LedgerFrom::Commit => None,
+        LedgerFrom::Artifact => Some(zip3.clone()),
+    };
+    tune_push(repo, artifact3.as_deref())?;
+    let report3 = repo.join("replay-tuned.json");
+    let head3 = rev(repo, PR_BRANCH)?;
+    println!("$ retrygate replay --base main --scenario {SCENARIOS} --clients {CLIENTS} --report replay-tuned.json -- retrygate replay-client --profile reference --method GET --path /cart/7 --max-retries-from {TUNING_PATH}");
+    differential_replay(
+        repo,
+        &exe,
+        &[
+            "--profile",
+            "reference",
+            "--method",
+            "GET",
+            "--path",
+            "/cart/7",
+            "--max-retries-from",
+            TUNING_PATH,
+        ],
+        &head3,
+        &report3,
+    )?;
+    let flag3 = if artifact3.is_some() { " --ledger-artifact tool-ledger-3.zip" } else { "" };
+    println!("$ retrygate check --base main --head {PR_BRANCH} --replay-report replay-tuned.json{flag3}\n");
+    let third = gate::check(&CheckInput {
+        replay_report: Some(report3.clone()),
+        ledger_artifact: artifact3,
+        ..CheckInput::new(repo, "main", PR_BRANCH)
+    })?;
+    show(&third, args.format.into())?;
+    let codes: Vec<&str> = third.gate.reasons.iter().map(|r| r.code.as_str()).collect();
+    if third.verdict != Verdict::Block || codes != ["replay-failed"] {
+        bail!("the demo expected the raised cap to be blocked by the replay's comparison alone, but got {:?} {codes:?}; this is a bug in retrygate", third.verdict);
+    }
+
+    if args.keep {
+        let kept = dir.keep();
+        println!("\nkept the repository at {}", kept.display());
+    }
+    println!("\nblocked, passing, blocked again: exit code 1 for the first push, 0 for the second, 1 for the third (by the comparison alone).");
     Ok(Exit::Pass)
 }
 
@@ -242,31 +296,120 @@ fn calm_push(dir: &Path, artifact: Option<&Path>) -> anyhow::Result<()> {
         None => dir.join(LEDGER_PATH),
         Some(_) => scratch.path().join(LEDGER_PATH),
     };
-    let obj = |pairs: &[(&str, &str)]| {
-        Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), Value::Str(v.to_string()))).collect())
-    };
-    append(
-        &ledger,
-        NewRecord { tool: "read_file".into(), payload: obj(&[("path", CLIENT_PATH)]), sha256: None },
-    )?;
     std::fs::write(dir.join(CLIENT_PATH), CALM_PATCH)?;
-    let sha = hex::encode(Sha256::digest(CALM_PATCH.as_bytes()));
-    append(
-        &ledger,
-        NewRecord { tool: "edit".into(), payload: obj(&[("path", CLIENT_PATH)]), sha256: Some(Some(sha)) },
-    )?;
-    append(
-        &ledger,
-        NewRecord { tool: "bash".into(), payload: obj(&[("command", "cargo test")]), sha256: None },
-    )?;
+    calm_records(&ledger)?;
     if let Some(zip) = artifact {
-        let bytes = std::fs::read(&ledger).with_context(|| format!("reading {}", ledger.display()))?;
-        let zipped = retrygate::ledger::artifact::zip_entries(&[(LEDGER_PATH, &bytes)])
-            .context("zipping the ledger")?;
-        std::fs::write(zip, zipped).with_context(|| format!("writing {}", zip.display()))?;
+        zip_ledger(&ledger, zip)?;
     }
     git(dir, &["add", "-A"])?;
     git(dir, &["commit", "-q", "-m", "Honour Retry-After with jitter; keep POST single\n\nCo-authored-by: Claude <noreply@anthropic.com>"])?;
+    Ok(())
+}
+
+fn obj(pairs: &[(&str, &str)]) -> Value {
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), Value::Str(v.to_string()))).collect())
+}
+
+/// The session that wrote the calm patch: it read the client, edited it,
+/// and ran the tests.
+fn calm_records(ledger: &Path) -> anyhow::Result<()> {
+    append(
+        ledger,
+        NewRecord { tool: "read_file".into(), payload: obj(&[("path", CLIENT_PATH)]), sha256: None },
+    )?;
+    edit_record(ledger, CLIENT_PATH, CALM_PATCH)?;
+    append(
+        ledger,
+        NewRecord { tool: "bash".into(), payload: obj(&[("command", "cargo test")]), sha256: None },
+    )?;
+    Ok(())
+}
+
+fn edit_record(ledger: &Path, path: &str, content: &str) -> anyhow::Result<()> {
+    let sha = hex::encode(Sha256::digest(content.as_bytes()));
+    append(
+        ledger,
+        NewRecord { tool: "edit".into(), payload: obj(&[("path", path)]), sha256: Some(Some(sha)) },
+    )?;
+    Ok(())
+}
+
+fn zip_ledger(ledger: &Path, zip: &Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(ledger).with_context(|| format!("reading {}", ledger.display()))?;
+    let zipped =
+        retrygate::ledger::artifact::zip_entries(&[(LEDGER_PATH, &bytes)]).context("zipping the ledger")?;
+    std::fs::write(zip, zipped).with_context(|| format!("writing {}", zip.display()))
+}
+
+/// The agent's third push: the cart read's retry cap, which the client
+/// reads at run time from [`TUNING_PATH`], raised to [`TUNED_RETRIES`], with
+/// the ledger grown by that edit (committed, or zipped anew as the next
+/// run's artifact).
+fn tune_push(dir: &Path, artifact: Option<&Path>) -> anyhow::Result<()> {
+    let content = format!("{TUNED_RETRIES}\n");
+    std::fs::write(dir.join(TUNING_PATH), &content)?;
+    match artifact {
+        None => edit_record(&dir.join(LEDGER_PATH), TUNING_PATH, &content)?,
+        Some(zip) => {
+            let scratch = tempfile::tempdir().context("creating a temp dir")?;
+            let ledger = scratch.path().join(LEDGER_PATH);
+            calm_records(&ledger)?;
+            edit_record(&ledger, TUNING_PATH, &content)?;
+            zip_ledger(&ledger, zip)?;
+        }
+    }
+    git(dir, &["add", "-A"])?;
+    git(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "Let the cart read ride out longer 429 bursts\n\nCo-authored-by: Claude <noreply@anthropic.com>",
+        ],
+    )?;
+    Ok(())
+}
+
+/// Act 3's replay: the same client and scenarios on the head and, in a
+/// worktree beside it, on `main`, compared per operation.
+fn differential_replay(
+    repo: &Path,
+    exe: &Path,
+    client: &[&str],
+    commit: &str,
+    out: &Path,
+) -> anyhow::Result<()> {
+    let base_sha = rev(repo, "main")?;
+    let head = ReplayOptions {
+        scenario: SCENARIOS.into(),
+        clients: CLIENTS,
+        timeout: Duration::from_secs(30),
+        command: [exe.display().to_string().as_str(), "replay-client"]
+            .into_iter()
+            .chain(client.iter().copied())
+            .map(String::from)
+            .collect(),
+        commit: Some(commit.to_string()),
+        cwd: Some(repo.to_path_buf()),
+    };
+    let worktree = BaseWorktree::add(repo, &base_sha)?;
+    let base = ReplayOptions {
+        cwd: Some(worktree.path().to_path_buf()),
+        commit: Some(base_sha.clone()),
+        ..head.clone()
+    };
+    let list = LoadedScenario::resolve_list(SCENARIOS)?;
+    let report = run_differential_blocking(&head, Ok(&base), &base_sha, &list, None)?;
+    drop(worktree);
+    std::fs::write(out, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("writing {}", out.display()))?;
+    if let Some(c) = &report.comparison {
+        for f in &c.findings {
+            println!("  {} (seen in the replay, [{}]): {}", f.kind.id(), f.scenario, f.message);
+        }
+    }
+    println!("  replay verdict: {:?}\n", report.verdict);
     Ok(())
 }
 

@@ -262,7 +262,9 @@ fn differential(
         Ok(b) => Ok(b),
         Err(e) => Err(format!("{e:#}")),
     };
-    let report = run_differential_blocking(opts, base, sha, list);
+    // No scan here to size the outage from: the run to the caps lasts until
+    // each side stops or the timeout ends it.
+    let report = run_differential_blocking(opts, base, sha, list, None);
     drop(worktree);
     report
 }

@@ -52,6 +52,10 @@ pub(crate) struct ClientArgs {
     /// Send no Idempotency-Key with POST/PATCH (the reference client then does not retry them).
     #[arg(long)]
     pub no_idempotency_key: bool,
+    /// Read the retry cap from this file (one number), as a project's client reads a setting at
+    /// run time; the profile's own cap when the file does not exist.
+    #[arg(long, value_name = "FILE")]
+    pub max_retries_from: Option<std::path::PathBuf>,
 }
 
 /// One answer, as far as a retry decision cares.
@@ -76,11 +80,26 @@ pub(crate) fn run(args: ClientArgs) -> anyhow::Result<Exit> {
         // RFC 9110 §9.2.2: a non-idempotent request is only replayed with a key.
         Profile::Compliant | Profile::Reference => !unsafe_method || key.is_some(),
     };
-    let max_retries = match args.profile {
+    let mut max_retries = match args.profile {
         Profile::Storm => 6,
         Profile::Calm => 2,
         Profile::Compliant | Profile::Reference => 4,
     };
+    if let Some(file) = &args.max_retries_from {
+        match std::fs::read_to_string(file) {
+            Ok(text) => {
+                max_retries = text.trim().parse().map_err(|_| {
+                    anyhow::anyhow!(
+                        "{}:1: the retry cap {:?} is not a whole number; write one number, e.g. 4",
+                        file.display(),
+                        text.trim()
+                    )
+                })?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => anyhow::bail!("cannot read the retry cap from {}: {e}", file.display()),
+        }
+    }
     let agent = format!("retrygate-replay-client/{:?}", args.profile).to_lowercase();
     let mut retries = 0;
     loop {

@@ -219,7 +219,8 @@ fn check_inner(input: &CheckInput) -> anyhow::Result<GateOutcome> {
         if !touches_retry {
             Some(ReplaySummary::not_required("the change touches no retry or HTTP-client code"))
         } else {
-            let mut ev = replay_evidence(input, config, &git, &cs.head, &expected);
+            let cap_failures = replay::cap_failures(&findings);
+            let mut ev = replay_evidence(input, config, &git, (&base_sha, &cs.head), &expected, cap_failures);
             // Only a report the gate believes says what was called; a
             // rejected one's timelines are not evidence of anything.
             let judged = matches!(
@@ -355,8 +356,9 @@ fn replay_evidence(
     input: &CheckInput,
     config: &Config,
     git: &Git,
-    head: &str,
+    (base_sha, head): (&str, &str),
     expected: &crate::replay::LoadedScenario,
+    cap_failures: Option<usize>,
 ) -> replay::ReplayEvidence {
     if let Some(path) = &input.replay_report {
         let mut ev = replay::from_report_file(path, head, expected);
@@ -396,5 +398,6 @@ fn replay_evidence(
         );
     }
     let timeout = input.replay_timeout.unwrap_or(DEFAULT_REPLAY_TIMEOUT);
-    replay::run_command(git, &config.replay, cmd, head, timeout, expected)
+    let sides = replay::Sides { base: base_sha, head, cap_failures };
+    replay::run_command(git, &config.replay, cmd, sides, timeout, expected)
 }

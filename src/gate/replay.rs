@@ -117,16 +117,63 @@ pub(crate) fn from_report_file(path: &Path, head: &str, expected: &LoadedScenari
     }
 }
 
+/// The two commits a gate's own replay runs, and how long an outage the
+/// run to the caps needs, when the scan knows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sides<'a> {
+    pub(crate) base: &'a str,
+    pub(crate) head: &'a str,
+    pub(crate) cap_failures: Option<usize>,
+}
+
+/// The most attempts the scan's findings name on either side, plus one: an
+/// outage of that many failures outlasts both budgets the scan knows. The
+/// figures are read wherever a finding's `base`/`head` carries them
+/// (`attempts`, or `retries` plus the first attempt). `None` when no finding
+/// names one; the run to the caps then lasts until the replay's timeout.
+pub(crate) fn cap_failures(findings: &[crate::finding::Finding]) -> Option<usize> {
+    fn walk(v: &serde_json::Value, most: &mut Option<u64>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let n = match (k.as_str(), v.as_u64()) {
+                        ("attempts" | "max_attempts", Some(n)) => Some(n),
+                        ("retries" | "max_retries", Some(n)) => Some(n.saturating_add(1)),
+                        _ => None,
+                    };
+                    if let Some(n) = n {
+                        *most = Some(most.map_or(n, |m| m.max(n)));
+                    }
+                    walk(v, most);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, most)),
+            _ => {}
+        }
+    }
+    let mut most = None;
+    for f in findings {
+        for side in [&f.base, &f.head].into_iter().flatten() {
+            walk(side, &mut most);
+        }
+    }
+    most.map(|n| usize::try_from(n.saturating_add(1)).unwrap_or(usize::MAX))
+}
+
 /// Runs `replay.command` (through `sh -c`) in `repo`, which must have the
-/// head checked out with no tracked change: the replay runs the code on disk.
+/// head checked out with no tracked change (the replay runs the code on
+/// disk), and beside it the same command in a worktree of the base, as
+/// `retrygate replay --base` does in the Action: the head is judged on its
+/// own checks and on the comparison with its base.
 pub(crate) fn run_command(
     git: &Git,
     config: &ReplayConfig,
     command: &str,
-    head: &str,
+    sides: Sides<'_>,
     timeout: Duration,
     expected: &LoadedScenario,
 ) -> ReplayEvidence {
+    let head = sides.head;
     let source = format!("replay.command: {command}");
     let not_run =
         |problem: String| ReplayEvidence::without_report(ReplayStatus::NotRun, source.clone(), problem);
@@ -151,35 +198,43 @@ pub(crate) fn run_command(
         }
         Err(e) => return not_run(e.to_string()),
     }
-    // A scenario file is the one in the repository, not in our own cwd.
-    let scenario = config
-        .scenario
-        .split(',')
-        .map(str::trim)
-        .map(|s| {
-            if BUNDLED.iter().any(|(n, _)| *n == s) {
-                s.to_string()
-            } else {
-                root.join(s).display().to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",");
+    // The base's copies of the scenarios, which the report is bound to (a
+    // pull request that edits a scenario file does not replay its own).
+    let list = match base_scenarios(git, sides.base, &config.scenario) {
+        Ok(l) => l,
+        Err(e) => return not_run(e),
+    };
     let opts = ReplayOptions {
-        scenario,
+        scenario: config.scenario.clone(),
         clients: config.clients as usize,
         timeout,
         command: vec!["sh".into(), "-c".into(), command.to_string()],
         commit: Some(head.to_string()),
-        cwd: Some(root),
+        cwd: Some(root.clone()),
     };
+    let worktree = crate::replay::base::BaseWorktree::add(&root, sides.base);
+    let base_opts = worktree.as_ref().map(|w| ReplayOptions {
+        cwd: Some(w.path().to_path_buf()),
+        commit: Some(sides.base.to_string()),
+        ..opts.clone()
+    });
+    let base_opts = base_opts.as_ref().map_err(|e| format!("{e:#}"));
     // The harness starts its own tokio runtime; a thread of its own keeps
     // that legal when the caller is itself inside a runtime.
     let ran = std::thread::scope(|s| {
-        s.spawn(|| crate::replay::run_replay_blocking(&opts))
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the replay harness panicked")))
+        s.spawn(|| {
+            crate::replay::run_differential_blocking(
+                &opts,
+                base_opts.clone(),
+                sides.base,
+                &list,
+                sides.cap_failures,
+            )
+        })
+        .join()
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the replay harness panicked")))
     });
+    drop(worktree);
     match ran {
         Ok(report) => judged(report, source, head, expected),
         Err(e) => not_run(format!("{e:#}")),
@@ -269,9 +324,14 @@ fn comparison_problems(r: &ReplayReport) -> Vec<String> {
     if let (None, Some(base)) = (&c.undecided, &c.base) {
         let mut head = r.clone();
         head.comparison = None;
-        let again = crate::replay::compare::compare(base, &head, &c.base_commit);
-        if again.findings != c.findings {
+        let again = crate::replay::compare::compare(base, &head, &c.base_commit, c.to_the_cap.clone());
+        if again.findings != c.findings || again.warnings != c.warnings {
             p.push(format!("the comparison's findings do not follow from its two sides: {edited}"));
+        }
+        if let Some(cap) = &c.to_the_cap {
+            if cap.head.commit != r.commit || cap.base.commit.as_deref() != Some(c.base_commit.as_str()) {
+                p.push(format!("the run to the caps names other commits than the comparison: {edited}"));
+            }
         }
     }
     p

@@ -483,12 +483,50 @@ pub(crate) const MAX_CHART_RETRIES: usize = 48;
 /// wait the server asked for (bars) against when the client came back (the
 /// line), as a Mermaid `xychart-beta`, which GitHub renders in comments. A
 /// client that honours Retry-After draws its line on or above the bars; a
-/// storm draws it along the floor. `None` when no retry followed a 429/503.
+/// storm draws it along the floor. A differential replay draws the base and
+/// the head one above the other on the same scale (the run to the caps
+/// included), so the change is what differs. `None` when no retry followed
+/// a 429/503.
 pub(crate) fn storm_chart(r: &ReplayReport) -> Option<String> {
+    let head = chart_points(&reports_of(
+        r,
+        r.comparison.as_ref().and_then(|c| c.to_the_cap.as_ref()).map(|c| &*c.head),
+    ));
+    let base = r.comparison.as_ref().and_then(|c| {
+        let b = c.base.as_deref()?;
+        Some(chart_points(&reports_of(b, c.to_the_cap.as_ref().map(|c| &*c.base))))
+    });
+    let Some(base) = base else { return head.map(|h| chart(&h, None)) };
+    if base.is_none() && head.is_none() {
+        return None;
+    }
+    let top = base.iter().chain(head.iter()).map(top_of).max();
+    let side = |p: &Option<Points>| {
+        p.as_ref().map_or("No retry after a 429 or 503.\n\n".to_string(), |p| chart(p, top))
+    };
+    let short =
+        r.comparison.as_ref().map(|c| crate::text::short_sha(&c.base_commit).to_string()).unwrap_or_default();
+    Some(format!("**Base** ({short}):\n\n{}**Head**:\n\n{}", side(&base), side(&head)))
+}
+
+/// A report, its scenarios, and the run to the caps when there is one.
+fn reports_of<'a>(r: &'a ReplayReport, cap: Option<&'a ReplayReport>) -> Vec<&'a ReplayReport> {
+    let mut out = vec![r];
+    out.extend(r.parts.iter());
+    out.extend(cap);
+    out
+}
+
+/// The chart's points: (label, asked ms, came back ms), the first
+/// [`MAX_CHART_RETRIES`] of `total`.
+struct Points {
+    points: Vec<(String, f64, f64)>,
+    total: usize,
+}
+
+fn chart_points(reports: &[&ReplayReport]) -> Option<Points> {
     let mut points: Vec<(String, f64, f64)> = Vec::new();
     let mut total = 0usize;
-    let mut reports = vec![r];
-    reports.extend(r.parts.iter());
     let scenarios_with_points = reports
         .iter()
         .filter(|p| {
@@ -518,25 +556,32 @@ pub(crate) fn storm_chart(r: &ReplayReport) -> Option<String> {
             }
         }
     }
-    if points.is_empty() {
-        return None;
-    }
-    let top = points.iter().map(|(_, a, c)| a.max(*c)).fold(0.0_f64, f64::max);
-    let top = ((top * 1.1 / 100.0).ceil() * 100.0).max(100.0) as u64;
+    (!points.is_empty()).then_some(Points { points, total })
+}
+
+fn top_of(p: &Points) -> u64 {
+    let top = p.points.iter().map(|(_, a, c)| a.max(*c)).fold(0.0_f64, f64::max);
+    ((top * 1.1 / 100.0).ceil() * 100.0).max(100.0) as u64
+}
+
+/// One chart of `p`, on the y scale `top` when given (two charts compared).
+fn chart(p: &Points, top: Option<u64>) -> String {
+    let top = top.unwrap_or_else(|| top_of(p));
+    let points = &p.points;
     let labels: Vec<String> = points.iter().map(|(l, _, _)| format!("\"{l}\"")).collect();
     let asked: Vec<String> = points.iter().map(|(_, a, _)| format!("{}", a.round() as u64)).collect();
     let came: Vec<String> = points.iter().map(|(_, _, c)| format!("{}", c.round() as u64)).collect();
-    let shown = if total > points.len() {
-        format!("the first {} of {total} retries after a 429 or 503", points.len())
+    let shown = if p.total > points.len() {
+        format!("the first {} of {} retries after a 429 or 503", points.len(), p.total)
     } else {
-        plural(total, "retry after a 429 or 503", "retries after a 429 or 503")
+        plural(p.total, "retry after a 429 or 503", "retries after a 429 or 503")
     };
-    Some(format!(
+    format!(
         "When each client came back ({shown}; `N.M` is client N's retry M): the grey bars are the wait the server asked for, the red line is when the client came back. A client that honours Retry-After keeps the line on or above the bars.\n\n```mermaid\n%%{{init: {{\"xyChart\": {{\"width\": 900, \"height\": 360}}, \"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"#d0d7de, #cf222e\"}}}}}}}}%%\nxychart-beta\n    title \"Asked wait vs. came back, ms\"\n    x-axis [{}]\n    y-axis \"ms after the answer\" 0 --> {top}\n    bar [{}]\n    line [{}]\n```\n\n",
         labels.join(", "),
         asked.join(", "),
         came.join(", ")
-    ))
+    )
 }
 
 /// Every retry in the report (a request after another from the same

@@ -52,6 +52,26 @@ pub struct Comparison {
     pub fleets: Vec<FleetComparison>,
     /// Where the head is worse than its base; any one fails the replay.
     pub findings: Vec<ReplayFinding>,
+    /// The run that brings both sides to their attempt caps
+    /// ([`crate::replay::scenario::to_the_cap`]); absent when a configured
+    /// scenario already never ends its outage, or in a report written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_the_cap: Option<CapRun>,
+    /// What the comparison could not see, per operation ("could not compare
+    /// the attempt caps of GET /items: ..."): reported, never a pass reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Both sides of the scenario run only for the comparison: an outage that
+/// outlasts both sides' budgets, so each stops on its own cap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CapRun {
+    /// The base's report of it.
+    pub base: Box<ReplayReport>,
+    /// The head's report of it.
+    pub head: Box<ReplayReport>,
 }
 
 /// One operation in one scenario, at the base and at the head.
@@ -59,8 +79,16 @@ pub struct Comparison {
 pub struct OperationComparison {
     /// The scenario it ran under.
     pub scenario: String,
-    /// `METHOD /normalised/path`.
+    /// `METHOD /normalised/path` (the head's name when the two differ).
     pub operation: String,
+    /// The base's name for it, when the comparison paired two different
+    /// names (a renamed route); `pairing` says how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_operation: Option<String>,
+    /// How an operation present on one side only, or renamed, was paired
+    /// or judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<String>,
     /// Absent when that side never sent it.
     pub base: Option<OperationFigures>,
     /// Absent when that side never sent it.
@@ -93,6 +121,33 @@ pub struct OperationFigures {
     pub unsafe_resends: usize,
     /// Writes the server applied again for an operation already applied.
     pub duplicate_writes: usize,
+    /// Logical requests that ended on a failed answer with the client going
+    /// on or exiting by itself: it stopped on its attempt cap.
+    #[serde(default)]
+    pub gave_up: usize,
+    /// Logical requests still retrying when the scenario ended (the client
+    /// was killed at the replay's timeout).
+    #[serde(default)]
+    pub cut: usize,
+}
+
+impl OperationFigures {
+    /// How this side's requests ended, for the report: on its cap, on a
+    /// success, or at the scenario's end.
+    pub fn stopped(&self) -> String {
+        let succeeded = self.logical_requests.saturating_sub(self.gave_up + self.cut);
+        let mut parts = Vec::new();
+        if self.gave_up > 0 {
+            parts.push(format!("{} on its cap", self.gave_up));
+        }
+        if succeeded > 0 {
+            parts.push(format!("{succeeded} on success"));
+        }
+        if self.cut > 0 {
+            parts.push(format!("{} at the scenario's end", self.cut));
+        }
+        format!("stopped {}", parts.join(", "))
+    }
 }
 
 /// One scenario's fleet reading at the base and at the head.
@@ -126,31 +181,38 @@ pub struct ReplayFinding {
     pub message: String,
 }
 
-/// Compares `head` with `base`, scenario by scenario (matched by name).
-pub fn compare(base: &ReplayReport, head: &ReplayReport, base_commit: &str) -> Comparison {
+/// Compares `head` with `base`, scenario by scenario (matched by name), and
+/// the two sides of the run to the caps when there is one.
+pub fn compare(
+    base: &ReplayReport,
+    head: &ReplayReport,
+    base_commit: &str,
+    to_the_cap: Option<CapRun>,
+) -> Comparison {
     let mut operations = Vec::new();
     let mut fleets = Vec::new();
     let mut findings = Vec::new();
     let base_parts = scenarios_of(base);
+    let mut pairs: Vec<(&ReplayReport, &ReplayReport)> = Vec::new();
     for h in scenarios_of(head) {
-        let Some(b) = base_parts.iter().find(|b| b.scenario == h.scenario) else { continue };
-        let bo = figures_of(b);
-        let ho = figures_of(h);
-        let mut names: Vec<&String> = bo.keys().chain(ho.keys()).collect();
-        names.sort();
-        names.dedup();
-        for name in names {
-            let (bf, hf) = (bo.get(name), ho.get(name));
-            if let (Some(bf), Some(hf)) = (bf, hf) {
-                findings.extend(operation_findings(&h.scenario, name, bf, hf));
-            }
-            operations.push(OperationComparison {
-                scenario: h.scenario.clone(),
-                operation: name.clone(),
-                base: bf.cloned(),
-                head: hf.cloned(),
+        if let Some(b) = base_parts.iter().find(|b| b.scenario == h.scenario) {
+            pairs.push((b, h));
+        }
+    }
+    if let Some(cap) = &to_the_cap {
+        pairs.push((&cap.base, &cap.head));
+    }
+    for (b, h) in pairs {
+        let mut found = Vec::new();
+        compare_scenario(b, h, &mut operations, &mut found);
+        // The run to the caps adds what the configured scenarios could not
+        // see; a finding they already made is not said twice.
+        if b.scenario == super::scenario::TO_THE_CAP {
+            found.retain(|f| {
+                !findings.iter().any(|g: &ReplayFinding| g.kind == f.kind && g.operation == f.operation)
             });
         }
+        findings.extend(found);
         if let (Some(bd), Some(hd)) = (&b.desync, &h.desync) {
             if bd.reading == Reading::Spread && hd.reading == Reading::Lockstep {
                 let (bs, hs) = (
@@ -170,12 +232,15 @@ pub fn compare(base: &ReplayReport, head: &ReplayReport, base_commit: &str) -> C
                 });
             }
         }
-        fleets.push(FleetComparison {
-            scenario: h.scenario.clone(),
-            base: b.desync.clone(),
-            head: h.desync.clone(),
-        });
+        if b.desync.is_some() || h.desync.is_some() || b.scenario != super::scenario::TO_THE_CAP {
+            fleets.push(FleetComparison {
+                scenario: h.scenario.clone(),
+                base: b.desync.clone(),
+                head: h.desync.clone(),
+            });
+        }
     }
+    let warnings = cap_warnings(&operations, &findings);
     Comparison {
         base_commit: base_commit.to_string(),
         head_commit: head.commit.clone(),
@@ -184,7 +249,180 @@ pub fn compare(base: &ReplayReport, head: &ReplayReport, base_commit: &str) -> C
         operations,
         fleets,
         findings,
+        to_the_cap,
+        warnings,
     }
+}
+
+/// One scenario's operations, paired across the two sides, and where the
+/// head is worse. Pairing: the same name; else, for operations one side
+/// lacks, the same method at the same place in the clients' sequence of
+/// operations (a renamed route); an operation the head has that nothing
+/// pairs with is judged against the base's most attempts.
+fn compare_scenario(
+    b: &ReplayReport,
+    h: &ReplayReport,
+    operations: &mut Vec<OperationComparison>,
+    findings: &mut Vec<ReplayFinding>,
+) {
+    let bo = figures_of(b);
+    let ho = figures_of(h);
+    let scenario = &h.scenario;
+    let renamed = renamed_pairs(b, h, &bo, &ho);
+    let mut names: Vec<&String> = bo.keys().chain(ho.keys()).collect();
+    names.sort();
+    names.dedup();
+    let base_most = bo.iter().max_by_key(|(_, f)| f.attempts_max).map(|(n, f)| (n.clone(), f.attempts_max));
+    for name in names {
+        let (bf, hf) = (bo.get(name), ho.get(name));
+        let mut row = OperationComparison {
+            scenario: scenario.clone(),
+            operation: name.clone(),
+            base_operation: None,
+            pairing: None,
+            base: bf.cloned(),
+            head: hf.cloned(),
+        };
+        match (bf, hf) {
+            (Some(bf), Some(hf)) => findings.extend(operation_findings(scenario, name, bf, hf)),
+            (Some(_), None) => {
+                if renamed.iter().any(|(bn, _)| bn == name) {
+                    // Shown on its head's row.
+                    continue;
+                }
+                row.pairing = Some("at the base only: the head never sent it".into());
+            }
+            (None, Some(hf)) => {
+                if let Some((bn, _)) = renamed.iter().find(|(_, hn)| hn == name) {
+                    let bf = &bo[bn];
+                    let label = format!("{name} (was {bn} at the base)");
+                    findings.extend(operation_findings(scenario, &label, bf, hf));
+                    row.base_operation = Some(bn.clone());
+                    row.base = Some(bf.clone());
+                    row.pairing = Some(format!(
+                        "renamed: {bn} at the base, paired by method and place in the clients' sequence"
+                    ));
+                } else {
+                    match &base_most {
+                        Some((bn, most)) => {
+                            row.pairing = Some(format!(
+                                "at the head only: judged against the base's most attempts ({most}, {bn})"
+                            ));
+                            if hf.attempts_max > *most {
+                                let (base, head) = (most.to_string(), hf.attempts_max.to_string());
+                                findings.push(ReplayFinding {
+                                    kind: Kind::RetryCountRaised,
+                                    seen_in: "replay".into(),
+                                    scenario: scenario.clone(),
+                                    operation: name.clone(),
+                                    message: format!(
+                                        "{name}: {head} attempts per request at the head; no base operation pairs \
+                                         with it, and the base's most was {base} ({bn})"
+                                    ),
+                                    base,
+                                    head,
+                                });
+                            }
+                        }
+                        None => row.pairing = Some("at the head only: the base sent nothing".into()),
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+        operations.push(row);
+    }
+}
+
+/// Operations one side lacks, paired as a rename: for each client, its
+/// operations in the order it first sent them; a base-only and a head-only
+/// operation at the same place with the same method are one operation,
+/// when no client says otherwise.
+fn renamed_pairs(
+    b: &ReplayReport,
+    h: &ReplayReport,
+    bo: &BTreeMap<String, OperationFigures>,
+    ho: &BTreeMap<String, OperationFigures>,
+) -> Vec<(String, String)> {
+    let sequence = |t: &ClientTimeline| {
+        let mut seq: Vec<String> = Vec::new();
+        for q in &t.requests {
+            let n = operation_name(&q.method, &q.path);
+            if !seq.contains(&n) {
+                seq.push(n);
+            }
+        }
+        seq
+    };
+    let mut votes: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut against: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (bt, ht) in b.timeline.iter().zip(&h.timeline) {
+        let (bs, hs) = (sequence(bt), sequence(ht));
+        for (i, bn) in bs.iter().enumerate() {
+            if ho.contains_key(bn) {
+                continue;
+            }
+            for (j, hn) in hs.iter().enumerate() {
+                if bo.contains_key(hn) || method_of(bn) != method_of(hn) {
+                    continue;
+                }
+                let key = (bn.clone(), hn.clone());
+                *(if i == j { votes.entry(key).or_default() } else { against.entry(key).or_default() }) += 1;
+            }
+        }
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for ((bn, hn), n) in votes {
+        let no = against.get(&(bn.clone(), hn.clone())).copied().unwrap_or(0);
+        if n > no && !out.iter().any(|(x, y)| *x == bn || *y == hn) {
+            out.push((bn, hn));
+        }
+    }
+    out
+}
+
+fn method_of(operation: &str) -> &str {
+    operation.split(' ').next().unwrap_or("")
+}
+
+/// One warning per operation whose attempt caps the comparison could not
+/// compare: no scenario in which both sides stopped on their caps, and no
+/// finding on its attempts either.
+fn cap_warnings(operations: &[OperationComparison], findings: &[ReplayFinding]) -> Vec<String> {
+    let mut names: Vec<&String> = operations.iter().map(|o| &o.operation).collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::new();
+    for name in names {
+        let rows: Vec<&OperationComparison> = operations.iter().filter(|o| &o.operation == name).collect();
+        let compared = rows.iter().any(|o| match (&o.base, &o.head) {
+            (Some(b), Some(h)) => b.gave_up > 0 && h.gave_up > 0,
+            _ => false,
+        });
+        let judged = findings.iter().any(|f| {
+            matches!(f.kind, Kind::RetryCountRaised | Kind::TimeoutLowered)
+                && (f.operation == *name || f.operation.starts_with(&format!("{name} (was ")))
+        });
+        let one_sided = rows.iter().all(|o| o.base.is_none() || o.head.is_none());
+        if compared || judged || one_sided {
+            continue;
+        }
+        let side = |pick: fn(&OperationComparison) -> Option<&OperationFigures>| {
+            rows.iter()
+                .filter_map(|o| {
+                    pick(o).map(|f| format!("{} attempts in {}, {}", f.attempts_max, o.scenario, f.stopped()))
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        out.push(format!(
+            "could not compare the attempt caps of {name}: in no scenario did both sides stop on their caps \
+             (base: {}; head: {}); a raised cap beyond what the scenarios reached would not show here",
+            side(|o| o.base.as_ref()),
+            side(|o| o.head.as_ref())
+        ));
+    }
+    out
 }
 
 /// The one-scenario reports a report holds: itself, or its parts.
@@ -343,6 +581,8 @@ struct Acc {
     resent_while_held: usize,
     unsafe_resends: usize,
     duplicate_writes: usize,
+    gave_up: usize,
+    cut: usize,
 }
 
 impl Acc {
@@ -362,6 +602,8 @@ impl Acc {
             resent_while_held: self.resent_while_held,
             unsafe_resends: self.unsafe_resends,
             duplicate_writes: self.duplicate_writes,
+            gave_up: self.gave_up,
+            cut: self.cut,
         }
     }
 }
@@ -381,7 +623,24 @@ fn client_into(t: &ClientTimeline, acc: &mut BTreeMap<String, Acc>) {
     for q in &t.requests {
         by_op.entry(operation_name(&q.method, &q.path)).or_default().push(q);
     }
+    // The operation the client was on when the scenario ended, if it was
+    // killed there rather than exiting by itself.
+    let cut_on = match t.exit {
+        super::runner::ClientExit::KilledAtTimeout => {
+            t.requests.last().map(|q| operation_name(&q.method, &q.path))
+        }
+        _ => None,
+    };
     for (op, reqs) in by_op {
+        let ended_on_failure = reqs.last().is_some_and(|q| !succeeded(q));
+        if ended_on_failure {
+            let a = acc.entry(op.clone()).or_default();
+            if cut_on.as_ref() == Some(&op) {
+                a.cut += 1;
+            } else {
+                a.gave_up += 1;
+            }
+        }
         let a = acc.entry(op).or_default();
         a.requests += reqs.len();
         let mut applied: BTreeMap<&str, usize> = BTreeMap::new();
@@ -460,6 +719,8 @@ impl Comparison {
             operations: Vec::new(),
             fleets: Vec::new(),
             findings: Vec::new(),
+            to_the_cap: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -486,9 +747,10 @@ impl Comparison {
                 match f {
                 None => "not sent".to_string(),
                 Some(f) => format!(
-                    "{} per request (median {}), {} early of {} told, {} re-sent while held, {} unsafe re-sends, {} duplicate writes",
+                    "{} per request (median {}; {}), {} early of {} told, {} re-sent while held, {} unsafe re-sends, {} duplicate writes",
                     crate::text::plural(f.attempts_max, "attempt", "attempts"),
                     f.attempts_median,
+                    f.stopped(),
                     f.retries_early,
                     f.retries_told,
                     f.resent_while_held,
@@ -497,12 +759,20 @@ impl Comparison {
                 ),
             }
             };
+            let pairing = o.pairing.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
             out.push(format!(
-                "[{}] {}: base {}; head {}",
+                "[{}] {}{pairing}: base {}; head {}",
                 o.scenario,
                 o.operation,
                 side(&o.base),
                 side(&o.head)
+            ));
+        }
+        if let Some(cap) = &self.to_the_cap {
+            out.push(format!(
+                "[{}] run for the comparison only, so that each side stops on its own cap: {}",
+                super::scenario::TO_THE_CAP,
+                cap.head.scenario_description
             ));
         }
         for f in &self.fleets {
@@ -521,6 +791,9 @@ impl Comparison {
         }
         for f in &self.findings {
             out.push(format!("{} (seen in the replay): [{}] {}", f.kind.id(), f.scenario, f.message));
+        }
+        for w in &self.warnings {
+            out.push(format!("warning: {w}"));
         }
         if self.findings.is_empty() {
             out.push("the head is no worse than its base on any operation the replay sent".into());
@@ -556,6 +829,8 @@ mod tests {
             resent_while_held: 0,
             unsafe_resends: 0,
             duplicate_writes: 0,
+            gave_up: 0,
+            cut: 0,
         }
     }
 
@@ -644,16 +919,141 @@ mod tests {
             });
             r
         };
-        let c = compare(&side(Reading::Spread, 2.0), &side(Reading::Lockstep, 300.0), "b");
+        let c = compare(&side(Reading::Spread, 2.0), &side(Reading::Lockstep, 300.0), "b", None);
         assert_eq!(c.findings.len(), 1);
         assert_eq!(c.findings[0].kind, Kind::JitterRemoved);
         assert!(c.findings[0].message.contains("2.0x (spread)"), "{}", c.findings[0].message);
         assert!(c.findings[0].message.contains("300x (lockstep)"), "{}", c.findings[0].message);
         // Within the noise, or more concentrated but still spread: not worse.
-        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::WithinNoise, 3.0), "b")
+        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::WithinNoise, 3.0), "b", None)
             .findings
             .is_empty());
-        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::Spread, 9.0), "b").findings.is_empty());
+        assert!(compare(&side(Reading::Spread, 2.0), &side(Reading::Spread, 9.0), "b", None)
+            .findings
+            .is_empty());
+    }
+
+    fn on(path: &str, r: TimelineRequest) -> TimelineRequest {
+        TimelineRequest { path: path.into(), ..r }
+    }
+
+    /// One scenario's report: each client's requests as (path, statuses).
+    fn side(scenario: &str, clients: &[Vec<(&str, u16)>], killed: bool) -> ReplayReport {
+        let mut r = ReplayReport::combine("0".repeat(64), Vec::new());
+        r.scenario = scenario.into();
+        r.timeline = clients
+            .iter()
+            .enumerate()
+            .map(|(c, reqs)| {
+                let mut t = timeline(
+                    reqs.iter()
+                        .enumerate()
+                        .map(|(i, (p, st))| on(p, req(i, i as f64 * 1000.0, "GET", *st, 0)))
+                        .collect(),
+                );
+                t.client = c;
+                if killed {
+                    t.exit = super::super::runner::ClientExit::KilledAtTimeout;
+                }
+                t
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_renamed_route_is_paired_by_method_and_place_and_its_raise_is_caught() {
+        let base = side("long-outage", &[vec![("/c/0/items", 503); 4], vec![("/c/1/items", 503); 4]], false);
+        let head =
+            side("long-outage", &[vec![("/c/0/v2/items", 503); 6], vec![("/c/1/v2/items", 503); 6]], false);
+        let c = compare(&base, &head, "b", None);
+        assert_eq!(c.findings.len(), 1, "{:#?}", c.findings);
+        assert_eq!(c.findings[0].kind, Kind::RetryCountRaised);
+        assert_eq!(
+            c.findings[0].message,
+            "GET /v2/items (was GET /items at the base): 4 attempts per request at the base, 6 at the head"
+        );
+        assert_eq!(c.operations.len(), 1, "{:#?}", c.operations);
+        assert_eq!(c.operations[0].base_operation.as_deref(), Some("GET /items"));
+        assert!(c.operations[0].pairing.as_deref().unwrap().starts_with("renamed"));
+        // Both stopped on their caps: compared, no warning.
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // A rename with nothing else changed passes.
+        let same =
+            side("long-outage", &[vec![("/c/0/v2/items", 503); 4], vec![("/c/1/v2/items", 503); 4]], false);
+        let c = compare(&base, &same, "b", None);
+        assert!(c.findings.is_empty(), "{:#?}", c.findings);
+    }
+
+    #[test]
+    fn an_operation_only_the_head_sends_is_judged_against_the_bases_most() {
+        // The base sends GET /items then GET /users; the head GET /items
+        // and, first, a new GET /health: nothing pairs the new one by place.
+        let base = side("s", &[vec![("/c/0/items", 503), ("/c/0/items", 503), ("/c/0/users", 200)]], false);
+        let head = side(
+            "s",
+            &[vec![
+                ("/c/0/health", 503),
+                ("/c/0/health", 503),
+                ("/c/0/health", 503),
+                ("/c/0/health", 200),
+                ("/c/0/items", 503),
+                ("/c/0/items", 200),
+            ]],
+            false,
+        );
+        let c = compare(&base, &head, "b", None);
+        let raised: Vec<&ReplayFinding> =
+            c.findings.iter().filter(|f| f.operation == "GET /health").collect();
+        assert_eq!(raised.len(), 1, "{:#?}", c.findings);
+        assert!(
+            raised[0]
+                .message
+                .contains("no base operation pairs with it, and the base's most was 2 (GET /items)"),
+            "{}",
+            raised[0].message
+        );
+        let row = c.operations.iter().find(|o| o.operation == "GET /health").unwrap();
+        assert!(row
+            .pairing
+            .as_deref()
+            .unwrap()
+            .contains("judged against the base's most attempts (2, GET /items)"));
+        let gone = c.operations.iter().find(|o| o.operation == "GET /users").unwrap();
+        assert_eq!(gone.pairing.as_deref(), Some("at the base only: the head never sent it"));
+    }
+
+    #[test]
+    fn sides_that_never_stop_on_their_caps_are_said_not_compared() {
+        // Both recover after three failures: any cap of 4 or more looks alike.
+        let three = [("/c/0/items", 429), ("/c/0/items", 429), ("/c/0/items", 429), ("/c/0/items", 200)];
+        let base = side("default", &[three.to_vec()], false);
+        let c = compare(&base, &base.clone(), "b", None);
+        assert!(c.findings.is_empty());
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].starts_with("could not compare the attempt caps of GET /items"),
+            "{}",
+            c.warnings[0]
+        );
+        assert!(c.warnings[0].contains("stopped 1 on success"), "{}", c.warnings[0]);
+        // The run to the caps: both give up, so the caps are compared.
+        let capped =
+            |n: usize| side(crate::replay::scenario::TO_THE_CAP, &[vec![("/c/0/items", 429); n]], false);
+        let run = CapRun { base: Box::new(capped(4)), head: Box::new(capped(11)) };
+        let c = compare(&base, &base.clone(), "b", Some(run));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.findings.len(), 1);
+        assert_eq!(c.findings[0].scenario, "to-the-cap");
+        assert_eq!(c.findings[0].message, "GET /items: 4 attempts per request at the base, 11 at the head");
+        // A head cut at the scenario's end with fewer attempts: not compared.
+        let cut = side(crate::replay::scenario::TO_THE_CAP, &[vec![("/c/0/items", 429); 3]], true);
+        let f = figures_of(&cut);
+        assert_eq!((f["GET /items"].cut, f["GET /items"].gave_up), (1, 0));
+        let run = CapRun { base: Box::new(capped(4)), head: Box::new(cut) };
+        let c = compare(&base, &base.clone(), "b", Some(run));
+        assert!(c.findings.is_empty());
+        assert!(c.warnings[0].contains("at the scenario's end"), "{:?}", c.warnings);
     }
 
     #[test]

@@ -130,28 +130,62 @@ pub async fn run_differential(
     base: Result<&ReplayOptions, String>,
     base_commit: &str,
     list: &[LoadedScenario],
+    cap_failures: Option<usize>,
 ) -> anyhow::Result<ReplayReport> {
+    // Whatever the configured scenarios, both sides also meet an outage that
+    // outlasts their budgets: a scenario that recovers after three 429s makes
+    // every cap of 3 or more look the same (issue 53).
+    let cap = scenario::to_the_cap(list, cap_failures)?;
     let (report, base_ran) = match base {
         Err(why) => (run_scenarios(head, list).await?, Err(why)),
         Ok(opts) => {
             // Side by side: the replay is mostly waiting, and the two fleets
-            // have their own servers, ports and working trees.
-            let (h, b) = tokio::join!(run_scenarios(head, list), run_scenarios(opts, list));
-            (h?, b.map_err(|e| format!("the base did not run the replay: {e:#}")))
+            // have their own servers, ports and working trees. Each side runs
+            // its configured scenarios, then the run to the caps.
+            let (h, b) = tokio::join!(run_side(head, list, cap.as_ref()), run_side(opts, list, cap.as_ref()));
+            let (h, h_cap) = h?;
+            (
+                h,
+                b.map(|(b, b_cap)| (b, b_cap, h_cap))
+                    .map_err(|e| format!("the base did not run the replay: {e:#}")),
+            )
         }
     };
     let comparison = match base_ran {
         Err(why) => compare::Comparison::undecided(base_commit, report.commit.clone(), why),
-        Ok(b) => match base_did_not_run(&b) {
+        Ok((b, b_cap, h_cap)) => match base_did_not_run(&b) {
             Some(why) => {
                 let mut c = compare::Comparison::undecided(base_commit, report.commit.clone(), why);
                 c.base = Some(Box::new(b));
                 c
             }
-            None => compare::compare(&b, &report, base_commit),
+            None => {
+                let to_the_cap = match (b_cap, h_cap) {
+                    (Some(base), Some(head)) => {
+                        Some(compare::CapRun { base: Box::new(base), head: Box::new(head) })
+                    }
+                    _ => None,
+                };
+                compare::compare(&b, &report, base_commit, to_the_cap)
+            }
         },
     };
     Ok(report.with_comparison(comparison))
+}
+
+/// One side of a differential replay: its configured scenarios, then the
+/// run to the caps when there is one.
+async fn run_side(
+    opts: &ReplayOptions,
+    list: &[LoadedScenario],
+    cap: Option<&LoadedScenario>,
+) -> anyhow::Result<(ReplayReport, Option<ReplayReport>)> {
+    let report = run_scenarios(opts, list).await?;
+    let capped = match cap {
+        Some(c) => Some(run_scenarios(opts, std::slice::from_ref(c)).await?),
+        None => None,
+    };
+    Ok((report, capped))
 }
 
 /// Why a base's report is no evidence to compare with: a scenario in which
@@ -185,8 +219,9 @@ pub fn run_differential_blocking(
     base: Result<&ReplayOptions, String>,
     base_commit: &str,
     list: &[LoadedScenario],
+    cap_failures: Option<usize>,
 ) -> anyhow::Result<ReplayReport> {
-    runtime()?.block_on(run_differential(head, base, base_commit, list))
+    runtime()?.block_on(run_differential(head, base, base_commit, list, cap_failures))
 }
 
 /// One scenario, rerun once when `desynchronized` was inconclusive and

@@ -487,9 +487,127 @@ impl LoadedScenario {
     }
 }
 
+/// The name of the scenario a differential replay adds so that both sides
+/// reach their attempt caps ([`to_the_cap`]).
+pub const TO_THE_CAP: &str = "to-the-cap";
+
+/// The most failures [`to_the_cap`] sizes its outage to.
+const MAX_CAP_FAILURES: usize = MAX_RESPONSES;
+
+/// Whether the last answer of `s`, which repeats forever, is a failure: an
+/// outage that never ends, so every client in it stops on its own cap.
+fn ends_in_an_outage(s: &Scenario) -> bool {
+    s.responses.last().is_some_and(|r| r.drop.is_some() || !(200..300).contains(&r.status))
+}
+
+/// An answer a retrying client retries: 408, 425, 429 or 5xx, delivered.
+fn retried_answer(r: &ResponseSpec) -> bool {
+    r.drop.is_none() && (matches!(r.status, 408 | 425 | 429) || (500..600).contains(&r.status))
+}
+
+/// The scenario a differential replay runs besides the configured ones, so
+/// that each side stops on its own attempt cap (issue 53): the first
+/// retried answer of the configured scenarios, its `Retry-After` (if any)
+/// shortened to 1 s (429 with `Retry-After: 1` when none has one), to every
+/// request, `failures` times and then a 200
+/// when the scan knows both sides' attempts (an outage that outlasts the
+/// larger budget), or forever otherwise (the replay's timeout ends it).
+/// Only the comparison judges it: the checks a cap decides (`recovered`,
+/// `attempt-budget`) and the fleet checks, which the configured scenarios
+/// already judge, are off. `None` when a configured scenario already ends
+/// in an outage that never ends: that one reaches every cap.
+pub fn to_the_cap(
+    list: &[LoadedScenario],
+    failures: Option<usize>,
+) -> anyhow::Result<Option<LoadedScenario>> {
+    if list.iter().any(|l| ends_in_an_outage(&l.scenario)) {
+        return Ok(None);
+    }
+    let source =
+        list.iter().find_map(|l| l.scenario.responses.iter().find(|r| retried_answer(r)).map(|r| (l, r)));
+    let mut answer = String::new();
+    let from = match source {
+        Some((l, r)) => {
+            answer.push_str(&format!("  - status: {}\n", r.status));
+            // The cap is what this run is for, not the wait: a told wait of
+            // its own form, but the shortest one (1 s), so that a cap of ten
+            // is reached in seconds.
+            if r.retry_after.is_some() {
+                answer.push_str("    retry_after: 1\n");
+            }
+            if let Some(d) = &r.retry_after_date {
+                let format = match d.format {
+                    DateFormat::ImfFixdate => "imf-fixdate",
+                    DateFormat::Rfc850 => "rfc850",
+                    DateFormat::Asctime => "asctime",
+                };
+                answer
+                    .push_str(&format!("    retry_after_date:\n      ahead_s: 1\n      format: {format}\n"));
+            }
+            format!("the first retried answer of {}", l.name)
+        }
+        None => {
+            answer.push_str("  - status: 429\n    retry_after: 1\n");
+            "429 with Retry-After: 1, as no configured scenario has a retried answer".to_string()
+        }
+    };
+    let (length, tail) = match failures {
+        Some(n) => {
+            let n = n.clamp(1, MAX_CAP_FAILURES);
+            answer.push_str(&format!("    repeat: {n}\n  - status: 200\n"));
+            (format!("{n} times, then 200 (sized from the scan's attempt figures)"), "")
+        }
+        None => ("to every request, forever".to_string(), " (the replay's timeout ends it)"),
+    };
+    let description = format!("{from}, {length}{tail}");
+    let text = format!(
+        "# Derived by the differential replay so that base and head both stop on their caps.\n\
+         description: {description:?}\n\
+         responses:\n{answer}\
+         budget: {MAX_BUDGET}\n\
+         checks:\n  recovered: off\n  attempt-budget: off\n  desynchronized: off\n  desynchronized-after-retry-after: off\n"
+    );
+    // Our own text: a failure to read it back is a bug, said as one.
+    LoadedScenario::from_text(TO_THE_CAP, &text)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("the derived scenario {TO_THE_CAP} does not parse (a bug): {e:#}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_to_the_caps_repeats_the_first_retried_answer_with_a_short_wait() {
+        let list = LoadedScenario::resolve_list("refused,post").unwrap();
+        let cap = to_the_cap(&list, None).unwrap().expect("neither ends in an outage");
+        assert_eq!(cap.name, TO_THE_CAP);
+        // post's 429 (Retry-After 2) shortened to 1 s, forever.
+        let s = &cap.scenario;
+        for i in [0, 1, 50, 5000] {
+            assert_eq!((s.response_for(i).status, s.response_for(i).retry_after), (429, Some(1)));
+        }
+        assert_eq!((s.checks.recovered, s.checks.attempt_budget), (Level::Off, Level::Off));
+        assert_eq!(s.checks.desynchronized, Level::Off);
+        assert_eq!(s.checks.no_unsafe_replay, Level::Error);
+        assert!(s.description.contains("first retried answer of post"), "{}", s.description);
+        // Sized: eleven failures, then a 200.
+        let sized = to_the_cap(&list, Some(11)).unwrap().unwrap().scenario;
+        assert_eq!(sized.response_for(10).status, 429);
+        assert_eq!(sized.response_for(11).status, 200);
+        // The date form keeps its form.
+        let date = to_the_cap(&LoadedScenario::resolve_list("http-date").unwrap(), None).unwrap().unwrap();
+        let d = date.scenario.response_for(3).retry_after_date.unwrap();
+        assert_eq!((d.ahead_s, d.format), (1, DateFormat::ImfFixdate));
+        // No retried answer anywhere: 429 with Retry-After 1.
+        let none =
+            to_the_cap(&LoadedScenario::resolve_list("slow-response").unwrap(), None).unwrap().unwrap();
+        assert_eq!(none.scenario.response_for(0).retry_after, Some(1));
+        assert!(none.scenario.description.contains("no configured scenario has a retried answer"));
+        // An outage that never ends already reaches every cap.
+        let list = LoadedScenario::resolve_list("default,long-outage").unwrap();
+        assert!(to_the_cap(&list, None).unwrap().is_none());
+    }
 
     #[test]
     fn every_bundled_scenario_parses() {

@@ -489,6 +489,60 @@ fn the_gate_runs_replay_command_from_the_base_config_on_the_checked_out_head() {
     assert_eq!(codes(&r.json), ["replay-failed"]);
 }
 
+#[test]
+fn the_gates_own_replay_runs_the_base_beside_the_head_and_blocks_a_raise_only_the_comparison_sees() {
+    // curl honours `Retry-After: 1`: under `default` (three 429s, then 200)
+    // a curl --retry of 3 and one of 9 both recover after 4 attempts and pass every
+    // check. Only the comparison's run to the caps shows 3 against 10.
+    // The command (part of the gate) stays; the setting its client reads is
+    // the project's code, which the pull request changes, under a name the
+    // scan does not read as a retry setting: the replay alone can see it.
+    let tuning = |n: u32| format!("K={n}\n");
+    let setup = |head_client: &str| {
+        let repo = Repo::new();
+        repo.write("src/checkout.rs", common::BEFORE);
+        repo.write(
+            "replay.sh",
+            ". src/tuning.sh\nexec curl -sS -o - --retry \"$K\" \"$RETRYGATE_URL/orders\"\n",
+        );
+        repo.write("src/tuning.sh", tuning(3));
+        repo.write(
+            ".github/retrygate.yml",
+            "replay: { command: 'sh replay.sh', scenario: default, clients: 4 }\n",
+        );
+        repo.commit("base");
+        repo.branch("codex/http");
+        repo.write("src/tuning.sh", head_client);
+        record_edit(&repo.join(".tool_ledger.jsonl"), "src/tuning.sh", head_client);
+        edit_with_ledger(&repo, "src/http.rs", HTTP_FILE);
+        repo
+    };
+    let raised = setup(&tuning(9));
+    let r = check(&raised, &["--head", "codex/http"]);
+    assert_eq!(
+        (r.code, codes(&r.json)),
+        (Some(1), vec!["replay-failed".to_string()]),
+        "{:?}",
+        r.json["reasons"]
+    );
+    let reasons = r.json["evidence"]["replay"]["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert_eq!(
+        reasons[0],
+        "retry-count-raised (seen in the replay, [to-the-cap]): GET /orders: 4 attempts per request at the base, 10 at the head"
+    );
+    // The comment shows both sides of the storm.
+    let out = run(&raised, &["--head", "codex/http", "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("Compared with the base"), "{md}");
+    assert!(md.contains("**Base**") && md.contains("**Head**"), "{md}");
+
+    let unchanged = setup(&format!("# same retries, reworded\n{}", tuning(3)));
+    let r = check(&unchanged, &["--head", "codex/http"]);
+    assert_eq!(r.code, Some(0), "{:?}", r.json["reasons"]);
+    assert_eq!(r.json["evidence"]["replay"]["status"], "pass");
+}
+
 // ------------------------------------------------------------------ policy
 
 #[test]

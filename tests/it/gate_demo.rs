@@ -36,7 +36,8 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
     let took = started.elapsed();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let (first, second) = text.split_once("The agent pushes the calm patch").expect("two acts");
+    let (first, rest) = text.split_once("The agent pushes the calm patch").expect("three acts");
+    let (second, third) = rest.split_once("The agent pushes once more").expect("three acts");
 
     assert!(first.contains("### ❌ retrygate: blocked"), "{first}");
     for part in [
@@ -68,6 +69,25 @@ fn the_full_demo_runs_from_the_binary_alone_and_blocks_then_passes() {
     assert!(second.contains("| 4 | "), "a client came back three times:\n{second}");
     assert!(second.contains("`GET /c/0/cart/7`") && !second.contains("No client retried"), "{second}");
     assert!(second.contains("| `retry-after-honored` | ✅ pass |"), "{second}");
+    // Act 3: the cap raised where no analyzer looks, blocked by the
+    // comparison with the base alone.
+    assert!(third.contains("### ❌ retrygate: blocked"), "{third}");
+    for part in [
+        "**replay-failed**",
+        "retry-count-raised (seen in the replay, [to-the-cap]): GET /cart/{id}: 5 attempts per request at the base, 10 at the head",
+        "**Base** (",
+        "**Head**:",
+        "(exit code 1)",
+        "exit code 1 for the first push, 0 for the second, 1 for the third",
+    ] {
+        assert!(third.contains(part), "act 3 lacks {part:?}:\n{third}");
+    }
+    for absent in ["**blocking-findings**", "**ledger-", "| `retry-after-honored` | ❌ fail |"] {
+        assert!(
+            !third.contains(absent),
+            "act 3 is blocked by the comparison alone, not {absent:?}:\n{third}"
+        );
+    }
     eprintln!("retrygate demo took {:.1} s", took.as_secs_f64());
 }
 
@@ -81,8 +101,14 @@ fn the_calm_push_can_carry_its_ledger_as_an_artifact() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let (first, second) = text.split_once("The agent pushes the calm patch").expect("two acts");
+    let (first, rest) = text.split_once("The agent pushes the calm patch").expect("three acts");
+    let (second, third) = rest.split_once("The agent pushes once more").expect("three acts");
     assert!(first.contains("**ledger-missing**"), "{first}");
+    assert!(
+        third.contains("--ledger-artifact tool-ledger-3.zip") && third.contains("**replay-failed**"),
+        "{third}"
+    );
+    assert!(!third.contains("**ledger-"), "the third push's artifact explains its edit: {third}");
     assert!(second.contains("--ledger-artifact tool-ledger.zip"), "{second}");
     assert!(second.contains("### ✅ retrygate: passing"), "{second}");
     assert!(second.contains("From `.tool_ledger.jsonl` in the artifact zip"), "{second}");
@@ -174,7 +200,7 @@ fn demo() -> String {
 fn the_demos_comments_render_as_a_maintainer_reads_them() {
     let out = demo();
     let comments = comments(&out);
-    assert_eq!(comments.len(), 2, "{out}");
+    assert_eq!(comments.len(), 3, "{out}");
     let blocked = comments[0];
     let html = assert_renders_well(blocked, "the blocked push's comment");
     // Above the first <details>: the headline, the reasons, the findings.
@@ -240,6 +266,8 @@ fn the_demos_comments_render_as_a_maintainer_reads_them() {
     assert!(!replay[..replay.len() - collapsed.len()].contains("client 0"), "{replay}");
 
     assert_renders_well(comments[1], "the calm push's comment");
+    let tuned = assert_renders_well(comments[2], "the third push's comment");
+    assert!(tuned.contains("Compared with the base"), "{tuned}");
 }
 
 #[test]

@@ -306,3 +306,146 @@ fn a_head_that_retries_a_post_without_a_key_is_retry_non_idempotent() {
         "POST /orders: 0 re-sends without the same Idempotency-Key at the base, 4 at the head"
     );
 }
+
+/// The issue's client: Python (standard library only) that honours
+/// Retry-After with jitter, gives up on a told wait over 30 s, backs off
+/// exponentially with equal jitter otherwise (0.5 s doubling, at most 2 s), and makes `MAX_RETRIES` retries.
+fn python_client(max_retries: u32, comment: &str, path: &str) -> String {
+    format!(
+        r#"exec python3 - <<'PY'
+import email.utils, http.client, os, random, sys, time, urllib.error, urllib.request
+{comment}
+MAX_RETRIES = {max_retries}
+url = os.environ["RETRYGATE_URL"] + "{path}"
+
+def told(value):
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    when = email.utils.parsedate_to_datetime(value)
+    return max(0.0, when.timestamp() - time.time())
+
+for attempt in range(MAX_RETRIES + 1):
+    wait = None
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            answer.read()
+            sys.exit(0)
+    except urllib.error.HTTPError as e:
+        if e.code not in (408, 425, 429, 500, 502, 503, 504):
+            sys.exit(1)
+        wait = told(e.headers.get("Retry-After"))
+    except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError):
+        pass
+    if attempt == MAX_RETRIES:
+        sys.exit(1)
+    if wait is not None:
+        if wait > 30:
+            sys.exit(1)
+        time.sleep(wait + random.uniform(0, 0.3))
+    else:
+        step = min(2.0, 0.5 * 2 ** attempt)
+        time.sleep(step / 2 + random.uniform(0, step / 2))
+PY
+"#
+    )
+}
+
+fn python_available() {
+    let ok = Command::new("python3").arg("--version").output().map(|o| o.status.success());
+    assert!(ok.unwrap_or(false), "python3 is missing: {INSTALL}");
+}
+
+/// Runs `f` over `items` on at most `n` threads at once (the replays are
+/// mostly waiting).
+fn in_parallel<T: Sync, R: Send>(items: &[T], n: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let mut out = Vec::new();
+    for chunk in items.chunks(n) {
+        out.extend(std::thread::scope(|s| {
+            let handles: Vec<_> = chunk.iter().map(|i| s.spawn(|| f(i))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+        }));
+    }
+    out
+}
+
+#[test]
+fn a_raise_from_3_to_10_blocks_under_every_bundled_scenario_and_a_comment_only_head_passes() {
+    python_available();
+    let base = python_client(3, "", "/items");
+    let raised = python_client(10, "", "/items");
+    let comment = python_client(3, "# retries: see the runbook", "/items");
+    let mut cases = Vec::new();
+    for (name, _) in retrygate::replay::scenario::BUNDLED {
+        cases.push((*name, true));
+        cases.push((*name, false));
+    }
+    let results = in_parallel(&cases, 6, |(name, raise)| {
+        let head = if *raise { &raised } else { &comment };
+        let (dir, base_sha, _) = repo(&base, head);
+        let (out, report) = replay(dir.path(), &base_sha, name);
+        (*name, *raise, out, report)
+    });
+    let mut wrong = Vec::new();
+    for (name, raise, out, report) in results {
+        let r = report.unwrap_or_else(|| panic!("{name}: no report: {}", text(&out)));
+        let kinds: Vec<&str> = r["comparison"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap())
+            .collect();
+        let ok = if raise {
+            out.status.code() == Some(1) && kinds.contains(&"retry-count-raised")
+        } else {
+            out.status.code() == Some(0) && kinds.is_empty()
+        };
+        if !ok {
+            wrong.push(format!(
+                "{name} ({}): exit {:?}, findings {kinds:?}, reasons {}",
+                if raise { "3 -> 10" } else { "comment only" },
+                out.status.code(),
+                r["reasons"]
+            ));
+        }
+        // Every comparison says how each side stopped, and one that reached
+        // no cap says so rather than passing quietly.
+        if !raise && name != "long-outage" {
+            assert!(r["comparison"]["to_the_cap"].is_object(), "{name}: no run to the caps");
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn a_raise_hidden_behind_a_renamed_route_blocks_and_a_rename_alone_passes() {
+    python_available();
+    let base = python_client(3, "", "/items");
+    let renamed_and_raised = python_client(5, "", "/v2/items");
+    let renamed = python_client(3, "", "/v2/items");
+    let cases = [(renamed_and_raised, 1), (renamed, 0)];
+    let results = in_parallel(&cases, 2, |(head, _)| {
+        let (dir, base_sha, _) = repo(&base, head);
+        replay(dir.path(), &base_sha, "long-outage")
+    });
+    for ((out, report), (_, want)) in results.into_iter().zip(&cases) {
+        assert_eq!(out.status.code(), Some(*want), "{}", text(&out));
+        let r = report.expect("a report");
+        let ops = r["comparison"]["operations"].as_array().unwrap();
+        assert_eq!(ops.len(), 1, "{ops:#?}");
+        assert_eq!(ops[0]["operation"], "GET /v2/items");
+        assert_eq!(ops[0]["base_operation"], "GET /items");
+        let findings = r["comparison"]["findings"].as_array().unwrap();
+        if *want == 1 {
+            assert_eq!(findings.len(), 1, "{findings:#?}");
+            assert_eq!(
+                findings[0]["message"],
+                "GET /v2/items (was GET /items at the base): 4 attempts per request at the base, 6 at the head"
+            );
+            assert!(text(&out).contains("renamed: GET /items at the base"), "{}", text(&out));
+        } else {
+            assert_eq!(findings, &Vec::<Value>::new());
+        }
+    }
+}
