@@ -204,3 +204,74 @@ fn git_variables_from_a_hook_do_not_redirect_the_scan() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(kinds(&json), ["retry-count-raised"]);
 }
+
+#[test]
+fn a_retrying_client_built_in_one_go_file_covers_the_writes_of_its_package() {
+    // The provider builds the package's client; the API calls are in a
+    // file the change does not touch.
+    let calls = "package dns\n\nimport \"net/http\"\n\nfunc (c *Client) AddRecord(body io.Reader) error {\n\treq, _ := http.NewRequest(http.MethodPost, c.base+\"/records\", body)\n\t_, err := c.HTTPClient.Do(req)\n\treturn err\n}\n";
+    let provider = |build: &str| {
+        format!("package dns\n\nimport \"net/http\"\n\ntype Client struct {{\n\tbase       string\n\tHTTPClient *http.Client\n}}\n\nfunc NewClient(base string) *Client {{\n{build}}}\n")
+    };
+    let plain = provider("\treturn &Client{base: base, HTTPClient: &http.Client{}}\n");
+    let retrying = provider("\trc := retryablehttp.NewClient()\n\trc.RetryMax = 5\n\treturn &Client{base: base, HTTPClient: rc.StandardClient()}\n");
+    let repo = Repo::new();
+    repo.write("providers/dns/internal/client.go", calls);
+    repo.write("providers/dns/internal/provider.go", &plain);
+    repo.commit("base");
+    repo.branch("feature");
+    repo.write("providers/dns/internal/provider.go", &retrying);
+    repo.commit("retry the provider's requests");
+    let (out, json) = scan(&repo, "feature");
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let f = json["findings"].as_array().unwrap();
+    let write = f.iter().find(|f| f["rule"] == "op/new-retry-of-write").unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(write["path"], "providers/dns/internal/provider.go");
+    assert!(write["message"].as_str().unwrap().contains("AddRecord"), "{write}");
+
+    // A package that only reads through it: no error.
+    let repo = Repo::new();
+    repo.write("providers/dns/internal/client.go", calls.replace("http.MethodPost", "http.MethodGet"));
+    repo.write("providers/dns/internal/provider.go", &plain);
+    repo.commit("base");
+    repo.branch("feature");
+    repo.write("providers/dns/internal/provider.go", &retrying);
+    repo.commit("retry the provider's reads");
+    let (_, json) = scan(&repo, "feature");
+    let errors: Vec<&Value> =
+        json["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect();
+    assert!(errors.is_empty(), "{json:#}");
+}
+
+#[test]
+fn a_project_retry_decorator_defined_in_an_unchanged_file_is_read_there() {
+    let helper = "import functools\nimport random\nimport time\n\n\ndef with_retries(max_attempts=3):\n    def deco(fn):\n        @functools.wraps(fn)\n        def inner(*args, **kwargs):\n            for attempt in range(max_attempts):\n                try:\n                    return fn(*args, **kwargs)\n                except Exception:\n                    if attempt == max_attempts - 1:\n                        raise\n                    time.sleep(random.uniform(0, 2 ** attempt))\n        return inner\n    return deco\n";
+    let api = "import requests\n\n\ndef create_order(body):\n    return requests.post(\"https://shop.example/orders\", json=body, timeout=10)\n\n\ndef get_order(order_id):\n    return requests.get(f\"https://shop.example/orders/{order_id}\", timeout=10)\n";
+    let decorated = |f: &str| {
+        api.replace("import requests\n", "import requests\n\nfrom shop.utils.retry import with_retries\n")
+            .replace(&format!("def {f}("), &format!("@with_retries(max_attempts=4)\ndef {f}("))
+    };
+    for (decorated_fn, blocks) in [("create_order", true), ("get_order", false)] {
+        let repo = Repo::new();
+        repo.write("shop/utils/retry.py", helper);
+        repo.write("shop/api.py", api);
+        // The Python rule pack reads helpers too; off here, so the
+        // operation model is what must read the unchanged file.
+        repo.write(".github/retrygate.yml", "rules: { disable: [python/retry-helper-write] }\n");
+        repo.commit("base");
+        repo.branch("feature");
+        repo.write("shop/api.py", decorated(decorated_fn));
+        repo.commit("retry");
+        let (out, json) = scan(&repo, "feature");
+        let errors: Vec<&Value> =
+            json["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect();
+        if blocks {
+            assert_eq!(out.status.code(), Some(1), "{json:#}");
+            assert_eq!(errors.len(), 1, "{json:#}");
+            assert_eq!(errors[0]["rule"], "op/new-retry-of-write", "{json:#}");
+            assert!(errors[0]["message"].as_str().unwrap().contains("with_retries"), "{json:#}");
+        } else {
+            assert!(errors.is_empty(), "a read retried with jitter passes: {json:#}");
+        }
+    }
+}

@@ -86,6 +86,22 @@ pub(crate) fn judge(
     out
 }
 
+/// Whether this model compares a library form's count and jitter: the
+/// forms no library file describes (the library analyzers compare the
+/// others), said so in `rules/operations/model.yml` (`compare_settings`),
+/// and the reactive retry operators.
+fn settings_here(f: &Form) -> bool {
+    match f {
+        Form::Library(name) => {
+            name == super::front::REACTIVE
+                || super::data::DATA
+                    .as_ref()
+                    .is_ok_and(|d| d.wrappers.iter().any(|w| w.compare_settings && &w.library == name))
+        }
+        _ => false,
+    }
+}
+
 /// The retry that re-runs an operation most.
 fn strongest(rs: &[Retry]) -> Option<&Retry> {
     rs.iter().max_by(|a, b| rank(a.attempts).total_cmp(&rank(b.attempts)))
@@ -270,8 +286,9 @@ fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
     // is one for the language; elsewhere this model compares them too.
     let no_library_reader =
         crate::analyze::trees::grammar::Grammar::of_path(&h.path).is_some_and(|g| !g.reads_library_sites());
-    let hand =
-        no_library_reader || !matches!(h.form, Form::Library(_)) && !matches!(b.form, Form::Library(_));
+    let hand = no_library_reader
+        || !matches!(h.form, Form::Library(_)) && !matches!(b.form, Form::Library(_))
+        || (settings_here(&h.form) && settings_here(&b.form));
     if c.op.method.writes() && !c.op.keyed && !b.fires_after_write() && h.fires_after_write() {
         let new: Vec<&str> = h
             .conditions

@@ -62,6 +62,44 @@ pub(crate) struct Wrapper {
     /// (a Polly policy field): jitter and conditions are read in the file.
     #[serde(default)]
     pub(crate) scope: Option<String>,
+    /// A client-wide policy (`form: [client]`): the requests it retries
+    /// when nothing says otherwise, `every` method or only `idempotent`
+    /// ones.
+    #[serde(default)]
+    pub(crate) methods: Option<String>,
+    /// Words in its own call that make a client-wide policy
+    /// retry every method (`allowed_methods=None`).
+    #[serde(default)]
+    pub(crate) methods_every: Vec<String>,
+    /// Words that keep a client-wide policy to idempotent methods
+    /// (`DisableForUnsafeHttpMethods()`).
+    #[serde(default)]
+    pub(crate) methods_idempotent: Vec<String>,
+    /// Receivers whose requests do not go through any client a policy is
+    /// installed on (a plain library's module-level functions).
+    #[serde(default)]
+    pub(crate) bypass: Vec<String>,
+    /// Words one of which the file must contain for a name to be this
+    /// library's (`Retry(` is urllib3's only where urllib3 is imported).
+    #[serde(default)]
+    pub(crate) uses: Vec<String>,
+    /// Whether the operation model compares its count and jitter between
+    /// base and head: the libraries no file of `rules/libraries/` describes.
+    #[serde(default)]
+    pub(crate) compare_settings: bool,
+    /// Words one of which the call itself must contain (`request :retry`,
+    /// not `request :json`).
+    #[serde(default)]
+    pub(crate) site: Vec<String>,
+    /// Calls that derive the retrying client a project sends through
+    /// (`StandardClient`): only what they return is covered; the library's
+    /// own calls are its library file's to judge.
+    #[serde(default)]
+    pub(crate) through: Vec<String>,
+    /// The client it configures cannot be told from its line (a builder
+    /// block's middleware): it covers every request of its file.
+    #[serde(default)]
+    pub(crate) unbound: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,6 +123,13 @@ pub(crate) struct AttemptsSpec {
     /// The positional argument that is the count.
     #[serde(default)]
     pub(crate) positional: Option<usize>,
+    /// Whether the positional count counts retries (one attempt more).
+    #[serde(default)]
+    pub(crate) positional_retries: bool,
+    /// Fields assigned a count of retries in the enclosing function, after
+    /// the client is built (`c.RetryMax = 5`, `RetryMax: 5`).
+    #[serde(default)]
+    pub(crate) retry_fields: Vec<String>,
     /// Words in the arguments that mean no bound.
     #[serde(default)]
     pub(crate) unbounded: Vec<String>,
@@ -169,12 +214,21 @@ mod tests {
             assert!(!w._source.is_empty() && !w.names.is_empty(), "{}", w.library);
             for f in &w.form {
                 assert!(
-                    ["decorator", "annotation", "call", "block", "iterator", "chain"].contains(&f.as_str()),
+                    ["decorator", "annotation", "call", "block", "iterator", "chain", "client"]
+                        .contains(&f.as_str()),
                     "{}: unknown form {f}",
                     w.library
                 );
             }
         }
         assert!(data.write_verbs.iter().any(|v| v == "create"));
+        // A client-wide policy says which methods it retries.
+        for w in data.wrappers.iter().filter(|w| w.form.iter().any(|f| f == "client")) {
+            assert!(
+                matches!(w.methods.as_deref(), Some("every" | "idempotent")),
+                "{}: a client form needs `methods: every` or `idempotent`",
+                w.library
+            );
+        }
     }
 }

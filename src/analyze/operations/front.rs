@@ -33,6 +33,9 @@ use crate::analyze::trees::defs::line_of;
 use crate::analyze::trees::eval::World;
 use crate::analyze::trees::grammar::Grammar;
 
+/// The form's name of a reactive retry operator (Reactor, RxJS).
+pub(crate) const REACTIVE: &str = "reactive retry operator";
+
 /// How many function bodies deep calls are followed under a retry.
 const MAX_DEPTH: usize = 4;
 
@@ -143,6 +146,189 @@ struct Walker<'w, 't> {
     /// While deciding whether a definition retries its parameters: their
     /// names, and the retries found covering a call of one.
     probe: Option<(HashSet<String>, Vec<Retry>)>,
+    /// Client-wide policies built in the files read, attached to the
+    /// requests in their scope when the walk is done.
+    clients: Vec<ClientPolicy>,
+}
+
+/// A client (a transport, an adapter, a middleware) built to retry every
+/// request sent through it: it covers the requests of its file, and of its
+/// package where a package is a directory (Go), that do not bypass every
+/// client (a plain library's module-level functions).
+#[derive(Debug, Clone)]
+struct ClientPolicy {
+    retry: Retry,
+    /// Every method, or only idempotent ones.
+    every_method: bool,
+    bypass: Vec<String>,
+    /// The directory whose files share it (Go), else only its own file.
+    package: Option<String>,
+    /// The names the client is held under where it is built (the variable
+    /// it is assigned to, the receiver it is installed on, the typed client
+    /// it is registered for); [`client_names`] follows them through the
+    /// scope's assignments. Empty: it could not be told, and the policy
+    /// covers every request in its scope.
+    seeds: Vec<String>,
+    /// Only values derived through these calls are the retrying client
+    /// (`rc.StandardClient()`); the client's own calls are the library
+    /// analyzer's to judge.
+    through: Vec<String>,
+    /// The function that builds it, whose callers get the client when it
+    /// returns it.
+    builder: String,
+}
+
+/// The names the line that builds a client-wide policy holds it under:
+/// the target it assigns (`rc := retryablehttp.NewClient()`), the receiver
+/// of the call it is passed to or chained on (`self.session.mount(..)`,
+/// `http.AddStandardResilienceHandler()`), and a typed client's type
+/// (`AddHttpClient<OrdersClient>()`).
+fn client_seeds(line: &str, callee: &str) -> Vec<String> {
+    static TARGET: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:(?:var|let|const|val|final|private|public|readonly|static)\s+)*(?:[A-Za-z_][\w<>\[\]]*\s+)?([$@]?[A-Za-z_][\w.@$>-]*)(?:\s*:=|\s*=[^=>]|:\s)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static TYPED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"AddHttpClient<\s*(?:\w+\s*,\s*)?(\w+)\s*>")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static RECV: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"([$@]?[A-Za-z_][\w.@$>-]*)\.(\w+)\s*\(")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let last = |x: &str| -> String {
+        x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
+    };
+    let mut out = Vec::new();
+    if let Some(m) = TYPED.captures(line) {
+        out.push(m[1].to_string());
+        return out;
+    }
+    if let Some(m) = TARGET.captures(line) {
+        out.push(last(&m[1]));
+    } else if let Some(m) = RECV.captures_iter(line).find(|m| INSTALLS.contains(&&m[2])) {
+        out.push(last(&m[1]));
+    }
+    let lib = receiver(callee);
+    out.retain(|n| n.len() > 1 && n != lib && !matches!(n.as_str(), "self" | "this" | "return" | "services"));
+    out
+}
+
+/// Methods that install a client or a policy on their receiver
+/// (`session.mount(.., adapter)`, `builder.Use(mw)`).
+const INSTALLS: &[&str] = &[
+    "mount",
+    "use",
+    "Use",
+    "install",
+    "register",
+    "WithHTTPClient",
+    "SetHTTPClient",
+    "setHttpClient",
+    "httpClient",
+    "with_http_client",
+    "handler",
+    "push",
+    "setTransport",
+    "SetTransport",
+];
+
+/// The names a client-wide policy's client is held under in `texts` (its
+/// scope's files), followed from its seeds through assignments (`x := rc`,
+/// `HTTPClient: rc.StandardClient()`, `self.s = s`), installations
+/// (`s.mount(.., adapter)`) and its builder's callers (`c: newClient()`),
+/// a few steps deep.
+fn client_names(c: &ClientPolicy, texts: &[&str]) -> Vec<String> {
+    static TARGET: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:(?:var|let|const|val|final|private|public|readonly|static)\s+)*(?:[A-Za-z_][\w<>\[\]]*\s+)?([$@]?[A-Za-z_][\w.@$>-]*)(?:\s*:=|\s*=[^=>]|:\s)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static INSTALL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"([$@]?[A-Za-z_][\w.@$>-]*)\.(\w+)\s*\(")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static KEYED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*([A-Za-z_]\w*)\s*(?::|=)\s*&?[\w.]*$")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let last = |x: &str| -> String {
+        x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
+    };
+    let mentions = |line: &str, name: &str, through: &[String]| -> bool {
+        let mut from = 0;
+        while let Some(i) = line[from..].find(name) {
+            let at = from + i;
+            let end = at + name.len();
+            let before = line[..at].chars().next_back();
+            let after = line[end..].chars().next();
+            let word = !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if word
+                && (through.is_empty() || through.iter().any(|t| line[end..].starts_with(&format!(".{t}"))))
+            {
+                return true;
+            }
+            from = end;
+        }
+        false
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut frontier: Vec<String> = c.seeds.clone();
+    let mut first = true;
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for text in texts {
+            for line in text.lines() {
+                let through: &[String] = if first { &c.through } else { &[] };
+                if !frontier.iter().any(|n| mentions(line, n, through)) {
+                    continue;
+                }
+                if let Some(m) = TARGET.captures(line) {
+                    next.push(last(&m[1]));
+                }
+                // A field or argument given it: `hc: rc.StandardClient()`,
+                // `Session(adapter=a)`.
+                for n in &frontier {
+                    let mut from = 0;
+                    while let Some(i) = line[from..].find(n.as_str()) {
+                        let at = from + i;
+                        from = at + n.len();
+                        let seg = line[..at].rsplit(['{', '(', ',', ';']).next().unwrap_or("");
+                        if let Some(k) = KEYED.captures(seg) {
+                            next.push(k[1].to_string());
+                        }
+                    }
+                }
+                for m in INSTALL.captures_iter(line) {
+                    if INSTALLS.contains(&&m[2]) {
+                        next.push(last(&m[1]));
+                    }
+                }
+                if line.trim_start().starts_with("return") && !c.builder.is_empty() {
+                    next.push(c.builder.clone());
+                }
+            }
+        }
+        if !first || c.through.is_empty() {
+            names.extend(frontier.iter().cloned());
+        }
+        first = false;
+        next.retain(|n| {
+            n.len() > 1 && !names.contains(n) && !matches!(n.as_str(), "self" | "this" | "err" | "ctx")
+        });
+        next.sort();
+        next.dedup();
+        if next.is_empty() {
+            frontier.clear();
+            break;
+        }
+        frontier = next;
+    }
+    // The last step's names, when the steps ran out before the names did.
+    names.extend(frontier);
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// How a loop's success leaves it.
@@ -168,6 +354,7 @@ impl<'w, 't> Walker<'w, 't> {
             ops: Vec::new(),
             retries: Vec::new(),
             probe: None,
+            clients: Vec::new(),
         };
         for file in 0..world.files.len() {
             let root = world.files[file].file.tree.root_node();
@@ -365,6 +552,14 @@ impl<'w, 't> Walker<'w, 't> {
         if syn.is_call(k) && self.call(file, n, ctx, d) {
             return;
         }
+        // `&retryablehttp.Client{RetryMax: 5}`: a client built by value.
+        if k == "composite_literal" {
+            if let Some(t) = n.child_by_field_name("type") {
+                let name: String = self.text(file, t).chars().filter(|c| !c.is_whitespace()).collect();
+                let lang = self.grammar(file).library_language();
+                let _ = self.client_policy(file, n, &name, lang, ctx, false);
+            }
+        }
         self.walk_children(file, n, ctx, d);
     }
 
@@ -500,6 +695,10 @@ impl<'w, 't> Walker<'w, 't> {
         // The project's own definition of the name comes first: a
         // `withRetry` the file defines is read, not taken for a library's.
         let targets = self.resolve(file, &callee);
+        // A client built to retry: its call is no request of its own.
+        if self.client_policy(file, n, &callee, lang, ctx, !targets.is_empty()) {
+            return false;
+        }
         // A library form given code to run.
         if let Some(w) = data.wrappers.iter().filter(|_| targets.is_empty()).find(|w| {
             w.languages.iter().any(|l| l == lang)
@@ -514,6 +713,15 @@ impl<'w, 't> Walker<'w, 't> {
                 self.cover_args(file, &args, ctx, &r, d);
                 return true;
             }
+        }
+        // A retry operator applied after the request in a reactive chain:
+        // `webClient.post()...bodyToMono(..).retryWhen(Retry.backoff(3, ..))`,
+        // `http.post(url, b).pipe(retry(3))`.
+        if let Some(r) = self.chain_after_retry(file, n, &callee, ctx) {
+            self.retries.push(r.clone());
+            let inner = ctx.with_retry(r);
+            self.walk_children(file, n, &inner, d);
+            return true;
         }
         // Loops written as calls: `3.times do`, `loop do`, `repeat(3) {}`.
         if let Some(r) = self.loop_call_retry(file, n, &callee, ctx) {
@@ -610,6 +818,63 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         false
+    }
+
+    /// A client-wide retry policy built at `n` (a call, or a Go composite
+    /// literal), recorded for [`Walker::finish`] to attach.
+    /// `defined`: the project defines a function of the callee's last name;
+    /// then only a name qualified as the library's is the library's.
+    fn client_policy(
+        &mut self,
+        file: usize,
+        n: Node<'t>,
+        callee: &str,
+        lang: &str,
+        ctx: &Ctx,
+        defined: bool,
+    ) -> bool {
+        let data = self.data;
+        let whole = self.world.files[file].file.text.as_str();
+        let Some(w) = data.wrappers.iter().find(|w| {
+            w.form.iter().any(|f| f == "client")
+                && w.languages.iter().any(|l| l == lang)
+                && w.names_callee(callee)
+                && (!defined
+                    || w.names.iter().any(|x| x.contains(['.', ':']) && callee.ends_with(x.as_str())))
+                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                && (w.site.is_empty() || w.site.iter().any(|x| self.text(file, n).contains(x.as_str())))
+        }) else {
+            return false;
+        };
+        let r = self.wrapper_retry(w, file, n, n, ctx);
+        let compact = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let site = compact(self.text(file, n));
+        // What the policy's own call says it retries.
+        let widened = w.methods_every.iter().map(|x| compact(x)).any(|x| site.contains(&x));
+        // Narrowed on its own registration, not on another one in the file.
+        let line_of_policy = whole.lines().nth(line_of(n).saturating_sub(1) as usize).unwrap_or("");
+        let narrowed = w
+            .methods_idempotent
+            .iter()
+            .map(|x| compact(x))
+            .any(|x| site.contains(&x) || compact(line_of_policy).contains(&x));
+        let package = (self.grammar(file) == Grammar::Go)
+            .then(|| self.path(file).rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string()));
+        // Where the client is held: the line that builds it assigns it, or
+        // installs it on a receiver, or registers it for a typed client.
+        let line_text = whole.lines().nth(line_of(n).saturating_sub(1) as usize).unwrap_or("");
+        let seeds = if w.unbound { Vec::new() } else { client_seeds(line_text, callee) };
+        self.retries.push(r.clone());
+        self.clients.push(ClientPolicy {
+            retry: r,
+            every_method: (w.methods.as_deref() == Some("every") || widened) && !narrowed,
+            bypass: w.bypass.clone(),
+            package,
+            seeds,
+            through: w.through.clone(),
+            builder: last_segment(&ctx.function).to_string(),
+        });
+        true
     }
 
     /// Walks a retry's arguments: the code it is given under the retry,
@@ -745,6 +1010,14 @@ impl<'w, 't> Walker<'w, 't> {
             }
             word.to_ascii_uppercase()
         } else if let Some(s) = data.senders.iter().find(|s| s.names.iter().any(|x| x == last)) {
+            // Ruby's `f.request :json` configures a middleware; a request
+            // names its method (`request(:post, url)`).
+            if let Some(sym) = args.first().map(|a| self.text(file, *a)).filter(|t| t.starts_with(':')) {
+                let verb = sym.trim_start_matches(':').to_ascii_lowercase();
+                if !data.http_methods.write.contains(&verb) && !data.http_methods.idempotent.contains(&verb) {
+                    return None;
+                }
+            }
             if !s.receiver.is_empty() {
                 let r = recv.to_ascii_lowercase();
                 if !s.receiver.iter().any(|w| r.contains(w.as_str())) {
@@ -1095,6 +1368,102 @@ impl<'w, 't> Walker<'w, 't> {
 
     // ---- retries -------------------------------------------------------
 
+    /// A reactive retry operator that re-subscribes to the chain before it
+    /// (Reactor `retry`/`retryWhen`, RxJS `pipe(retry(..))`), in the JVM
+    /// languages and JavaScript/TypeScript: the chain's requests are retried.
+    /// Reactor's `retry()` and RxJS's `retry()` with no count never stop;
+    /// `Retry.backoff` jitters by default (factor 0.5).
+    fn chain_after_retry(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Retry> {
+        let lang = self.grammar(file).library_language();
+        let lang = if self.grammar(file) == Grammar::Kotlin { "kotlin" } else { lang };
+        if !matches!(lang, "java" | "kotlin" | "javascript" | "typescript") {
+            return None;
+        }
+        let last = last_segment(callee);
+        let recv = receiver(callee);
+        if !recv.contains('(') {
+            return None;
+        }
+        let args = self.args(file, n);
+        let operator = match last {
+            "retry" | "retryWhen" | "retryBackoff" => n,
+            "pipe" => *args.iter().find(|a| {
+                self.syn(file).is_call(a.kind())
+                    && matches!(last_segment(&self.callee(file, **a)), "retry" | "retryWhen")
+            })?,
+            _ => return None,
+        };
+        let text = self.text(file, operator);
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let op_args = self.args(file, operator);
+        // The count: the operator's own number, or the first number of the
+        // spec it is given (`Retry.backoff(3, ..)`, `{count: 3}`): retries.
+        let mut count = op_args.iter().find_map(|a| self.number(file, *a));
+        // RxJS's config object: its `count` (none: forever).
+        let config = op_args.iter().find(|a| self.text(file, **a).trim_start().starts_with('{'));
+        let mut forever = false;
+        if let Some(cfg) = config {
+            let opts = self.options(file, *cfg);
+            match opts.iter().find(|(k, _)| k == "count") {
+                Some((_, v)) => count = self.number(file, *v),
+                None => forever = true,
+            }
+        }
+        if count.is_none() && !forever {
+            let mut stack: Vec<Node<'t>> = op_args.clone();
+            while let Some(x) = stack.pop() {
+                if let Some(v) = self.number(file, x) {
+                    count = Some(v);
+                    break;
+                }
+                let mut c = x.walk();
+                let kids: Vec<Node<'t>> = x.named_children(&mut c).collect();
+                stack.extend(kids.into_iter().rev());
+            }
+        }
+        let unbounded = forever
+            || ["indefinitely()", "MAX_VALUE", "Infinity", "Number.POSITIVE_INFINITY"]
+                .iter()
+                .any(|w| compact.contains(w))
+            || (op_args.is_empty() && last_segment(&self.callee(file, operator)) == "retry");
+        let attempts = if unbounded {
+            Attempts::Unbounded
+        } else {
+            match count {
+                Some((v, _)) if v < 0.0 => Attempts::Unbounded,
+                Some((v, _)) => Attempts::Count(v + 1.0),
+                None => Attempts::Bounded,
+            }
+        };
+        let jitter = Some(
+            (compact.contains("Retry.backoff(")
+                && !compact.contains(".jitter(0)")
+                && !compact.contains(".jitter(0.0)"))
+                || has_random(text),
+        );
+        let filter = ["filter(", "retryIf(", "onRetryExhaustedThrow("]
+            .iter()
+            .find_map(|f| compact.find(f).map(|i| &compact[i..]))
+            .map(|t| classify(balanced_call(t)))
+            .unwrap_or_default();
+        Some(Retry {
+            form: Form::Library(REACTIVE.into()),
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(operator),
+            end_line: operator.end_position().row as u32 + 1,
+            attempts,
+            jitter,
+            conditions: if filter.is_empty() { BTreeSet::from([Condition::Any]) } else { filter },
+            count_at: count.and_then(|(_, at)| at),
+            reads_retry_after: reads_retry_after(text),
+            scope: (0, 0),
+            origin: None,
+            count_param: None,
+            count_text: None,
+        })
+    }
+
     /// A number an expression computes, and where it was written when it
     /// was followed through a binding.
     fn number(&self, file: usize, n: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
@@ -1356,11 +1725,23 @@ impl<'w, 't> Walker<'w, 't> {
                     .filter(|a| !self.syn(file).pairs.contains(&a.kind()) && !self.is_callable(file, *a))
                     .collect();
                 if let Some(a) = positional.get(i) {
-                    attempts = take(self.number_at(file, *a), 0.0, self.unlimited(file, *a));
+                    let plus = if spec.positional_retries { 1.0 } else { 0.0 };
+                    attempts = take(self.number_at(file, *a), plus, self.unlimited(file, *a));
                 }
             }
         }
         let around = self.enclosing_text(file, site).unwrap_or("");
+        if attempts.is_none() && !spec.retry_fields.is_empty() {
+            // `c.RetryMax = 5` / `RetryMax: 5` in the function that builds it.
+            for field in &spec.retry_fields {
+                let pattern = format!(r"\b{}\s*[:=]\s*(\d+)\b", regex::escape(field));
+                let Ok(re) = Regex::new(&pattern) else { continue };
+                if let Some(n) = re.captures(around).and_then(|m| m[1].parse::<f64>().ok()) {
+                    attempts = Some(Attempts::Count(n + 1.0));
+                    break;
+                }
+            }
+        }
         if attempts.is_none() && spec.unbounded_in_function.iter().any(|u| around.contains(u.as_str())) {
             attempts = Some(Attempts::Unbounded);
         }
@@ -1623,6 +2004,7 @@ impl<'w, 't> Walker<'w, 't> {
             ops: Vec::new(),
             retries: Vec::new(),
             probe: Some((params, Vec::new())),
+            clients: Vec::new(),
         };
         let ctx = Ctx {
             function: name.clone(),
@@ -2447,6 +2829,53 @@ impl<'w, 't> Walker<'w, 't> {
         for r in rs.iter_mut() {
             scoped(&self, r);
         }
+        // Client-wide policies cover the requests sent through a client in
+        // their file (their package, in Go).
+        let clients = std::mem::take(&mut self.clients);
+        let mut through_clients = Vec::new();
+        for c in &clients {
+            let mut r = c.retry.clone();
+            scoped(&self, &mut r);
+            let in_scope = |p: &str| match &c.package {
+                Some(dir) => p.rsplit_once('/').map_or("", |(d, _)| d) == dir.as_str(),
+                None => p == r.path,
+            };
+            let texts: Vec<&str> = (0..self.world.files.len())
+                .filter(|f| in_scope(self.path(*f)))
+                .map(|f| self.world.files[f].file.text.as_str())
+                .collect();
+            // Held under names it could be followed to: the requests sent
+            // through them. None told: every request in its scope.
+            let names = if c.seeds.is_empty() { Vec::new() } else { client_names(c, &texts) };
+            if !c.seeds.is_empty() && names.is_empty() {
+                continue;
+            }
+            for (op, _) in &ops {
+                if !in_scope(&op.path) {
+                    continue;
+                }
+                let recv = receiver(&op.callee);
+                if !names.is_empty() {
+                    let parts: Vec<&str> = recv
+                        .split(['.', '(', ')', '>', '-', ':', '@', '$'])
+                        .filter(|p| !p.is_empty())
+                        .collect();
+                    let class = op.function.split('.').next().unwrap_or("");
+                    if !names.iter().any(|n| parts.contains(&n.as_str()) || class == n) {
+                        continue;
+                    }
+                }
+                let bypasses = c.bypass.iter().any(|b| recv == b || recv.starts_with(&format!("{b}.")));
+                let method_covered = match &op.method {
+                    Method::Idempotent(_) => true,
+                    Method::Write(_) | Method::Unknown => c.every_method,
+                };
+                if !bypasses && method_covered && !op.computes {
+                    through_clients.push((op.clone(), Some(r.clone())));
+                }
+            }
+        }
+        ops.extend(through_clients);
         self.ops = ops;
         self.retries = rs;
         let mut covered: Vec<Covered> = Vec::new();

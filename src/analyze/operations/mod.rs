@@ -231,6 +231,40 @@ impl Analyzer for OperationsAnalyzer {
                 Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree to follow changed constants to the retries that import them ({e}); check that the head commit is in the repository, then run retrygate again"))),
             }
         }
+        // A project helper or decorator named as a retry and defined in a
+        // file the change does not touch: that file joins both revisions
+        // with its one text, so what it retries is read, not guessed.
+        if let Some(tree) = self.head.as_ref() {
+            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            match helper_definitions(tree, files, &changed) {
+                Ok(found) => {
+                    for (path, g, text) in found {
+                        if let (Ok(b), Ok(h)) = (FileTree::new(&path, g, &text), FileTree::new(&path, g, &text)) {
+                            base.push(b);
+                            head.push(h);
+                        }
+                    }
+                }
+                Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the definition of a retry helper the change uses ({e}); check that the head commit is in the repository, then run retrygate again"))),
+            }
+        }
+        // A retrying client built in a Go file covers its package: the
+        // package's other files join both revisions with their one text.
+        if let Some(tree) = self.head.as_ref() {
+            match package_siblings(tree, files, data) {
+                Ok(siblings) => {
+                    for (path, text) in siblings {
+                        if let (Ok(b), Ok(h)) =
+                            (FileTree::new(&path, Grammar::Go, &text), FileTree::new(&path, Grammar::Go, &text))
+                        {
+                            base.push(b);
+                            head.push(h);
+                        }
+                    }
+                }
+                Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the package of a new retrying client ({e}); check that the head commit is in the repository, then run retrygate again"))),
+            }
+        }
         let bw = World { files: base.iter().map(Index::of).collect() };
         let hw = World { files: head.iter().map(Index::of).collect() };
         let bm = front::model(&bw, data);
@@ -291,6 +325,168 @@ impl Analyzer for OperationsAnalyzer {
         }
         out
     }
+}
+
+/// The most unchanged files of one Go package read for a client-wide
+/// policy, and their bytes in all; past them the rest of the package is not
+/// read (a policy there covers what was read).
+const MAX_SIBLINGS: usize = 64;
+const MAX_SIBLING_BYTES: usize = 4 * 1024 * 1024;
+
+/// The unchanged non-test Go files of each package in which the change
+/// builds a client-wide retry policy (a line it added names one), read from
+/// the head tree: the requests sent through that client may be written
+/// there.
+fn package_siblings(
+    tree: &crate::analyze::rules::helpers::RepoHead,
+    files: &[&FileChange],
+    data: &data::Data,
+) -> Result<Vec<(String, String)>, String> {
+    let names: Vec<&str> = data
+        .wrappers
+        .iter()
+        .filter(|w| w.form.iter().any(|f| f == "client") && w.languages.iter().any(|l| l == "go"))
+        .flat_map(|w| w.names.iter().map(|n| syntax::last_segment(n)))
+        .collect();
+    let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let mut dirs: Vec<&str> = Vec::new();
+    for f in files {
+        if Grammar::of_path(&f.path) != Some(Grammar::Go) {
+            continue;
+        }
+        let Some(text) = f.head.text() else { continue };
+        let builds = text
+            .lines()
+            .enumerate()
+            .any(|(i, l)| f.is_added(i as u32 + 1) && names.iter().any(|n| l.contains(n)));
+        if builds {
+            let dir = f.path.rsplit_once('/').map_or("", |(d, _)| d);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    for dir in dirs {
+        let spec = if dir.is_empty() { ".".to_string() } else { format!("{dir}/") };
+        let listing =
+            tree.git.run(&["ls-tree", "--name-only", &tree.rev, "--", &spec]).map_err(|e| e.to_string())?;
+        let mut n = 0;
+        for path in listing.lines() {
+            if !path.ends_with(".go") || path.ends_with("_test.go") || changed.contains(path) {
+                continue;
+            }
+            n += 1;
+            if n > MAX_SIBLINGS || bytes > MAX_SIBLING_BYTES {
+                break;
+            }
+            let blob =
+                tree.git.read_blob_at(&tree.rev, path, MAX_FILE_BYTES as u64).map_err(|e| e.to_string())?;
+            if let Some(crate::changeset::git::Blob::Bytes(b)) = blob {
+                if let Ok(text) = String::from_utf8(b) {
+                    bytes += text.len();
+                    out.push((path.to_string(), text));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The most unchanged files read for helper definitions, and their bytes.
+const MAX_HELPER_FILES: usize = 16;
+const MAX_HELPER_BYTES: usize = 4 * 1024 * 1024;
+
+/// Names the change's added lines use as a retry helper or decorator
+/// (`@with_retries(..)`, `retryOnFailure(() => ..)`, `utils.retry_call(..)`)
+/// that none of the changed files defines; the unchanged files of the
+/// head tree that define one, read with their grammar.
+fn helper_definitions(
+    tree: &crate::analyze::rules::helpers::RepoHead,
+    files: &[&FileChange],
+    changed: &std::collections::HashSet<&str>,
+) -> Result<Vec<(String, Grammar, String)>, String> {
+    // A call (`name(`) or a decorator without arguments (`@name`).
+    static USE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(|@(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Za-z_][A-Za-z0-9_]*)",
+        )
+        .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let retry_word = |name: &str| {
+        syntax::words(name).iter().any(|w| {
+            matches!(w.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried" | "backoff")
+        })
+    };
+    let mut names: Vec<String> = Vec::new();
+    for f in files {
+        if Grammar::of_path(&f.path).is_none() {
+            continue;
+        }
+        let Some(text) = f.head.text() else { continue };
+        for (i, line) in text.lines().enumerate() {
+            if !f.is_added(i as u32 + 1) {
+                continue;
+            }
+            for m in USE.captures_iter(line) {
+                let Some(name) = m.get(1).or_else(|| m.get(2)).map(|x| x.as_str()) else { continue };
+                if name.len() >= 5 && retry_word(name) && !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+    // Defined in a changed file: read already.
+    let defines = |text: &str, name: &str| {
+        let pattern = format!(
+            r"(?m)^\s*(?:export\s+)?(?:(?:pub|public|private|protected|static|async|def|function|func|fun|sub|const|let|var|val)\s+)+(?:\([^)]*\)\s*)?{}\b",
+            regex::escape(name)
+        );
+        regex::Regex::new(&pattern).is_ok_and(|re| re.is_match(text))
+    };
+    names.retain(|n| !files.iter().any(|f| f.head.text().is_some_and(|t| defines(t, n))));
+    names.truncate(32);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];
+    for n in &names {
+        args.push("-e".into());
+        args.push(n.clone());
+    }
+    args.push(tree.rev.clone());
+    args.push("--".into());
+    for ext in
+        ["*.py", "*.js", "*.mjs", "*.cjs", "*.ts", "*.tsx", "*.go", "*.java", "*.kt", "*.rb", "*.php", "*.cs"]
+    {
+        args.push(ext.into());
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let listed = match tree.git.run(&argv) {
+        Ok(out) => out,
+        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let prefix = format!("{}:", tree.rev);
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    for line in listed.lines() {
+        let path = line.strip_prefix(&prefix).unwrap_or(line);
+        if changed.contains(path) || out.len() >= MAX_HELPER_FILES || bytes > MAX_HELPER_BYTES {
+            continue;
+        }
+        let Some(g) = Grammar::of_path(path) else { continue };
+        let blob =
+            tree.git.read_blob_at(&tree.rev, path, MAX_FILE_BYTES as u64).map_err(|e| e.to_string())?;
+        let Some(crate::changeset::git::Blob::Bytes(b)) = blob else { continue };
+        let Ok(text) = String::from_utf8(b) else { continue };
+        if names.iter().any(|n| defines(&text, n)) {
+            bytes += text.len();
+            out.push((path.to_string(), g, text));
+        }
+    }
+    Ok(out)
 }
 
 /// Whether an added line of `f` binds a name to a number (`MAX = 3`,
@@ -355,6 +551,128 @@ mod tests {
         let cs = ChangeSet::from_files(vec![FileChange::from_texts(path, Some(base), Some(head))]);
         let files: Vec<&FileChange> = cs.files.iter().collect();
         OperationsAnalyzer::default().analyze_set(&files).findings
+    }
+
+    fn errors(f: &[crate::finding::Finding]) -> Vec<&str> {
+        f.iter().filter(|f| f.severity == crate::finding::Severity::Error).map(|f| f.rule.as_str()).collect()
+    }
+
+    #[test]
+    fn a_new_retrying_client_covers_the_writes_sent_through_it() {
+        // Go: the package's client becomes a go-retryablehttp one (every
+        // method, 5 retries); its POST is now re-sent after a 5xx.
+        let base = "package p\n\nimport \"net/http\"\n\ntype C struct{ hc *http.Client }\n\nfunc New() *C {\n\treturn &C{hc: &http.Client{}}\n}\n\nfunc (c *C) Create(body io.Reader) error {\n\t_, err := c.hc.Post(\"https://api.example/records\", \"application/json\", body)\n\treturn err\n}\n";
+        let head = base.replace(
+            "\treturn &C{hc: &http.Client{}}\n",
+            "\trc := retryablehttp.NewClient()\n\trc.RetryMax = 5\n\treturn &C{hc: rc.StandardClient()}\n",
+        );
+        let f = scan("p/client.go", base, &head);
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        let e = f.iter().find(|f| f.rule == compare::NEW_WRITE).unwrap();
+        assert_eq!(e.line, 8, "at the client it builds: {e:#?}");
+        assert!(
+            e.message.contains("go-retryablehttp client") && e.message.contains("6 attempts"),
+            "{}",
+            e.message
+        );
+        // The package-level http.Post does not go through any client.
+        let plain = base.replace("c.hc.Post", "http.Post");
+        let f = scan(
+            "p/client.go",
+            &plain,
+            &plain.replace(
+                "\treturn &C{hc: &http.Client{}}\n",
+                "\trc := retryablehttp.NewClient()\n\treturn &C{hc: rc.StandardClient()}\n",
+            ),
+        );
+        assert!(errors(&f).is_empty(), "{f:#?}");
+
+        // Python: urllib3's Retry retries POST only when told to.
+        let base = "import requests\n\nclass Api:\n    def __init__(self):\n        self.session = requests.Session()\n\n    def create(self, b):\n        return self.session.post('https://api.example/o', json=b)\n";
+        let mount = |opts: &str| {
+            base.replace(
+                "        self.session = requests.Session()\n",
+                &format!("        self.session = requests.Session()\n        self.session.mount('https://', HTTPAdapter(max_retries=Retry(total=5{opts})))\n"),
+            )
+            .replace("import requests\n", "import requests\nfrom requests.adapters import HTTPAdapter\nfrom urllib3.util import Retry\n")
+        };
+        let f = scan("api.py", base, &mount(", allowed_methods=None"));
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        let f = scan("api.py", base, &mount(""));
+        assert!(errors(&f).is_empty(), "the default retries only idempotent methods: {f:#?}");
+
+        // C#: the standard resilience handler retries every method, unless
+        // told not to retry unsafe ones.
+        let base = "class Orders {\n    public Orders(IServiceCollection s) {\n        s.AddHttpClient(\"orders\");\n    }\n    public Task Create(HttpContent c) {\n        return _http.PostAsync(\"https://api.example/orders\", c);\n    }\n}\n";
+        let head = base.replace(
+            "s.AddHttpClient(\"orders\");",
+            "s.AddHttpClient(\"orders\").AddStandardResilienceHandler();",
+        );
+        let f = scan("Orders.cs", base, &head);
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        let narrowed = head.replace(
+            "AddStandardResilienceHandler();",
+            "AddStandardResilienceHandler(o => o.Retry.DisableForUnsafeHttpMethods());",
+        );
+        let f = scan("Orders.cs", base, &narrowed);
+        assert!(errors(&f).is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn faradays_retry_middleware_covers_a_post_only_when_told_to() {
+        let base = "class Api\n  def initialize\n    @conn = Faraday.new(url: BASE) do |f|\n      f.request :json\n    end\n  end\n\n  def create(order)\n    @conn.post('/orders', order)\n  end\nend\n";
+        let with = |opts: &str| {
+            base.replace(
+                "      f.request :json\n",
+                &format!("      f.request :json\n      f.request :retry, max: 3{opts}\n"),
+            )
+        };
+        let f = scan("lib/api.rb", base, &with(", methods: %i[get post]"));
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        let f = scan("lib/api.rb", base, &with(""));
+        assert!(errors(&f).is_empty(), "the default retries only idempotent methods: {f:#?}");
+        // Another middleware is no retry.
+        let f = scan(
+            "lib/api.rb",
+            base,
+            &base.replace(
+                "f.request :json",
+                "f.request :json\n      f.request :authorization, 'Bearer', TOKEN",
+            ),
+        );
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn a_reactive_retry_after_a_write_covers_it() {
+        // Java: Reactor's retryWhen after a WebClient POST.
+        let base = "class Orders {\n    Mono<Order> create(Order o) {\n        return webClient.post().uri(\"/orders\").bodyValue(o).retrieve().bodyToMono(Order.class);\n    }\n}\n";
+        let head = base.replace(
+            "bodyToMono(Order.class);",
+            "bodyToMono(Order.class)\n            .retryWhen(Retry.fixedDelay(3, Duration.ofSeconds(1)));",
+        );
+        let f = scan("Orders.java", base, &head);
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        assert!(f.iter().any(|f| f.message.contains("4 attempts")), "{f:#?}");
+        // ... and a read retried with Reactor's jittered backoff passes.
+        let read = base.replace("webClient.post()", "webClient.get()").replace(".bodyValue(o)", "");
+        let f = scan(
+            "Orders.java",
+            &read,
+            &read.replace(
+                "bodyToMono(Order.class);",
+                "bodyToMono(Order.class).retryWhen(Retry.backoff(3, Duration.ofMillis(200)));",
+            ),
+        );
+        assert!(f.is_empty(), "{f:#?}");
+        // TypeScript: Angular's HttpClient POST piped through retry() with
+        // no count retries forever.
+        let base = "export class Api {\n  create(o: Order) {\n    return this.http.post('/api/orders', o);\n  }\n}\n";
+        let head = base
+            .replace("this.http.post('/api/orders', o);", "this.http.post('/api/orders', o).pipe(retry());");
+        let f = scan("api.service.ts", base, &head);
+        let rules = errors(&f);
+        assert!(rules.contains(&compare::NEW_WRITE) && rules.contains(&compare::NEW_UNBOUNDED), "{f:#?}");
     }
 
     #[test]
