@@ -33,6 +33,11 @@ pub(crate) const JITTER_REMOVED: &str = "op/hand-retry-jitter-removed";
 pub(crate) const TIMEOUT_LOWERED: &str = "op/retried-call-timeout-lowered";
 pub(crate) const RETRY_AFTER: &str = "op/retry-after-dropped";
 
+/// New files a change may add in the operation model's languages and still
+/// be judged as its own code: past this, a new file's new retries are
+/// warnings (code added in bulk).
+pub(crate) const BULK_FILES: usize = 5;
+
 /// Whether head line `line` of `path` is one the change wrote.
 pub(crate) type Added<'a> = dyn Fn(&str, u32) -> bool + 'a;
 
@@ -69,15 +74,17 @@ pub(crate) fn judge(
     }
     for ((_, _), (r, ops)) in new_by_retry {
         let mut found = new_retry(&r, &ops);
-        // A file new in the change holds new code (or code brought from
-        // elsewhere): its retries are said, not blocked on.
+        // A file new in a change that adds many holds code brought in bulk
+        // (a vendored SDK, a fork, a generated client): its retries are said,
+        // not blocked on. One new module among a few is the change's own
+        // code, judged like any other.
         if new_file(&r.path) {
             for f in &mut found {
                 if f.severity == Severity::Error {
                     f.severity = Severity::Warning;
-                    f.message.push_str(
-                        " (in a file this change adds: a warning, since the code may come from elsewhere)",
-                    );
+                    f.message.push_str(&format!(
+                        " (in a file this change adds, among more than {BULK_FILES} it adds: a warning, since code added in bulk may come from elsewhere)"
+                    ));
                 }
             }
         }

@@ -295,7 +295,10 @@ impl Analyzer for OperationsAnalyzer {
                 ),
             ));
         }
-        let new_file = |p: &str| by_path.get(p).is_some_and(|f| f.base.text().is_none());
+        let added_files = files.iter().filter(|f| f.base.text().is_none()).count();
+        let new_file = |p: &str| {
+            added_files > compare::BULK_FILES && by_path.get(p).is_some_and(|f| f.base.text().is_none())
+        };
         out.findings = compare::judge(&bm, &hm, &added, &new_file);
         if out.findings.len() > MAX_FINDINGS {
             let more = out.findings.len() - MAX_FINDINGS;
