@@ -12,17 +12,21 @@
 //! - [`model`]: the one model (operations, retries, conditions);
 //! - [`syntax`]: each grammar's node kinds, as tables;
 //! - [`front`]: the one walker from trees to the model;
+//! - [`clients`]: which requests a client-wide retry policy covers;
+//! - [`tree`]: the unchanged files of the head tree read beside the change;
 //! - [`data`]: what calls and libraries mean, from `rules/operations/model.yml`;
 //! - [`compare`]: base against head, the decisions.
 //!
 //! The head's retries with a count or no bound are also the gate's head
 //! policies, so `limits.max_attempts` holds in every language.
 
+pub(crate) mod clients;
 pub(crate) mod compare;
 pub(crate) mod data;
 pub(crate) mod front;
 pub(crate) mod model;
 pub(crate) mod syntax;
+pub(crate) mod tree;
 
 use std::collections::HashMap;
 
@@ -35,7 +39,7 @@ use crate::finding::{Kind, KindDoc, Note};
 use model::Attempts;
 
 /// Files larger than this are not modelled (a note says so).
-const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
 
 /// Bytes of one side's files modelled in all: time and memory grow with
 /// them (docs/limits.md).
@@ -236,7 +240,7 @@ impl Analyzer for OperationsAnalyzer {
         // with its one text, so what it retries is read, not guessed.
         if let Some(tree) = self.head.as_ref() {
             let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-            match helper_definitions(tree, files, &changed) {
+            match tree::helper_definitions(tree, files, &changed) {
                 Ok(found) => {
                     for (path, g, text) in found {
                         if let (Ok(b), Ok(h)) = (FileTree::new(&path, g, &text), FileTree::new(&path, g, &text)) {
@@ -251,7 +255,7 @@ impl Analyzer for OperationsAnalyzer {
         // A retrying client built in a Go file covers its package: the
         // package's other files join both revisions with their one text.
         if let Some(tree) = self.head.as_ref() {
-            match package_siblings(tree, files, data) {
+            match tree::package_siblings(tree, files, data) {
                 Ok(siblings) => {
                     for (path, text) in siblings {
                         if let (Ok(b), Ok(h)) =
@@ -328,168 +332,6 @@ impl Analyzer for OperationsAnalyzer {
         }
         out
     }
-}
-
-/// The most unchanged files of one Go package read for a client-wide
-/// policy, and their bytes in all; past them the rest of the package is not
-/// read (a policy there covers what was read).
-const MAX_SIBLINGS: usize = 64;
-const MAX_SIBLING_BYTES: usize = 4 * 1024 * 1024;
-
-/// The unchanged non-test Go files of each package in which the change
-/// builds a client-wide retry policy (a line it added names one), read from
-/// the head tree: the requests sent through that client may be written
-/// there.
-fn package_siblings(
-    tree: &crate::analyze::rules::helpers::RepoHead,
-    files: &[&FileChange],
-    data: &data::Data,
-) -> Result<Vec<(String, String)>, String> {
-    let names: Vec<&str> = data
-        .wrappers
-        .iter()
-        .filter(|w| w.form.iter().any(|f| f == "client") && w.languages.iter().any(|l| l == "go"))
-        .flat_map(|w| w.names.iter().map(|n| syntax::last_segment(n)))
-        .collect();
-    let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let mut dirs: Vec<&str> = Vec::new();
-    for f in files {
-        if Grammar::of_path(&f.path) != Some(Grammar::Go) {
-            continue;
-        }
-        let Some(text) = f.head.text() else { continue };
-        let builds = text
-            .lines()
-            .enumerate()
-            .any(|(i, l)| f.is_added(i as u32 + 1) && names.iter().any(|n| l.contains(n)));
-        if builds {
-            let dir = f.path.rsplit_once('/').map_or("", |(d, _)| d);
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut bytes = 0usize;
-    for dir in dirs {
-        let spec = if dir.is_empty() { ".".to_string() } else { format!("{dir}/") };
-        let listing =
-            tree.git.run(&["ls-tree", "--name-only", &tree.rev, "--", &spec]).map_err(|e| e.to_string())?;
-        let mut n = 0;
-        for path in listing.lines() {
-            if !path.ends_with(".go") || path.ends_with("_test.go") || changed.contains(path) {
-                continue;
-            }
-            n += 1;
-            if n > MAX_SIBLINGS || bytes > MAX_SIBLING_BYTES {
-                break;
-            }
-            let blob =
-                tree.git.read_blob_at(&tree.rev, path, MAX_FILE_BYTES as u64).map_err(|e| e.to_string())?;
-            if let Some(crate::changeset::git::Blob::Bytes(b)) = blob {
-                if let Ok(text) = String::from_utf8(b) {
-                    bytes += text.len();
-                    out.push((path.to_string(), text));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The most unchanged files read for helper definitions, and their bytes.
-const MAX_HELPER_FILES: usize = 16;
-const MAX_HELPER_BYTES: usize = 4 * 1024 * 1024;
-
-/// Names the change's added lines use as a retry helper or decorator
-/// (`@with_retries(..)`, `retryOnFailure(() => ..)`, `utils.retry_call(..)`)
-/// that none of the changed files defines; the unchanged files of the
-/// head tree that define one, read with their grammar.
-fn helper_definitions(
-    tree: &crate::analyze::rules::helpers::RepoHead,
-    files: &[&FileChange],
-    changed: &std::collections::HashSet<&str>,
-) -> Result<Vec<(String, Grammar, String)>, String> {
-    // A call (`name(`) or a decorator without arguments (`@name`).
-    static USE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(|@(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Za-z_][A-Za-z0-9_]*)",
-        )
-        .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-    });
-    let retry_word = |name: &str| {
-        syntax::words(name).iter().any(|w| {
-            matches!(w.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried" | "backoff")
-        })
-    };
-    let mut names: Vec<String> = Vec::new();
-    for f in files {
-        if Grammar::of_path(&f.path).is_none() {
-            continue;
-        }
-        let Some(text) = f.head.text() else { continue };
-        for (i, line) in text.lines().enumerate() {
-            if !f.is_added(i as u32 + 1) {
-                continue;
-            }
-            for m in USE.captures_iter(line) {
-                let Some(name) = m.get(1).or_else(|| m.get(2)).map(|x| x.as_str()) else { continue };
-                if name.len() >= 5 && retry_word(name) && !names.iter().any(|n| n == name) {
-                    names.push(name.to_string());
-                }
-            }
-        }
-    }
-    // Defined in a changed file: read already.
-    let defines = |text: &str, name: &str| {
-        let pattern = format!(
-            r"(?m)^\s*(?:export\s+)?(?:(?:pub|public|private|protected|static|async|def|function|func|fun|sub|const|let|var|val)\s+)+(?:\([^)]*\)\s*)?{}\b",
-            regex::escape(name)
-        );
-        regex::Regex::new(&pattern).is_ok_and(|re| re.is_match(text))
-    };
-    names.retain(|n| !files.iter().any(|f| f.head.text().is_some_and(|t| defines(t, n))));
-    names.truncate(32);
-    if names.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];
-    for n in &names {
-        args.push("-e".into());
-        args.push(n.clone());
-    }
-    args.push(tree.rev.clone());
-    args.push("--".into());
-    for ext in
-        ["*.py", "*.js", "*.mjs", "*.cjs", "*.ts", "*.tsx", "*.go", "*.java", "*.kt", "*.rb", "*.php", "*.cs"]
-    {
-        args.push(ext.into());
-    }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let listed = match tree.git.run(&argv) {
-        Ok(out) => out,
-        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => String::new(),
-        Err(e) => return Err(e.to_string()),
-    };
-    let prefix = format!("{}:", tree.rev);
-    let mut out = Vec::new();
-    let mut bytes = 0usize;
-    for line in listed.lines() {
-        let path = line.strip_prefix(&prefix).unwrap_or(line);
-        if changed.contains(path) || out.len() >= MAX_HELPER_FILES || bytes > MAX_HELPER_BYTES {
-            continue;
-        }
-        let Some(g) = Grammar::of_path(path) else { continue };
-        let blob =
-            tree.git.read_blob_at(&tree.rev, path, MAX_FILE_BYTES as u64).map_err(|e| e.to_string())?;
-        let Some(crate::changeset::git::Blob::Bytes(b)) = blob else { continue };
-        let Ok(text) = String::from_utf8(b) else { continue };
-        if names.iter().any(|n| defines(&text, n)) {
-            bytes += text.len();
-            out.push((path.to_string(), g, text));
-        }
-    }
-    Ok(out)
 }
 
 /// Whether an added line of `f` binds a name to a number (`MAX = 3`,
