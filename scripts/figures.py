@@ -78,6 +78,10 @@ BENCHES = {
         "title": "the `desynchronized` check on real clients",
         "cmd": "scripts/bench-desync.py --rounds 20",
     },
+    "fleet": {
+        "title": "one client, 4 and 12 clients: the same verdict",
+        "cmd": "scripts/bench-fleet-size.py --runs 10",
+    },
     "build": {
         "title": "release build, binary size, the grammars' share",
         "cmd": "scripts/bench-build.sh",

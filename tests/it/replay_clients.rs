@@ -357,3 +357,67 @@ fn curl_retrying_every_error_fails_no_retry_on_refusal_and_plain_retry_passes() 
     );
     assert_eq!(transient.verdict, ReplayVerdict::Pass);
 }
+
+/// Issue 53: one client's verdict must not depend on the fleet size. A
+/// client that backs off as got does by default (1, 2, 4 s, each plus a
+/// fixed 0-100 ms; tests/clients/got_like_client.py) on `no-retry-after`,
+/// through the binary with 4 and with 12 clients at once. The window is 20x
+/// full jitter pooled, over the pass line: both fail `desynchronized` at
+/// error weight. With 4 clients (12 judged waits) the check used to be not
+/// applicable, and the replay passed; now a small fleet is read with wide
+/// bars and, when they cannot decide, rerun with 24 clients.
+#[test]
+fn a_got_like_client_gets_the_same_verdict_with_4_and_with_12_clients() {
+    python_available();
+    let bin = env!("CARGO_BIN_EXE_retrygate");
+    let client = manifest_dir().join("tests/clients/got_like_client.py");
+    let runs: Vec<_> = [4usize, 12]
+        .into_iter()
+        .map(|n| {
+            let client = client.clone();
+            thread::spawn(move || {
+                let out = Command::new(bin)
+                    .args(["replay", "--scenario", "no-retry-after", "--clients", &n.to_string()])
+                    .args(["--format", "json", "--", "python3"])
+                    .arg(&client)
+                    .output()
+                    .expect("retrygate runs");
+                let text = String::from_utf8_lossy(&out.stdout).to_string();
+                let report = ReplayReport::from_json(&text).unwrap_or_else(|e| {
+                    panic!("{n} clients: {e:#}: {}", String::from_utf8_lossy(&out.stderr))
+                });
+                // The first run a rerun replaced, if any (its client count).
+                let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let rerun_of = json["rerun_of"]["clients"].as_u64();
+                (n, out.status.code(), report, rerun_of)
+            })
+        })
+        .collect();
+    let runs: Vec<_> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+    let seen: Vec<String> = runs
+        .iter()
+        .map(|(n, code, r, rerun_of)| {
+            let c = r.check(ReplayCheck::Desynchronized).unwrap();
+            let rerun = rerun_of.map(|f| format!(" (rerun of {f} clients)")).unwrap_or_default();
+            format!(
+                "{n} clients: exit {code:?}, {:?}, {:?}/{}{rerun}: {}",
+                r.verdict, c.status, c.level, c.message
+            )
+        })
+        .collect();
+    for (n, code, r, _) in &runs {
+        assert_eq!(
+            (*code, r.verdict, outcome(r, ReplayCheck::Desynchronized)),
+            (Some(1), ReplayVerdict::Fail, (CheckStatus::Fail, Level::Error)),
+            "{n} clients: {seen:#?}"
+        );
+        // Every client recovered and honoured what it was told: the fleet
+        // check alone decides, so the fleet size alone could have flipped it.
+        assert_eq!(outcome(r, ReplayCheck::Recovered).0, CheckStatus::Pass, "{seen:#?}");
+        let d = r.desync.as_ref().unwrap_or_else(|| panic!("{n} clients: not read: {seen:#?}"));
+        assert_ne!(d.reading, Reading::Spread, "{seen:#?}");
+    }
+    // The small fleet was either decided on its own evidence or rerun with 24.
+    let (_, _, small, rerun_of) = &runs[0];
+    assert!(rerun_of.is_none() || (*rerun_of == Some(4) && small.clients == 24), "{seen:#?}");
+}

@@ -188,11 +188,13 @@ fn a_head_with_a_lowered_timeout_sends_more_to_a_slow_server() {
 fn a_base_that_fails_its_own_checks_is_said_and_a_better_head_passes() {
     curl_available();
     // The bundled long-outage (503 forever, no Retry-After, budget 6): the
-    // base's storm client makes 7 attempts 10 ms apart; the head's curl
-    // makes 3 with its own backoff.
+    // base's storm client makes 7 attempts 10 ms apart; the head's
+    // `reference` makes 5 with full jitter. (curl's own backoff has no
+    // jitter: 4 curl clients come back in lockstep and fail
+    // `desynchronized`, as 12 do; issue 53.)
     let storm = format!("exec {BIN} replay-client --profile storm\n");
-    let head_client = "curl -sS -o - --retry 2 \"$RETRYGATE_URL/items\"\n";
-    let (dir, base, _) = repo(&storm, head_client);
+    let head_client = format!("exec {BIN} replay-client --profile reference\n");
+    let (dir, base, _) = repo(&storm, &head_client);
     let (out, report) = replay(dir.path(), &base, "long-outage");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let r = report.expect("a report");
@@ -284,7 +286,9 @@ fn a_head_that_stops_honouring_retry_after_is_retry_after_ignored() {
     let findings = r["comparison"]["findings"].as_array().unwrap();
     let kinds: Vec<&str> = findings.iter().map(|f| f["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["retry-after-ignored"], "{findings:#?}");
-    assert_eq!(findings[0]["base"], "0 of 12");
+    // 4 clients x 3 told retries, or 24 x 3 when the base's `desynchronized`
+    // reading was inconclusive on 4 clients and the base was rerun with 24.
+    assert!(matches!(findings[0]["base"].as_str(), Some("0 of 12" | "0 of 72")), "{findings:#?}");
     assert_eq!(r["comparison"]["base"]["verdict"], "pass");
 }
 

@@ -12,8 +12,9 @@
 //!    shown but not judged. A later round that comes back at once is a storm
 //!    and fails outright.
 //! 2. Each judged round has a wait `W`: the wait the server asked for (every
-//!    client was told one), else the median wait taken. Full jitter spreads
-//!    the round's `n` retries over `W`, a rate of `n / W`.
+//!    client was told one), else the median wait taken (from the answer, or
+//!    from the moment the connection was closed without one, to the retry).
+//!    Full jitter spreads the round's `n` retries over `W`, a rate of `n / W`.
 //! 3. Every pair of clients in a round gives two distances, divided by `W`:
 //!    the difference of their waits (blind to how staggered the processes
 //!    started) and of their arrivals (catches a fleet that waits for the same
@@ -27,8 +28,12 @@
 //! 5. The estimate is noisy with few clients, so the decision bars depend on
 //!    the evidence ([`bars`]): below the pass bar it passes, above the
 //!    lockstep bar it fails, and in between it is **inconclusive**. With 48
-//!    judged waits or more the two bars meet. The rates are computed by
-//!    seeded simulations over this very function (the tests at the end).
+//!    judged waits or more the two bars meet. Below [`MIN_JUDGED_WAITS`]
+//!    the bars are wide apart (a small fleet is read too, never passed on
+//!    evidence a larger one would fail: issue 53, got at 4 and 12 clients),
+//!    and with fewer than [`MIN_PASS_WAITS`] nothing passes. The rates are
+//!    computed by seeded simulations over this very function (the tests at
+//!    the end).
 //! 6. **Scheduling noise is measured in the same run.** The clients are
 //!    released together, so how far apart their first requests arrive is the
 //!    machine's noise, with the processes' start-up on top. When the retries
@@ -39,8 +44,10 @@
 //! An inconclusive result fails closed at the level a lockstep failure would
 //! have, with the figures. The replay reruns an inconclusive scenario once
 //! when the time limit allows (`replay::run_replay`): between the bars with
-//! [`RERUN_FACTOR`] times the clients, which tightens the bars; within the
-//! noise with the same clients, a second look at the machine.
+//! [`RERUN_FACTOR`] times the clients and at least [`RERUN_MIN_CLIENTS`],
+//! which tightens the bars; within the noise with the same clients, a second
+//! look at the machine (a fleet under [`SMALL_FLEET`] with
+//! [`RERUN_MIN_CLIENTS`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -66,8 +73,20 @@ pub(crate) const UNIFORM_MEDIAN_PAIR: f64 = 1.0 - std::f64::consts::FRAC_1_SQRT_
 /// default jitter among mainstream retry libraries (axios-retry's 0-20%) is 5;
 /// docs/replay.md, "The pass line", says why 10.
 pub(crate) const PASS_LINE: f64 = 10.0;
-/// Judged waits (client x round) needed for a decision, e.g. 8 clients x 3 rounds.
+/// Judged waits (client x round) from which the bars are the ones the error
+/// rates were first chosen for, e.g. 8 clients x 3 rounds. Fewer are judged
+/// with wider bars ([`bars`]).
 pub(crate) const MIN_JUDGED_WAITS: usize = 24;
+/// A fleet of fewer clients than this is small: a later round of it that
+/// comes back at once is inconclusive (rerun with more clients), not a storm
+/// outright, and a reading within the noise of its few first requests (6
+/// pairs for 4 clients, which one descheduled process moves) is rerun with
+/// more clients too.
+pub(crate) const SMALL_FLEET: usize = 8;
+/// Fewer judged waits than this never pass: with one round of 4 to 7 clients
+/// (6 to 21 pairs), a fleet with jitter over 5% of the wait (twice the pass
+/// line) reads under 2x in 1 run of 1,000, where full jitter reads too.
+pub(crate) const MIN_PASS_WAITS: usize = 8;
 /// The retries must be more than this many times further apart than the
 /// first requests (median pair distances) for their spread to count as
 /// more than scheduling noise. A first request carries the start-up of a
@@ -87,6 +106,12 @@ pub(crate) const NOISE_MARGIN: f64 = 1.0;
 pub(crate) const NOISE_CAP_MS: f64 = 50.0;
 /// An inconclusive scenario is rerun once with this many times the clients.
 pub(crate) const RERUN_FACTOR: usize = 3;
+/// ... and at least this many: a small fleet's rerun reaches the evidence
+/// where the bars meet (24 clients over 2 or more judged rounds is 48 judged
+/// waits), so it is decided there rather than inconclusive again. With a
+/// factor of 3 alone, 4 clients were rerun with 12, whose own inconclusive
+/// runs are rerun with 36: the smaller fleet had one look fewer (issue 53).
+pub(crate) const RERUN_MIN_CLIENTS: usize = 24;
 /// Concentrations are reported up to this (a fleet whose retries all arrived
 /// in the same millisecond is infinitely concentrated).
 pub(crate) const MAX_CONCENTRATION: f64 = 10_000.0;
@@ -99,13 +124,32 @@ pub(crate) const MAX_CONCENTRATION: f64 = 10_000.0;
 /// fleet exactly at the pass line (10) reads at most 18.3 in 999 runs of
 /// 1,000, and one at 20 (got's fixed 100 ms window, pooled over waits of 1, 2
 /// and 4 s) reads at least 14.5; with 48, those are 14.1 and 16.7.
+///
+/// Below 24 judged waits (4 to 7 clients over 3 rounds, 8 over 2, 12 over 1)
+/// the same rule gives bars far apart, chosen from 20,000 simulated replays
+/// of every shape of that many waits (4 to 20 clients, 1 to 5 rounds,
+/// constant, doubling and urllib3-like waits from 1 s and 4 s, the quiet and
+/// the loaded machine): the pass bar is under what a fleet at 20x (jitter
+/// over 5% of the wait, or got's 100 ms on 1, 2, 4 s) reads in 999 runs of
+/// 1,000 on the quiet machine, the lockstep bar over what a fleet at the
+/// pass line reads in 999 of 1,000 on either. So a small fleet passes only
+/// where a larger one would pass too, is lockstep only where a larger one
+/// would be, and is otherwise rerun with more clients (issue 53).
 pub(crate) fn bars(judged_waits: usize) -> (f64, f64) {
     if judged_waits >= 48 {
         (15.0, 15.0)
     } else if judged_waits >= 36 {
         (14.0, 16.5)
-    } else {
+    } else if judged_waits >= MIN_JUDGED_WAITS {
         (12.0, 22.0)
+    } else if judged_waits >= 18 {
+        (9.0, 32.0)
+    } else if judged_waits >= 12 {
+        (7.0, 45.0)
+    } else if judged_waits >= MIN_PASS_WAITS {
+        (2.0, 80.0)
+    } else {
+        (0.0, 120.0)
     }
 }
 
@@ -130,12 +174,15 @@ impl Reading {
     }
 
     /// How many clients a rerun of an inconclusive run of `clients` uses:
-    /// more evidence tightens the bars ([`RERUN_FACTOR`] times the clients),
-    /// but more processes do not make a machine quieter, so a run within the
-    /// noise is rerun as it was.
+    /// more evidence tightens the bars ([`RERUN_FACTOR`] times the clients,
+    /// at least [`RERUN_MIN_CLIENTS`]), but more processes do not make a
+    /// machine quieter, so a run within the noise is rerun as it was, unless
+    /// the fleet was small: its noise baseline is then the median of a few
+    /// first-request pairs, which a single descheduled process moves.
     pub(crate) fn rerun_clients(self, clients: usize) -> usize {
         match self {
-            Reading::Ambiguous => clients.saturating_mul(RERUN_FACTOR),
+            Reading::Ambiguous => clients.saturating_mul(RERUN_FACTOR).max(RERUN_MIN_CLIENTS),
+            Reading::WithinNoise if clients < SMALL_FLEET => RERUN_MIN_CLIENTS,
             _ => clients,
         }
     }
@@ -165,12 +212,16 @@ pub struct DesyncSummary {
 impl DesyncSummary {
     /// "concentration 14x full jitter (pass at or below 12x, lockstep above 19x), ..."
     pub(crate) fn figures(&self) -> String {
+        let pass = if self.pass_bar > 0.0 {
+            format!("pass at or below {}", times(self.pass_bar))
+        } else {
+            format!("no pass on fewer than {MIN_PASS_WAITS} judged waits")
+        };
         format!(
-            "arrivals {} more concentrated than full jitter (pass at or below {}, lockstep above {}); \
+            "arrivals {} more concentrated than full jitter ({pass}, lockstep above {}); \
              retries a median {:.1} ms apart, first requests {:.1} ms ({}, spread {:.0} ms); \
              {}, {}",
             times(self.concentration),
-            times(self.pass_bar),
             times(self.lockstep_bar),
             self.retry_pair_ms,
             self.noise_pair_ms,
@@ -313,7 +364,7 @@ impl Evidence {
         let (pass_bar, lockstep_bar) = bars(self.judged_waits);
         let reading = if concentration > lockstep_bar {
             Reading::Lockstep
-        } else if concentration > pass_bar {
+        } else if concentration > pass_bar || self.judged_waits < MIN_PASS_WAITS {
             Reading::Ambiguous
         } else if retry_pair_ms <= NOISE_MARGIN * noise_pair_ms.min(NOISE_CAP_MS) {
             Reading::WithinNoise
@@ -357,7 +408,14 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
                 continue;
             }
             let (prev, next) = (reqs[k - 1], reqs[k]);
-            let wait = next.at_ms - prev.at_ms;
+            // A client's wait starts when it has the answer (or learns it
+            // will get none: the connection closed or reset), as
+            // `retry-after-honored` judges it: after an answer held 10 s, a
+            // fleet that came back within 250 ms spread a wait of about a
+            // third of a second, not of ten. A request sent while the answer
+            // was still held (the client timed out) waited from its send.
+            let answered = prev.answered_at_ms();
+            let wait = next.at_ms - if answered <= next.at_ms { answered } else { prev.at_ms };
             waits.push(wait);
             arrivals.push(next.at_ms);
             match asked_wait_ms(prev, journal.anchor_unix_ms) {
@@ -419,12 +477,12 @@ fn evidence(journal: &Journal, clients: usize) -> Evidence {
     ev
 }
 
-/// The pooled reading, or `None` when there are too few judged waits to
-/// decide: what `desynchronized` reads, for the unit tests' simulated fleets.
+/// The pooled reading, or `None` when no round was judged: what
+/// `desynchronized` reads, for the unit tests' simulated fleets.
 #[cfg(test)]
 fn desync_summary(journal: &Journal, clients: usize) -> Option<DesyncSummary> {
     let mut ev = evidence(journal, clients);
-    (ev.judged_waits >= MIN_JUDGED_WAITS).then(|| ev.read())
+    (ev.judged_waits > 0).then(|| ev.read())
 }
 
 pub(super) fn desynchronized(
@@ -456,12 +514,30 @@ pub(super) fn desynchronized(
             rounds.join(", ")
         );
         let level = levels.desynchronized;
+        // In a round of few clients, full jitter comes back "at once" now and
+        // then (2 of 4 waits under 100 ms and 3 under 250 ms: about 1 round in
+        // 130 over a 1 s wait, 1 in 2,700 with 8 clients): inconclusive, failed
+        // closed, and rerun with more clients, where a storm is a storm.
+        if storms.iter().all(|r| r.clients < SMALL_FLEET) {
+            let mut summary = ev.read();
+            summary.reading = Reading::Ambiguous;
+            let why = format!(
+                "with fewer than {SMALL_FLEET} clients in the round, a fleet with full jitter does that \
+                 now and then; run with more clients (--clients {} or more)",
+                Reading::Ambiguous.rerun_clients(n)
+            );
+            let v = vec![Violation { client: 0, seq: None, level, message: format!("{message}; {why}") }];
+            let r = outcome(check, level, v, String::new(), format!("inconclusive: {message}"));
+            return (r, ev.rounds, Some(summary));
+        }
         let v = vec![Violation { client: 0, seq: None, level, message: message.clone() }];
         let r = outcome(check, level, v, String::new(), format!("lockstep: {message}"));
         return (r, ev.rounds, None);
     }
-    if ev.judged_waits < MIN_JUDGED_WAITS {
-        let immediate = ev.rounds.len() - judged.len();
+    // Any judged round has DESYNC_MIN_CLIENTS waits or more, and is read
+    // with the bars for its evidence: a small fleet is not waved through as
+    // not applicable where a larger one would fail (issue 53).
+    if judged.is_empty() {
         let message = if n < DESYNC_MIN_CLIENTS {
             format!(
                 "needs {DESYNC_MIN_CLIENTS} or more clients retrying in the same round (had {}); \
@@ -470,16 +546,10 @@ pub(super) fn desynchronized(
             )
         } else if ev.rounds.is_empty() {
             format!("no retry round had {DESYNC_MIN_CLIENTS} or more clients retrying")
-        } else if judged.is_empty() && immediate > 0 {
+        } else {
             format!(
                 "the only retry round was an immediate first retry (median wait under {IMMEDIATE_MS:.0} ms), \
                  which repeats the first burst rather than re-synchronising it"
-            )
-        } else {
-            format!(
-                "too little evidence for a verdict that does not flip between runs: {} \
-                 (clients x retry rounds), {MIN_JUDGED_WAITS} needed; run with --clients 8 or more",
-                plural(ev.judged_waits, "judged wait", "judged waits")
             )
         };
         let r = CheckResult {
@@ -516,7 +586,7 @@ pub(super) fn desynchronized(
                 "between the pass bar and the lockstep bar, this much evidence cannot tell a fleet at the \
                  pass line ({}) from one twice as concentrated; run with more clients (--clients {} or more)",
                 times(PASS_LINE),
-                (n * RERUN_FACTOR).max(16)
+                Reading::Ambiguous.rerun_clients(n)
             ),
         ),
         Reading::WithinNoise => (
@@ -633,6 +703,8 @@ mod tests {
         Got,
         /// urllib3's `backoff_jitter=0.5`: a fixed 0-500 ms on top of each wait.
         HalfSecond,
+        /// Uniform jitter over 5% of each wait: twice the pass line.
+        FivePercent,
     }
 
     #[derive(Clone, Copy, Debug)]
@@ -681,6 +753,7 @@ mod tests {
                     Fleet::FullJitter => r.uniform(0.0, w),
                     Fleet::Got => r.uniform(0.0, 100.0),
                     Fleet::HalfSecond => r.uniform(0.0, 500.0),
+                    Fleet::FivePercent => r.uniform(0.0, 0.05 * w),
                 };
                 // Full jitter waits a random part of the wait, not the wait plus it.
                 let w = if kind == Fleet::FullJitter { jitter } else { w + jitter };
@@ -699,7 +772,8 @@ mod tests {
     }
 
     /// What a replay concludes: judge the fleet; when that is inconclusive,
-    /// judge a rerun with twice the clients, as `replay::run_replay` does.
+    /// judge a rerun with the clients [`Reading::rerun_clients`] says, as
+    /// `replay::run_replay` does.
     fn verdict(
         r: &mut Rng,
         m: Machine,
@@ -727,6 +801,23 @@ mod tests {
         (12, 3, Waits::ImmediateThenDoubling),
         (24, 1, Waits::Constant),
     ];
+    /// Fleets of 4 to 8 clients with fewer than MIN_JUDGED_WAITS judged
+    /// waits over two rounds or more, read with the wide bars and rerun with
+    /// at least RERUN_MIN_CLIENTS: 4 clients over `default`'s or
+    /// `no-retry-after`'s three rounds, 4 urllib3 clients (an immediate first
+    /// retry, then two or three judged rounds), 6 over 3, 8 over 2 (`http-date`).
+    const SMALL_SHAPES: &[(usize, usize, Waits)] = &[
+        (4, 3, Waits::Constant),
+        (4, 3, Waits::Doubling),
+        (4, 3, Waits::ImmediateThenDoubling),
+        (4, 4, Waits::ImmediateThenDoubling),
+        (6, 3, Waits::Doubling),
+        (8, 2, Waits::Constant),
+    ];
+    /// A single judged round of 4 or 12 clients: its rerun (24 or 36
+    /// clients) is still one round, 24 or 36 judged waits, so a fleet at the
+    /// pass line is inconclusive there now and then and fails closed.
+    const ONE_ROUND_SHAPES: &[(usize, usize, Waits)] = &[(4, 1, Waits::Constant), (12, 1, Waits::Constant)];
     /// First waits: 1 s (Retry-After: 1, the `default` scenario) to 4 s.
     const BASES_MS: &[f64] = &[1000.0, 2000.0, 4000.0];
 
@@ -739,8 +830,20 @@ mod tests {
         trials: usize,
         bad: impl Fn(CheckStatus) -> bool,
     ) -> (f64, f64, String) {
+        rates_over(SHAPES, kind, m, bases, trials, bad)
+    }
+
+    /// [`rates`] over other shapes.
+    fn rates_over(
+        shapes: &[(usize, usize, Waits)],
+        kind: Fleet,
+        m: Machine,
+        bases: &[f64],
+        trials: usize,
+        bad: impl Fn(CheckStatus) -> bool,
+    ) -> (f64, f64, String) {
         let (mut total, mut worst) = (0, (0, String::new()));
-        for (s, &(n, rounds, waits)) in SHAPES.iter().enumerate() {
+        for (s, &(n, rounds, waits)) in shapes.iter().enumerate() {
             for (b, &base) in bases.iter().enumerate() {
                 let mut r = Rng(0x5EED_0000 + (s * 16 + b) as u64 + kind as u64 * 0x1_0000);
                 let count =
@@ -751,7 +854,7 @@ mod tests {
                 }
             }
         }
-        let runs = (trials * SHAPES.len() * bases.len()) as f64;
+        let runs = (trials * shapes.len() * bases.len()) as f64;
         (total as f64 / runs, worst.0 as f64 / trials as f64, worst.1)
     }
 
@@ -846,6 +949,117 @@ mod tests {
         }
         assert!(within_noise > 100, "{within_noise} of 200 read as within the noise");
         assert!(passed < 100, "{passed} of 200 passed");
+    }
+
+    #[test]
+    fn small_fleets_pass_only_where_larger_ones_would() {
+        // The same error rates as the fleets of 24 judged waits or more, for
+        // fleets read with the wide bars and rerun with more clients.
+        let all: Vec<_> = SMALL_SHAPES.iter().chain(ONE_ROUND_SHAPES).copied().collect();
+        for (m, bases) in [
+            (QUIET, BASES_MS),
+            (LOADED, BASES_MS),
+            (SLOW_START, &BASES_MS[..1]),
+            (SLOW_LOADED, &BASES_MS[..1]),
+        ] {
+            let (rate, worst, at) =
+                rates_over(&all, Fleet::Lockstep, m, bases, TRIALS, |s| s == CheckStatus::Pass);
+            eprintln!("small Lockstep on {m:?}: passed {rate} overall, worst cell {worst} at {at}");
+            assert!(rate < 0.001 && worst <= 0.003, "lockstep passed in {rate} ({worst} at {at}) on {m:?}");
+        }
+        for (kind, m, bases) in [
+            (Fleet::TenPercent, QUIET, BASES_MS),
+            (Fleet::TenPercent, LOADED, &BASES_MS[1..]),
+            (Fleet::FullJitter, QUIET, BASES_MS),
+            (Fleet::FullJitter, LOADED, BASES_MS),
+        ] {
+            let (rate, worst, at) =
+                rates_over(SMALL_SHAPES, kind, m, bases, TRIALS, |s| s != CheckStatus::Pass);
+            eprintln!("small {kind:?} on {m:?}: not passed {rate} overall, worst cell {worst} at {at}");
+            assert!(
+                rate < 0.001 && worst <= 0.003,
+                "{kind:?} not passed in {rate} ({worst} at {at}) on {m:?}"
+            );
+        }
+        // Twice the pass line: jitter over 5% of every wait. The passes are
+        // the reruns': 24 clients with an immediate first retry, then waits
+        // of 1 and 2 s, give 48 judged waits, where the bars meet at 15x and
+        // pass such a fleet about 6 times in 1,000, as a first run of 24
+        // clients would; the small fleet's own bars pass none of it.
+        let (rate, worst, at) =
+            rates_over(SMALL_SHAPES, Fleet::FivePercent, QUIET, BASES_MS, TRIALS, |s| s == CheckStatus::Pass);
+        eprintln!("small FivePercent on QUIET: passed {rate} overall, worst cell {worst} at {at}");
+        assert!(rate < 0.001 && worst <= 0.007, "5% jitter passed in {rate} ({worst} at {at})");
+        // A single round is rerun as a single round, whose 36 judged waits
+        // (12 x 3 clients) pass such a fleet about 7 times in 1,000; it was
+        // not applicable before, a pass every time.
+        let (rate, worst, at) =
+            rates_over(ONE_ROUND_SHAPES, Fleet::FivePercent, QUIET, BASES_MS, TRIALS, |s| {
+                s == CheckStatus::Pass
+            });
+        eprintln!("one-round FivePercent on QUIET: passed {rate} overall, worst cell {worst} at {at}");
+        assert!(rate < 0.005 && worst <= 0.01, "5% jitter in one round passed in {rate} ({worst} at {at})");
+        // One round: full jitter still passes; at the pass line it fails
+        // closed now and then (it was "not applicable", a pass, before).
+        let (rate, worst, at) =
+            rates_over(ONE_ROUND_SHAPES, Fleet::FullJitter, QUIET, BASES_MS, TRIALS, |s| {
+                s == CheckStatus::Fail
+            });
+        // (Its only round, a first retry, is now and then "immediate" and
+        // not judged: not applicable, as before, not a fail.)
+        eprintln!("one-round FullJitter on QUIET: failed {rate} overall, worst cell {worst} at {at}");
+        assert!(rate < 0.001 && worst <= 0.003, "full jitter failed in {rate} ({worst} at {at})");
+        let (rate, worst, at) =
+            rates_over(ONE_ROUND_SHAPES, Fleet::TenPercent, QUIET, BASES_MS, TRIALS, |s| {
+                s != CheckStatus::Pass
+            });
+        eprintln!("one-round TenPercent on QUIET: not passed {rate} overall, worst cell {worst} at {at}");
+    }
+
+    /// Issue 53: got's 0-100 ms of noise read as spread out with 4 clients
+    /// (too little evidence: not applicable, so the replay passed) and as
+    /// lockstep with 12. The verdict of one replay of 4 clients and of one of
+    /// 12, each rerun as the replay reruns it, on the same fleet.
+    #[test]
+    fn got_like_fleets_get_the_same_verdict_with_4_and_with_12_clients() {
+        // (waits, first wait, machine, most disagreements and most passes of
+        // 4 clients where 12 failed, in 1,000 pairs of replays, the verdict)
+        let cases = [
+            // got's own back-off (no Retry-After): 1, 2, 4 s + 0-100 ms, 20x pooled: fails.
+            (Waits::Doubling, 1000.0, QUIET, 2, 1, CheckStatus::Fail),
+            // On the loaded machine the noise spreads got's arrivals for it:
+            // each fleet passes now and then (12 clients about 1 run in 50),
+            // each on its own draw of the noise.
+            (Waits::Doubling, 1000.0, LOADED, 50, 20, CheckStatus::Fail),
+            // Retry-After: 2 plus 0-100 ms: 20x every round, fails. The
+            // disagreements are 12 clients passing on 36 judged waits (the
+            // bars of 36-47 pass such a fleet about 5 runs in 1,000), never 4.
+            (Waits::Constant, 2000.0, QUIET, 8, 1, CheckStatus::Fail),
+            // Retry-After: 1 plus 0-100 ms: exactly at the pass line, passes.
+            (Waits::Constant, 1000.0, QUIET, 2, 1, CheckStatus::Pass),
+        ];
+        for (i, (waits, base, m, most, most_open, want)) in cases.into_iter().enumerate() {
+            let mut r = Rng(0x53_0000 + i as u64);
+            let (mut differ, mut open, mut wrong) = (0, 0, 0);
+            for _ in 0..TRIALS {
+                let four = verdict(&mut r, m, 4, 3, base, waits, Fleet::Got);
+                let twelve = verdict(&mut r, m, 12, 3, base, waits, Fleet::Got);
+                differ += usize::from(four != twelve);
+                // Fail closed: 4 clients never pass where 12 fail.
+                open += usize::from(four == CheckStatus::Pass && twelve != CheckStatus::Pass);
+                wrong += usize::from(four != want) + usize::from(twelve != want);
+            }
+            eprintln!(
+                "got-like {waits:?} from {base} ms on {m:?}: 4 and 12 clients differ in {differ} of {TRIALS}, \
+                 4 pass where 12 fail in {open}; {wrong} of {} verdicts not {want:?}",
+                2 * TRIALS
+            );
+            assert!(differ <= most, "{waits:?} from {base} ms on {m:?}: differ in {differ} of {TRIALS}");
+            assert!(
+                open <= most_open,
+                "{waits:?} from {base} ms on {m:?}: 4 passed where 12 failed {open} times"
+            );
+        }
     }
 
     /// Client `c` attempts at `times`: 429 with `ra` for all but the last, then 200.
@@ -988,15 +1202,25 @@ mod tests {
             "{}",
             c.message
         );
-        // ... even when scheduling noise spreads its 10 ms waits, and with only 4 clients.
+        // ... even when scheduling noise spreads its 10 ms waits. With only 4
+        // clients a fleet with full jitter could come back that fast now and
+        // then: inconclusive, failed closed as an error, rerun with 24 clients.
         let mut noisy = Vec::new();
         for c in 0..4 {
             let s = c as f64 * 3.0;
             let n = c as f64 * 11.0;
             noisy.extend(run(c, &[s, s + 10.0, s + 20.0 + n, s + 30.0 + 2.0 * n], None));
         }
-        let (c, _) = judged(&journal(noisy), 4);
-        assert_eq!(c.status, CheckStatus::Fail, "{c:?}");
+        let (c, _) = judged(&journal(noisy.clone()), 4);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
+        assert!(
+            c.message.starts_with("inconclusive: the fleet came back at once again: round 2 (4 clients"),
+            "{}",
+            c.message
+        );
+        assert!(c.violations[0].message.ends_with("(--clients 24 or more)"), "{c:?}");
+        let (_, s) = judged_summary(&journal(noisy), 4);
+        assert_eq!(s.map(|s| s.reading.rerun_clients(4)), Some(24));
     }
 
     /// 8 clients, first requests at `first(c)`, then waits of `w + c x step` ms three times.
@@ -1071,14 +1295,73 @@ mod tests {
     }
 
     #[test]
-    fn too_little_evidence_is_not_applicable_and_says_what_to_run() {
-        let mut e = Vec::new();
+    fn a_small_fleet_is_read_with_wide_bars_and_rerun_with_more_clients() {
+        // 4 clients x 3 rounds: 12 judged waits, bars at 6x and 45x.
+        let small = |step: f64, ra: Option<&str>| {
+            let mut e = Vec::new();
+            for c in 0..4 {
+                let d = 1000.0 + c as f64 * step;
+                e.extend(run(c, &[0.0, d, 2.0 * d, 3.0 * d], ra));
+            }
+            journal(e)
+        };
+        // In lockstep after an honoured Retry-After: lockstep, as 12 clients would be.
+        let (c, _) = judged(&small(0.0, Some("1")), 4);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Warning), "{c:?}");
+        assert!(
+            c.message.starts_with("lockstep: 3 judged retry rounds: arrivals 10000x or more"),
+            "{}",
+            c.message
+        );
+        assert!(c.message.contains("(pass at or below 7.0x, lockstep above 45x)"), "{}", c.message);
+        assert!(c.message.contains("12 judged waits, 18 pairs"), "{}", c.message);
+        // Waits 6 ms apart per client (32x): no longer "not applicable", a
+        // pass where 12 clients would fail; inconclusive, failed closed at
+        // the level a lockstep would have, and rerun with 24 clients.
+        let (c, _) = judged(&small(6.0, None), 4);
+        assert_eq!((c.status, c.level), (CheckStatus::Fail, Level::Error), "{c:?}");
+        assert!(c.message.starts_with("inconclusive: 3 judged retry rounds: arrivals 33x"), "{}", c.message);
+        assert!(c.violations[0].message.contains("(--clients 24 or more)"), "{c:?}");
+        let s = desync_summary(&small(6.0, None), 4).unwrap();
+        assert_eq!((s.reading, s.reading.rerun_clients(4), s.judged_waits), (Reading::Ambiguous, 24, 12));
+        // Widely spread (3.9x): a pass even on this little evidence.
+        let (c, _) = judged(&small(50.0, None), 4);
+        assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+        // One round of 4 clients passes nothing, however spread it looks.
+        let mut one = Vec::new();
         for c in 0..4 {
-            e.extend(run(c, &[0.0, 1000.0, 2000.0, 3000.0], Some("1")));
+            one.extend(run(c, &[0.0, 1000.0 + c as f64 * 300.0], None));
         }
-        let (c, _) = judged(&journal(e), 4);
-        assert_eq!(c.status, CheckStatus::NotApplicable);
-        assert!(c.message.contains("12 judged waits") && c.message.contains("--clients 8"), "{}", c.message);
+        let (c, _) = judged(&journal(one), 4);
+        assert_eq!(c.status, CheckStatus::Fail, "{c:?}");
+        assert!(
+            c.message.contains("(no pass on fewer than 8 judged waits, lockstep above 120x)"),
+            "{}",
+            c.message
+        );
+    }
+
+    #[test]
+    fn a_wait_starts_when_the_answer_was_held_and_lost_not_when_the_request_came() {
+        // lost-response: every answer held 10 s, then the connection closed;
+        // 8 clients that started 150 ms apart come back 250-460 ms after it.
+        let mut e = Vec::new();
+        for c in 0..8 {
+            let s = c as f64 * 150.0;
+            let mut first = entry(c, s, 201);
+            first.delay_ms = 10_000;
+            first.lost = Some(crate::replay::journal::Loss::Close);
+            e.push(first);
+            e.push(entry(c, s + 10_000.0 + 250.0 + c as f64 * 30.0, 201));
+        }
+        let s = desync_summary(&journal(e.clone()), 8).unwrap();
+        // Read against their own wait of about 0.35 s (a median 90 ms apart),
+        // not against the 10 s the server held the answers: spread out.
+        assert_eq!((s.reading, s.judged_waits), (Reading::Spread, 8), "{s:?}");
+        assert!(s.concentration < 2.0, "{s:?}");
+        let (c, rounds) = judged(&journal(e), 8);
+        assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
+        assert!((rounds[0].median_wait_ms - 355.0).abs() < 1.0, "{rounds:?}");
     }
 
     #[test]
@@ -1113,6 +1396,20 @@ mod tests {
         assert_eq!(bars(24), (12.0, 22.0));
         assert_eq!(bars(36), (14.0, 16.5));
         assert_eq!(bars(96), (15.0, 15.0));
+        // Less evidence, bars further apart; too little passes nothing.
+        assert_eq!(bars(4), (0.0, 120.0));
+        assert_eq!(bars(8), (2.0, 80.0));
+        assert_eq!(bars(12), (7.0, 45.0));
+        assert_eq!(bars(21), (9.0, 32.0));
+        for w in 4..96 {
+            let (p, l) = (bars(w), bars(w + 1));
+            assert!(p.0 <= l.0 && p.1 >= l.1 && p.0 <= p.1, "bars must tighten: {w} {p:?} {l:?}");
+        }
+        // A small fleet's rerun reaches the evidence where the bars meet.
+        assert_eq!(Reading::Ambiguous.rerun_clients(4), 24);
+        assert_eq!(Reading::Ambiguous.rerun_clients(12), 36);
+        assert_eq!(Reading::WithinNoise.rerun_clients(4), 24);
+        assert_eq!(Reading::WithinNoise.rerun_clients(8), 8);
         // Evenly over the whole wait: 1; over a tenth of it: 10; all at once: capped.
         assert!((concentration_of(UNIFORM_MEDIAN_PAIR) - 1.0).abs() < 1e-9);
         assert!((concentration_of(UNIFORM_MEDIAN_PAIR / 10.0) - 10.0).abs() < 1e-9);
@@ -1157,6 +1454,93 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Prints, per range of judged waits under MIN_JUDGED_WAITS, the lowest
+    /// 0.001 quantile of the concentration a fleet at twice the pass line
+    /// reads (jitter over 5% of each wait, or got's 100 ms on 1, 2, 4 s) and
+    /// the highest 0.999 quantile a fleet at the line reads, over every shape
+    /// of that many waits: where [`bars`] below 24 judged waits come from.
+    /// `TRIALS=20000 cargo test --release --lib small_bars_quantiles -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn small_bars_quantiles() {
+        let trials: usize = std::env::var("TRIALS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
+        let judged = |n: usize, rounds: usize, w: Waits| match w {
+            Waits::ImmediateThenDoubling => n * (rounds - 1),
+            _ => n * rounds,
+        };
+        let mut shapes = Vec::new();
+        for n in 4..=20 {
+            for rounds in 1..=5 {
+                for w in [Waits::Constant, Waits::Doubling, Waits::ImmediateThenDoubling] {
+                    let j = judged(n, rounds, w);
+                    if (4..MIN_JUDGED_WAITS).contains(&j) && !(matches!(w, Waits::Doubling) && rounds == 1) {
+                        shapes.push((n, rounds, w));
+                    }
+                }
+            }
+        }
+        let brackets = [(4, 8), (8, 12), (12, 18), (18, MIN_JUDGED_WAITS)];
+        for (lo, hi) in brackets {
+            // (lowest q0.001 of a 2x fleet, where), (highest q0.999 of a 10% fleet, where), per machine.
+            let mut low = [(f64::INFINITY, String::new()), (f64::INFINITY, String::new())];
+            let mut high = [(0.0, String::new()), (0.0, String::new())];
+            for (si, &(n, rounds, waits)) in shapes.iter().enumerate() {
+                if !(lo..hi).contains(&judged(n, rounds, waits)) {
+                    continue;
+                }
+                for (mi, m) in [QUIET, LOADED].into_iter().enumerate() {
+                    for base in [1000.0, 4000.0] {
+                        for kind in [Fleet::TenPercent, Fleet::FivePercent, Fleet::Got] {
+                            // got is a 2x fleet only over its three doubling rounds from 1 s.
+                            if kind == Fleet::Got
+                                && (!matches!(waits, Waits::Doubling) || base != 1000.0 || rounds < 3)
+                            {
+                                continue;
+                            }
+                            let mut r = Rng(0x99
+                                + si as u64 * 7919
+                                + kind as u64 * 131
+                                + mi as u64 * 17
+                                + base as u64);
+                            let mut v: Vec<f64> = (0..trials)
+                                .filter_map(|_| {
+                                    desync_summary(&fleet(&mut r, m, n, rounds, base, waits, kind), n)
+                                })
+                                .map(|s| s.concentration)
+                                .collect();
+                            v.sort_by(|a, b| a.total_cmp(b));
+                            let q = |p: f64| {
+                                v.get(((v.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(f64::NAN)
+                            };
+                            let at = format!("{kind:?} {n} x {rounds} {waits:?} from {base} ms");
+                            if kind == Fleet::TenPercent {
+                                if q(0.999) > high[mi].0 {
+                                    high[mi] = (q(0.999), at);
+                                }
+                            } else if q(0.001) < low[mi].0 {
+                                low[mi] = (q(0.001), at);
+                            }
+                        }
+                    }
+                }
+            }
+            println!(
+                "{lo}-{} judged waits, bars {:?}: twice the line reads at least {:.1} quiet ({}), {:.1} loaded ({}); \
+                 the line reads at most {:.1} quiet ({}), {:.1} loaded ({})",
+                hi - 1,
+                bars(lo),
+                low[0].0,
+                low[0].1,
+                low[1].0,
+                low[1].1,
+                high[0].0,
+                high[0].1,
+                high[1].0,
+                high[1].1
+            );
         }
     }
 }
