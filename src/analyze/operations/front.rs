@@ -609,7 +609,17 @@ impl<'w, 't> Walker<'w, 't> {
         // A retry helper the files read do not define, known by its name
         // only when it is given code to run.
         let w = words(last_segment(&callee));
-        if w.iter().any(|x| matches!(x.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried"))
+        // Or a call of a package or object named as a retry (`retryx.Do(ctx,
+        // cfg, func() error {..})`, `retrier.run(fn)`).
+        let qualifier = receiver(&callee);
+        let named_by_qualifier = !qualifier.is_empty()
+            && qualifier
+                .split(['.', ':', '>', '-'])
+                .flat_map(words)
+                .any(|x| x.starts_with("retr") || x.contains("backoff"));
+        if named_by_qualifier
+            || w.iter()
+                .any(|x| matches!(x.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried"))
         {
             let args = self.args(file, n);
             if args.iter().any(|a| self.is_callable(file, *a)) {

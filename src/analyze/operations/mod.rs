@@ -521,6 +521,18 @@ mod tests {
     }
 
     #[test]
+    fn a_package_named_as_a_retry_that_is_given_code_retries_it() {
+        // A project's own retry package, called with a generic method name.
+        let base = "package notify\n\nfunc (p Pipe) Announce(ctx context.Context, body []byte) error {\n\treq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))\n\tif err != nil {\n\t\treturn err\n\t}\n\t_, err = p.client.Do(req)\n\treturn err\n}\n";
+        let head = "package notify\n\nfunc (p Pipe) Announce(ctx context.Context, body []byte) error {\n\treturn retrier.Do(ctx, p.cfg, func() error {\n\t\treq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\t_, err = p.client.Do(req)\n\t\treturn err\n\t})\n}\n";
+        let f = scan("notify/notify.go", base, head);
+        assert_eq!(errors(&f), [compare::NEW_WRITE], "{f:#?}");
+        // A package whose name says nothing of retrying: no retry.
+        let f = scan("notify/notify.go", base, &head.replace("retrier.Do", "tracing.Do"));
+        assert!(errors(&f).is_empty(), "{f:#?}");
+    }
+
+    #[test]
     fn a_new_tenacity_retry_of_a_post_is_an_error_and_of_a_get_is_not() {
         let base = "import requests\n\ndef create(b):\n    return requests.post('https://x/o', json=b)\n";
         let head = "import requests\nfrom tenacity import retry, stop_after_attempt, wait_fixed\n\n@retry(wait=wait_fixed(1), stop=stop_after_attempt(3))\ndef create(b):\n    return requests.post('https://x/o', json=b)\n";
