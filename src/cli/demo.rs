@@ -230,14 +230,19 @@ fn show(outcome: &GateOutcome, format: Format) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Replays the built-in client (`retrygate replay-client` with `client`'s
-/// arguments) against the loopback 429 server and writes the report for
-/// `commit` to `out`.
-fn replay(repo: &Path, exe: &Path, client: &[&str], commit: &str, out: &PathBuf) -> anyhow::Result<()> {
-    let opts = ReplayOptions {
+/// The demo's scenarios and clients, running the binary's built-in client
+/// with `client`'s arguments in `repo`, for `commit`.
+fn client_options(
+    repo: &Path,
+    exe: &Path,
+    client: &[&str],
+    commit: &str,
+    timeout: Duration,
+) -> ReplayOptions {
+    ReplayOptions {
         scenario: SCENARIOS.into(),
         clients: CLIENTS,
-        timeout: Duration::from_secs(20),
+        timeout,
         command: [exe.display().to_string().as_str(), "replay-client"]
             .into_iter()
             .chain(client.iter().copied())
@@ -245,7 +250,14 @@ fn replay(repo: &Path, exe: &Path, client: &[&str], commit: &str, out: &PathBuf)
             .collect(),
         commit: Some(commit.to_string()),
         cwd: Some(repo.to_path_buf()),
-    };
+    }
+}
+
+/// Replays the built-in client (`retrygate replay-client` with `client`'s
+/// arguments) against the loopback 429 server and writes the report for
+/// `commit` to `out`.
+fn replay(repo: &Path, exe: &Path, client: &[&str], commit: &str, out: &PathBuf) -> anyhow::Result<()> {
+    let opts = client_options(repo, exe, client, commit, Duration::from_secs(20));
     let report = run_replay_blocking(&opts)?;
     let json = serde_json::to_string_pretty(&report)?;
     std::fs::write(out, json).with_context(|| format!("writing {}", out.display()))?;
@@ -381,18 +393,7 @@ fn differential_replay(
     out: &Path,
 ) -> anyhow::Result<()> {
     let base_sha = rev(repo, "main")?;
-    let head = ReplayOptions {
-        scenario: SCENARIOS.into(),
-        clients: CLIENTS,
-        timeout: Duration::from_secs(30),
-        command: [exe.display().to_string().as_str(), "replay-client"]
-            .into_iter()
-            .chain(client.iter().copied())
-            .map(String::from)
-            .collect(),
-        commit: Some(commit.to_string()),
-        cwd: Some(repo.to_path_buf()),
-    };
+    let head = client_options(repo, exe, client, commit, Duration::from_secs(30));
     let worktree = BaseWorktree::add(repo, &base_sha)?;
     let base = ReplayOptions {
         cwd: Some(worktree.path().to_path_buf()),

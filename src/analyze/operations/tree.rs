@@ -135,24 +135,8 @@ pub(crate) fn helper_definitions(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];
-    for n in &names {
-        args.push("-e".into());
-        args.push(n.clone());
-    }
-    args.push(tree.rev.clone());
-    args.push("--".into());
-    for ext in
-        ["*.py", "*.js", "*.mjs", "*.cjs", "*.ts", "*.tsx", "*.go", "*.java", "*.kt", "*.rb", "*.php", "*.cs"]
-    {
-        args.push(ext.into());
-    }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let listed = match tree.git.run(&argv) {
-        Ok(out) => out,
-        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => String::new(),
-        Err(e) => return Err(e.to_string()),
-    };
+    let words: Vec<&str> = names.iter().map(String::as_str).collect();
+    let listed = crate::analyze::trees::dependents::grep_files(tree, &words)?;
     let prefix = format!("{}:", tree.rev);
     let mut out = Vec::new();
     let mut bytes = 0usize;

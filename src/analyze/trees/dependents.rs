@@ -90,29 +90,10 @@ pub(crate) fn read_kept(
     }
     // `git grep` finds the files that name a changed module; only those
     // are read.
-    let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];
     let mut words: Vec<&str> = names.iter().map(|(_, n)| n.as_str()).collect();
     words.sort_unstable();
     words.dedup();
-    for w in &words {
-        args.push("-e".into());
-        args.push((*w).to_string());
-    }
-    args.push(tree.rev.clone());
-    args.push("--".into());
-    for ext in [
-        "*.py", "*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.mts", "*.cts", "*.tsx", "*.go", "*.java",
-        "*.rb", "*.php", "*.cs", "*.kt", "*.kts",
-    ] {
-        args.push(ext.into());
-    }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let listed = match tree.git.run(&argv) {
-        Ok(out) => out,
-        // No file matched: git grep exits 1 and says nothing.
-        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => String::new(),
-        Err(e) => return Err(e.to_string()),
-    };
+    let listed = grep_files(tree, &words)?;
     let prefix = format!("{}:", tree.rev);
     let candidates: HashSet<&str> = listed
         .lines()
@@ -169,6 +150,32 @@ pub(crate) fn read_kept(
 fn same_family(a: Grammar, b: Grammar) -> bool {
     let js = |g| matches!(g, Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx);
     a == b || (js(a) && js(b))
+}
+
+/// The files of the head tree, in the languages a tree-sitter grammar reads,
+/// that name one of `words` as a whole word, as `git grep -l` lists them
+/// (`REV:path` lines); none is an empty listing, not an error.
+pub(crate) fn grep_files(tree: &RepoHead, words: &[&str]) -> Result<String, String> {
+    let mut args: Vec<String> = vec!["grep".into(), "-l".into(), "-w".into(), "-I".into()];
+    for w in words {
+        args.push("-e".into());
+        args.push((*w).to_string());
+    }
+    args.push(tree.rev.clone());
+    args.push("--".into());
+    for ext in [
+        "*.py", "*.js", "*.mjs", "*.cjs", "*.jsx", "*.ts", "*.mts", "*.cts", "*.tsx", "*.go", "*.java",
+        "*.rb", "*.php", "*.cs", "*.kt", "*.kts",
+    ] {
+        args.push(ext.into());
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    match tree.git.run(&argv) {
+        Ok(out) => Ok(out),
+        // No file matched: git grep exits 1 and says nothing.
+        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => Ok(String::new()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]
