@@ -369,13 +369,16 @@ fn curl_retrying_every_error_fails_no_retry_on_refusal_and_plain_retry_passes() 
 #[test]
 fn a_got_like_client_gets_the_same_verdict_with_4_and_with_12_clients() {
     python_available();
+    // A timing judgement: not beside the tests that keep the cores busy,
+    // and one fleet at a time (two at once are each other's noise).
+    let _room = crate::common::enter(crate::common::Room::Timed);
     let bin = env!("CARGO_BIN_EXE_retrygate");
     let client = manifest_dir().join("tests/clients/got_like_client.py");
     let runs: Vec<_> = [4usize, 12]
         .into_iter()
         .map(|n| {
             let client = client.clone();
-            thread::spawn(move || {
+            let run = thread::spawn(move || {
                 let out = Command::new(bin)
                     .args(["replay", "--scenario", "no-retry-after", "--clients", &n.to_string()])
                     .args(["--format", "json", "--", "python3"])
@@ -390,10 +393,11 @@ fn a_got_like_client_gets_the_same_verdict_with_4_and_with_12_clients() {
                 let json: serde_json::Value = serde_json::from_str(&text).unwrap();
                 let rerun_of = json["rerun_of"]["clients"].as_u64();
                 (n, out.status.code(), report, rerun_of)
-            })
+            });
+            run.join().unwrap()
         })
         .collect();
-    let runs: Vec<_> = runs.into_iter().map(|h| h.join().unwrap()).collect();
+
     let seen: Vec<String> = runs
         .iter()
         .map(|(n, code, r, rerun_of)| {

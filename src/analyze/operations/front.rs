@@ -612,11 +612,14 @@ impl<'w, 't> Walker<'w, 't> {
         // Or a call of a package or object named as a retry (`retryx.Do(ctx,
         // cfg, func() error {..})`, `retrier.run(fn)`).
         let qualifier = receiver(&callee);
-        let named_by_qualifier = !qualifier.is_empty()
-            && qualifier
-                .split(['.', ':', '>', '-'])
-                .flat_map(words)
-                .any(|x| x.starts_with("retr") || x.contains("backoff"));
+        // The object itself, not the chain before it (`..retrieve().onErrorResume(..)`).
+        let object = qualifier.rsplit(['.', ':', '>']).next().unwrap_or("").trim_end_matches(['(', ')']);
+        let named_by_qualifier = words(object).iter().any(|x| {
+            x.starts_with("retry")
+                || x.starts_with("retrier")
+                || x.starts_with("retries")
+                || x.contains("backoff")
+        });
         if named_by_qualifier
             || w.iter()
                 .any(|x| matches!(x.as_str(), "retry" | "retries" | "retrying" | "retryable" | "retried"))
