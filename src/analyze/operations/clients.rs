@@ -41,27 +41,33 @@ pub(crate) struct ClientPolicy {
     pub(crate) builder: String,
 }
 
+/// The target a line assigns or declares (`rc := ..`, `self.s = ..`,
+/// `val c = ..`, a keyed `hc: ..`).
+static TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:(?:var|let|const|val|final|private|public|readonly|static)\s+)*(?:[A-Za-z_][\w<>\[\]]*\s+)?([$@]?[A-Za-z_][\w.@$>-]*)(?:\s*:=|\s*=[^=>]|:\s)")
+        .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+});
+
+/// A method called on a receiver: (receiver, method).
+static CALL_ON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([$@]?[A-Za-z_][\w.@$>-]*)\.(\w+)\s*\(").unwrap_or_else(|e| panic!("constant pattern: {e}"))
+});
+
+/// A name's last segment (`self.session` -> `session`, `@conn` -> `conn`).
+fn last(x: &str) -> String {
+    x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
+}
+
 /// The names the line that builds a client-wide policy holds it under:
 /// the target it assigns (`rc := retryablehttp.NewClient()`), the receiver
 /// of the call it is passed to or chained on (`self.session.mount(..)`,
 /// `http.AddStandardResilienceHandler()`), and a typed client's type
 /// (`AddHttpClient<OrdersClient>()`).
 pub(crate) fn client_seeds(line: &str, callee: &str) -> Vec<String> {
-    static TARGET: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*(?:(?:var|let|const|val|final|private|public|readonly|static)\s+)*(?:[A-Za-z_][\w<>\[\]]*\s+)?([$@]?[A-Za-z_][\w.@$>-]*)(?:\s*:=|\s*=[^=>]|:\s)")
-            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-    });
     static TYPED: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"AddHttpClient<\s*(?:\w+\s*,\s*)?(\w+)\s*>")
             .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
-    static RECV: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"([$@]?[A-Za-z_][\w.@$>-]*)\.(\w+)\s*\(")
-            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-    });
-    let last = |x: &str| -> String {
-        x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
-    };
     let mut out = Vec::new();
     if let Some(m) = TYPED.captures(line) {
         out.push(m[1].to_string());
@@ -69,7 +75,7 @@ pub(crate) fn client_seeds(line: &str, callee: &str) -> Vec<String> {
     }
     if let Some(m) = TARGET.captures(line) {
         out.push(last(&m[1]));
-    } else if let Some(m) = RECV.captures_iter(line).find(|m| INSTALLS.contains(&&m[2])) {
+    } else if let Some(m) = CALL_ON.captures_iter(line).find(|m| INSTALLS.contains(&&m[2])) {
         out.push(last(&m[1]));
     }
     let lib = receiver(callee);
@@ -102,21 +108,10 @@ const INSTALLS: &[&str] = &[
 /// (`s.mount(.., adapter)`) and its builder's callers (`c: newClient()`),
 /// a few steps deep.
 pub(crate) fn client_names(c: &ClientPolicy, texts: &[&str]) -> Vec<String> {
-    static TARGET: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*(?:(?:var|let|const|val|final|private|public|readonly|static)\s+)*(?:[A-Za-z_][\w<>\[\]]*\s+)?([$@]?[A-Za-z_][\w.@$>-]*)(?:\s*:=|\s*=[^=>]|:\s)")
-            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-    });
-    static INSTALL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"([$@]?[A-Za-z_][\w.@$>-]*)\.(\w+)\s*\(")
-            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-    });
     static KEYED: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^\s*([A-Za-z_]\w*)\s*(?::|=)\s*&?[\w.]*$")
             .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
-    let last = |x: &str| -> String {
-        x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
-    };
     let mentions = |line: &str, name: &str, through: &[String]| -> bool {
         let mut from = 0;
         while let Some(i) = line[from..].find(name) {
@@ -162,7 +157,7 @@ pub(crate) fn client_names(c: &ClientPolicy, texts: &[&str]) -> Vec<String> {
                         }
                     }
                 }
-                for m in INSTALL.captures_iter(line) {
+                for m in CALL_ON.captures_iter(line) {
                     if INSTALLS.contains(&&m[2]) {
                         next.push(last(&m[1]));
                     }
