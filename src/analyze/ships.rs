@@ -230,7 +230,14 @@ impl Manifest {
                 continue;
             }
             if let Some((dev, None)) = dep_table(&table) {
-                let package = inline_value(value, "package").unwrap_or(key);
+                // Dotted keys are the same dependency: `NAME.workspace =
+                // true`, `NAME.path = ".."`, and `NAME.package = ".."` for a
+                // rename (crate names hold no dot).
+                let package = match key.split_once('.') {
+                    Some((_, "package")) => unquote(value),
+                    Some((name, _)) => unquote(name),
+                    None => inline_value(value, "package").unwrap_or(key),
+                };
                 m.add_dep(dev, package.to_string());
             }
         }
@@ -388,7 +395,10 @@ mod tests {
             ("middleware/Cargo.toml", "[package]\nname = \"middleware\"\ndescription = \"Retry middleware.\"\nlicense = \"MIT\"\n"),
             ("tracing-mw/Cargo.toml", "[package]\nname = \"tracing-mw\"\n[dev-dependencies]\nmiddleware = { path = \"../middleware\" }\n"),
             ("mixed/Cargo.toml", "[package]\nname = \"mixed\"\n"),
-            ("app/Cargo.toml", "[package]\nname = \"app\"\n[dependencies]\nmine = { package = \"mixed\", path = \"../mixed\" }\n[dev-dependencies]\nmixed = { path = \"../mixed\" }\n"),
+            ("app/Cargo.toml", "[package]\nname = \"app\"\n[dependencies]\nmine = { package = \"mixed\", path = \"../mixed\" }\npayments-client.workspace = true\nledger.package = \"ledger-core\"\n[dev-dependencies]\nmixed = { path = \"../mixed\" }\n"),
+            ("payments-client/Cargo.toml", "[package]\nname = \"payments-client\"\n"),
+            ("ledger-core/Cargo.toml", "[package]\nname = \"ledger-core\"\n"),
+            ("itest/Cargo.toml", "[package]\nname = \"itest\"\n[dev-dependencies]\npayments-client = { workspace = true }\nledger-core.workspace = true\n"),
         ];
         let b = build(&manifests, None, &["server/src/main.rs"]);
         assert!(b.reason("test-utils/src/lib.rs").is_some_and(|w| w.contains("test support")));
@@ -397,6 +407,9 @@ mod tests {
         assert_eq!(b.reason("mixed/src/lib.rs"), None);
         assert_eq!(b.reason("core/src/lib.rs"), None);
         assert_eq!(b.reason("helpers/src/lib.rs"), None);
+        // Dotted keys under [dependencies] are dependencies too.
+        assert_eq!(b.reason("payments-client/src/lib.rs"), None, "`NAME.workspace = true`");
+        assert_eq!(b.reason("ledger-core/src/lib.rs"), None, "`NAME.package = \"..\"` renames");
         assert_eq!(b.reason("middleware/src/lib.rs"), None, "a published library is the product");
         // A crate with a binary is not a test library.
         for binary in ["test-utils/src/main.rs", "test-utils/src/bin/serve.rs"] {

@@ -46,14 +46,14 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "**/spec/",
     // Java / Kotlin (Maven and Gradle layout)
     "**/src/test/",
-    // End-to-end tests, by folder or file name; the file names hold for a
-    // Rust module inside src/ too ([`E2E_FILE_PATTERNS`]).
+    // End-to-end test folders. A file's own name (`e2e_keys.py`, the
+    // end-to-end encryption keys; `src/client/e2e.rs`, a module compiled
+    // into the crate) is not evidence: no build tool collects tests by it,
+    // and a change can choose it. A project whose e2e clients sit among its
+    // shipped modules lists them under `paths.tests`.
     "**/e2e/",
     "**/e2e_tests/",
     "**/e2e-tests/",
-    "**/e2e.*",
-    "**/*_e2e.*",
-    "**/e2e_*.*",
     // Fixture folders
     "**/fixtures/",
     "**/__fixtures__/",
@@ -62,14 +62,6 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "**/testdata/",
     "**/test_data/",
 ];
-
-/// The default test patterns that name a file, not a folder: an end-to-end
-/// test client (`src/client/e2e.rs`, `e2e_client.rs`) is test code by its
-/// own name, even as a Rust module inside `src/`, where folder names decide
-/// nothing ([`ScanPaths::test_pattern`]). It is compiled into the crate, but
-/// it drives the service from outside as a test does; a project whose e2e
-/// module ships lists it under `paths.shipped`.
-pub(crate) const E2E_FILE_PATTERNS: &[&str] = &["**/e2e.*", "**/*_e2e.*", "**/e2e_*.*"];
 
 /// Not the project's code unless the base config sets `paths.ignore`:
 /// vendored dependencies (Go modules' `vendor/`, copied sources in
@@ -98,8 +90,6 @@ pub(crate) struct ScanPaths {
     tests_key: &'static str,
     /// `paths.ignore` or the default vendored folders, for the note's wording.
     ignore_key: &'static str,
-    /// [`E2E_FILE_PATTERNS`], with the default test patterns only.
-    e2e_files: Option<ProtectedPaths>,
 }
 
 impl ScanPaths {
@@ -135,14 +125,7 @@ impl ScanPaths {
             }
         };
         let shipped = compile("paths.shipped", &paths.shipped)?;
-        let e2e_files = match &paths.tests {
-            Some(_) => None,
-            None => {
-                let globs: Vec<String> = E2E_FILE_PATTERNS.iter().map(|s| s.to_string()).collect();
-                Some(compile(DEFAULTS_KEY, &globs)?)
-            }
-        };
-        Ok(ScanPaths { ignore, tests, shipped, tests_key, ignore_key, e2e_files })
+        Ok(ScanPaths { ignore, tests, shipped, tests_key, ignore_key })
     }
 
     /// What decided which files are ignored, for notes: `paths.ignore`, or
@@ -182,10 +165,7 @@ impl ScanPaths {
                 None => path.starts_with("src/").then_some("src"),
             };
             if let Some(dir) = crate_src {
-                return self
-                    .tests
-                    .matching(dir)
-                    .or_else(|| self.e2e_files.as_ref().and_then(|e| e.matching(path)));
+                return self.tests.matching(dir);
             }
         }
         self.tests.matching(path)
@@ -411,18 +391,6 @@ mod tests {
     }
 
     #[test]
-    fn e2e_file_names_are_default_patterns_and_go_with_them() {
-        for p in E2E_FILE_PATTERNS {
-            assert!(DEFAULT_TEST_PATTERNS.contains(p), "{p} is one of the defaults");
-        }
-        // A project's own `paths.tests` replaces the defaults, e2e names included.
-        let own = ScanPaths::from_config(&Paths { tests: Some(vec!["qa/".into()]), ..Paths::default() })
-            .expect("valid globs");
-        assert_eq!(own.test_pattern("svc/src/client/e2e.rs"), None);
-        assert_eq!(own.test_pattern("qa/e2e.rs"), Some("qa/"));
-    }
-
-    #[test]
     fn default_patterns_cover_every_language_layout() {
         let p = ScanPaths::defaults();
         let tests = [
@@ -454,13 +422,9 @@ mod tests {
             "pkg/src/tests/test_x.py",
             "web/src/__tests__/api.ts",
             "app/src/fixtures/data.py",
-            // End-to-end test clients, by name, inside src/ too.
-            "svc/src/client/e2e.rs",
-            "svc/src/e2e_client.rs",
-            "svc/src/bin/load_e2e.rs",
+            // End-to-end test folders.
             "web/e2e/checkout.ts",
             "pkg/e2e_tests/client.go",
-            "app/e2e.py",
         ];
         for path in tests {
             assert!(p.test_pattern(path).is_some(), "{path} is test code");
@@ -484,7 +448,12 @@ mod tests {
             "src/tests/mod.rs",
             "crates/net/src/examples/client.rs",
             "crates/net/src/test/mod.rs",
-            // Words that contain e2e are not e2e.
+            // Words that contain e2e are not e2e, and a file's own name
+            // is not a test folder: it ships unless the build says not.
+            "handlers/e2e_keys.py",
+            "svc/src/client/e2e.rs",
+            "svc/src/e2e_client.rs",
+            "app/e2e.py",
             "src/e2ee.rs",
             "src/crypto/e2ee/session.rs",
         ];

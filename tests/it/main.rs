@@ -20,6 +20,7 @@ mod changeset;
 mod cli_conventions;
 mod cli_errors;
 mod conformance;
+mod exemptions;
 mod exit_boundary;
 mod fuzz_rust;
 mod gate;

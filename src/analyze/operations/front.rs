@@ -870,12 +870,39 @@ impl<'w, 't> Walker<'w, 't> {
         };
         let m = if method.is_empty() {
             Method::Unknown
+        } else if let Some(why) =
+            method.eq_ignore_ascii_case("POST").then(|| self.post_reads(file, n, &args)).flatten()
+        {
+            // A POST the request itself shows to be a read: its written
+            // endpoint, or the protocol method its body names.
+            Method::Idempotent(format!("POST (a read: {why})"))
         } else if data.http_methods.write.iter().any(|w| w.eq_ignore_ascii_case(&method)) {
             Method::Write(method)
         } else {
             Method::Idempotent(method)
         };
         Some(self.operation(file, n, callee, m, ctx))
+    }
+
+    /// Why a POST reads, from the request alone ([`crate::analyze::reads`]):
+    /// its first argument is a written endpoint that ends in a read
+    /// segment, or its body (the call, else the function that builds it)
+    /// names only protocol reads. A name the code chooses is not read here.
+    fn post_reads(&self, file: usize, n: Node<'t>, args: &[Node<'t>]) -> Option<String> {
+        let endpoint = args.first().map(|a| self.text(file, *a).trim()).and_then(|t| {
+            let q = t
+                .trim_start_matches(['f', 'r', 'b'])
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '"' | '\'' | '`'))?;
+            let inner = t.trim_start_matches(['f', 'r', 'b']).strip_prefix(q)?;
+            Some(inner[..inner.find(q)?].to_string())
+        });
+        if let Some(why) = endpoint.as_deref().and_then(crate::analyze::reads::why_read) {
+            return Some(why);
+        }
+        crate::analyze::reads::why_read_body(self.text(file, n))
+            .or_else(|| self.enclosing_text(file, n).and_then(crate::analyze::reads::why_read_body))
     }
 
     /// Whether a call named like an HTTP method goes to another process:

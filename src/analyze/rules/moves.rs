@@ -94,10 +94,13 @@ pub(super) fn note_moved_into_calls(set: &RuleSet, files: &[&FileChange], findin
                 let code = Code::new(text.as_bytes());
                 definitions(family, &code, &wanted).into_iter().find_map(|d| {
                     let body = text.as_bytes().get(d.body.0..d.body.1)?;
-                    rule.patterns
-                        .iter()
-                        .any(|p| p.get().is_match(body))
-                        .then(|| (d.name.clone(), path.to_string(), code.lines.of(d.at)))
+                    let matches = rule.patterns.iter().any(|p| p.get().is_match(body));
+                    // Moved code holds only if it still acts: the replacing
+                    // lines use what the function returns, or the function
+                    // can stop the caller. A helper called for its side
+                    // effect that only logs decides nothing.
+                    let acts = result_used(head, f.line, f.end_line, &d.name) || can_stop_caller(body);
+                    (matches && acts).then(|| (d.name.clone(), path.to_string(), code.lines.of(d.at)))
                 })
             });
         if let Some((name, path, line)) = found {
@@ -108,6 +111,68 @@ pub(super) fn note_moved_into_calls(set: &RuleSet, files: &[&FileChange], findin
             );
         }
     }
+}
+
+/// The head line spans of functions the change adds (no definition of that
+/// name in the base) that decide nothing where they are called: no call of
+/// them in the head uses what they return, and they cannot stop their
+/// caller. A guard moved into such a function (`logMethod(req)`, which
+/// only logs when the method is not GET) no longer guards anything.
+pub(crate) fn inert_new_functions(path: &str, base: Option<&str>, head: Option<&str>) -> Vec<(u32, u32)> {
+    use super::helpers::syntax::{definitions, is_candidate_name, Code, Family};
+    use super::lang::Language;
+    let (Some(family), Some(head)) = (Language::of_path(path).and_then(Family::of), head) else {
+        return Vec::new();
+    };
+    let base_code = Code::new(base.unwrap_or("").as_bytes());
+    let in_base: std::collections::HashSet<String> =
+        definitions(family, &base_code, &|n| is_candidate_name(n)).into_iter().map(|d| d.name).collect();
+    let code = Code::new(head.as_bytes());
+    definitions(family, &code, &|n| is_candidate_name(n) && !in_base.contains(n))
+        .into_iter()
+        .filter(|d| {
+            let body = head.as_bytes().get(d.body.0..d.body.1).unwrap_or(&[]);
+            let def_line = code.lines.of(d.at) as usize;
+            let used =
+                head.lines().enumerate().any(|(i, l)| i + 1 != def_line && call_result_used(l, &d.name));
+            !used && !can_stop_caller(body)
+        })
+        .map(|d| (code.lines.of(d.at), code.lines.of(d.body.1.saturating_sub(1))))
+        .collect()
+}
+
+/// Whether a call of `name` on head lines `from..=to` (and the two lines
+/// around them) uses what it returns: it is not a statement of its own
+/// (`log_method(req)`, `await self.note(x);`), so its value reaches a
+/// condition, an assignment, a return or another call.
+fn result_used(head: &str, from: u32, to: u32, name: &str) -> bool {
+    let (lo, hi) = (from.saturating_sub(2).max(1) as usize, to.saturating_add(2) as usize);
+    head.lines().skip(lo - 1).take(hi + 1 - lo).any(|line| call_result_used(line, name))
+}
+
+/// Whether `line` calls `name` and uses what it returns (see [`result_used`]).
+fn call_result_used(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let after = line[i + name.len()..].trim_start();
+        let before_ok = !line[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        if !before_ok || !after.starts_with('(') {
+            return false;
+        }
+        // What is written before the call, its receiver chain aside.
+        let prefix = line[..i].trim_end().trim_end_matches(|c: char| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | ':' | '>' | '-')
+        });
+        !matches!(prefix.trim(), "" | "await" | "go" | "defer" | "try" | "yield")
+    })
+}
+
+/// Whether a function body can stop its caller on its own: it raises,
+/// throws, panics or exits.
+fn can_stop_caller(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    let words: Vec<&str> =
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '!')).collect();
+    words.iter().any(|w| matches!(*w, "raise" | "throw" | "panic" | "panic!" | "abort" | "exit" | "Exit"))
 }
 
 /// The names called (`name(`) on head lines `from..=to` and the two lines
@@ -140,7 +205,21 @@ fn called_names(head: &str, from: u32, to: u32) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{called_names, normalized};
+    use super::{called_names, can_stop_caller, normalized, result_used};
+
+    #[test]
+    fn a_moved_helper_acts_when_its_result_is_used_or_it_can_stop_the_caller() {
+        let head = "for i := 0; i < 3; i++ {\n\tlogMethod(req)\n\tresp, err = c.Do(req)\n}\n";
+        assert!(!result_used(head, 2, 2, "logMethod"), "a statement of its own");
+        let head = "\tif !idempotent(req) {\n\t\treturn resp, err\n\t}\n";
+        assert!(result_used(head, 1, 1, "idempotent"));
+        assert!(result_used("wait = get_retry_after(error)\n", 1, 1, "get_retry_after"));
+        assert!(result_used("    return self.backoff_for(resp)\n", 1, 1, "backoff_for"));
+        assert!(!result_used("    await self.note(x);\n", 1, 1, "note"));
+        assert!(can_stop_caller(b"if method != 'GET':\n    raise NotRetryable(method)\n"));
+        assert!(can_stop_caller(b"if req.Method != http.MethodGet { panic(\"no\") }"));
+        assert!(!can_stop_caller(b"if req.Method != http.MethodGet { log.Printf(\"%s\", req.Method) }"));
+    }
 
     #[test]
     fn whitespace_and_quotes_do_not_make_a_line_new() {

@@ -39,6 +39,10 @@ pub(crate) struct Env<'a> {
     /// Field defaults written as numbers in attributes
     /// (`#[arg(default_value_t = 5)]`, `#[arg(default_value = "5")]`).
     pub(crate) field_numbers: HashMap<String, Vec<f64>>,
+    /// The value of each function of the file that takes nothing and is
+    /// one expression: `max_retries()` is 3 where `const fn max_retries()
+    /// -> usize { 3 }`.
+    pub(crate) values: HashMap<String, &'a Expr>,
     /// Fields being read now: a field whose value reads itself
     /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
     pub(crate) fields_reading: RefCell<Vec<String>>,
@@ -155,6 +159,20 @@ impl<'a> Env<'a> {
     }
 
     /// A plain number (integers, floats, arithmetic, casts, names).
+    /// The value of `name()` for a function of the file that takes nothing
+    /// and is one expression ([`Env::values`]).
+    fn value_of_call(&self, c: &syn::ExprCall) -> Option<&'a Expr> {
+        let Expr::Path(p) = &*c.func else { return None };
+        let name = p.path.segments.last()?.ident.to_string();
+        let found = self.values.get(&name).copied();
+        // A bare `name()` not found here may be another file's function;
+        // `Instant::now()` is nobody's to look for.
+        if found.is_none() && p.path.segments.len() == 1 {
+            self.miss(&name);
+        }
+        found
+    }
+
     pub(crate) fn number(&self, e: &Expr) -> Option<f64> {
         self.number_at(e, 0)
     }
@@ -253,6 +271,10 @@ impl<'a> Env<'a> {
                     _ => None,
                 }
             }
+            Expr::Call(c) if c.args.is_empty() => {
+                let target = self.value_of_call(c)?;
+                self.number_at(target, depth + 1)
+            }
             // `Some(6)` / `NonZeroU32::new(6)` / `u32::from(6u8)` around a count.
             Expr::Call(c) if c.args.len() == 1 => {
                 let Expr::Path(p) = &*c.func else { return None };
@@ -297,6 +319,9 @@ impl<'a> Env<'a> {
                         Some(arg(0)? * 1000.0 + arg(1)? / 1_000_000.0)
                     }
                     "Some" => c.args.first().and_then(|a| self.millis_at(a, depth + 1)),
+                    _ if c.args.is_empty() => {
+                        self.value_of_call(c).and_then(|t| self.millis_at(t, depth + 1))
+                    }
                     _ => None,
                 }
             }
@@ -356,6 +381,19 @@ impl<'a> Env<'a> {
             }
             Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
                 self.millis_at(&m.receiver, depth + 1).or_else(|| self.millis_at(&m.args[0], depth + 1))
+            }
+            // `d.min(cap)`, `total.saturating_sub(spent)`, `a.max(b)`.
+            Expr::MethodCall(m) if m.args.len() == 1 => {
+                let l = self.millis_at(&m.receiver, depth + 1)?;
+                let r = self.millis_at(&m.args[0], depth + 1)?;
+                match m.method.to_string().as_str() {
+                    "min" => Some(l.min(r)),
+                    "max" => Some(l.max(r)),
+                    "saturating_sub" => Some((l - r).max(0.0)),
+                    "saturating_add" | "add" => Some(l + r),
+                    "sub" => Some(l - r),
+                    _ => None,
+                }
             }
             Expr::Field(f) => match &f.member {
                 syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.millis_at(v, depth + 1)),
@@ -438,6 +476,24 @@ mod tests {
 
     fn expr(s: &str) -> Expr {
         syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn calls_of_value_functions_and_duration_arithmetic_evaluate() {
+        let three: Expr = syn::parse_str("3").unwrap();
+        let short: Expr = syn::parse_str("Duration::from_millis(300)").unwrap();
+        let mut env = Env::default();
+        env.values.insert("max_retries".into(), &three);
+        env.values.insert("request_timeout".into(), &short);
+        let n = |s: &str| env.number(&syn::parse_str::<Expr>(s).unwrap());
+        let ms = |s: &str| env.millis(&syn::parse_str::<Expr>(s).unwrap());
+        assert_eq!(n("max_retries()"), Some(3.0));
+        assert_eq!(n("limits::max_retries() + 1"), Some(4.0));
+        assert_eq!(n("other()"), None);
+        assert_eq!(ms("request_timeout()"), Some(300.0));
+        assert_eq!(ms("Duration::from_millis(2500).min(Duration::from_millis(300))"), Some(300.0));
+        assert_eq!(ms("Duration::from_secs(3).saturating_sub(Duration::from_millis(2200))"), Some(800.0));
+        assert_eq!(ms("Duration::from_secs(1).saturating_sub(Duration::from_secs(2))"), Some(0.0));
     }
 
     #[test]

@@ -626,7 +626,18 @@ impl BoundFinder<'_, '_> {
         if n.is_none() && !names_a_counter(counter) && !names_a_counter(limit) {
             return None;
         }
-        // `left == 0`: a count down, whose size is where it started.
+        // `left == 0`: a count down, whose size is where it started
+        // (`let mut n_retry = 3;` .. `n_retry -= 1`): that many retries.
+        let counts_down = matches!(
+            (op, stops_when_true),
+            (syn::BinOp::Eq(_) | syn::BinOp::Le(_), true) | (syn::BinOp::Ne(_) | syn::BinOp::Gt(_), false)
+        );
+        if counts_down && n == Some(0.0) && is_local(counter, self.env) {
+            return Some(match self.env.number(counter).filter(|start| *start > 0.0) {
+                Some(start) => Attempts::from_retries(Some(start)),
+                None => Attempts::Unknown,
+            });
+        }
         if matches!(op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_)) && n == Some(0.0) {
             return Some(Attempts::Unknown);
         }
@@ -1174,6 +1185,17 @@ mod tests {
         // a function alike.
         for down in ["{ if left.count() == 0 { break; } }", "{ if count_left(&x) == 0 { break; } }"] {
             assert_eq!(loop_bound(&body(down), &env).map(|b| b.0), Some(Attempts::Unknown), "{down}");
+        }
+        // A local counted down from a number: that many retries.
+        let start: Expr = syn::parse_str("20").unwrap();
+        let mut env = Env::default();
+        env.lets.insert("n_retry".to_string(), vec![(0, &start)]);
+        for down in [
+            "{ match send() { Ok(r) => return Ok(r), Err(e) => { if n_retry == 0 { return Err(e); } n_retry -= 1; } } }",
+            "{ if n_retry <= 0 { return Err(e); } n_retry -= 1; }",
+            "{ match send() { Ok(r) => return Ok(r), Err(e) if n_retry > 0 => { n_retry -= 1; sleep(d) } Err(e) => return Err(e) } }",
+        ] {
+            assert_eq!(loop_bound(&body(down), &env).map(|b| b.0), Some(Attempts::Total(21.0)), "{down}");
         }
     }
 }

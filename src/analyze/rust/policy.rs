@@ -192,7 +192,9 @@ impl Policy {
         self.methods
             .iter()
             .map(String::as_str)
-            .filter(|m| matches!(*m, "POST" | "PATCH") || super::syntax::is_unknown_method(m))
+            .filter(|m| {
+                matches!(*m, "POST" | "PATCH") || super::syntax::is_unknown_method(m) || m.ends_with("()")
+            })
             .collect()
     }
 }

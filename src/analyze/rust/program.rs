@@ -463,6 +463,39 @@ pub(super) fn default_impl_definers(
 }
 
 /// Whether `text` names `name` as a whole word.
+/// Whether `text` can reach the item `name` of module `module`: it names
+/// it, and does not define its own `fn name` unless it also names the
+/// module (`reports::client()`, `use crate::reports::client`). A file's
+/// own item comes first in Rust's name resolution, so a private `fn
+/// client()` beside a retry is not another file's `client()`.
+fn reaches_item(text: &str, name: &str, module: &str) -> bool {
+    names_word(text, name) && (!defines_fn(text, name) || (!module.is_empty() && names_word(text, module)))
+}
+
+/// Whether `text` defines `fn name` (any visibility, async or not).
+fn defines_fn(text: &str, name: &str) -> bool {
+    text.match_indices("fn ").any(|(i, _)| {
+        let rest = &text[i + 3..];
+        let before = text[..i].chars().next_back();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && rest.starts_with(name)
+            && !rest[name.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The module a Rust file is (`src/reports.rs` and `src/reports/mod.rs`
+/// are `reports`; `lib.rs` and `main.rs` are the crate root, named by none).
+fn module_stem(path: &str) -> String {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or("");
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    match stem {
+        "mod" => parts.next().unwrap_or("").to_string(),
+        "lib" | "main" => String::new(),
+        s => s.to_string(),
+    }
+}
+
 pub(crate) fn names_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
         let before = text[..i].chars().next_back();
@@ -1073,10 +1106,12 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
             continue;
         }
         // Retrying code among the changed files first.
+        let module = module_stem(path);
+        let calls_this = |text: &str| names_of.iter().any(|n| reaches_item(text, n, &module));
         let mut user: Option<String> = modelled.iter().enumerate().find_map(|(j, m)| {
             let h = m.head.as_ref()?;
             let text = m.file.head.text()?;
-            (j != i && !h.sites.is_empty() && names_of.iter().any(|n| names_word(text, n)))
+            (j != i && !h.sites.is_empty() && calls_this(text))
                 .then(|| format!("{}:{}", m.file.path, h.sites[0].line))
         });
         if user.is_none() && tree.tree.is_some() {
@@ -1093,7 +1128,9 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
                 tree.grep(&args, Scope::Crates(&[root.as_str()]), &changed, &mut budget, &mut out.notes);
             user = found
                 .par_iter()
-                .filter(|(p, t)| !crate_index::is_test_path(p) && super::is_retry_relevant(t))
+                .filter(|(p, t)| {
+                    !crate_index::is_test_path(p) && super::is_retry_relevant(t) && calls_this(t)
+                })
                 .find_map_first(|(p, t)| {
                     let m = model_unit(p, t, &[])?;
                     m.sites.first().map(|s| format!("{p}:{}", s.line))
@@ -1288,6 +1325,19 @@ pub(super) fn uninstalled_policies(tree: Option<&HeadCommit>, modelled: &mut [Mo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_files_own_function_shadows_another_modules_of_the_same_name() {
+        let own = "fn client() -> reqwest::Client { reqwest::Client::new() }\nasync fn get() { client().get(URL).send().await; }\n";
+        assert!(!reaches_item(own, "client", "reports"), "its own `fn client`");
+        let via = "use crate::reports;\nfn client() -> X { X }\nasync fn get() { reports::client().get(URL).send().await; }\n";
+        assert!(reaches_item(via, "client", "reports"));
+        assert!(reaches_item("async fn get() { client().get(URL).send().await; }\n", "client", "reports"));
+        assert!(!reaches_item("fn clients() {}\n", "client", "reports"));
+        assert_eq!(module_stem("src/reports.rs"), "reports");
+        assert_eq!(module_stem("crates/x/src/reports/mod.rs"), "reports");
+        assert_eq!(module_stem("src/lib.rs"), "");
+    }
 
     #[test]
     fn a_retry_reaches_the_helpers_it_calls_and_the_constants_they_name() {

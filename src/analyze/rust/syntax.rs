@@ -153,9 +153,28 @@ pub(crate) fn body_facts<'a, T: FactsNode<'a>>(node: &'a T) -> BodyFacts {
 /// [`body_facts`] of a node that reads locals bound outside it (a
 /// closure's captures): `outer` gives the path a captured name holds.
 pub(crate) fn body_facts_within<'a, T: FactsNode<'a>>(node: &'a T, outer: OuterPaths<'_>) -> BodyFacts {
-    let mut v = FactsVisitor { facts: BodyFacts::default(), paths: HashMap::new(), outer };
+    let mut v =
+        FactsVisitor { facts: BodyFacts::default(), paths: HashMap::new(), aliases: HashMap::new(), outer };
     node.visit_with(&mut v);
-    v.facts
+    let mut facts = v.facts;
+    protocol_reads(&mut facts, || node.tokens());
+    facts
+}
+
+/// One POST whose body names only protocol reads (a JSON-RPC `eth_call`, a
+/// GraphQL `query`; [`crate::analyze::reads::why_read_body`]) is a read:
+/// it leaves `methods` for `reads`, with why. Only when it is the one write
+/// the code sends, so a second request cannot borrow its body's verdict.
+fn protocol_reads(facts: &mut BodyFacts, tokens: impl FnOnce() -> String) {
+    let posts: Vec<&(String, u32)> = facts.write_lines.iter().filter(|(m, _)| m == "POST").collect();
+    let sites = posts.iter().filter(|(_, line)| *line != 0).count();
+    if sites != 1 || facts.write_lines.iter().any(|(m, _)| m == "PATCH") {
+        return;
+    }
+    let Some(why) = crate::analyze::reads::why_read_body(&tokens()) else { return };
+    facts.write_lines.retain(|(m, _)| m != "POST");
+    facts.methods.remove("POST");
+    facts.reads.insert(why);
 }
 
 /// The request path a name bound outside the visited node holds, if any.
@@ -164,17 +183,25 @@ pub(crate) type OuterPaths<'r> = &'r dyn Fn(&str) -> Option<String>;
 /// Nodes [`body_facts`] can read.
 pub(crate) trait FactsNode<'a> {
     fn visit_with(&'a self, v: &mut FactsVisitor<'_>);
+    /// The node's tokens as text (`json ! ({ "method" : "eth_call" })`).
+    fn tokens(&'a self) -> String;
 }
 
 impl<'a> FactsNode<'a> for Expr {
     fn visit_with(&'a self, v: &mut FactsVisitor<'_>) {
         v.visit_expr(self);
     }
+    fn tokens(&'a self) -> String {
+        quote::ToTokens::to_token_stream(self).to_string()
+    }
 }
 
 impl<'a> FactsNode<'a> for syn::Block {
     fn visit_with(&'a self, v: &mut FactsVisitor<'_>) {
         v.visit_block(self);
+    }
+    fn tokens(&'a self) -> String {
+        quote::ToTokens::to_token_stream(self).to_string()
     }
 }
 
@@ -183,6 +210,9 @@ pub(crate) struct FactsVisitor<'r> {
     /// Paths held in locals (`let url = base.join("/oauth/token")?;`), so a
     /// request sent to `url` is judged by the endpoint it was given.
     paths: HashMap<String, Option<String>>,
+    /// Locals bound to a chain on another name (`let mut c = client.clone();`):
+    /// the name the chain starts from, to tell a client from a container.
+    aliases: HashMap<String, String>,
     outer: OuterPaths<'r>,
 }
 
@@ -229,10 +259,21 @@ impl FactsVisitor<'_> {
     }
 
     fn note_ident(&mut self, ident: &str) {
-        if contains_ci(ident, "idempotency") {
+        self.note_name(ident, true);
+    }
+
+    /// What a name says. `named_thing` is false for a local variable's
+    /// name (a lower-case single-segment path): what it holds is decided by
+    /// what it was given, not by what it is called, so `let retry_after =
+    /// Duration::from_millis(100)` reads no header and a key in
+    /// `idempotency_id` sent as `X-Request-Id` is no Idempotency-Key. A
+    /// function or method called (`parse_retry_after(..)`,
+    /// `err.retry_after()`) and a constant (`IDEMPOTENCY_HEADER`) still say.
+    fn note_name(&mut self, ident: &str, named_thing: bool) {
+        if named_thing && contains_ci(ident, "idempotency") {
             self.facts.idempotency_key = true;
         }
-        if contains_ci(ident, "retry_after") {
+        if named_thing && contains_ci(ident, "retry_after") {
             self.facts.reads_retry_after = true;
         }
         if ["rand", "thread_rng", "random", "gen_range", "fastrand", "rng"]
@@ -304,11 +345,31 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
                         // unless a Method path elsewhere in the body names it.
                         self.facts.methods.insert(UNKNOWN_METHOD.into());
                     }
+                    None if explicit => {
+                        // `.request(M, url)` / `.method(M)`: the method is the
+                        // value given; one not written here (a constant, a
+                        // parameter) cannot be told, which is not "none".
+                        let given = chain
+                            .calls
+                            .iter()
+                            .filter(|c| c.method == "request" || c.method == "method")
+                            .filter_map(|c| c.args.first())
+                            .any(|a| method_path(a).is_some() || method_from_literal(a).is_some());
+                        if !given {
+                            self.facts.methods.insert(UNKNOWN_METHOD.into());
+                        }
+                    }
                     None => {}
                 }
             }
             "post" | "patch" if !m.args.is_empty() => {
                 self.note_request(name.to_ascii_uppercase(), m.args.first(), line_of(&m.method));
+            }
+            _ if sdk_write(&name, &m.receiver, &self.aliases).is_some() => {
+                // An SDK or RPC call whose verb writes (`client.submit_order(req)`,
+                // `producer.send_messages(batch)`, AWS's `put_item()`): a write
+                // whose answer can be lost like a POST's.
+                self.facts.methods.insert(format!("{name}()"));
             }
             "is_idempotent" | "is_safe" => self.facts.method_gated = true,
             "multipart" if m.args.len() == 1 => self.facts.body_not_cloneable = true,
@@ -355,6 +416,13 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
                 if name == "wrap_stream" {
                     self.facts.body_not_cloneable = true;
                 }
+                if let Some(verb) = method_from_call(c) {
+                    // `Method::from_bytes(b"POST")`: the method is the literal.
+                    if verb == "POST" || verb == "PATCH" {
+                        self.facts.write_lines.insert((verb.clone(), line_of(c)));
+                    }
+                    self.facts.methods.insert(verb);
+                }
                 if let Some(verb) = free_verb_of_path(&p.path) {
                     // `ureq::post(url)`, `surf::get(url)`, `reqwest::get(url)`.
                     self.facts.sends_request = true;
@@ -378,6 +446,10 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
             // A name given another value no longer holds a path, and hides
             // any the closure's surroundings gave it.
             self.paths.insert(name.ident.to_string(), super::ops::target_path(&init.expr));
+            match root_name(&init.expr) {
+                Some(root) => self.aliases.insert(name.ident.to_string(), root),
+                None => self.aliases.remove(&name.ident.to_string()),
+            };
         }
         syn::visit::visit_local(self, l);
     }
@@ -390,7 +462,8 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         if let [.., ty, variant] = segs.as_slice() {
-            if ty == "Method" {
+            // `Method::POST`, not `Method::from_bytes` (read with its argument).
+            if ty == "Method" && HTTP_METHOD_NAMES.iter().any(|m| variant.eq_ignore_ascii_case(m)) {
                 let verb = variant.to_ascii_uppercase();
                 if verb == "POST" || verb == "PATCH" {
                     let line = p.segments.last().map_or(0, |s| line_of(&s.ident));
@@ -399,8 +472,9 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
                 self.facts.methods.insert(verb);
             }
         }
+        let local = segs.len() == 1 && segs[0].chars().any(|c| c.is_ascii_lowercase());
         for s in &segs {
-            self.note_ident(s);
+            self.note_name(s, !local);
         }
         if segs.iter().any(|s| s == "RETRY_AFTER") {
             self.facts.reads_retry_after = true;
@@ -440,11 +514,183 @@ fn free_verb_of_path(path: &syn::Path) -> Option<String> {
     HTTP_VERBS.contains(&last.as_str()).then(|| last.to_ascii_uppercase())
 }
 
+/// Receivers that are in-process values in Rust code: a channel's, a
+/// collection's or a builder's `send`/`insert`/`register` does not leave
+/// the process.
+const LOCAL_RECEIVERS: &[&str] = &[
+    "self",
+    "tx",
+    "rx",
+    "sender",
+    "senders",
+    "chan",
+    "channel",
+    "ch",
+    "queue",
+    "vec",
+    "map",
+    "set",
+    "list",
+    "buf",
+    "buffer",
+    "out",
+    "builder",
+    "events",
+    "event",
+    "registry",
+    "metrics",
+    "span",
+    "cache",
+    "headers",
+    "params",
+    "state",
+    "pending",
+    "stack",
+    "heap",
+    "deque",
+    "results",
+    "items",
+    "entries",
+    "bytes",
+    "writer",
+    "stdout",
+    "stderr",
+    "hasher",
+    "digest",
+    "ctx",
+    "context",
+    "bus",
+    "broadcast",
+    "notify",
+    "watch",
+    "signal",
+    "scope",
+    "spawner",
+    "executor",
+    "runtime",
+    "handle",
+    "tasks",
+];
+
+/// What a receiver names, its chain and references aside: `self.client`
+/// is `client`, `client.clone()` is `client`, `&mut c` is `c`.
+fn root_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(n) => Some(n.to_string()),
+            syn::Member::Unnamed(_) => root_name(&f.base),
+        },
+        Expr::MethodCall(m) if m.args.is_empty() => root_name(&m.receiver),
+        Expr::Reference(r) => root_name(&r.expr),
+        Expr::Paren(p) => root_name(&p.expr),
+        Expr::Await(a) => root_name(&a.base),
+        Expr::Try(t) => root_name(&t.expr),
+        _ => None,
+    }
+}
+
+/// The SDK or RPC write a method call makes, by its verb, as written in the
+/// catalogue of what calls mean (`write_verbs` of rules/operations/model.yml,
+/// shared with the other languages): `Some(name)` for
+/// `orders.submit_order(req)`, `producer.send_messages(batch)` or AWS's
+/// `client.put_item()`. Not a write: `send` itself (a request builder's or a
+/// channel's), `post`/`patch` (read as HTTP), a verb whose second word names
+/// an in-process object (`create_task`), a receiver that is an in-process
+/// value ([`LOCAL_RECEIVERS`]), and `insert`/`register`, which in Rust are a
+/// collection's unless the receiver names a database or client.
+fn sdk_write(name: &str, receiver: &Expr, aliases: &HashMap<String, String>) -> Option<String> {
+    let data = crate::analyze::operations::data::DATA.as_ref().ok()?;
+    if matches!(name, "send" | "post" | "patch" | "send_json" | "send_string" | "send_form" | "send_bytes") {
+        return None;
+    }
+    let words = crate::analyze::knobs::names::words(name);
+    let first = words.first()?;
+    let verb = data.write_verbs.iter().find(|v| {
+        v.as_str() == first.as_str() || (v.contains('_') && name.to_ascii_lowercase().starts_with(v.as_str()))
+    })?;
+    if matches!(verb.as_str(), "post" | "patch") {
+        return None;
+    }
+    if words.get(1).is_some_and(|second| data.local_objects.iter().any(|o| o == second)) {
+        return None;
+    }
+    let root = root_name(receiver)?;
+    let root = aliases.get(&root).cloned().unwrap_or(root);
+    let root_words = crate::analyze::knobs::names::words(&root);
+    let lower = root.to_ascii_lowercase();
+    if LOCAL_RECEIVERS.contains(&lower.as_str())
+        || root_words.iter().any(|w| LOCAL_RECEIVERS.contains(&w.as_str()))
+    {
+        return None;
+    }
+    if matches!(verb.as_str(), "insert" | "register" | "upsert")
+        && !root_words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "db" | "database"
+                    | "client"
+                    | "conn"
+                    | "connection"
+                    | "collection"
+                    | "repo"
+                    | "repository"
+                    | "dynamo"
+                    | "mongo"
+                    | "es"
+                    | "elastic"
+                    | "qdrant"
+                    | "index"
+                    | "table"
+            )
+        })
+    {
+        return None;
+    }
+    Some(name.to_string())
+}
+
+/// Every HTTP method's name, as `http::Method` spells its constants.
+const HTTP_METHOD_NAMES: &[&str] =
+    &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"];
+
 /// The method a `Method::POST` argument names.
-fn method_path(e: &Expr) -> Option<String> {
+pub(crate) fn method_path(e: &Expr) -> Option<String> {
     let Expr::Path(p) = e else { return None };
     let n = p.path.segments.len();
-    (n >= 2 && p.path.segments[n - 2].ident == "Method").then(|| p.path.segments[n - 1].ident.to_string())
+    let variant = p.path.segments[n - 1].ident.to_string();
+    (n >= 2 && p.path.segments[n - 2].ident == "Method" && HTTP_METHOD_NAMES.contains(&variant.as_str()))
+        .then_some(variant)
+}
+
+/// The method `Method::from_bytes(b"POST")` (or `from_str("POST")`,
+/// `try_from("POST")`) builds from its literal, upper-cased.
+pub(crate) fn method_from_literal(e: &Expr) -> Option<String> {
+    let Expr::Call(c) = e else { return None };
+    method_from_call(c)
+}
+
+/// [`method_from_literal`] of a call.
+fn method_from_call(c: &syn::ExprCall) -> Option<String> {
+    let Expr::Path(p) = &*c.func else { return None };
+    let n = p.path.segments.len();
+    let ctor = p.path.segments.last()?.ident.to_string();
+    if n < 2
+        || p.path.segments[n - 2].ident != "Method"
+        || !matches!(ctor.as_str(), "from_bytes" | "from_str" | "try_from")
+    {
+        return None;
+    }
+    let text = match c.args.first()? {
+        Expr::Lit(l) => match &l.lit {
+            Lit::ByteStr(b) => String::from_utf8(b.value()).ok()?,
+            Lit::Str(s) => s.value(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let upper = text.to_ascii_uppercase();
+    HTTP_METHOD_NAMES.contains(&upper.as_str()).then_some(upper)
 }
 
 /// The method of a chain rooted in a free verb call (`ureq::post(url)`).
@@ -487,6 +733,70 @@ mod tests {
     fn facts(src: &str) -> BodyFacts {
         let e: Expr = syn::parse_str(src).unwrap();
         body_facts(&e)
+    }
+
+    #[test]
+    fn an_sdk_or_rpc_call_whose_verb_writes_is_a_write_and_a_channel_send_is_not() {
+        for (src, call) in [
+            ("async { let mut c = client.clone(); c.submit_order(req).await }", "submit_order()"),
+            ("async { producer.send_messages(batch.clone()).await }", "send_messages()"),
+            ("async { self.dynamo.put_item().table_name(t).item(i).send().await }", "put_item()"),
+            ("async { self.db_client.insert(row).await }", "insert()"),
+            ("async { stripe.create_refund(params).await }", "create_refund()"),
+        ] {
+            let f = facts(src);
+            assert!(f.methods.contains(call), "{src}: {f:?}");
+        }
+        for src in [
+            "async { tx.send(msg).await }",
+            "async { self.events_tx.send(ev) }",
+            "async { self.pending.insert(id, w); }",
+            "async { map.insert(k, v); }",
+            "async { runtime.create_task(fut) }",
+            "async { c.get(url).send().await }",
+            "async { registry.register(metric) }",
+            "async { self.submit(job).await }",
+        ] {
+            let f = facts(src);
+            assert!(!f.methods.iter().any(|m| m.ends_with("()")), "{src}: {f:?}");
+        }
+    }
+
+    #[test]
+    fn a_method_given_to_request_is_read_from_its_value_or_is_unknown() {
+        let f =
+            facts(r#"async { c.request(reqwest::Method::from_bytes(b"POST").unwrap(), url).send().await }"#);
+        assert!(f.methods.contains("POST") && !f.methods.contains("FROM_BYTES"), "{f:?}");
+        let f = facts(r#"async { c.request(SUBMIT, url).send().await }"#);
+        assert!(f.methods.iter().any(|m| is_unknown_method(m)), "a constant not written here: {f:?}");
+        let f = facts(r#"async { c.request(method.clone(), url).send().await }"#);
+        assert!(f.methods.iter().any(|m| is_unknown_method(m)), "{f:?}");
+        let f = facts(r#"async { c.request(Method::GET, url).send().await }"#);
+        assert_eq!(f.methods.iter().map(String::as_str).collect::<Vec<_>>(), ["GET"]);
+    }
+
+    #[test]
+    fn a_post_whose_body_names_only_protocol_reads_is_a_read() {
+        let read = facts(
+            r#"async { c.post(&rpc).json(&json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": [tx]})).send().await }"#,
+        );
+        assert!(!read.methods.contains("POST"), "{read:?}");
+        assert!(read.reads.iter().any(|r| r.contains("`eth_call`")), "{read:?}");
+        let st = facts(
+            r#"async { c.post(&rpc).json(&RpcRequest { jsonrpc: "2.0", method: "simulateTransaction", params }).send().await }"#,
+        );
+        assert!(!st.methods.contains("POST"), "{st:?}");
+        let gql = facts(
+            r#"async { c.post(&gql).json(&json!({"query": "query Status { run { state } }"})).send().await }"#,
+        );
+        assert!(!gql.methods.contains("POST"), "{gql:?}");
+        for write in [
+            r#"async { c.post(&rpc).json(&json!({"jsonrpc": "2.0", "method": "eth_sendRawTransaction", "params": [raw]})).send().await }"#,
+            r#"async { c.post(&gql).json(&json!({"query": "mutation { cancel(id: 1) { id } }"})).send().await }"#,
+            "async { c.post(&rpc).json(&json!({\"jsonrpc\": \"2.0\", \"method\": \"eth_call\"})).send().await?;\n c.post(&orders).json(&o).send().await }",
+        ] {
+            assert!(facts(write).methods.contains("POST"), "{write}");
+        }
     }
 
     #[test]

@@ -40,9 +40,17 @@ pub(super) fn removed(
     // Nothing can be gone unless some setting occurs less often in the head:
     // this saves the line diff for the common case.
     let head_counts = by_key(head);
-    if by_key(base).iter().all(|(k, b)| head_counts.get(k).map_or(0, Vec::len) >= b.len()) {
+    let base_counts = by_key(base);
+    let as_often = base_counts.iter().all(|(k, b)| head_counts.get(k).map_or(0, Vec::len) >= b.len());
+    // ... or some occurrence was written anew (moved code, which may have
+    // moved where it no longer acts).
+    if as_often && !head.iter().any(|h| file.is_added(h.line) && base_counts.contains_key(h.key.as_str())) {
         return Vec::new();
     }
+    // Head occurrences that moved into a new function which decides
+    // nothing (it only logs): they are not the removed setting's counterpart.
+    let inert =
+        crate::analyze::rules::moves::inert_new_functions(&file.path, file.base.text(), file.head.text());
     let ops = diff.get_or_init(|| diff_ops(file));
     // A base occurrence is not gone when its line is unchanged; when the
     // head lines that replaced it hold the same setting, or another form of
@@ -63,7 +71,10 @@ pub(super) fn removed(
     for pass in [Pass::SameKeyInReplacement, Pass::AnyInReplacement, Pass::SameKeyAdded] {
         let mut pools: HashMap<&str, Pool> = HashMap::new();
         for (j, h) in head.iter().enumerate() {
-            if used[j] || (pass == Pass::SameKeyAdded && !file.is_added(h.line)) {
+            if used[j]
+                || (pass == Pass::SameKeyAdded
+                    && (!file.is_added(h.line) || inert.iter().any(|&(a, b)| a <= h.line && h.line <= b)))
+            {
                 continue;
             }
             let key = if pass == Pass::AnyInReplacement { "" } else { h.key.as_str() };

@@ -66,7 +66,17 @@ struct Through {
     /// The call (or decorator), the verb, and the end of the arguments (or body).
     span: (usize, usize, usize),
     /// Why this POST is a read, when its endpoint says so ([`read_endpoint`]).
-    read: Option<String>,
+    read: Option<ReadWhy>,
+}
+
+/// Why a POST was judged a read, and whether that rests on the request
+/// (its endpoint) or only on the name of the function that sends it.
+#[derive(Debug, Clone, PartialEq)]
+struct ReadWhy {
+    why: String,
+    /// Judged by a name the change can choose: the finding is lowered to a
+    /// warning that says so, never to a note.
+    by_name: bool,
 }
 
 /// A write the change newly sends through a retrying helper.
@@ -77,7 +87,7 @@ struct NewWrite {
     verb: &'static str,
     helper: String,
     site: String,
-    read: Option<String>,
+    read: Option<ReadWhy>,
 }
 
 /// Why a POST whose target is `target` is a read: its path (a string
@@ -85,6 +95,16 @@ struct NewWrite {
 /// a read segment ([`crate::analyze::reads`]). `None` when the target cannot be told or
 /// names anything else: a POST whose endpoint cannot be told is a write.
 fn read_endpoint(code: &Code, target: &str, write_at: usize) -> Option<String> {
+    let (path, how) = endpoint_of(code, target, write_at)?;
+    let path_only = path.split(['?', '#']).next().unwrap_or("");
+    let segment = crate::analyze::reads::read_segment(path_only)?;
+    Some(format!("its endpoint{how} `{path_only}` ends in `/{segment}`, a read sent as POST with a body"))
+}
+
+/// The endpoint a POST's target names, when the code writes it (a string
+/// literal, or the string a name was last given above the write), and how
+/// it was found (` (`name`)` for a name).
+fn endpoint_of(code: &Code, target: &str, write_at: usize) -> Option<(String, String)> {
     let literal = |t: &str| -> Option<String> {
         let t = t.trim_start_matches(['f', 'r', 'b']);
         let q = t.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'))?;
@@ -113,9 +133,7 @@ fn read_endpoint(code: &Code, target: &str, write_at: usize) -> Option<String> {
         }
         None => return None,
     };
-    let path_only = path.split(['?', '#']).next().unwrap_or("");
-    let segment = crate::analyze::reads::read_segment(path_only)?;
-    Some(format!("its endpoint{how} `{path_only}` ends in `/{segment}`, a read sent as POST with a body"))
+    Some((path, how))
 }
 
 /// What is known of a helper name in one language.
@@ -326,14 +344,27 @@ fn throughs_only(family: Family, code: &Code, touched: &dyn Fn(u32) -> bool) -> 
 /// endpoint, or one sent by a function named as a read, and why. `retried`
 /// is the decorated function the retry wraps (its name is the retry's, not
 /// the sender's): the function around it is the one that sends.
-fn read_of(family: Family, code: &Code, first: usize, end: usize, retried: Option<usize>) -> Option<String> {
+///
+/// The request decides first: a written endpoint that ends in a read
+/// segment reads, and one whose last segment names a change writes,
+/// whatever the sender is called (`def update_by_query` posting to
+/// `/_update_by_query`). Otherwise the sender's name may say it reads, and
+/// that judgement is marked as one resting on a name.
+fn read_of(family: Family, code: &Code, first: usize, end: usize, retried: Option<usize>) -> Option<ReadWhy> {
     let writes = code.writes_in(first, end);
     if writes.len() != 1 || writes[0].1 != "POST" {
         return None;
     }
-    write_target(code, first, end)
-        .and_then(|target| read_endpoint(code, &target, first))
-        .or_else(|| sender_named_as_read(family, code, first, retried))
+    let endpoint = write_target(code, first, end).and_then(|t| Some((endpoint_of(code, &t, first)?, t)));
+    if let Some((_, target)) = &endpoint {
+        if let Some(why) = read_endpoint(code, target, first) {
+            return Some(ReadWhy { why, by_name: false });
+        }
+    }
+    if endpoint.is_some_and(|((path, _), _)| crate::analyze::reads::names_a_change(&path)) {
+        return None;
+    }
+    sender_named_as_read(family, code, first, retried).map(|why| ReadWhy { why, by_name: true })
 }
 
 /// The innermost function around `at` (other than `retried`), when its name
@@ -793,12 +824,23 @@ fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<F
         .severity(rule.severity)
         .message(rule.message.replace("{match}", &what))
         .head(head);
-    Some(match writes.iter().map(|w| w.read.as_deref()).collect::<Option<Vec<_>>>() {
-        Some(reads) if writes.len() == 1 => {
-            let why = reads.first().copied().unwrap_or_default();
+    Some(match writes.iter().map(|w| w.read.as_ref()).collect::<Option<Vec<_>>>() {
+        Some(reads) if writes.len() == 1 && reads.iter().all(|r| !r.by_name) => {
+            let why = reads.first().map(|r| r.why.as_str()).unwrap_or_default();
             let was = if f.severity == Severity::Error { "an error" } else { "a warning" };
             let message = format!("{}; judged a read: {why}: a note instead of {was}", f.message);
             f.severity(Severity::Note).message(message)
+        }
+        // A name the change can choose lowers an error one step, where
+        // the maintainer sees it, and never to a note.
+        Some(reads) if writes.len() == 1 => {
+            let why = reads.first().map(|r| r.why.as_str()).unwrap_or_default();
+            let message = format!(
+                "{}; judged a read only by a name ({why}), not by anything the request says: a warning instead of an error; check what the request does",
+                f.message
+            );
+            let severity = f.severity.min(Severity::Warning);
+            f.severity(severity).message(message)
         }
         _ => f,
     })
@@ -1027,9 +1069,11 @@ mod tests {
             let (at, _) = code.writes_in(0, code.text.len())[0];
             read_of(Family::Python, &code, at, code.text.len(), None)
         };
-        assert!(read("c.post('/v1/datasets/logs/query', json=q)\n").is_some_and(|w| w.contains("`/query`")));
+        assert!(
+            read("c.post('/v1/datasets/logs/query', json=q)\n").is_some_and(|w| w.why.contains("`/query`"))
+        );
         assert!(read("path = f'/v1/datasets/{id}/_search'\nc.post(path, content=p)\n")
-            .is_some_and(|w| w.contains("(`path`)")));
+            .is_some_and(|w| w.why.contains("(`path`)")));
         assert!(read("c.post('/v1/table/t/describe/', json={})\n").is_some());
         for write in [
             "c.post('/v1/orders', json=o)\n",
@@ -1043,7 +1087,16 @@ mod tests {
         }
         // The function that sends it says so by its name.
         let why = read("def apl_query(c, q):\n    c.post(url, json=q)\n");
-        assert!(why.is_some_and(|w| w.contains("`apl_query`, a function named as a read")));
+        assert!(why.is_some_and(|w| w.by_name && w.why.contains("`apl_query`, a function named as a read")));
+        // A written endpoint that names a change decides over the sender's name.
+        assert!(read(
+            "def update_by_query(c, i, q):\n    c.post(f'http://es:9200/{i}/_update_by_query', json=q)\n"
+        )
+        .is_none());
+        // One that says nothing either way leaves it to the name, marked so.
+        assert!(read("def apl_query(c, q):\n    c.post('/v1/datasets/_apl', json=q)\n")
+            .is_some_and(|w| w.by_name));
+        assert!(read("c.post('/v1/datasets/logs/query', json=q)\n").is_some_and(|w| !w.by_name));
     }
 
     fn write(line: u32) -> NewWrite {

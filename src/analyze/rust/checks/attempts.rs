@@ -39,12 +39,41 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
         (Attempts::TimeBounded(x), Attempts::TimeBounded(y)) if y > x => {
             format!("retry time budget raised from {} to {} ({})", fmt_ms(x), fmt_ms(y), head.attempts.why)
         }
+        // A count exchanged for a time budget: the attempts the budget
+        // holds at the longest delays the policy waits (fewer than with
+        // jitter, which waits less on average), against the count.
+        (Attempts::Total(x), Attempts::TimeBounded(y)) => match attempts_within(head, y) {
+            Some(n) if n > x => format!(
+                "a count of {} attempts became a time budget of {} ({}), which holds at least {} attempts at the policy's delays",
+                fmt_count(x),
+                fmt_ms(y),
+                head.attempts.why,
+                fmt_count(n)
+            ),
+            _ => return None,
+        },
         _ => return None,
     };
     let mut c = Change::new(Kind::RetryCountRaised, &CHECK, message);
     c.base = Some(json!({"attempts": b.to_json()}));
     c.head = Some(json!({"attempts": h.to_json()}));
     Some(c)
+}
+
+/// How many attempts fit in `budget_ms` when every wait is the longest the
+/// policy allows: doubling from its minimum delay, capped at its maximum.
+/// `None` when the minimum delay is not known.
+fn attempts_within(p: &Policy, budget_ms: f64) -> Option<f64> {
+    let min = p.min_delay_ms.filter(|m| *m > 0.0)?;
+    let max = p.max_delay_ms.unwrap_or(f64::INFINITY).max(min);
+    let (mut waited, mut delay, mut attempts) = (0.0, min, 1.0);
+    // Bounded by the loop count too: a 1 ms delay under a day's budget.
+    while attempts < 10_000.0 && waited + delay <= budget_ms {
+        waited += delay;
+        attempts += 1.0;
+        delay = (delay * 2.0).min(max);
+    }
+    Some(attempts)
 }
 
 fn fmt_count(v: f64) -> String {
@@ -61,6 +90,24 @@ mod tests {
     use super::super::testing::{kinds, policy};
     use super::*;
     use crate::analyze::rust::libs::{backoff, backon};
+
+    #[test]
+    fn a_count_exchanged_for_a_longer_time_budget_is_a_raise() {
+        let mut b = policy(backon::LIB, Attempts::Total(4.0), Some(true));
+        b.min_delay_ms = Some(1000.0);
+        let mut h = b.clone();
+        h.attempts = crate::analyze::rust::policy::Fact::new(
+            Attempts::TimeBounded(600_000.0),
+            ".build_with_total_retry_duration(..)",
+        );
+        let c = compare_sites(Some(&b), &h);
+        assert_eq!(kinds(&c), [Kind::RetryCountRaised]);
+        // 1 + 2 + .. + 256 s = 511 s fit in 600 s: 9 waits, 10 attempts.
+        assert!(c[0].message.contains("at least 10 attempts"), "{}", c[0].message);
+        let mut short = h.clone();
+        short.attempts.value = Attempts::TimeBounded(5_000.0);
+        assert!(compare_sites(Some(&b), &short).is_empty(), "1 + 2 s: 3 attempts, fewer than 4");
+    }
 
     #[test]
     fn raised_count_is_a_finding_and_lowered_is_not() {

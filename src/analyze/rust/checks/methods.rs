@@ -17,7 +17,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::RetryNonIdempotent],
     applies: Applies::Policies,
     doc: KindDoc {
-        what: "A retry now covers a POST/PATCH request with no Idempotency-Key (an error), a request whose method cannot be told (a warning), or a write it retried only after a refusal (429/401) and now also after 5xx or timeouts.",
+        what: "A retry now covers a POST/PATCH request, or an SDK or RPC call whose verb writes (`client.submit_order(req)`, `producer.send_messages(batch)`, AWS's `put_item()`; the verbs are the operation catalogue's), with no Idempotency-Key (an error), a request whose method cannot be told (a warning), or a write it retried only after a refusal (429/401) and now also after 5xx or timeouts. A POST whose endpoint or body shows a read (`/_search`, a JSON-RPC `eth_call`, a GraphQL `query`) is a note that says why.",
         why: "A timeout or 5xx does not say whether the server applied the write; repeating it can charge twice.",
         example: "RetryTransientMiddleware::new_with_policy(p) on a client that sends POST /orders",
         use_instead: "Retry only idempotent methods, or send the same Idempotency-Key on every attempt.",
@@ -79,12 +79,26 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
             Some(site) if head.client_wide => format!(" (sent at {site})"),
             _ => String::new(),
         };
+        // SDK and RPC writes are named as calls (`submit_order()`), HTTP
+        // writes by their method.
+        let (calls, http): (Vec<&str>, Vec<&str>) = known.iter().partition(|m| m.ends_with("()"));
+        let what = match (http.is_empty(), calls.is_empty()) {
+            (false, true) => format!("a {} request", http.join("/")),
+            (true, false) => format!(
+                "a write call ({})",
+                calls.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
+            _ => format!(
+                "a {} request and a write call ({})",
+                http.join("/"),
+                calls.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
+        };
         Change::new(
             Kind::RetryNonIdempotent,
             &CHECK,
             format!(
-                "{scope} a {} request{at} with no Idempotency-Key: a retry after a 5xx or timeout can repeat the write; limit the policy to idempotent methods or send a key",
-                known.join("/")
+                "{scope} {what}{at} with no Idempotency-Key: a retry after a 5xx or timeout can repeat the write; limit the policy to idempotent methods or send a key"
             ),
         )
     };

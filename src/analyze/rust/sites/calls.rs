@@ -41,6 +41,33 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         let env = &self.env;
         let outer = |name: &str| env.lookup(name, line).and_then(super::super::ops::target_path);
         let mut facts = super::super::syntax::body_facts_within(op, &outer);
+        // A request built once above the retry and re-sent as a copy
+        // (`let req = client.post(url).body(b);` .. `req.try_clone()?.send()`)
+        // or handed to a sender (`client.execute(req)`): what it sends is
+        // where it was built.
+        for name in resent_locals(op) {
+            if let Some(init) = self.env.lookup(&name, line) {
+                let built = super::super::syntax::body_facts(init);
+                if !built.methods.is_empty() {
+                    super::merge_facts(&mut facts, &built);
+                }
+            }
+        }
+        // A method given by name (`client.request(SUBMIT, url)` with
+        // `const SUBMIT: Method = Method::POST;`): the value it was given.
+        for name in method_locals(op) {
+            let given = self.env.lookup(&name, line).and_then(|init| {
+                super::super::syntax::method_path(init)
+                    .or_else(|| super::super::syntax::method_from_literal(init))
+            });
+            if let Some(verb) = given {
+                facts.methods.remove(super::super::syntax::UNKNOWN_METHOD);
+                if verb == "POST" || verb == "PATCH" {
+                    facts.write_lines.insert((verb.clone(), 0));
+                }
+                facts.methods.insert(verb);
+            }
+        }
         let named = match op {
             Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             Expr::Field(f) => match &f.member {
@@ -303,13 +330,52 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         let name = m.method.to_string();
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
-        if !on_self && !names_a_retry(&name) {
+        // `retrier.run(|| c.post(..).send())` where `retrier` is a value of
+        // one of the crate's types: its method is followed to its
+        // definition like a free helper, whatever it is called.
+        let on_own_value = !on_self && m.args.iter().any(is_closure) && self.holds_own_type(&m.receiver);
+        if !on_self && !on_own_value && !names_a_retry(&name) {
             return;
         }
         let args: Vec<&'a Expr> = m.args.iter().collect();
         let defined = self.expand_helper(whole, &name, &args);
+        if !defined && on_own_value {
+            self.w.miss(&name);
+        }
         if !defined && names_a_retry(&name) {
             self.unread_retry_method(whole, &name, &args);
+        }
+    }
+
+    /// Whether `receiver` is a local bound to a value of a type the code
+    /// builds itself: a struct literal (`Retrier { max_retries: 3 }`) or an
+    /// associated constructor (`Retrier::new(3)`), not a library's client.
+    fn holds_own_type(&self, receiver: &'a Expr) -> bool {
+        let Some(name) = super::super::syntax::ident_of(receiver) else { return false };
+        let Some(init) = self.env.lookup(&name, line_of(receiver)) else { return false };
+        let capitalized = |p: &syn::Path| {
+            p.segments
+                .last()
+                .is_some_and(|s| s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()))
+        };
+        match init {
+            Expr::Struct(s) => capitalized(&s.path),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let n = p.path.segments.len();
+                    n >= 2
+                        && p.path.segments[n - 2]
+                            .ident
+                            .to_string()
+                            .starts_with(|c: char| c.is_ascii_uppercase())
+                        && matches!(
+                            p.path.segments[n - 1].ident.to_string().as_str(),
+                            "new" | "default" | "with_config"
+                        )
+                }
+                _ => false,
+            },
+            _ => false,
         }
     }
 
@@ -511,6 +577,46 @@ pub(super) fn names_a_retry(name: &str) -> bool {
 
 /// Whether an argument is a closure (`|| async { .. }`), which builds what
 /// it sends again on every call.
+/// Names given as the method of a request (`.request(NAME, url)`,
+/// `.method(NAME)`).
+fn method_locals(op: &Expr) -> Vec<String> {
+    struct Given(Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Given {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if (m.method == "request" && m.args.len() == 2) || (m.method == "method" && m.args.len() == 1) {
+                self.0.extend(m.args.first().and_then(super::super::syntax::ident_of));
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut v = Given(Vec::new());
+    syn::visit::Visit::visit_expr(&mut v, op);
+    v.0
+}
+
+/// Locals an operation re-sends rather than builds: the receiver of a
+/// `.try_clone()` and the argument of an `.execute(..)`.
+fn resent_locals(op: &Expr) -> Vec<String> {
+    struct Resent(Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Resent {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let name = m.method.to_string();
+            if name == "try_clone" && m.args.is_empty() {
+                self.0.extend(super::super::syntax::ident_of(&m.receiver));
+            }
+            if name == "execute" && m.args.len() == 1 {
+                self.0.extend(super::super::syntax::ident_of(&m.args[0]));
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut v = Resent(Vec::new());
+    syn::visit::Visit::visit_expr(&mut v, op);
+    v.0.sort();
+    v.0.dedup();
+    v.0
+}
+
 fn is_closure(e: &Expr) -> bool {
     match e {
         Expr::Closure(_) => true,

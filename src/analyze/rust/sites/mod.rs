@@ -233,7 +233,7 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     let (fields, field_numbers) = field_values.finish(&index.fns);
     let mut walker = Walker {
         index: &index,
-        env: Some(Env { consts, fields, field_numbers, ..Env::default() }),
+        env: Some(Env { consts, fields, field_numbers, values: value_fns(&index), ..Env::default() }),
         out: FileModel::default(),
         consumed: HashSet::new(),
         standalone: Vec::new(),
@@ -514,6 +514,21 @@ fn type_name(ty: &syn::Type) -> String {
     }
 }
 
+/// The file's functions that take nothing and are one expression
+/// (`const fn max_retries() -> usize { 3 }`, `fn request_timeout() ->
+/// Duration { Duration::from_millis(300) }`): a call of one is its value.
+fn value_fns<'a>(index: &index::FileIndex<'a>) -> HashMap<String, &'a Expr> {
+    index
+        .fns
+        .iter()
+        .filter(|(name, _)| index.sigs.get(name.as_str()).is_some_and(|sig| sig.inputs.is_empty()))
+        .filter_map(|(name, block)| match block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => Some((name.clone(), e)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `let` bindings, `var.set_x(..);` mutations, and setter statements of one
 /// function body (closures included, nested items excluded).
 #[derive(Default)]
@@ -529,6 +544,18 @@ impl<'a> Visit<'a> for LetCollector<'a> {
             self.lets.entry(name).or_default().push((line_of(l), &init.expr));
         }
         syn::visit::visit_local(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+        // `backoff = backoff.with_max_times(10);`, under an `if` or not: a
+        // builder reassigned is read as a new binding from that line on, so
+        // settings applied one statement at a time count. Only a method
+        // chain is taken: `attempt = attempt + 1` is a counter, not a policy.
+        if let (Some(name), Expr::MethodCall(_)) = (ident_of(&a.left), &*a.right) {
+            // The walk is in source order, as [`Env::lookup`]'s binary search needs.
+            self.lets.entry(name).or_default().push((line_of(a), &a.right));
+        }
+        syn::visit::visit_expr_assign(self, a);
     }
 
     fn visit_stmt(&mut self, s: &'a Stmt) {
