@@ -413,6 +413,9 @@ impl<'i, 'a> Walker<'i, 'a> {
         let params = sig.map(param_types).unwrap_or_default();
         let mut fw = FnWalker { w: self, env, mutations: lets.mutations, params, item };
         fw.visit_block(block);
+        if let Some(sig) = sig {
+            fw.recursive_retry(sig, block);
+        }
         for (line, m) in lets.statements {
             fw.discarded_setter(m, line);
         }

@@ -182,6 +182,72 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         });
     }
 
+    /// A function that calls itself on its error path (`Err(e) if attempt
+    /// < 3 => { sleep(d).await; Box::pin(send(c, attempt + 1)).await }`):
+    /// a retry of what the function sends, written as recursion. Its bound
+    /// is the comparison that guards the call (on a counter it passes on),
+    /// its delays the sleeps of the body; a call of itself outside an error
+    /// path (a walk of a tree, a paginated fetch) is no retry.
+    pub(super) fn recursive_retry(&mut self, sig: &'a syn::Signature, block: &'a syn::Block) {
+        let name = sig.ident.to_string();
+        let mut finder = SelfCall { name: &name, in_err: 0, guards: 0, found: None };
+        finder.visit_block(block);
+        let Some(guarded) = finder.found else { return };
+        let facts = body_facts(block);
+        // It must send something to be a retry of it (a parser that
+        // recurses on its error path retries nothing).
+        if !facts.sends_request && facts.methods.is_empty() {
+            return;
+        }
+        let (attempts, why) = match self.loop_bound(block) {
+            Some((bound, cond)) => (bound, format!("`{name}` calls itself on failure while `{cond}`")),
+            None if guarded => (
+                Attempts::Unknown,
+                format!("`{name}` calls itself on failure under a condition retrygate could not compute"),
+            ),
+            None => (Attempts::Unbounded, format!("`{name}` calls itself on every failure, with no limit")),
+        };
+        let mut p = Policy::new(
+            Lib::HAND_ROLLED,
+            Fact::new(attempts, why),
+            if facts.uses_randomness {
+                Fact::new(Some(true), "the recursion's delay uses randomness")
+            } else if facts.sleeps == 0 {
+                Fact::new(Some(false), "the function calls itself at once, with no delay")
+            } else {
+                Fact::new(Some(false), "the recursion's delay uses no randomness")
+            },
+        );
+        let sleeps = SleepArgs::collect(block, &self.env);
+        p.min_delay_ms = sleeps.iter().copied().reduce(f64::min);
+        p.max_delay_ms = sleeps.iter().copied().reduce(f64::max);
+        p.retry_after = if facts.reads_retry_after {
+            Fact::new(Some(true), "the function reads Retry-After")
+        } else {
+            Fact::new(Some(false), "the function does not read Retry-After")
+        };
+        p.methods = facts.methods.clone();
+        p.idempotency_key = facts.idempotency_key;
+        p.method_gated = facts.method_gated;
+        p.refusal_only = loops::retries_on_refusal_only_with(block, &|cond| self.held_predicate(cond));
+        let mut merged = facts;
+        let callees: Vec<String> =
+            std::mem::take(&mut merged.callees).into_iter().filter(|c| *c != name).collect();
+        self.w.merge_callees(&mut merged, callees);
+        p.add_requests(&merged);
+        let ops = super::super::ops::resolve(&self.item, &merged.ops);
+        let (line, end_line) = lines_of(sig);
+        self.w.out.sites.push(Site {
+            item: self.item.clone(),
+            line,
+            end_line,
+            policy: p,
+            unresolved: Vec::new(),
+            standalone: false,
+            ops,
+        });
+    }
+
     /// The library policy whose iterator the loop drives by hand
     /// (`backoff.next()` on a binding that resolves to a tokio-retry
     /// strategy); its root is then consumed by this loop.
@@ -338,6 +404,75 @@ impl<'ast> Visit<'ast> for SleepArgs<'_, '_> {
         }
         syn::visit::visit_expr_call(self, c);
     }
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+/// Finds a call of the function `name` itself on an error path: in a match
+/// arm whose pattern is `Err(..)`, or in the body of `if let Err(..)`.
+/// `found` says whether that call also sits under an `if` or an arm guard
+/// (a bound may hold it).
+struct SelfCall<'n> {
+    name: &'n str,
+    in_err: u32,
+    guards: u32,
+    found: Option<bool>,
+}
+
+impl SelfCall<'_> {
+    fn calls_self(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    segs.last().is_some_and(|l| l == self.name)
+                        && (segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self"))
+                }
+                _ => false,
+            },
+            Expr::MethodCall(m) => {
+                m.method == self.name && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for SelfCall<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        if self.in_err > 0 && self.found.is_none() && self.calls_self(e) {
+            self.found = Some(self.guards > 0);
+        }
+        match e {
+            Expr::If(i) => {
+                let err = matches!(&*i.cond, Expr::Let(l) if is_variant(&l.pat, "Err"));
+                self.visit_expr(&i.cond);
+                self.in_err += u32::from(err);
+                self.guards += u32::from(!err);
+                self.visit_block(&i.then_branch);
+                self.in_err -= u32::from(err);
+                self.guards -= u32::from(!err);
+                if let Some((_, els)) = &i.else_branch {
+                    self.guards += 1;
+                    self.visit_expr(els);
+                    self.guards -= 1;
+                }
+            }
+            Expr::Match(m) => {
+                self.visit_expr(&m.expr);
+                for arm in &m.arms {
+                    let err = is_variant(&arm.pat, "Err");
+                    let guarded = arm.guard.is_some();
+                    self.in_err += u32::from(err);
+                    self.guards += u32::from(guarded);
+                    self.visit_expr(&arm.body);
+                    self.in_err -= u32::from(err);
+                    self.guards -= u32::from(guarded);
+                }
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast Item) {}
 }
 
