@@ -70,6 +70,11 @@ struct InsideSpec {
     before: u32,
     #[serde(default)]
     after: u32,
+    /// The retry must have been there before: the change adds no line of
+    /// the context pattern to the file (a setting of a new retry is the new
+    /// retry's business, not a change to an old one).
+    #[serde(default)]
+    existing: bool,
 }
 
 /// The documentation every rule carries, in Clippy's shape.
@@ -178,6 +183,9 @@ pub(crate) struct Inside {
     pub(crate) context: usize,
     pub(crate) before: u32,
     pub(crate) after: u32,
+    /// `when: added` only: the base holds at least as many context
+    /// matches as the head (the change adds no retry of that form).
+    pub(crate) existing: bool,
 }
 
 /// One compiled rule.
@@ -558,14 +566,14 @@ fn compile(
         None => None,
         Some(i) => {
             let context = context_index(&i.pattern, "inside.pattern")?;
-            Some(Inside { context, before: i.before, after: i.after })
+            Some(Inside { context, before: i.before, after: i.after, existing: i.existing })
         }
     };
     let not_inside = match spec.not_inside {
         None => None,
         Some(i) => {
             let context = context_index(&i.pattern, "not_inside.pattern")?;
-            Some(Inside { context, before: i.before, after: i.after })
+            Some(Inside { context, before: i.before, after: i.after, existing: i.existing })
         }
     };
     if !spec.values.is_empty() && !compares {

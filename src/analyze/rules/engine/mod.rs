@@ -169,6 +169,18 @@ impl Engine {
             if rule.when != When::Removed && h.is_empty() {
                 continue;
             }
+            // `inside: {existing: true}`: the change adds no retry of that
+            // form to the file (the base holds as many as the head), so the
+            // setting lands on a retry that was there before; a new retry's
+            // settings are the new retry's, judged as one.
+            if let Some(inside) = rule.inside.as_ref().filter(|i| i.existing) {
+                let count = |side: &SideText| {
+                    side.context_in(&self.set, inside.context, rule.view, 1, u32::MAX).len()
+                };
+                if count(&base) < count(&head) {
+                    continue;
+                }
+            }
             let (base_regions, base_lines) = changed_base();
             let in_base_change = |l: u32| {
                 let i = base_lines.partition_point(|&(_, b)| b < l);

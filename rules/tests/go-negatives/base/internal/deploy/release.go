@@ -1,0 +1,5 @@
+package deploy
+
+func Release(api API, spec Spec) error {
+	return api.CreateRelease(spec)
+}
