@@ -82,6 +82,11 @@ BENCHES = {
         "title": "one client, 4 and 12 clients: the same verdict",
         "cmd": "scripts/bench-fleet-size.py --runs 10",
     },
+    "hostile": {
+        "title": "hostile input: a change of 20 Rust files with 40,000 new retry sites each",
+        "cmd": "scripts/bench-hostile.py --bin target/release/retrygate",
+        "build": True,
+    },
     "build": {
         "title": "release build, binary size, the grammars' share",
         "cmd": "scripts/bench-build.sh",
