@@ -166,10 +166,8 @@ fn a_crate_a_manifest_depends_on_with_a_dotted_key_ships() {
     let workspace = "[workspace]\nmembers = [\"app\", \"payments-client\", \"itest\"]\n[workspace.dependencies]\npayments-client = { path = \"payments-client\" }\n";
     let itest = pkg("itest", "[dev-dependencies]\npayments-client = { workspace = true }\n");
     let client = pkg("payments-client", "");
-    for app_deps in [
-        "[dependencies]\npayments-client.workspace = true\n",
-        "[dependencies]\npayments-client = { workspace = true }\n",
-    ] {
+    // The change to the client crate, with the app's manifest as given.
+    let scan_with = |app_deps: &str| {
         let app = pkg("app", app_deps);
         let unchanged = [
             ("Cargo.toml", workspace),
@@ -179,29 +177,22 @@ fn a_crate_a_manifest_depends_on_with_a_dotted_key_ships() {
             ("itest/src/lib.rs", "\n"),
             ("payments-client/Cargo.toml", client.as_str()),
         ];
-        let (code, v) = scan(
+        scan(
             &unchanged,
             &[("payments-client/src/lib.rs", lib_once)],
             &[("payments-client/src/lib.rs", &lib_post)],
-        );
+        )
+    };
+    for app_deps in [
+        "[dependencies]\npayments-client.workspace = true\n",
+        "[dependencies]\npayments-client = { workspace = true }\n",
+    ] {
+        let (code, v) = scan_with(app_deps);
         assert_eq!(code, 1, "{app_deps}: {v}");
         assert!(has(&v, "error", "retry-non-idempotent"), "{app_deps}: {v}");
     }
     // Named only under [dev-dependencies]: test support, a note that says so.
-    let app = pkg("app", "");
-    let unchanged = [
-        ("Cargo.toml", workspace),
-        ("app/Cargo.toml", app.as_str()),
-        ("app/src/main.rs", "fn main() {}\n"),
-        ("itest/Cargo.toml", itest.as_str()),
-        ("itest/src/lib.rs", "\n"),
-        ("payments-client/Cargo.toml", client.as_str()),
-    ];
-    let (code, v) = scan(
-        &unchanged,
-        &[("payments-client/src/lib.rs", lib_once)],
-        &[("payments-client/src/lib.rs", &lib_post)],
-    );
+    let (code, v) = scan_with("");
     assert_eq!(code, 0, "{v}");
     assert!(findings(&v).iter().any(|(s, _, _, m)| s == "note" && m.contains("test support")), "{v}");
 }

@@ -51,6 +51,131 @@ fn module_names(path: &str, g: Grammar) -> Vec<String> {
     }
 }
 
+/// The other direction: unchanged files that a changed file imports by a
+/// relative path (`import { RETRY_DEFAULTS } from "./retry"`, `from .limits
+/// import MAX_TRIES`), read from the head tree. They are the same in both
+/// revisions, so a value the change now overrides (`{ ...RETRY_DEFAULTS,
+/// retries: 10 }`) is compared with the one it had through the import. Only
+/// JavaScript/TypeScript and Python relative imports: their path names the
+/// file. A path that names no file of the tree is left alone.
+pub(crate) fn imported(
+    tree: &RepoHead,
+    files: &[&FileChange],
+    changed: &HashSet<&str>,
+) -> Result<Vec<Dependent>, String> {
+    let mut wanted: Vec<(String, Grammar)> = Vec::new();
+    for f in files {
+        let Some(g) = Grammar::of_library_path(&f.path) else { continue };
+        let Some(text) = f.head.text() else { continue };
+        let dir = f.path.rsplit_once('/').map_or("", |(d, _)| d);
+        for spec in relative_imports(g, text) {
+            for candidate in candidates(g, dir, &spec) {
+                if !changed.contains(candidate.as_str()) && !wanted.iter().any(|(p, _)| *p == candidate) {
+                    wanted.push((candidate, g));
+                }
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let blobs: Vec<TreeBlob> = tree.git.tree_blobs(&tree.rev).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut budget = MAX_BYTES;
+    for (path, g) in wanted {
+        if out.len() >= MAX_FILES {
+            break;
+        }
+        let Some(b) = blobs.iter().find(|b| b.path == path) else { continue };
+        if b.size > MAX_FILE_BYTES || b.size > budget {
+            continue;
+        }
+        let read: Vec<Blob> =
+            tree.git.read_blobs(std::slice::from_ref(&b.id), MAX_FILE_BYTES).map_err(|e| e.to_string())?;
+        let Some(Blob::Bytes(bytes)) = read.into_iter().next() else { continue };
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        budget = budget.saturating_sub(b.size);
+        let grammar = Grammar::of_library_path(&path).unwrap_or(g);
+        out.push(Dependent { path, grammar, text });
+    }
+    Ok(out)
+}
+
+/// The relative module specifiers a file imports: `./retry`, `../config`
+/// (JS/TS `from`/`require`/`import(..)`), `.limits`, `..conf.retry`
+/// (Python `from .x import`).
+fn relative_imports(g: Grammar, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match g {
+        Grammar::Python => {
+            for line in text.lines() {
+                let t = line.trim_start();
+                if let Some(rest) = t.strip_prefix("from ") {
+                    let module = rest.split_whitespace().next().unwrap_or("");
+                    if module.starts_with('.') {
+                        out.push(module.to_string());
+                    }
+                }
+            }
+        }
+        Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => {
+            for quote in ['"', '\''] {
+                for (i, _) in text.match_indices(quote) {
+                    let rest = &text[i + 1..];
+                    if !rest.starts_with("./") && !rest.starts_with("../") {
+                        continue;
+                    }
+                    let Some(end) = rest.find(quote) else { continue };
+                    let before = text[..i].trim_end();
+                    if before.ends_with("from") || before.ends_with("require(") || before.ends_with("import(")
+                    {
+                        out.push(rest[..end].to_string());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The files a relative specifier may name, from the importing file's folder.
+fn candidates(g: Grammar, dir: &str, spec: &str) -> Vec<String> {
+    match g {
+        Grammar::Python => {
+            let dots = spec.chars().take_while(|c| *c == '.').count();
+            let mut base: Vec<&str> = if dir.is_empty() { Vec::new() } else { dir.split('/').collect() };
+            for _ in 1..dots {
+                base.pop();
+            }
+            let rest = &spec[dots..];
+            if rest.is_empty() {
+                return Vec::new();
+            }
+            let mut parts = base.clone();
+            parts.extend(rest.split('.'));
+            let stem = parts.join("/");
+            vec![format!("{stem}.py"), format!("{stem}/__init__.py")]
+        }
+        _ => {
+            let joined = super::eval::normalize(&if dir.is_empty() {
+                spec.to_string()
+            } else {
+                format!("{dir}/{spec}")
+            });
+            let known = [".ts", ".tsx", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts"];
+            if known.iter().any(|e| joined.ends_with(e)) {
+                return vec![joined];
+            }
+            let mut c: Vec<String> = known.iter().map(|e| format!("{joined}{e}")).collect();
+            c.extend(["/index.ts", "/index.js"].iter().map(|e| format!("{joined}{e}")));
+            c
+        }
+    }
+}
+
 /// What of the head tree reads `files` (the changed files whose
 /// file-level constants changed), other than the files of the change
 /// (`changed`: they are in both revisions already, each with its own
@@ -189,5 +314,26 @@ mod tests {
         assert_eq!(module_names("pkg/retry/config.go", Grammar::Go), ["retry"]);
         assert_eq!(module_names("src/limits.ts", Grammar::TypeScript), ["limits"]);
         assert!(module_names("src/index.ts", Grammar::TypeScript).is_empty());
+    }
+
+    #[test]
+    fn relative_imports_name_the_files_they_may_be() {
+        let ts = "import pRetry from \"p-retry\";\nimport { RETRY_DEFAULTS } from \"./retry\";\nconst c = require('../conf/limits');\n";
+        assert_eq!(relative_imports(Grammar::TypeScript, ts), ["../conf/limits", "./retry"]);
+        let c = candidates(Grammar::TypeScript, "web", "./retry");
+        assert!(c.contains(&"web/retry.ts".to_string()) && c.contains(&"web/retry/index.ts".to_string()));
+        assert_eq!(candidates(Grammar::TypeScript, "web/api", "../conf/limits.js"), ["web/conf/limits.js"]);
+        let py =
+            "from .limits import MAX_TRIES\nfrom ..conf.retry import POLICY\nfrom tenacity import retry\n";
+        assert_eq!(relative_imports(Grammar::Python, py), ["..conf.retry", ".limits"]);
+        assert_eq!(
+            candidates(Grammar::Python, "app/api", ".limits"),
+            ["app/api/limits.py", "app/api/limits/__init__.py"]
+        );
+        assert_eq!(
+            candidates(Grammar::Python, "app/api", "..conf.retry"),
+            ["app/conf/retry.py", "app/conf/retry/__init__.py"]
+        );
+        assert!(candidates(Grammar::Python, "app", ".").is_empty());
     }
 }

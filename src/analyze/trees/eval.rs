@@ -482,7 +482,7 @@ fn join(dir: &str, rel: &str) -> String {
 }
 
 /// `a/b/../c/./d` as `a/c/d`.
-fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

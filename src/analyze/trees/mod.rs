@@ -197,6 +197,16 @@ impl Analyzer for TreesAnalyzer {
         if !uses_one && deps.is_empty() {
             return out;
         }
+        // Unchanged modules a changed file imports (shared retry defaults
+        // spread into a call): the same text on both sides.
+        if let Some(tree) = self.head.as_ref().filter(|_| uses_one) {
+            let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            let known: HashSet<String> = deps.iter().map(|d| d.path.clone()).collect();
+            match dependents::imported(tree, files, &changed) {
+                Ok(found) => deps.extend(found.into_iter().filter(|d| !known.contains(&d.path))),
+                Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the modules the change imports its retry settings from ({e}); check that the head commit is in the repository, then run retrygate again"))),
+            }
+        }
         if !deps.is_empty() {
             drop(worlds);
             for d in deps {
