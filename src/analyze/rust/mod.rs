@@ -269,6 +269,14 @@ impl Analyzer for RustAnalyzer {
     fn analyze_set(&self, files: &[&FileChange]) -> FileResult {
         let mut modelled: Vec<Modelled> = files.par_iter().map(|f| model_file(f)).collect();
         let mut result = FileResult::default();
+        // The catalogue says which calls write; without it an SDK write
+        // under a retry would not be seen, so the scan must not pass.
+        if let Err(e) = crate::analyze::operations::data::DATA.as_ref() {
+            result.notes.push(Note::blocking(
+                None,
+                format!("{e}: the catalogue of what calls do could not be read, so writes by SDK and RPC calls under Rust retries were not judged; this is a broken build, reinstall retrygate"),
+            ));
+        }
         let tree = self.head_tree.as_ref();
         let program = program::resolve(tree, &mut modelled);
         // Before a policy built in one file and retried in another is
