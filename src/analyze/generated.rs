@@ -77,15 +77,55 @@ pub(crate) fn reason(text: &str) -> Option<&'static str> {
             return Some("it says it is generated");
         }
     }
-    if text.lines().take(50).any(|l| l.len() > 5000) {
-        return Some("it has lines of more than 5,000 characters (minified or bundled output)");
+    minified(text)
+}
+
+/// A bundle the change adds in place of one it deletes: `index-CY7d47QS.js`
+/// replacing `index-D0NhSKEC.js`, both minified, in the same folder with
+/// the same extension. The base already held the bundler's output there;
+/// the change reran the bundler. `deleted` holds the deleted files' paths
+/// and base texts. The name of the file it replaces, or `None`.
+pub(crate) fn replaced_bundle<'d>(path: &str, head: &str, deleted: &[(&'d str, &str)]) -> Option<&'d str> {
+    if minified(head).is_none() {
+        return None;
     }
-    None
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let ext = name.rsplit_once('.').map(|(_, e)| e)?;
+    deleted.iter().find_map(|(p, text)| {
+        let (d, n) = p.rsplit_once('/').unwrap_or(("", p));
+        (d == dir && n.rsplit_once('.').is_some_and(|(_, e)| e == ext) && minified(text).is_some())
+            .then_some(*p)
+    })
+}
+
+fn minified(text: &str) -> Option<&'static str> {
+    text.lines()
+        .take(50)
+        .any(|l| l.len() > 5000)
+        .then_some("it has lines of more than 5,000 characters (minified or bundled output)")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bundle_that_replaces_a_deleted_bundle_is_the_bundlers_output() {
+        let bundle = format!("var a={};\n", "x".repeat(6000));
+        let old = format!("var b={};\n", "y".repeat(6000));
+        let deleted = [("web/assets/index-D0.js", old.as_str())];
+        assert_eq!(
+            replaced_bundle("web/assets/index-C7.js", &bundle, &deleted),
+            Some("web/assets/index-D0.js")
+        );
+        // Not minified, another folder, or a deleted file that was code: read.
+        assert_eq!(replaced_bundle("web/assets/index-C7.js", "fetch(u)\n", &deleted), None);
+        assert_eq!(replaced_bundle("web/other/index-C7.js", &bundle, &deleted), None);
+        assert_eq!(
+            replaced_bundle("web/assets/index-C7.js", &bundle, &[("web/assets/index-D0.js", "f()\n")]),
+            None
+        );
+    }
 
     #[test]
     fn generated_headers_and_minified_lines_are_told_apart_from_code() {

@@ -191,6 +191,26 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
             ));
         }
     }
+    // A bundle the change adds where it deletes another: the bundler ran
+    // again (a file the change adds is otherwise always read).
+    let deleted: Vec<(&str, &str)> = cs
+        .files
+        .iter()
+        .filter(|f| f.head.text().is_none())
+        .filter_map(|f| f.base.text().map(|t| (f.path.as_str(), t)))
+        .collect();
+    for (i, f) in cs.files.iter().enumerate() {
+        if ignored[i] || f.base.text().is_some() || f.path.to_ascii_lowercase().ends_with(".rs") {
+            continue;
+        }
+        if let Some(old) = f.head.text().and_then(|h| generated::replaced_bundle(&f.path, h, &deleted)) {
+            ignored[i] = true;
+            out.notes.push(Note::info(
+                Some(&f.path),
+                format!("not analysed: a minified bundle that replaces {old}, which the change deletes (the bundler's output, built again); review the bundled sources instead"),
+            ));
+        }
+    }
     let ignored_count = cs.files.iter().filter(|f| paths.ignored(&f.path).is_some()).count();
     if ignored_count > 0 {
         out.notes.push(Note::info(

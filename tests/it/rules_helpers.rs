@@ -287,10 +287,14 @@ fn a_post_sent_by_a_function_named_as_a_read_is_a_warning_that_says_why() {
     let py = |name: &str| {
         format!("from lib.net import resilient\n\n\nclass Client:\n    def {name}(self, s, q):\n        path = '/v1/datasets/_apl'\n\n        @resilient\n        def _send():\n            return s.post(path, json=q)\n\n        return _send()\n")
     };
-    let base = "class Client:\n    pass\n";
+    // The function existed and posted once: the change sends it through
+    // the retrying helper.
+    let once = |name: &str| {
+        format!("class Client:\n    def {name}(self, s, q):\n        path = '/v1/datasets/_apl'\n        return s.post(path, json=q)\n")
+    };
     for (name, read) in [("query", true), ("run_search", true), ("ingest", false), ("query_and_store", false)]
     {
-        let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", base, &py(name))]);
+        let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", &once(name), &py(name))]);
         let findings = scan(dir.path());
         let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
         assert_eq!(f.len(), 1, "{name}: {findings:#?}");
@@ -308,11 +312,34 @@ fn a_post_sent_by_a_function_named_as_a_read_is_a_warning_that_says_why() {
     let ts = |name: &str| {
         format!("import {{ resilientCall }} from './retry';\n\nexport async function {name}(q: object) {{\n  return resilientCall(() => http.post(endpoint, q));\n}}\n")
     };
+    let ts_once = |name: &str| {
+        format!("export async function {name}(q: object) {{\n  return http.post(endpoint, q);\n}}\n")
+    };
     for (name, read) in [("rowCount", true), ("createRows", false)] {
-        let dir = repo(&[("src/retry.ts", retrying)], &[("src/rows.ts", "export {};\n", &ts(name))]);
+        let dir = repo(&[("src/retry.ts", retrying)], &[("src/rows.ts", &ts_once(name), &ts(name))]);
         let findings = scan(dir.path());
         let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "js/retry-helper-write").collect();
         assert_eq!(f.len(), 1, "{name}: {findings:#?}");
         assert_eq!(f[0]["severity"], if read { "warning" } else { "error" }, "{name}: {findings:#?}");
     }
+}
+
+/// A write in a function the base did not have, sent through the
+/// project's retrying helper: new code, a warning that says so. The same
+/// write in a function that existed and posted once blocks.
+#[test]
+fn a_write_in_a_new_function_through_a_retrying_helper_is_a_warning() {
+    let head = "from lib.net import resilient\n\n\nclass Client:\n    def ingest(self, s, q):\n        @resilient\n        def _send():\n            return s.post('/v1/ingest', json=q)\n\n        return _send()\n";
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", "class Client:\n    pass\n", head)]);
+    let findings = scan(dir.path());
+    let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
+    assert_eq!(f.len(), 1, "{findings:#?}");
+    assert_eq!(f[0]["severity"], "warning", "{findings:#?}");
+    assert!(f[0]["message"].as_str().unwrap().contains("a function the base did not have"), "{findings:#?}");
+    let base = "class Client:\n    def ingest(self, s, q):\n        return s.post('/v1/ingest', json=q)\n";
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", base, head)]);
+    let findings = scan(dir.path());
+    let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
+    assert_eq!(f.len(), 1, "{findings:#?}");
+    assert_eq!(f[0]["severity"], "error", "{findings:#?}");
 }

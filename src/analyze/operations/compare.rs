@@ -2,7 +2,9 @@
 //! the two models and the lines the change wrote.
 //!
 //! - An operation the base ran once (or did not have) that the head
-//!   retries is a retry raised from one attempt: a write without an
+//!   retries is a retry raised from one attempt (said as a warning when
+//!   the retry and what it covers are all in functions the base did not
+//!   define: new code, not a changed call): a write without an
 //!   idempotency key is `retry-non-idempotent` (a warning when the retry
 //!   fires only on failures after which nothing was written), a request of
 //!   unknown method is the same as a warning, no bound is
@@ -78,7 +80,24 @@ pub(crate) fn judge(
         // (a vendored SDK, a fork, a generated client): its retries are said,
         // not blocked on. One new module among a few is the change's own
         // code, judged like any other.
-        if new_file(&r.path) {
+        // A retry and the writes it covers all in functions the base did not
+        // have: new code, not a call that ran once now sent again. Its
+        // writes are said, for the reviewer reading the new code, and not
+        // blocked on.
+        let new_code = !existed(base, &r.function) && ops.iter().all(|c| !existed(base, &c.op.function));
+        if new_code {
+            // A new unbounded retry still blocks: it often replaces a bounded
+            // one the base had elsewhere (a sender moved into a new worker).
+            for f in &mut found {
+                if f.severity == Severity::Error && f.kind == Kind::RetryNonIdempotent {
+                    f.severity = Severity::Warning;
+                    f.message.push_str(&format!(
+                        " (in `{}`, a function the base did not have: new code, so a warning; review what it retries)",
+                        r.function
+                    ));
+                }
+            }
+        } else if new_file(&r.path) {
             for f in &mut found {
                 if f.severity == Severity::Error {
                     f.severity = Severity::Warning;
@@ -91,6 +110,12 @@ pub(crate) fn judge(
         out.extend(found);
     }
     out
+}
+
+/// Whether the base defined a function of this name (module-level code
+/// always existed).
+fn existed(base: &Model, function: &str) -> bool {
+    function == "<module>" || function.is_empty() || base.functions.contains(function)
 }
 
 /// Whether this model compares a library form's count and jitter: the

@@ -21,6 +21,9 @@ pub(crate) struct Data {
     pub(crate) local_objects: Vec<String>,
     pub(crate) computations: Vec<String>,
     pub(crate) local_receivers: Vec<String>,
+    /// Standard-library modules and types: their write-named calls stay in
+    /// the process or on its disk.
+    pub(crate) stdlib_receivers: Vec<String>,
     pub(crate) idempotency_key: Vec<String>,
     pub(crate) wrappers: Vec<Wrapper>,
 }

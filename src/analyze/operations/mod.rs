@@ -549,4 +549,32 @@ mod tests {
         let f = scan("app/c.py", &get_base, &get_head);
         assert!(f.iter().all(|f| f.severity != crate::finding::Severity::Error), "{f:#?}");
     }
+
+    /// A retried write in a function the base did not define is new code:
+    /// said as a warning. The same retry added to a function that existed
+    /// (the call ran once there) blocks.
+    #[test]
+    fn a_retried_write_in_a_new_function_is_a_warning() {
+        let base = "import requests\n\ndef read(u):\n    return requests.get(u)\n";
+        let head = "import requests\nfrom tenacity import retry, stop_after_attempt\n\ndef read(u):\n    return requests.get(u)\n\n@retry(stop=stop_after_attempt(3))\ndef create(b):\n    return requests.post('https://x/o', json=b)\n";
+        let f = scan("app/c.py", base, head);
+        let new = f.iter().find(|f| f.rule == compare::NEW_WRITE).expect("a finding for the new retry");
+        assert_eq!(new.severity, crate::finding::Severity::Warning, "{f:#?}");
+        assert!(new.message.contains("a function the base did not have"), "{}", new.message);
+        let base_with_create =
+            format!("{base}\ndef create(b):\n    return requests.post('https://x/o', json=b)\n");
+        let f = scan("app/c.py", &base_with_create, head);
+        assert!(
+            f.iter().any(|f| f.rule == compare::NEW_WRITE && f.severity == crate::finding::Severity::Error),
+            "{f:#?}"
+        );
+        // A new function's retry with no bound still blocks.
+        let forever = "import requests, time\n\ndef read(u):\n    return requests.get(u)\n\ndef create(b):\n    while True:\n        try:\n            return requests.post('https://x/o', json=b)\n        except Exception:\n            time.sleep(1)\n";
+        let f = scan("app/c.py", base, forever);
+        assert!(
+            f.iter()
+                .any(|f| f.rule == compare::NEW_UNBOUNDED && f.severity == crate::finding::Severity::Error),
+            "{f:#?}"
+        );
+    }
 }

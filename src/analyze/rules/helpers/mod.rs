@@ -88,6 +88,9 @@ struct NewWrite {
     helper: String,
     site: String,
     read: Option<ReadWhy>,
+    /// In a function whose name the base of its file never wrote: new
+    /// code, not a write that ran once now sent through a retry.
+    new_code: bool,
 }
 
 /// Why a POST whose target is `target` is a read: its path (a string
@@ -225,6 +228,16 @@ fn write_target(code: &Code, verb_at: usize, end: usize) -> Option<String> {
     }
     let arg: String = text[from..j].iter().filter(|c| !c.is_ascii_whitespace()).map(|&c| c as char).collect();
     (!arg.is_empty() && arg.len() <= MAX_TEXT).then_some(arg)
+}
+
+/// Whether `text` holds `word` as a whole identifier.
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
 }
 
 /// An identity as compared across files: a function is one of its file
@@ -778,6 +791,12 @@ fn new_writes(
             } else {
                 format!("{}:{}", p.file.path, t.line)
             };
+            let base_text = p.file.base.text().unwrap_or("");
+            let new_code = brand_new
+                && t.identity
+                    .iter()
+                    .filter_map(|id| id.strip_prefix("f:"))
+                    .any(|f| !names_word(base_text, f));
             groups.entry((p.family, group)).or_default().push(NewWrite {
                 path: p.file.path.clone(),
                 line: t.line,
@@ -785,6 +804,7 @@ fn new_writes(
                 helper: t.helper.clone(),
                 site: site.to_string(),
                 read: t.read.clone(),
+                new_code,
             });
         }
     }
@@ -824,6 +844,18 @@ fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<F
         .severity(rule.severity)
         .message(rule.message.replace("{match}", &what))
         .head(head);
+    // New functions that send through the project's retrying client are
+    // new code: said, for the reviewer reading it, not blocked on (as the
+    // operation model does with a new retry in a new function).
+    let f = if writes.iter().all(|w| w.new_code) && f.severity == Severity::Error {
+        let message = format!(
+            "{} (in a function the base did not have: new code, so a warning; review what it retries)",
+            f.message
+        );
+        f.severity(Severity::Warning).message(message)
+    } else {
+        f
+    };
     Some(match writes.iter().map(|w| w.read.as_ref()).collect::<Option<Vec<_>>>() {
         Some(reads) if writes.len() == 1 && reads.iter().all(|r| !r.by_name) => {
             let why = reads.first().map(|r| r.why.as_str()).unwrap_or_default();
@@ -1107,6 +1139,7 @@ mod tests {
             helper: "send".into(),
             site: "app/net.py:4".into(),
             read: None,
+            new_code: false,
         }
     }
 
