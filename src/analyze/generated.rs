@@ -86,9 +86,7 @@ pub(crate) fn reason(text: &str) -> Option<&'static str> {
 /// the change reran the bundler. `deleted` holds the deleted files' paths
 /// and base texts. The name of the file it replaces, or `None`.
 pub(crate) fn replaced_bundle<'d>(path: &str, head: &str, deleted: &[(&'d str, &str)]) -> Option<&'d str> {
-    if minified(head).is_none() {
-        return None;
-    }
+    minified(head)?;
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
     let ext = name.rsplit_once('.').map(|(_, e)| e)?;
     deleted.iter().find_map(|(p, text)| {

@@ -196,11 +196,11 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     let deleted: Vec<(&str, &str)> = cs
         .files
         .iter()
-        .filter(|f| f.head.text().is_none())
+        .filter(|f| matches!(f.head, Side::Absent))
         .filter_map(|f| f.base.text().map(|t| (f.path.as_str(), t)))
         .collect();
     for (i, f) in cs.files.iter().enumerate() {
-        if ignored[i] || f.base.text().is_some() || f.path.to_ascii_lowercase().ends_with(".rs") {
+        if ignored[i] || !matches!(f.base, Side::Absent) || f.path.to_ascii_lowercase().ends_with(".rs") {
             continue;
         }
         if let Some(old) = f.head.text().and_then(|h| generated::replaced_bundle(&f.path, h, &deleted)) {
@@ -263,7 +263,32 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         out.head_policies.extend(r.head_policies);
     }
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
+    removed_from_new_files(cs, &mut out.findings);
     out
+}
+
+/// Jitter or Retry-After handling "removed" in a file the change adds,
+/// when the change deletes no file it could have moved from: nothing was
+/// removed; the file's retry is new code without it. Said as a warning
+/// (the operation model says a new retry without jitter the same way).
+fn removed_from_new_files(cs: &ChangeSet, findings: &mut [crate::finding::Finding]) {
+    let ext = |p: &str| p.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let deleted: Vec<Option<String>> =
+        cs.files.iter().filter(|f| matches!(f.head, Side::Absent)).map(|f| ext(&f.path)).collect();
+    for f in findings.iter_mut() {
+        if !matches!(f.kind, crate::finding::Kind::JitterRemoved | crate::finding::Kind::RetryAfterIgnored)
+            || f.severity != crate::finding::Severity::Error
+        {
+            continue;
+        }
+        let added = cs.files.iter().any(|c| c.path == f.path && matches!(c.base, Side::Absent));
+        if added && !deleted.contains(&ext(&f.path)) {
+            f.severity = crate::finding::Severity::Warning;
+            f.message.push_str(
+                " (in a file this change adds, with no file of its language deleted to move it from: nothing was removed, the retry is new code; a warning)",
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +297,33 @@ mod tests {
     use crate::config::Config;
 
     const BACKON: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn f(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(\"https://x\").send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(4))\n        .await\n}\n";
+
+    #[test]
+    fn jitter_removed_in_a_file_the_change_adds_is_a_warning_unless_a_file_was_deleted() {
+        let finding = || {
+            crate::finding::Finding::new(
+                crate::finding::Kind::JitterRemoved,
+                "python/jitter-disabled",
+                "app/new.py",
+                3,
+            )
+        };
+        let added = FileChange::from_texts("app/new.py", None, Some("x = 1\n"));
+        let mut fs = vec![finding()];
+        removed_from_new_files(&ChangeSet::from_files(vec![added.clone()]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Warning);
+        assert!(fs[0].message.contains("nothing was removed"), "{}", fs[0].message);
+        // A Python file deleted beside it: the retry may have moved; it blocks.
+        let gone = FileChange::from_texts("app/old.py", Some("x = 1\n"), None);
+        let mut fs = vec![finding()];
+        removed_from_new_files(&ChangeSet::from_files(vec![added, gone]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Error);
+        // A file that existed: it blocks.
+        let changed = FileChange::from_texts("app/new.py", Some("x = 0\n"), Some("x = 1\n"));
+        let mut fs = vec![finding()];
+        removed_from_new_files(&ChangeSet::from_files(vec![changed]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Error);
+    }
 
     fn scan_files(files: Vec<FileChange>, config: &str) -> ScanOutcome {
         let config = Config::from_yaml_str(config, "t.yml").unwrap();

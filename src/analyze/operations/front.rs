@@ -1671,6 +1671,25 @@ impl<'w, 't> Walker<'w, 't> {
         if attempts.is_none() && has(&spec.deadline) {
             attempts = Some(Attempts::Bounded);
         }
+        // `AsyncRetrying(**retry_args)`: options spread from a value built
+        // elsewhere may set the bound; the library's default is not what
+        // runs, and retrygate cannot tell what does.
+        if attempts.is_none()
+            && self.args(file, site).iter().any(|a| {
+                matches!(
+                    a.kind(),
+                    "dictionary_splat"
+                        | "list_splat"
+                        | "spread_element"
+                        | "hash_splat_argument"
+                        | "splat_argument"
+                        | "variadic_unpacking"
+                        | "spread_argument"
+                )
+            })
+        {
+            attempts = Some(Attempts::Unknown);
+        }
         let attempts = attempts.unwrap_or_else(|| match &spec.default {
             serde_yaml::Value::Number(n) => n.as_f64().map_or(Attempts::Bounded, Attempts::Count),
             serde_yaml::Value::String(s) if s == "unlimited" => Attempts::Unbounded,
@@ -2947,7 +2966,7 @@ impl<'w, 't> Walker<'w, 't> {
 fn assigned_names(stmt: &str) -> Vec<String> {
     static LHS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?m)^\s*(?:const|let|var|val|final|auto|[A-Z][A-Za-z0-9_<>,\[\]]*\s+)?\s*([A-Za-z_$][A-Za-z0-9_$.,\s]*?)\s*(?::=|=)[^=]")
-            .expect("assignment regex")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
     LHS.captures_iter(stmt)
         .filter_map(|c| c.get(1))
@@ -3003,7 +3022,8 @@ fn branches(kind: &str) -> bool {
 /// counting (`while not done:` .. `done = True`; `for err != nil { err = f() }`).
 fn condition_assigned(condition: &str, body: &str) -> bool {
     static ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"([A-Za-z_][A-Za-z0-9_.]*)\s*(?::=|=)\s*([^=\n][^\n]*)").expect("assignment regex")
+        Regex::new(r"([A-Za-z_][A-Za-z0-9_.]*)\s*(?::=|=)\s*([^=\n][^\n]*)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
     let names: HashSet<&str> = condition
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
@@ -3496,6 +3516,26 @@ mod tests {
             "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tif _, err := client.Create(ctx, o); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n",
         );
         assert_eq!(got.len(), 1, "{got:?}");
+    }
+
+    /// Options spread from a value built elsewhere: the bound cannot be
+    /// told, so it is not the library's default (tenacity's is no bound).
+    #[test]
+    fn a_retry_given_spread_options_has_an_unknown_bound() {
+        let m = models_of(
+            "a.py",
+            "import tenacity, requests\ndef f(b, opts):\n    for attempt in tenacity.Retrying(**opts):\n        with attempt:\n            requests.post('u', json=b)\n",
+        );
+        let got: Vec<Attempts> =
+            m.covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect();
+        assert_eq!(got, vec![Attempts::Unknown], "{m:?}");
+        let m = models_of(
+            "a.py",
+            "import tenacity, requests\ndef f(b):\n    for attempt in tenacity.Retrying():\n        with attempt:\n            requests.post('u', json=b)\n",
+        );
+        let got: Vec<Attempts> =
+            m.covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect();
+        assert_eq!(got, vec![Attempts::Unbounded], "{m:?}");
     }
 
     #[test]
