@@ -54,7 +54,7 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
         compare::NEW_WRITE,
         Kind::RetryNonIdempotent,
         KindDoc {
-            what: "A write (POST, PATCH, or an SDK/RPC call whose verb writes: create, send, submit, insert, publish, ...) that ran once in the base is retried in the head, with no idempotency key: a new retry decorator, wrapper, annotation or loop around it, a retry moved onto the function that performs it, or a call of it moved under a retry. A warning when the retry fires only on rate limiting, refused connections or conflicts.",
+            what: "A write (POST, PATCH, or an SDK/RPC call whose verb writes: create, send, submit, insert, publish, ...) that ran once in the base is retried in the head, with no idempotency key: a new retry decorator, wrapper, annotation or loop around it, a retry moved onto the function that performs it, or a call of it moved under a retry. A warning when the retry fires only on rate limiting, refused connections or conflicts, and when the retry and every write it covers are in functions the base did not define (new code, not a call that ran once).",
             why: "A write whose answer was lost (a timeout, a reset, a 5xx) may have been applied; sending it again charges twice, sends the email twice, creates the order twice.",
             example: "def create(b): return requests.post(URL, json=b)  ->  @retry(stop=stop_after_attempt(3)) def create(b): ...",
             use_instead: "Send an Idempotency-Key the server honours and keep it across attempts, or retry only failures after which nothing was sent (refused connections, 429 with Retry-After).",
