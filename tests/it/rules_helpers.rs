@@ -336,6 +336,16 @@ fn a_write_in_a_new_function_through_a_retrying_helper_is_a_warning() {
     assert_eq!(f.len(), 1, "{findings:#?}");
     assert_eq!(f[0]["severity"], "warning", "{findings:#?}");
     assert!(f[0]["message"].as_str().unwrap().contains("a function the base did not have"), "{findings:#?}");
+    // In a file the change adds: a new client sending writes through the
+    // retrying helper, which blocks.
+    let dir = repo(&[("lib/net.py", RETRYING)], &[("app/other.py", "x = 1\n", "x = 2\n")]);
+    std::fs::write(dir.path().join("app/new_client.py"), head).unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "--amend", "--no-edit"]);
+    let findings = scan(dir.path());
+    let f: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
+    assert_eq!(f.len(), 1, "{findings:#?}");
+    assert_eq!(f[0]["severity"], "error", "{findings:#?}");
     let base = "class Client:\n    def ingest(self, s, q):\n        return s.post('/v1/ingest', json=q)\n";
     let dir = repo(&[("lib/net.py", RETRYING)], &[("app/client.py", base, head)]);
     let findings = scan(dir.path());

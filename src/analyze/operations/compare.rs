@@ -81,10 +81,15 @@ pub(crate) fn judge(
         // not blocked on. One new module among a few is the change's own
         // code, judged like any other.
         // A retry and the writes it covers all in functions the base did not
-        // have: new code, not a call that ran once now sent again. Its
+        // have, in a file it had: new code, not a call that ran once now
+        // sent again. Its
         // writes are said, for the reviewer reading the new code, and not
         // blocked on.
-        let new_code = !existed(base, &r.function) && ops.iter().all(|c| !existed(base, &c.op.function));
+        // Only in a file the base had: a new file's retrying client is a new
+        // design for sending writes, and blocks like a changed one.
+        let new_code = base.files.contains(&r.path)
+            && !existed(base, &r.function)
+            && ops.iter().all(|c| !existed(base, &c.op.function));
         if new_code {
             // A new unbounded retry still blocks: it often replaces a bounded
             // one the base had elsewhere (a sender moved into a new worker).

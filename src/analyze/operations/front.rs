@@ -68,6 +68,8 @@ pub(crate) struct Model {
     /// The qualified names of the functions the files define: code the
     /// base did not have is new, not changed.
     pub(crate) functions: HashSet<String>,
+    /// The paths of the files modelled.
+    pub(crate) files: HashSet<String>,
 }
 
 /// The model of a revision (the files of `world`).
@@ -901,8 +903,19 @@ impl<'w, 't> Walker<'w, 't> {
             }
             let own = self.method_in_text(self.text(file, n));
             let in_fn = || self.enclosing_text(file, n).and_then(|t| self.method_in_text(t));
+            // `session.request(method, url)`: the method is a value the
+            // caller gives, not the sender's default.
+            let method_value = args.iter().any(|a| {
+                let t = self.text(file, *a).to_ascii_lowercase();
+                let value =
+                    t.rsplit_once('=').map_or(t.as_str(), |(k, v)| if k.trim() == "method" { v } else { "" });
+                let value = value.trim().trim_start_matches('$');
+                !value.starts_with(['"', '\'', '`', ':'])
+                    && words(value).iter().any(|w| w == "method" || w == "verb")
+            });
             match own.or_else(in_fn) {
                 Some(m) => m,
+                None if method_value => String::new(),
                 None if s.default == "GET" && !self.text(file, n).contains("data=") => "GET".into(),
                 None => String::new(),
             }
@@ -2843,7 +2856,7 @@ impl<'w, 't> Walker<'w, 't> {
     }
 
     /// Each file's definition spans, sorted by first line: for
-    /// [`Walker::scope_in`].
+    /// the scope `finish` gives each retry.
     fn spans(&self) -> HashMap<&'w str, Vec<(u32, u32)>> {
         let mut out: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
         for defs in self.defs.values() {
@@ -2857,7 +2870,57 @@ impl<'w, 't> Walker<'w, 't> {
         out
     }
 
+    /// The write method the callers of a function give it, when the
+    /// function takes the method as a parameter (named `method` or `verb`)
+    /// and a call of it in the files read passes POST or PATCH
+    /// (`http.MethodPost`, `"POST"`, `:patch`, `HttpMethod.POST`).
+    fn method_from_callers(&self, name: &str) -> Option<String> {
+        static WRITE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"(?i)\bMethod(Post|Patch)\b|["'`](post|patch)["'`]|:(post|patch)\b|\b(?:HttpMethod|Method|Verb)s?\.(post|patch)\b"#)
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let defs = self.defs.get(name)?;
+        let takes_method = defs.iter().any(|(f, d)| {
+            self.param_order(*f, *d).iter().any(|p| {
+                let w = words(p);
+                w.iter().any(|x| x == "method" || x == "verb")
+            })
+        });
+        if !takes_method {
+            return None;
+        }
+        for file in 0..self.world.files.len() {
+            let text = self.world.files[file].file.text.as_str();
+            let mut from = 0;
+            while let Some(i) = text[from..].find(name) {
+                let at = from + i;
+                from = at + name.len();
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                    || !text[from..].starts_with('(')
+                {
+                    continue;
+                }
+                // A definition's parameter list is no call.
+                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                let head = text[line_start..at].trim_start();
+                if ["def ", "func ", "function ", "fn ", "async def "].iter().any(|k| head.starts_with(k))
+                    || head.starts_with("func (")
+                {
+                    continue;
+                }
+                let call = balanced_call(&text[from..]);
+                if let Some(c) = WRITE.captures(call) {
+                    let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
+                    return Some(m.to_ascii_uppercase());
+                }
+            }
+        }
+        None
+    }
+
     fn finish(mut self) -> Model {
+        let files: HashSet<String> = (0..self.world.files.len()).map(|f| self.path(f).to_string()).collect();
         let mut functions = HashSet::new();
         for defs in self.defs.values() {
             for (f, n) in defs {
@@ -2879,6 +2942,20 @@ impl<'w, 't> Walker<'w, 't> {
             }
         };
         let mut ops = std::mem::take(&mut self.ops);
+        // A request of unknown method in a function that takes the method
+        // (`doRequest(ctx, method, path, body)`): its callers say it.
+        let mut by_callers: HashMap<String, Option<String>> = HashMap::new();
+        for (op, _) in ops.iter_mut() {
+            if op.method != Method::Unknown {
+                continue;
+            }
+            let name = op.function.rsplit(['.', ':']).next().unwrap_or(&op.function).to_string();
+            let found =
+                by_callers.entry(name.clone()).or_insert_with(|| self.method_from_callers(&name)).clone();
+            if let Some(m) = found {
+                op.method = Method::Write(m);
+            }
+        }
         for (_, r) in ops.iter_mut() {
             if let Some(r) = r {
                 scoped(&self, r);
@@ -2957,7 +3034,7 @@ impl<'w, 't> Walker<'w, 't> {
                 retries.push(r);
             }
         }
-        Model { covered, retries, truncated: self.truncated, functions }
+        Model { covered, retries, truncated: self.truncated, functions, files }
     }
 }
 
@@ -3536,6 +3613,23 @@ mod tests {
         let got: Vec<Attempts> =
             m.covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect();
         assert_eq!(got, vec![Attempts::Unbounded], "{m:?}");
+    }
+
+    /// A shared request function that takes the method: what it sends is
+    /// what its callers give it. A POST among them makes its retried
+    /// request a write; callers that only read leave it unknown.
+    #[test]
+    fn a_request_function_that_takes_the_method_writes_what_its_callers_pass() {
+        let go = |verb: &str| {
+            format!("package a\nfunc (c *Client) doRequest(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {{\n\tfor attempt := 0; attempt <= 3; attempt++ {{\n\t\treq, _ := http.NewRequestWithContext(ctx, method, c.base+path, body)\n\t\tresp, err := c.httpClient.Do(req)\n\t\tif err != nil {{\n\t\t\ttime.Sleep(time.Second)\n\t\t\tcontinue\n\t\t}}\n\t\treturn resp, nil\n\t}}\n\treturn nil, errors.New(\"x\")\n}}\nfunc (c *Client) CreateIssue(ctx context.Context) error {{\n\t_, err := c.doRequest(ctx, {verb}, \"/issues\", nil)\n\treturn err\n}}\n")
+        };
+        assert_eq!(covered_writes("a.go", &go("http.MethodPost")).len(), 1);
+        assert!(covered_writes("a.go", &go("http.MethodGet")).is_empty());
+        let py = |verb: &str| {
+            format!("import requests, time\nclass C:\n    def _request(self, method, url, **kw):\n        for attempt in range(3):\n            try:\n                return self.session.request(method, url, **kw)\n            except requests.ConnectionError:\n                time.sleep(1)\n\n    def create(self, b):\n        return self._request({verb}, '/orders', json=b)\n")
+        };
+        assert_eq!(covered_writes("a.py", &py("'POST'")).len(), 1);
+        assert!(covered_writes("a.py", &py("'GET'")).is_empty());
     }
 
     #[test]

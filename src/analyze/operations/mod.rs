@@ -568,6 +568,15 @@ mod tests {
             f.iter().any(|f| f.rule == compare::NEW_WRITE && f.severity == crate::finding::Severity::Error),
             "{f:#?}"
         );
+        // The same new function in a file the change adds: a new retrying
+        // client for writes, which blocks.
+        let cs = ChangeSet::from_files(vec![FileChange::from_texts("app/new_client.py", None, Some(head))]);
+        let files: Vec<&FileChange> = cs.files.iter().collect();
+        let f = OperationsAnalyzer::default().analyze_set(&files).findings;
+        assert!(
+            f.iter().any(|f| f.rule == compare::NEW_WRITE && f.severity == crate::finding::Severity::Error),
+            "{f:#?}"
+        );
         // A new function's retry with no bound still blocks.
         let forever = "import requests, time\n\ndef read(u):\n    return requests.get(u)\n\ndef create(b):\n    while True:\n        try:\n            return requests.post('https://x/o', json=b)\n        except Exception:\n            time.sleep(1)\n";
         let f = scan("app/c.py", base, forever);

@@ -791,12 +791,15 @@ fn new_writes(
             } else {
                 format!("{}:{}", p.file.path, t.line)
             };
-            let base_text = p.file.base.text().unwrap_or("");
-            let new_code = brand_new
-                && t.identity
-                    .iter()
-                    .filter_map(|id| id.strip_prefix("f:"))
-                    .any(|f| !names_word(base_text, f));
+            // A new function in a file the base had; a new file's writes
+            // through a retrying client block like changed ones.
+            let new_code = p.file.base.text().is_some_and(|base_text| {
+                brand_new
+                    && t.identity
+                        .iter()
+                        .filter_map(|id| id.strip_prefix("f:"))
+                        .any(|f| !names_word(base_text, f))
+            });
             groups.entry((p.family, group)).or_default().push(NewWrite {
                 path: p.file.path.clone(),
                 line: t.line,
