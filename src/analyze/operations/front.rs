@@ -2213,8 +2213,41 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         let body = lp.child_by_field_name("body").unwrap_or(lp);
-        let bound = self.loop_bound(file, lp, body);
+        let mut bound = self.loop_bound(file, lp, body);
+        if bound == Attempts::Unbounded && g == Grammar::Go && self.select_deadline(file, lp, body) {
+            bound = Attempts::Bounded;
+        }
         self.loop_shape(file, lp, body, bound, ctx)
+    }
+
+    /// A Go loop that leaves when a deadline fires: a `select` case on
+    /// `time.After(..)`, or on a timer or a context the function made with
+    /// a timeout or deadline (`deadline := time.After(15 * time.Minute)`,
+    /// `tctx, cancel := context.WithTimeout(ctx, d)` .. `case <-tctx.Done()`).
+    /// A bare `ctx.Done()` is no bound: the caller's context may never end.
+    fn select_deadline(&self, file: usize, lp: Node<'_>, body: Node<'_>) -> bool {
+        static CASE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"case\s*<-\s*([A-Za-z_][A-Za-z0-9_.]*(?:\([^)]*\))?)")
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let text = self.text(file, body);
+        let around = self.enclosing_text(file, lp).unwrap_or("");
+        CASE.captures_iter(text).any(|c| {
+            let chan = c.get(1).map_or("", |m| m.as_str());
+            if chan.starts_with("time.After(") {
+                return true;
+            }
+            let name = chan.split(['.', '(']).next().unwrap_or("");
+            !name.is_empty()
+                && around.lines().any(|l| {
+                    let l = l.trim();
+                    l.contains(":=")
+                        && l.split(":=").next().is_some_and(|lhs| lhs.split(',').any(|v| v.trim() == name))
+                        && ["time.After(", "time.NewTimer(", "WithTimeout(", "WithDeadline("]
+                            .iter()
+                            .any(|k| l.contains(k))
+                })
+        })
     }
 
     /// A loop retries when a failure goes round and success leaves; or,
@@ -3630,6 +3663,31 @@ mod tests {
         };
         assert_eq!(covered_writes("a.py", &py("'POST'")).len(), 1);
         assert!(covered_writes("a.py", &py("'GET'")).is_empty());
+    }
+
+    /// A Go poll that leaves on a deadline it made is bounded in time; one
+    /// that leaves only when the caller's context ends is not.
+    #[test]
+    fn a_go_select_loop_with_its_own_deadline_is_bounded() {
+        let src = |setup: &str, case: &str| {
+            format!("package a\nfunc f(ctx context.Context) error {{\n\t{setup}\n\tfor {{\n\t\tselect {{\n\t\tcase <-{case}:\n\t\t\treturn errors.New(\"timeout\")\n\t\tcase <-t.C:\n\t\t\t_, err := http.Post(u, \"\", nil)\n\t\t\tif err != nil {{\n\t\t\t\tcontinue\n\t\t\t}}\n\t\t\treturn nil\n\t\t}}\n\t}}\n}}\n")
+        };
+        let attempts = |text: &str| -> Vec<Attempts> {
+            models_of("a.go", text)
+                .covered
+                .iter()
+                .flat_map(|c| c.retries.iter().map(|r| r.attempts))
+                .collect()
+        };
+        assert_eq!(
+            attempts(&src("deadline := time.After(15 * time.Minute)", "deadline")),
+            vec![Attempts::Bounded]
+        );
+        assert_eq!(
+            attempts(&src("tctx, cancel := context.WithTimeout(ctx, d)", "tctx.Done()")),
+            vec![Attempts::Bounded]
+        );
+        assert_eq!(attempts(&src("_ = 0", "ctx.Done()")), vec![Attempts::Unbounded]);
     }
 
     #[test]
