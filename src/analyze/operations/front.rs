@@ -87,6 +87,7 @@ pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
                 depth: 0,
                 visiting: vec![def.id()],
                 exit_scope: None,
+                call_method: None,
             };
             if let Some(r) = w.decorator_retry(file, *def, &ctx.function) {
                 w.retries.push(r.clone());
@@ -107,6 +108,7 @@ pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
             depth: 0,
             visiting: Vec::new(),
             exit_scope: None,
+            call_method: None,
         };
         let skip: HashSet<usize> = outer.iter().map(|d| d.id()).collect();
         // The nodes that hold a definition are walked around it.
@@ -139,6 +141,10 @@ struct Ctx {
     /// in it is re-issued until it succeeds only if the loop can leave
     /// after the call succeeds ([`Walker::success_leaves`]).
     exit_scope: Option<(usize, usize, usize)>,
+    /// The HTTP method a followed call passed to a function that takes
+    /// one (`self._send_request('GET', url)`): the method of the request
+    /// of unknown method inside it.
+    call_method: Option<String>,
 }
 
 impl Ctx {
@@ -634,10 +640,12 @@ impl<'w, 't> Walker<'w, 't> {
                     }
                     let mut visiting = ctx.visiting.clone();
                     visiting.push(def.id());
+                    let call_method = self.passed_method(file, n, f, def).or_else(|| ctx.call_method.clone());
                     let inner = Ctx {
                         function: self.qual_name(f, def),
                         depth: ctx.depth + 1,
                         visiting,
+                        call_method,
                         ..ctx.clone()
                     };
                     self.walk_children(f, def, &inner, 0);
@@ -922,6 +930,7 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             return None;
         };
+        let method = if method.is_empty() { ctx.call_method.clone().unwrap_or_default() } else { method };
         let m = if method.is_empty() {
             Method::Unknown
         } else if let Some(why) =
@@ -1870,6 +1879,7 @@ impl<'w, 't> Walker<'w, 't> {
             depth: 0,
             visiting: Vec::new(),
             exit_scope: None,
+            call_method: None,
         };
         for d in self.decorators(file, def) {
             let t = self.text(file, d).trim_start_matches(['@', '[', '#']).trim_start_matches('[');
@@ -1956,6 +1966,7 @@ impl<'w, 't> Walker<'w, 't> {
             depth: MAX_DEPTH,
             visiting: vec![def.id()],
             exit_scope: None,
+            call_method: None,
         };
         let mut ctx = ctx;
         if let Some(r) = probe.recursion_retry(file, def, &name) {
@@ -2903,6 +2914,20 @@ impl<'w, 't> Walker<'w, 't> {
         out
     }
 
+    /// The HTTP method a call passes to a definition that takes one (a
+    /// parameter named `method` or `verb`): the first argument that is a
+    /// method literal (`'GET'`, `http.MethodPost`, `:patch`).
+    fn passed_method(&self, file: usize, call: Node<'t>, def_file: usize, def: Node<'t>) -> Option<String> {
+        let takes = self.param_order(def_file, def).iter().any(|p| {
+            let w = words(p);
+            w.iter().any(|x| x == "method" || x == "verb")
+        });
+        if !takes {
+            return None;
+        }
+        self.args(file, call).iter().find_map(|a| method_literal(self.text(file, *a)))
+    }
+
     /// The write method the callers of a function give it, when the
     /// function takes the method as a parameter (named `method` or `verb`)
     /// and a call of it in the files read passes POST or PATCH
@@ -3048,9 +3073,12 @@ impl<'w, 't> Walker<'w, 't> {
         self.ops = ops;
         self.retries = rs;
         let mut covered: Vec<Covered> = Vec::new();
-        let mut index: HashMap<(String, String, String), usize> = HashMap::new();
+        // Keyed by method too: a request function reached under a retry with
+        // the method its caller passed is not the same operation as its
+        // other calls.
+        let mut index: HashMap<(String, String, String, String), usize> = HashMap::new();
         for (op, retry) in self.ops {
-            let key = (op.path.clone(), op.function.clone(), op.callee.clone());
+            let key = (op.path.clone(), op.function.clone(), op.callee.clone(), format!("{:?}", op.method));
             let i = *index.entry(key).or_insert_with(|| {
                 covered.push(Covered { op: op.clone(), retries: Vec::new() });
                 covered.len() - 1
@@ -3103,6 +3131,16 @@ fn tests_result(condition: &str, names: &HashSet<String>) -> bool {
                     || matches!(l.as_str(), "ok" | "res" | "resp" | "response" | "result" | "e" | "ex")
             }
         })
+}
+
+/// The HTTP method an argument names as a literal: `"POST"`, `'get'`,
+/// `http.MethodPatch`, `:delete`, `HttpMethod.PUT`.
+fn method_literal(arg: &str) -> Option<String> {
+    static LIT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)^\s*(?:method\s*=\s*)?(?:["'`:]|(?:[A-Za-z_.]*\.)?(?:Method|HttpMethod|Verb)s?\.?)(get|head|options|put|delete|post|patch)["'`]?\s*$"#)
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    LIT.captures(arg).and_then(|c| c.get(1)).map(|m| m.as_str().to_ascii_uppercase())
 }
 
 /// Nodes whose children are alternatives, not a sequence: what follows
@@ -3663,6 +3701,12 @@ mod tests {
         };
         assert_eq!(covered_writes("a.py", &py("'POST'")).len(), 1);
         assert!(covered_writes("a.py", &py("'GET'")).is_empty());
+        // A retry around one call of it: that call's method, whatever other
+        // callers pass.
+        let around = "import tenacity\nclass R:\n    async def _send_request(self, method, url, **kw):\n        return await self.session.request(method, url, **kw)\n\n    @tenacity.retry(stop=tenacity.stop_after_attempt(10))\n    async def _wait_until_alive(self):\n        return await self._send_request('GET', self.url + '/alive')\n\n    async def close(self):\n        await self._send_request('POST', self.url + '/stop')\n";
+        assert!(covered_writes("a.py", around).is_empty(), "{:?}", covered_writes("a.py", around));
+        let posting = around.replace("'GET', self.url + '/alive'", "'POST', self.url + '/start'");
+        assert_eq!(covered_writes("a.py", &posting).len(), 1);
     }
 
     /// A Go poll that leaves on a deadline it made is bounded in time; one
