@@ -80,15 +80,7 @@ pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
         let outer = w.outermost_defs(file, root);
         for def in &outer {
             let name = w.qual_name(file, *def);
-            let mut ctx = Ctx {
-                function: name,
-                retry: None,
-                outer: None,
-                depth: 0,
-                visiting: vec![def.id()],
-                exit_scope: None,
-                call_method: None,
-            };
+            let mut ctx = Ctx::top(name, 0, vec![def.id()]);
             if let Some(r) = w.decorator_retry(file, *def, &ctx.function) {
                 w.retries.push(r.clone());
                 ctx.retry = Some(r);
@@ -101,15 +93,7 @@ pub(crate) fn model(world: &World<'_>, data: &Data) -> Model {
             w.walk_children(file, *def, &ctx, 0);
         }
         // Module-level code, outside every definition.
-        let ctx = Ctx {
-            function: "<module>".into(),
-            retry: None,
-            outer: None,
-            depth: 0,
-            visiting: Vec::new(),
-            exit_scope: None,
-            call_method: None,
-        };
+        let ctx = Ctx::top("<module>".into(), 0, Vec::new());
         let skip: HashSet<usize> = outer.iter().map(|d| d.id()).collect();
         // The nodes that hold a definition are walked around it.
         let mut holders = HashSet::new();
@@ -148,6 +132,11 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// A function read on its own, under no retry.
+    fn top(function: String, depth: usize, visiting: Vec<usize>) -> Ctx {
+        Ctx { function, retry: None, outer: None, depth, visiting, exit_scope: None, call_method: None }
+    }
+
     fn with_retry(&self, r: Retry) -> Ctx {
         Ctx { retry: Some(r), outer: self.retry.clone(), exit_scope: None, ..self.clone() }
     }
@@ -1872,15 +1861,7 @@ impl<'w, 't> Walker<'w, 't> {
             Grammar::Kotlin => "kotlin",
             g => g.library_language(),
         };
-        let ctx = Ctx {
-            function: function.to_string(),
-            retry: None,
-            outer: None,
-            depth: 0,
-            visiting: Vec::new(),
-            exit_scope: None,
-            call_method: None,
-        };
+        let ctx = Ctx::top(function.to_string(), 0, Vec::new());
         for d in self.decorators(file, def) {
             let t = self.text(file, d).trim_start_matches(['@', '[', '#']).trim_start_matches('[');
             let name: String =
@@ -1959,16 +1940,7 @@ impl<'w, 't> Walker<'w, 't> {
             probe: Some((params, Vec::new())),
             clients: Vec::new(),
         };
-        let ctx = Ctx {
-            function: name.clone(),
-            retry: None,
-            outer: None,
-            depth: MAX_DEPTH,
-            visiting: vec![def.id()],
-            exit_scope: None,
-            call_method: None,
-        };
-        let mut ctx = ctx;
+        let mut ctx = Ctx::top(name.clone(), MAX_DEPTH, vec![def.id()]);
         if let Some(r) = probe.recursion_retry(file, def, &name) {
             ctx.retry = Some(r);
         }
@@ -3612,6 +3584,17 @@ mod tests {
         assert!(got.is_empty(), "{got:?}");
     }
 
+    fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {
+        models_of(path, text).covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect()
+    }
+
+    fn assert_no_covered_writes(cases: &[(&str, &str)]) {
+        for (path, text) in cases {
+            let got = covered_writes(path, text);
+            assert!(got.is_empty(), "{path}: {got:?}\n{text}");
+        }
+    }
+
     /// Loops that re-issue a write until it succeeds, one per language
     /// and exit shape: each covers it.
     #[test]
@@ -3640,10 +3623,7 @@ mod tests {
             ("a.py", "def f(q):\n    while True:\n        item = q.get()\n        if item is None:\n            break\n        try:\n            requests.post('u', json=item)\n        except Exception:\n            time.sleep(1)\n"),
             ("A.cs", "class A {\n  async Task F() {\n    while (!ct.IsCancellationRequested) {\n      try {\n        await http.PostAsync(u, body);\n      } catch (Exception e) {\n        await Task.Delay(1000);\n      }\n    }\n  }\n}\n"),
         ];
-        for (path, text) in cases {
-            let got = covered_writes(path, text);
-            assert!(got.is_empty(), "{path}: {got:?}\n{text}");
-        }
+        assert_no_covered_writes(cases);
     }
 
     /// Write-named calls of standard-library modules and types stay in the
@@ -3654,10 +3634,7 @@ mod tests {
             ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tif _, err := os.Create(p); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
             ("A.cs", "class A {\n  async Task F() {\n    while (true) {\n      try {\n        using var cts = CancellationTokenSource.CreateLinkedTokenSource(ct);\n        return;\n      } catch (Exception e) {\n        await Task.Delay(1000);\n      }\n    }\n  }\n}\n"),
         ];
-        for (path, text) in cases {
-            let got = covered_writes(path, text);
-            assert!(got.is_empty(), "{path}: {got:?}");
-        }
+        assert_no_covered_writes(cases);
         // A client's create under the same loop is a write.
         let got = covered_writes(
             "a.go",
@@ -3670,20 +3647,11 @@ mod tests {
     /// told, so it is not the library's default (tenacity's is no bound).
     #[test]
     fn a_retry_given_spread_options_has_an_unknown_bound() {
-        let m = models_of(
-            "a.py",
-            "import tenacity, requests\ndef f(b, opts):\n    for attempt in tenacity.Retrying(**opts):\n        with attempt:\n            requests.post('u', json=b)\n",
-        );
-        let got: Vec<Attempts> =
-            m.covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect();
-        assert_eq!(got, vec![Attempts::Unknown], "{m:?}");
-        let m = models_of(
-            "a.py",
-            "import tenacity, requests\ndef f(b):\n    for attempt in tenacity.Retrying():\n        with attempt:\n            requests.post('u', json=b)\n",
-        );
-        let got: Vec<Attempts> =
-            m.covered.iter().flat_map(|c| c.retries.iter().map(|r| r.attempts)).collect();
-        assert_eq!(got, vec![Attempts::Unbounded], "{m:?}");
+        let src = |args: &str| {
+            format!("import tenacity, requests\ndef f(b, opts):\n    for attempt in tenacity.Retrying({args}):\n        with attempt:\n            requests.post('u', json=b)\n")
+        };
+        assert_eq!(covered_attempts("a.py", &src("**opts")), vec![Attempts::Unknown]);
+        assert_eq!(covered_attempts("a.py", &src("")), vec![Attempts::Unbounded]);
     }
 
     /// A shared request function that takes the method: what it sends is
@@ -3716,13 +3684,7 @@ mod tests {
         let src = |setup: &str, case: &str| {
             format!("package a\nfunc f(ctx context.Context) error {{\n\t{setup}\n\tfor {{\n\t\tselect {{\n\t\tcase <-{case}:\n\t\t\treturn errors.New(\"timeout\")\n\t\tcase <-t.C:\n\t\t\t_, err := http.Post(u, \"\", nil)\n\t\t\tif err != nil {{\n\t\t\t\tcontinue\n\t\t\t}}\n\t\t\treturn nil\n\t\t}}\n\t}}\n}}\n")
         };
-        let attempts = |text: &str| -> Vec<Attempts> {
-            models_of("a.go", text)
-                .covered
-                .iter()
-                .flat_map(|c| c.retries.iter().map(|r| r.attempts))
-                .collect()
-        };
+        let attempts = |text: &str| covered_attempts("a.go", text);
         assert_eq!(
             attempts(&src("deadline := time.After(15 * time.Minute)", "deadline")),
             vec![Attempts::Bounded]
