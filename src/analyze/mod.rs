@@ -35,7 +35,7 @@ pub mod trees;
 use rayon::prelude::*;
 
 use crate::changeset::{ChangeSet, FileChange, Side};
-use crate::finding::{Finding, Note};
+use crate::finding::{Finding, Kind, Note, Severity};
 use testcode::ScanPaths;
 
 /// Stack size for analysis threads: syn parses recursively, and
@@ -178,21 +178,9 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
     let mut analyzed = vec![false; cs.files.len()];
     let mut ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
-    // Generated and bundled files are nobody's writing: said, not read.
-    for (i, f) in cs.files.iter().enumerate() {
-        if let Some(why) = generated::of_change(&f.path, f.base.text(), f.head.text()).filter(|_| !ignored[i])
-        {
-            ignored[i] = true;
-            out.notes.push(Note::info(
-                Some(&f.path),
-                format!(
-                    "not analysed: {why}; review the generator's input or the bundled dependency instead"
-                ),
-            ));
-        }
-    }
-    // A bundle the change adds where it deletes another: the bundler ran
-    // again (a file the change adds is otherwise always read).
+    // Generated and bundled files are nobody's writing: said, not read. A
+    // file the change adds is read whatever it says, unless it is a bundle
+    // in place of one the change deletes (the bundler ran again).
     let deleted: Vec<(&str, &str)> = cs
         .files
         .iter()
@@ -200,15 +188,19 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         .filter_map(|f| f.base.text().map(|t| (f.path.as_str(), t)))
         .collect();
     for (i, f) in cs.files.iter().enumerate() {
-        if ignored[i] || !matches!(f.base, Side::Absent) || f.path.to_ascii_lowercase().ends_with(".rs") {
+        if ignored[i] {
             continue;
         }
-        if let Some(old) = f.head.text().and_then(|h| generated::replaced_bundle(&f.path, h, &deleted)) {
+        let why = generated::of_change(&f.path, f.base.text(), f.head.text())
+            .map(|why| format!("not analysed: {why}; review the generator's input or the bundled dependency instead"))
+            .or_else(|| {
+                let added = matches!(f.base, Side::Absent) && !f.path.to_ascii_lowercase().ends_with(".rs");
+                let old = f.head.text().filter(|_| added).and_then(|h| generated::replaced_bundle(&f.path, h, &deleted))?;
+                Some(format!("not analysed: a minified bundle that replaces {old}, which the change deletes (the bundler's output, built again); review the bundled sources instead"))
+            });
+        if let Some(why) = why {
             ignored[i] = true;
-            out.notes.push(Note::info(
-                Some(&f.path),
-                format!("not analysed: a minified bundle that replaces {old}, which the change deletes (the bundler's output, built again); review the bundled sources instead"),
-            ));
+            out.notes.push(Note::info(Some(&f.path), why));
         }
     }
     let ignored_count = cs.files.iter().filter(|f| paths.ignored(&f.path).is_some()).count();
@@ -271,19 +263,17 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
 /// when the change deletes no file it could have moved from: nothing was
 /// removed; the file's retry is new code without it. Said as a warning
 /// (the operation model says a new retry without jitter the same way).
-fn removed_from_new_files(cs: &ChangeSet, findings: &mut [crate::finding::Finding]) {
+fn removed_from_new_files(cs: &ChangeSet, findings: &mut [Finding]) {
     let ext = |p: &str| p.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     let deleted: Vec<Option<String>> =
         cs.files.iter().filter(|f| matches!(f.head, Side::Absent)).map(|f| ext(&f.path)).collect();
     for f in findings.iter_mut() {
-        if !matches!(f.kind, crate::finding::Kind::JitterRemoved | crate::finding::Kind::RetryAfterIgnored)
-            || f.severity != crate::finding::Severity::Error
-        {
+        if !matches!(f.kind, Kind::JitterRemoved | Kind::RetryAfterIgnored) || f.severity != Severity::Error {
             continue;
         }
         let added = cs.files.iter().any(|c| c.path == f.path && matches!(c.base, Side::Absent));
         if added && !deleted.contains(&ext(&f.path)) {
-            f.severity = crate::finding::Severity::Warning;
+            f.severity = Severity::Warning;
             f.message.push_str(
                 " (in a file this change adds, with no file of its language deleted to move it from: nothing was removed, the retry is new code; a warning)",
             );
@@ -297,6 +287,24 @@ mod tests {
     use crate::config::Config;
 
     const BACKON: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn f(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(\"https://x\").send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(4))\n        .await\n}\n";
+
+    #[test]
+    fn a_bundle_added_in_place_of_a_deleted_one_is_said_and_not_read_and_another_new_file_is_read() {
+        let bundle = |c: char| format!("var a=\"{}\";\n", c.to_string().repeat(6000));
+        let paths = ScanPaths::from_config(&Config::from_yaml_str("{}", "t.yml").unwrap().paths).unwrap();
+        let notes = |files: Vec<FileChange>| {
+            let cs = ChangeSet::from_files(files);
+            scan_with(&cs, &[], &paths, &[]).notes.into_iter().map(|n| n.message).collect::<Vec<_>>()
+        };
+        let replaced = notes(vec![
+            FileChange::from_texts("web/index-D0.js", Some(&bundle('a')), None),
+            FileChange::from_texts("web/index-C7.js", None, Some(&bundle('b'))),
+        ]);
+        assert!(replaced.iter().any(|m| m.contains("replaces web/index-D0.js")), "{replaced:?}");
+        // The same bundle added with nothing deleted: the change's own file, read.
+        let alone = notes(vec![FileChange::from_texts("web/index-C7.js", None, Some(&bundle('b')))]);
+        assert!(!alone.iter().any(|m| m.contains("not analysed")), "{alone:?}");
+    }
 
     #[test]
     fn jitter_removed_in_a_file_the_change_adds_is_a_warning_unless_a_file_was_deleted() {
