@@ -318,6 +318,15 @@ fn qualify(name: &str, owner: &str) -> Option<(String, Reading)> {
     let mut w = names::words(last_part(owner));
     // `RetryConfig(max=..)`, `retryPolicy: {maxAttempts}`: the holder's
     // retry word qualifies a bare `max`/`total`/`attempts`.
+    w.extend(own.iter().cloned());
+    if let Some(r) = names::read_words(&w) {
+        return Some((w.join("_"), r));
+    }
+    // `retry.Config{Maximum: 5}`: the package names the retry.
+    let mut w = names::words(owner);
+    if w.len() > 4 {
+        return None;
+    }
     w.extend(own);
     let r = names::read_words(&w)?;
     Some((w.join("_"), r))
@@ -334,6 +343,7 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
     let counters = counters(&t);
     let copies = field_copies(&t);
     let mut out = Extracted { names_a_retry: names_a_retry(&t), ..Default::default() };
+    out.settings.extend(counter_bounds(&t, &counters));
     let mut owners: Vec<String> = Vec::new();
     // Outside brackets, what holds a keyword argument is the line's command
     // or symbol: Ruby's `f.request :retry, max: 2`, `sidekiq_options retry: 5`.
@@ -693,6 +703,88 @@ fn field_copies(t: &[Token]) -> HashMap<String, String> {
     out
 }
 
+/// The limits written where a counter of attempts is compared with a
+/// number: `if retry >= 5 { return Err(..) }`, `for tries < 3`, `while
+/// attempt <= 4:`, `3 > retries`. Such a comparison is the retry's bound
+/// when no setting names it, so it is a setting too, keyed by the counter
+/// (`retry_bound`) and read as the attempts it allows: `< n` and `>= n`
+/// allow n, `<= n` and `> n` allow n + 1, so `retries < 3` -> `retries <= 3`
+/// is a raise by one. Only names the file counts with (`retry += 1`,
+/// `tries++`, `tries+1`, `for retry in 0..`) whose words say attempts, and only a bare number on the other
+/// side: `attempt < max_attempts` is the named setting's, read where it is
+/// given.
+fn counter_bounds(t: &[Token], counters: &HashSet<String>) -> Vec<Setting> {
+    const ATTEMPT_WORDS: &[&str] =
+        &["retry", "retries", "retried", "attempt", "attempts", "tries", "try", "reconnect", "reconnects"];
+    let arithmetic = |x: Option<&Token>| {
+        matches!(x.map(|x| &x.tok), Some(Tok::Punct("+" | "-" | "*" | "/" | "%" | "**" | "." | "<<" | ">>")))
+    };
+    // Counted also: a loop's own variable (`for retry in 0..`) and a name
+    // passed on plus one (`commit(ctx, tries+1)`, recursion's count).
+    let mut counted = counters.clone();
+    for i in 0..t.len().saturating_sub(2) {
+        match (&t[i].tok, &t[i + 1].tok, &t[i + 2].tok) {
+            (Tok::Name(p), Tok::Punct("+"), Tok::Num(n, _)) if *n == 1.0 => {
+                counted.insert(names::key(last_part(p)));
+            }
+            (Tok::Name(f), Tok::Name(p), Tok::Name(k)) if f == "for" && k == "in" => {
+                counted.insert(names::key(last_part(p)));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for i in 0..t.len().saturating_sub(2) {
+        // `name op n` or `n op name`, the operator read as `name op n`.
+        let (name, op, n) = match (&t[i].tok, &t[i + 1].tok, &t[i + 2].tok) {
+            (Tok::Name(p), Tok::Punct(op @ ("<" | "<=" | ">" | ">=")), Tok::Num(n, _))
+                if !arithmetic(t.get(i + 3)) =>
+            {
+                (p, *op, *n)
+            }
+            (Tok::Num(n, _), Tok::Punct(op), Tok::Name(p))
+                if matches!(*op, "<" | "<=" | ">" | ">=")
+                    && !arithmetic(i.checked_sub(1).map(|j| &t[j]))
+                    && !matches!(t.get(i + 3).map(|x| &x.tok), Some(Tok::Punct("(" | "."))) =>
+            {
+                let mirrored = match *op {
+                    "<" => ">",
+                    "<=" => ">=",
+                    ">" => "<",
+                    _ => "<=",
+                };
+                (p, mirrored, *n)
+            }
+            _ => continue,
+        };
+        let last = last_part(name);
+        let w = names::words(last);
+        if !counted.contains(&names::key(last)) || !w.iter().any(|x| ATTEMPT_WORDS.contains(&x.as_str())) {
+            continue;
+        }
+        // Against 0 or 1 a counter asks "is this a retry?", not "how many".
+        if n <= 1.0 {
+            continue;
+        }
+        let allowed = if matches!(op, "<=" | ">") { n + 1.0 } else { n };
+        let says_retry = w
+            .iter()
+            .any(|x| matches!(x.as_str(), "retry" | "retries" | "retried" | "reconnect" | "reconnects"));
+        out.push(Setting {
+            name: format!("{last} {op} N"),
+            key: format!("{}_bound", names::key(last)),
+            reading: names::Reading { knob: names::Knob::Count, says_retry },
+            context: String::new(),
+            line: t[i].line,
+            value: Value::Num { v: allowed, seconds: false },
+            default: None,
+            library: None,
+            default_source: None,
+        });
+    }
+    out
+}
+
 /// Names incremented or decremented anywhere in the file: counters of
 /// attempts made, not settings.
 fn counters(t: &[Token]) -> HashSet<String> {
@@ -1019,6 +1111,87 @@ mod tests {
         let j = got(java, Language::Java);
         assert!(j.contains(&("retry_max".into(), Knob::Count, "10".into(), 1)), "{j:?}");
         assert!(j.contains(&("max_retries".into(), Knob::Count, "2".into(), 2)), "{j:?}");
+    }
+
+    /// A bare `Maximum` in a struct of a package named for retries
+    /// (`retry.Config{Maximum: 5}`) is that retry's count; in a config of
+    /// another package it says nothing.
+    #[test]
+    fn a_package_named_for_retries_qualifies_a_bare_field() {
+        let go = "err := retry.Do(f, &retry.Config{Maximum: 5, Interval: 1 * time.Second})\n";
+        assert_eq!(got(go, Language::Go), [("retry_config_maximum".into(), Knob::Count, "5".into(), 1)]);
+        let other = "c := &pool.Config{Maximum: 5}\n";
+        assert_eq!(got(other, Language::Go), []);
+    }
+
+    /// A counter of attempts compared with a number is the retry's limit,
+    /// in every language and either way round; `<=` and `>` allow one more.
+    #[test]
+    fn a_counter_compared_with_a_number_is_a_limit() {
+        let bounds = |text: &str, d: Dialect| -> Vec<(String, String)> {
+            extract(text, d, &Bindings::default())
+                .settings
+                .into_iter()
+                .filter(|s| s.key.ends_with("_bound"))
+                .map(|s| (s.key, s.value.show()))
+                .collect()
+        };
+        let code = |l: Language| super::super::dialect_of_language(l);
+        let rust = Dialect::Code(super::super::RUST, "rust");
+        let cases: &[(&str, Dialect, &str, &str)] = &[
+            (
+                "let mut retry = 0;\nloop {\n    if retry >= 5 { return Err(e); }\n    retry += 1;\n}\n",
+                rust,
+                "retry_bound",
+                "5",
+            ),
+            ("for retry in 0.. {\n    if retry > 8 { break; }\n}\n", rust, "retry_bound", "9"),
+            (
+                "func f(tries int) {\n\tif tries < 3 {\n\t\tf(tries+1)\n\t}\n}\n",
+                code(Language::Go),
+                "tries_bound",
+                "3",
+            ),
+            (
+                "attempt = 0\nwhile attempt <= 4:\n    attempt += 1\n",
+                code(Language::Python),
+                "attempt_bound",
+                "5",
+            ),
+            (
+                "let attempts = 0;\nwhile (3 > attempts) { attempts++; }\n",
+                code(Language::JavaScript),
+                "attempts_bound",
+                "3",
+            ),
+            (
+                "int retries = 0;\nwhile (retries < 10) { retries++; }\n",
+                code(Language::Java),
+                "retries_bound",
+                "10",
+            ),
+        ];
+        for (text, d, key, v) in cases {
+            assert_eq!(bounds(text, *d), vec![(key.to_string(), v.to_string())], "{text}");
+        }
+        let not_limits: &[(&str, Dialect)] = &[
+            // Against 0 or 1: "is this a retry?".
+            (
+                "attempt = 0\nwhile True:\n    if attempt > 0:\n        sleep(1)\n    attempt += 1\n",
+                code(Language::Python),
+            ),
+            // A named setting's: read where it is given.
+            ("let mut n = 0;\nwhile retry < MAX { retry += 1; }\n", rust),
+            // Not a counter: nothing counts with it.
+            ("if (maxRetries > 10) { throw new Error('too many'); }\n", code(Language::TypeScript)),
+            // Not attempts: a page counter.
+            ("page = 0\nwhile page < 50:\n    page += 1\n", code(Language::Python)),
+            // Part of a sum.
+            ("retries += 1\nif retries < 3 * base:\n    pass\n", code(Language::Python)),
+        ];
+        for (text, d) in not_limits {
+            assert_eq!(bounds(text, *d), vec![], "{text}");
+        }
     }
 
     #[test]

@@ -624,6 +624,10 @@ fn finding(w: &Worsened) -> Finding {
             "`{name}` set to {h} where {lib}default was {b} ({})",
             w.head.default_source.as_deref().unwrap_or("the library's documentation")
         ),
+        // A counter compared with a number ([`extract`]'s counter bounds).
+        (_, Worse::CountRaised) if w.head.key.ends_with("_bound") => {
+            format!("the limit in `{name}` raised from {b} to {h} attempts")
+        }
         (_, Worse::CountRaised) => format!("`{name}` raised from {b} to {h}"),
         (_, Worse::Unbounded) => format!("`{name}` went from {b} to {h}: no limit on retries"),
         (_, Worse::JitterOff) => format!("`{name}` turned jitter off ({b} -> {h})"),
@@ -632,6 +636,7 @@ fn finding(w: &Worsened) -> Finding {
     let elsewhere;
     let why = match (w.head.reading.says_retry, w.names_a_retry, &w.retry_edited_in) {
         _ if w.head.library.is_some() => "the library's own setting",
+        (true, _, _) if w.head.key.ends_with("_bound") => "a counter whose name says it counts retries",
         (true, _, _) => "its name says it is a retry setting",
         (false, true, _) => "the file names a retry",
         (false, false, Some(path)) => {

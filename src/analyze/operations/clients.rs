@@ -58,6 +58,32 @@ fn last(x: &str) -> String {
     x.rsplit(['.', '>', '@', '$']).next().unwrap_or(x).trim_start_matches(['@', '$']).to_string()
 }
 
+/// The seeds of a client used through an adapter (`through`, as
+/// `rc.StandardClient()`) that also send themselves in `texts`
+/// (`c.client.Do(req)`). The library reader judges such sends where it
+/// reads the request's method; the model covers them only where that
+/// method comes from the sender's callers, which the reader does not see.
+pub(crate) fn self_senders(c: &ClientPolicy, texts: &[&str]) -> Vec<String> {
+    if c.through.is_empty() {
+        return Vec::new();
+    }
+    let sends = [".Do(", ".Get(", ".Post(", ".PostForm(", ".Head("];
+    c.seeds
+        .iter()
+        .filter(|n| {
+            let calls: Vec<String> = sends.iter().map(|s| format!("{n}{s}")).collect();
+            texts.iter().any(|t| {
+                calls.iter().any(|call| {
+                    t.match_indices(call.as_str()).any(|(at, _)| {
+                        !t[..at].chars().next_back().is_some_and(|ch| ch.is_alphanumeric() || ch == '_')
+                    })
+                })
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// The names the line that builds a client-wide policy holds it under:
 /// the target it assigns (`rc := retryablehttp.NewClient()`), the receiver
 /// of the call it is passed to or chained on (`self.session.mount(..)`,

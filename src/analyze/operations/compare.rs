@@ -112,6 +112,21 @@ pub(crate) fn judge(
                 }
             }
         }
+        // A loop the base had that the change made go round (a new
+        // `except` arm that no longer raises): the finding points at the
+        // lines that did it, where the reviewer reads the change.
+        if r.form == Form::Loop && !added(&r.path, r.line) {
+            if let Some(at) = (r.line..=r.end_line.min(r.line + 2000)).find(|l| added(&r.path, *l)) {
+                for f in found.iter_mut().filter(|f| f.path == r.path && f.line == r.line) {
+                    f.line = at;
+                    f.end_line = at;
+                    f.message.push_str(&format!(
+                        " (the loop at line {} was in the base; lines this change added from line {at} make it go round)",
+                        r.line
+                    ));
+                }
+            }
+        }
         out.extend(found);
     }
     out

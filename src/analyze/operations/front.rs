@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use tree_sitter::Node;
 
-use super::clients::{client_names, client_seeds, ClientPolicy};
+use super::clients::{client_names, client_seeds, self_senders, ClientPolicy};
 use super::data::{Data, Wrapper};
 use super::model::{Attempts, Condition, Covered, Form, Method, Operation, Retry};
 use super::syntax::{jump_of, last_segment, receiver, words, Jump, Syntax};
@@ -2259,7 +2259,7 @@ impl<'w, 't> Walker<'w, 't> {
         let is_retry = if collection || endless {
             round && (exit == Exit::Unconditional || flag_exit)
         } else {
-            (round && exit != Exit::None) || status_exit
+            (round && (exit != Exit::None || flag_exit)) || status_exit
         };
         if !is_retry {
             return None;
@@ -2905,48 +2905,18 @@ impl<'w, 't> Walker<'w, 't> {
     /// and a call of it in the files read passes POST or PATCH
     /// (`http.MethodPost`, `"POST"`, `:patch`, `HttpMethod.POST`).
     fn method_from_callers(&self, name: &str) -> Option<String> {
-        static WRITE: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r#"(?i)\bMethod(Post|Patch)\b|["'`](post|patch)["'`]|:(post|patch)\b|\b(?:HttpMethod|Method|Verb)s?\.(post|patch)\b"#)
-                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
-        });
         let defs = self.defs.get(name)?;
+        // The method itself, or a request built with it (`r *http.Request`).
         let takes_method = defs.iter().any(|(f, d)| {
             self.param_order(*f, *d).iter().any(|p| {
                 let w = words(p);
-                w.iter().any(|x| x == "method" || x == "verb")
+                p == "r" || w.iter().any(|x| matches!(x.as_str(), "method" | "verb" | "req" | "request"))
             })
         });
         if !takes_method {
             return None;
         }
-        for file in 0..self.world.files.len() {
-            let text = self.world.files[file].file.text.as_str();
-            let mut from = 0;
-            while let Some(i) = text[from..].find(name) {
-                let at = from + i;
-                from = at + name.len();
-                let before = text[..at].chars().next_back();
-                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
-                    || !text[from..].starts_with('(')
-                {
-                    continue;
-                }
-                // A definition's parameter list is no call.
-                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-                let head = text[line_start..at].trim_start();
-                if ["def ", "func ", "function ", "fn ", "async def "].iter().any(|k| head.starts_with(k))
-                    || head.starts_with("func (")
-                {
-                    continue;
-                }
-                let call = balanced_call(&text[from..]);
-                if let Some(c) = WRITE.captures(call) {
-                    let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
-                    return Some(m.to_ascii_uppercase());
-                }
-            }
-        }
-        None
+        (0..self.world.files.len()).find_map(|f| write_method_passed(&self.world.files[f].file.text, name))
     }
 
     fn finish(mut self) -> Model {
@@ -2975,6 +2945,7 @@ impl<'w, 't> Walker<'w, 't> {
         // A request of unknown method in a function that takes the method
         // (`doRequest(ctx, method, path, body)`): its callers say it.
         let mut by_callers: HashMap<String, Option<String>> = HashMap::new();
+        let mut from_callers: HashSet<(String, u32)> = HashSet::new();
         for (op, _) in ops.iter_mut() {
             if op.method != Method::Unknown {
                 continue;
@@ -2984,6 +2955,7 @@ impl<'w, 't> Walker<'w, 't> {
                 by_callers.entry(name.clone()).or_insert_with(|| self.method_from_callers(&name)).clone();
             if let Some(m) = found {
                 op.method = Method::Write(m);
+                from_callers.insert((op.path.clone(), op.line));
             }
         }
         for (_, r) in ops.iter_mut() {
@@ -3013,7 +2985,8 @@ impl<'w, 't> Walker<'w, 't> {
             // Held under names it could be followed to: the requests sent
             // through them. None told: every request in its scope.
             let names = if c.seeds.is_empty() { Vec::new() } else { client_names(c, &texts) };
-            if !c.seeds.is_empty() && names.is_empty() {
+            let senders = self_senders(c, &texts);
+            if !c.seeds.is_empty() && names.is_empty() && senders.is_empty() {
                 continue;
             }
             for (op, _) in &ops {
@@ -3021,13 +2994,16 @@ impl<'w, 't> Walker<'w, 't> {
                     continue;
                 }
                 let recv = receiver(&op.callee);
-                if !names.is_empty() {
+                if !c.seeds.is_empty() {
                     let parts: Vec<&str> = recv
                         .split(['.', '(', ')', '>', '-', ':', '@', '$'])
                         .filter(|p| !p.is_empty())
                         .collect();
                     let class = op.function.split('.').next().unwrap_or("");
-                    if !names.iter().any(|n| parts.contains(&n.as_str()) || class == n) {
+                    let by_name = names.iter().any(|n| parts.contains(&n.as_str()) || class == n);
+                    let by_sender = senders.iter().any(|n| parts.contains(&n.as_str()))
+                        && from_callers.contains(&(op.path.clone(), op.line));
+                    if !by_name && !by_sender {
                         continue;
                     }
                 }
@@ -3142,7 +3118,9 @@ fn branches(kind: &str) -> bool {
 /// counting (`while not done:` .. `done = True`; `for err != nil { err = f() }`).
 fn condition_assigned(condition: &str, body: &str) -> bool {
     static ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"([A-Za-z_][A-Za-z0-9_.]*)\s*(?::=|=)\s*([^=\n][^\n]*)")
+        // One target or several (`done, resp = f()`, `[done, n] = ..`,
+        // `done, err := ..`): any of them may be the flag.
+        Regex::new(r"[\[({]?\s*((?:[A-Za-z_][A-Za-z0-9_.]*\s*,\s*)*[A-Za-z_][A-Za-z0-9_.]*)\s*[\])}]?\s*(?::=|=)\s*([^=\n][^\n]*)")
             .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
     let names: HashSet<&str> = condition
@@ -3150,13 +3128,14 @@ fn condition_assigned(condition: &str, body: &str) -> bool {
         .filter(|w| w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'))
         .collect();
     ASSIGN.captures_iter(body).any(|c| {
-        let (Some(name), Some(rhs)) = (c.get(1), c.get(2)) else { return false };
-        let name = name.as_str();
+        let (Some(targets), Some(rhs)) = (c.get(1), c.get(2)) else { return false };
         let rhs = rhs.as_str().trim_start();
-        let last = name.rsplit('.').next().unwrap_or(name);
-        names.iter().any(|w| *w == name || w.rsplit('.').next() == Some(last))
-            && !rhs.starts_with(name)
-            && !name.ends_with(['+', '-', '*', '/'])
+        targets.as_str().split(',').map(str::trim).any(|name| {
+            let last = name.rsplit('.').next().unwrap_or(name);
+            names.iter().any(|w| *w == name || w.rsplit('.').next() == Some(last))
+                && !rhs.starts_with(name)
+                && !name.ends_with(['+', '-', '*', '/'])
+        })
     })
 }
 
@@ -3356,6 +3335,62 @@ fn classify_or_any(text: &str) -> BTreeSet<Condition> {
 
 /// `name(...)` (or `name<..>(...)`) at the start of `text`, to its
 /// matching parenthesis.
+/// The write method a call of `name` in `text` passes (`http.MethodPost`,
+/// `"POST"`, `:patch`, `HttpMethod.POST`), or that a request it is passed
+/// was built with a few lines before, upper-cased: how a sender that takes
+/// its method or its request as a parameter is known to write.
+pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
+    static ASSIGNED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:var\s+|let\s+|const\s+|val\s+|final\s+)?([A-Za-z_$][A-Za-z0-9_$]*(?:\s*,\s*[A-Za-z_$][A-Za-z0-9_$]*)*)\s*:?=[^=]")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static WRITE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\bMethod(Post|Patch)\b|["'`](post|patch)["'`]|:(post|patch)\b|\b(?:HttpMethod|Method|Verb)s?\.(post|patch)\b"#)
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let mut from = 0;
+    while let Some(i) = text[from..].find(name) {
+        let at = from + i;
+        from = at + name.len();
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            || !text[from..].starts_with('(')
+        {
+            continue;
+        }
+        // A definition's parameter list is no call.
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let head = text[line_start..at].trim_start();
+        if ["def ", "func ", "function ", "fn ", "async def "].iter().any(|k| head.starts_with(k))
+            || head.starts_with("func (")
+        {
+            continue;
+        }
+        let call = balanced_call(&text[from..]);
+        if let Some(c) = WRITE.captures(call) {
+            let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
+            return Some(m.to_ascii_uppercase());
+        }
+        // A request built with a write method a few lines before and passed
+        // in: `req, err := c.NewRequest(ctx, http.MethodPost, ..)` ..
+        // `c.Do(ctx, req, ..)`.
+        let args: HashSet<&str> =
+            call.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        for l in text[..line_start].lines().rev().take(12) {
+            let (Some(a), Some(c)) = (ASSIGNED.captures(l), WRITE.captures(l)) else { continue };
+            let targets = a.get(1).map_or("", |m| m.as_str());
+            if targets
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| !w.is_empty() && args.contains(w))
+            {
+                let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
+                return Some(m.to_ascii_uppercase());
+            }
+        }
+    }
+    None
+}
+
 fn balanced_call(text: &str) -> &str {
     let mut depth = 0i32;
     let mut opened = false;
@@ -3602,6 +3637,8 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             ("a.py", "def f(b):\n    done = False\n    while not done:\n        try:\n            requests.post('u', json=b)\n            done = True\n        except Exception:\n            time.sleep(1)\n"),
             ("a.py", "def f(b):\n    for i in range(3):\n        try:\n            requests.post('u', json=b)\n        except Exception:\n            time.sleep(1)\n            continue\n        else:\n            break\n"),
+            ("a.py", "def f(b):\n    done = False\n    while not done:\n        try:\n            r = requests.post('u', json=b)\n            done, b = handle(r)\n        except ConnectionError:\n            time.sleep(1)\n"),
+            ("a.go", "package a\nfunc f() error {\n\tdone := false\n\tfor !done {\n\t\tresp, err := http.Post(u, \"\", nil)\n\t\tif err != nil {\n\t\t\ttime.Sleep(time.Second)\n\t\t\tcontinue\n\t\t}\n\t\tdone, err = check(resp)\n\t}\n\treturn nil\n}\n"),
             ("a.py", "def f(b):\n    for i in range(3):\n        try:\n            r = requests.post('u', json=b)\n            if r.status_code < 500:\n                return r\n        except Exception:\n            time.sleep(1)\n"),
             ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\t_, err := http.Post(u, \"\", nil)\n\t\tif err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
             ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tif _, err := http.Post(u, \"\", nil); err == nil {\n\t\t\tbreak\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
@@ -3611,6 +3648,52 @@ mod tests {
         for (path, text) in cases {
             assert_eq!(covered_writes(path, text).len(), 1, "{path}:\n{text}");
         }
+    }
+
+    /// A sender that takes its request or method as a parameter writes
+    /// when a caller passes a write method, or a request built with one a
+    /// few lines before; a read built nearby says nothing.
+    #[test]
+    fn a_write_method_passed_in_or_built_before_the_call_is_seen() {
+        let direct = "def go(e):\n    e.invoke(method=\"POST\", url=u)\n";
+        assert_eq!(write_method_passed(direct, "invoke"), Some("POST".to_string()));
+        let built = "func (s *S) Create(ctx context.Context) error {\n\treq, err := s.client.NewRequest(ctx, http.MethodPost, path, body)\n\tif err != nil {\n\t\treturn err\n\t}\n\treturn s.client.DoWithContext(ctx, req, nil)\n}\n";
+        assert_eq!(write_method_passed(built, "DoWithContext"), Some("POST".to_string()));
+        let read = "func (s *S) List(ctx context.Context) error {\n\treq, err := s.client.NewRequest(ctx, http.MethodGet, path, nil)\n\tx := \"POST\"\n\treturn s.client.DoWithContext(ctx, req, nil)\n}\n";
+        assert_eq!(write_method_passed(read, "DoWithContext"), None);
+        assert_eq!(write_method_passed("def invoke(self, method, url):\n    pass\n", "invoke"), None);
+    }
+
+    /// A loop bounded by a deadline whose flag is set from the answer
+    /// (`exit_loop, url = handle(r)`) and whose `except` arm goes round:
+    /// it retries its request.
+    #[test]
+    fn a_deadline_loop_left_through_a_tuple_assigned_flag_covers_its_request() {
+        let text = "import requests, time\ndef invoke(b, max_duration):\n    start = time.time()\n    exit_loop = False\n    while not exit_loop:\n        try:\n            r = requests.post('u', json=b)\n            exit_loop, b = handle(r)\n        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as e:\n            if time.time() - start >= max_duration:\n                raise\n            handle_retry(e)\n";
+        assert_eq!(covered_writes("a.py", text).len(), 1, "{text}");
+    }
+
+    /// A retrying client used through an adapter elsewhere that sends
+    /// itself a request its sender's callers build: the send is covered,
+    /// as a write, since the library reader cannot see those callers. A
+    /// send whose method the sender writes itself is the reader's.
+    #[test]
+    fn a_retrying_client_that_sends_its_callers_requests_covers_them() {
+        let text = |send: &str| {
+            format!("package a\n\ntype Client struct {{\n\tclient *retryablehttp.Client\n}}\n\nfunc NewClient() *Client {{\n\tclient := &Client{{client: retryablehttp.NewClient()}}\n\treturn client\n}}\n\n{send}\nfunc (s *Orders) Create(ctx context.Context) error {{\n\treq, _ := http.NewRequest(http.MethodPost, u, nil)\n\treturn s.c.DoWithContext(ctx, req)\n}}\n")
+        };
+        let covered = |t: &str| {
+            models_of("a.go", t)
+                .covered
+                .iter()
+                .filter(|c| c.op.callee == "c.client.Do" && !c.retries.is_empty())
+                .map(|c| c.op.method.writes())
+                .collect::<Vec<_>>()
+        };
+        let from_callers = text("func (c *Client) DoWithContext(ctx context.Context, r *http.Request) error {\n\t_, err := c.client.Do(r)\n\treturn err\n}\n");
+        assert_eq!(covered(&from_callers), vec![true], "{from_callers}");
+        let own = text("func (c *Client) Ping(ctx context.Context) error {\n\treq, _ := retryablehttp.NewRequest(http.MethodGet, u, nil)\n\t_, err := c.client.Do(req)\n\treturn err\n}\n");
+        assert_eq!(covered(&own), Vec::<bool>::new(), "{own}");
     }
 
     /// Loops that send each pass and go on to the next, whatever the

@@ -241,15 +241,18 @@ impl Analyzer for OperationsAnalyzer {
         if let Some(tree) = self.head.as_ref() {
             let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
             match tree::helper_definitions(tree, files, &changed) {
-                Ok(found) => {
-                    for (path, g, text) in found {
-                        if let (Ok(b), Ok(h)) = (FileTree::new(&path, g, &text), FileTree::new(&path, g, &text)) {
-                            base.push(b);
-                            head.push(h);
-                        }
-                    }
-                }
+                Ok(found) => join_both(found, &mut base, &mut head),
                 Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the definition of a retry helper the change uses ({e}); check that the head commit is in the repository, then run retrygate again"))),
+            }
+        }
+        // The callers of a sender that takes its method as a parameter
+        // say what it sends: the files that call one with a write method
+        // join both revisions with their one text.
+        if let Some(tree) = self.head.as_ref() {
+            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+            match tree::method_callers(tree, files, &changed) {
+                Ok(found) => join_both(found, &mut base, &mut head),
+                Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the callers of a sender that takes its method as a parameter ({e}); check that the head commit is in the repository, then run retrygate again"))),
             }
         }
         // A retrying client built in a Go file covers its package: the
@@ -347,6 +350,17 @@ fn binds_a_number(f: &FileChange) -> bool {
                 })
         }
     })
+}
+
+/// Unchanged files read from the head tree join both revisions with their
+/// one text (a file that does not parse is left out: it is context only).
+fn join_both(found: Vec<(String, Grammar, String)>, base: &mut Vec<FileTree>, head: &mut Vec<FileTree>) {
+    for (path, g, text) in found {
+        if let (Ok(b), Ok(h)) = (FileTree::new(&path, g, &text), FileTree::new(&path, g, &text)) {
+            base.push(b);
+            head.push(h);
+        }
+    }
 }
 
 /// One side's files as trees; a file that cannot be parsed is a blocking

@@ -135,6 +135,17 @@ pub(crate) fn helper_definitions(
     if names.is_empty() {
         return Ok(Vec::new());
     }
+    read_naming(tree, &names, changed, |text| names.iter().any(|n| defines(text, n)))
+}
+
+/// The unchanged files of the head tree that name one of `names` and that
+/// `keep` accepts, read with their grammar, within the helper budget.
+fn read_naming(
+    tree: &RepoHead,
+    names: &[String],
+    changed: &std::collections::HashSet<&str>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Grammar, String)>, String> {
     let words: Vec<&str> = names.iter().map(String::as_str).collect();
     let listed = crate::analyze::trees::dependents::grep_files(tree, &words)?;
     let prefix = format!("{}:", tree.rev);
@@ -150,10 +161,56 @@ pub(crate) fn helper_definitions(
             tree.git.read_blob_at(&tree.rev, path, MAX_FILE_BYTES as u64).map_err(|e| e.to_string())?;
         let Some(crate::changeset::git::Blob::Bytes(b)) = blob else { continue };
         let Ok(text) = String::from_utf8(b) else { continue };
-        if names.iter().any(|n| defines(&text, n)) {
+        if keep(&text) {
             bytes += text.len();
             out.push((path.to_string(), g, text));
         }
     }
     Ok(out)
+}
+
+/// Functions of the changed files that take the HTTP method or a request
+/// as a parameter (`def invoke(self, method, url)`, `func (c *Client)
+/// Do(ctx context.Context, r *http.Request)`), when the file names a retry;
+/// the unchanged files of the head tree that call one of them with a write
+/// method (`invoke(method="POST", ..)`) or a request built with one. Without them a sender's requests are of unknown method,
+/// and a retry around them is only a warning.
+pub(crate) fn method_callers(
+    tree: &RepoHead,
+    files: &[&FileChange],
+    changed: &std::collections::HashSet<&str>,
+) -> Result<Vec<(String, Grammar, String)>, String> {
+    static DEF: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?m)^\s*(?:export\s+)?(?:(?:pub|public|private|protected|internal|static|async|def|function|func|fun|override|suspend)\s+)+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^>()]*>)?\s*\(([^)]*)\)",
+        )
+        .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let mut names: Vec<String> = Vec::new();
+    for f in files {
+        if Grammar::of_path(&f.path).is_none() {
+            continue;
+        }
+        let Some(text) = f.head.text() else { continue };
+        let lower = text.to_ascii_lowercase();
+        if !["retr", "attempt", "backoff", "tries"].iter().any(|w| lower.contains(w)) {
+            continue;
+        }
+        for c in DEF.captures_iter(text) {
+            let (Some(name), Some(params)) = (c.get(1), c.get(2)) else { continue };
+            let takes_method = syntax::words(params.as_str())
+                .iter()
+                .any(|w| matches!(w.as_str(), "method" | "verb" | "request" | "req"));
+            if takes_method && name.as_str().len() >= 3 && !names.iter().any(|n| n == name.as_str()) {
+                names.push(name.as_str().to_string());
+            }
+        }
+    }
+    names.truncate(32);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    read_naming(tree, &names, changed, |text| {
+        names.iter().any(|n| super::front::write_method_passed(text, n).is_some())
+    })
 }

@@ -348,7 +348,7 @@ impl Analyzer for RustAnalyzer {
 /// The source lines of the head's retry sites whose attempt count the model
 /// computed: a raised count they read is compared there. A site that reads
 /// it but whose count is unknown (a project's own backoff type, a field of
-/// a parameter) checks nothing, and a base site that read it is gone; an
+/// a parameter) or read as unbounded checks nothing, and a base site that read it is gone; an
 /// unknown is not an unchanged, so neither links the count.
 fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
     let site_lines = |text: Option<&str>, fm: Option<&FileModel>| -> Vec<String> {
@@ -359,7 +359,14 @@ fn retry_site_text(modelled: &[Modelled]) -> Vec<String> {
         let lines: Vec<&str> = text.lines().collect();
         fm.sites
             .iter()
-            .filter(|s| s.policy.attempts.value != policy::Attempts::Unknown)
+            // An unbounded site that names the count misread its bound
+            // (`max.map_or(false, |m| n >= m)`): it compares nothing either.
+            .filter(|s| {
+                matches!(
+                    s.policy.attempts.value,
+                    policy::Attempts::Total(_) | policy::Attempts::TimeBounded(_)
+                )
+            })
             .map(|s| {
                 let from = s.line.saturating_sub(1) as usize;
                 let to = (s.end_line as usize).min(lines.len());
@@ -1313,6 +1320,28 @@ mod tests {
 
     fn kinds_of(r: &FileResult) -> Vec<Kind> {
         r.findings.iter().map(|f| f.kind).collect()
+    }
+
+    /// A default count raised where the loop that reads it is misread as
+    /// unbounded (`max.map_or(false, |m| n >= m)`): nothing compared it, so
+    /// it is reported as unlinked, not passed.
+    #[test]
+    fn a_count_read_only_by_a_loop_read_as_unbounded_is_reported() {
+        let file = |n: u32| {
+            format!(
+                "pub struct RetryOptions {{ pub max_retries: Option<usize> }}\n\
+                 impl Default for RetryOptions {{\n    fn default() -> Self {{\n        Self {{\n            max_retries: Some({n}),\n        }}\n    }}\n}}\n\
+                 pub async fn run<F: Fn() -> Fut, Fut: Future<Output = Result<(), E>>>(f: F, options: &RetryOptions) -> Result<(), E> {{\n    let mut retries = 0;\n    loop {{\n        match f().await {{\n            Ok(r) => return Ok(r),\n            Err(e) => {{\n                if options.max_retries.map_or(false, |max_retries| retries >= max_retries) {{\n                    return Err(e);\n                }}\n                retries += 1;\n                tokio::time::sleep(Duration::from_millis(100)).await;\n            }}\n        }}\n    }}\n}}\n"
+            )
+        };
+        let r = scan(Some(&file(5)), Some(&file(10)));
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.kind == Kind::RetryCountRaised && f.message.contains("raised from 5 to 10")),
+            "{:?}",
+            r.findings
+        );
     }
 
     #[test]
