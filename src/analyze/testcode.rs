@@ -66,8 +66,11 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// Not the project's code unless the base config sets `paths.ignore`:
 /// vendored dependencies (Go modules' `vendor/`, copied sources in
 /// `third_party/`, a library's bundled copies of its dependencies in
-/// `vendored/`, installed npm packages in `node_modules/`). A change
-/// there is an upgrade of someone else's code, judged where it is made.
+/// `vendored/`, installed npm packages in `node_modules/`, Yarn's own
+/// releases, plugins and cache in `.yarn/`, and the Plug'n'Play loader it
+/// writes, `.pnp.cjs`). A change there is an upgrade of someone else's
+/// code, judged where it is made. Node does not load a project's modules
+/// from `.yarn/`, so moving code there does not hide it from a build.
 pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
     "vendor/",
     "**/vendor/",
@@ -77,6 +80,12 @@ pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
     "**/third_party/",
     "node_modules/",
     "**/node_modules/",
+    ".yarn/",
+    "**/.yarn/",
+    ".pnp.cjs",
+    "**/.pnp.cjs",
+    ".pnp.loader.mjs",
+    "**/.pnp.loader.mjs",
 ];
 
 /// The path half of the decision, compiled once per scan.
@@ -489,10 +498,21 @@ mod tests {
             "third_party/lib/x.py",
             "sdk/vendored/requests/adapters.py",
             "web/node_modules/ky/index.js",
+            ".yarn/plugins/@yarnpkg/plugin-interactive-tools.cjs",
+            ".yarn/releases/yarn-4.1.0.cjs",
+            "packages/web/.yarn/sdks/typescript/lib/tsserver.js",
+            ".pnp.cjs",
         ] {
             assert!(d.ignored(vendored).is_some(), "{vendored} is vendored by default");
         }
-        for own in ["src/vendor.rs", "vendors/x.go", "app/vendor_client.py", "pkg/thirdparty.go"] {
+        for own in [
+            "src/vendor.rs",
+            "vendors/x.go",
+            "app/vendor_client.py",
+            "pkg/thirdparty.go",
+            "src/yarn/install.ts",
+            "lib/pnp.cjs",
+        ] {
             assert_eq!(d.ignored(own), None, "{own} is the project's own");
         }
         assert!(d.ignore_source().starts_with("the default vendored folders"));

@@ -19,6 +19,7 @@ pub(crate) mod alloy;
 pub(crate) mod aws;
 pub(crate) mod backoff;
 pub(crate) mod backon;
+pub(crate) mod ethers;
 pub(crate) mod exponential_backoff;
 pub(crate) mod octocrab;
 pub(crate) mod reqwest;
@@ -215,6 +216,7 @@ pub(crate) static LIBRARIES: &[&dyn RetryLibrary] = &[
     &octocrab::Octocrab,
     &tryhard::Tryhard,
     &alloy::Alloy,
+    &ethers::Ethers,
 ];
 
 /// The crate a policy id belongs to (`None` for hand-written loops).
