@@ -439,12 +439,37 @@ fn judge_all(reads: &[Read], files: &[&FileChange]) -> FileResult {
             lone_by_name.entry((b.key.as_str(), b.context.as_str())).or_default().push((rj, bj));
         }
     }
+    // Failing its holder, a setting moved under another holder (an inline
+    // `retries={'max_attempts': 3}` that becomes a module constant
+    // `CLIENT_RETRIES = {'max_attempts': 5}`): the one lone base setting of
+    // its key in another file, when the head has one lone setting of it.
+    let mut lone_by_key: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    for &(rj, bj) in &lone_bases {
+        if let Some(b) = reads[rj].base.as_ref().map(|e| &e.settings[bj]) {
+            lone_by_key.entry(b.key.as_str()).or_default().push((rj, bj));
+        }
+    }
+    let mut heads_by_key: HashMap<&str, usize> = HashMap::new();
+    for &(ri, hi) in &lone_heads {
+        if let Some(h) = reads[ri].head.as_ref().map(|e| &e.settings[hi]) {
+            *heads_by_key.entry(h.key.as_str()).or_default() += 1;
+        }
+    }
     for (ri, hi) in lone_heads {
         let Some(h) = reads[ri].head.as_ref().map(|e| &e.settings[hi]) else { continue };
-        let from: Vec<&(usize, usize)> = lone_by_name
+        let mut from: Vec<&(usize, usize)> = lone_by_name
             .get(&(h.key.as_str(), h.context.as_str()))
             .map(|v| v.iter().filter(|(rj, _)| *rj != ri).take(2).collect())
             .unwrap_or_default();
+        if from.is_empty() && heads_by_key.get(h.key.as_str()) == Some(&1) {
+            from = lone_by_key
+                .get(h.key.as_str())
+                .map(|v| v.iter().filter(|(rj, _)| *rj != ri).take(2).collect())
+                .unwrap_or_default();
+            if lone_by_key.get(h.key.as_str()).is_some_and(|v| v.len() != 1) {
+                from.clear();
+            }
+        }
         if let [(rj, bj)] = from.as_slice() {
             if let Some(b) = reads[*rj].base.as_ref().map(|e| &e.settings[*bj]) {
                 let origin = Origin::Moved(format!("{}:{}", reads[*rj].path, b.line));
@@ -808,6 +833,39 @@ mod tests {
         let got = KnobsAnalyzer.analyze_set(&[&a, &b_raised]).findings;
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].message.contains("moved from a.py:1"), "{}", got[0].message);
+    }
+
+    /// An inline option moved into a module constant of another file is
+    /// compared with its old self though its holder changed; with two
+    /// candidates it is not guessed.
+    #[test]
+    fn a_setting_moved_under_another_holder_is_compared_with_its_old_self() {
+        let client = |retries: &str| {
+            format!("def client():\n    return boto3.client('s3', config=Config(retries={retries}))\n")
+        };
+        let a = FileChange::from_texts(
+            "a.py",
+            Some(&client("{'max_attempts': 3, 'mode': 'adaptive'}")),
+            Some(&format!("from b import CLIENT_RETRIES\n{}", client("CLIENT_RETRIES"))),
+        );
+        let b = FileChange::from_texts(
+            "b.py",
+            Some(""),
+            Some("CLIENT_RETRIES = {'max_attempts': 5, 'mode': 'adaptive'}\n"),
+        );
+        let got = KnobsAnalyzer.analyze_set(&[&a, &b]).findings;
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].message.contains("raised from 3 to 5") && got[0].message.contains("moved from a.py:2"),
+            "{}",
+            got[0].message
+        );
+        let two = FileChange::from_texts(
+            "b.py",
+            Some(""),
+            Some("READ = {'max_attempts': 5}\nWRITE = {'max_attempts': 2}\n"),
+        );
+        assert!(KnobsAnalyzer.analyze_set(&[&a, &two]).findings.is_empty());
     }
 
     #[test]

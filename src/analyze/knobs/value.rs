@@ -221,7 +221,7 @@ pub(crate) fn eval(toks: &[Token], b: &Bindings) -> Value {
         return Value::Unknown(text);
     }
     let mut p = Parser { t: toks, i: 0, b };
-    match p.fallback() {
+    match p.conditional() {
         Some(v) if p.i == toks.len() && v.is_known() => v,
         _ => Value::Unknown(text),
     }
@@ -276,6 +276,61 @@ impl Parser<'_> {
 
     fn name_is(&self, n: &str) -> bool {
         matches!(self.peek(), Some(Tok::Name(x)) if x == n)
+    }
+
+    /// `c ? a : b`, `a if c else b`: the branch that is worse for a retry,
+    /// the larger count or the shorter duration, since either may run; a
+    /// change to the other branch alone is not seen.
+    fn conditional(&mut self) -> Option<Value> {
+        // `c ? a : b` whatever the condition is (`n > 2 ? 3 : 6`): a `?`
+        // ahead at this depth starts the branches.
+        let mut depth = 0i32;
+        let mut question = None;
+        for (j, t) in self.t.iter().enumerate().skip(self.i) {
+            match &t.tok {
+                Tok::Punct("(" | "[" | "{") => depth += 1,
+                Tok::Punct(")" | "]" | "}") if depth == 0 => break,
+                Tok::Punct(")" | "]" | "}") => depth -= 1,
+                Tok::Punct("," | ";" | ":") if depth == 0 => break,
+                Tok::Punct("?") if depth == 0 => {
+                    question = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(q) = question {
+            self.i = q;
+        }
+        let first = if question.is_some() { None } else { self.fallback() };
+        let (then, otherwise) = if self.punct("?") {
+            let then = self.conditional();
+            self.punct(":").then_some(())?;
+            (then, self.conditional())
+        } else if self.name_is("if") {
+            // Skip the condition up to its `else`.
+            let mut depth = 0i32;
+            while let Some(t) = self.peek() {
+                match t {
+                    Tok::Punct("(" | "[" | "{") => depth += 1,
+                    Tok::Punct(")" | "]" | "}") => depth -= 1,
+                    Tok::Name(n) if n == "else" && depth == 0 => break,
+                    _ => {}
+                }
+                self.i += 1;
+            }
+            self.name_is("else").then_some(())?;
+            self.i += 1;
+            (first, self.conditional())
+        } else {
+            return first;
+        };
+        match (then?, otherwise?) {
+            (Value::Num { v: a, seconds: sa }, Value::Num { v: b, seconds: sb }) if sa == sb => {
+                Some(Value::Num { v: if sa { a.min(b) } else { a.max(b) }, seconds: sa })
+            }
+            _ => Some(Value::Unknown("a conditional".to_string())),
+        }
     }
 
     /// `a ?? b`, `a || b`, `a or b`: a written default behind a lookup.
@@ -402,7 +457,7 @@ impl Parser<'_> {
             }),
             Tok::Str(s) => Some(from_text(&s)),
             Tok::Punct("(") => {
-                let v = self.fallback();
+                let v = self.conditional();
                 self.punct(")").then_some(())?;
                 v
             }
@@ -453,7 +508,7 @@ impl Parser<'_> {
             if kw.is_some() {
                 self.i += 2;
             }
-            let v = self.fallback().unwrap_or(Value::Unknown(String::new()));
+            let v = self.conditional().unwrap_or(Value::Unknown(String::new()));
             // Skip what this parser does not read up to the next argument.
             let mut depth = 0;
             while let Some(t) = self.peek() {
@@ -598,6 +653,17 @@ mod tests {
         assert_eq!(ev("float('inf')"), Value::Unlimited);
         assert_eq!(ev("math.inf"), Value::Unlimited);
         assert_eq!(ev("None"), Value::Null);
+    }
+
+    /// Either branch may run: the larger count, the shorter duration.
+    #[test]
+    fn a_conditional_is_its_worse_branch() {
+        assert_eq!(ev("retryQueue ? 10 : 1"), n(10.0));
+        assert_eq!(ev("4 if retry_queue else 1"), n(4.0));
+        assert_eq!(ev("fast ? Duration.ofSeconds(5) : Duration.ofSeconds(30)"), secs(5.0));
+        assert_eq!(ev("(a > 2 ? 3 : 6)"), n(6.0));
+        assert!(matches!(ev("x ? 3 : y"), Value::Unknown(_)));
+        assert!(matches!(ev("retryQueue ? 4"), Value::Unknown(_)));
     }
 
     #[test]
