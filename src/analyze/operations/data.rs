@@ -217,7 +217,7 @@ mod tests {
             assert!(!w._source.is_empty() && !w.names.is_empty(), "{}", w.library);
             for f in &w.form {
                 assert!(
-                    ["decorator", "annotation", "call", "block", "iterator", "chain", "client"]
+                    ["decorator", "annotation", "call", "block", "iterator", "chain", "client", "class"]
                         .contains(&f.as_str()),
                     "{}: unknown form {f}",
                     w.library

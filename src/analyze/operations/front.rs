@@ -1200,7 +1200,16 @@ impl<'w, 't> Walker<'w, 't> {
         if recv.is_empty() {
             return None;
         }
-        let w = words(last);
+        // A service object named for what it does, run by a generic method
+        // (`Invoices::CreateService.call(..)`, `Payments::Create.perform_now`):
+        // its name's first word is the verb.
+        let service = if matches!(last, "call" | "call!" | "perform" | "perform_now") {
+            let seg = recv.rsplit(['.', ':']).next().unwrap_or(recv);
+            seg.starts_with(|c: char| c.is_ascii_uppercase()).then_some(seg)
+        } else {
+            None
+        };
+        let w = words(service.unwrap_or(last));
         let first = w.first()?;
         let data = self.data;
         let verb = data.write_verbs.iter().find(|v| {
@@ -1813,7 +1822,7 @@ impl<'w, 't> Walker<'w, 't> {
         let syn = self.syn(file);
         let mut out = Vec::new();
         if syn.decorators.is_empty() {
-            return out;
+            return self.class_retries(file, def);
         }
         let look = |n: Node<'t>, out: &mut Vec<Node<'t>>| {
             let mut c = n.walk();
@@ -1852,7 +1861,33 @@ impl<'w, 't> Walker<'w, 't> {
             out.push(p);
             prev = p.prev_named_sibling();
         }
+        out.extend(self.class_retries(file, def));
         out
+    }
+
+    /// Ruby: the class-level declarations that retry a job's `perform`
+    /// (Active Job's `retry_on Net::ReadTimeout, attempts: 5`), read as its
+    /// decorators. Each names the failures it retries; together they are
+    /// one retry of the job.
+    fn class_retries(&self, file: usize, def: Node<'t>) -> Vec<Node<'t>> {
+        if self.grammar(file) != Grammar::Ruby
+            || def.kind() != "method"
+            || !matches!(self.def_name(file, def).as_deref(), Some("perform"))
+        {
+            return Vec::new();
+        }
+        let Some(body) = def.parent() else { return Vec::new() };
+        let mut c = body.walk();
+        body.named_children(&mut c)
+            .filter(|x| x.kind() == "call" && self.class_retry_name(file, *x).is_some())
+            .collect()
+    }
+
+    /// `retry_on` for a class-level Ruby retry declaration.
+    fn class_retry_name(&self, file: usize, n: Node<'_>) -> Option<&'static str> {
+        let m = n.child_by_field_name("method")?;
+        (n.child_by_field_name("receiver").is_none() && self.text(file, m) == "retry_on")
+            .then_some("retry_on")
     }
 
     /// The retry a definition's decorator or annotation puts on its body.
@@ -1862,7 +1897,43 @@ impl<'w, 't> Walker<'w, 't> {
             g => g.library_language(),
         };
         let ctx = Ctx::top(function.to_string(), 0, Vec::new());
-        for d in self.decorators(file, def) {
+        let decorators = self.decorators(file, def);
+        // Several class-level declarations are one retry of the job: the
+        // failures of all, the largest count.
+        let class_level: Vec<Retry> = decorators
+            .iter()
+            .filter(|d| self.class_retry_name(file, **d).is_some())
+            .filter_map(|d| {
+                let w = self.data.wrappers.iter().find(|w| {
+                    w.languages.iter().any(|l| l == lang)
+                        && w.form.iter().any(|f| f == "class")
+                        && w.names_callee("retry_on")
+                })?;
+                let mut r = self.wrapper_retry(w, file, *d, *d, &ctx);
+                r.scope = (line_of(def), def.end_position().row as u32 + 1);
+                Some(r)
+            })
+            .collect();
+        if let Some((first, rest)) = class_level.split_first() {
+            let mut r = first.clone();
+            for x in rest {
+                r.line = r.line.min(x.line);
+                r.end_line = r.end_line.max(x.end_line);
+                r.conditions.extend(x.conditions.iter().copied());
+                r.attempts = match (r.attempts, x.attempts) {
+                    (Attempts::Unbounded, _) | (_, Attempts::Unbounded) => Attempts::Unbounded,
+                    (Attempts::Count(a), Attempts::Count(b)) => Attempts::Count(a.max(b)),
+                    (a, _) => a,
+                };
+                r.jitter = match (r.jitter, x.jitter) {
+                    (Some(a), Some(b)) => Some(a && b),
+                    _ => None,
+                };
+            }
+            r.reads_retry_after |= reads_retry_after(self.text(file, def));
+            return Some(r);
+        }
+        for d in decorators {
             let t = self.text(file, d).trim_start_matches(['@', '[', '#']).trim_start_matches('[');
             let name: String =
                 t.split('(').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
@@ -3662,6 +3733,35 @@ mod tests {
         let read = "func (s *S) List(ctx context.Context) error {\n\treq, err := s.client.NewRequest(ctx, http.MethodGet, path, nil)\n\tx := \"POST\"\n\treturn s.client.DoWithContext(ctx, req, nil)\n}\n";
         assert_eq!(write_method_passed(read, "DoWithContext"), None);
         assert_eq!(write_method_passed("def invoke(self, method, url):\n    pass\n", "invoke"), None);
+    }
+
+    /// Active Job: the class's `retry_on` lines retry its `perform`, as one
+    /// retry (the largest count); a service object named for a write
+    /// (`Invoices::CreateService.call`) is the write it retries, one named
+    /// for a read is not.
+    #[test]
+    fn a_jobs_retry_on_covers_what_its_perform_writes() {
+        let job = |decls: &str, call: &str| {
+            format!("class CreateJob < ApplicationJob\n{decls}\n  def perform(invoice)\n    {call}(invoice: invoice)\n  end\nend\n")
+        };
+        let both = job(
+            "  retry_on RequestLimitError, attempts: 100\n  retry_on Net::ReadTimeout, attempts: 6",
+            "Invoices::CreateService.call",
+        );
+        assert_eq!(
+            covered_writes("app/jobs/create_job.rb", &both),
+            vec![("Invoices::CreateService.call".to_string(), Attempts::Count(100.0))]
+        );
+        let forever =
+            job("  retry_on Net::ReadTimeout, attempts: :unlimited", "Payments::CreateService.call");
+        assert_eq!(
+            covered_writes("app/jobs/create_job.rb", &forever),
+            vec![("Payments::CreateService.call".to_string(), Attempts::Unbounded)]
+        );
+        let read = job("  retry_on Net::ReadTimeout, attempts: 6", "Invoices::FetchService.call");
+        assert_eq!(covered_writes("app/jobs/create_job.rb", &read), vec![]);
+        let none = job("", "Invoices::CreateService.call");
+        assert_eq!(covered_writes("app/jobs/create_job.rb", &none), vec![]);
     }
 
     /// A loop bounded by a deadline whose flag is set from the answer
