@@ -1763,7 +1763,10 @@ impl<'w, 't> Walker<'w, 't> {
                         .into_iter()
                         .filter(|a| !self.syn(file).pairs.contains(&a.kind()))
                         .collect();
-                    if let Some(a) = positional.get(i) {
+                    // A class-level declaration lists every failure it
+                    // retries (`retry_on A, B, C, attempts: 5`).
+                    let all = w.form.iter().any(|f| f == "class");
+                    for a in positional.iter().skip(i).take(if all { usize::MAX } else { 1 }) {
                         conditions.extend(classify(self.predicate_text(file, *a)));
                     }
                 }
@@ -3758,6 +3761,16 @@ mod tests {
             covered_writes("app/jobs/create_job.rb", &forever),
             vec![("Payments::CreateService.call".to_string(), Attempts::Unbounded)]
         );
+        let listed = models_of(
+            "app/jobs/create_job.rb",
+            &job("  retry_on RateLimited, Net::ReadTimeout, attempts: 6", "Invoices::CreateService.call"),
+        );
+        let conditions: Vec<_> = listed
+            .covered
+            .iter()
+            .flat_map(|c| c.retries.iter().flat_map(|r| r.conditions.iter().copied()))
+            .collect();
+        assert!(conditions.contains(&Condition::Timeout), "every listed failure is read: {conditions:?}");
         let read = job("  retry_on Net::ReadTimeout, attempts: 6", "Invoices::FetchService.call");
         assert_eq!(covered_writes("app/jobs/create_job.rb", &read), vec![]);
         let none = job("", "Invoices::CreateService.call");
