@@ -766,6 +766,9 @@ fn counter_bounds(t: &[Token], counters: &HashSet<String>) -> Vec<Setting> {
         if n <= 1.0 {
             continue;
         }
+        if !bounds_the_retry(t, i, op, &names::key(last)) {
+            continue;
+        }
         let allowed = if matches!(op, "<=" | ">") { n + 1.0 } else { n };
         let says_retry = w
             .iter()
@@ -783,6 +786,96 @@ fn counter_bounds(t: &[Token], counters: &HashSet<String>) -> Vec<Setting> {
         });
     }
     out
+}
+
+/// Whether the comparison at `i` is the retry's limit, not a threshold
+/// for something else (`if retries >= 4 { wait longer }`): a loop's own
+/// condition (`while attempt < 3`, `for tries := 0; tries < 3; tries++`),
+/// or an `if` whose branch gives up (`>=`, `>`: `return`, `break`,
+/// `raise`, `throw`, `Err`) or goes round again (`<`, `<=`: `continue`, a
+/// wait, the counter counted on, `f(tries+1)`).
+fn bounds_the_retry(t: &[Token], i: usize, op: &str, counter: &str) -> bool {
+    // The statement's first word.
+    let start = t[..i]
+        .iter()
+        .rposition(|x| matches!(x.tok, Tok::Newline | Tok::Punct(";" | "{")))
+        .map_or(0, |p| p + 1);
+    let first = t[start..i].iter().find_map(|x| match &x.tok {
+        Tok::Name(n) if n != "else" && n != "}" => Some(n.as_str()),
+        _ => None,
+    });
+    if matches!(first, Some("while" | "for" | "until" | "loop" | "do")) {
+        return true;
+    }
+    if !matches!(first, Some("if" | "elif" | "unless" | "elsif")) {
+        return false;
+    }
+    // The condition ends at `{` (or a line break) outside brackets.
+    let mut depth = 0i32;
+    let mut j = i;
+    while j < t.len() {
+        match &t[j].tok {
+            Tok::Punct("(" | "[") => depth += 1,
+            Tok::Punct(")" | "]") => depth -= 1,
+            Tok::Punct("{") | Tok::Newline if depth <= 0 => break,
+            _ => {}
+        }
+        j += 1;
+    }
+    // The branch: to its closing brace, or the next lines.
+    let braced = matches!(t.get(j).map(|x| &x.tok), Some(Tok::Punct("{")));
+    let mut depth = 0i32;
+    let mut lines = 0;
+    let mut body: Vec<&Token> = Vec::new();
+    for x in t.iter().skip(j + 1).take(200) {
+        match &x.tok {
+            Tok::Punct("{") => depth += 1,
+            Tok::Punct("}") if braced && depth == 0 => break,
+            Tok::Punct("}") => depth -= 1,
+            Tok::Newline if !braced => {
+                lines += 1;
+                if lines > 4 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        body.push(x);
+    }
+    let has_name =
+        |pred: &dyn Fn(&str) -> bool| body.iter().any(|x| matches!(&x.tok, Tok::Name(n) if pred(n)));
+    if matches!(op, ">=" | ">") {
+        // Gives up: breaks out, raises, or returns a failure (`return
+        // Err(..)`, `return err`, `return nil, fmt.Errorf(..)`, `return
+        // False`); `return Ok(())` defers, it does not give up.
+        let returns_failure = body.iter().enumerate().any(|(k, x)| {
+            matches!(&x.tok, Tok::Name(n) if n == "return")
+                && body[k + 1..].iter().take(4).any(|y| match &y.tok {
+                    Tok::Name(m) => {
+                        m.to_ascii_lowercase().contains("err")
+                            || m.to_ascii_lowercase().contains("exception")
+                            || matches!(m.as_str(), "false" | "False" | "nil" | "None" | "null" | "undefined")
+                    }
+                    _ => false,
+                })
+        });
+        returns_failure
+            || has_name(&|n| {
+                matches!(
+                    n,
+                    "break" | "raise" | "throw" | "Err" | "bail" | "panic" | "fail" | "abort" | "exit"
+                ) || n.starts_with("bail")
+            })
+    } else {
+        has_name(&|n| {
+            let w = names::words(n);
+            n == "continue"
+                || names::key(last_part(n)) == counter
+                || w.iter().any(|x| {
+                    matches!(x.as_str(), "sleep" | "wait" | "delay" | "backoff" | "retry" | "timeout")
+                })
+        })
+    }
 }
 
 /// Names incremented or decremented anywhere in the file: counters of
@@ -1188,6 +1281,8 @@ mod tests {
             ("page = 0\nwhile page < 50:\n    page += 1\n", code(Language::Python)),
             // Part of a sum.
             ("retries += 1\nif retries < 3 * base:\n    pass\n", code(Language::Python)),
+            // A threshold for waiting longer, not the limit.
+            ("loop {\n    if msg.num_retries >= 4 {\n        let d = backoff_for(msg.num_retries);\n        if early(d) {\n            return Ok(());\n        }\n    }\n    msg.num_retries += 1;\n}\n", rust),
         ];
         for (text, d) in not_limits {
             assert_eq!(bounds(text, *d), vec![], "{text}");
