@@ -2502,10 +2502,23 @@ impl<'w, 't> Walker<'w, 't> {
                 let mut c = lp.walk();
                 let found = lp.named_children(&mut c).any(|ch| ch.kind() == "range_clause")
                     && !self.text(file, lp).lines().next().unwrap_or("").contains("range retr");
-                found && self.go_range_count(file, lp).is_none()
+                (found && self.go_range_count(file, lp).is_none()) || self.indexes_a_collection(file, lp)
             }
+            "for_statement" => self.indexes_a_collection(file, lp),
             _ => false,
         }
+    }
+
+    /// A counted loop over a collection's indexes (`for (let i = 0; i <
+    /// items.length; i++)`, `i < list.size()`, `i < len(xs)`): one pass per
+    /// element, not attempts.
+    fn indexes_a_collection(&self, file: usize, lp: Node<'_>) -> bool {
+        let t = self.text(file, lp);
+        let header = t.split_once('{').map_or(t, |(h, _)| h);
+        let header = header.lines().next().unwrap_or(header);
+        [".length", ".size()", ".Count", ".Length", "len(", "count(", ".size"]
+            .iter()
+            .any(|w| header.contains(w))
     }
 
     fn go_range_count(&self, file: usize, lp: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
@@ -3818,6 +3831,17 @@ mod tests {
             ("a.ts", "async function f() {\n  while (true) {\n    const job = await queue.next();\n    try {\n      await fetch(u, { method: \"POST\", body: job });\n    } catch (e) {\n      console.error(e);\n    }\n    if (stopped) break;\n  }\n}\n"),
             ("a.py", "def f(q):\n    while True:\n        item = q.get()\n        if item is None:\n            break\n        try:\n            requests.post('u', json=item)\n        except Exception:\n            time.sleep(1)\n"),
             ("A.cs", "class A {\n  async Task F() {\n    while (!ct.IsCancellationRequested) {\n      try {\n        await http.PostAsync(u, body);\n      } catch (Exception e) {\n        await Task.Delay(1000);\n      }\n    }\n  }\n}\n"),
+        ];
+        assert_no_covered_writes(cases);
+    }
+
+    /// A counted loop over a collection's indexes sends one request per
+    /// element: it retries none of them.
+    #[test]
+    fn a_loop_over_a_collections_indexes_is_not_a_retry() {
+        let cases: &[(&str, &str)] = &[
+            ("a.ts", "async function f(items: string[]) {\n  for (let i = 0; i < items.length; i++) {\n    try {\n      await fetch(u, { method: \"POST\", body: items[i] });\n    } catch (e) {\n      await sleep(100);\n      continue;\n    }\n  }\n}\n"),
+            ("a.go", "package a\nfunc f(items []string) error {\n\tfor i := 0; i < len(items); i++ {\n\t\tif _, err := http.Post(u, \"\", nil); err != nil {\n\t\t\ttime.Sleep(time.Second)\n\t\t\tcontinue\n\t\t}\n\t}\n\treturn nil\n}\n"),
         ];
         assert_no_covered_writes(cases);
     }
