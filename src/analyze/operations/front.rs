@@ -1881,16 +1881,14 @@ impl<'w, 't> Walker<'w, 't> {
         }
         let Some(body) = def.parent() else { return Vec::new() };
         let mut c = body.walk();
-        body.named_children(&mut c)
-            .filter(|x| x.kind() == "call" && self.class_retry_name(file, *x).is_some())
-            .collect()
+        body.named_children(&mut c).filter(|x| self.is_class_retry(file, *x)).collect()
     }
 
-    /// `retry_on` for a class-level Ruby retry declaration.
-    fn class_retry_name(&self, file: usize, n: Node<'_>) -> Option<&'static str> {
-        let m = n.child_by_field_name("method")?;
-        (n.child_by_field_name("receiver").is_none() && self.text(file, m) == "retry_on")
-            .then_some("retry_on")
+    /// Whether a node is a class-level Ruby retry declaration (`retry_on ..`).
+    fn is_class_retry(&self, file: usize, n: Node<'_>) -> bool {
+        n.kind() == "call"
+            && n.child_by_field_name("receiver").is_none()
+            && n.child_by_field_name("method").is_some_and(|m| self.text(file, m) == "retry_on")
     }
 
     /// The retry a definition's decorator or annotation puts on its body.
@@ -1903,20 +1901,24 @@ impl<'w, 't> Walker<'w, 't> {
         let decorators = self.decorators(file, def);
         // Several class-level declarations are one retry of the job: the
         // failures of all, the largest count.
-        let class_level: Vec<Retry> = decorators
-            .iter()
-            .filter(|d| self.class_retry_name(file, **d).is_some())
-            .filter_map(|d| {
-                let w = self.data.wrappers.iter().find(|w| {
-                    w.languages.iter().any(|l| l == lang)
-                        && w.form.iter().any(|f| f == "class")
-                        && w.names_callee("retry_on")
-                })?;
-                let mut r = self.wrapper_retry(w, file, *d, *d, &ctx);
-                r.scope = (line_of(def), def.end_position().row as u32 + 1);
-                Some(r)
+        let class_wrapper = self.data.wrappers.iter().find(|w| {
+            w.languages.iter().any(|l| l == lang)
+                && w.form.iter().any(|f| f == "class")
+                && w.names_callee("retry_on")
+        });
+        let class_level: Vec<Retry> = class_wrapper
+            .map(|w| {
+                decorators
+                    .iter()
+                    .filter(|d| self.is_class_retry(file, **d))
+                    .map(|d| {
+                        let mut r = self.wrapper_retry(w, file, *d, *d, &ctx);
+                        r.scope = (line_of(def), def.end_position().row as u32 + 1);
+                        r
+                    })
+                    .collect()
             })
-            .collect();
+            .unwrap_or_default();
         if let Some((first, rest)) = class_level.split_first() {
             let mut r = first.clone();
             for x in rest {
@@ -2993,12 +2995,8 @@ impl<'w, 't> Walker<'w, 't> {
     /// (`http.MethodPost`, `"POST"`, `:patch`, `HttpMethod.POST`).
     fn method_from_callers(&self, name: &str) -> Option<String> {
         let defs = self.defs.get(name)?;
-        // The method itself, or a request built with it (`r *http.Request`).
         let takes_method = defs.iter().any(|(f, d)| {
-            self.param_order(*f, *d).iter().any(|p| {
-                let w = words(p);
-                p == "r" || w.iter().any(|x| matches!(x.as_str(), "method" | "verb" | "req" | "request"))
-            })
+            self.param_order(*f, *d).iter().any(|p| super::syntax::carries_method_or_request(p))
         });
         if !takes_method {
             return None;
@@ -3435,6 +3433,12 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
         Regex::new(r#"(?i)\bMethod(Post|Patch)\b|["'`](post|patch)["'`]|:(post|patch)\b|\b(?:HttpMethod|Method|Verb)s?\.(post|patch)\b"#)
             .unwrap_or_else(|e| panic!("constant pattern: {e}"))
     });
+    // The write method a piece of text names, upper-cased.
+    let write_in = |t: &str| {
+        WRITE
+            .captures(t)
+            .map(|c| c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str()).to_ascii_uppercase())
+    };
     let mut from = 0;
     while let Some(i) = text[from..].find(name) {
         let at = from + i;
@@ -3454,9 +3458,8 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
             continue;
         }
         let call = balanced_call(&text[from..]);
-        if let Some(c) = WRITE.captures(call) {
-            let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
-            return Some(m.to_ascii_uppercase());
+        if let Some(m) = write_in(call) {
+            return Some(m);
         }
         // A request built with a write method a few lines before and passed
         // in: `req, err := c.NewRequest(ctx, http.MethodPost, ..)` ..
@@ -3464,14 +3467,13 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
         let args: HashSet<&str> =
             call.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
         for l in text[..line_start].lines().rev().take(12) {
-            let (Some(a), Some(c)) = (ASSIGNED.captures(l), WRITE.captures(l)) else { continue };
+            let (Some(a), Some(m)) = (ASSIGNED.captures(l), write_in(l)) else { continue };
             let targets = a.get(1).map_or("", |m| m.as_str());
             if targets
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|w| !w.is_empty() && args.contains(w))
             {
-                let m = c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str());
-                return Some(m.to_ascii_uppercase());
+                return Some(m);
             }
         }
     }
@@ -3841,6 +3843,9 @@ mod tests {
     fn a_loop_over_a_collections_indexes_is_not_a_retry() {
         let cases: &[(&str, &str)] = &[
             ("a.ts", "async function f(items: string[]) {\n  for (let i = 0; i < items.length; i++) {\n    try {\n      await fetch(u, { method: \"POST\", body: items[i] });\n    } catch (e) {\n      await sleep(100);\n      continue;\n    }\n  }\n}\n"),
+            // Each item sent in turn until one is taken: a walk over the
+            // items, not the same request sent again.
+            ("a.ts", "async function f(items: string[]) {\n  for (let i = 0; i < items.length; i++) {\n    try {\n      const r = await fetch(u, { method: \"POST\", body: items[i] });\n      if (r.ok) return r;\n    } catch (e) {\n      continue;\n    }\n  }\n}\n"),
             ("a.go", "package a\nfunc f(items []string) error {\n\tfor i := 0; i < len(items); i++ {\n\t\tif _, err := http.Post(u, \"\", nil); err != nil {\n\t\t\ttime.Sleep(time.Second)\n\t\t\tcontinue\n\t\t}\n\t}\n\treturn nil\n}\n"),
         ];
         assert_no_covered_writes(cases);

@@ -201,6 +201,8 @@ impl Analyzer for OperationsAnalyzer {
         if head.is_empty() {
             return out;
         }
+        // The change's own paths: the head tree's files read beside them are the others.
+        let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
         // Unchanged files that import a constant the change redefined
         // join both revisions with their one text.
         let sources = {
@@ -218,11 +220,7 @@ impl Analyzer for OperationsAnalyzer {
             s
         };
         if let Some(tree) = self.head.as_ref().filter(|_| !sources.is_empty()) {
-            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-            let keep = |_: Grammar, text: &str| {
-                let t = text.to_ascii_lowercase();
-                ["retr", "attempt", "backoff", "tries"].iter().any(|w| t.contains(w))
-            };
+            let keep = |_: Grammar, text: &str| self::syntax::names_a_retry(text);
             match crate::analyze::trees::dependents::read_kept(tree, &sources, &changed, Grammar::of_path, &keep) {
                 Ok((deps, _)) => {
                     for d in deps {
@@ -239,17 +237,15 @@ impl Analyzer for OperationsAnalyzer {
         // file the change does not touch: that file joins both revisions
         // with its one text, so what it retries is read, not guessed.
         if let Some(tree) = self.head.as_ref() {
-            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
             match tree::helper_definitions(tree, files, &changed) {
                 Ok(found) => join_both(found, &mut base, &mut head),
                 Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the definition of a retry helper the change uses ({e}); check that the head commit is in the repository, then run retrygate again"))),
             }
         }
-        // The callers of a sender that takes its method as a parameter
-        // say what it sends: the files that call one with a write method
+        // The callers of a sender that takes its method or its request as
+        // a parameter say what it sends: the files that call one with a write method
         // join both revisions with their one text.
         if let Some(tree) = self.head.as_ref() {
-            let changed: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
             match tree::method_callers(tree, files, &changed) {
                 Ok(found) => join_both(found, &mut base, &mut head),
                 Err(e) => out.notes.push(Note::blocking(None, format!("could not read the head tree for the callers of a sender that takes its method as a parameter ({e}); check that the head commit is in the repository, then run retrygate again"))),

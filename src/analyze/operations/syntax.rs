@@ -239,6 +239,20 @@ pub(crate) fn words(ident: &str) -> Vec<String> {
     out
 }
 
+/// Whether a parameter (its name, or its declaration with the type) carries
+/// an HTTP method or a request built with one (`method`, `verb`, `req`,
+/// `r *http.Request`): its callers say what the function sends.
+pub(crate) fn carries_method_or_request(param: &str) -> bool {
+    param == "r" || words(param).iter().any(|x| matches!(x.as_str(), "method" | "verb" | "req" | "request"))
+}
+
+/// Whether a text names a retry (`retr`, `attempt`, `backoff`, `tries`,
+/// any case): worth reading unchanged files for.
+pub(crate) fn names_a_retry(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    ["retr", "attempt", "backoff", "tries"].iter().any(|w| t.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

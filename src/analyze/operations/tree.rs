@@ -173,8 +173,9 @@ fn read_naming(
 /// as a parameter (`def invoke(self, method, url)`, `func (c *Client)
 /// Do(ctx context.Context, r *http.Request)`), when the file names a retry;
 /// the unchanged files of the head tree that call one of them with a write
-/// method (`invoke(method="POST", ..)`) or a request built with one. Without them a sender's requests are of unknown method,
-/// and a retry around them is only a warning.
+/// method (`invoke(method="POST", ..)`) or a request built with one.
+/// Without them a sender's requests are of unknown method, and a retry
+/// around them is only a warning.
 pub(crate) fn method_callers(
     tree: &RepoHead,
     files: &[&FileChange],
@@ -191,16 +192,12 @@ pub(crate) fn method_callers(
         if Grammar::of_path(&f.path).is_none() {
             continue;
         }
-        let Some(text) = f.head.text() else { continue };
-        let lower = text.to_ascii_lowercase();
-        if !["retr", "attempt", "backoff", "tries"].iter().any(|w| lower.contains(w)) {
-            continue;
-        }
+        let Some(text) = f.head.text().filter(|t| syntax::names_a_retry(t)) else { continue };
         for c in DEF.captures_iter(text) {
             let (Some(name), Some(params)) = (c.get(1), c.get(2)) else { continue };
-            let takes_method = syntax::words(params.as_str())
-                .iter()
-                .any(|w| matches!(w.as_str(), "method" | "verb" | "request" | "req"));
+            let takes_method = params.as_str().split(',').any(|p| {
+                p.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(syntax::carries_method_or_request)
+            });
             if takes_method && name.as_str().len() >= 3 && !names.iter().any(|n| n == name.as_str()) {
                 names.push(name.as_str().to_string());
             }

@@ -1342,6 +1342,17 @@ mod tests {
             "{:?}",
             r.findings
         );
+        // A loop whose count the model computes compares the raise where
+        // it is used: not also said as unlinked.
+        let counted = |n: u32| {
+            format!(
+                "const MAX_RETRIES: u32 = {n};\n\
+                 pub async fn run(c: &reqwest::Client) -> Result<(), E> {{\n    for _attempt in 0..MAX_RETRIES {{\n        match c.get(\"https://a.example/x\").send().await {{\n            Ok(_) => return Ok(()),\n            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,\n        }}\n    }}\n    Ok(())\n}}\n"
+            )
+        };
+        let r = scan(Some(&counted(3)), Some(&counted(10)));
+        assert!(r.findings.iter().any(|f| f.kind == Kind::RetryCountRaised), "{:?}", r.findings);
+        assert!(!r.findings.iter().any(|f| f.rule.contains("count-unlinked")), "{:?}", r.findings);
     }
 
     #[test]
