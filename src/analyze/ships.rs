@@ -1,5 +1,6 @@
 //! What ships, read from the build: Rust code that Cargo builds only for
-//! the project's own use does not block, like test code.
+//! the project's own use, and .NET test and benchmark projects, do not
+//! block, like test code.
 //!
 //! Folder names say little about what a crate is for (a `simulation/` or
 //! `tools/` crate may ship, a `src/bin/smoke.rs` of a tool crate does not),
@@ -16,6 +17,11 @@
 //!   which crates.io requires): only their tests link it.
 //! - **Cargo targets at their own paths**: a `[[bench]]`, `[[example]]` or
 //!   `[[test]]` with a `path` outside the default folders.
+//!
+//! - **.NET test and benchmark projects**: a `.csproj`/`.fsproj`/`.vbproj`
+//!   that references Microsoft.NET.Test.Sdk, xUnit, NUnit or MSTest (or
+//!   sets `IsTestProject`, or uses the MSTest SDK), or BenchmarkDotNet: the
+//!   whole folder of the project.
 //!
 //! `publish = false` is not read as tooling: applications set it on the
 //! crate they ship. A crate nothing else names is not decided either.
@@ -63,26 +69,45 @@ impl Build {
         let tree = git.tree_files(&cs.head).ok()?;
         let wanted: Vec<&(String, String)> = tree
             .iter()
-            .filter(|(p, _)| is_manifest(p) || p == ".cargo/config.toml" || p == ".cargo/config")
+            .filter(|(p, _)| {
+                is_manifest(p) || is_dotnet_project(p) || p == ".cargo/config.toml" || p == ".cargo/config"
+            })
             .collect();
-        if !wanted.iter().any(|(p, _)| is_manifest(p)) {
+        if !wanted.iter().any(|(p, _)| is_manifest(p) || is_dotnet_project(p)) {
             return None;
         }
         let ids: Vec<String> = wanted.iter().map(|(_, id)| id.clone()).collect();
         let texts = git.read_blobs(&ids, MAX_MANIFEST_BYTES).ok()?;
         let mut manifests = Vec::new();
+        let mut projects = Vec::new();
         let mut config = None;
         for ((path, _), blob) in wanted.iter().zip(texts) {
             let Blob::Bytes(bytes) = blob else { continue };
             let Ok(text) = String::from_utf8(bytes) else { continue };
             if is_manifest(path) {
                 manifests.push((path.clone(), text));
+            } else if is_dotnet_project(path) {
+                projects.push((path.clone(), text));
             } else {
                 config = Some(text);
             }
         }
         let files: BTreeSet<&str> = tree.iter().map(|(p, _)| p.as_str()).collect();
-        Some(Build::from_manifests(&manifests, config.as_deref(), &files))
+        let mut build = Build::from_manifests(&manifests, config.as_deref(), &files);
+        build.add_dotnet_projects(&projects);
+        Some(build)
+    }
+
+    /// .NET: a project that references a test framework or test SDK (its
+    /// `dotnet test` target) or a benchmark runner is not shipped; its
+    /// folder is decided. The product's projects reference neither, and
+    /// `IsPackable`/`OutputType` say nothing (services set both).
+    pub(crate) fn add_dotnet_projects(&mut self, projects: &[(String, String)]) {
+        for (path, text) in projects {
+            let Some(why) = dotnet_test_project(text) else { continue };
+            let dir = path.rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string());
+            self.crates.push((dir, format!("not shipped (a .NET {why}; {path})")));
+        }
     }
 
     /// The decision from manifests (`(path of Cargo.toml, text)`), the
@@ -143,6 +168,35 @@ impl Build {
         }
         build
     }
+}
+
+fn is_dotnet_project(path: &str) -> bool {
+    [".csproj", ".fsproj", ".vbproj"].iter().any(|e| path.ends_with(e))
+}
+
+/// What a .NET project file says it is, when it is a test or benchmark
+/// project: the packages `dotnet test` needs (Microsoft.NET.Test.Sdk, the
+/// xUnit, NUnit and MSTest frameworks, the MSTest SDK) or BenchmarkDotNet,
+/// referenced as packages, or `IsTestProject` set.
+fn dotnet_test_project(text: &str) -> Option<&'static str> {
+    let compact: String =
+        text.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+    let references = |pkg: &str| {
+        compact.contains(&format!("include=\"{pkg}\""))
+            || (compact.contains(&format!("include=\"{pkg}.")) && pkg != "microsoft.net.test.sdk")
+    };
+    if compact.contains("<istestproject>true</istestproject>")
+        || compact.contains("sdk=\"mstest.sdk")
+        || ["microsoft.net.test.sdk", "xunit", "xunit.v3", "nunit", "mstest.testframework", "mstest"]
+            .iter()
+            .any(|p| references(p))
+    {
+        return Some("test project: it references a test framework, so it is built for `dotnet test`");
+    }
+    if references("benchmarkdotnet") {
+        return Some("benchmark project: it references BenchmarkDotNet");
+    }
+    None
 }
 
 fn is_manifest(path: &str) -> bool {
@@ -431,5 +485,29 @@ mod tests {
         assert!(b.reason("engine/perf/load.rs").is_some_and(|w| w.contains("[[bench]]")));
         assert_eq!(b.reason("engine/src/main.rs"), None, "a [[bin]] target ships");
         assert_eq!(b.reason("engine/perf/other.rs"), None);
+    }
+
+    #[test]
+    fn a_dotnet_project_that_references_a_test_framework_or_a_benchmark_runner_does_not_ship() {
+        let mut b = Build::default();
+        let test = "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <ItemGroup>\n    <PackageReference Include=\"Microsoft.NET.Test.Sdk\" />\n    <PackageReference Include=\"xunit.v3\"/>\n  </ItemGroup>\n</Project>\n";
+        let bench = "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <ItemGroup>\n    <PackageReference Include=\"BenchmarkDotNet\" Version=\"0.14.0\" />\n  </ItemGroup>\n</Project>\n";
+        let mstest = "<Project Sdk=\"MSTest.Sdk/3.6.1\">\n</Project>\n";
+        // A service: packable off, an executable, references a library
+        // whose name starts like a test framework's.
+        let app = "<Project Sdk=\"Microsoft.NET.Sdk.Web\">\n  <PropertyGroup>\n    <OutputType>Exe</OutputType>\n    <IsPackable>false</IsPackable>\n  </PropertyGroup>\n  <ItemGroup>\n    <PackageReference Include=\"Nunitext.Client\" />\n    <ProjectReference Include=\"..\\Lib\\Lib.csproj\" />\n  </ItemGroup>\n</Project>\n";
+        b.add_dotnet_projects(&[
+            ("src/Testing/SlowTests/SlowTests.csproj".into(), test.into()),
+            ("bench/Perf/Perf.csproj".into(), bench.into()),
+            ("Api.Checks/Api.Checks.csproj".into(), mstest.into()),
+            ("src/Service/Service.csproj".into(), app.into()),
+        ]);
+        assert!(b
+            .reason("src/Testing/SlowTests/Agents/scale.cs")
+            .is_some_and(|w| w.contains("test project")));
+        assert!(b.reason("bench/Perf/Runner.cs").is_some_and(|w| w.contains("BenchmarkDotNet")));
+        assert!(b.reason("Api.Checks/Tests.cs").is_some());
+        assert_eq!(b.reason("src/Service/Program.cs"), None);
+        assert_eq!(b.reason("src/Testing/Other/Program.cs"), None, "a folder name alone decides nothing");
     }
 }

@@ -353,3 +353,22 @@ fn a_write_in_a_new_function_through_a_retrying_helper_is_a_warning() {
     assert_eq!(f.len(), 1, "{findings:#?}");
     assert_eq!(f[0]["severity"], "error", "{findings:#?}");
 }
+
+#[test]
+fn writes_beside_a_retrying_client_the_change_adds_are_one_finding_that_lists_them() {
+    let client = "import time\nimport httpx\n\n\nclass Api:\n    def _request(self, method, path, **kw):\n        for attempt in range(3):\n            try:\n                return httpx.request(method, self.base + path, **kw)\n            except httpx.HTTPError:\n                time.sleep(attempt)\n        return httpx.request(method, self.base + path, **kw)\n\n    def create_agent(self, body):\n        return self._request('POST', '/agents', json=body)\n\n    def create_server(self, body):\n        return self._request('POST', '/servers', json=body)\n\n    def rename(self, name):\n        return self._request('PATCH', '/agents/me', json={'name': name})\n";
+    let dir = repo(&[], &[("app/__init__.py", "", "# the API client\n")]);
+    let d = dir.path();
+    std::fs::write(d.join("app/api_client.py"), client).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "a new client"]);
+    let findings = scan(d);
+    let helper: Vec<_> = findings.iter().filter(|f| f["rule"] == "python/retry-helper-write").collect();
+    assert_eq!(helper.len(), 1, "{findings:#?}");
+    let message = helper[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("3 new writes through the retrying client defined in app/api_client.py"),
+        "{message}"
+    );
+    assert_eq!(helper[0]["head"]["writes"].as_array().map(Vec::len), Some(3), "{:#?}", helper[0]);
+}

@@ -4,7 +4,8 @@
 //! - An operation the base ran once (or did not have) that the head
 //!   retries is a retry raised from one attempt (said as a warning when
 //!   the retry and what it covers are all in functions the base did not
-//!   define: new code, not a changed call): a write without an
+//!   define: new code, not a changed call, or when the same retry was in
+//!   the base and already re-sent writes): a write without an
 //!   idempotency key is `retry-non-idempotent` (a warning when the retry
 //!   fires only on failures after which nothing was written), a request of
 //!   unknown method is the same as a warning, no bound is
@@ -76,6 +77,7 @@ pub(crate) fn judge(
     }
     for ((_, _), (r, ops)) in new_by_retry {
         let mut found = new_retry(&r, &ops);
+        under_a_retry_the_base_had(base, &r, &mut found);
         // A file new in a change that adds many holds code brought in bulk
         // (a vendored SDK, a fork, a generated client): its retries are said,
         // not blocked on. One new module among a few is the change's own
@@ -130,6 +132,49 @@ pub(crate) fn judge(
         out.extend(found);
     }
     out
+}
+
+/// The same retry in the base: written in the same function of the same
+/// file, in the same form. Its operations there, and its bound.
+fn the_same_retry_in_base<'b>(base: &'b Model, r: &Retry) -> (Vec<&'b Covered>, Vec<&'b Retry>) {
+    let same = |b: &Retry| b.path == r.path && b.function == r.function && b.form == r.form;
+    let covered: Vec<&Covered> = base.covered.iter().filter(|c| c.retries.iter().any(same)).collect();
+    let retries = covered.iter().flat_map(|c| c.retries.iter().filter(|b| same(b))).collect();
+    (covered, retries)
+}
+
+/// Operations new under a retry the base already had (a transport swapped
+/// under it, a call renamed, a sender reached through a changed callee):
+/// the retry's own decision did not change. When that retry already
+/// re-sent writes in the base, a write now under it is said as a warning
+/// naming them, not blocked on: the change replaced what a write retry
+/// covers, it did not make a retry of a write. When it already had no
+/// bound, nothing became unbounded. A retry of reads only that now covers
+/// a write still blocks: that is a write put under a retry.
+fn under_a_retry_the_base_had(base: &Model, r: &Retry, found: &mut Vec<Finding>) {
+    let (covered, retries) = the_same_retry_in_base(base, r);
+    if retries.is_empty() {
+        return;
+    }
+    if retries.iter().any(|b| b.attempts == Attempts::Unbounded) {
+        found.retain(|f| f.rule != NEW_UNBOUNDED);
+    }
+    let base_writes: Vec<&Covered> = covered
+        .iter()
+        .copied()
+        .filter(|c| (c.op.method.writes() || c.op.method == Method::Unknown) && !c.op.keyed)
+        .collect();
+    if base_writes.is_empty() {
+        return;
+    }
+    for f in found.iter_mut().filter(|f| f.kind == Kind::RetryNonIdempotent && f.severity == Severity::Error)
+    {
+        f.severity = Severity::Warning;
+        f.message.push_str(&format!(
+            " (the same retry was in the base and already re-sent {}: the change replaced what it covers, so a warning; review that the new call is as safe to repeat)",
+            list(&base_writes)
+        ));
+    }
 }
 
 /// Whether the base defined a function of this name (module-level code

@@ -103,6 +103,10 @@ pub(crate) struct Wrapper {
     /// block's middleware): it covers every request of its file.
     #[serde(default)]
     pub(crate) unbound: bool,
+    /// `form: [class]`: the method the framework runs for the class, which
+    /// the class-level declaration retries (a job's `perform`, `handle`).
+    #[serde(default)]
+    pub(crate) runs: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

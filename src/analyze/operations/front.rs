@@ -1209,6 +1209,9 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             None
         };
+        if constructs_a_value(self.grammar(file), last) {
+            return None;
+        }
         let w = words(service.unwrap_or(last));
         let first = w.first()?;
         let data = self.data;
@@ -1223,7 +1226,12 @@ impl<'w, 't> Walker<'w, 't> {
         {
             return None;
         }
-        if w.get(1).is_some_and(|second| data.local_objects.iter().any(|o| o == second)) {
+        // `create_task_group`, `insertNode`: a verb that makes or places a
+        // thing, followed by an in-process thing. `send_message` and
+        // `publish_event` still send, whatever they send.
+        if matches!(verb.as_str(), "create" | "insert" | "register")
+            && w.get(1).is_some_and(|second| data.local_objects.iter().any(|o| o == second))
+        {
             return None;
         }
         let args = self.args(file, n);
@@ -1873,15 +1881,86 @@ impl<'w, 't> Walker<'w, 't> {
     /// decorators. Each names the failures it retries; together they are
     /// one retry of the job.
     fn class_retries(&self, file: usize, def: Node<'t>) -> Vec<Node<'t>> {
+        let runs = |name: &str| {
+            self.data.wrappers.iter().any(|w| {
+                w.languages.iter().any(|l| l == "ruby")
+                    && w.form.iter().any(|f| f == "class")
+                    && w.runs.iter().any(|r| r == name)
+            })
+        };
         if self.grammar(file) != Grammar::Ruby
             || def.kind() != "method"
-            || !matches!(self.def_name(file, def).as_deref(), Some("perform"))
+            || !self.def_name(file, def).is_some_and(|n| runs(&n))
         {
             return Vec::new();
         }
         let Some(body) = def.parent() else { return Vec::new() };
         let mut c = body.walk();
         body.named_children(&mut c).filter(|x| self.is_class_retry(file, *x)).collect()
+    }
+
+    /// PHP: a class property that makes the framework run the class's
+    /// method again when it throws (a Laravel queued job's
+    /// `public $tries = 5;` retries `handle`), read as its decorator. The
+    /// property's number is the attempts; 0 means no bound where the
+    /// library says so.
+    fn class_property_retry(&self, file: usize, def: Node<'t>, ctx: &Ctx) -> Option<Retry> {
+        if self.grammar(file) != Grammar::Php || def.kind() != "method_declaration" {
+            return None;
+        }
+        let name = self.def_name(file, def)?;
+        let whole = self.world.files[file].file.text.as_str();
+        let w = self.data.wrappers.iter().find(|w| {
+            w.languages.iter().any(|l| l == "php")
+                && w.form.iter().any(|f| f == "class")
+                && w.runs.contains(&name)
+                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+        })?;
+        let body = def.parent()?;
+        let mut c = body.walk();
+        let prop = body.named_children(&mut c).find(|x| {
+            x.kind() == "property_declaration"
+                && w.names.iter().any(|n| {
+                    let t = self.text(file, *x);
+                    let at = format!("${n}");
+                    t.find(&at).is_some_and(|i| {
+                        !t[i + at.len()..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_')
+                    })
+                })
+        })?;
+        let text = self.text(file, prop);
+        let value = text.split_once('=').map(|(_, v)| v.trim().trim_end_matches(';').trim());
+        let attempts = match value.and_then(|v| v.parse::<f64>().ok()) {
+            Some(n) if n < 0.0 || (n == 0.0 && w.attempts.zero.as_deref() == Some("unlimited")) => {
+                Attempts::Unbounded
+            }
+            Some(n) => Attempts::Count(n),
+            None => Attempts::Unknown,
+        };
+        let compact: String = whole.chars().filter(|c| !c.is_whitespace()).collect();
+        let jitter = if w.jitter.on.iter().any(|x| compact.contains(&x.replace(' ', ""))) {
+            true
+        } else {
+            w.jitter.default
+        };
+        Some(Retry {
+            form: Form::Library(w.library.clone()),
+            function: ctx.function.clone(),
+            path: self.path(file).to_string(),
+            line: line_of(prop),
+            end_line: prop.end_position().row as u32 + 1,
+            attempts,
+            jitter: Some(jitter),
+            conditions: classify(&w.conditions.default).into_iter().collect(),
+            count_at: None,
+            reads_retry_after: reads_retry_after(self.text(file, def)),
+            // The whole class: its other members (a `backoff()` method)
+            // change how the job is retried.
+            scope: (line_of(body), body.end_position().row as u32 + 1),
+            origin: None,
+            count_param: None,
+            count_text: None,
+        })
     }
 
     /// Whether a node is a class-level Ruby retry declaration (`retry_on ..`).
@@ -1898,6 +1977,9 @@ impl<'w, 't> Walker<'w, 't> {
             g => g.library_language(),
         };
         let ctx = Ctx::top(function.to_string(), 0, Vec::new());
+        if let Some(r) = self.class_property_retry(file, def, &ctx) {
+            return Some(r);
+        }
         let decorators = self.decorators(file, def);
         // Several class-level declarations are one retry of the job: the
         // failures of all, the largest count.
@@ -1943,10 +2025,14 @@ impl<'w, 't> Walker<'w, 't> {
             let name: String =
                 t.split('(').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
             let name = name.trim_end_matches(']').to_string();
+            let whole = self.world.files[file].file.text.as_str();
+            let said: String = self.text(file, d).chars().filter(|c| !c.is_whitespace()).collect();
             if let Some(w) = self.data.wrappers.iter().find(|w| {
                 w.languages.iter().any(|l| l == lang)
                     && w.form.iter().any(|f| f == "decorator" || f == "annotation")
                     && w.names_callee(&name)
+                    && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                    && (w.site.is_empty() || w.site.iter().any(|x| said.contains(&x.replace(' ', ""))))
             }) {
                 let mut r = self.wrapper_retry(w, file, d, d, &ctx);
                 r.reads_retry_after |= reads_retry_after(self.text(file, def));
@@ -2097,13 +2183,17 @@ impl<'w, 't> Walker<'w, 't> {
                 let c = self.callee(file, x);
                 let recv = receiver(&c);
                 if last_segment(&c) == name
-                    && (recv.is_empty() || matches!(recv, "self" | "this" | "$this-" | "$this"))
+                    && ((recv.is_empty() && bare_call_reaches(self.grammar(file), def))
+                        || matches!(recv, "self" | "this" | "$this-" | "$this"))
                 {
                     let args = self.text(file, x);
+                    // A count passed down, or a flag (`retried=True`): the
+                    // call that receives it takes another path.
                     let counted =
                         ["- 1", "-1", "+ 1", "+1", "--", "++", "attempt", "retries", "remaining", "tries"]
                             .iter()
-                            .any(|w| args.contains(w));
+                            .any(|w| args.contains(w))
+                            || ["True", "False", "true", "false"].iter().any(|w| names_whole(args, w));
                     let bounded = counted || self.bound_check(file, def);
                     return Some(Retry {
                         form: Form::Recursion,
@@ -2289,24 +2379,49 @@ impl<'w, 't> Walker<'w, 't> {
             Regex::new(r"case\s*<-\s*([A-Za-z_][A-Za-z0-9_.]*(?:\([^)]*\))?)")
                 .unwrap_or_else(|e| panic!("constant pattern: {e}"))
         });
-        let text = self.text(file, body);
         let around = self.enclosing_text(file, lp).unwrap_or("");
-        CASE.captures_iter(text).any(|c| {
-            let chan = c.get(1).map_or("", |m| m.as_str());
-            if chan.starts_with("time.After(") {
-                return true;
+        let timed = |head: &str| {
+            CASE.captures_iter(head).any(|c| {
+                let chan = c.get(1).map_or("", |m| m.as_str());
+                if chan.starts_with("time.After(") {
+                    return true;
+                }
+                let name = chan.split(['.', '(']).next().unwrap_or("");
+                !name.is_empty()
+                    && around.lines().any(|l| {
+                        let l = l.trim();
+                        l.contains(":=")
+                            && l.split(":=")
+                                .next()
+                                .is_some_and(|lhs| lhs.split(',').any(|v| v.trim() == name))
+                            && ["time.After(", "time.NewTimer(", "WithTimeout(", "WithDeadline("]
+                                .iter()
+                                .any(|k| l.contains(k))
+                    })
+            })
+        };
+        // Only a case that leaves: `case <-time.After(backoff):` with an
+        // empty body is the loop's sleep, not its deadline.
+        let syn = self.syn(file);
+        let mut stack = vec![(body, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
             }
-            let name = chan.split(['.', '(']).next().unwrap_or("");
-            !name.is_empty()
-                && around.lines().any(|l| {
-                    let l = l.trim();
-                    l.contains(":=")
-                        && l.split(":=").next().is_some_and(|lhs| lhs.split(',').any(|v| v.trim() == name))
-                        && ["time.After(", "time.NewTimer(", "WithTimeout(", "WithDeadline("]
-                            .iter()
-                            .any(|k| l.contains(k))
-                })
-        })
+            if x.kind() == "communication_case" {
+                let head = self.text(file, x).split_once(':').map_or("", |(h, _)| h);
+                if timed(head) && self.leaves(file, x) {
+                    return true;
+                }
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if !syn.is_function(ch.kind()) && !syn.is_lambda(ch.kind()) {
+                    stack.push((ch, d + 1));
+                }
+            }
+        }
+        false
     }
 
     /// A loop retries when a failure goes round and success leaves; or,
@@ -2706,6 +2821,7 @@ impl<'w, 't> Walker<'w, 't> {
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str()))
             .collect();
         let syn = self.syn(file);
+        let flags = self.failure_flags(file, body);
         let mut stack = vec![(body, 0usize)];
         while let Some((x, d)) = stack.pop() {
             if d > MAX_NODE_DEPTH {
@@ -2715,7 +2831,8 @@ impl<'w, 't> Walker<'w, 't> {
                 let cond = x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
                 let reads = counters.iter().any(|c| {
                     cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
-                }) || has_time(cond);
+                }) || has_time(cond)
+                    || flags.iter().any(|f| names_whole(cond, f));
                 if reads && self.leaves(file, x) {
                     return true;
                 }
@@ -2728,6 +2845,40 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         false
+    }
+
+    /// Names a failure path (a `catch`/`except`/`rescue` clause) sets to a
+    /// boolean (`retried = true`, `self._override_get = True`): a test of
+    /// one that leaves bounds the retry, since the next failure finds it
+    /// set. A flag set on success (`ok = True` after the call) is not one.
+    fn failure_flags(&self, file: usize, body: Node<'_>) -> Vec<String> {
+        static FLAG: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"(\$?[A-Za-z_][\w.]*(?:->[A-Za-z_]\w*)?)\s*=\s*(?:true|false|True|False)\b")
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let syn = self.syn(file);
+        let mut out = Vec::new();
+        let mut stack = vec![(body, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            if syn.catches.contains(&x.kind()) {
+                for c in FLAG.captures_iter(self.text(file, x)) {
+                    if let Some(m) = c.get(1) {
+                        out.push(m.as_str().to_string());
+                    }
+                }
+                continue;
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if !syn.is_function(ch.kind()) && !syn.is_lambda(ch.kind()) {
+                    stack.push((ch, d + 1));
+                }
+            }
+        }
+        out
     }
 
     /// Whether `n` holds a jump out (return, throw, break).
@@ -3590,6 +3741,66 @@ fn reads_retry_after(text: &str) -> bool {
         || t.contains("retryafterms")
 }
 
+/// Whether a call by bare name inside `def` can call `def` itself. In
+/// Python, PHP, JavaScript/TypeScript and Go a method is reached only
+/// through its receiver (`self.f()`, `$this->f()`, `this.f()`, `c.f()`):
+/// a bare `redirect()` inside a method `redirect` calls the function of
+/// that name (Laravel's helper, a module function), not the method. In
+/// Java, C#, Kotlin and Ruby a bare name inside a class is the method.
+fn bare_call_reaches(g: Grammar, def: Node<'_>) -> bool {
+    match g {
+        Grammar::Java | Grammar::CSharp | Grammar::Kotlin | Grammar::Ruby => true,
+        Grammar::Go | Grammar::Php | Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => {
+            !matches!(def.kind(), "method_declaration" | "method_definition")
+        }
+        Grammar::Python => {
+            // function_definition -> block -> class_definition, possibly
+            // through a decorated_definition.
+            let mut p = def.parent();
+            for _ in 0..3 {
+                match p {
+                    Some(x) if x.kind() == "class_definition" => return false,
+                    Some(x) if matches!(x.kind(), "block" | "decorated_definition") => p = x.parent(),
+                    _ => break,
+                }
+            }
+            true
+        }
+    }
+}
+
+/// Whether a call named `last` builds a value rather than calling out, by
+/// the language's naming conventions. Kotlin names functions in camelCase,
+/// so a CapWords call is a constructor (`CreateOrderRequest(..)`). Python
+/// names classes in CapWords (PEP 8), but gRPC stubs keep the proto's
+/// CapWords methods (`stub.CreateOrder(req)`), so only a CapWords name
+/// ending in what a message type is called counts
+/// (`types.SendMessageSuccessResponse(..)`).
+fn constructs_a_value(g: Grammar, last: &str) -> bool {
+    if !last.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return false;
+    }
+    match g {
+        Grammar::Kotlin => true,
+        Grammar::Python => [
+            "Response",
+            "Request",
+            "Result",
+            "Error",
+            "Exception",
+            "Options",
+            "Config",
+            "Params",
+            "Args",
+            "Spec",
+            "Schema",
+        ]
+        .iter()
+        .any(|s| last.ends_with(s) && last.len() > s.len()),
+        _ => false,
+    }
+}
+
 fn has_random(text: &str) -> bool {
     [
         "random", "Random", "rand(", "rand.", "Rand", "jitter", "Jitter", "uniform(", "randint", "fastrand",
@@ -3615,6 +3826,15 @@ fn has_sleep(text: &str) -> bool {
     ]
     .iter()
     .any(|w| text.contains(w))
+}
+
+/// Whether `text` names `name` as a whole identifier (`retried`, not
+/// `retried_count`).
+fn names_whole(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident) && !text[i + name.len()..].starts_with(ident)
+    })
 }
 
 fn has_time(text: &str) -> bool {

@@ -54,7 +54,7 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
         compare::NEW_WRITE,
         Kind::RetryNonIdempotent,
         KindDoc {
-            what: "A write (POST, PATCH, or an SDK/RPC call whose verb writes: create, send, submit, insert, publish, ...) that ran once in the base is retried in the head, with no idempotency key: a new retry decorator, wrapper, annotation or loop around it, a retry moved onto the function that performs it, or a call of it moved under a retry. A warning when the retry fires only on rate limiting, refused connections or conflicts, and when the retry and every write it covers are in functions the base did not define (new code, not a call that ran once).",
+            what: "A write (POST, PATCH, or an SDK/RPC call whose verb writes: create, send, submit, insert, publish, ...) that ran once in the base is retried in the head, with no idempotency key: a new retry decorator, wrapper, annotation or loop around it, a retry moved onto the function that performs it, or a call of it moved under a retry. A warning when the retry fires only on rate limiting, refused connections or conflicts, when the retry and every write it covers are in functions the base did not define (new code, not a call that ran once), and when the same retry was in the base and already re-sent writes (the call under it was replaced).",
             why: "A write whose answer was lost (a timeout, a reset, a 5xx) may have been applied; sending it again charges twice, sends the email twice, creates the order twice.",
             example: "def create(b): return requests.post(URL, json=b)  ->  @retry(stop=stop_after_attempt(3)) def create(b): ...",
             use_instead: "Send an Idempotency-Key the server honours and keep it across attempts, or retry only failures after which nothing was sent (refused connections, 429 with Retry-After).",
@@ -595,5 +595,173 @@ mod tests {
                 .any(|f| f.rule == compare::NEW_UNBOUNDED && f.severity == crate::finding::Severity::Error),
             "{f:#?}"
         );
+    }
+
+    #[test]
+    fn a_bare_call_of_a_methods_own_name_is_a_self_call_only_where_the_language_makes_it_one() {
+        // PHP: inside the method `redirect`, `redirect()` is Laravel's
+        // helper; `$this->redirect()` is the method again.
+        let base = "<?php\nclass Callback {\n    public function redirect() {\n        $r = Http::asForm()->post($this->url, $this->form);\n        return $r;\n    }\n}\n";
+        let head = |call: &str| {
+            format!("<?php\nclass Callback {{\n    public function redirect() {{\n        try {{\n            $r = Http::asForm()->post($this->url, $this->form);\n            return $r;\n        }} catch (\\Exception $e) {{\n            return {call};\n        }}\n    }}\n}}\n")
+        };
+        assert!(errors(&scan("app/Callback.php", base, &head("redirect()->route('home')"))).is_empty());
+        assert!(
+            errors(&scan("app/Callback.php", base, &head("$this->redirect()"))).contains(&compare::NEW_WRITE)
+        );
+        // Python: a method reaches itself through `self`; a module
+        // function by its bare name.
+        let m = |call: &str| {
+            format!("import requests\n\nclass C:\n    def send(self, b):\n        try:\n            return requests.post('https://x/o', json=b)\n        except Exception:\n            return {call}\n")
+        };
+        let base_m = "import requests\n\nclass C:\n    def send(self, b):\n        return requests.post('https://x/o', json=b)\n";
+        assert!(errors(&scan("app/c.py", base_m, &m("send(b)"))).is_empty());
+        assert!(errors(&scan("app/c.py", base_m, &m("self.send(b)"))).contains(&compare::NEW_WRITE));
+        let base_f = "import requests\n\ndef send(b):\n    return requests.post('https://x/o', json=b)\n";
+        let head_f = "import requests\n\ndef send(b):\n    try:\n        return requests.post('https://x/o', json=b)\n    except Exception:\n        return send(b)\n";
+        assert!(errors(&scan("app/c.py", base_f, head_f)).contains(&compare::NEW_WRITE));
+    }
+
+    #[test]
+    fn a_write_swapped_under_a_retry_the_base_had_is_a_warning_and_one_put_under_a_retry_of_reads_blocks() {
+        let body = |call: &str| {
+            format!("import requests, httpx, time\n\ndef push(b):\n    for i in range(3):\n        try:\n            return {call}\n        except Exception:\n            time.sleep(1 + i)\n")
+        };
+        // The transport under the retry is swapped: requests -> httpx.
+        let f = scan(
+            "app/p.py",
+            &body("requests.post('https://x/o', json=b)"),
+            &body("httpx.post('https://x/o', json=b)"),
+        );
+        let w = f.iter().find(|f| f.rule == compare::NEW_WRITE).expect("the new write is said");
+        assert_eq!(w.severity, crate::finding::Severity::Warning, "{f:#?}");
+        assert!(w.message.contains("the same retry was in the base"), "{}", w.message);
+        // The base retried a read; the head retries a write in its place.
+        let f = scan(
+            "app/p.py",
+            &body("requests.get('https://x/o')"),
+            &body("requests.post('https://x/o', json=b)"),
+        );
+        assert!(errors(&f).contains(&compare::NEW_WRITE), "{f:#?}");
+        // A loop with no bound in the base: the new call under it is not a
+        // new unbounded retry; a bounded one made endless still is.
+        let forever = |call: &str| {
+            format!("import requests, httpx, time\n\ndef push(b):\n    while True:\n        try:\n            return {call}\n        except Exception:\n            time.sleep(1)\n")
+        };
+        let f =
+            scan("app/p.py", &forever("requests.get('https://x/a')"), &forever("httpx.get('https://x/a')"));
+        assert!(!errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        let f = scan("app/p.py", &body("requests.get('https://x/a')"), &forever("httpx.get('https://x/a')"));
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+    }
+
+    #[test]
+    fn a_queued_jobs_tries_property_retries_its_handle() {
+        let job = |prop: &str| {
+            format!("<?php\nnamespace App\\Jobs;\n\nuse Illuminate\\Contracts\\Queue\\ShouldQueue;\nuse Illuminate\\Support\\Facades\\Http;\n\nclass SendToSlack implements ShouldQueue\n{{\n{prop}    public function __construct(public string $text) {{}}\n\n    public function handle(): void\n    {{\n        Http::post($this->webhook, ['text' => $this->text]);\n    }}\n}}\n")
+        };
+        let path = "app/Jobs/SendToSlack.php";
+        assert!(errors(&scan(path, &job(""), &job(""))).is_empty());
+        let f = scan(path, &job(""), &job("    public $tries = 5;\n\n"));
+        assert!(errors(&f).contains(&compare::NEW_WRITE), "{f:#?}");
+        let f = scan(path, &job("    public $tries = 3;\n"), &job("    public int $tries = 6;\n"));
+        assert!(errors(&f).contains(&compare::COUNT_RAISED), "{f:#?}");
+        let f = scan(path, &job("    public $tries = 3;\n"), &job("    public $tries = 0;\n"));
+        assert!(errors(&f).contains(&compare::BOUND_REMOVED), "{f:#?}");
+        // A class that is not a queued job: the property is only a field.
+        let plain = job("    public $tries = 5;\n\n")
+            .replace(" implements ShouldQueue", "")
+            .replace("use Illuminate\\Contracts\\Queue\\ShouldQueue;\n", "");
+        assert!(errors(&scan(
+            path,
+            &job("")
+                .replace(" implements ShouldQueue", "")
+                .replace("use Illuminate\\Contracts\\Queue\\ShouldQueue;\n", ""),
+            &plain
+        ))
+        .is_empty());
+    }
+
+    #[test]
+    fn task_queue_decorators_that_retry_cover_the_task() {
+        let task = |dec: &str| {
+            format!("import requests\n{dec}\ndef notify(b):\n    return requests.post('https://x/hooks', json=b)\n")
+        };
+        let path = "app/tasks.py";
+        let base = task("@app.task(bind=True)");
+        assert!(errors(&scan(path, &base, &task("@app.task(bind=True, acks_late=True)"))).is_empty());
+        let f = scan(path, &base, &task("@app.task(bind=True, autoretry_for=(Exception,), max_retries=5)"));
+        assert!(errors(&f).contains(&compare::NEW_WRITE), "{f:#?}");
+        let f = scan(path, &task("@broker.task"), &task("@broker.task(retry_on_error=True, max_retries=3)"));
+        assert!(errors(&f).contains(&compare::NEW_WRITE), "{f:#?}");
+        let f = scan(path, &task("@broker.task"), &task("@broker.task(retry_on_error=False)"));
+        assert!(errors(&f).is_empty(), "{f:#?}");
+        let dram = |dec: &str| format!("import dramatiq\n{}", task(dec));
+        let f = scan(path, &dram(""), &dram("@dramatiq.actor"));
+        assert!(errors(&f).contains(&compare::NEW_WRITE), "{f:#?}");
+    }
+
+    #[test]
+    fn a_value_built_by_a_constructor_or_kept_in_process_is_not_a_write() {
+        let py = |call: &str| {
+            format!("import time\n\ndef push(stub, b):\n    for i in range(3):\n        try:\n            return {call}\n        except Exception:\n            time.sleep(1 + i)\n")
+        };
+        let base = "def push(stub, b):\n    return None\n";
+        // A message type built in the retried code: nothing is sent.
+        assert!(errors(&scan("app/p.py", base, &py("types.SendMessageSuccessResponse(result=b)"))).is_empty());
+        // A gRPC stub's CapWords method is a call out.
+        assert!(errors(&scan("app/p.py", base, &py("stub.SendMessage(b)"))).contains(&compare::NEW_WRITE));
+        // A factory of an in-process object, and a stream controller.
+        let cs = |call: &str| {
+            format!("class Probe {{\n    async Task Sample(DbConnection conn) {{\n        while (sw.Elapsed < limit) {{\n            try {{\n                {call};\n                return;\n            }} catch (Exception) {{\n                await Task.Delay(1000);\n            }}\n        }}\n    }}\n}}\n")
+        };
+        let base_cs = "class Probe {\n    async Task Sample(DbConnection conn) {\n    }\n}\n";
+        assert!(errors(&scan("src/Probe.cs", base_cs, &cs("var cmd = conn.CreateCommand()"))).is_empty());
+        assert!(errors(&scan("src/Probe.cs", base_cs, &cs("await orders.CreateOrderAsync(o)")))
+            .contains(&compare::NEW_WRITE));
+    }
+
+    #[test]
+    fn a_flag_the_failure_path_sets_and_a_leaving_test_reads_bounds_the_retry() {
+        let base = "import requests\n\ndef fetch(u):\n    return requests.get(u)\n";
+        // Once: the except arm sets the flag, the next failure raises.
+        let once = "import requests\n\ndef fetch(u):\n    retried = False\n    while True:\n        try:\n            return requests.get(u)\n        except requests.ConnectionError:\n            if retried:\n                raise\n            retried = True\n";
+        let f = scan("app/f.py", base, once);
+        assert!(!errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        // A flag the failure path sets that no leaving test reads is no
+        // bound: the failures go round forever.
+        let forever = "import requests, time, logging\n\ndef fetch(u):\n    warned = False\n    while True:\n        try:\n            return requests.get(u)\n        except requests.ConnectionError:\n            if not warned:\n                logging.warning('retrying %s', u)\n            warned = True\n            time.sleep(1)\n";
+        let f = scan("app/f.py", base, forever);
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+    }
+
+    #[test]
+    fn a_self_call_that_passes_a_flag_is_bounded() {
+        let base = "import requests\n\nclass S:\n    def call(self, b, retried=False):\n        return requests.post(self.url, json=b)\n";
+        let head = |again: &str| {
+            format!("import requests\n\nclass S:\n    def call(self, b, retried=False):\n        try:\n            return requests.post(self.url, json=b)\n        except requests.ConnectionError:\n            self.reset()\n            return {again}\n")
+        };
+        let f = scan("app/s.py", base, &head("self.call(b, retried=True)"));
+        assert!(!errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        let f = scan("app/s.py", base, &head("self.call(b)"));
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+    }
+
+    #[test]
+    fn a_go_loop_is_bounded_by_a_select_case_that_leaves_on_a_deadline_not_by_its_sleep() {
+        let base = "package dep\n\nfunc (c *Client) Wait(ctx context.Context, name string) error {\n\t_, err := c.http.Get(c.base + \"/deployments/\" + name)\n\treturn err\n}\n";
+        let head = |setup: &str, case: &str| {
+            format!("package dep\n\nfunc (c *Client) Wait(ctx context.Context, name string) error {{\n{setup}\tfor {{\n\t\t_, err := c.http.Get(c.base + \"/deployments/\" + name)\n\t\tif err != nil {{\n\t\t\tselect {{\n\t\t\tcase {case}:\n\t\t\t\treturn fmt.Errorf(\"waiting for %s: %w\", name, err)\n\t\t\tcase <-time.After(500 * time.Millisecond):\n\t\t\t}}\n\t\t\tcontinue\n\t\t}}\n\t\treturn nil\n\t}}\n}}\n")
+        };
+        let deadline = head(
+            "\tctx, cancel := context.WithTimeout(ctx, 30*time.Second)\n\tdefer cancel()\n",
+            "<-ctx.Done()",
+        );
+        let f = scan("dep/wait.go", base, &deadline);
+        assert!(!errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        // The caller's context alone: retried until someone cancels it (the
+        // `time.After` case is the sleep, it does not leave).
+        let f = scan("dep/wait.go", base, &head("", "<-ctx.Done()"));
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
     }
 }

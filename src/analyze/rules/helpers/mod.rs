@@ -783,10 +783,14 @@ fn new_writes(
                 .iter()
                 .any(|id| before.any_ids.contains(&(p.family, t.verb, scoped(&p.file.path, id))));
             // Only brand-new writes through a client the change left alone
-            // are listed together; an existing write newly sent through a
-            // retry is reported where it is.
+            // (or added) are listed together; an existing write newly sent
+            // through a retry is reported where it is.
             // A read is reported where it is, as a note that says why.
-            let group = if brand_new && !changed.contains(client.as_str()) && t.read.is_none() {
+            // A client new in the change with writes new beside it is one
+            // new design: one finding that lists its writes.
+            let client_new = prepared.iter().any(|q| q.file.path == client && q.file.base.text().is_none());
+            let group = if brand_new && (!changed.contains(client.as_str()) || client_new) && t.read.is_none()
+            {
                 client
             } else {
                 format!("{}:{}", p.file.path, t.line)
