@@ -898,6 +898,11 @@ fn counters(t: &[Token]) -> HashSet<String> {
             {
                 if m == n {
                     out.insert(names::key(last_part(n)));
+                } else if matches!(t.get(i + 4).map(|x| &x.tok), Some(Tok::Num(one, _)) if *one == 1.0) {
+                    // `next_attempt = attempt + 1`, passed to the next
+                    // call of a function that retries by calling itself:
+                    // `attempt` counts.
+                    out.insert(names::key(last_part(m)));
                 }
             }
         }
@@ -1262,6 +1267,13 @@ mod tests {
                 code(Language::Java),
                 "retries_bound",
                 "10",
+            ),
+            // Counted by passing `attempt + 1` to the next call.
+            (
+                "void Migrate(int attempt = 0) {\n    try { Run(); }\n    catch (SqlException e) {\n        if (e.Message.Contains(\"upgrade mode\") && attempt < 3) {\n            var nextAttempt = attempt + 1;\n            Thread.Sleep(20000);\n            Migrate(nextAttempt);\n        }\n    }\n}\n",
+                code(Language::Java),
+                "attempt_bound",
+                "3",
             ),
         ];
         for (text, d, key, v) in cases {

@@ -375,6 +375,19 @@ impl<'w, 't> Walker<'w, 't> {
                 return;
             }
         }
+        // A function defined inside the one walked (a decorated `_post()`
+        // the outer function calls): its decorator retries its body, which
+        // keeps the outer function's name (the outer function is what the
+        // base had).
+        if self.is_def(file, n) {
+            if let Some(mut r) = self.decorator_retry(file, n, &ctx.function) {
+                r.function = ctx.function.clone();
+                self.retries.push(r.clone());
+                let inner = ctx.with_retry(r);
+                self.walk_children(file, n, &inner, d);
+                return;
+            }
+        }
         if syn.catches.contains(&k) && ctx.retry.as_ref().is_some_and(|r| r.form == Form::Loop) {
             // The failure path of a retry loop is not retried by it.
             let outer = Ctx { retry: ctx.outer.clone(), outer: None, exit_scope: None, ..ctx.clone() };
@@ -2039,6 +2052,14 @@ impl<'w, 't> Walker<'w, 't> {
                 r.scope = (line_of(def), def.end_position().row as u32 + 1);
                 return Some(r);
             }
+            // A library decorator held in a name (`_retry_call = retry(..)`
+            // then `@_retry_call`): the call that built it says the retry.
+            if let Some((w, call)) = self.decorator_held_in(file, &name, lang) {
+                let mut r = self.wrapper_retry(w, file, call, d, &ctx);
+                r.reads_retry_after |= reads_retry_after(self.text(file, def));
+                r.scope = (line_of(def), def.end_position().row as u32 + 1);
+                return Some(r);
+            }
             // A decorator of the project's that retries what it wraps.
             for (f, target) in self.resolve(file, &name) {
                 if let Some(mut r) = self.helper_retry(f, target) {
@@ -2052,6 +2073,39 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         None
+    }
+
+    /// The library decorator a plain name holds: the file binds it once,
+    /// at the start of a line, to a call of a decorator form
+    /// (`_retry_call = retry(stop=stop_after_attempt(3))`,
+    /// `on_network = backoff.on_exception(backoff.expo, IOError)`).
+    fn decorator_held_in(&self, file: usize, name: &str, lang: &str) -> Option<(&'w Wrapper, Node<'t>)> {
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let whole = self.world.files[file].file.text.as_str();
+        let pattern =
+            format!(r"(?m)^[ \t]*{}[ \t]*(?::[^=\n]+)?=[ \t]*([A-Za-z_][\w.]*)[ \t]*\(", regex::escape(name));
+        let re = Regex::new(&pattern).ok()?;
+        let mut found = re.captures_iter(whole);
+        let c = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        let callee = c.get(1)?;
+        let w = self.data.wrappers.iter().find(|w| {
+            w.languages.iter().any(|l| l == lang)
+                && w.form.iter().any(|f| f == "decorator")
+                && w.names_callee(callee.as_str())
+                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+        })?;
+        let root = self.world.files[file].file.tree.root_node();
+        let mut n = root.descendant_for_byte_range(callee.start(), callee.end())?;
+        let syn = self.syn(file);
+        while !syn.is_call(n.kind()) {
+            n = n.parent()?;
+        }
+        Some((w, n))
     }
 
     /// Whether a definition retries a callable it is given: a retry in its

@@ -764,4 +764,36 @@ mod tests {
         let f = scan("dep/wait.go", base, &head("", "<-ctx.Done()"));
         assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
     }
+
+    #[test]
+    fn a_nested_function_under_a_retry_decorator_or_one_held_in_a_name_retries_its_body() {
+        let base = "import httpx\n\n\ndef evaluate(slug, data):\n    params = {'url': f'https://app/api/{slug}', 'json': data}\n    try:\n        with httpx.Client(timeout=900) as client:\n            response = client.post(**params)\n    except Exception as e:\n        return handle(e)\n    return response.json()\n";
+        let head = |held: &str, deco: &str| {
+            format!("import httpx\nfrom tenacity import retry, stop_after_attempt, wait_random\n{held}\n\ndef evaluate(slug, data):\n    params = {{'url': f'https://app/api/{{slug}}', 'json': data}}\n\n    {deco}\n    def _post():\n        with httpx.Client(timeout=900) as client:\n            return client.post(**params)\n\n    try:\n        response = _post()\n    except Exception as e:\n        return handle(e)\n    return response.json()\n")
+        };
+        let direct =
+            scan("app/ev.py", base, &head("", "@retry(stop=stop_after_attempt(3), wait=wait_random(0, 1))"));
+        let w = direct.iter().find(|f| f.rule == compare::NEW_WRITE).expect("the nested retry is seen");
+        assert_eq!(
+            w.severity,
+            crate::finding::Severity::Error,
+            "the outer function is the base's: {direct:#?}"
+        );
+        let held = scan(
+            "app/ev.py",
+            base,
+            &head(
+                "\n_retry_call = retry(stop=stop_after_attempt(3), wait=wait_random(0, 1))\n",
+                "@_retry_call",
+            ),
+        );
+        assert!(errors(&held).contains(&compare::NEW_WRITE), "{held:#?}");
+        // A name bound to something else is no retry.
+        let other = scan(
+            "app/ev.py",
+            base,
+            &head("\n_retry_call = functools.lru_cache(maxsize=1)\n", "@_retry_call"),
+        );
+        assert!(errors(&other).is_empty(), "{other:#?}");
+    }
 }
