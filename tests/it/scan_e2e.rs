@@ -275,3 +275,30 @@ fn a_project_retry_decorator_defined_in_an_unchanged_file_is_read_there() {
         }
     }
 }
+
+#[test]
+fn a_new_file_among_many_is_judged_as_the_projects_own_code_when_its_folder_was_there() {
+    let sender = "import requests, time\n\n\ndef create_order(body):\n    for attempt in range(3):\n        try:\n            return requests.post(\"https://shop.example/orders\", json=body, timeout=10)\n        except requests.RequestException:\n            time.sleep(1 + attempt)\n";
+    let run = |folder: &str| {
+        let repo = Repo::new();
+        repo.write("shop/__init__.py", "");
+        repo.write("shop/orders.py", "def total(o):\n    return sum(o)\n");
+        repo.commit("base");
+        repo.branch("feature");
+        for i in 0..6 {
+            repo.write(&format!("{folder}/part{i}.py"), format!("X{i} = {i}\n"));
+        }
+        repo.write(&format!("{folder}/sender.py"), sender);
+        repo.commit("add files");
+        let (_, json) = scan(&repo, "feature");
+        let f = json["findings"].as_array().unwrap().clone();
+        f.into_iter().find(|f| f["rule"] == "op/new-retry-of-write").unwrap_or_else(|| panic!("{json:#}"))
+    };
+    // Seven new files in a folder the base had: the project's own code.
+    let own = run("shop");
+    assert_eq!(own["severity"], "error", "{own}");
+    // The same files in a new folder: code added in bulk, said as a warning.
+    let bulk = run("clients/payments");
+    assert_eq!(bulk["severity"], "warning", "{bulk}");
+    assert!(bulk["message"].as_str().unwrap().contains("code added in bulk"), "{bulk}");
+}

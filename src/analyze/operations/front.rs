@@ -1222,7 +1222,7 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             None
         };
-        if constructs_a_value(self.grammar(file), last) {
+        if constructs_a_value(self.grammar(file), last) || value_type_factory(recv) {
             return None;
         }
         let w = words(service.unwrap_or(last));
@@ -2823,11 +2823,17 @@ impl<'w, 't> Walker<'w, 't> {
                 let inclusive = cond_text.contains("<=");
                 let count = v - start + if inclusive { 1.0 } else { 0.0 };
                 if count >= 1.0 {
+                    if self.uncounted_failure(file, body, cond_text) {
+                        return Attempts::Unbounded;
+                    }
                     return Attempts::Count(count);
                 }
             }
         }
         let t = cond.map(|c| self.text(file, c)).unwrap_or("");
+        if (t.contains('<') || t.contains('>')) && !has_time(t) && self.uncounted_failure(file, body, t) {
+            return Attempts::Unbounded;
+        }
         if t.contains('<') || t.contains('>') || t.contains("--") || has_time(t) {
             return Attempts::Bounded;
         }
@@ -2836,6 +2842,78 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             Attempts::Unknown
         }
+    }
+
+    /// Whether a loop counted by its condition (`while attempt < N`) has
+    /// a failure path that goes round without counting: the counter is
+    /// moved only inside some `except`/`catch` arms, and another arm
+    /// neither moves it nor leaves (`except RateLimited: sleep(..)`), so
+    /// that failure is retried with no bound.
+    fn uncounted_failure(&self, file: usize, body: Node<'_>, cond: &str) -> bool {
+        let counter = cond
+            .split(['<', '>', '='])
+            .map(str::trim)
+            .find(|s| {
+                !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$')
+            })
+            .unwrap_or("");
+        if counter.is_empty() || counter.chars().all(|c| c.is_ascii_digit()) {
+            return false;
+        }
+        let moves = |text: &str| {
+            let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            [
+                format!("{counter}+="),
+                format!("{counter}-="),
+                format!("{counter}++"),
+                format!("++{counter}"),
+                format!("{counter}--"),
+                format!("{counter}={counter}+"),
+            ]
+            .iter()
+            .any(|p| t.contains(p.as_str()))
+        };
+        let syn = self.syn(file);
+        let mut catches = Vec::new();
+        let mut stack = vec![(body, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > 12
+                || syn.is_function(x.kind())
+                || syn.is_lambda(x.kind())
+                || (x.id() != body.id() && syn.loops.contains(&x.kind()))
+            {
+                continue;
+            }
+            if syn.catches.contains(&x.kind()) {
+                catches.push(x);
+                continue;
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+        }
+        if catches.is_empty() {
+            return false;
+        }
+        // Outside the arms: the text of the body with the arms cut out.
+        let whole = self.text(file, body);
+        let base = body.start_byte();
+        let mut outside = String::new();
+        let mut at = 0;
+        let mut sorted = catches.clone();
+        sorted.sort_by_key(|c| c.start_byte());
+        for c in &sorted {
+            let (a, b) = (c.start_byte() - base, c.end_byte() - base);
+            if a >= at && b <= whole.len() {
+                outside.push_str(&whole[at..a]);
+                at = b;
+            }
+        }
+        outside.push_str(&whole[at.min(whole.len())..]);
+        if moves(&outside) {
+            return false;
+        }
+        let counted = catches.iter().filter(|c| moves(self.text(file, **c))).count();
+        counted > 0 && catches.iter().any(|c| !moves(self.text(file, *c)) && !self.leaves(file, *c))
     }
 
     /// A Kotlin `for (i in a until b)`, `a..b`, `a..<b` or over a
@@ -3853,6 +3931,21 @@ fn constructs_a_value(g: Grammar, last: &str) -> bool {
         .any(|s| last.ends_with(s) && last.len() > s.len()),
         _ => false,
     }
+}
+
+/// Whether a receiver is a type named for a value (`RequestBody.create(..)`,
+/// `HttpRequest.newBuilder()`, `RetryConfig.custom()`): its factories build
+/// the value, they send nothing. A type named for a resource
+/// (`Customer.create(..)` in an SDK) is not one of these.
+fn value_type_factory(recv: &str) -> bool {
+    let t = last_segment(recv);
+    t.starts_with(|c: char| c.is_ascii_uppercase())
+        && [
+            "Body", "Request", "Response", "Builder", "Options", "Config", "Params", "Spec", "Schema",
+            "Factory",
+        ]
+        .iter()
+        .any(|s| t.ends_with(s))
 }
 
 fn has_random(text: &str) -> bool {

@@ -299,8 +299,30 @@ impl Analyzer for OperationsAnalyzer {
             ));
         }
         let added_files = files.iter().filter(|f| f.base.text().is_none()).count();
+        // A file added into a folder the base already had (a file of the
+        // head tree there that the change did not add) is the project's
+        // own code, however many files the change adds: a refactor into
+        // new files, not code brought in from elsewhere.
+        let settled_dirs: std::collections::HashSet<String> = if added_files > compare::BULK_FILES {
+            let added: std::collections::HashSet<&str> =
+                files.iter().filter(|f| f.base.text().is_none()).map(|f| f.path.as_str()).collect();
+            self.head
+                .as_ref()
+                .and_then(|t| t.git.tree_files(&t.rev).ok())
+                .map(|tree| {
+                    tree.into_iter()
+                        .filter(|(p, _)| !added.contains(p.as_str()))
+                        .map(|(p, _)| folder_of(&p).to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            std::collections::HashSet::new()
+        };
         let new_file = |p: &str| {
-            added_files > compare::BULK_FILES && by_path.get(p).is_some_and(|f| f.base.text().is_none())
+            added_files > compare::BULK_FILES
+                && by_path.get(p).is_some_and(|f| f.base.text().is_none())
+                && !settled_dirs.contains(folder_of(p))
         };
         out.findings = compare::judge(&bm, &hm, &added, &new_file);
         if out.findings.len() > MAX_FINDINGS {
@@ -331,6 +353,11 @@ impl Analyzer for OperationsAnalyzer {
         }
         out
     }
+}
+
+/// The folder of a path (`""` at the top).
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Whether an added line of `f` binds a name to a number (`MAX = 3`,
@@ -719,6 +746,20 @@ mod tests {
         assert!(errors(&scan("src/Probe.cs", base_cs, &cs("var cmd = conn.CreateCommand()"))).is_empty());
         assert!(errors(&scan("src/Probe.cs", base_cs, &cs("await orders.CreateOrderAsync(o)")))
             .contains(&compare::NEW_WRITE));
+        // A factory on a type named for a value builds it; a resource
+        // type's create (an SDK's `Customer.create`) sends.
+        let java = |call: &str| {
+            format!("class Sync {{\n    void run(Params p) {{\n        for (int i = 0; i < 3; i++) {{\n            try {{\n                {call};\n                return;\n            }} catch (IOException e) {{\n                sleep(1000L * (i + 1));\n            }}\n        }}\n    }}\n}}\n")
+        };
+        let base_java = "class Sync {\n    void run(Params p) {\n    }\n}\n";
+        assert!(errors(&scan(
+            "src/Sync.java",
+            base_java,
+            &java("RequestBody body = RequestBody.create(json, JSON)")
+        ))
+        .is_empty());
+        assert!(errors(&scan("src/Sync.java", base_java, &java("Customer.create(p)")))
+            .contains(&compare::NEW_WRITE));
     }
 
     #[test]
@@ -795,5 +836,26 @@ mod tests {
             &head("\n_retry_call = functools.lru_cache(maxsize=1)\n", "@_retry_call"),
         );
         assert!(errors(&other).is_empty(), "{other:#?}");
+    }
+
+    #[test]
+    fn a_counted_loop_with_a_failure_arm_that_does_not_count_is_unbounded() {
+        let base =
+            "import requests\n\ndef upload(batch, max_retries=3):\n    requests.put(URL, json=batch)\n";
+        let head = |limited: &str| {
+            format!("import requests, time\n\ndef upload(batch, max_retries=3):\n    attempt = 0\n    while attempt < max_retries:\n        try:\n            requests.put(URL, json=batch)\n            break\n        except RateLimited as ex:\n            time.sleep(ex.retry_after_s){limited}\n        except Exception as e:\n            if attempt == max_retries - 1:\n                raise e\n            attempt += 1\n")
+        };
+        let f = scan("app/up.py", base, &head(""));
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        // Counted in every arm: bounded.
+        let f = scan("app/up.py", base, &head("\n            attempt += 1"));
+        assert!(!errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
+        // A limit given by the caller, not computed here.
+        let f = scan(
+            "app/up.py",
+            &base.replace("max_retries=3", "max_retries"),
+            &head("").replace("max_retries=3", "max_retries"),
+        );
+        assert!(errors(&f).contains(&compare::NEW_UNBOUNDED), "{f:#?}");
     }
 }
