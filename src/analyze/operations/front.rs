@@ -2456,17 +2456,25 @@ impl<'w, 't> Walker<'w, 't> {
         };
         // Only a case that leaves: `case <-time.After(backoff):` with an
         // empty body is the loop's sleep, not its deadline.
+        self.any_in_body(file, body, |x| {
+            x.kind() == "communication_case" && {
+                let head = self.text(file, x).split_once(':').map_or("", |(h, _)| h);
+                timed(head) && self.leaves(file, x)
+            }
+        })
+    }
+
+    /// Whether any node of `body`, outside the functions and lambdas it
+    /// defines, is one `hit` says.
+    fn any_in_body<'a>(&self, file: usize, body: Node<'a>, mut hit: impl FnMut(Node<'a>) -> bool) -> bool {
         let syn = self.syn(file);
         let mut stack = vec![(body, 0usize)];
         while let Some((x, d)) = stack.pop() {
             if d > MAX_NODE_DEPTH {
                 continue;
             }
-            if x.kind() == "communication_case" {
-                let head = self.text(file, x).split_once(':').map_or("", |(h, _)| h);
-                if timed(head) && self.leaves(file, x) {
-                    return true;
-                }
+            if hit(x) {
+                return true;
             }
             let mut c = x.walk();
             for ch in x.named_children(&mut c) {
@@ -2954,29 +2962,17 @@ impl<'w, 't> Walker<'w, 't> {
             .collect();
         let syn = self.syn(file);
         let flags = self.failure_flags(file, body);
-        let mut stack = vec![(body, 0usize)];
-        while let Some((x, d)) = stack.pop() {
-            if d > MAX_NODE_DEPTH {
-                continue;
+        self.any_in_body(file, body, |x| {
+            if !(syn.ifs.contains(&x.kind()) || matches!(x.kind(), "while_modifier" | "until_modifier")) {
+                return false;
             }
-            if syn.ifs.contains(&x.kind()) || matches!(x.kind(), "while_modifier" | "until_modifier") {
-                let cond = x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
-                let reads = counters.iter().any(|c| {
-                    cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
-                }) || has_time(cond)
-                    || flags.iter().any(|f| names_whole(cond, f));
-                if reads && self.leaves(file, x) {
-                    return true;
-                }
-            }
-            let mut c = x.walk();
-            for ch in x.named_children(&mut c) {
-                if !syn.is_function(ch.kind()) && !syn.is_lambda(ch.kind()) {
-                    stack.push((ch, d + 1));
-                }
-            }
-        }
-        false
+            let cond = x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
+            let reads = counters.iter().any(|c| {
+                cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
+            }) || has_time(cond)
+                || flags.iter().any(|f| names_whole(cond, f));
+            reads && self.leaves(file, x)
+        })
     }
 
     /// Names a failure path (a `catch`/`except`/`rescue` clause) sets to a
@@ -2990,26 +2986,16 @@ impl<'w, 't> Walker<'w, 't> {
         });
         let syn = self.syn(file);
         let mut out = Vec::new();
-        let mut stack = vec![(body, 0usize)];
-        while let Some((x, d)) = stack.pop() {
-            if d > MAX_NODE_DEPTH {
-                continue;
-            }
+        self.any_in_body(file, body, |x| {
             if syn.catches.contains(&x.kind()) {
-                for c in FLAG.captures_iter(self.text(file, x)) {
-                    if let Some(m) = c.get(1) {
-                        out.push(m.as_str().to_string());
-                    }
-                }
-                continue;
+                out.extend(
+                    FLAG.captures_iter(self.text(file, x))
+                        .filter_map(|c| c.get(1))
+                        .map(|m| m.as_str().to_string()),
+                );
             }
-            let mut c = x.walk();
-            for ch in x.named_children(&mut c) {
-                if !syn.is_function(ch.kind()) && !syn.is_lambda(ch.kind()) {
-                    stack.push((ch, d + 1));
-                }
-            }
-        }
+            false
+        });
         out
     }
 
