@@ -192,7 +192,7 @@ pub(crate) struct Rules {
 pub struct Paths {
     /// Files the analyzers never read (vendored or generated code). When
     /// set (even to `[]`) it replaces the default, the vendored folders
-    /// (`vendor/`, `vendored/`, `third_party/`, `node_modules/`, Yarn's `.yarn/` and `.pnp.cjs` at any depth). The policy
+    /// (`vendor/`, `vendored/`, pip's `_vendor/`, `third_party/`, `node_modules/`, Yarn's `.yarn/` and `.pnp.cjs` at any depth). The policy
     /// still sees them: gate edits, protected paths and the ledger cover
     /// every changed file.
     pub ignore: Option<Vec<String>>,

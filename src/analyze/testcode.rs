@@ -66,7 +66,7 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// Not the project's code unless the base config sets `paths.ignore`:
 /// vendored dependencies (Go modules' `vendor/`, copied sources in
 /// `third_party/`, a library's bundled copies of its dependencies in
-/// `vendored/`, installed npm packages in `node_modules/`, Yarn's own
+/// `vendored/` or, as pip and setuptools name it, `_vendor/`, installed npm packages in `node_modules/`, Yarn's own
 /// releases, plugins and cache in `.yarn/`, and the Plug'n'Play loader it
 /// writes, `.pnp.cjs`). A change there is an upgrade of someone else's
 /// code, judged where it is made. Node does not load a project's modules
@@ -76,6 +76,8 @@ pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
     "**/vendor/",
     "vendored/",
     "**/vendored/",
+    "_vendor/",
+    "**/_vendor/",
     "third_party/",
     "**/third_party/",
     "node_modules/",
@@ -498,6 +500,7 @@ mod tests {
             "svc/vendor/x.go",
             "third_party/lib/x.py",
             "sdk/vendored/requests/adapters.py",
+            "src/pip/_vendor/rich/prompt.py",
             "web/node_modules/ky/index.js",
             ".yarn/plugins/@yarnpkg/plugin-interactive-tools.cjs",
             ".yarn/releases/yarn-4.1.0.cjs",
