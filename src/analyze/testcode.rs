@@ -187,7 +187,7 @@ impl ScanPaths {
 const DEFAULTS_KEY: &str = "the default test patterns";
 /// How the note names the default ignored folders.
 const IGNORE_DEFAULTS_KEY: &str =
-    "the default vendored folders (vendor/, third_party/, node_modules/; set paths.ignore to change)";
+    "the default vendored folders (vendor/, vendored/, _vendor/, third_party/, node_modules/, Yarn's .yarn/, .pnp.cjs and .pnp.loader.mjs; set paths.ignore to change)";
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy, Default)]
@@ -520,6 +520,10 @@ mod tests {
             assert_eq!(d.ignored(own), None, "{own} is the project's own");
         }
         assert!(d.ignore_source().starts_with("the default vendored folders"));
+        // The note names every default it applied.
+        for p in DEFAULT_IGNORE_PATTERNS.iter().filter(|p| !p.starts_with("**/")) {
+            assert!(d.ignore_source().contains(p.trim_end_matches('/')), "{p} is not named in the note");
+        }
     }
 
     #[test]
