@@ -188,6 +188,12 @@ pub(crate) struct ConditionsSpec {
 }
 
 impl Wrapper {
+    /// Whether a file's text says it uses this library (`uses`), or the
+    /// library needs no such word.
+    pub(crate) fn used_in(&self, text: &str) -> bool {
+        self.uses.is_empty() || self.uses.iter().any(|u| text.contains(u.as_str()))
+    }
+
     /// Whether `callee` (as written, whitespace removed) names this form:
     /// the whole callee, or its last segment when the name has one segment.
     pub(crate) fn names_callee(&self, callee: &str) -> bool {

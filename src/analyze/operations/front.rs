@@ -728,7 +728,7 @@ impl<'w, 't> Walker<'w, 't> {
                 && w.names_callee(callee)
                 && (!defined
                     || w.names.iter().any(|x| x.contains(['.', ':']) && callee.ends_with(x.as_str())))
-                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                && w.used_in(whole)
                 && (w.site.is_empty() || w.site.iter().any(|x| self.text(file, n).contains(x.as_str())))
         }) else {
             return false;
@@ -1927,7 +1927,7 @@ impl<'w, 't> Walker<'w, 't> {
             w.languages.iter().any(|l| l == "php")
                 && w.form.iter().any(|f| f == "class")
                 && w.runs.contains(&name)
-                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                && w.used_in(whole)
         })?;
         let body = def.parent()?;
         let mut c = body.walk();
@@ -2044,7 +2044,7 @@ impl<'w, 't> Walker<'w, 't> {
                 w.languages.iter().any(|l| l == lang)
                     && w.form.iter().any(|f| f == "decorator" || f == "annotation")
                     && w.names_callee(&name)
-                    && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                    && w.used_in(whole)
                     && (w.site.is_empty() || w.site.iter().any(|x| said.contains(&x.replace(' ', ""))))
             }) {
                 let mut r = self.wrapper_retry(w, file, d, d, &ctx);
@@ -2097,7 +2097,7 @@ impl<'w, 't> Walker<'w, 't> {
             w.languages.iter().any(|l| l == lang)
                 && w.form.iter().any(|f| f == "decorator")
                 && w.names_callee(callee.as_str())
-                && (w.uses.is_empty() || w.uses.iter().any(|u| whole.contains(u.as_str())))
+                && w.used_in(whole)
         })?;
         let root = self.world.files[file].file.tree.root_node();
         let mut n = root.descendant_for_byte_range(callee.start(), callee.end())?;
@@ -2907,9 +2907,8 @@ impl<'w, 't> Walker<'w, 't> {
         let base = body.start_byte();
         let mut outside = String::new();
         let mut at = 0;
-        let mut sorted = catches.clone();
-        sorted.sort_by_key(|c| c.start_byte());
-        for c in &sorted {
+        catches.sort_by_key(|c| c.start_byte());
+        for c in &catches {
             let (a, b) = (c.start_byte() - base, c.end_byte() - base);
             if a >= at && b <= whole.len() {
                 outside.push_str(&whole[at..a]);

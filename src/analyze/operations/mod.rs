@@ -306,16 +306,18 @@ impl Analyzer for OperationsAnalyzer {
         let settled_dirs: std::collections::HashSet<String> = if added_files > compare::BULK_FILES {
             let added: std::collections::HashSet<&str> =
                 files.iter().filter(|f| f.base.text().is_none()).map(|f| f.path.as_str()).collect();
-            self.head
-                .as_ref()
-                .and_then(|t| t.git.tree_files(&t.rev).ok())
-                .map(|tree| {
-                    tree.into_iter()
-                        .filter(|(p, _)| !added.contains(p.as_str()))
-                        .map(|(p, _)| folder_of(&p).to_string())
-                        .collect()
-                })
-                .unwrap_or_default()
+            match self.head.as_ref().map(|t| t.git.tree_files(&t.rev)) {
+                Some(Ok(tree)) => tree
+                    .into_iter()
+                    .filter(|(p, _)| !added.contains(p.as_str()))
+                    .map(|(p, _)| folder_of(&p).to_string())
+                    .collect(),
+                Some(Err(e)) => {
+                    out.notes.push(Note::blocking(None, format!("could not list the head tree to tell the project's folders from code added in bulk ({e}); new retries in the files this change adds are said as warnings: check that the head commit is in the repository, then run retrygate again")));
+                    std::collections::HashSet::new()
+                }
+                None => std::collections::HashSet::new(),
+            }
         } else {
             std::collections::HashSet::new()
         };
