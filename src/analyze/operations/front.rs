@@ -1095,7 +1095,10 @@ impl<'w, 't> Walker<'w, 't> {
                 }
                 if syn.is_call(x.kind()) {
                     let c = self.callee(file, x);
-                    if is_timeout(last_segment(&c))
+                    if is_timeout(last_segment(&c)) && !self.timer_bounds_a_call(file, x, &c) {
+                        // A timer that only resumes or schedules work
+                        // (`setTimeout(resolve, 0)`) bounds no call.
+                    } else if is_timeout(last_segment(&c))
                         || words(last_segment(&c)).first().is_some_and(|w| w == "set" || w == "with")
                             && is_timeout(last_segment(&c))
                     {
@@ -1170,6 +1173,20 @@ impl<'w, 't> Walker<'w, 't> {
         r
     }
 
+    /// Whether a timer call bounds a call: any timeout setter does, but a
+    /// JavaScript `setTimeout` does only when what it runs gives up on
+    /// something (`controller.abort()`, `reject(..)`), since the same call
+    /// is how a sleep or a yield is written.
+    fn timer_bounds_a_call(&self, file: usize, call: Node<'_>, callee: &str) -> bool {
+        if last_segment(callee) != "setTimeout" {
+            return true;
+        }
+        self.args(file, call).first().is_some_and(|cb| {
+            let t = self.text(file, *cb).to_ascii_lowercase();
+            ["abort", "reject", "cancel", "destroy", "kill", "timeout", "throw"].iter().any(|w| t.contains(w))
+        })
+    }
+
     /// The text of the definition around `n`.
     fn enclosing_text(&self, file: usize, n: Node<'_>) -> Option<&'w str> {
         let syn = self.syn(file);
@@ -1236,6 +1253,21 @@ impl<'w, 't> Walker<'w, 't> {
         if data.local_receivers.iter().any(|l| *l == r_last || *l == r)
             || data.stdlib_receivers.iter().any(|l| *l == r_last || *l == r)
             || local_words(&r_last)
+        {
+            return None;
+        }
+        // A receiver the function itself built as a collection
+        // (`ids := NewIDSet()`, `msgs = []`, `seen = new HashSet<>()`): its
+        // `insert`/`add`/`push` change memory, not a service.
+        if self.enclosing_text(file, n).is_some_and(|t| built_as_collection(t, recv)) {
+            return None;
+        }
+        // `items.insert(0, x)`: a position first is a list's insert.
+        if verb == "insert"
+            && self.args(file, n).first().is_some_and(|a| {
+                let t = self.text(file, *a).trim();
+                !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '-')
+            })
         {
             return None;
         }
@@ -2817,7 +2849,11 @@ impl<'w, 't> Walker<'w, 't> {
             }
         };
         if infinite {
-            return if self.bound_check(file, body) { Attempts::Bounded } else { Attempts::Unbounded };
+            return if self.loop_bound_check(file, lp, body) {
+                Attempts::Bounded
+            } else {
+                Attempts::Unbounded
+            };
         }
         if let Some(n) = self.bound_node(file, lp) {
             if let Some((v, _)) = self.number(file, n) {
@@ -2950,6 +2986,18 @@ impl<'w, 't> Walker<'w, 't> {
     /// condition reads a name the body counts, or the clock, and that
     /// leaves the loop.
     fn bound_check(&self, file: usize, body: Node<'_>) -> bool {
+        self.bound_check_with(file, body, "")
+    }
+
+    /// [`Self::bound_check`] for a loop's body, with the loop's header
+    /// (`for retries := 1; ; retries++`): a counter moved there counts.
+    fn loop_bound_check(&self, file: usize, lp: Node<'_>, body: Node<'_>) -> bool {
+        let whole = self.text(file, lp);
+        let head_len = body.start_byte().saturating_sub(lp.start_byte()).min(whole.len());
+        self.bound_check_with(file, body, whole.get(..head_len).unwrap_or(""))
+    }
+
+    fn bound_check_with(&self, file: usize, body: Node<'_>, header: &str) -> bool {
         static COUNTER: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(r"(\$?[A-Za-z_][\w.]*)\s*(?:\+\+|--|\+=|-=)|(?:\+\+|--)\s*(\$?[A-Za-z_][\w.]*)|(\$?[A-Za-z_][\w.]*)\s*=\s*(\$?[A-Za-z_][\w.]*)\s*[+-]\s*1\b")
                 .unwrap_or_else(|e| panic!("constant pattern: {e}"))
@@ -2957,10 +3005,12 @@ impl<'w, 't> Walker<'w, 't> {
         let text = self.text(file, body);
         let counters: HashSet<&str> = COUNTER
             .captures_iter(text)
+            .chain(COUNTER.captures_iter(header))
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str()))
             .collect();
         let syn = self.syn(file);
-        let flags = self.failure_flags(file, body);
+        let mut flags = self.failure_flags(file, body);
+        flags.extend(delegated_decisions(text, &counters));
         self.any_in_body(file, body, |x| {
             if !(syn.ifs.contains(&x.kind()) || matches!(x.kind(), "while_modifier" | "until_modifier")) {
                 return false;
@@ -2969,6 +3019,7 @@ impl<'w, 't> Walker<'w, 't> {
             let reads = counters.iter().any(|c| {
                 cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
             }) || has_time(cond)
+                || counters.iter().any(|c| decides_on(cond, c))
                 || flags.iter().any(|f| names_whole(cond, f));
             reads && self.leaves(file, x)
         })
@@ -3847,6 +3898,156 @@ fn local_words(receiver: &str) -> bool {
     })
 }
 
+/// Whether `text` (a function) binds the root name of `recv` to an
+/// in-memory collection: a list, map or set literal, `make(..)`, a
+/// constructor whose type names a collection (`new ArrayList<>()`,
+/// `NewIDSet()`, `set()`, `defaultdict(list)`), or a declared collection
+/// type (`var ids []string`, `msgs: list[str] = ..`).
+fn built_as_collection(text: &str, recv: &str) -> bool {
+    static COLLECTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:\[|\{|make\(|(?:list|dict|set|frozenset|deque|defaultdict|OrderedDict|Counter|Array|Map|Set|WeakMap)\(|new\s+(?:[\w.]*\.)?\w*(?:List|Map|Set|Array|Queue|Deque|Dictionary|Vector|Stack|Collection)\b|(?:[\w.]*\.)?(?:New|new|make|Make)?\w*(?:Set|Map|List|Dict|Array|Queue|Deque|Slice)\s*[({<]|mutableListOf|mutableSetOf|mutableMapOf|arrayListOf|hashMapOf|hashSetOf|listOf|setOf|mapOf)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    static TYPED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:\[\]|map\[|(?:list|dict|set|List|Dict|Set|Map|Array|deque)\b|(?:[\w.]*\.)?\w*(?:Set|Map|List|Dict)\b)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let root = recv.split(['.', '-', '[', '(']).next().unwrap_or("").trim_start_matches('$');
+    if root.is_empty()
+        || matches!(root, "self" | "this" | "cls")
+        || !root.chars().all(|c| c.is_alphanumeric() || c == '_')
+    {
+        return false;
+    }
+    // The binding of the root, and only when the receiver is the root
+    // itself (`ids.Insert`, not `ids.client.Insert`).
+    if recv.trim_start_matches('$') != root {
+        return false;
+    }
+    let mut at = 0;
+    while let Some(i) = text[at..].find(root) {
+        let start = at + i;
+        let end = start + root.len();
+        at = end;
+        let before = text[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$') {
+            continue;
+        }
+        let rest = &text[end..];
+        if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest_t = rest.trim_start();
+        let value =
+            rest_t.strip_prefix(":=").or_else(|| rest_t.strip_prefix('=').filter(|r| !r.starts_with('=')));
+        if value.is_some_and(|v| COLLECTION.is_match(v)) {
+            return true;
+        }
+        // `ids: list[str] = []`, `var ids []string`, `ids []string` (Go
+        // params), `List<String> ids = ..` is caught by the value.
+        if let Some(ty) = rest_t.strip_prefix(':').filter(|r| !r.starts_with('=')) {
+            if TYPED.is_match(ty) {
+                return true;
+            }
+        }
+        if text[..start].trim_end().ends_with("var") && TYPED.is_match(rest) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Callees that use an attempt number without deciding whether to go on:
+/// a delay, a log line, a metric.
+fn uses_count_only(callee: &str) -> bool {
+    let w = words(callee);
+    w.iter().any(|x| {
+        matches!(
+            x.as_str(),
+            "sleep"
+                | "wait"
+                | "delay"
+                | "backoff"
+                | "jitter"
+                | "log"
+                | "logf"
+                | "logger"
+                | "print"
+                | "printf"
+                | "println"
+                | "fmt"
+                | "format"
+                | "sprintf"
+                | "debug"
+                | "info"
+                | "warn"
+                | "warning"
+                | "trace"
+                | "error"
+                | "errorf"
+                | "metric"
+                | "metrics"
+                | "record"
+                | "observe"
+                | "inc"
+                | "emit"
+                | "span"
+                | "after"
+                | "timer"
+                | "duration"
+                | "interval"
+                | "str"
+                | "string"
+                | "itoa"
+        )
+    })
+}
+
+/// Whether `cond` hands the counter to a function that decides
+/// (`if !shouldRetry(attempt, err)`, `if policy.exhausted(attempts)`).
+fn decides_on(cond: &str, counter: &str) -> bool {
+    static CALL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"([A-Za-z_][\w.]*)\s*\(([^()]*)\)").unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    CALL.captures_iter(cond).any(|c| {
+        let callee = c.get(1).map_or("", |m| m.as_str());
+        let args = c.get(2).map_or("", |m| m.as_str());
+        !uses_count_only(callee) && args.split(',').any(|a| names_whole(a.trim(), counter))
+    })
+}
+
+/// Names a body assigns from a call given the loop's counter
+/// (`retry, after, err := g.shouldRetry(attempts, err)`): the callee
+/// decides whether to go on, so a test of one that leaves bounds the loop
+/// by a count retrygate does not compute.
+fn delegated_decisions(body: &str, counters: &HashSet<&str>) -> Vec<String> {
+    static ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^\s*(?:let\s+|const\s+|var\s+|val\s+|auto\s+)?\(?([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\)?\s*:?=\s*(?:await\s+|try\s+|yield\s+)?([A-Za-z_][\w.]*)\s*\(([^()]*)\)")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    if counters.is_empty() {
+        return Vec::new();
+    }
+    ASSIGN
+        .captures_iter(body)
+        .filter(|c| {
+            let callee = c.get(2).map_or("", |m| m.as_str());
+            let args = c.get(3).map_or("", |m| m.as_str());
+            !uses_count_only(callee)
+                && counters.iter().any(|k| args.split(',').any(|a| names_whole(a.trim(), k)))
+        })
+        .flat_map(|c| {
+            c.get(1).map_or(Vec::new(), |m| {
+                m.as_str()
+                    .split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| x != "_" && x != "err")
+                    .collect()
+            })
+        })
+        .collect()
+}
+
 /// Whether code reads the Retry-After header: its name (`retry-after`),
 /// or the field a client library fills from it (`err.retryAfter`,
 /// `e.retry_after`); a local variable named `retry_after` is not it.
@@ -4058,6 +4259,50 @@ mod tests {
             "def work(q):\n    while True:\n        try:\n            m = q.get()\n            requests.post('u', json=m)\n        except Exception:\n            log.exception('x')\n",
         );
         assert!(got.is_empty(), "{got:?}");
+    }
+
+    /// A bound tested in the body against a counter the loop's header
+    /// moves, or handed to a function that decides, bounds the loop; a
+    /// counter used only for the delay does not.
+    #[test]
+    fn a_loop_bound_in_its_header_or_in_a_deciding_call_is_a_bound() {
+        let header = "package a\nfunc f(max int) error {\n\tfor retries := 1; ; retries++ {\n\t\t_, err := client.PutItem(in)\n\t\tif err == nil {\n\t\t\treturn nil\n\t\t}\n\t\tif retries >= max {\n\t\t\treturn err\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n}\n";
+        assert_eq!(covered_attempts("a.go", header), vec![Attempts::Bounded]);
+        let decided = "package a\nfunc (g *G) f() error {\n\tattempts := 0\n\tfor {\n\t\tattempts++\n\t\t_, err := g.api.SendMessage(ctx, m)\n\t\tif err != nil {\n\t\t\tretry, after, retryErr := g.shouldRetry(attempts, err)\n\t\t\tif retryErr != nil {\n\t\t\t\treturn retryErr\n\t\t\t}\n\t\t\tif retry {\n\t\t\t\ttime.Sleep(after)\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\treturn err\n\t\t}\n\t\treturn nil\n\t}\n}\n";
+        assert_eq!(covered_attempts("a.go", decided), vec![Attempts::Bounded]);
+        let in_condition = "def f(c):\n    attempt = 0\n    while True:\n        attempt += 1\n        try:\n            return c.client.post('u')\n        except Exception as e:\n            if not policy.allows(attempt, e):\n                raise\n            time.sleep(1)\n";
+        assert_eq!(covered_attempts("a.py", in_condition), vec![Attempts::Bounded]);
+        // The counter only paces the delay: nothing stops the loop.
+        let paced = "package a\nfunc f() error {\n\tattempts := 0\n\tfor {\n\t\tattempts++\n\t\t_, err := client.Post(u, \"application/json\", b)\n\t\tif err == nil {\n\t\t\treturn nil\n\t\t}\n\t\td := backoffFor(attempts)\n\t\tlog.Printf(\"retry %d\", attempts)\n\t\ttime.Sleep(d)\n\t}\n}\n";
+        assert_eq!(covered_attempts("a.go", paced), vec![Attempts::Unbounded]);
+    }
+
+    /// `insert`/`add` on a collection the function built is memory, not a
+    /// service; the same verb on a client is a write.
+    #[test]
+    fn inserting_into_a_collection_the_function_built_is_not_a_write() {
+        assert_no_covered_writes(&[
+            ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tseen := NewIDSet()\n\t\tseen.Insert(id)\n\t\tif _, err := client.Get(u); err == nil {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n"),
+            ("a.py", "def f(b):\n    for i in range(3):\n        try:\n            msgs = convert(b)\n            msgs.insert(0, {'role': 'system'})\n            return client.get('u')\n        except Exception:\n            time.sleep(1)\n"),
+            ("a.py", "def f(b):\n    for i in range(3):\n        try:\n            rows: list[str] = []\n            rows.insert(b)\n            return client.get('u')\n        except Exception:\n            time.sleep(1)\n"),
+            ("A.java", "class A {\n  void f() {\n    for (int i = 0; i < 3; i++) {\n      try {\n        List<String> ids = new ArrayList<>();\n        ids.add(x);\n        Set<String> seen = new HashSet<>();\n        seen.insert(x);\n        return;\n      } catch (Exception e) {\n        sleep(1);\n      }\n    }\n  }\n}\n"),
+        ]);
+        let got = covered_writes(
+            "a.py",
+            "def f(b):\n    for i in range(3):\n        try:\n            return db.insert(b)\n        except Exception:\n            time.sleep(1)\n",
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+    }
+
+    /// `setTimeout` is a timeout of a call only when what it runs gives up
+    /// on one; `setTimeout(resolve, 0)` is a yield.
+    #[test]
+    fn a_timer_that_only_resumes_bounds_no_call() {
+        let timeout = |src: &str| models_of("a.ts", src).covered.iter().find_map(|c| c.op.timeout);
+        let yielding = "async function f(b) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      await new Promise((r) => setTimeout(r, 0));\n      return await fetch(u, { method: 'POST', body: b });\n    } catch (e) {\n      await sleep(100);\n    }\n  }\n}\n";
+        assert_eq!(timeout(yielding), None);
+        let aborting = "async function f(b) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      const c = new AbortController();\n      setTimeout(() => c.abort(), 5000);\n      return await fetch(u, { method: 'POST', body: b, signal: c.signal });\n    } catch (e) {\n      await sleep(100);\n    }\n  }\n}\n";
+        assert_eq!(timeout(aborting), Some(5000.0));
     }
 
     fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {

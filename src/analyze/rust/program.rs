@@ -1078,7 +1078,11 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
             // The function and, for a method, its type.
             let keep = parts.len().min(2);
             let names = parts.split_off(parts.len() - keep);
-            lowered.push((i, line, c, names.into_iter().filter(|n| n.len() > 2).collect()));
+            // `HttpConfig::default`: the type names the config; `default`
+            // is every type's.
+            let names =
+                names.into_iter().filter(|n| n.len() > 2 && !CONVENTIONAL_NAMES.contains(&n.as_str()));
+            lowered.push((i, line, c, names.collect()));
         }
     }
     if lowered.is_empty() {

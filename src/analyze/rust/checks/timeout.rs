@@ -29,15 +29,15 @@ pub(crate) fn decide(base: &TimeoutSite, head: &TimeoutSite) -> Option<Change> {
 }
 
 fn lowered(base: &TimeoutSite, head: &TimeoutSite) -> Change {
+    let what = if head.field {
+        format!("the `{}` field of `{}`", head.setter, head.op)
+    } else {
+        format!(".{}(..)", head.setter)
+    };
     let mut c = Change::new(
         Kind::TimeoutLowered,
         &CHECK,
-        format!(
-            ".{}(..) lowered from {} to {} in code that retries",
-            head.setter,
-            fmt_ms(base.ms),
-            fmt_ms(head.ms)
-        ),
+        format!("{what} lowered from {} to {} in code that retries", fmt_ms(base.ms), fmt_ms(head.ms)),
     );
     c.base = Some(json!({"timeout_ms": base.ms}));
     c.head = Some(json!({"timeout_ms": head.ms}));
@@ -50,8 +50,14 @@ mod tests {
 
     #[test]
     fn timeouts_lowered_not_raised() {
-        let t =
-            |ms| TimeoutSite { item: "f".into(), setter: "timeout".into(), ms, line: 1, op: String::new() };
+        let t = |ms| TimeoutSite {
+            item: "f".into(),
+            setter: "timeout".into(),
+            ms,
+            line: 1,
+            op: String::new(),
+            field: false,
+        };
         let c = decide(&t(2500.0), &t(800.0)).unwrap();
         assert_eq!(c.kind, Kind::TimeoutLowered);
         assert!(c.message.contains("2.5 s") && c.message.contains("800 ms"), "{}", c.message);

@@ -30,6 +30,61 @@ const TIMEOUT_METHODS: &[&str] = &[
     "request_timeout",
 ];
 
+/// Words in a field's name that say its timeout bounds no request: a
+/// shutdown grace period, an idle or keep-alive limit, a lease, a cache's
+/// lifetime, a poll's pace. Nothing retries on them expiring.
+const NOT_A_CALLS_TIMEOUT: &[&str] = &[
+    "shutdown",
+    "grace",
+    "idle",
+    "keepalive",
+    "alive",
+    "lease",
+    "ttl",
+    "session",
+    "heartbeat",
+    "poll",
+    "interval",
+    "cache",
+    "expiry",
+    "expire",
+    "expiration",
+    "drain",
+    "startup",
+    "lock",
+    "linger",
+    "close",
+    "sleep",
+    "debounce",
+    "election",
+    "tick",
+    "flush",
+    "gc",
+    "cleanup",
+    "test",
+];
+
+/// The milliseconds one unit of a bare number stands for, from the last
+/// word of the field that holds it (`client_timeout_in_second`,
+/// `request_timeout_ms`); `None` when the name says no unit.
+fn unit_of_field(words: &[String]) -> Option<f64> {
+    match words.last()?.as_str() {
+        "ms" | "millis" | "milliseconds" | "msec" | "msecs" => Some(1.0),
+        "s" | "sec" | "secs" | "second" | "seconds" => Some(1000.0),
+        "min" | "mins" | "minute" | "minutes" => Some(60_000.0),
+        _ => None,
+    }
+}
+
+/// A struct field whose name says it is a request's timeout
+/// (`connect_timeout`, `read_timeout_secs`, `client_timeout_in_second`),
+/// with the words of its name.
+fn call_timeout_field(name: &str) -> Option<Vec<String>> {
+    let words: Vec<String> = name.split('_').filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect();
+    let says_timeout = words.iter().any(|w| w == "timeout" || w == "deadline");
+    (says_timeout && !words.iter().any(|w| NOT_A_CALLS_TIMEOUT.contains(&w.as_str()))).then_some(words)
+}
+
 impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// Facts about a retried operation: a closure's body, or a function of
     /// this file named by path or `self.name`; callees are followed once.
@@ -127,6 +182,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         ms,
                         line: line_of(m),
                         op: quote::ToTokens::to_token_stream(chain.root).to_string(),
+                        field: false,
                     });
                 }
             }
@@ -143,6 +199,41 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
         }
         self.wrapper_chain(whole, chain);
+    }
+
+    /// Timeouts set as struct fields (`HttpConfig { connect_timeout:
+    /// Duration::from_secs(30), .. }` in a `Default` impl or a
+    /// constructor): a config struct is where most crates keep the timeout
+    /// their client builder reads. A bare number counts when the field's
+    /// name gives its unit.
+    pub(super) fn struct_timeouts(&mut self, s: &'a syn::ExprStruct) {
+        let mut ty = s.path.segments.last().map(|x| x.ident.to_string()).unwrap_or_default();
+        if ty == "Self" {
+            // `impl Default for HttpConfig { .. Self { .. } }`: the item
+            // is `HttpConfig::default`.
+            if let Some(owner) = self.item.rsplit("::").nth(1) {
+                ty = owner.to_string();
+            }
+        }
+        for fv in &s.fields {
+            let syn::Member::Named(n) = &fv.member else { continue };
+            let name = n.to_string();
+            let Some(words) = call_timeout_field(&name) else { continue };
+            let ms = self
+                .env
+                .millis(&fv.expr)
+                .or_else(|| Some(self.env.number(&fv.expr)? * unit_of_field(&words)?));
+            if let Some(ms) = ms {
+                self.w.out.timeouts.push(TimeoutSite {
+                    item: self.item.clone(),
+                    setter: name,
+                    ms,
+                    line: line_of(&fv.expr),
+                    op: ty.clone(),
+                    field: true,
+                });
+            }
+        }
     }
 
     /// Whether `e` calls a constructor of a project's own type (`Wrapper::new()`).
@@ -268,6 +359,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         ms,
                         line: line_of(whole),
                         op: quote::ToTokens::to_token_stream(args[1]).to_string(),
+                        field: false,
                     });
                 }
             }
@@ -698,6 +790,34 @@ mod tests {
         let a = m.sites.iter().find(|s| s.item == "a").expect("a call site");
         assert_eq!(a.policy.attempts.value, Attempts::Unknown);
         assert_eq!(a.unresolved, ["cfg.retries"]);
+    }
+
+    /// A config struct's timeouts: durations, and bare numbers whose
+    /// field names give the unit; timeouts that bound no request
+    /// (shutdown, idle) and unitless numbers are not read.
+    #[test]
+    fn timeouts_set_as_struct_fields_are_read() {
+        let m = model_of(
+            "impl Default for HttpConfig { fn default() -> Self { Self {\n\
+             connect_timeout: Duration::from_secs(30),\n\
+             client_timeout_in_second: 10,\n\
+             read_timeout_ms: 250,\n\
+             shutdown_timeout: Duration::from_secs(20),\n\
+             pool_idle_timeout: Duration::from_secs(90),\n\
+             timeout: 5,\n\
+             retries: 3 } } }\n",
+        );
+        let got: Vec<(&str, f64, &str)> =
+            m.timeouts.iter().map(|t| (t.setter.as_str(), t.ms, t.op.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("connect_timeout", 30_000.0, "HttpConfig"),
+                ("client_timeout_in_second", 10_000.0, "HttpConfig"),
+                ("read_timeout_ms", 250.0, "HttpConfig")
+            ]
+        );
+        assert!(m.timeouts.iter().all(|t| t.item.ends_with("default")), "{:?}", m.timeouts);
     }
 
     #[test]

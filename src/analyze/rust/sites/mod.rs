@@ -72,6 +72,9 @@ pub(crate) struct TimeoutSite {
     /// of a builder chain. Pairs a changed timeout with its old self when a
     /// new one sits beside it.
     pub(crate) op: String,
+    /// Set as a struct field (`connect_timeout: ..` in a config's
+    /// `Default`), not by a call.
+    pub(crate) field: bool,
 }
 
 /// A by-value builder setter called as a statement; its result is lost.
@@ -634,7 +637,8 @@ impl<'ast, 'w, 'i> Visit<'ast> for FnWalker<'w, 'i, 'ast> {
                 self.call(e, c);
                 syn::visit::visit_expr(self, e);
             }
-            Expr::Struct(_) => {
+            Expr::Struct(s) => {
+                self.struct_timeouts(s);
                 let chain = Chain { root: e, calls: Vec::new() };
                 self.chain(e, &chain);
                 syn::visit::visit_expr(self, e);
