@@ -85,6 +85,11 @@ pub(crate) struct Entry {
     /// code (`10`, `true`, `unlimited`); see `defaults` for its source.
     #[serde(default)]
     pub(crate) default: Option<String>,
+    /// The option this one is another spelling of (Spring's
+    /// `maxAttemptsExpression` sets what `maxAttempts` does): both share
+    /// one identity, so switching from one to the other compares values.
+    #[serde(default)]
+    pub(crate) same_as: Option<String>,
 }
 
 /// The library's jitter, by constructor and by option.
@@ -139,7 +144,7 @@ impl Library {
         // Calls that set a count share one key (`stop_after_attempt(5)` and
         // `stop_never` are two values of one setting); options are each their own.
         let what = match (&e.option, knob) {
-            (Some(o), _) => o.clone(),
+            (Some(o), _) => e.same_as.clone().unwrap_or_else(|| o.clone()),
             (None, Knob::Count) => "attempts".to_string(),
             (None, _) => e.call.clone().unwrap_or_default(),
         };

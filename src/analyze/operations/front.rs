@@ -404,6 +404,15 @@ impl<'w, 't> Walker<'w, 't> {
                 return;
             }
         }
+        // Work started and not waited for (`go send()`, a bare
+        // `asyncio.ensure_future(send())`, `Task.Run(..)` as a statement):
+        // its failure never reaches the retry around it, which therefore
+        // does not re-run it.
+        if ctx.retry.is_some() && self.fire_and_forget(file, n) {
+            let detached = Ctx { retry: None, outer: None, exit_scope: None, ..ctx.clone() };
+            self.walk_children(file, n, &detached, d);
+            return;
+        }
         // A call after which the loop around it cannot leave is run once
         // per pass, not re-issued until it succeeds: a worker, poll or
         // dispatch loop's work.
@@ -433,6 +442,38 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         self.walk_children(file, n, ctx, d);
+    }
+
+    /// Whether `n` starts work nobody waits for: a Go `go` statement, or a
+    /// task-starting call (`ensure_future`, `create_task`, `spawn`,
+    /// `Task.Run`, `launch`, `setImmediate`) whose result is dropped.
+    fn fire_and_forget(&self, file: usize, n: Node<'_>) -> bool {
+        if n.kind() == "go_statement" {
+            return true;
+        }
+        if !self.syn(file).is_call(n.kind()) {
+            return false;
+        }
+        let callee = self.callee(file, n);
+        let starts_task = matches!(
+            last_segment(&callee),
+            "ensure_future"
+                | "create_task"
+                | "run_coroutine_threadsafe"
+                | "start_soon"
+                | "spawn"
+                | "spawn_blocking"
+                | "Run"
+                | "StartNew"
+                | "launch"
+                | "setImmediate"
+                | "queueMicrotask"
+                | "nextTick"
+                | "runAsync"
+                | "supplyAsync"
+        );
+        starts_task
+            && n.parent().is_some_and(|p| matches!(p.kind(), "expression_statement" | "statement_expression"))
     }
 
     // ---- calls -------------------------------------------------------
@@ -4303,6 +4344,21 @@ mod tests {
         assert_eq!(timeout(yielding), None);
         let aborting = "async function f(b) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      const c = new AbortController();\n      setTimeout(() => c.abort(), 5000);\n      return await fetch(u, { method: 'POST', body: b, signal: c.signal });\n    } catch (e) {\n      await sleep(100);\n    }\n  }\n}\n";
         assert_eq!(timeout(aborting), Some(5000.0));
+    }
+
+    /// Work started and not waited for is not re-run by the retry around
+    /// the code that starts it; awaited work is.
+    #[test]
+    fn work_started_and_not_awaited_is_not_retried() {
+        assert_no_covered_writes(&[
+            ("a.py", "async def run(self):\n    while True:\n        try:\n            asyncio.ensure_future(self.client.post('u', json=m))\n            await self.connect()\n            return\n        except Exception:\n            await asyncio.sleep(1)\n"),
+            ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tgo client.Post(u, \"application/json\", b)\n\t\tif err := conn.Dial(); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
+        ]);
+        let awaited = covered_writes(
+            "a.py",
+            "async def run(self):\n    while True:\n        try:\n            t = asyncio.ensure_future(self.client.post('u', json=m))\n            await t\n            return\n        except Exception:\n            await asyncio.sleep(1)\n",
+        );
+        assert_eq!(awaited.len(), 1, "{awaited:?}");
     }
 
     fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {
