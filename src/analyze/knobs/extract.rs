@@ -538,8 +538,11 @@ fn library_setting(
                 None
             };
             let Some(toks) = toks else { continue };
-            let value =
-                if unbounded { Value::Unlimited } else { unit_from_name(value::eval(&toks, b), last) };
+            let value = if unbounded {
+                Value::Unlimited
+            } else {
+                e.meaning(unit_from_name(value::eval(&toks, b), last))
+            };
             out.push(Setting {
                 name: last.to_string(),
                 key: lib.key(knob, e),

@@ -90,6 +90,20 @@ pub(crate) struct Entry {
     /// one identity, so switching from one to the other compares values.
     #[serde(default)]
     pub(crate) same_as: Option<String>,
+    /// What a value of 0 means when it is not a count of 0: `unlimited`
+    /// (Temporal's `MaximumAttempts: 0`, retry-go's `Attempts(0)`).
+    #[serde(default)]
+    pub(crate) zero: Option<String>,
+}
+
+impl Entry {
+    /// `v` as the library reads it: 0 is no limit where the library says so.
+    pub(crate) fn meaning(&self, v: Value) -> Value {
+        match (&v, self.zero.as_deref()) {
+            (Value::Num { v: n, .. }, Some("unlimited")) if *n == 0.0 => Value::Unlimited,
+            _ => v,
+        }
+    }
 }
 
 /// The library's jitter, by constructor and by option.

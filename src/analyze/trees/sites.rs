@@ -187,7 +187,7 @@ fn read_holder<'t>(
                 Evaluated { value: Value::Unlimited, trail: Vec::new() }
             } else {
                 let Some(arg) = h.args.and_then(|a| positional(a).get(e.arg).copied()) else { continue };
-                world.eval(file, arg, 0)
+                meant(e, world.eval(file, arg, 0))
             };
             out.push(site(identity(&lib.key(knob, e)), knob, lib, call, at.clone(), value, None));
             continue;
@@ -199,7 +199,7 @@ fn read_holder<'t>(
         if h.name == *option && h.node.kind() == "method_invocation" {
             if e.within.is_empty() || chain_has(world, file, h.node, &e.within) {
                 if let Some(arg) = h.args.and_then(|a| positional(a).first().copied()) {
-                    let value = world.eval(file, arg, 0);
+                    let value = meant(e, world.eval(file, arg, 0));
                     out.push(site(identity(&lib.key(knob, e)), knob, lib, option, at.clone(), value, None));
                 }
             }
@@ -227,6 +227,7 @@ fn read_holder<'t>(
                         value.value = Value::Bool(on);
                     }
                 }
+                let mut value = meant(e, value);
                 let loc = Loc { path: world.files[vf].file.path.clone(), line: line_of(node) };
                 if loc != at {
                     value.trail.insert(0, loc);
@@ -424,12 +425,18 @@ fn read_assignment<'t>(
         if e.option.as_deref() == Some(field) && e.within.is_empty() {
             let value_node =
                 if r.kind() == "expression_list" { children(r).first().copied().unwrap_or(r) } else { r };
-            let value = world.eval(file, value_node, 0);
+            let value = meant(e, world.eval(file, value_node, 0));
             let at = Loc { path: f.path.clone(), line: line_of(n) };
             let identity = format!("{}|{}|{}", owner(world, file, n), lib.library, lib.key(knob, e));
             out.push(site(identity, knob, lib, field, at, value, None));
         }
     }
+}
+
+/// A value as the library entry `e` reads it (0 as no limit, where so).
+fn meant(e: &libraries::Entry, mut v: Evaluated) -> Evaluated {
+    v.value = e.meaning(v.value);
+    v
 }
 
 fn site(
