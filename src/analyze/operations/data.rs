@@ -18,6 +18,8 @@ pub(crate) struct Data {
     pub(crate) http_methods: HttpMethods,
     pub(crate) senders: Vec<Sender>,
     pub(crate) write_verbs: Vec<String>,
+    /// First words of a call name that read, sent to a client or SDK.
+    pub(crate) read_verbs: Vec<String>,
     pub(crate) local_objects: Vec<String>,
     pub(crate) computations: Vec<String>,
     pub(crate) local_receivers: Vec<String>,

@@ -696,7 +696,9 @@ impl<'w, 't> Walker<'w, 't> {
             }
             return false;
         }
-        if let Some(op) = self.sdk_write(file, n, &callee, ctx) {
+        if let Some(op) =
+            self.sdk_write(file, n, &callee, ctx).or_else(|| self.sdk_read(file, n, &callee, ctx))
+        {
             self.ops.push((op, ctx.retry.clone()));
             return false;
         }
@@ -1340,6 +1342,34 @@ impl<'w, 't> Walker<'w, 't> {
             .iter()
             .any(|c| recv_words.iter().any(|w| w == c) || compact.ends_with(c.as_str()));
         Some(op)
+    }
+
+    /// A read sent through a client or SDK: a read verb first
+    /// (`getUpdates`, `list_objects`, `GetOrder`) on a receiver that names
+    /// a client, an API or a service (`bot.api`, `s3_client`, `stub`).
+    fn sdk_read(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Operation> {
+        const REMOTE: &[&str] =
+            &["client", "clients", "api", "sdk", "stub", "service", "svc", "rpc", "grpc", "remote"];
+        let recv = receiver(callee);
+        let last = last_segment(callee);
+        let w = words(last);
+        let verb = w.first()?;
+        if !self.data.read_verbs.iter().any(|v| v == verb) || w.len() < 2 && verb != "get" && verb != "list" {
+            return None;
+        }
+        let r = recv.to_ascii_lowercase();
+        let r_last = last_segment(&r).trim_start_matches('$').to_string();
+        if self.data.local_receivers.iter().any(|l| *l == r_last || *l == r)
+            || self.data.stdlib_receivers.iter().any(|l| *l == r_last || *l == r)
+        {
+            return None;
+        }
+        let names_remote =
+            recv.split(['.', '-', '>', ':', '(', ')']).flat_map(words).any(|x| REMOTE.contains(&x.as_str()));
+        if !names_remote || self.args(file, n).iter().any(|a| self.is_callable(file, *a)) {
+            return None;
+        }
+        Some(self.operation(file, n, callee, Method::Idempotent(verb.to_ascii_uppercase()), ctx))
     }
 
     /// A client chain that retries the request it ends in
@@ -4359,6 +4389,29 @@ mod tests {
             "async def run(self):\n    while True:\n        try:\n            t = asyncio.ensure_future(self.client.post('u', json=m))\n            await t\n            return\n        except Exception:\n            await asyncio.sleep(1)\n",
         );
         assert_eq!(awaited.len(), 1, "{awaited:?}");
+    }
+
+    /// A read through a client or SDK is an operation (a retry around it
+    /// has a bound to lose); the same verb on an in-memory receiver is not.
+    #[test]
+    fn sdk_reads_on_a_client_are_operations() {
+        let covered = |path: &str, src: &str| -> Vec<(String, String, Attempts)> {
+            models_of(path, src)
+                .covered
+                .iter()
+                .filter(|c| !c.retries.is_empty())
+                .map(|c| (c.op.callee.clone(), format!("{:?}", c.op.method), c.retries[0].attempts))
+                .collect()
+        };
+        let ts = "async function poll(bot) {\n  while (true) {\n    try {\n      return await bot.api.getUpdates({ offset });\n    } catch (e) {\n      await sleep(1000);\n    }\n  }\n}\n";
+        assert_eq!(
+            covered("a.ts", ts),
+            vec![("bot.api.getUpdates".to_string(), "Idempotent(\"GET\")".to_string(), Attempts::Unbounded)]
+        );
+        let py = "def f(key):\n    for i in range(5):\n        try:\n            return s3_client.list_objects(Bucket=key)\n        except Exception:\n            time.sleep(1)\n";
+        assert_eq!(covered("a.py", py).len(), 1);
+        let local = "def f(key):\n    for i in range(5):\n        try:\n            v = settings.get_value(key)\n            return cache.get_entry(key)\n        except Exception:\n            time.sleep(1)\n";
+        assert!(covered("a.py", local).is_empty(), "{:?}", covered("a.py", local));
     }
 
     fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {
