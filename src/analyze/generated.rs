@@ -77,7 +77,17 @@ pub(crate) fn reason(text: &str) -> Option<&'static str> {
             return Some("it says it is generated");
         }
     }
-    minified(text)
+    minified(text).or_else(|| bundled(text))
+}
+
+/// A bundler's module table, which nobody writes by hand: browserify's
+/// `},{..}],12:[function(require,module,exports){` between modules, or
+/// webpack's runtime (`__webpack_require__`), seen several times.
+fn bundled(text: &str) -> Option<&'static str> {
+    let browserify = text.matches(":[function(require,module,exports){").count();
+    let webpack = text.matches("__webpack_require__").count();
+    (browserify >= 3 || webpack >= 3 || text.contains("webpackBootstrap"))
+        .then_some("it holds a bundler's module table (browserify or webpack output)")
 }
 
 /// A bundle the change adds in place of one it deletes: `index-CY7d47QS.js`
@@ -123,6 +133,23 @@ mod tests {
             replaced_bundle("web/assets/index-C7.js", &bundle, &[("web/assets/index-D0.js", "f()\n")]),
             None
         );
+    }
+
+    #[test]
+    fn a_bundlers_module_table_is_bundled_output() {
+        let module = "},{\"./lib\":2}],7:[function(require,module,exports){\nvar retries = 3;\n";
+        let browserify = format!("(function (process){{\n{}", module.repeat(3));
+        assert!(reason(&browserify).is_some_and(|r| r.contains("bundler")));
+        let webpack = "/******/ (function(modules) { // webpackBootstrap\n/******/ \tfunction __webpack_require__(id) {}\n";
+        assert!(reason(webpack).is_some());
+        // One module written in the CommonJS style is code.
+        assert_eq!(
+            reason(
+                "var retry = require('retry');\nmodule.exports = function (require, module, exports) {};\n"
+            ),
+            None
+        );
+        assert_eq!(reason(&format!("(function (process){{\n{module}")), None);
     }
 
     #[test]

@@ -168,8 +168,23 @@ pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
                 }
             }
         }
-        let rest_h: Vec<usize> = h.iter().copied().filter(|&hi| out[hi].is_none()).collect();
-        let rest_b: Vec<usize> = b.iter().copied().filter(|&bi| !used[bi]).collect();
+        // The rest pair in order only between holders each side lacks (a
+        // call renamed): a new `join(timeout=5)` beside an existing
+        // `join(..)` is not the old `open(timeout=60)` lowered.
+        let base_holders: std::collections::HashSet<&str> =
+            b.iter().map(|&bi| base[bi].context.as_str()).collect();
+        let head_holders: std::collections::HashSet<&str> =
+            h.iter().map(|&hi| head[hi].context.as_str()).collect();
+        let rest_h: Vec<usize> = h
+            .iter()
+            .copied()
+            .filter(|&hi| out[hi].is_none() && !base_holders.contains(head[hi].context.as_str()))
+            .collect();
+        let rest_b: Vec<usize> = b
+            .iter()
+            .copied()
+            .filter(|&bi| !used[bi] && !head_holders.contains(base[bi].context.as_str()))
+            .collect();
         if rest_h.len() == rest_b.len() {
             for (hi, bi) in rest_h.into_iter().zip(rest_b) {
                 out[hi] = Some(bi);
@@ -255,5 +270,14 @@ mod tests {
         let base = [set("retries", "a", 1), set("retries", "b", 2)];
         let head = [set("retries", "c", 1), set("retries", "d", 2), set("retries", "e", 3)];
         assert_eq!(pair(&base, &head), [None, None, None]);
+        // Renamed holders pair in order; a holder both sides have keeps its
+        // own, and its new namesake is not the leftover of another holder.
+        let base = [set("timeout", "open", 1), set("timeout", "join", 2)];
+        let head = [set("timeout", "join", 2), set("timeout", "join", 3)];
+        let got = pair(&base, &head);
+        assert_eq!(got.iter().filter(|p| **p == Some(0)).count(), 0, "{got:?}");
+        let base = [set("timeout", "open", 1), set("timeout", "join", 2)];
+        let head = [set("timeout", "open_session", 1), set("timeout", "join", 2)];
+        assert_eq!(pair(&base, &head), [Some(0), Some(1)]);
     }
 }

@@ -3083,6 +3083,24 @@ impl<'w, 't> Walker<'w, 't> {
         let mut flags = self.failure_flags(file, body);
         flags.extend(delegated_decisions(text, &counters));
         self.any_in_body(file, body, |x| {
+            // `misc.Assert(retries < max)`, `Preconditions.checkState(n <= 5)`:
+            // an assertion on the counter ends the loop by panicking.
+            if syn.is_call(x.kind()) {
+                let callee = self.callee(file, x);
+                let w = words(last_segment(&callee));
+                let asserts = w
+                    .first()
+                    .is_some_and(|f| matches!(f.as_str(), "assert" | "must" | "require" | "invariant"))
+                    || w.iter().any(|x| x == "assert")
+                    || matches!(w.as_slice(), [a, b] if a == "check" && (b == "state" || b == "argument"));
+                if asserts {
+                    let args = x.child_by_field_name("arguments").map(|a| self.text(file, a)).unwrap_or("");
+                    return counters
+                        .iter()
+                        .any(|c| names_whole(args, c) && (args.contains('<') || args.contains('>')));
+                }
+                return false;
+            }
             if !(syn.ifs.contains(&x.kind()) || matches!(x.kind(), "while_modifier" | "until_modifier")) {
                 return false;
             }
@@ -4412,6 +4430,16 @@ mod tests {
         assert_eq!(covered("a.py", py).len(), 1);
         let local = "def f(key):\n    for i in range(5):\n        try:\n            v = settings.get_value(key)\n            return cache.get_entry(key)\n        except Exception:\n            time.sleep(1)\n";
         assert!(covered("a.py", local).is_empty(), "{:?}", covered("a.py", local));
+    }
+
+    /// An assertion on the counter ends the loop (by panicking).
+    #[test]
+    fn an_assertion_on_the_counter_bounds_the_loop() {
+        let src = "package a\nfunc f() {\n\tretryCount := 0\n\tfor {\n\t\tresp, err := http.Post(u, \"application/json\", b)\n\t\tif err == nil {\n\t\t\treturn\n\t\t}\n\t\tretryCount++\n\t\tmisc.Assert(retryCount < maxRetry)\n\t\ttime.Sleep(time.Second)\n\t}\n}\n";
+        assert_eq!(covered_attempts("a.go", src), vec![Attempts::Bounded]);
+        let unasserted =
+            src.replace("misc.Assert(retryCount < maxRetry)", "log.Print(retryCount < maxRetry)");
+        assert_eq!(covered_attempts("a.go", &unasserted), vec![Attempts::Unbounded]);
     }
 
     fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {

@@ -405,10 +405,37 @@ struct Index<'n> {
     methods: HashMap<(Family, String), String>,
     /// Writes through the wanted helpers in unchanged files ([`Through::text`]).
     elsewhere: HashSet<(Family, String)>,
+    /// The files that define each name made retrying.
+    defined_in: Definers,
+}
+
+/// The files that define each name made retrying.
+type Definers = HashMap<(Family, String), Vec<String>>;
+
+/// Whether a file at `caller` whose import lines are `imports` can reach
+/// the module defined at `definer`: Go code of the same directory (one
+/// package), or an import naming the definer's module (its file stem, or
+/// its directory for an `index`/`__init__`/`mod` file, or a Go package's
+/// directory).
+fn reaches_module(family: Family, caller: &str, imports: &str, definer: &str) -> bool {
+    let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let (ddir, cdir) = (dir(definer), dir(caller));
+    if family == Family::Go && ddir == cdir {
+        return true;
+    }
+    let file = definer.rsplit('/').next().unwrap_or(definer);
+    let stem = file.split('.').next().unwrap_or(file);
+    // The module, and the two folders above it (an import through a
+    // package's barrel, `from './lib'`, names a folder), `src` aside.
+    let mut names: Vec<&str> = ddir.rsplit('/').filter(|d| !d.is_empty() && *d != "src").take(2).collect();
+    if family != Family::Go && !matches!(stem, "index" | "__init__" | "mod" | "main") {
+        names.push(stem);
+    }
+    names.iter().any(|m| crate::analyze::rust::program::names_word(imports, m))
 }
 
 impl Index<'_> {
-    fn scan(&mut self, family: Family, path: &str, code: &Code, unchanged: bool) {
+    fn scan(&mut self, family: Family, path: &str, code: &Code, imports: &str, unchanged: bool) {
         if let Some(names) = self.wanted.get(&family) {
             for d in syntax::definitions(family, code, &|n| names.contains(n)) {
                 let site = format!("{path}:{}", code.lines.of(d.at));
@@ -434,6 +461,14 @@ impl Index<'_> {
                 // class around the helper) is.
                 if bodies.iter().any(|(n, (a, b))| *n == c.name && c.at >= *a && c.at < *b) {
                     continue;
+                }
+                // A caller in another file reaches the helper only through
+                // an import that names the helper's module (or its package,
+                // in Go): a namesake in an unrelated app is another function.
+                if let Some(definers) = self.defined_in.get(&(family, c.name.clone())) {
+                    if !definers.iter().any(|d| d == path || reaches_module(family, path, imports, d)) {
+                        continue;
+                    }
                 }
                 if let Some(defined_in) = self.methods.get(&(family, c.name.clone())) {
                     let before = &code.text[..c.at];
@@ -657,7 +692,7 @@ fn index_changed<'n>(
     prepared: &[Prepared<'_>],
     codes: &[Code],
     (wanted, became): (&'n Names, &'n Names),
-    methods: HashMap<(Family, String), String>,
+    (methods, defined_in): (HashMap<(Family, String), String>, Definers),
     tests: &ScanPaths,
 ) -> Index<'n> {
     let mut index = Index {
@@ -667,6 +702,7 @@ fn index_changed<'n>(
         callers: HashMap::new(),
         methods,
         elsewhere: HashSet::new(),
+        defined_in,
     };
     for file in files {
         let Some((lang, family)) = family_of(&file.path) else { continue };
@@ -675,10 +711,14 @@ fn index_changed<'n>(
         }
         let Some(head) = file.head.text() else { continue };
         match prepared.iter().position(|p| p.file.path == file.path) {
-            Some(i) => index.scan(family, &file.path, &codes[i], false),
-            None => {
-                index.scan(family, &file.path, &Code::new(&mask(head, &lang.syntax(), View::Code)), false)
-            }
+            Some(i) => index.scan(family, &file.path, &codes[i], &tree::imports_of(head), false),
+            None => index.scan(
+                family,
+                &file.path,
+                &Code::new(&mask(head, &lang.syntax(), View::Code)),
+                &tree::imports_of(head),
+                false,
+            ),
         }
     }
     index
@@ -716,7 +756,7 @@ fn index_tree(
     match tree::read(tree, unresolved, changed, &|p| is_test(tests, p)) {
         Ok(read) => {
             for f in read.files {
-                index.scan(f.family, &f.path, &Code::new(&f.masked), true);
+                index.scan(f.family, &f.path, &Code::new(&f.masked), &f.imports, true);
             }
             read.partial.then(|| Note::info(
                 None,
@@ -930,15 +970,18 @@ pub(crate) fn resolve(set: &RuleSet, files: &[&FileChange], tree: Option<&RepoHe
     }
     let mut became_names: HashMap<Family, HashSet<String>> = HashMap::new();
     let mut methods: HashMap<(Family, String), String> = HashMap::new();
+    let mut defined_in: Definers = HashMap::new();
     for (at, d) in &became {
         let family = prepared[*at].family;
         became_names.entry(family).or_default().insert(d.name.clone());
+        defined_in.entry((family, d.name.clone())).or_default().push(prepared[*at].file.path.clone());
         if family == Family::Python && syntax::is_python_method(&codes[*at], d) {
             methods.insert((family, d.name.clone()), prepared[*at].file.path.clone());
         }
     }
     let before = base_writes(files, &sent.wanted);
-    let mut index = index_changed(files, &prepared, &codes, (&sent.wanted, &became_names), methods, &tests);
+    let mut index =
+        index_changed(files, &prepared, &codes, (&sent.wanted, &became_names), (methods, defined_in), &tests);
     let changed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let unresolved = unresolved(&index);
     if let Some(tree) = tree.filter(|_| !unresolved.is_empty()) {
@@ -1068,14 +1111,22 @@ mod tests {
         let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
         let none = HashMap::new();
         let net = change("app/net.py", Some(RETRYING), &format!("{RETRYING}\n# touched\n"));
-        let index = index_changed(&[&net], &[], &[], (&wanted, &none), HashMap::new(), &tests);
+        let index =
+            index_changed(&[&net], &[], &[], (&wanted, &none), (HashMap::new(), HashMap::new()), &tests);
         assert_eq!(
             index.resolved[&(Family::Python, "resilient".to_string())].retrying_site(),
             Some("app/net.py:4")
         );
         assert!(unresolved(&index).is_empty());
         let elsewhere = change("app/other.py", Some("x = 1\n"), "x = 2\n");
-        let index = index_changed(&[&elsewhere], &[], &[], (&wanted, &none), HashMap::new(), &tests);
+        let index = index_changed(
+            &[&elsewhere],
+            &[],
+            &[],
+            (&wanted, &none),
+            (HashMap::new(), HashMap::new()),
+            &tests,
+        );
         assert_eq!(unresolved(&index)[&Family::Python], ["resilient"]);
     }
 
@@ -1088,8 +1139,14 @@ mod tests {
         let tree = RepoHead { git: crate::changeset::Git::open(dir.path()).unwrap(), rev: "f".repeat(40) };
         let wanted = HashMap::from([(Family::Python, HashSet::from(["resilient".to_string()]))]);
         let none = HashMap::new();
-        let mut index =
-            index_changed(&[], &[], &[], (&wanted, &none), HashMap::new(), &ScanPaths::defaults());
+        let mut index = index_changed(
+            &[],
+            &[],
+            &[],
+            (&wanted, &none),
+            (HashMap::new(), HashMap::new()),
+            &ScanPaths::defaults(),
+        );
         let unresolved = unresolved(&index);
         let note =
             index_tree(&mut index, &tree, &unresolved, &HashSet::new(), &ScanPaths::defaults()).unwrap();
@@ -1201,5 +1258,20 @@ mod tests {
         );
         let reads = change("app/orders.py", Some(GET), &format!("{GET}\n# touched\n"));
         assert!(resolve(&set, &[&net, &reads], None).result.findings.is_empty());
+    }
+
+    /// A namesake of the helper in a file that imports neither it nor its
+    /// module is another function: its writes are not sent through it.
+    #[test]
+    fn a_namesake_in_a_file_that_does_not_import_the_helper_is_not_its_caller() {
+        let set = set_with("python/retry-helper-write");
+        let net = change("app/net.py", Some(PLAIN), RETRYING);
+        let other = "from tools.local import resilient\n\n\ndef create(s, o):\n    return resilient(lambda: s.post('/orders', json=o))\n";
+        let unrelated = change("tools/orders.py", Some(other), &format!("{other}\n# touched\n"));
+        assert!(resolve(&set, &[&net, &unrelated], None).result.findings.is_empty());
+        // Through the module, not the name: `from app import net` .. `net.resilient(..)`.
+        let by_module = "from app import net\n\n\ndef create(s, o):\n    return resilient(lambda: s.post('/orders', json=o))\n";
+        let caller = change("app/orders.py", Some(by_module), &format!("{by_module}\n# touched\n"));
+        assert_eq!(resolve(&set, &[&net, &caller], None).result.findings.len(), 1);
     }
 }

@@ -29,6 +29,8 @@ pub(crate) struct TreeFile {
     pub(crate) family: Family,
     pub(crate) path: String,
     pub(crate) masked: Vec<u8>,
+    /// Its import lines, as written ([`imports_of`]).
+    pub(crate) imports: String,
 }
 
 pub(crate) struct Read {
@@ -75,7 +77,50 @@ pub(crate) fn read(
             continue;
         }
         let Ok(text) = String::from_utf8(bytes) else { continue };
-        files.push(TreeFile { family, masked: mask(&text, &lang.syntax(), View::Code), path });
+        files.push(TreeFile {
+            family,
+            masked: mask(&text, &lang.syntax(), View::Code),
+            imports: imports_of(&text),
+            path,
+        });
     }
     Ok(Read { files, partial })
+}
+
+/// The lines of `text` that import (`import`, `from .. import`,
+/// `require(..)`, `use`, `include`, a Go import block), joined: what a
+/// caller file can reach is named there. String literals are kept, since
+/// module paths are strings.
+pub(crate) fn imports_of(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_go_block = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if in_go_block {
+            out.push_str(t);
+            out.push('\n');
+            if t.starts_with(')') {
+                in_go_block = false;
+            }
+            continue;
+        }
+        if t.starts_with("import (") {
+            in_go_block = true;
+        }
+        if t.starts_with("import ")
+            || t.starts_with("from ")
+            || t.starts_with("use ")
+            || t.starts_with("using ")
+            || t.starts_with("require ")
+            || t.starts_with("require_relative ")
+            || t.starts_with("include")
+            || t.contains("require(")
+            || t.contains("import(")
+            || (t.starts_with("export ") && t.contains(" from "))
+        {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+    out
 }
