@@ -90,6 +90,14 @@ pub(crate) const RETRY_TOKENS: &[&str] = &[
 /// own time bound comes with a retry word).
 pub(crate) const TIMEOUT_TOKENS: &[&str] = &["timeout"];
 
+/// Text of a write method handed on as a value (`Method::POST`,
+/// `Method::PATCH`, `from_bytes(b"POST")`). A file that passes one to a
+/// function of the crate need not say retry: the function may be a retry
+/// helper in another file (`http::call(c, Method::POST, url)`), and that
+/// call is a retry of a write only the program pass can see. Such a file is
+/// parsed so the call is followed.
+pub(crate) const WRITE_METHOD_TOKENS: &[&str] = &["method::post", "method::patch", "\"post\"", "\"patch\""];
+
 fn retry_tokens() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
     AC.get_or_init(|| super::any_word(RETRY_TOKENS))
@@ -111,14 +119,25 @@ pub(crate) fn is_retry_relevant(text: &str) -> bool {
     retry_tokens().is_match(text)
 }
 
+/// Whether a text names a write method as a value ([`WRITE_METHOD_TOKENS`]).
+fn hands_write_method(text: &str) -> bool {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| super::any_word(WRITE_METHOD_TOKENS)).is_match(text)
+}
+
 /// Whether a change to a file with these sides is worth parsing: a retry
-/// word on either side, or, when both sides exist, a timeout word on either.
+/// word or a write method handed as a value on either side, or, when both
+/// sides exist, a timeout word on either.
 pub(crate) fn is_change_relevant(base: Option<&str>, head: Option<&str>) -> bool {
-    match (base, head) {
-        (Some(b), Some(h)) => retry_or_timeout_tokens().is_match(b) || retry_or_timeout_tokens().is_match(h),
-        (Some(t), None) | (None, Some(t)) => is_retry_relevant(t),
-        (None, None) => false,
-    }
+    let writes = base.is_some_and(hands_write_method) || head.is_some_and(hands_write_method);
+    writes
+        || match (base, head) {
+            (Some(b), Some(h)) => {
+                retry_or_timeout_tokens().is_match(b) || retry_or_timeout_tokens().is_match(h)
+            }
+            (Some(t), None) | (None, Some(t)) => is_retry_relevant(t),
+            (None, None) => false,
+        }
 }
 
 /// The syn-based analyzer for `.rs` files.
@@ -1316,6 +1335,15 @@ mod tests {
         }
         assert!(!is_change_relevant(None, Some("let t = Duration::from_secs(TIMEOUT);")));
         assert!(is_change_relevant(Some("x"), Some("let t = Duration::from_secs(TIMEOUT);")));
+    }
+
+    #[test]
+    fn a_write_method_handed_as_a_value_makes_a_file_worth_parsing() {
+        assert!(is_change_relevant(Some("f(c, Method::GET)"), Some("f(c, reqwest::Method::POST)")));
+        assert!(is_change_relevant(None, Some("http::call(c, Method::PATCH, u)")));
+        assert!(is_change_relevant(Some("f(Method::from_bytes(b\"POST\"))"), Some("f(Method::GET)")));
+        assert!(!is_change_relevant(Some("f(c, Method::GET)"), Some("f(c, Method::PUT)")));
+        assert!(!is_change_relevant(Some("let posts = get_posts();"), Some("let posts = list_posts();")));
     }
 
     fn kinds_of(r: &FileResult) -> Vec<Kind> {
