@@ -57,6 +57,20 @@ pub(crate) struct Bound {
     pub(crate) text: String,
 }
 
+/// What a qualified path names ([`Env::qualified_const`]).
+enum Qualified<'a> {
+    Expr(&'a Expr),
+    /// A standard type's bound: `MAX`, `MIN` or `ZERO`.
+    Limit(&'static str),
+    Missing,
+}
+
+/// Types whose `MAX`/`MIN`/`ZERO` are the standard library's bounds.
+const STD_BOUNDED_TYPES: &[&str] = &[
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64",
+    "Duration",
+];
+
 enum Named<'e, 'a> {
     Expr(&'a Expr),
     Bound(&'e Bound),
@@ -158,6 +172,46 @@ impl<'a> Env<'a> {
         value
     }
 
+    /// What a path of two or more segments names: an associated constant
+    /// of the type it names (`Payments::MAX_RETRIES`, `<Ledger as
+    /// Policy>::MAX`, keyed `Type::NAME` by the index) before a constant of
+    /// that bare name, so two types' `MAX` and a free `MAX` are told apart;
+    /// a standard type's bound (`u32::MAX`, `Duration::ZERO`) is a limit.
+    /// A name found nowhere is recorded as a miss.
+    fn qualified_const(&self, p: &syn::ExprPath) -> Qualified<'a> {
+        let segs = last_segments(&p.path, 2);
+        let Some(name) = segs.last() else { return Qualified::Missing };
+        let ty = match &p.qself {
+            Some(q) => match &*q.ty {
+                syn::Type::Path(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            None if segs.len() == 2 => segs.first().cloned(),
+            None => None,
+        };
+        if let Some(t) = ty.as_deref().and_then(|ty| self.consts.get(&format!("{ty}::{name}"))) {
+            return Qualified::Expr(t);
+        }
+        let limit = ["MAX", "MIN", "ZERO"].iter().copied().find(|l| l == name);
+        if let (Some(l), Some(ty)) = (limit, ty.as_deref()) {
+            if STD_BOUNDED_TYPES.contains(&ty) {
+                return Qualified::Limit(l);
+            }
+        }
+        if let Some(t) = self.consts.get(name.as_str()) {
+            return Qualified::Expr(t);
+        }
+        match limit {
+            // A bound of a type the crate does not define here (a library's
+            // `Limits::MAX`) keeps the meaning the bare word has.
+            Some(l) => Qualified::Limit(l),
+            None => {
+                self.miss(name);
+                Qualified::Missing
+            }
+        }
+    }
+
     /// A plain number (integers, floats, arithmetic, casts, names).
     /// The value of `name()` for a function of the file that takes nothing
     /// and is one expression ([`Env::values`]).
@@ -224,19 +278,12 @@ impl<'a> Env<'a> {
                     Named::Missing => None,
                 }
             }
-            Expr::Path(p) => {
+            Expr::Path(p) => match self.qualified_const(p) {
+                Qualified::Expr(target) => self.number_at(target, depth + 1),
                 // `u32::MAX`, `usize::MAX`: effectively unbounded counts.
-                let segs = last_segments(&p.path, 2);
-                if segs.last().map(String::as_str) == Some("MAX") {
-                    return Some(f64::INFINITY);
-                }
-                let name = segs.last()?;
-                let Some(target) = self.consts.get(name.as_str()) else {
-                    self.miss(name);
-                    return None;
-                };
-                self.number_at(target, depth + 1)
-            }
+                Qualified::Limit("MAX") => Some(f64::INFINITY),
+                Qualified::Limit(_) | Qualified::Missing => None,
+            },
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.number_at(&m.receiver, depth + 1)
             }
@@ -349,15 +396,9 @@ impl<'a> Env<'a> {
                 _ => None,
             },
             Expr::Path(p) => {
-                let segs = last_segments(&p.path, 2);
-                match segs.last().map(String::as_str) {
-                    Some("ZERO") => return Some(0.0),
-                    Some("MAX") => return Some(f64::INFINITY),
-                    _ => {}
-                }
-                let name = segs.last()?;
-                let target = if p.path.segments.len() == 1 {
-                    match self.name_at(name, line_of(e)) {
+                let target = if p.path.segments.len() == 1 && p.qself.is_none() {
+                    let name = p.path.segments[0].ident.to_string();
+                    match self.name_at(&name, line_of(e)) {
                         Named::Expr(t) => t,
                         Named::Bound(b) => {
                             if b.millis.is_none() {
@@ -368,11 +409,12 @@ impl<'a> Env<'a> {
                         Named::Missing => return None,
                     }
                 } else {
-                    let Some(t) = self.consts.get(name.as_str()).copied() else {
-                        self.miss(name);
-                        return None;
-                    };
-                    t
+                    match self.qualified_const(p) {
+                        Qualified::Expr(t) => t,
+                        Qualified::Limit("ZERO") => return Some(0.0),
+                        Qualified::Limit("MAX") => return Some(f64::INFINITY),
+                        Qualified::Limit(_) | Qualified::Missing => return None,
+                    }
                 };
                 self.millis_at(target, depth + 1)
             }
@@ -494,6 +536,29 @@ mod tests {
         assert_eq!(ms("Duration::from_millis(2500).min(Duration::from_millis(300))"), Some(300.0));
         assert_eq!(ms("Duration::from_secs(3).saturating_sub(Duration::from_millis(2200))"), Some(800.0));
         assert_eq!(ms("Duration::from_secs(1).saturating_sub(Duration::from_secs(2))"), Some(0.0));
+    }
+
+    #[test]
+    fn an_associated_constant_is_read_by_its_type_before_its_bare_name() {
+        let (three, ten, five, ms) = (expr("3"), expr("10"), expr("5"), expr("Duration::from_millis(250)"));
+        let mut env = Env::default();
+        env.consts.insert("MAX_RETRIES".into(), &five);
+        env.consts.insert("Payments::MAX_RETRIES".into(), &three);
+        env.consts.insert("Ledger::MAX".into(), &ten);
+        env.consts.insert("Ledger::WAIT".into(), &ms);
+        let n = |s: &str| env.number(&expr(s));
+        assert_eq!(n("Payments::MAX_RETRIES"), Some(3.0), "the type's, not the free const");
+        assert_eq!(n("crate::policy::Payments::MAX_RETRIES + 1"), Some(4.0));
+        assert_eq!(n("MAX_RETRIES"), Some(5.0), "a bare name is the free const");
+        assert_eq!(n("Orders::MAX_RETRIES"), Some(5.0), "another type falls back to the bare name");
+        assert_eq!(n("<Ledger as RetryPolicy>::MAX"), Some(10.0), "a trait impl's const is not a bound");
+        assert_eq!(n("Ledger::MAX"), Some(10.0));
+        assert_eq!(n("usize::MAX"), Some(f64::INFINITY), "a standard type's bound stays one");
+        assert_eq!(n("<u32 as Bounded>::MAX"), Some(f64::INFINITY));
+        assert_eq!(env.millis(&expr("<Ledger as RetryPolicy>::WAIT")), Some(250.0));
+        assert_eq!(env.millis(&expr("Duration::ZERO")), Some(0.0));
+        assert_eq!(n("Unknown::LIMIT"), None);
+        assert!(env.misses.borrow().contains("LIMIT"), "a name found nowhere is looked for elsewhere");
     }
 
     #[test]
