@@ -43,6 +43,10 @@ pub(crate) struct Env<'a> {
     /// one expression: `max_retries()` is 3 where `const fn max_retries()
     /// -> usize { 3 }`.
     pub(crate) values: HashMap<String, &'a Expr>,
+    /// The types of the current function's parameters by name
+    /// (`p: &HttpPolicy` -> `HttpPolicy`): a field read on one takes that
+    /// struct's values ([`Env::field_key`]).
+    pub(crate) types: HashMap<String, String>,
     /// Fields being read now: a field whose value reads itself
     /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
     pub(crate) fields_reading: RefCell<Vec<String>>,
@@ -127,6 +131,22 @@ impl<'a> Env<'a> {
             && name.bytes().any(|b| b.is_ascii_uppercase());
         if const_like {
             self.misses.borrow_mut().insert(name.to_string());
+        }
+    }
+
+    /// Where the values of field `n` read on `f.base` are kept: under the
+    /// receiver's struct (`Type.n`) when it is a parameter of known type
+    /// and the crate sets that struct's field somewhere, else under the
+    /// bare name (every struct's field of that name).
+    fn field_key(&self, f: &syn::ExprField, n: &syn::Ident) -> String {
+        let name = n.to_string();
+        let Expr::Path(p) = &*f.base else { return name };
+        let Some(ty) = p.path.get_ident().and_then(|i| self.types.get(&i.to_string())) else { return name };
+        let typed = super::sites::typed_key(ty, &name);
+        if self.fields.contains_key(&typed) || self.field_numbers.contains_key(&typed) {
+            typed
+        } else {
+            name
         }
     }
 
@@ -293,7 +313,9 @@ impl<'a> Env<'a> {
                 self.number_at(&m.receiver, depth + 1).or_else(|| self.number_at(&m.args[0], depth + 1))
             }
             Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.number_at(v, depth + 1)),
+                syn::Member::Named(n) => {
+                    self.field_value(&self.field_key(f, n), |v| self.number_at(v, depth + 1))
+                }
                 syn::Member::Unnamed(_) => None,
             },
             Expr::MethodCall(m) if m.args.len() == 1 => {
@@ -438,7 +460,9 @@ impl<'a> Env<'a> {
                 }
             }
             Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.millis_at(v, depth + 1)),
+                syn::Member::Named(n) => {
+                    self.field_value(&self.field_key(f, n), |v| self.millis_at(v, depth + 1))
+                }
                 syn::Member::Unnamed(_) => None,
             },
             _ => None,
@@ -559,6 +583,25 @@ mod tests {
         assert_eq!(env.millis(&expr("Duration::ZERO")), Some(0.0));
         assert_eq!(n("Unknown::LIMIT"), None);
         assert!(env.misses.borrow().contains("LIMIT"), "a name found nowhere is looked for elsewhere");
+    }
+
+    #[test]
+    fn a_field_read_on_a_typed_parameter_takes_its_structs_values() {
+        let (three, five) = (expr("3"), expr("5"));
+        let mut env = Env::default();
+        env.fields.insert("max_attempts".into(), vec![&three, &five]);
+        env.fields.insert("Http.max_attempts".into(), vec![&three]);
+        env.fields.insert("Login.max_attempts".into(), vec![&five]);
+        env.types.insert("p".into(), "Http".into());
+        env.types.insert("q".into(), "Other".into());
+        assert_eq!(env.number(&expr("p.max_attempts")), Some(3.0), "the parameter's struct");
+        assert_eq!(
+            env.number(&expr("q.max_attempts")),
+            None,
+            "a struct the crate never sets: every namesake"
+        );
+        assert_eq!(env.number(&expr("cfg.max_attempts")), None, "an untyped receiver: every namesake");
+        assert_eq!(env.number(&expr("self.p.max_attempts")), None, "only a parameter's type is known");
     }
 
     #[test]

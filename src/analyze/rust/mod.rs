@@ -541,8 +541,14 @@ fn raised_over_defaults(
         let Some(base) = m.file.base.text() else { continue };
         for c in &m.literal_counts {
             let path = &m.file.path;
+            // A setter's field is known once its body is read; the base must
+            // not have called the setter itself.
+            let written = match &c.form {
+                cd::Form::Setter(s) => s.as_str(),
+                _ => c.field.as_str(),
+            };
             if m.file.touches(c.line, c.line)
-                && cd::base_took_default(base, &c.ty, &c.field)
+                && cd::base_took_default(base, &c.ty, written)
                 && !placed.iter().any(|f| &f.path == path && f.line <= c.line && c.line <= f.end_line)
             {
                 wanted.push((i, c));
@@ -573,6 +579,19 @@ fn raised_over_defaults(
         sources.iter().filter_map(|(p, t)| parse_rust(p, t).ok().map(|f| (p.as_str(), f))).collect();
     let mut out = Vec::new();
     for (i, c) in wanted {
+        // A setter's field is the one its body assigns, in a file that
+        // implements the type's default (where its setters usually are).
+        let resolved;
+        let c = match &c.form {
+            cd::Form::Setter(s) => {
+                let Some(field) = parsed.iter().find_map(|(_, f)| cd::setter_field(f, &c.ty, s)) else {
+                    continue;
+                };
+                resolved = cd::LiteralCount { field, ..c.clone() };
+                &resolved
+            }
+            _ => c,
+        };
         // Impls that disagree (two crates with a type of one name) decide nothing.
         let found: Vec<(f64, String)> = parsed
             .iter()

@@ -36,6 +36,7 @@ use super::eval::Env;
 use super::libs;
 use super::policy::{Lib, Policy};
 use super::syntax::{body_facts, chain_of, ident_of, line_of, lines_of, BodyFacts, Chain};
+pub(crate) use fields::typed_key;
 pub(crate) use index::merge_facts;
 use index::FileIndex;
 use resolve::setter;
@@ -408,9 +409,10 @@ impl<'i, 'a> Walker<'i, 'a> {
     fn body(&mut self, block: &'a syn::Block, sig: Option<&'a syn::Signature>, path: &[String]) {
         let mut lets = LetCollector::default();
         lets.visit_block(block);
-        let env = self.lend_env(lets.lets);
+        let mut env = self.lend_env(lets.lets);
         let item = path.join("::");
         let params = sig.map(param_types).unwrap_or_default();
+        env.types = params.clone();
         let mut fw = FnWalker { w: self, env, mutations: lets.mutations, params, item };
         fw.visit_block(block);
         if let Some(sig) = sig {
