@@ -241,6 +241,7 @@ pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.idempotency_key |= from.idempotency_key;
     into.reads_retry_after |= from.reads_retry_after;
     into.uses_randomness |= from.uses_randomness;
+    into.jitter_calls.extend(from.jitter_calls.iter().cloned());
     into.delay_from_policy |= from.delay_from_policy;
     into.method_gated |= from.method_gated;
     into.sends_request |= from.sends_request;

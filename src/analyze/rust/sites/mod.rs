@@ -264,6 +264,9 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     model
 }
 
+/// How many jitter-named functions deep [`Walker::random_through`] reads.
+const MAX_JITTER_DEPTH: usize = 4;
+
 /// A policy chain not (yet) known to be handed to a retry call.
 struct Candidate {
     key: (u32, u32),
@@ -458,6 +461,30 @@ impl<'i, 'a> Walker<'i, 'a> {
             self.facts_of_fn.insert(name.to_string(), body_facts(*block));
         }
         self.facts_of_fn.get(name)
+    }
+
+    /// Whether randomness reaches a delay through the jitter-named
+    /// functions `names` ([`BodyFacts::jitter_calls`]): a function of the
+    /// file randomises when its body does (or a jitter-named function it
+    /// calls does, up to [`MAX_JITTER_DEPTH`] calls deep); one the file
+    /// does not define is looked for in the crate, and until it is found its
+    /// name is trusted, as a library's is.
+    fn random_through(&mut self, names: &[String], depth: usize) -> bool {
+        for name in names {
+            match self.fn_facts(name).map(|f| (f.uses_randomness, f.jitter_calls.clone())) {
+                Some((true, _)) => return true,
+                Some((false, inner)) => {
+                    if depth < MAX_JITTER_DEPTH && self.random_through(&inner, depth + 1) {
+                        return true;
+                    }
+                }
+                None => {
+                    self.miss(name);
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Merges what the named helpers do into `facts`, each name once.

@@ -128,10 +128,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
             _ => Vec::new(),
         };
+        let random = facts.uses_randomness || self.w.random_through(&facts.jitter_calls, 0);
         let mut p = Policy::new(
             Lib::HAND_ROLLED,
             Fact::new(attempts, bound_text),
-            if facts.uses_randomness {
+            if random {
                 Fact::new(Some(true), "the loop's delay uses randomness")
             } else if let Some(d) = &driver {
                 Fact::new(
@@ -227,10 +228,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             ),
             None => (Attempts::Unbounded, format!("`{name}` calls itself on every failure, with no limit")),
         };
+        let random = facts.uses_randomness || self.w.random_through(&facts.jitter_calls, 0);
         let mut p = Policy::new(
             Lib::HAND_ROLLED,
             Fact::new(attempts, why),
-            if facts.uses_randomness {
+            if random {
                 Fact::new(Some(true), "the recursion's delay uses randomness")
             } else if facts.sleeps == 0 {
                 Fact::new(Some(false), "the function calls itself at once, with no delay")
@@ -528,6 +530,35 @@ mod tests {
         assert_eq!(l[0].attempts.value, Attempts::Unbounded);
         let e = loops("fn a() { while let Err(e) = client.get(u).send() { sleep(d); } }");
         assert_eq!(e[0].attempts.value, Attempts::Unbounded);
+    }
+
+    #[test]
+    fn a_jitter_named_function_jitters_only_when_its_body_randomises() {
+        let looped = |helper: &str| {
+            loops(&format!(
+                "fn a() {{ for attempt in 0..3 {{ if client.get(u).send().is_ok() {{ break; }} sleep(jitter(attempt)); }} }}\n{helper}\n"
+            ))
+        };
+        let random = looped("fn jitter(n: u32) -> Duration { Duration::from_millis(100 * n as u64 + rand::random::<u64>() % 100) }");
+        assert_eq!(random[0].jitter.value, Some(true), "{:?}", random[0].jitter);
+        let hashed = looped(
+            "fn jitter(n: u32) -> Duration { let mut h = DefaultHasher::new(); n.hash(&mut h); Duration::from_millis(h.finish() % 100) }",
+        );
+        assert_eq!(hashed[0].jitter.value, Some(false), "a deterministic body under a jitter name");
+        let nested = looped(
+            "fn jitter(n: u32) -> Duration { Duration::from_millis(full_jitter(n)) }\nfn full_jitter(n: u32) -> u64 { fastrand::u64(0..n as u64) }",
+        );
+        assert_eq!(nested[0].jitter.value, Some(true), "through another jitter-named function");
+        let elsewhere = looped("");
+        assert_eq!(elsewhere[0].jitter.value, Some(true), "not defined here: trusted until found");
+    }
+
+    #[test]
+    fn a_jitter_function_the_file_does_not_define_is_looked_for() {
+        let m = super::super::model_of(
+            "fn a() { for attempt in 0..3 { if client.get(u).send().is_ok() { break; } sleep(jitter(attempt)); } }\n",
+        );
+        assert!(m.unresolved.contains("jitter"), "{:?}", m.unresolved);
     }
 
     #[test]
