@@ -303,7 +303,7 @@ fn is_jitter_call(path: &syn::Path) -> bool {
 /// A call that waits: `sleep(d)`, `sleep_until(t)`, tokio 0.2's
 /// `delay_for(d)`/`delay_until(t)`, and the timer futures of tokio 0.1 and
 /// futures-timer (`Delay::new(at)`) and async-io (`Timer::after(d)`).
-fn is_timer_call(path: &syn::Path) -> bool {
+pub(crate) fn is_timer_call(path: &syn::Path) -> bool {
     let mut names = path.segments.iter().rev().map(|s| s.ident.to_string());
     let Some(last) = names.next() else { return false };
     let before = names.next();
