@@ -96,7 +96,16 @@ pub(crate) const TIMEOUT_TOKENS: &[&str] = &["timeout"];
 /// helper in another file (`http::call(c, Method::POST, url)`), and that
 /// call is a retry of a write only the program pass can see. Such a file is
 /// parsed so the call is followed.
-pub(crate) const WRITE_METHOD_TOKENS: &[&str] = &["method::post", "method::patch", "\"post\"", "\"patch\""];
+pub(crate) const WRITE_METHOD_TOKENS: &[&str] = &[
+    "method::post",
+    "method::patch",
+    "b\"post\"",
+    "b\"patch\"",
+    "from_str(\"post\"",
+    "from_str(\"patch\"",
+    "try_from(\"post\"",
+    "try_from(\"patch\"",
+];
 
 fn retry_tokens() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
@@ -1363,6 +1372,11 @@ mod tests {
         assert!(is_change_relevant(Some("f(Method::from_bytes(b\"POST\"))"), Some("f(Method::GET)")));
         assert!(!is_change_relevant(Some("f(c, Method::GET)"), Some("f(c, Method::PUT)")));
         assert!(!is_change_relevant(Some("let posts = get_posts();"), Some("let posts = list_posts();")));
+        assert!(
+            !is_change_relevant(Some("route(\"GET\", h)"), Some("route(\"POST\", h)")),
+            "a method in a string is no method handed as a value"
+        );
+        assert!(is_change_relevant(Some("f(m)"), Some("f(Method::from_str(\"POST\")?)")));
     }
 
     fn kinds_of(r: &FileResult) -> Vec<Kind> {

@@ -319,7 +319,16 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         let Some(last) = p.path.segments.last() else { return };
         let name = self.w.index.unalias(&last.ident.to_string()).to_string();
-        self.expand_helper(whole, &name, &args);
+        let defined = self.expand_helper(whole, &name, &args);
+        // A free function (or one of a module, `http::call`) handed a
+        // method may be another file's retry helper of that method; a
+        // type's (`Request::new(Method::POST, url)`) builds a value.
+        let n = p.path.segments.len();
+        let of_type =
+            n >= 2 && p.path.segments[n - 2].ident.to_string().starts_with(|c: char| c.is_ascii_uppercase());
+        if !defined && !of_type && !names_a_retry(&name) && args.iter().any(|a| handed_method(a).is_some()) {
+            self.w.miss(&name);
+        }
     }
 
     /// [`Self::helper_call`] for a method: `self.send_with_retry(req)`, or
@@ -408,7 +417,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     fn expand_helper(&mut self, whole: &'a Expr, name: &str, args: &[&'a Expr]) -> bool {
         let index = self.w.index;
         let (Some(&block), Some(&sig)) = (index.fns.get(name), index.sigs.get(name)) else {
-            if names_a_retry(name) || args.iter().any(|a| handed_method(a).is_some()) {
+            if names_a_retry(name) {
                 self.w.miss(name);
             }
             return false;
@@ -788,6 +797,8 @@ mod tests {
         assert!(m.unresolved.contains("call"), "a read is looked for too: the base may have sent it");
         let m = model_of("fn a(c: &Client) { crate::http::call(c, verb, U); crate::http::other(c, 3); }\n");
         assert!(m.unresolved.is_empty(), "{:?}", m.unresolved);
+        let m = model_of("fn a(c: &Client) { let r = reqwest::Request::new(Method::POST, u); send(r); }\n");
+        assert!(!m.unresolved.contains("new"), "a type's constructor builds a value: {:?}", m.unresolved);
     }
 
     #[test]
