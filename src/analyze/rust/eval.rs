@@ -43,6 +43,10 @@ pub(crate) struct Env<'a> {
     /// one expression: `max_retries()` is 3 where `const fn max_retries()
     /// -> usize { 3 }`.
     pub(crate) values: HashMap<String, &'a Expr>,
+    /// The types of the current function's parameters by name
+    /// (`p: &HttpPolicy` -> `HttpPolicy`): a field read on one takes that
+    /// struct's values ([`Env::field_key`]).
+    pub(crate) types: HashMap<String, String>,
     /// Fields being read now: a field whose value reads itself
     /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
     pub(crate) fields_reading: RefCell<Vec<String>>,
@@ -56,6 +60,20 @@ pub(crate) struct Bound {
     /// The argument as written, for messages.
     pub(crate) text: String,
 }
+
+/// What a qualified path names ([`Env::qualified_const`]).
+enum Qualified<'a> {
+    Expr(&'a Expr),
+    /// A standard type's bound: `MAX`, `MIN` or `ZERO`.
+    Limit(&'static str),
+    Missing,
+}
+
+/// Types whose `MAX`/`MIN`/`ZERO` are the standard library's bounds.
+const STD_BOUNDED_TYPES: &[&str] = &[
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64",
+    "Duration",
+];
 
 enum Named<'e, 'a> {
     Expr(&'a Expr),
@@ -116,6 +134,22 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// Where the values of field `n` read on `f.base` are kept: under the
+    /// receiver's struct (`Type.n`) when it is a parameter of known type
+    /// and the crate sets that struct's field somewhere, else under the
+    /// bare name (every struct's field of that name).
+    fn field_key(&self, f: &syn::ExprField, n: &syn::Ident) -> String {
+        let name = n.to_string();
+        let Expr::Path(p) = &*f.base else { return name };
+        let Some(ty) = p.path.get_ident().and_then(|i| self.types.get(&i.to_string())) else { return name };
+        let typed = super::sites::typed_key(ty, &name);
+        if self.fields.contains_key(&typed) || self.field_numbers.contains_key(&typed) {
+            typed
+        } else {
+            name
+        }
+    }
+
     /// The one value every place that sets field `name` gives it, read by
     /// `eval`; `None` when no place is known, or two give different values
     /// (the field is then as unknown as a value computed at run time).
@@ -156,6 +190,46 @@ impl<'a> Env<'a> {
             }
         }
         value
+    }
+
+    /// What a path of two or more segments names: an associated constant
+    /// of the type it names (`Payments::MAX_RETRIES`, `<Ledger as
+    /// Policy>::MAX`, keyed `Type::NAME` by the index) before a constant of
+    /// that bare name, so two types' `MAX` and a free `MAX` are told apart;
+    /// a standard type's bound (`u32::MAX`, `Duration::ZERO`) is a limit.
+    /// A name found nowhere is recorded as a miss.
+    fn qualified_const(&self, p: &syn::ExprPath) -> Qualified<'a> {
+        let segs = last_segments(&p.path, 2);
+        let Some(name) = segs.last() else { return Qualified::Missing };
+        let ty = match &p.qself {
+            Some(q) => match &*q.ty {
+                syn::Type::Path(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            None if segs.len() == 2 => segs.first().cloned(),
+            None => None,
+        };
+        if let Some(t) = ty.as_deref().and_then(|ty| self.consts.get(&format!("{ty}::{name}"))) {
+            return Qualified::Expr(t);
+        }
+        let limit = ["MAX", "MIN", "ZERO"].iter().copied().find(|l| l == name);
+        if let (Some(l), Some(ty)) = (limit, ty.as_deref()) {
+            if STD_BOUNDED_TYPES.contains(&ty) {
+                return Qualified::Limit(l);
+            }
+        }
+        if let Some(t) = self.consts.get(name.as_str()) {
+            return Qualified::Expr(t);
+        }
+        match limit {
+            // A bound of a type the crate does not define here (a library's
+            // `Limits::MAX`) keeps the meaning the bare word has.
+            Some(l) => Qualified::Limit(l),
+            None => {
+                self.miss(name);
+                Qualified::Missing
+            }
+        }
     }
 
     /// A plain number (integers, floats, arithmetic, casts, names).
@@ -224,19 +298,12 @@ impl<'a> Env<'a> {
                     Named::Missing => None,
                 }
             }
-            Expr::Path(p) => {
+            Expr::Path(p) => match self.qualified_const(p) {
+                Qualified::Expr(target) => self.number_at(target, depth + 1),
                 // `u32::MAX`, `usize::MAX`: effectively unbounded counts.
-                let segs = last_segments(&p.path, 2);
-                if segs.last().map(String::as_str) == Some("MAX") {
-                    return Some(f64::INFINITY);
-                }
-                let name = segs.last()?;
-                let Some(target) = self.consts.get(name.as_str()) else {
-                    self.miss(name);
-                    return None;
-                };
-                self.number_at(target, depth + 1)
-            }
+                Qualified::Limit("MAX") => Some(f64::INFINITY),
+                Qualified::Limit(_) | Qualified::Missing => None,
+            },
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.number_at(&m.receiver, depth + 1)
             }
@@ -246,7 +313,9 @@ impl<'a> Env<'a> {
                 self.number_at(&m.receiver, depth + 1).or_else(|| self.number_at(&m.args[0], depth + 1))
             }
             Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.number_at(v, depth + 1)),
+                syn::Member::Named(n) => {
+                    self.field_value(&self.field_key(f, n), |v| self.number_at(v, depth + 1))
+                }
                 syn::Member::Unnamed(_) => None,
             },
             Expr::MethodCall(m) if m.args.len() == 1 => {
@@ -349,15 +418,9 @@ impl<'a> Env<'a> {
                 _ => None,
             },
             Expr::Path(p) => {
-                let segs = last_segments(&p.path, 2);
-                match segs.last().map(String::as_str) {
-                    Some("ZERO") => return Some(0.0),
-                    Some("MAX") => return Some(f64::INFINITY),
-                    _ => {}
-                }
-                let name = segs.last()?;
-                let target = if p.path.segments.len() == 1 {
-                    match self.name_at(name, line_of(e)) {
+                let target = if p.path.segments.len() == 1 && p.qself.is_none() {
+                    let name = p.path.segments[0].ident.to_string();
+                    match self.name_at(&name, line_of(e)) {
                         Named::Expr(t) => t,
                         Named::Bound(b) => {
                             if b.millis.is_none() {
@@ -368,11 +431,12 @@ impl<'a> Env<'a> {
                         Named::Missing => return None,
                     }
                 } else {
-                    let Some(t) = self.consts.get(name.as_str()).copied() else {
-                        self.miss(name);
-                        return None;
-                    };
-                    t
+                    match self.qualified_const(p) {
+                        Qualified::Expr(t) => t,
+                        Qualified::Limit("ZERO") => return Some(0.0),
+                        Qualified::Limit("MAX") => return Some(f64::INFINITY),
+                        Qualified::Limit(_) | Qualified::Missing => return None,
+                    }
                 };
                 self.millis_at(target, depth + 1)
             }
@@ -396,7 +460,9 @@ impl<'a> Env<'a> {
                 }
             }
             Expr::Field(f) => match &f.member {
-                syn::Member::Named(n) => self.field_value(&n.to_string(), |v| self.millis_at(v, depth + 1)),
+                syn::Member::Named(n) => {
+                    self.field_value(&self.field_key(f, n), |v| self.millis_at(v, depth + 1))
+                }
                 syn::Member::Unnamed(_) => None,
             },
             _ => None,
@@ -494,6 +560,48 @@ mod tests {
         assert_eq!(ms("Duration::from_millis(2500).min(Duration::from_millis(300))"), Some(300.0));
         assert_eq!(ms("Duration::from_secs(3).saturating_sub(Duration::from_millis(2200))"), Some(800.0));
         assert_eq!(ms("Duration::from_secs(1).saturating_sub(Duration::from_secs(2))"), Some(0.0));
+    }
+
+    #[test]
+    fn an_associated_constant_is_read_by_its_type_before_its_bare_name() {
+        let (three, ten, five, ms) = (expr("3"), expr("10"), expr("5"), expr("Duration::from_millis(250)"));
+        let mut env = Env::default();
+        env.consts.insert("MAX_RETRIES".into(), &five);
+        env.consts.insert("Payments::MAX_RETRIES".into(), &three);
+        env.consts.insert("Ledger::MAX".into(), &ten);
+        env.consts.insert("Ledger::WAIT".into(), &ms);
+        let n = |s: &str| env.number(&expr(s));
+        assert_eq!(n("Payments::MAX_RETRIES"), Some(3.0), "the type's, not the free const");
+        assert_eq!(n("crate::policy::Payments::MAX_RETRIES + 1"), Some(4.0));
+        assert_eq!(n("MAX_RETRIES"), Some(5.0), "a bare name is the free const");
+        assert_eq!(n("Orders::MAX_RETRIES"), Some(5.0), "another type falls back to the bare name");
+        assert_eq!(n("<Ledger as RetryPolicy>::MAX"), Some(10.0), "a trait impl's const is not a bound");
+        assert_eq!(n("Ledger::MAX"), Some(10.0));
+        assert_eq!(n("usize::MAX"), Some(f64::INFINITY), "a standard type's bound stays one");
+        assert_eq!(n("<u32 as Bounded>::MAX"), Some(f64::INFINITY));
+        assert_eq!(env.millis(&expr("<Ledger as RetryPolicy>::WAIT")), Some(250.0));
+        assert_eq!(env.millis(&expr("Duration::ZERO")), Some(0.0));
+        assert_eq!(n("Unknown::LIMIT"), None);
+        assert!(env.misses.borrow().contains("LIMIT"), "a name found nowhere is looked for elsewhere");
+    }
+
+    #[test]
+    fn a_field_read_on_a_typed_parameter_takes_its_structs_values() {
+        let (three, five) = (expr("3"), expr("5"));
+        let mut env = Env::default();
+        env.fields.insert("max_attempts".into(), vec![&three, &five]);
+        env.fields.insert("Http.max_attempts".into(), vec![&three]);
+        env.fields.insert("Login.max_attempts".into(), vec![&five]);
+        env.types.insert("p".into(), "Http".into());
+        env.types.insert("q".into(), "Other".into());
+        assert_eq!(env.number(&expr("p.max_attempts")), Some(3.0), "the parameter's struct");
+        assert_eq!(
+            env.number(&expr("q.max_attempts")),
+            None,
+            "a struct the crate never sets: every namesake"
+        );
+        assert_eq!(env.number(&expr("cfg.max_attempts")), None, "an untyped receiver: every namesake");
+        assert_eq!(env.number(&expr("self.p.max_attempts")), None, "only a parameter's type is known");
     }
 
     #[test]

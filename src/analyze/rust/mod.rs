@@ -90,6 +90,23 @@ pub(crate) const RETRY_TOKENS: &[&str] = &[
 /// own time bound comes with a retry word).
 pub(crate) const TIMEOUT_TOKENS: &[&str] = &["timeout"];
 
+/// Text of a write method handed on as a value (`Method::POST`,
+/// `Method::PATCH`, `from_bytes(b"POST")`). A file that passes one to a
+/// function of the crate need not say retry: the function may be a retry
+/// helper in another file (`http::call(c, Method::POST, url)`), and that
+/// call is a retry of a write only the program pass can see. Such a file is
+/// parsed so the call is followed.
+pub(crate) const WRITE_METHOD_TOKENS: &[&str] = &[
+    "method::post",
+    "method::patch",
+    "b\"post\"",
+    "b\"patch\"",
+    "from_str(\"post\"",
+    "from_str(\"patch\"",
+    "try_from(\"post\"",
+    "try_from(\"patch\"",
+];
+
 fn retry_tokens() -> &'static AhoCorasick {
     static AC: OnceLock<AhoCorasick> = OnceLock::new();
     AC.get_or_init(|| super::any_word(RETRY_TOKENS))
@@ -111,14 +128,25 @@ pub(crate) fn is_retry_relevant(text: &str) -> bool {
     retry_tokens().is_match(text)
 }
 
+/// Whether a text names a write method as a value ([`WRITE_METHOD_TOKENS`]).
+fn hands_write_method(text: &str) -> bool {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| super::any_word(WRITE_METHOD_TOKENS)).is_match(text)
+}
+
 /// Whether a change to a file with these sides is worth parsing: a retry
-/// word on either side, or, when both sides exist, a timeout word on either.
+/// word or a write method handed as a value on either side, or, when both
+/// sides exist, a timeout word on either.
 pub(crate) fn is_change_relevant(base: Option<&str>, head: Option<&str>) -> bool {
-    match (base, head) {
-        (Some(b), Some(h)) => retry_or_timeout_tokens().is_match(b) || retry_or_timeout_tokens().is_match(h),
-        (Some(t), None) | (None, Some(t)) => is_retry_relevant(t),
-        (None, None) => false,
-    }
+    let writes = base.is_some_and(hands_write_method) || head.is_some_and(hands_write_method);
+    writes
+        || match (base, head) {
+            (Some(b), Some(h)) => {
+                retry_or_timeout_tokens().is_match(b) || retry_or_timeout_tokens().is_match(h)
+            }
+            (Some(t), None) | (None, Some(t)) => is_retry_relevant(t),
+            (None, None) => false,
+        }
 }
 
 /// The syn-based analyzer for `.rs` files.
@@ -522,8 +550,14 @@ fn raised_over_defaults(
         let Some(base) = m.file.base.text() else { continue };
         for c in &m.literal_counts {
             let path = &m.file.path;
+            // A setter's field is known once its body is read; the base must
+            // not have called the setter itself.
+            let written = match &c.form {
+                cd::Form::Setter(s) => s.as_str(),
+                _ => c.field.as_str(),
+            };
             if m.file.touches(c.line, c.line)
-                && cd::base_took_default(base, &c.ty, &c.field)
+                && cd::base_took_default(base, &c.ty, written)
                 && !placed.iter().any(|f| &f.path == path && f.line <= c.line && c.line <= f.end_line)
             {
                 wanted.push((i, c));
@@ -554,6 +588,19 @@ fn raised_over_defaults(
         sources.iter().filter_map(|(p, t)| parse_rust(p, t).ok().map(|f| (p.as_str(), f))).collect();
     let mut out = Vec::new();
     for (i, c) in wanted {
+        // A setter's field is the one its body assigns, in a file that
+        // implements the type's default (where its setters usually are).
+        let resolved;
+        let c = match &c.form {
+            cd::Form::Setter(s) => {
+                let Some(field) = parsed.iter().find_map(|(_, f)| cd::setter_field(f, &c.ty, s)) else {
+                    continue;
+                };
+                resolved = cd::LiteralCount { field, ..c.clone() };
+                &resolved
+            }
+            _ => c,
+        };
         // Impls that disagree (two crates with a type of one name) decide nothing.
         let found: Vec<(f64, String)> = parsed
             .iter()
@@ -1316,6 +1363,20 @@ mod tests {
         }
         assert!(!is_change_relevant(None, Some("let t = Duration::from_secs(TIMEOUT);")));
         assert!(is_change_relevant(Some("x"), Some("let t = Duration::from_secs(TIMEOUT);")));
+    }
+
+    #[test]
+    fn a_write_method_handed_as_a_value_makes_a_file_worth_parsing() {
+        assert!(is_change_relevant(Some("f(c, Method::GET)"), Some("f(c, reqwest::Method::POST)")));
+        assert!(is_change_relevant(None, Some("http::call(c, Method::PATCH, u)")));
+        assert!(is_change_relevant(Some("f(Method::from_bytes(b\"POST\"))"), Some("f(Method::GET)")));
+        assert!(!is_change_relevant(Some("f(c, Method::GET)"), Some("f(c, Method::PUT)")));
+        assert!(!is_change_relevant(Some("let posts = get_posts();"), Some("let posts = list_posts();")));
+        assert!(
+            !is_change_relevant(Some("route(\"GET\", h)"), Some("route(\"POST\", h)")),
+            "a method in a string is no method handed as a value"
+        );
+        assert!(is_change_relevant(Some("f(m)"), Some("f(Method::from_str(\"POST\")?)")));
     }
 
     fn kinds_of(r: &FileResult) -> Vec<Kind> {

@@ -936,6 +936,8 @@ fn dependents(
         defs.iter().filter(|d| !CONVENTIONAL_NAMES.contains(&d.name.as_str())).collect();
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).take(MAX_NAMES).collect();
     let mut users: Vec<(String, String)> = Vec::new();
+    // The name other crates use for each changed crate (`common`).
+    let mut idents: BTreeMap<String, String> = BTreeMap::new();
     if tree.tree.is_some() {
         // Each crate is searched for the names its own files changed.
         let mut by_root: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
@@ -964,6 +966,20 @@ fn dependents(
             }
             users.extend(tree.grep(&args, Scope::Crates(roots), changed, budget, &mut out.notes));
         }
+        // A library crate's names reach the other crates of the workspace
+        // that name it by path (`common::MAX_ATTEMPTS`, `use
+        // common::limits`): a shared limits crate is the usual layout.
+        for (root, names) in &by_root {
+            let Some(ident) = crate_ident(tree, root, &mut out.notes) else { continue };
+            let names: Vec<&str> = names.iter().copied().collect();
+            let found = other_crates_naming(tree, &ident, root, &names, changed, budget, &mut out.notes);
+            for (path, text) in found {
+                if !users.iter().any(|(p, _)| *p == path) {
+                    users.push((path, text));
+                }
+            }
+            idents.insert(root.clone(), ident);
+        }
     }
     let users: Vec<(String, String)> = users
         .into_iter()
@@ -975,15 +991,19 @@ fn dependents(
     // A file uses its own crate's definitions: two crates of a workspace
     // that change a constant of the same name each reach their own files.
     let manifests: Vec<String> = tree.listing().map(|l| l.manifests.clone()).unwrap_or_default();
-    let same_crate =
-        |a: &str, b: &str| crate_index::crate_root(a, &manifests) == crate_index::crate_root(b, &manifests);
+    // Or another crate's, when it names that crate by path.
+    let same_crate = |def: &str, user: &str, text: &str| {
+        let root = crate_index::crate_root(def, &manifests);
+        root == crate_index::crate_root(user, &manifests)
+            || idents.get(root).is_some_and(|ident| names_crate_path(text, ident))
+    };
     let results: Vec<Reached> = users
         .par_iter()
         .map(|(path, text)| {
             let mine: Vec<&ChangedDef> = defs
                 .iter()
                 .copied()
-                .filter(|d| names_word(text, &d.name) && same_crate(&d.path, path))
+                .filter(|d| names_word(text, &d.name) && same_crate(&d.path, path, text))
                 .collect();
             let def_paths: BTreeSet<&str> = mine.iter().map(|d| d.path.as_str()).collect();
             let pick = |head: bool| -> Vec<&str> {
@@ -1059,6 +1079,103 @@ fn dependents(
             out.findings.push(super::to_finding_at(&def.path, lib, c, def.line, def.line));
         }
     }
+}
+
+/// The name other crates of the workspace write for the library crate at
+/// `root` (`crates/common` -> `common`): its `[lib] name`, else its package
+/// name, with `-` read as `_`. `None` for a crate with no library target
+/// (nothing can name a binary's items) or a workspace root with no package.
+/// A manifest git cannot read is a blocking note: the crate's users in
+/// other crates would otherwise go unsearched in silence.
+fn crate_ident(tree: &mut Tree, root: &str, notes: &mut Vec<Note>) -> Option<String> {
+    let head = tree.tree?;
+    // A folder with no manifest (a repository of loose files) is no crate.
+    if !tree.listing().is_some_and(|l| l.manifests.iter().any(|m| m == root)) {
+        return None;
+    }
+    let has_lib = tree.listing().is_some_and(|l| {
+        let lib = if root.is_empty() { "src/lib.rs".to_string() } else { format!("{root}/src/lib.rs") };
+        l.rust_files.iter().any(|(p, _)| *p == lib)
+    });
+    let manifest = if root.is_empty() { "Cargo.toml".to_string() } else { format!("{root}/Cargo.toml") };
+    let spec = format!("{}:{manifest}", head.rev);
+    let text = match head.git.run_bytes(&["cat-file", "blob", spec.as_str()]) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            notes.push(Note::blocking(
+                Some(&manifest),
+                format!("could not read this manifest from the head tree ({e}), so the other crates of the workspace that use this crate's changed definitions were not searched; run retrygate again in a complete clone"),
+            ));
+            return None;
+        }
+    };
+    let explicit = manifest_lib_name(&text);
+    if !has_lib && explicit.is_none() {
+        return None;
+    }
+    let name = explicit.or_else(|| manifest_section_name(&text, "package"))?;
+    Some(name.replace('-', "_"))
+}
+
+/// The `[lib] name` of a manifest, when it sets one.
+fn manifest_lib_name(text: &str) -> Option<String> {
+    manifest_section_name(text, "lib")
+}
+
+/// The `name = "..."` of a manifest's `[section]`.
+fn manifest_section_name(text: &str, section: &str) -> Option<String> {
+    let header = format!("[{section}]");
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside = t == header;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let Some(rest) = t.strip_prefix("name") else { continue };
+        let Some(value) = rest.trim_start().strip_prefix('=') else { continue };
+        let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+            return Some(value.to_string());
+        }
+    }
+    None
+}
+
+/// Whether `text` names crate `ident` as the root of a path (`ident::x`,
+/// `use ident::{..}`, `::ident::x`), not as part of a longer name.
+fn names_crate_path(text: &str, ident: &str) -> bool {
+    let pat = format!("{ident}::");
+    text.match_indices(&pat)
+        .any(|(i, _)| text[..i].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_')))
+}
+
+/// The unchanged files of other crates of the workspace that name crate
+/// `ident` by path and one of `names`, with their texts.
+fn other_crates_naming(
+    tree: &mut Tree,
+    ident: &str,
+    root: &str,
+    names: &[&str],
+    changed: &BTreeSet<&str>,
+    budget: &mut usize,
+    notes: &mut Vec<Note>,
+) -> Vec<(String, String)> {
+    let names = plain_identifiers(names);
+    if names.is_empty() || !ident.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Vec::new();
+    }
+    let path = format!("(^|[^A-Za-z0-9_]){ident}::");
+    let named = format!("(^|[^A-Za-z0-9_])({})([^A-Za-z0-9_]|$)", names.join("|"));
+    let args = ["--all-match", "-E", "-e", path.as_str(), "-e", named.as_str()];
+    let manifests: Vec<String> = tree.listing().map(|l| l.manifests.clone()).unwrap_or_default();
+    tree.grep(&args, Scope::Workspace, changed, budget, notes)
+        .into_iter()
+        .filter(|(p, t)| crate_index::crate_root(p, &manifests) != root && names_crate_path(t, ident))
+        .collect()
 }
 
 /// Timeouts lowered in changed files that hold no retry of their own: a
@@ -1473,6 +1590,27 @@ mod tests {
         assert!(declares(text, "Capped") && declares(text, "Other"));
         assert!(!declares(text, "Cap"));
         assert_eq!(struct_names(text).collect::<Vec<_>>(), ["Capped", "Other"]);
+    }
+
+    #[test]
+    fn a_crate_is_named_by_its_lib_name_else_its_package_name() {
+        let manifest =
+            "[package]\nname = \"shared-limits\"\nversion = \"0.1.0\"\n\n[dependencies]\nname = \"x\"\n";
+        assert_eq!(manifest_section_name(manifest, "package").as_deref(), Some("shared-limits"));
+        assert_eq!(manifest_lib_name(manifest), None);
+        let with_lib = "[lib]\nname = 'limits_core'\npath = \"src/lib.rs\"\n[package]\nname = \"limits\"\n";
+        assert_eq!(manifest_lib_name(with_lib).as_deref(), Some("limits_core"));
+        assert_eq!(manifest_section_name("[workspace]\nmembers = [\"a\"]\n", "package"), None);
+        assert_eq!(manifest_section_name("[package]\nname = \"a b\"\n", "package"), None);
+    }
+
+    #[test]
+    fn a_crate_is_named_by_path_only_as_a_path_root() {
+        assert!(names_crate_path("x.with_max_times(common::MAX_ATTEMPTS)", "common"));
+        assert!(names_crate_path("use common::{limits, MAX};", "common"));
+        assert!(names_crate_path("::common::limits::HTTP", "common"));
+        assert!(!names_crate_path("use crate::my_common::MAX;", "common"));
+        assert!(!names_crate_path("let common = 3; common + 1", "common"));
     }
 
     #[test]

@@ -116,6 +116,11 @@ pub(crate) struct BodyFacts {
     pub(crate) idempotency_key: bool,
     pub(crate) reads_retry_after: bool,
     pub(crate) uses_randomness: bool,
+    /// Functions called by plain name whose name says jitter
+    /// (`jitter(attempt)`, `hash_jitter(n)`): whether they randomise is
+    /// decided by their bodies where the file defines them
+    /// (`Walker::random_through`), not by their names.
+    pub(crate) jitter_calls: Vec<String>,
     /// A delay is taken from a backoff policy value (`b.next_backoff()`,
     /// the backoff crate's `Backoff` trait): its jitter is decided where
     /// that value is built, not in this body.
@@ -286,10 +291,19 @@ impl FactsVisitor<'_> {
     }
 }
 
+/// Whether a call is of a function named for jitter by its plain name
+/// (`jitter(n)`, `hash_jitter(n)`, `full_jitter(d)`): a function of the
+/// crate, whose body says whether it randomises; a library's
+/// (`tokio_retry::strategy::jitter`) is written with its path and trusted.
+fn is_jitter_call(path: &syn::Path) -> bool {
+    path.segments.len() == 1
+        && path.segments.first().is_some_and(|s| contains_ci(&s.ident.to_string(), "jitter"))
+}
+
 /// A call that waits: `sleep(d)`, `sleep_until(t)`, tokio 0.2's
 /// `delay_for(d)`/`delay_until(t)`, and the timer futures of tokio 0.1 and
 /// futures-timer (`Delay::new(at)`) and async-io (`Timer::after(d)`).
-fn is_timer_call(path: &syn::Path) -> bool {
+pub(crate) fn is_timer_call(path: &syn::Path) -> bool {
     let mut names = path.segments.iter().rev().map(|s| s.ident.to_string());
     let Some(last) = names.next() else { return false };
     let before = names.next();
@@ -406,7 +420,11 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
         if let Expr::Path(p) = &*c.func {
             if let Some(last) = p.path.segments.last() {
                 let name = last.ident.to_string();
-                self.note_ident(&name);
+                if is_jitter_call(&p.path) {
+                    self.facts.jitter_calls.push(name.clone());
+                } else {
+                    self.note_ident(&name);
+                }
                 if is_timer_call(&p.path) {
                     self.facts.sleeps += 1;
                 }
@@ -435,6 +453,13 @@ impl<'ast> Visit<'ast> for FactsVisitor<'_> {
                 }
                 if p.path.segments.len() == 1 {
                     self.facts.callees.push(name);
+                }
+                if is_jitter_call(&p.path) {
+                    // The name is not read as randomness: only the arguments.
+                    for a in &c.args {
+                        self.visit_expr(a);
+                    }
+                    return;
                 }
             }
         }
@@ -836,6 +861,19 @@ mod tests {
         assert!(!f.sends_request, "a call that is not a request builder's");
         let f = facts("mylib::post(x)");
         assert!(!f.sends_request && f.methods.is_empty(), "not an HTTP client crate");
+    }
+
+    #[test]
+    fn a_function_named_for_jitter_is_a_call_to_follow_not_randomness() {
+        let f = facts("sleep(Duration::from_millis(base + hash_jitter(attempt)))");
+        assert!(!f.uses_randomness, "the name alone");
+        assert_eq!(f.jitter_calls, ["hash_jitter"]);
+        let f = facts("sleep(jitter(rand::random::<u64>()))");
+        assert!(f.uses_randomness, "randomness in the arguments still counts");
+        let f = facts("strategy.map(tokio_retry::strategy::jitter)");
+        assert!(f.uses_randomness && f.jitter_calls.is_empty(), "a library's, by its path");
+        let f = facts("builder.with_jitter()");
+        assert!(f.uses_randomness, "a builder's setter");
     }
 
     #[test]

@@ -112,7 +112,11 @@ pub(crate) fn apply(p: &mut Policy, s: &Setter, env: &Env) -> bool {
                 Fact::count(Attempts::from_retries(s.arg(0).and_then(|a| env.number(a))), ".take(..)")
         }
         "map" => {
-            let jitters = s.arg(0).is_some_and(|a| body_facts(a).uses_randomness);
+            let jitters = s.arg(0).is_some_and(|a| {
+                let f = body_facts(a);
+                // A jitter function called by name in the closure is trusted here.
+                f.uses_randomness || !f.jitter_calls.is_empty()
+            });
             if jitters {
                 p.jitter = Fact::new(Some(true), ".map(jitter)");
             }

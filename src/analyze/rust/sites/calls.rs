@@ -411,7 +411,16 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         let Some(last) = p.path.segments.last() else { return };
         let name = self.w.index.unalias(&last.ident.to_string()).to_string();
-        self.expand_helper(whole, &name, &args);
+        let defined = self.expand_helper(whole, &name, &args);
+        // A free function (or one of a module, `http::call`) handed a
+        // method may be another file's retry helper of that method; a
+        // type's (`Request::new(Method::POST, url)`) builds a value.
+        let n = p.path.segments.len();
+        let of_type =
+            n >= 2 && p.path.segments[n - 2].ident.to_string().starts_with(|c: char| c.is_ascii_uppercase());
+        if !defined && !of_type && !names_a_retry(&name) && args.iter().any(|a| handed_method(a).is_some()) {
+            self.w.miss(&name);
+        }
     }
 
     /// [`Self::helper_call`] for a method: `self.send_with_retry(req)`, or
@@ -667,8 +676,27 @@ pub(super) fn names_a_retry(name: &str) -> bool {
     ["retry", "retries", "retrying", "backoff", "attempts"].iter().any(|w| n.contains(w))
 }
 
-/// Whether an argument is a closure (`|| async { .. }`), which builds what
-/// it sends again on every call.
+/// The HTTP method an argument hands a function, written as one
+/// (`Method::POST`, `reqwest::Method::from_bytes(b"PATCH").unwrap()`,
+/// `Method::GET.clone()`): a function that takes it may be a retry helper
+/// of another file whose request method is that parameter, so the callee is
+/// looked for even when its name does not say retry (`http::call(c,
+/// Method::POST, url)`).
+fn handed_method(arg: &Expr) -> Option<String> {
+    match arg {
+        Expr::MethodCall(m)
+            if m.args.len() <= 1
+                && matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "clone") =>
+        {
+            handed_method(&m.receiver)
+        }
+        Expr::Try(t) => handed_method(&t.expr),
+        Expr::Paren(p) => handed_method(&p.expr),
+        Expr::Reference(r) => handed_method(&r.expr),
+        e => super::super::syntax::method_path(e).or_else(|| super::super::syntax::method_from_literal(e)),
+    }
+}
+
 /// Names given as the method of a request (`.request(NAME, url)`,
 /// `.method(NAME)`).
 fn method_locals(op: &Expr) -> Vec<String> {
@@ -709,6 +737,8 @@ fn resent_locals(op: &Expr) -> Vec<String> {
     v.0
 }
 
+/// Whether an argument is a closure (`|| async { .. }`), which builds what
+/// it sends again on every call.
 fn is_closure(e: &Expr) -> bool {
     match e {
         Expr::Closure(_) => true,
@@ -730,7 +760,7 @@ fn code(e: &Expr) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::model_of;
-    use super::names_a_retry;
+    use super::{handed_method, names_a_retry};
     use crate::analyze::rust::policy::Attempts;
 
     #[test]
@@ -862,5 +892,44 @@ mod tests {
         );
         assert_eq!(alone.sites.len(), 1);
         assert_eq!(alone.sites[0].policy.attempts.value, Attempts::Total(3.0));
+    }
+
+    const METHOD_HELPER: &str = "async fn call(c: &Client, method: reqwest::Method, url: &str) -> R {\n\
+         (|| async { c.request(method.clone(), url).send().await }).retry(ExponentialBuilder::default().with_jitter()).await\n\
+         }\n";
+
+    #[test]
+    fn a_method_handed_to_a_helper_is_what_its_retry_sends() {
+        let m = model_of(&format!(
+            "{METHOD_HELPER}fn a(c: &Client) {{ call(c, Method::POST, U); }}\nfn b(c: &Client) {{ call(c, reqwest::Method::from_bytes(b\"PATCH\").unwrap(), U); }}\nfn g(c: &Client) {{ call(c, Method::GET, U); }}\n"
+        ));
+        let methods = |item: &str| m.sites.iter().find(|s| s.item == item).map(|s| s.policy.methods.clone());
+        assert!(methods("a").is_some_and(|ms| ms.contains("POST")), "{:?}", m.sites);
+        assert!(methods("b").is_some_and(|ms| ms.contains("PATCH")));
+        assert!(methods("g").is_some_and(|ms| !ms.contains("POST") && ms.contains("GET")));
+    }
+
+    #[test]
+    fn a_function_handed_a_method_is_looked_for_elsewhere_whatever_its_name() {
+        let m = model_of("fn a(c: &Client) { crate::http::call(c, Method::POST, U); }\n");
+        assert!(m.unresolved.contains("call"), "{:?}", m.unresolved);
+        let m = model_of("fn a(c: &Client) { crate::http::call(c, &Method::GET.clone(), U); }\n");
+        assert!(m.unresolved.contains("call"), "a read is looked for too: the base may have sent it");
+        let m = model_of("fn a(c: &Client) { crate::http::call(c, verb, U); crate::http::other(c, 3); }\n");
+        assert!(m.unresolved.is_empty(), "{:?}", m.unresolved);
+        let m = model_of("fn a(c: &Client) { let r = reqwest::Request::new(Method::POST, u); send(r); }\n");
+        assert!(!m.unresolved.contains("new"), "a type's constructor builds a value: {:?}", m.unresolved);
+    }
+
+    #[test]
+    fn a_handed_method_is_read_through_unwrap_clone_and_references() {
+        let arg = |src: &str| handed_method(&syn::parse_str::<syn::Expr>(src).unwrap());
+        assert_eq!(arg("Method::POST").as_deref(), Some("POST"));
+        assert_eq!(arg("&reqwest::Method::PATCH.clone()").as_deref(), Some("PATCH"));
+        assert_eq!(arg("Method::from_str(\"POST\")?").as_deref(), Some("POST"));
+        assert_eq!(arg("Method::from_bytes(b\"DELETE\").expect(\"m\")").as_deref(), Some("DELETE"));
+        assert_eq!(arg("method"), None);
+        assert_eq!(arg("Method::from_bytes(raw)"), None);
+        assert_eq!(arg("Verb::POST"), None);
     }
 }

@@ -6,7 +6,12 @@
 //! (`max_retries: 3` or `max_retries: DEFAULT_MAX_RETRIES`), a
 //! `#[serde(default = "fn")]` function, or an `#[arg(default_value_t = ..)]` attribute. The
 //! retry reads the field somewhere else. Fields are matched by name within
-//! the files modelled together; [`super::super::eval::Env`] takes a field's
+//! the files modelled together, and also kept under `Type.field` (the
+//! struct a literal or attribute belongs to, `Self` read as the impl's
+//! type): a read whose receiver's type is known (`p: &HttpPolicy` ..
+//! `p.max_attempts`) takes that type's values only, so another struct's
+//! field of the same name (a login lock-out's `max_attempts`) does not make
+//! it unknown; [`super::super::eval::Env`] takes a field's
 //! value only when every place that sets it agrees, so a field also set
 //! from run-time input stays unknown. Test code sets fields to anything and
 //! is not read.
@@ -31,6 +36,14 @@ pub(super) struct FieldValues<'a> {
     pub(super) default_fns: Vec<(String, String)>,
     /// Attribute defaults written as numbers.
     pub(super) numbers: HashMap<String, Vec<f64>>,
+    /// The type of the `impl` block being visited, for `Self { .. }`.
+    impl_ty: Option<String>,
+}
+
+/// The key of field `field` of struct `ty` ([`FieldValues`] keeps each
+/// value under it and under the bare field name).
+pub(crate) fn typed_key(ty: &str, field: &str) -> String {
+    format!("{ty}.{field}")
 }
 
 impl<'a> FieldValues<'a> {
@@ -48,11 +61,21 @@ impl<'a> FieldValues<'a> {
                 self.exprs.entry(field).or_default().push(e);
             }
         }
+        self.impl_ty = None;
         (self.exprs, self.numbers)
     }
 
-    fn field_attrs(&mut self, field: &syn::Field) {
-        let Some(name) = field.ident.as_ref().map(|i| i.to_string()) else { return };
+    fn field_attrs(&mut self, ty: &str, field: &syn::Field) {
+        let Some(bare) = field.ident.as_ref().map(|i| i.to_string()) else { return };
+        // Under the bare name and under the struct's, as literals are.
+        for name in [typed_key(ty, &bare), bare] {
+            self.field_attrs_as(&name, field);
+        }
+    }
+
+    /// [`Self::field_attrs`] for one key.
+    fn field_attrs_as(&mut self, name: &str, field: &syn::Field) {
+        let name = name.to_string();
         for a in &field.attrs {
             let p = a.path();
             if p.is_ident("serde") {
@@ -117,18 +140,38 @@ impl<'a> Visit<'a> for FieldValues<'a> {
     }
 
     fn visit_item_struct(&mut self, s: &'a syn::ItemStruct) {
+        let ty = s.ident.to_string();
         for f in &s.fields {
-            self.field_attrs(f);
+            self.field_attrs(&ty, f);
         }
         syn::visit::visit_item_struct(self, s);
     }
 
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        let ty = match &*i.self_ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        let outer = std::mem::replace(&mut self.impl_ty, ty);
+        syn::visit::visit_item_impl(self, i);
+        self.impl_ty = outer;
+    }
+
     fn visit_expr_struct(&mut self, e: &'a syn::ExprStruct) {
+        let named = e.path.segments.last().map(|s| s.ident.to_string());
+        let ty = match named.as_deref() {
+            Some("Self") => self.impl_ty.clone(),
+            _ => named,
+        };
         for fv in &e.fields {
             if let syn::Member::Named(n) = &fv.member {
                 // `Config { max_retries, .. }` (shorthand) names a local, not a value.
                 if fv.colon_token.is_some() {
-                    self.exprs.entry(n.to_string()).or_default().push(&fv.expr);
+                    let field = n.to_string();
+                    if let Some(ty) = &ty {
+                        self.exprs.entry(typed_key(ty, &field)).or_default().push(&fv.expr);
+                    }
+                    self.exprs.entry(field).or_default().push(&fv.expr);
                 }
             }
         }
@@ -181,5 +224,19 @@ mod tests {
         assert_eq!(exprs["timeout"], ["TIMEOUT"], "a shorthand field names a local, not a value");
         assert_eq!(numbers["attempts"], [5.0]);
         assert_eq!(numbers["delay_ms"], [250.0]);
+    }
+
+    #[test]
+    fn values_are_also_kept_under_their_struct() {
+        let (exprs, numbers) = values(
+            "struct Login { #[arg(default_value_t = 5)] max_attempts: u32 }\n\
+             impl Default for Http { fn default() -> Self { Self { max_attempts: 3 } } }\n\
+             fn lockout() -> Login { Login { max_attempts: 5 } }\n",
+        );
+        assert_eq!(exprs["max_attempts"], ["3", "5"], "every struct's under the bare name");
+        assert_eq!(exprs["Http.max_attempts"], ["3"], "`Self` is the impl's type");
+        assert_eq!(exprs["Login.max_attempts"], ["5"]);
+        assert_eq!(numbers["Login.max_attempts"], [5.0]);
+        assert!(!numbers.contains_key("Http.max_attempts"));
     }
 }

@@ -55,18 +55,27 @@ impl<'a> FileIndex<'a> {
                                 self.add_fn(&f.sig, &f.block, path)
                             }
                             syn::ImplItem::Const(c) => {
-                                self.consts.insert(c.ident.to_string(), &c.expr);
+                                self.add_assoc_const(self_ty.as_deref(), &c.ident, &c.expr)
                             }
                             _ => {}
                         }
                     }
                 }
                 Item::Trait(t) => {
+                    let trait_name = t.ident.to_string();
                     for ti in &t.items {
-                        if let syn::TraitItem::Fn(f) = ti {
-                            if let Some(b) = &f.default {
-                                self.add_fn(&f.sig, b, path);
+                        match ti {
+                            syn::TraitItem::Fn(f) => {
+                                if let Some(b) = &f.default {
+                                    self.add_fn(&f.sig, b, path);
+                                }
                             }
+                            syn::TraitItem::Const(c) => {
+                                if let Some((_, e)) = &c.default {
+                                    self.add_assoc_const(Some(&trait_name), &c.ident, e);
+                                }
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -98,6 +107,19 @@ impl<'a> FileIndex<'a> {
                 _ => {}
             }
         }
+    }
+
+    /// An associated constant (of an `impl`, a trait impl, or a trait's
+    /// default) under `Type::NAME`, which `Type::NAME` and `<Type as
+    /// Trait>::NAME` read, and under its bare name unless a constant of
+    /// that name is already known (a free `const NAME` is what a bare
+    /// `NAME` means; `Self::NAME` falls back to it).
+    fn add_assoc_const(&mut self, ty: Option<&str>, ident: &syn::Ident, expr: &'a Expr) {
+        let name = ident.to_string();
+        if let Some(ty) = ty {
+            self.consts.insert(format!("{ty}::{name}"), expr);
+        }
+        self.consts.entry(name).or_insert(expr);
     }
 
     fn add_fn(&mut self, sig: &'a syn::Signature, block: &'a syn::Block, path: &mut Vec<String>) {
@@ -219,6 +241,7 @@ pub(crate) fn merge_facts(into: &mut BodyFacts, from: &BodyFacts) {
     into.idempotency_key |= from.idempotency_key;
     into.reads_retry_after |= from.reads_retry_after;
     into.uses_randomness |= from.uses_randomness;
+    into.jitter_calls.extend(from.jitter_calls.iter().cloned());
     into.delay_from_policy |= from.delay_from_policy;
     into.method_gated |= from.method_gated;
     into.sends_request |= from.sends_request;
@@ -250,12 +273,29 @@ mod tests {
         index.collect(&file.items, &mut path);
         let mut consts: Vec<&str> = index.consts.keys().map(String::as_str).collect();
         consts.sort_unstable();
-        assert_eq!(consts, ["ASSOC", "DEEP", "LOCAL", "TOP"]);
+        assert_eq!(consts, ["ASSOC", "C::ASSOC", "DEEP", "LOCAL", "TOP"]);
         let mut fns: Vec<&str> = index.fns.keys().map(String::as_str).collect();
         fns.sort_unstable();
         assert_eq!(fns, ["helper", "method", "provided"], "a trait method without a body is not a helper");
         assert!(index.imports.has("backon") && index.imports.has("net"), "{:?}", index.imports);
         assert!(path.is_empty(), "the module path is restored");
+    }
+
+    #[test]
+    fn associated_constants_are_kept_by_type_and_a_free_one_keeps_the_bare_name() {
+        let (file, mut path) = index_of(
+            "impl A { const MAX: u32 = 1; }\nconst MAX: u32 = 2;\nimpl Policy for B { const MAX: u32 = 3; }\n\
+             trait Policy { const MAX: u32 = 4; const NO_DEFAULT: u32; }\nimpl C { const ONLY: u32 = 5; }\n",
+        );
+        let mut index = FileIndex::default();
+        index.collect(&file.items, &mut path);
+        let value = |k: &str| index.consts.get(k).map(|e| quote::ToTokens::to_token_stream(e).to_string());
+        assert_eq!(value("A::MAX").as_deref(), Some("1"));
+        assert_eq!(value("MAX").as_deref(), Some("2"), "the free const, whatever the order");
+        assert_eq!(value("B::MAX").as_deref(), Some("3"));
+        assert_eq!(value("Policy::MAX").as_deref(), Some("4"), "a trait's default");
+        assert_eq!(value("ONLY").as_deref(), Some("5"), "an associated const alone keeps its bare name");
+        assert!(value("Policy::NO_DEFAULT").is_none() && value("NO_DEFAULT").is_none());
     }
 
     #[test]

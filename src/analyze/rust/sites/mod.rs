@@ -36,6 +36,7 @@ use super::eval::Env;
 use super::libs;
 use super::policy::{Lib, Policy};
 use super::syntax::{body_facts, chain_of, ident_of, line_of, lines_of, BodyFacts, Chain};
+pub(crate) use fields::typed_key;
 pub(crate) use index::merge_facts;
 use index::FileIndex;
 use resolve::setter;
@@ -266,6 +267,9 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     model
 }
 
+/// How many jitter-named functions deep [`Walker::random_through`] reads.
+const MAX_JITTER_DEPTH: usize = 4;
+
 /// A policy chain not (yet) known to be handed to a retry call.
 struct Candidate {
     key: (u32, u32),
@@ -411,9 +415,10 @@ impl<'i, 'a> Walker<'i, 'a> {
     fn body(&mut self, block: &'a syn::Block, sig: Option<&'a syn::Signature>, path: &[String]) {
         let mut lets = LetCollector::default();
         lets.visit_block(block);
-        let env = self.lend_env(lets.lets);
+        let mut env = self.lend_env(lets.lets);
         let item = path.join("::");
         let params = sig.map(param_types).unwrap_or_default();
+        env.types = params.clone();
         let mut fw = FnWalker { w: self, env, mutations: lets.mutations, params, item };
         fw.visit_block(block);
         if let Some(sig) = sig {
@@ -459,6 +464,30 @@ impl<'i, 'a> Walker<'i, 'a> {
             self.facts_of_fn.insert(name.to_string(), body_facts(*block));
         }
         self.facts_of_fn.get(name)
+    }
+
+    /// Whether randomness reaches a delay through the jitter-named
+    /// functions `names` ([`BodyFacts::jitter_calls`]): a function of the
+    /// file randomises when its body does (or a jitter-named function it
+    /// calls does, up to [`MAX_JITTER_DEPTH`] calls deep); one the file
+    /// does not define is looked for in the crate, and until it is found its
+    /// name is trusted, as a library's is.
+    fn random_through(&mut self, names: &[String], depth: usize) -> bool {
+        for name in names {
+            match self.fn_facts(name).map(|f| (f.uses_randomness, f.jitter_calls.clone())) {
+                Some((true, _)) => return true,
+                Some((false, inner)) => {
+                    if depth < MAX_JITTER_DEPTH && self.random_through(&inner, depth + 1) {
+                        return true;
+                    }
+                }
+                None => {
+                    self.miss(name);
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Merges what the named helpers do into `facts`, each name once.

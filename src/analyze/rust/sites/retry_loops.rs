@@ -128,11 +128,17 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
             _ => Vec::new(),
         };
+        let drawn = facts.uses_randomness || self.w.random_through(&facts.jitter_calls, 0);
+        // Randomness drawn in the loop jitters only when it reaches a wait.
+        let unreached = drawn && self.delay_randomness(body) == Some(false);
+        let random = drawn && !unreached;
         let mut p = Policy::new(
             Lib::HAND_ROLLED,
             Fact::new(attempts, bound_text),
-            if facts.uses_randomness {
+            if random {
                 Fact::new(Some(true), "the loop's delay uses randomness")
+            } else if unreached {
+                Fact::new(Some(false), "the loop draws randomness, but none of it reaches the delay it waits")
             } else if let Some(d) = &driver {
                 Fact::new(
                     d.jitter.value,
@@ -177,6 +183,62 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             standalone: false,
             ops,
         });
+    }
+
+    /// Whether randomness reaches the waits of a loop body: what each
+    /// timer call (`sleep(d)`, `Delay::new(t)`) is given, the `let`s its
+    /// names were bound by (followed up to [`MAX_DELAY_DEPTH`] deep), and
+    /// the functions of the file it calls. `None` when a wait's value
+    /// cannot be followed (a parameter, a field, a function the file does
+    /// not define): the loop's randomness is then taken as it is.
+    fn delay_randomness(&mut self, body: &'a syn::Block) -> Option<bool> {
+        let args = timer_args(body);
+        if args.is_empty() {
+            return None;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for a in args {
+            if self.expr_randomness(a, 0, &mut seen)? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
+    /// [`Self::delay_randomness`] of one expression.
+    fn expr_randomness(
+        &mut self,
+        e: &'a Expr,
+        depth: usize,
+        seen: &mut std::collections::HashSet<String>,
+    ) -> Option<bool> {
+        if depth > MAX_DELAY_DEPTH {
+            return None;
+        }
+        let f = body_facts(e);
+        if f.uses_randomness || f.delay_from_policy || self.w.random_through(&f.jitter_calls, 0) {
+            return Some(true);
+        }
+        for c in f.callees.iter().filter(|c| !f.jitter_calls.contains(c)) {
+            let called = self
+                .w
+                .fn_facts(c)
+                .map(|cf| (cf.uses_randomness || cf.delay_from_policy, cf.jitter_calls.clone()))?;
+            if called.0 || self.w.random_through(&called.1, 0) {
+                return Some(true);
+            }
+        }
+        let line = super::super::syntax::line_of(e);
+        for name in local_names(e) {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            let init = self.env.lookup(&name, line)?;
+            if self.expr_randomness(init, depth + 1, seen)? {
+                return Some(true);
+            }
+        }
+        Some(false)
     }
 
     /// What a hand-written retry's code says of its delays, its Retry-After
@@ -227,10 +289,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             ),
             None => (Attempts::Unbounded, format!("`{name}` calls itself on every failure, with no limit")),
         };
+        let random = facts.uses_randomness || self.w.random_through(&facts.jitter_calls, 0);
         let mut p = Policy::new(
             Lib::HAND_ROLLED,
             Fact::new(attempts, why),
-            if facts.uses_randomness {
+            if random {
                 Fact::new(Some(true), "the recursion's delay uses randomness")
             } else if facts.sleeps == 0 {
                 Fact::new(Some(false), "the function calls itself at once, with no delay")
@@ -367,6 +430,56 @@ fn cond_ident(e: &Expr) -> Option<String> {
         Expr::Binary(b) => ident_of(&b.left),
         _ => None,
     }
+}
+
+/// How many `let`s deep [`FnWalker::delay_randomness`] follows a wait's
+/// value.
+const MAX_DELAY_DEPTH: usize = 8;
+
+/// The arguments of the timer calls of a body (`sleep(d)`, `sleep_until(t)`,
+/// `Delay::new(t)`), not inside nested items.
+fn timer_args(body: &syn::Block) -> Vec<&Expr> {
+    struct Timers<'a>(Vec<&'a Expr>);
+    impl<'a> Visit<'a> for Timers<'a> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if super::super::syntax::is_timer_call(&p.path) {
+                    self.0.extend(c.args.iter());
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'a Item) {}
+    }
+    let mut v = Timers(Vec::new());
+    v.visit_block(body);
+    v.0
+}
+
+/// The single-segment names an expression reads (`base`, `attempt`,
+/// `MAX_DELAY`), not the functions it calls by name, nor inside closures.
+fn local_names(e: &Expr) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'a> Visit<'a> for Names {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+            if !matches!(&*c.func, Expr::Path(_)) {
+                self.visit_expr(&c.func);
+            }
+        }
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            if let Some(i) = p.path.get_ident() {
+                self.0.push(i.to_string());
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a Item) {}
+    }
+    let mut v = Names(Vec::new());
+    v.visit_expr(e);
+    v.0
 }
 
 /// Durations passed to `sleep(..)` inside a loop body.
@@ -528,6 +641,75 @@ mod tests {
         assert_eq!(l[0].attempts.value, Attempts::Unbounded);
         let e = loops("fn a() { while let Err(e) = client.get(u).send() { sleep(d); } }");
         assert_eq!(e[0].attempts.value, Attempts::Unbounded);
+    }
+
+    #[test]
+    fn a_jitter_named_function_jitters_only_when_its_body_randomises() {
+        let looped = |helper: &str| {
+            loops(&format!(
+                "fn a() {{ for attempt in 0..3 {{ if client.get(u).send().is_ok() {{ break; }} sleep(jitter(attempt)); }} }}\n{helper}\n"
+            ))
+        };
+        let random = looped("fn jitter(n: u32) -> Duration { Duration::from_millis(100 * n as u64 + rand::random::<u64>() % 100) }");
+        assert_eq!(random[0].jitter.value, Some(true), "{:?}", random[0].jitter);
+        let hashed = looped(
+            "fn jitter(n: u32) -> Duration { let mut h = DefaultHasher::new(); n.hash(&mut h); Duration::from_millis(h.finish() % 100) }",
+        );
+        assert_eq!(hashed[0].jitter.value, Some(false), "a deterministic body under a jitter name");
+        let nested = looped(
+            "fn jitter(n: u32) -> Duration { Duration::from_millis(full_jitter(n)) }\nfn full_jitter(n: u32) -> u64 { fastrand::u64(0..n as u64) }",
+        );
+        assert_eq!(nested[0].jitter.value, Some(true), "through another jitter-named function");
+        let elsewhere = looped("");
+        assert_eq!(elsewhere[0].jitter.value, Some(true), "not defined here: trusted until found");
+    }
+
+    #[test]
+    fn randomness_jitters_only_when_it_reaches_the_wait() {
+        let jitter = |body: &str| {
+            let p = loops(&format!(
+                "fn a() {{\nlet mut attempt = 0;\nloop {{ match client.get(u).send() {{ Ok(r) => return r, Err(_) if attempt < 3 => {{\nattempt += 1;\n{}\n}} Err(e) => return e }} }} }}\nfn backoff(n: u64) -> Duration {{ Duration::from_millis(100 * n) }}\n",
+                body.replace("; ", ";\n")
+            ));
+            p[0].jitter.value
+        };
+        assert_eq!(
+            jitter("let j = rand::random::<u64>() % 100; sleep(Duration::from_millis(100 + j));"),
+            Some(true)
+        );
+        assert_eq!(
+            jitter("let j = rand::random::<u64>() % 100; let d = Duration::from_millis(100 + j); sleep(d);"),
+            Some(true),
+            "through two lets"
+        );
+        assert_eq!(
+            jitter("let id = rand::random::<u64>(); log(id); sleep(Duration::from_millis(100 * attempt));"),
+            Some(false),
+            "drawn for something else"
+        );
+        assert_eq!(
+            jitter("let id = rand::random::<u64>(); log(id); sleep(backoff(attempt));"),
+            Some(false),
+            "a deterministic function of the file"
+        );
+        assert_eq!(
+            jitter("let id = rand::random::<u64>(); log(id); sleep(other_file_delay(attempt));"),
+            Some(true),
+            "a function the file does not define: the loop's randomness stands"
+        );
+        assert_eq!(
+            jitter("let id = rand::random::<u64>(); log(id); sleep(self.delay);"),
+            Some(true),
+            "a value not followed"
+        );
+    }
+
+    #[test]
+    fn a_jitter_function_the_file_does_not_define_is_looked_for() {
+        let m = super::super::model_of(
+            "fn a() { for attempt in 0..3 { if client.get(u).send().is_ok() { break; } sleep(jitter(attempt)); } }\n",
+        );
+        assert!(m.unresolved.contains("jitter"), "{:?}", m.unresolved);
     }
 
     #[test]
