@@ -55,6 +55,15 @@ pub(crate) enum Judgement {
 
 /// Compares one setting's base value with its head value.
 pub(crate) fn judge(knob: Knob, base: &Value, head: &Value) -> Judgement {
+    // `cfg.retries ?? 0` -> `cfg.retries ?? 1`: an expression not computed
+    // whose only change is one number is that number changed (a fallback,
+    // a floor, a default branch).
+    if let (Value::Unknown(a), Value::Unknown(b)) = (base, head) {
+        if let Some((x, y)) = one_number_changed(a, b) {
+            let num = |v| Value::Num { v, seconds: false };
+            return judge(knob, &num(x), &num(y));
+        }
+    }
     if base.is_known() && !head.is_known() {
         return match base {
             // A switch or a count that was a number and is now an expression.
@@ -92,6 +101,28 @@ pub(crate) fn judge(knob: Knob, base: &Value, head: &Value) -> Judgement {
             _ => Judgement::Fine,
         },
     }
+}
+
+/// The one number that differs between two expressions that are
+/// otherwise the same text, as `(base, head)`.
+fn one_number_changed(a: &str, b: &str) -> Option<(f64, f64)> {
+    static NUM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b\d[\d_]*(?:\.\d+)?\b").unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let shape = |t: &str| NUM.replace_all(t, "#").chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    if shape(a) != shape(b) {
+        return None;
+    }
+    let nums = |t: &str| -> Vec<f64> {
+        NUM.find_iter(t).filter_map(|m| m.as_str().replace('_', "").parse().ok()).collect()
+    };
+    let (x, y) = (nums(a), nums(b));
+    if x.len() != y.len() {
+        return None;
+    }
+    let mut diff = x.iter().zip(&y).filter(|(p, q)| p != q);
+    let one = diff.next()?;
+    diff.next().is_none().then_some((*one.0, *one.1))
 }
 
 /// Whether a jitter setting's value turns jitter on; `None` when it does not say.
@@ -206,6 +237,27 @@ mod tests {
 
     fn s(v: f64) -> Value {
         Value::Num { v, seconds: true }
+    }
+
+    #[test]
+    fn an_expression_whose_one_number_changed_is_that_number_changed() {
+        let u = |t: &str| Value::Unknown(t.into());
+        let raised = judge(
+            Knob::Count,
+            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 0"),
+            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 1"),
+        );
+        assert_eq!(raised, Judgement::Worse(Worse::CountRaised));
+        assert_eq!(judge(Knob::Count, &u("cfg.retries || 5"), &u("cfg.retries || 3")), Judgement::Fine);
+        // Two numbers changed, or the shape changed: not read.
+        assert_eq!(judge(Knob::Count, &u("min(a, 3) + 1"), &u("min(a, 5) + 2")), Judgement::Fine);
+        assert_eq!(judge(Knob::Count, &u("cfg.retries || 3"), &u("opts.retries || 5")), Judgement::Fine);
+        assert_eq!(
+            judge(Knob::Timeout, &u("env('T', 30)"), &u("env('T', 5)")),
+            Judgement::Worse(Worse::TimeoutLowered)
+        );
+        // `s3Client` holds no number.
+        assert_eq!(judge(Knob::Count, &u("s3Client.retries"), &u("s4Client.retries")), Judgement::Fine);
     }
 
     #[test]

@@ -513,6 +513,13 @@ impl<'w, 't> Walker<'w, 't> {
                 }
             }
         }
+        // `(options?.fetch ?? fetch)(url)`: a caller's override or the
+        // default; the default is what the code calls when given none.
+        if let Some(inner) = s.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+            if let Some((_, fallback)) = inner.rsplit_once("??").or_else(|| inner.rsplit_once("||")) {
+                s = fallback.to_string();
+            }
+        }
         // Generic arguments and optional chaining say nothing of the callee.
         let mut out = String::with_capacity(s.len());
         let mut depth = 0;
@@ -643,7 +650,11 @@ impl<'w, 't> Walker<'w, 't> {
             self.walk_children(file, n, &inner, d);
             return true;
         }
-        if let Some(op) = self.request(file, n, &callee, ctx) {
+        // A bare call of a function the files define is that function,
+        // even when its name is a sender's (`request(args)`): its body is
+        // read below, where the request it sends is.
+        let own_bare = !targets.is_empty() && receiver(&callee).is_empty();
+        if let Some(op) = self.request(file, n, &callee, ctx).filter(|_| !own_bare) {
             let covered = self.chain_retry(file, n, &callee, ctx).or_else(|| ctx.retry.clone());
             self.ops.push((op, covered));
             return false;
@@ -2332,9 +2343,15 @@ impl<'w, 't> Walker<'w, 't> {
                 continue;
             }
             let k = x.kind();
+            // An `if` that tests a failure: Go's `err != nil`, or an answer's
+            // failing status (`response.status === 503`, `!res.ok`).
+            let failure_if = syn.ifs.contains(&k)
+                && ((go && self.err_check(file, x) == Some(true))
+                    || x.child_by_field_name("condition")
+                        .is_some_and(|c| tests_failing_status(self.text(file, c))));
             let now_failing = failing
                 || syn.catches.contains(&k)
-                || (go && syn.ifs.contains(&k) && self.err_check(file, x) == Some(true))
+                || failure_if
                 || (syn.is_call(k) && last_segment(&self.callee(file, x)) == "catch");
             if now_failing && syn.is_call(k) && x.id() != def.id() {
                 let c = self.callee(file, x);
@@ -2372,8 +2389,9 @@ impl<'w, 't> Walker<'w, 't> {
             }
             let mut c = x.walk();
             for ch in x.named_children(&mut c) {
-                // Go: only the consequence of `if err != nil` fails.
-                let f = if go && syn.ifs.contains(&k) && !failing {
+                // Only the consequence of `if err != nil` (or of a failing
+                // status) fails.
+                let f = if failure_if && !failing {
                     now_failing && x.child_by_field_name("consequence").is_some_and(|cq| cq.id() == ch.id())
                 } else {
                     now_failing
@@ -4046,6 +4064,17 @@ fn built_as_collection(text: &str, recv: &str) -> bool {
     false
 }
 
+/// Whether a condition tests that an answer failed: a 429 or 5xx status
+/// (`response.status === 503`, `resp.status_code >= 500`,
+/// `status in (429, 503)`), or an answer that is not ok (`!res.ok`).
+fn tests_failing_status(cond: &str) -> bool {
+    static FAILING: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)status\w*(?:\(\))?\s*(?:===?|>=?|\bin\b|\bis\b)\s*[\[(]?\s*(?:429|5\d\d)\b|(?:!|\bnot\s+)\s*\w+(?:\.\w+)*\.ok\b|\.is_server_error\(\)|IsServerError")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    FAILING.is_match(cond)
+}
+
 /// Callees that use an attempt number without deciding whether to go on:
 /// a delay, a log line, a metric.
 fn uses_count_only(callee: &str) -> bool {
@@ -4440,6 +4469,24 @@ mod tests {
         let unasserted =
             src.replace("misc.Assert(retryCount < maxRetry)", "log.Print(retryCount < maxRetry)");
         assert_eq!(covered_attempts("a.go", &unasserted), vec![Attempts::Unbounded]);
+    }
+
+    /// A function that calls itself when the answer's status fails is a
+    /// retry: bounded when the call passes a flag or a count down,
+    /// unbounded when it passes the same arguments.
+    #[test]
+    fn a_function_that_calls_itself_on_a_failing_status_is_a_retry() {
+        let once = "export async function request(args, options) {\n  const response = await fetch(url, info);\n  if (response.status === 503 && !options?.wait) {\n    return request(args, { ...options, wait: true });\n  }\n  return response.json();\n}\n";
+        assert_eq!(covered_attempts("a.ts", once), vec![Attempts::Bounded]);
+        let forever = "export async function request(args, options) {\n  const response = await fetch(url, info);\n  if (response.status === 503) {\n    return request(args, options);\n  }\n  return response.json();\n}\n";
+        assert_eq!(covered_attempts("a.ts", forever), vec![Attempts::Unbounded]);
+        // The fetch a caller may override is still a fetch.
+        let overridable =
+            forever.replace("await fetch(url, info)", "await (options?.fetch ?? fetch)(url, info)");
+        assert_eq!(covered_attempts("a.ts", &overridable), vec![Attempts::Unbounded]);
+        // A recursive walk on success is no retry.
+        let walk = "export async function request(args, options) {\n  const response = await fetch(url, info);\n  if (response.status === 200 && args.next) {\n    return request(args.next, options);\n  }\n  return response.json();\n}\n";
+        assert!(covered_attempts("a.ts", walk).is_empty());
     }
 
     fn covered_attempts(path: &str, text: &str) -> Vec<Attempts> {
