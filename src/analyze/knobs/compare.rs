@@ -120,9 +120,29 @@ fn one_number_changed(a: &str, b: &str) -> Option<(f64, f64)> {
     if x.len() != y.len() {
         return None;
     }
-    let mut diff = x.iter().zip(&y).filter(|(p, q)| p != q);
-    let one = diff.next()?;
-    diff.next().is_none().then_some((*one.0, *one.1))
+    let mut diff = x.iter().enumerate().zip(&y).filter(|((_, p), q)| p != q);
+    let ((at, one), other) = diff.next()?;
+    if diff.next().is_some() || *one == 0.0 {
+        // Two numbers changed; or 0, which means "unlimited" as often as
+        // "none" (`Attempts: pointer.Of(0) // unlimited`).
+        return None;
+    }
+    // The number must be the setting's own value, not another option's
+    // inside it (`requests.get(u, timeout = 30)`, `Retry(backoff_jitter = 0.5)`).
+    let start = NUM.find_iter(b).nth(at)?.start();
+    let before = b[..start].trim_end();
+    let named = match before.chars().next_back() {
+        Some('=') => !matches!(before[..before.len() - 1].chars().next_back(), Some('=' | '<' | '>' | '!')),
+        Some(':') => !before.ends_with("::") && !before.contains('?'),
+        _ => false,
+    };
+    let keyed = named
+        && before[..before.len() - 1]
+            .trim_end()
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '\'');
+    (!keyed).then_some((*one, *other))
 }
 
 /// Whether a jitter setting's value turns jitter on; `None` when it does not say.
@@ -244,8 +264,8 @@ mod tests {
         let u = |t: &str| Value::Unknown(t.into());
         let raised = judge(
             Knob::Count,
-            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 0"),
-            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 1"),
+            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 2"),
+            &u("Number.isFinite(cfg.retries) ? Math.max(0, cfg.retries) : 5"),
         );
         assert_eq!(raised, Judgement::Worse(Worse::CountRaised));
         assert_eq!(judge(Knob::Count, &u("cfg.retries || 5"), &u("cfg.retries || 3")), Judgement::Fine);
@@ -255,6 +275,20 @@ mod tests {
         assert_eq!(
             judge(Knob::Timeout, &u("env('T', 30)"), &u("env('T', 5)")),
             Judgement::Worse(Worse::TimeoutLowered)
+        );
+        // Another option's number inside the value, or a base of 0: not read.
+        assert_eq!(
+            judge(Knob::Count, &u("get(u, timeout = 30)"), &u("get(u, timeout = 60)")),
+            Judgement::Fine
+        );
+        assert_eq!(
+            judge(Knob::Count, &u("Retry(total = 3, jitter = 0.5)"), &u("Retry(total = 3, jitter = 1)")),
+            Judgement::Fine
+        );
+        assert_eq!(judge(Knob::Count, &u("pointer.Of(0)"), &u("pointer.Of(12)")), Judgement::Fine);
+        assert_eq!(
+            judge(Knob::Count, &u("conf.GetInt(3, \"k\")"), &u("conf.GetInt(5, \"k\")")),
+            Judgement::Worse(Worse::CountRaised)
         );
         // `s3Client` holds no number.
         assert_eq!(judge(Knob::Count, &u("s3Client.retries"), &u("s4Client.retries")), Judgement::Fine);
