@@ -463,8 +463,6 @@ impl<'w, 't> Walker<'w, 't> {
                 | "start_soon"
                 | "spawn"
                 | "spawn_blocking"
-                | "Run"
-                | "StartNew"
                 | "launch"
                 | "setImmediate"
                 | "queueMicrotask"
@@ -472,7 +470,11 @@ impl<'w, 't> Walker<'w, 't> {
                 | "runAsync"
                 | "supplyAsync"
         );
-        starts_task
+        // .NET's `Task.Run(..)`/`Task.Factory.StartNew(..)`; a `Run` of
+        // anything else (`cmd.Run()`, `server.Run()`) runs and waits.
+        let dotnet_task = matches!(last_segment(&callee), "Run" | "StartNew")
+            && receiver(&callee).rsplit('.').any(|r| r == "Task" || r == "Factory");
+        (starts_task || dotnet_task)
             && n.parent().is_some_and(|p| matches!(p.kind(), "expression_statement" | "statement_expression"))
     }
 
@@ -1149,13 +1151,9 @@ impl<'w, 't> Walker<'w, 't> {
                 }
                 if syn.is_call(x.kind()) {
                     let c = self.callee(file, x);
-                    if is_timeout(last_segment(&c)) && !self.timer_bounds_a_call(file, x, &c) {
-                        // A timer that only resumes or schedules work
-                        // (`setTimeout(resolve, 0)`) bounds no call.
-                    } else if is_timeout(last_segment(&c))
-                        || words(last_segment(&c)).first().is_some_and(|w| w == "set" || w == "with")
-                            && is_timeout(last_segment(&c))
-                    {
+                    // A timer that only resumes or schedules work
+                    // (`setTimeout(resolve, 0)`) bounds no call.
+                    if is_timeout(last_segment(&c)) && self.timer_bounds_a_call(file, x, &c) {
                         if let Some((v, trail, a)) = self
                             .args(file, x)
                             .iter()
@@ -4429,8 +4427,15 @@ mod tests {
     fn work_started_and_not_awaited_is_not_retried() {
         assert_no_covered_writes(&[
             ("a.py", "async def run(self):\n    while True:\n        try:\n            asyncio.ensure_future(self.client.post('u', json=m))\n            await self.connect()\n            return\n        except Exception:\n            await asyncio.sleep(1)\n"),
+            ("A.cs", "class A {\n  async Task F() {\n    for (var i = 0; i < 3; i++) {\n      try {\n        Task.Run(() => client.PostAsync(u, body));\n        await conn.OpenAsync();\n        return;\n      } catch (Exception e) {\n        await Task.Delay(1000);\n      }\n    }\n  }\n}\n"),
             ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tgo client.Post(u, \"application/json\", b)\n\t\tif err := conn.Dial(); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
         ]);
+        // A `Run` that is no task (`cmd.Run()`) waits: what it does is retried.
+        let waited = covered_writes(
+            "a.go",
+            "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\trunner.Run(client.Post(u, \"application/json\", b))\n\t\tif err := conn.Dial(); err == nil {\n\t\t\treturn nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n",
+        );
+        assert_eq!(waited.len(), 1, "{waited:?}");
         let awaited = covered_writes(
             "a.py",
             "async def run(self):\n    while True:\n        try:\n            t = asyncio.ensure_future(self.client.post('u', json=m))\n            await t\n            return\n        except Exception:\n            await asyncio.sleep(1)\n",
