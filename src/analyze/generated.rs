@@ -106,6 +106,12 @@ pub(crate) fn replaced_bundle<'d>(path: &str, head: &str, deleted: &[(&'d str, &
     })
 }
 
+/// Whether a file reads as a bundler's or minifier's output (lines no
+/// person writes, a module table), whatever its header says.
+pub(crate) fn built_output(text: &str) -> Option<&'static str> {
+    minified(text).or_else(|| bundled(text))
+}
+
 fn minified(text: &str) -> Option<&'static str> {
     text.lines()
         .take(50)

@@ -256,7 +256,75 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     }
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
     removed_from_new_files(cs, &mut out.findings);
+    in_new_built_output(cs, &mut out.findings);
+    still_long_timeouts(&mut out.findings);
     out
+}
+
+/// A per-attempt timeout at or above this many seconds after a lowering is
+/// still longer than the calls it bounds take, so few attempts end on it
+/// and few retries follow: said as a warning (docs/limits.md).
+pub(crate) const LONG_TIMEOUT_SECS: f64 = 600.0;
+
+/// A timeout lowered to a value that stays long (ten hours to one): a
+/// warning that says so, since it makes no call fail that did not before
+/// in any way a retry storm follows from.
+fn still_long_timeouts(findings: &mut [Finding]) {
+    for f in findings.iter_mut().filter(|f| f.kind == Kind::TimeoutLowered && f.severity == Severity::Error) {
+        let Some(secs) = f.head.as_ref().and_then(seconds_of) else { continue };
+        if secs >= LONG_TIMEOUT_SECS {
+            f.severity = Severity::Warning;
+            f.message.push_str(&format!(
+                " (the head's timeout is still {} minutes: longer than a call takes, so it makes few attempts fail; a warning)",
+                (secs / 60.0).round()
+            ));
+        }
+    }
+}
+
+/// Seconds in a finding's `head` value, when it says its unit: `seconds`,
+/// `timeout_ms`, or a `value` written with one (`30s`, `5m`, `1h`,
+/// `250ms`).
+fn seconds_of(v: &serde_json::Value) -> Option<f64> {
+    if let Some(s) = v.get("seconds").and_then(serde_json::Value::as_f64) {
+        return Some(s);
+    }
+    if let Some(ms) = v.get("timeout_ms").and_then(serde_json::Value::as_f64) {
+        return Some(ms / 1000.0);
+    }
+    let text = v.get("value")?.as_str()?.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (num, unit) = text.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let per = match unit.trim() {
+        "ms" => 0.001,
+        "s" | "sec" | "secs" | "seconds" => 1.0,
+        "m" | "min" | "mins" | "minutes" => 60.0,
+        "h" | "hr" | "hours" => 3600.0,
+        _ => return None,
+    };
+    Some(n * per)
+}
+
+/// Findings in a minified or bundled file the change adds (a demo's built
+/// assets committed beside its source): the file is still read, since the
+/// change could have minified anything, but what it holds is a bundler's
+/// output, so its findings are warnings that say why.
+fn in_new_built_output(cs: &ChangeSet, findings: &mut [Finding]) {
+    for f in findings.iter_mut().filter(|f| f.severity == Severity::Error) {
+        let Some(c) = cs.files.iter().find(|c| c.path == f.path && matches!(c.base, Side::Absent)) else {
+            continue;
+        };
+        if f.path.to_ascii_lowercase().ends_with(".rs") {
+            continue;
+        }
+        if let Some(why) = c.head.text().and_then(generated::built_output) {
+            f.severity = Severity::Warning;
+            f.message.push_str(&format!(
+                " (in a file this change adds that reads as built output: {why}; a warning, review the sources it was built from)"
+            ));
+        }
+    }
 }
 
 /// Jitter or Retry-After handling "removed" in a file the change adds,
@@ -304,6 +372,53 @@ mod tests {
         // The same bundle added with nothing deleted: the change's own file, read.
         let alone = notes(vec![FileChange::from_texts("web/index-C7.js", None, Some(&bundle('b')))]);
         assert!(!alone.iter().any(|m| m.contains("not analysed")), "{alone:?}");
+    }
+
+    #[test]
+    fn findings_in_a_minified_file_the_change_adds_are_warnings_and_in_an_edited_one_errors() {
+        let finding = || {
+            crate::finding::Finding::new(
+                crate::finding::Kind::RetryNonIdempotent,
+                "op/new-retry-of-write",
+                "site/assets/index-C7.js",
+                1,
+            )
+        };
+        let bundle = format!("var a=\"{}\";\nfetch(u,{{method:\"POST\"}});\n", "x".repeat(6000));
+        let added = FileChange::from_texts("site/assets/index-C7.js", None, Some(&bundle));
+        let mut fs = vec![finding()];
+        in_new_built_output(&ChangeSet::from_files(vec![added]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Warning);
+        assert!(fs[0].message.contains("reads as built output"), "{}", fs[0].message);
+        // A new file a person wrote, and a minified file the base had: errors.
+        let written = FileChange::from_texts("site/assets/index-C7.js", None, Some("fetch(u)\n"));
+        let mut fs = vec![finding()];
+        in_new_built_output(&ChangeSet::from_files(vec![written]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Error);
+        let edited = FileChange::from_texts("site/assets/index-C7.js", Some(&bundle), Some(&bundle));
+        let mut fs = vec![finding()];
+        in_new_built_output(&ChangeSet::from_files(vec![edited]), &mut fs);
+        assert_eq!(fs[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn a_timeout_lowered_to_a_value_that_stays_long_is_a_warning() {
+        let lowered = |head: serde_json::Value| {
+            let mut f =
+                crate::finding::Finding::new(Kind::TimeoutLowered, "python/timeout-lowered", "a.py", 3);
+            f.head = Some(head);
+            let mut fs = vec![f];
+            still_long_timeouts(&mut fs);
+            fs.remove(0)
+        };
+        let long = lowered(serde_json::json!({"seconds": 3600}));
+        assert_eq!(long.severity, Severity::Warning);
+        assert!(long.message.contains("still 60 minutes"), "{}", long.message);
+        assert_eq!(lowered(serde_json::json!({"value": "15m"})).severity, Severity::Warning);
+        assert_eq!(lowered(serde_json::json!({"timeout_ms": 4000.0})).severity, Severity::Error);
+        assert_eq!(lowered(serde_json::json!({"value": "3s"})).severity, Severity::Error);
+        // A value whose unit is unknown stays an error.
+        assert_eq!(lowered(serde_json::json!({"value": "3600"})).severity, Severity::Error);
     }
 
     #[test]

@@ -236,8 +236,9 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
     // the path alone does not settle.
     let mut items: HashMap<String, (Option<String>, Vec<TestItem>)> = HashMap::new();
     let mut tree = HeadFiles::new(cs);
-    // Read only when a Rust or .NET finding is left that the path does not
-    // settle.
+    // Read only when a finding is left that the path does not settle. A
+    // project's folder holds its settings files too (a test project's
+    // `appsettings.json`), so every file under it is decided, not only code.
     let mut build: Option<Option<Build>> = None;
     for f in findings.iter_mut().filter(|f| f.severity > Severity::Note) {
         let test_pattern = paths.test_pattern(&f.path);
@@ -248,11 +249,7 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
         }
         let (module, found) =
             items.get(&f.path).map_or((None, &[][..]), |(m, i)| (m.as_deref(), i.as_slice()));
-        let not_shipped = if test_pattern.is_none()
-            && module.is_none()
-            && [".rs", ".cs", ".fs", ".vb"].iter().any(|e| f.path.ends_with(e))
-            && !paths.is_shipped(&f.path)
-        {
+        let not_shipped = if test_pattern.is_none() && module.is_none() && !paths.is_shipped(&f.path) {
             build.get_or_insert_with(|| Build::of_head(cs)).as_ref().and_then(|b| b.reason(&f.path))
         } else {
             None

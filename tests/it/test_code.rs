@@ -523,3 +523,34 @@ fn paths_shipped_overrides_the_build_and_the_test_patterns() {
     blocking.sort();
     assert_eq!(blocking, ["tests/loadgen/src/lib.rs", "xtask/src/smoke.rs"], "{json:#}");
 }
+
+/// A .NET test project's folder is the project's, settings files included:
+/// a retry count raised in its `appsettings.json` is a note, while the same
+/// raise in the service's own `appsettings.json` blocks.
+#[test]
+fn settings_files_of_a_dotnet_test_project_do_not_block() {
+    let settings = |n: u32| {
+        format!("{{\n  \"OpenAI\": {{\n    \"Endpoint\": \"https://api.example.com\",\n    \"MaxRetries\": {n}\n  }}\n}}\n")
+    };
+    let repo = Repo::new();
+    repo.write(
+        "Store.FunctionalTests/Store.FunctionalTests.csproj",
+        "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <ItemGroup>\n    <PackageReference Include=\"Microsoft.NET.Test.Sdk\" />\n    <PackageReference Include=\"xunit\" />\n  </ItemGroup>\n</Project>\n",
+    );
+    repo.write("Service/Service.csproj", "<Project Sdk=\"Microsoft.NET.Sdk.Web\">\n</Project>\n");
+    repo.write("Store.FunctionalTests/appsettings.json", &settings(2));
+    repo.write("Service/appsettings.json", &settings(2));
+    repo.commit("base");
+    repo.branch("agent/change");
+    repo.write("Store.FunctionalTests/appsettings.json", &settings(10));
+    repo.write("Service/appsettings.json", &settings(10));
+    repo.commit("raise");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let at = |path: &str, severity: &str| {
+        findings(&json).iter().any(|f| f["path"] == path && f["severity"] == severity)
+    };
+    assert!(at("Service/appsettings.json", "error"), "{json:#}");
+    assert!(at("Store.FunctionalTests/appsettings.json", "note"), "{json:#}");
+    assert!(!at("Store.FunctionalTests/appsettings.json", "error"), "{json:#}");
+}

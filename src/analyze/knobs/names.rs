@@ -275,6 +275,12 @@ const NOT_A_RETRIED_TIMEOUT: &[&str] = &[
     "kill",
     "stop",
     "exit",
+    // Temporal/Cadence `ScheduleToStart` (time queued before a worker takes
+    // the task) and `ScheduleToClose` (the whole budget, retries included):
+    // neither is one attempt's.
+    "schedule",
+    "queue",
+    "queued",
 ];
 
 /// Words that, in what holds a timeout (`HealthChecks.Active.Timeout`,
@@ -431,5 +437,7 @@ mod tests {
         assert_eq!(knob("read_timeout"), Some((Knob::Timeout, false)));
         assert_eq!(knob("idle_timeout"), None);
         assert_eq!(knob("shutdownTimeout"), None);
+        assert_eq!(knob("ScheduleToStartTimeout"), None);
+        assert_eq!(knob("queueTimeoutMs"), None);
     }
 }

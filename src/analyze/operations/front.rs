@@ -2619,7 +2619,11 @@ impl<'w, 't> Walker<'w, 't> {
         let text = self.text(file, body);
         let sleeps = has_sleep(text);
         let collection = bound == Attempts::Bounded && self.iterates_collection(file, lp);
-        let status_exit = exit == Exit::Conditional && sleeps && status_words(text);
+        // A counted loop that leaves on a good status re-sends at once when
+        // it sleeps not: `for i in range(3): r = post(..); if r.ok: return`.
+        let status_exit = exit == Exit::Conditional
+            && (sleeps || (matches!(bound, Attempts::Count(_) | Attempts::Bounded) && !collection))
+            && status_words(text);
         // A loop with no bound that leaves only under a condition is a
         // long-lived worker, poll or dispatch loop, not a retry.
         let endless = matches!(bound, Attempts::Unbounded | Attempts::Unknown);
@@ -4519,6 +4523,8 @@ mod tests {
             ("a.go", "package a\nfunc f() error {\n\tfor i := 0; i < 3; i++ {\n\t\tif _, err := http.Post(u, \"\", nil); err == nil {\n\t\t\tbreak\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn nil\n}\n"),
             ("a.ts", "async function f(u: string) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      const r = await fetch(u, { method: \"POST\" });\n      if (r.ok) return r;\n    } catch (e) {\n      await sleep(1000);\n    }\n  }\n}\n"),
             ("A.java", "class A {\n  String f() throws Exception {\n    while (true) {\n      try {\n        return rest.postForObject(u, b, String.class);\n      } catch (RestClientException e) {\n        Thread.sleep(1000);\n      }\n    }\n  }\n}\n"),
+            // Counted and leaving on a good status, with no sleep: re-sent at once.
+            ("a.py", "def f(b):\n    for i in range(NUM_RETRIES):\n        resp = conn.post('/logs', data=b)\n        if resp.ok:\n            return\n        print('failed')\n"),
         ];
         for (path, text) in cases {
             assert_eq!(covered_writes(path, text).len(), 1, "{path}:\n{text}");
