@@ -186,7 +186,30 @@ pub(crate) struct ConditionsSpec {
     /// A form's name that fixes what it retries on (`RetryOnConflict`).
     #[serde(default)]
     pub(crate) names: BTreeMap<String, String>,
+    /// Fields set in the function that builds it whose value says what it
+    /// retries on (go-retryablehttp's `c.CheckRetry = ..`, the .NET
+    /// handler's `o.Retry.ShouldHandle = ..`): the value's text is read.
+    #[serde(default)]
+    pub(crate) fields: Vec<String>,
+    /// Names of the library's own predicates, with the failures each
+    /// retries on (`DefaultRetryPolicy: "refused, reset, timeout, 500, 429"`).
+    #[serde(default)]
+    pub(crate) words: BTreeMap<String, String>,
+    /// Failures it retries on whatever the options say (urllib3 re-sends
+    /// after a refused connection always, after a read error unless
+    /// `read=0`): each unless its `off` text is in the call.
+    #[serde(default)]
+    pub(crate) also: Vec<AlsoSpec>,
     pub(crate) default: String,
+}
+
+/// One entry of [`ConditionsSpec::also`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AlsoSpec {
+    pub(crate) on: String,
+    #[serde(default)]
+    pub(crate) off: Option<String>,
 }
 
 impl Wrapper {

@@ -1862,13 +1862,34 @@ impl<'w, 't> Walker<'w, 't> {
         };
         let mut conditions = BTreeSet::new();
         let last = last_segment(&self.callee(file, site)).to_string();
-        if let Some(c) = w.conditions.names.get(&last) {
+        let spec = &w.conditions;
+        let read = |t: &str| {
+            // Polly's `args.Outcome.Exception is ..` names the property a
+            // predicate tests, not a catch-all type.
+            let t = t.replace("Outcome.Exception", "Outcome");
+            let t = t.as_str();
+            let mut c = classify(t);
+            for (word, means) in &spec.words {
+                if names_whole(t, word) {
+                    c.extend(classify(means));
+                }
+            }
+            c
+        };
+        if let Some(c) = spec.names.get(&last) {
             conditions.extend(classify(c));
         } else {
             for (k, v) in &opts {
-                if w.conditions.options.iter().any(|o| o == k) {
-                    conditions.extend(classify(self.predicate_text(file, *v)));
+                if spec.options.iter().any(|o| o == k) {
+                    conditions.extend(read(self.predicate_text(file, *v)));
                 }
+            }
+            // A predicate set as a field where the policy is built; one
+            // that names nothing retrygate knows is taken to retry on any
+            // failure.
+            for value in spec.fields.iter().flat_map(|f| field_values(around, f)) {
+                let c = read(value);
+                conditions.extend(if c.is_empty() { BTreeSet::from([Condition::Any]) } else { c });
             }
             if conditions.is_empty() && !w.conditions.calls.is_empty() {
                 // The calls that say what it retries on, in the site (or
@@ -1906,6 +1927,13 @@ impl<'w, 't> Walker<'w, 't> {
             }
             if conditions.is_empty() {
                 conditions.extend(classify(&w.conditions.default));
+            } else {
+                let site_text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+                for a in &spec.also {
+                    if !a.off.as_ref().is_some_and(|off| site_text.contains(&off.replace(' ', ""))) {
+                        conditions.extend(classify(&a.on));
+                    }
+                }
             }
         }
         Retry {
@@ -3836,6 +3864,56 @@ pub(crate) fn classify(text: &str) -> BTreeSet<Condition> {
     out
 }
 
+/// The values `text` assigns to a field (`c.CheckRetry = func(..) {..}`,
+/// `o.Retry.ShouldHandle = args => ..;`, `CheckRetry: policy,`): from the
+/// `=` or `:` to the end of the statement, brackets balanced.
+fn field_values<'x>(text: &'x str, field: &str) -> Vec<&'x str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices(field) {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[i + field.len()..];
+        let trimmed = rest.trim_start();
+        let Some(value) = trimmed.strip_prefix(['=', ':']) else { continue };
+        if value.starts_with('=') {
+            continue;
+        }
+        let start = text.len() - value.len();
+        let mut depth = 0i32;
+        let mut end = text.len();
+        for (j, &b) in bytes.iter().enumerate().skip(start) {
+            match b {
+                b'(' | b'{' | b'[' => depth += 1,
+                b')' | b'}' | b']' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        end = j;
+                        break;
+                    }
+                }
+                b';' | b',' if depth == 0 => {
+                    end = j;
+                    break;
+                }
+                b'\n' if depth == 0 && j > start && !text[start..j].trim().is_empty() => {
+                    let next = text[j + 1..].trim_start();
+                    // A C# or TS expression continued on the next line.
+                    if !next.starts_with(['|', '&', '.', '?', '+']) {
+                        end = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(&text[start..end]);
+    }
+    out
+}
+
 /// [`classify`], with an unnamed or unknown failure counted as any.
 fn classify_or_any(text: &str) -> BTreeSet<Condition> {
     let c = classify(text);
@@ -4507,6 +4585,19 @@ mod tests {
             let got = covered_writes(path, text);
             assert!(got.is_empty(), "{path}: {got:?}\n{text}");
         }
+    }
+
+    #[test]
+    fn a_fields_value_is_read_to_the_end_of_its_statement() {
+        let go = "c := retryablehttp.NewClient()\n\tc.CheckRetry = func(ctx context.Context, r *http.Response, err error) (bool, error) {\n\t\treturn r.StatusCode == 429, nil\n\t}\n\treturn c\n";
+        let v = field_values(go, "CheckRetry");
+        assert_eq!(v.len(), 1);
+        assert!(v[0].contains("429") && !v[0].contains("return c"), "{v:?}");
+        let cs = "o.Retry.ShouldHandle = args => ValueTask.FromResult(\n    a == 1\n    || b(args));\nreturn builder;\n";
+        let v = field_values(cs, "ShouldHandle");
+        assert!(v[0].contains("|| b(args)") && !v[0].contains("builder"), "{v:?}");
+        // Another name that ends the same, and a comparison, are not the field.
+        assert!(field_values("c.MyCheckRetry = f\nif CheckRetry == nil {}\n", "CheckRetry").is_empty());
     }
 
     /// Loops that re-issue a write until it succeeds, one per language
