@@ -225,9 +225,24 @@ impl Wrapper {
         let last = super::syntax::last_segment(callee);
         self.names.iter().any(|n| {
             n == callee
-                || (!n.contains('.') && n == last)
-                || (n.contains('.') && callee.ends_with(&format!(".{n}")))
-                || (n.contains('.') && super::syntax::last_two(callee) == *n)
+                || (!n.contains('.') && n == last && !self.claimed_by_another(callee))
+                || self.names_qualified(n, callee)
+        })
+    }
+
+    /// Whether a dotted name of this wrapper names `callee` (`stamina.retry`).
+    fn names_qualified(&self, n: &str, callee: &str) -> bool {
+        n.contains('.') && (callee.ends_with(&format!(".{n}")) || super::syntax::last_two(callee) == n)
+    }
+
+    /// Whether another library names `callee` by its qualified name: then
+    /// a bare name of this one (tenacity's `retry`) is not what
+    /// `stamina.retry` calls.
+    fn claimed_by_another(&self, callee: &str) -> bool {
+        DATA.as_ref().is_ok_and(|d| {
+            d.wrappers
+                .iter()
+                .any(|w| w.library != self.library && w.names.iter().any(|n| w.names_qualified(n, callee)))
         })
     }
 }

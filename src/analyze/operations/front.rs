@@ -622,10 +622,12 @@ impl<'w, 't> Walker<'w, 't> {
             return false;
         }
         // A library form given code to run.
+        let whole = self.world.files[file].file.text.as_str();
         if let Some(w) = data.wrappers.iter().filter(|_| targets.is_empty()).find(|w| {
             w.languages.iter().any(|l| l == lang)
                 && w.form.iter().any(|f| f == "call" || f == "block")
                 && w.names_callee(&callee)
+                && w.used_in(whole)
         }) {
             let args = self.args(file, n);
             let has_code = args.iter().any(|a| self.is_callable(file, *a) || self.names_def(file, *a));
@@ -1948,7 +1950,9 @@ impl<'w, 't> Walker<'w, 't> {
             count_at,
             reads_retry_after: reads_retry_after(text) || reads_retry_after(around),
             scope: (0, 0),
-            origin: None,
+            // A policy built apart: an edit of the statement that builds it
+            // changes this retry.
+            origin: built_apart(whole, text).map(|(a, b)| (self.path(file).to_string(), a, b)),
             count_param: None,
             count_text: None,
         }
@@ -3912,6 +3916,18 @@ fn field_values<'x>(text: &'x str, field: &str) -> Vec<&'x str> {
         out.push(&text[start..end]);
     }
     out
+}
+
+/// The lines of `part`, a statement cut out of `whole` (a policy built
+/// apart from where it runs), or `None` when it is all of `whole` or not
+/// part of it.
+fn built_apart(whole: &str, part: &str) -> Option<(u32, u32)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    if part.len() >= whole.len() || start + part.len() > whole.len() {
+        return None;
+    }
+    let first = whole[..start].matches('\n').count() as u32 + 1;
+    Some((first, first + part.matches('\n').count() as u32))
 }
 
 /// [`classify`], with an unnamed or unknown failure counted as any.
