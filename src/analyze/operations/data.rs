@@ -105,6 +105,10 @@ pub(crate) struct Wrapper {
     /// block's middleware): it covers every request of its file.
     #[serde(default)]
     pub(crate) unbound: bool,
+    /// The policy is installed on the client given as its first argument
+    /// (`axiosRetry(api, {..})`), which is the client it covers.
+    #[serde(default)]
+    pub(crate) on_first_argument: bool,
     /// `form: [class]`: the method the framework runs for the class, which
     /// the class-level declaration retries (a job's `perform`, `handle`).
     #[serde(default)]

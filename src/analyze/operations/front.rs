@@ -342,6 +342,20 @@ impl<'w, 't> Walker<'w, 't> {
                 continue;
             }
             if holders.contains(&ch.id()) {
+                // A call that holds a definition (`axiosRetry(api, {
+                // retryCondition: (e) => .. })`) may still install a
+                // client-wide policy.
+                if self.syn(file).is_call(ch.kind()) {
+                    let callee = self.callee(file, ch);
+                    let lang = match self.grammar(file) {
+                        Grammar::Kotlin => "kotlin",
+                        g => g.library_language(),
+                    };
+                    if !callee.is_empty() {
+                        let defined = !self.resolve(file, &callee).is_empty();
+                        self.client_policy(file, ch, &callee, lang, ctx, defined);
+                    }
+                }
                 self.walk_module(file, ch, ctx, skip, holders, d + 1);
             } else {
                 self.walk(file, ch, ctx, d + 1);
@@ -808,7 +822,18 @@ impl<'w, 't> Walker<'w, 't> {
         // Where the client is held: the line that builds it assigns it, or
         // installs it on a receiver, or registers it for a typed client.
         let line_text = whole.lines().nth(line_of(n).saturating_sub(1) as usize).unwrap_or("");
-        let seeds = if w.unbound { Vec::new() } else { client_seeds(line_text, callee) };
+        let seeds = if w.unbound {
+            Vec::new()
+        } else if w.on_first_argument {
+            self.args(file, n)
+                .first()
+                .map(|a| last_segment(self.text(file, *a).trim()).to_string())
+                .filter(|a| a.len() > 1 && a.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+                .into_iter()
+                .collect()
+        } else {
+            client_seeds(line_text, callee)
+        };
         self.retries.push(r.clone());
         self.clients.push(ClientPolicy {
             retry: r,
