@@ -2702,7 +2702,11 @@ impl<'w, 't> Walker<'w, 't> {
             Attempts::Unbounded if exit != Exit::Unconditional && !round => Attempts::Unknown,
             b => b,
         };
-        let count_at = self.loop_count_at(file, lp);
+        let count_at = self.loop_count_at(file, lp).or_else(|| {
+            matches!(attempts, Attempts::Count(_))
+                .then(|| self.body_bound(file, lp, body).and_then(|(_, at)| at))
+                .flatten()
+        });
         let count_text = self
             .bound_node(file, lp)
             .map(|b| self.text(file, b).trim_start_matches('$').to_string())
@@ -2998,7 +3002,7 @@ impl<'w, 't> Walker<'w, 't> {
         };
         if infinite {
             return if self.loop_bound_check(file, lp, body) {
-                Attempts::Bounded
+                self.body_bound(file, lp, body).map_or(Attempts::Bounded, |(n, _)| Attempts::Count(n))
             } else {
                 Attempts::Unbounded
             };
@@ -3145,17 +3149,59 @@ impl<'w, 't> Walker<'w, 't> {
         self.bound_check_with(file, body, whole.get(..head_len).unwrap_or(""))
     }
 
-    fn bound_check_with(&self, file: usize, body: Node<'_>, header: &str) -> bool {
-        static COUNTER: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"(\$?[A-Za-z_][\w.]*)\s*(?:\+\+|--|\+=|-=)|(?:\+\+|--)\s*(\$?[A-Za-z_][\w.]*)|(\$?[A-Za-z_][\w.]*)\s*=\s*(\$?[A-Za-z_][\w.]*)\s*[+-]\s*1\b")
-                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    /// The count a loop with no bound in its header leaves at: an `if`
+    /// in its body that compares a counter the loop moves with a value and
+    /// leaves (`if attempt >= MAX_ATTEMPTS: raise`), the value followed to
+    /// where it is written, so a count raised there is seen.
+    fn body_bound(&self, file: usize, lp: Node<'_>, body: Node<'_>) -> Option<(f64, Option<(String, u32)>)> {
+        let whole = self.text(file, lp);
+        let head_len = body.start_byte().saturating_sub(lp.start_byte()).min(whole.len());
+        let header = whole.get(..head_len).unwrap_or("");
+        let counters = loop_counters(self.text(file, body), header);
+        let syn = self.syn(file);
+        let mut found = None;
+        self.any_in_body(file, body, |x| {
+            if !syn.ifs.contains(&x.kind()) || !self.leaves(file, x) {
+                return false;
+            }
+            let Some(cond) = x.child_by_field_name("condition") else { return false };
+            let mut cond = cond;
+            // `if (a >= b)`: the parentheses around it.
+            while cond.kind().contains("parenthesized") && cond.named_child_count() == 1 {
+                match cond.named_child(0) {
+                    Some(c) => cond = c,
+                    None => break,
+                }
+            }
+            if !matches!(
+                cond.kind(),
+                "binary_expression" | "comparison_operator" | "infix_expression" | "comparison_expression"
+            ) || !(self.text(file, cond).contains('<') || self.text(file, cond).contains('>'))
+            {
+                return false;
+            }
+            let (Some(a), Some(b)) =
+                (cond.named_child(0), cond.named_child(cond.named_child_count().saturating_sub(1)))
+            else {
+                return false;
+            };
+            let is_counter = |n: Node<'_>| counters.contains(self.text(file, n).trim());
+            let other = if is_counter(a) {
+                b
+            } else if is_counter(b) {
+                a
+            } else {
+                return false;
+            };
+            found = self.number_at(file, other).filter(|(v, _)| *v >= 1.0);
+            found.is_some()
         });
+        found
+    }
+
+    fn bound_check_with(&self, file: usize, body: Node<'_>, header: &str) -> bool {
         let text = self.text(file, body);
-        let counters: HashSet<&str> = COUNTER
-            .captures_iter(text)
-            .chain(COUNTER.captures_iter(header))
-            .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str()))
-            .collect();
+        let counters = loop_counters(text, header);
         let syn = self.syn(file);
         let mut flags = self.failure_flags(file, body);
         flags.extend(delegated_decisions(text, &counters));
@@ -3943,6 +3989,20 @@ fn field_values<'x>(text: &'x str, field: &str) -> Vec<&'x str> {
     out
 }
 
+/// The names a loop's body or header moves by one (`attempt += 1`, `i++`,
+/// `n = n + 1`): its counters.
+fn loop_counters<'x>(body: &'x str, header: &'x str) -> HashSet<&'x str> {
+    static COUNTER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(\$?[A-Za-z_][\w.]*)\s*(?:\+\+|--|\+=|-=)|(?:\+\+|--)\s*(\$?[A-Za-z_][\w.]*)|(\$?[A-Za-z_][\w.]*)\s*=\s*(\$?[A-Za-z_][\w.]*)\s*[+-]\s*1\b")
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    COUNTER
+        .captures_iter(body)
+        .chain(COUNTER.captures_iter(header))
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)).map(|m| m.as_str()))
+        .collect()
+}
+
 /// The lines of `part`, a statement cut out of `whole` (a policy built
 /// apart from where it runs), or `None` when it is all of `whole` or not
 /// part of it.
@@ -4626,6 +4686,17 @@ mod tests {
             let got = covered_writes(path, text);
             assert!(got.is_empty(), "{path}: {got:?}\n{text}");
         }
+    }
+
+    #[test]
+    fn a_loop_with_no_header_bound_counts_to_the_value_its_body_leaves_at() {
+        let py = "def f(b):\n    attempt = 0\n    while True:\n        try:\n            return requests.post('u', json=b)\n        except ConnectionError:\n            attempt += 1\n            if attempt >= 5:\n                raise\n            time.sleep(1)\n";
+        assert_eq!(covered_attempts("a.py", py), vec![Attempts::Count(5.0)]);
+        let go = "package a\nfunc f() error {\n\tfor i := 0; ; i++ {\n\t\t_, err := http.Post(u, \"\", nil)\n\t\tif err == nil {\n\t\t\treturn nil\n\t\t}\n\t\tif (i > maxTries) {\n\t\t\treturn err\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n}\n";
+        // A name no one defines: bounded, its count unknown.
+        assert_eq!(covered_attempts("a.go", go), vec![Attempts::Bounded]);
+        let go = go.replace("package a\n", "package a\nconst maxTries = 4\n");
+        assert_eq!(covered_attempts("a.go", &go), vec![Attempts::Count(4.0)]);
     }
 
     #[test]
