@@ -118,6 +118,10 @@ pub(crate) struct Wrapper {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AttemptsSpec {
+    /// Fields whose value is the number of attempts, set where the policy
+    /// is built or anywhere in the file (client-go's `wait.Backoff{Steps: 5}`).
+    #[serde(default)]
+    pub(crate) attempt_fields: Vec<String>,
     /// Calls whose first computable argument is the count.
     #[serde(default)]
     pub(crate) calls: Vec<String>,

@@ -1827,6 +1827,33 @@ impl<'w, 't> Walker<'w, 't> {
                 }
             }
         }
+        if attempts.is_none() && !spec.attempt_fields.is_empty() {
+            // `Steps: registryAttempts` in the function, else in the file:
+            // the value's node, so a constant is followed where it is written.
+            let root = self.world.files[file].file.tree.root_node();
+            for scope in [around, whole] {
+                let Some(start) = (scope.as_ptr() as usize).checked_sub(whole.as_ptr() as usize) else {
+                    continue;
+                };
+                let found = spec.attempt_fields.iter().find_map(|f| {
+                    field_values(scope, f).into_iter().find_map(|v| {
+                        let v = v.trim();
+                        let at = (v.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+                        (at >= start && !v.is_empty()).then_some((at, v.len()))
+                    })
+                });
+                if let Some((at, len)) = found {
+                    let mut node = root.descendant_for_byte_range(at, at + len);
+                    while let Some(x) = node.filter(|x| x.end_byte() - x.start_byte() < len) {
+                        node = x.parent();
+                    }
+                    if let Some(x) = node {
+                        attempts = take(self.number_at(file, x), 0.0, self.unlimited(file, x));
+                    }
+                    break;
+                }
+            }
+        }
         if attempts.is_none() && spec.unbounded_in_function.iter().any(|u| around.contains(u.as_str())) {
             attempts = Some(Attempts::Unbounded);
         }
