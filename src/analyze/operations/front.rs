@@ -1960,7 +1960,7 @@ impl<'w, 't> Walker<'w, 't> {
                         {
                             continue;
                         }
-                        conditions.extend(classify(balanced_call(&text[at..])));
+                        conditions.extend(read(call_with_block(&text[at..])));
                     }
                 }
             }
@@ -4137,6 +4137,32 @@ fn balanced_call(text: &str) -> &str {
         }
     }
     text.get(..text.len().min(4000)).unwrap_or(text)
+}
+
+/// [`balanced_call`] with the trailing block a Kotlin or Ruby call is
+/// given (`retryIf(3) { _, r -> r.status == TooManyRequests }`).
+fn call_with_block(text: &str) -> &str {
+    let call = balanced_call(text);
+    let rest = &text[call.len()..];
+    let trimmed = rest.trim_start_matches([' ', '\t']);
+    if !trimmed.starts_with('{') {
+        return call;
+    }
+    let start = text.len() - trimmed.len();
+    let mut depth = 0i32;
+    for (i, ch) in trimmed.char_indices().take(4000) {
+        match ch {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &text[..start + i + 1];
+                }
+            }
+            _ => {}
+        }
+    }
+    call
 }
 
 /// A number written with separators or a unit the evaluator does not
