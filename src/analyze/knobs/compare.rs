@@ -207,6 +207,16 @@ pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
                 let v = if same_value { base[bi].value.show() } else { String::new() };
                 queues.entry((base[bi].context.as_str(), v)).or_default().push_back(bi);
             }
+            // Then the same holder in order, only where as many are left on
+            // each side: with calls added or removed, the n-th call of a
+            // holder in the head is not the n-th of the base.
+            if !same_value {
+                let mut left: HashMap<&str, usize> = HashMap::new();
+                for &hi in h.iter().filter(|&&hi| out[hi].is_none()) {
+                    *left.entry(head[hi].context.as_str()).or_default() += 1;
+                }
+                queues.retain(|(holder, _), q| left.get(holder) == Some(&q.len()));
+            }
             for &hi in h {
                 if out[hi].is_some() {
                     continue;
@@ -364,6 +374,19 @@ mod tests {
         assert_eq!(got.iter().filter(|p| **p == Some(0)).count(), 0, "{got:?}");
         let base = [set("timeout", "open", 1), set("timeout", "join", 2)];
         let head = [set("timeout", "open_session", 1), set("timeout", "join", 2)];
+        assert_eq!(pair(&base, &head), [Some(0), Some(1)]);
+        // One holder, two calls in the base and three in the head, values
+        // all changed: the n-th is not the n-th; no guess.
+        let valued = |ctx: &str, line: u32, v: f64| {
+            let mut x = set("timeout", ctx, line);
+            x.value = n(v);
+            x
+        };
+        let base = [valued("req", 1, 60.0), valued("req", 2, 30.0)];
+        let head = [valued("req", 1, 5.0), valued("req", 2, 10.0), valued("req", 3, 12.0)];
+        assert_eq!(pair(&base, &head), [None, None, None]);
+        // As many on each side: in order.
+        let head = [valued("req", 1, 5.0), valued("req", 2, 10.0)];
         assert_eq!(pair(&base, &head), [Some(0), Some(1)]);
     }
 }
