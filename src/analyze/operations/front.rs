@@ -4753,6 +4753,14 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_tool_call_is_a_write() {
+        let py = "async def f(session, name, args):\n    for attempt in range(3):\n        try:\n            return await session.call_tool(name, args)\n        except Exception:\n            await asyncio.sleep(1)\n";
+        assert_eq!(covered_writes("a.py", py).len(), 1);
+        let ts = "async function f(client: Client, name: string) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      return await client.callTool({ name });\n    } catch (e) {\n      await sleep(1000);\n    }\n  }\n}\n";
+        assert_eq!(covered_writes("a.ts", ts).len(), 1);
+    }
+
+    #[test]
     fn a_fields_value_is_read_to_the_end_of_its_statement() {
         let go = "c := retryablehttp.NewClient()\n\tc.CheckRetry = func(ctx context.Context, r *http.Response, err error) (bool, error) {\n\t\treturn r.StatusCode == 429, nil\n\t}\n\treturn c\n";
         let v = field_values(go, "CheckRetry");
