@@ -538,12 +538,12 @@ fn settings_files_of_a_dotnet_test_project_do_not_block() {
         "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <ItemGroup>\n    <PackageReference Include=\"Microsoft.NET.Test.Sdk\" />\n    <PackageReference Include=\"xunit\" />\n  </ItemGroup>\n</Project>\n",
     );
     repo.write("Service/Service.csproj", "<Project Sdk=\"Microsoft.NET.Sdk.Web\">\n</Project>\n");
-    repo.write("Store.FunctionalTests/appsettings.json", &settings(2));
-    repo.write("Service/appsettings.json", &settings(2));
+    repo.write("Store.FunctionalTests/appsettings.json", settings(2));
+    repo.write("Service/appsettings.json", settings(2));
     repo.commit("base");
     repo.branch("agent/change");
-    repo.write("Store.FunctionalTests/appsettings.json", &settings(10));
-    repo.write("Service/appsettings.json", &settings(10));
+    repo.write("Store.FunctionalTests/appsettings.json", settings(10));
+    repo.write("Service/appsettings.json", settings(10));
     repo.commit("raise");
     let (out, json) = scan(&repo);
     assert_eq!(out.status.code(), Some(1), "{json:#}");

@@ -208,6 +208,15 @@ pub(crate) struct ConditionsSpec {
     /// `read=0`): each unless its `off` text is in the call.
     #[serde(default)]
     pub(crate) also: Vec<AlsoSpec>,
+    /// Calls in the retried code that end the retry with the failure they
+    /// are given (cenkalti's `backoff.Permanent(err)`, async-retry's
+    /// `bail(err)`): the failures a branch hands to one are not retried.
+    #[serde(default)]
+    pub(crate) stops: Vec<String>,
+    /// Calls that mark a failure as one to retry, all others ending the
+    /// retry (sethvargo/go-retry's `retry.RetryableError(err)`).
+    #[serde(default)]
+    pub(crate) marks: Vec<String>,
     pub(crate) default: String,
 }
 

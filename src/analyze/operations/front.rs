@@ -1990,6 +1990,17 @@ impl<'w, 't> Walker<'w, 't> {
                 }
             }
         }
+        if !spec.stops.is_empty() || !spec.marks.is_empty() {
+            let code = self
+                .args(file, site)
+                .into_iter()
+                .find(|a| self.is_callable(file, *a))
+                .or_else(|| self.enclosing_function(file, site));
+            if let Some(found) = code.and_then(|c| self.escape_conditions(file, c, &spec.stops, &spec.marks))
+            {
+                conditions = found;
+            }
+        }
         Retry {
             form: Form::Library(w.library.clone()),
             function: ctx.function.clone(),
@@ -2008,6 +2019,120 @@ impl<'w, 't> Walker<'w, 't> {
             count_param: None,
             count_text: None,
         }
+    }
+
+    /// The function around `n`.
+    fn enclosing_function<'a>(&self, file: usize, n: Node<'a>) -> Option<Node<'a>> {
+        let syn = self.syn(file);
+        let mut p = n.parent();
+        while let Some(x) = p {
+            if syn.is_function(x.kind()) {
+                return Some(x);
+            }
+            p = x.parent();
+        }
+        None
+    }
+
+    /// What a retry whose retried code decides by calls retries on: each
+    /// `if`/`catch` that fails (returns or throws) retries what its
+    /// condition names unless it hands the failure to a stop call
+    /// (`return backoff.Permanent(err)`, `bail(err)`), or only when it
+    /// marks it (`return retry.RetryableError(err)`). A call's own errors
+    /// that no `catch` handles (outside Go) are retried where stops decide.
+    /// `None` when the code names no stop or mark: the library's default.
+    fn escape_conditions(
+        &self,
+        file: usize,
+        code: Node<'_>,
+        stops: &[String],
+        marks: &[String],
+    ) -> Option<BTreeSet<Condition>> {
+        let calls = |t: &str, names: &[String]| {
+            names.iter().any(|s| {
+                t.match_indices(s.as_str()).any(|(i, _)| {
+                    let before = t[..i].chars().next_back();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                        && t[i + s.len()..].trim_start().starts_with('(')
+                })
+            })
+        };
+        let whole = self.text(file, code);
+        if !calls(whole, stops) && !calls(whole, marks) {
+            return None;
+        }
+        let syn = self.syn(file);
+        let go = self.grammar(file) == Grammar::Go;
+        let mut out = BTreeSet::new();
+        let mut caught = false;
+        let mut stack = vec![(code, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH {
+                continue;
+            }
+            let is_if = syn.ifs.contains(&x.kind());
+            let is_catch = syn.catches.contains(&x.kind());
+            if is_if || is_catch {
+                caught |= is_catch;
+                let cond = if is_if {
+                    x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("")
+                } else {
+                    ""
+                };
+                // The branch taken when the condition holds, without the
+                // branches nested in it (read on their own).
+                let block = if is_if { x.child_by_field_name("consequence") } else { Some(x) };
+                let body: String = block.map_or(String::new(), |b| {
+                    let blockish = |n: Node<'_>| n.kind().contains("block") || n.kind().ends_with("_list");
+                    if !blockish(b) && !is_catch {
+                        return self.text(file, b).to_string();
+                    }
+                    let mut c = b.walk();
+                    let mut kids: Vec<Node<'_>> = b.named_children(&mut c).collect();
+                    // Go's block holds a statement list.
+                    while kids.len() == 1 && blockish(kids[0]) {
+                        let k = kids[0];
+                        let mut c = k.walk();
+                        kids = k.named_children(&mut c).collect();
+                    }
+                    if kids.is_empty() {
+                        return self.text(file, b).to_string();
+                    }
+                    kids.iter()
+                        .filter(|k| !syn.ifs.contains(&k.kind()) && !syn.catches.contains(&k.kind()))
+                        .map(|k| self.text(file, *k))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
+                let body = body.as_str();
+                let fails = body.contains("return") || body.contains("throw") || body.contains("raise");
+                let stopped = calls(body, stops);
+                let marked = calls(body, marks);
+                let retried = if marks.is_empty() { fails && !stopped } else { marked };
+                let returns_nothing = {
+                    let t: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+                    ["{returnnil}", "{returnnull}", "{return}", "{returnNone}"].contains(&t.as_str())
+                };
+                if retried && !returns_nothing {
+                    let named = classify(cond);
+                    out.extend(if !named.is_empty() {
+                        named
+                    } else if is_catch || words(cond).iter().any(|w| w == "err" || w == "error") {
+                        BTreeSet::from([Condition::Reset, Condition::Timeout])
+                    } else if status_words(cond) {
+                        BTreeSet::from([Condition::ServerError])
+                    } else {
+                        BTreeSet::from([Condition::Any])
+                    });
+                }
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+        }
+        if !go && !caught && marks.is_empty() {
+            out.extend([Condition::Reset, Condition::Timeout]);
+        }
+        Some(out)
     }
 
     /// What a condition says: a predicate's body (its parameter types
@@ -4758,6 +4883,32 @@ mod tests {
         assert_eq!(covered_writes("a.py", py).len(), 1);
         let ts = "async function f(client: Client, name: string) {\n  for (let i = 0; i < 3; i++) {\n    try {\n      return await client.callTool({ name });\n    } catch (e) {\n      await sleep(1000);\n    }\n  }\n}\n";
         assert_eq!(covered_writes("a.ts", ts).len(), 1);
+    }
+
+    #[test]
+    fn failures_handed_to_a_stop_call_are_not_retried_and_the_rest_are() {
+        let conditions = |path: &str, text: &str| -> Vec<BTreeSet<Condition>> {
+            models_of(path, text).retries.iter().map(|r| r.conditions.clone()).collect()
+        };
+        let go = |on_err: &str| {
+            format!("package a\n\nimport \"github.com/cenkalti/backoff/v4\"\n\nfunc Push(b []byte) error {{\n\top := func() error {{\n\t\tresp, err := http.Post(u, \"\", nil)\n\t\tif err != nil {{\n\t\t\t{on_err}\n\t\t}}\n\t\tif resp.StatusCode == http.StatusTooManyRequests {{\n\t\t\treturn errLimited\n\t\t}}\n\t\tif resp.StatusCode >= 300 {{\n\t\t\treturn backoff.Permanent(errBad)\n\t\t}}\n\t\treturn nil\n\t}}\n\treturn backoff.Retry(op, backoff.NewExponentialBackOff())\n}}\n")
+        };
+        assert_eq!(
+            conditions("a.go", &go("return backoff.Permanent(err)")),
+            vec![BTreeSet::from([Condition::RateLimited])]
+        );
+        // With no stop call at all, the library's default (any failure).
+        assert_eq!(
+            conditions("a.go", &go("return err").replace("backoff.Permanent(errBad)", "errBad")),
+            vec![BTreeSet::from([Condition::Any])]
+        );
+        assert_eq!(
+            conditions("a.go", &go("return err")),
+            vec![BTreeSet::from([Condition::RateLimited, Condition::Timeout, Condition::Reset])]
+        );
+        // async-retry: a call's own errors, not caught, are retried.
+        let js = "import retry from 'async-retry';\nexport async function f(b) {\n  return retry(async (bail) => {\n    const res = await fetch(u, { method: 'POST', body: b });\n    if (!res.ok) { bail(new Error('no')); return; }\n    return res.json();\n  }, { retries: 3 });\n}\n";
+        assert_eq!(conditions("a.js", js), vec![BTreeSet::from([Condition::Timeout, Condition::Reset])]);
     }
 
     #[test]
