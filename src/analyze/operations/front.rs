@@ -2081,7 +2081,11 @@ impl<'w, 't> Walker<'w, 't> {
                 };
                 // The branch taken when the condition holds, without the
                 // branches nested in it (read on their own).
-                let block = if is_if { x.child_by_field_name("consequence") } else { Some(x) };
+                let block = if is_if {
+                    x.child_by_field_name("consequence").or_else(|| x.child_by_field_name("body"))
+                } else {
+                    Some(x)
+                };
                 let body: String = block.map_or(String::new(), |b| {
                     let blockish = |n: Node<'_>| n.kind().contains("block") || n.kind().ends_with("_list");
                     if !blockish(b) && !is_catch {
@@ -2285,7 +2289,11 @@ impl<'w, 't> Walker<'w, 't> {
             end_line: prop.end_position().row as u32 + 1,
             attempts,
             jitter: Some(jitter),
-            conditions: classify(&w.conditions.default).into_iter().collect(),
+            // `$this->fail($e)` in a catch ends the job: what it hands
+            // there is not retried.
+            conditions: self
+                .escape_conditions(file, def, &w.conditions.stops, &w.conditions.marks)
+                .unwrap_or_else(|| classify(&w.conditions.default)),
             count_at: None,
             reads_retry_after: reads_retry_after(self.text(file, def)),
             // The whole class: its other members (a `backoff()` method)
