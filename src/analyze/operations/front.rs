@@ -700,6 +700,11 @@ impl<'w, 't> Walker<'w, 't> {
                             };
                         }
                     }
+                    if let Some(c) =
+                        targets.iter().find_map(|(f, def)| self.param_conditions(*f, *def, file, n))
+                    {
+                        r.conditions = c;
+                    }
                     self.retries.push(r.clone());
                     self.cover_args(file, &args, ctx, &r, d);
                     return true;
@@ -2505,6 +2510,38 @@ impl<'w, 't> Walker<'w, 't> {
         });
         self.helpers.borrow_mut().insert(key, found.clone());
         found
+    }
+
+    /// What a helper whose `except` names one of its parameters
+    /// (`except retry_on:`) retries on at this call: the argument given
+    /// for that parameter, by keyword or position.
+    fn param_conditions(
+        &self,
+        f: usize,
+        def: Node<'_>,
+        file: usize,
+        call: Node<'t>,
+    ) -> Option<BTreeSet<Condition>> {
+        let params = self.param_order(f, def);
+        let syn = self.syn(f);
+        let mut named = None;
+        self.any_in_body(f, def, |x| {
+            if !syn.catches.contains(&x.kind()) {
+                return false;
+            }
+            let head = self.text(f, x).split(':').next().unwrap_or("");
+            let caught = head.trim_start_matches("except").split(" as ").next().unwrap_or("").trim();
+            named = params.iter().position(|p| p == caught);
+            named.is_some()
+        });
+        let i = named?;
+        let name = &params[i];
+        if let Some((_, v)) = self.options(file, call).into_iter().find(|(k, _)| k == name) {
+            return Some(classify_or_any(self.text(file, v)));
+        }
+        let positional: Vec<Node<'t>> =
+            self.args(file, call).into_iter().filter(|a| !self.syn(file).pairs.contains(&a.kind())).collect();
+        positional.get(i).map(|a| classify_or_any(self.text(file, *a)))
     }
 
     /// A definition's parameter names, in order.
