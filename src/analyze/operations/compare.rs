@@ -56,7 +56,7 @@ pub(crate) fn judge(
     let mut out = Vec::new();
     for h in &head.covered {
         let Some(hr) = strongest(&h.retries) else { continue };
-        match base_retries(base, h) {
+        match base_retries(base, head, h) {
             None => {
                 if touched(hr, h, added) {
                     new_by_retry
@@ -215,9 +215,13 @@ fn rank(a: Attempts) -> f64 {
 /// The retries that covered the same operation in the base: `None` when
 /// it ran once there or did not exist. The same operation is the same
 /// callee in the same function; failing that (a function renamed or
-/// moved), the same callee and method retried anywhere in the base.
-fn base_retries(base: &Model, h: &Covered) -> Option<Vec<Retry>> {
-    let same: Vec<&Covered> = base.covered.iter().filter(|b| b.op.key() == h.op.key()).collect();
+/// moved), the same callee and method retried in a base function the head
+/// no longer performs it in (in another file: a file that no longer makes
+/// the call): a retried call the head still makes where it was is another
+/// operation, not this one moved.
+fn base_retries(base: &Model, head: &Model, h: &Covered) -> Option<Vec<Retry>> {
+    let same: Vec<&Covered> =
+        base.covered.iter().filter(|b| b.op.key() == h.op.key() && b.op.path == h.op.path).collect();
     if let Some(b) = same.iter().find(|b| !b.retries.is_empty()) {
         return Some(b.retries.clone());
     }
@@ -226,7 +230,19 @@ fn base_retries(base: &Model, h: &Covered) -> Option<Vec<Retry>> {
     }
     base.covered
         .iter()
-        .find(|b| b.op.callee == h.op.callee && b.op.method == h.op.method && !b.retries.is_empty())
+        .find(|b| {
+            b.op.callee == h.op.callee
+                && b.op.method == h.op.method
+                && !b.retries.is_empty()
+                && !head.covered.iter().any(|x| {
+                    // Moved within its file: its function is gone there.
+                    // Moved from another file: that file no longer makes
+                    // the call at all.
+                    x.op.path == b.op.path
+                        && (x.op.key() == b.op.key()
+                            || (b.op.path != h.op.path && x.op.callee == b.op.callee))
+                })
+        })
         .map(|b| b.retries.clone())
 }
 

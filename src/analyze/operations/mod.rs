@@ -442,6 +442,30 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_another_file_still_makes_is_not_the_one_a_new_retry_moved() {
+        let retried = "import time\nimport requests\n\ndef deliver(b):\n    for i in range(3):\n        try:\n            return requests.post('https://hooks.example.com/a', json=b)\n        except requests.ConnectionError:\n            time.sleep(1)\n";
+        let now = "import time\nimport requests\n\ndef notify(b):\n    for i in range(3):\n        try:\n            return requests.post('https://hooks.example.com/b', json=b)\n        except requests.ConnectionError:\n            time.sleep(1)\n";
+        let run = |other_head: Option<&str>| {
+            let cs = ChangeSet::from_files(vec![
+                FileChange::from_texts("app/hooks.py", Some(retried), other_head),
+                FileChange::from_texts("app/notify.py", Some("import requests\n"), Some(now)),
+            ]);
+            let files: Vec<&FileChange> = cs.files.iter().collect();
+            OperationsAnalyzer::default().analyze_set(&files).findings
+        };
+        // The other file keeps its retried POST (in a renamed function):
+        // the new function's retry is new.
+        // (A warning: `notify` is a function the base did not have.)
+        let rules = |f: Vec<crate::finding::Finding>| -> Vec<String> {
+            f.into_iter().filter(|f| f.kind == Kind::RetryNonIdempotent).map(|f| f.rule).collect()
+        };
+        let kept = retried.replace("def deliver", "def deliver_all");
+        assert_eq!(rules(run(Some(&kept))), vec![compare::NEW_WRITE]);
+        // The other file lost it: the retry moved here, nothing new.
+        assert!(rules(run(Some("import requests\n"))).is_empty());
+    }
+
+    #[test]
     fn a_new_retrying_client_covers_the_writes_sent_through_it() {
         // Go: the package's client becomes a go-retryablehttp one (every
         // method, 5 retries); its POST is now re-sent after a 5xx.
