@@ -207,15 +207,17 @@ pub(crate) fn pair(base: &[Setting], head: &[Setting]) -> Vec<Option<usize>> {
                 let v = if same_value { base[bi].value.show() } else { String::new() };
                 queues.entry((base[bi].context.as_str(), v)).or_default().push_back(bi);
             }
-            // Then the same holder in order, only where as many are left on
-            // each side: with calls added or removed, the n-th call of a
-            // holder in the head is not the n-th of the base.
+            // Then the same holder in order; for a holder that is a call,
+            // only where as many are left on each side: with calls added
+            // or removed, the n-th call of a holder in the head is not the
+            // n-th of the base. A declaration with no holder (a constant,
+            // shadowed further down) is one setting however often written.
             if !same_value {
                 let mut left: HashMap<&str, usize> = HashMap::new();
                 for &hi in h.iter().filter(|&&hi| out[hi].is_none()) {
                     *left.entry(head[hi].context.as_str()).or_default() += 1;
                 }
-                queues.retain(|(holder, _), q| left.get(holder) == Some(&q.len()));
+                queues.retain(|(holder, _), q| holder.is_empty() || left.get(holder) == Some(&q.len()));
             }
             for &hi in h {
                 if out[hi].is_some() {
@@ -388,5 +390,10 @@ mod tests {
         // As many on each side: in order.
         let head = [valued("req", 1, 5.0), valued("req", 2, 10.0)];
         assert_eq!(pair(&base, &head), [Some(0), Some(1)]);
+        // A constant with no holder, shadowed by an override below it: the
+        // first is the base's constant.
+        let base = [valued("", 106, 4.0)];
+        let head = [valued("", 146, 14.0), valued("", 147, 2.0)];
+        assert_eq!(pair(&base, &head), [Some(0), None]);
     }
 }
