@@ -2018,8 +2018,9 @@ impl<'w, 't> Walker<'w, 't> {
             count_at,
             reads_retry_after: reads_retry_after(text) || reads_retry_after(around),
             scope: (0, 0),
-            // A policy built apart: an edit of the statement that builds it
-            // changes this retry.
+            // The lines its settings were read from (for a policy built
+            // apart, the statement that builds it): an edit there changes
+            // this retry.
             origin: built_apart(whole, text).map(|(a, b)| (self.path(file).to_string(), a, b)),
             count_param: None,
             count_text: None,

@@ -164,7 +164,9 @@ pub(crate) struct Retry {
     /// The lines of the function the retry is written in (a decorated
     /// function's whole definition): an edit there may change the retry.
     pub(crate) scope: (u32, u32),
-    /// Where a project helper that does the retrying is defined.
+    /// Where a project helper that does the retrying is defined, or the
+    /// lines a library policy's settings were read from (its call, or the
+    /// statement that builds a policy apart): an edit there changes it.
     pub(crate) origin: Option<(String, u32, u32)>,
     /// The helper parameter that holds the count, when the count is one.
     pub(crate) count_param: Option<usize>,
