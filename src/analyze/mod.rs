@@ -284,7 +284,7 @@ fn still_long_timeouts(findings: &mut [Finding]) {
 
 /// Seconds in a finding's `head` value, when it says its unit: `seconds`,
 /// `timeout_ms`, or a `value` written with one (`30s`, `5m`, `1h`,
-/// `250ms`).
+/// `250ms`), read by the settings floor's one duration reader.
 fn seconds_of(v: &serde_json::Value) -> Option<f64> {
     if let Some(s) = v.get("seconds").and_then(serde_json::Value::as_f64) {
         return Some(s);
@@ -292,18 +292,10 @@ fn seconds_of(v: &serde_json::Value) -> Option<f64> {
     if let Some(ms) = v.get("timeout_ms").and_then(serde_json::Value::as_f64) {
         return Some(ms / 1000.0);
     }
-    let text = v.get("value")?.as_str()?.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (num, unit) = text.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let per = match unit.trim() {
-        "ms" => 0.001,
-        "s" | "sec" | "secs" | "seconds" => 1.0,
-        "m" | "min" | "mins" | "minutes" => 60.0,
-        "h" | "hr" | "hours" => 3600.0,
-        _ => return None,
-    };
-    Some(n * per)
+    match knobs::value::from_text(v.get("value")?.as_str()?) {
+        knobs::value::Value::Num { v, seconds: true } => Some(v),
+        _ => None,
+    }
 }
 
 /// Findings in a minified or bundled file the change adds (a demo's built

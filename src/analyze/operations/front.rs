@@ -347,10 +347,7 @@ impl<'w, 't> Walker<'w, 't> {
                 // client-wide policy.
                 if self.syn(file).is_call(ch.kind()) {
                     let callee = self.callee(file, ch);
-                    let lang = match self.grammar(file) {
-                        Grammar::Kotlin => "kotlin",
-                        g => g.library_language(),
-                    };
+                    let lang = self.grammar(file).library_language();
                     if !callee.is_empty() {
                         let defined = !self.resolve(file, &callee).is_empty();
                         self.client_policy(file, ch, &callee, lang, ctx, defined);
@@ -626,7 +623,6 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         let lang = self.grammar(file).library_language();
-        let lang = if self.grammar(file) == Grammar::Kotlin { "kotlin" } else { lang };
         let data = self.data;
         // The project's own definition of the name comes first: a
         // `withRetry` the file defines is read, not taken for a library's.
@@ -1273,15 +1269,7 @@ impl<'w, 't> Walker<'w, 't> {
 
     /// The text of the definition around `n`.
     fn enclosing_text(&self, file: usize, n: Node<'_>) -> Option<&'w str> {
-        let syn = self.syn(file);
-        let mut p = n.parent();
-        while let Some(x) = p {
-            if syn.is_function(x.kind()) {
-                return Some(self.text(file, x));
-            }
-            p = x.parent();
-        }
-        None
+        self.enclosing_function(file, n).map(|f| self.text(file, f))
     }
 
     /// The one HTTP method a piece of code names, if it names one.
@@ -1465,7 +1453,6 @@ impl<'w, 't> Walker<'w, 't> {
     /// `Retry.backoff` jitters by default (factor 0.5).
     fn chain_after_retry(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Retry> {
         let lang = self.grammar(file).library_language();
-        let lang = if self.grammar(file) == Grammar::Kotlin { "kotlin" } else { lang };
         if !matches!(lang, "java" | "kotlin" | "javascript" | "typescript") {
             return None;
         }
@@ -2320,10 +2307,7 @@ impl<'w, 't> Walker<'w, 't> {
 
     /// The retry a definition's decorator or annotation puts on its body.
     fn decorator_retry(&self, file: usize, def: Node<'t>, function: &str) -> Option<Retry> {
-        let lang = match self.grammar(file) {
-            Grammar::Kotlin => "kotlin",
-            g => g.library_language(),
-        };
+        let lang = self.grammar(file).library_language();
         let ctx = Ctx::top(function.to_string(), 0, Vec::new());
         if let Some(r) = self.class_property_retry(file, def, &ctx) {
             return Some(r);
