@@ -128,6 +128,37 @@ const INSTALLS: &[&str] = &[
     "SetTransport",
 ];
 
+/// The lines of `text`, with a call's arguments written over several lines
+/// joined to the line that opens it (`self.c = Client(\n transport=t,\n)`
+/// is one line), so that an argument is seen with the target it is
+/// assigned to. Parentheses and brackets only: braces open blocks.
+fn logical_lines(text: &str) -> Vec<String> {
+    const MAX_JOINED: usize = 2_000;
+    let mut out: Vec<String> = Vec::new();
+    let mut open = 0i32;
+    for line in text.lines() {
+        let joining = open > 0 && out.last().is_some_and(|l| l.len() < MAX_JOINED);
+        if joining {
+            if let Some(last) = out.last_mut() {
+                last.push(' ');
+                last.push_str(line.trim());
+            }
+        } else {
+            open = 0;
+            out.push(line.to_string());
+        }
+        for c in line.chars() {
+            match c {
+                '(' | '[' => open += 1,
+                ')' | ']' => open -= 1,
+                _ => {}
+            }
+        }
+        open = open.max(0);
+    }
+    out
+}
+
 /// The names a client-wide policy's client is held under in `texts` (its
 /// scope's files), followed from its seeds through assignments (`x := rc`,
 /// `HTTPClient: rc.StandardClient()`, `self.s = s`), installations
@@ -162,7 +193,8 @@ pub(crate) fn client_names(c: &ClientPolicy, texts: &[&str]) -> Vec<String> {
     for _ in 0..4 {
         let mut next = Vec::new();
         for text in texts {
-            for line in text.lines() {
+            for line in logical_lines(text) {
+                let line = line.as_str();
                 let through: &[String] = if first { &c.through } else { &[] };
                 if !frontier.iter().any(|n| mentions(line, n, through)) {
                     continue;

@@ -84,14 +84,15 @@ pub(crate) fn judge(
         // code, judged like any other.
         // A retry and the writes it covers all in functions the base did not
         // have, in a file it had: new code, not a call that ran once now
-        // sent again. Its
+        // sent again (unless a write among them moved there from a function the
+        // base had, [`moved_out_of_old_code`]). Its
         // writes are said, for the reviewer reading the new code, and not
         // blocked on.
         // Only in a file the base had: a new file's retrying client is a new
         // design for sending writes, and blocks like a changed one.
         let new_code = base.files.contains(&r.path)
             && !existed(base, &r.function)
-            && ops.iter().all(|c| !existed(base, &c.op.function));
+            && ops.iter().all(|c| !existed(base, &c.op.function) && !moved_out_of_old_code(base, head, c));
         if new_code {
             // A new unbounded retry still blocks: it often replaces a bounded
             // one the base had elsewhere (a sender moved into a new worker).
@@ -175,6 +176,23 @@ fn under_a_retry_the_base_had(base: &Model, r: &Retry, found: &mut Vec<Finding>)
             list(&base_writes)
         ));
     }
+}
+
+/// A call the base made, unretried, in a function the head still has and
+/// that now calls the new function the call is made in, under a retry: the
+/// call was moved into a new helper (`client.post(..)` ->
+/// `self._post_with_retry(..)`), so the code around it is not new and the
+/// write that ran once is now sent again.
+fn moved_out_of_old_code(base: &Model, head: &Model, c: &Covered) -> bool {
+    let helper = c.op.function.rsplit(['.', ':']).next().unwrap_or(&c.op.function);
+    base.covered.iter().any(|b| {
+        b.op.path == c.op.path
+            && b.op.callee == c.op.callee
+            && b.op.function != c.op.function
+            && b.retries.is_empty()
+            && head.functions.contains(&b.op.function)
+            && head.calls.contains(&(b.op.function.clone(), helper.to_string()))
+    })
 }
 
 /// Whether the base defined a function of this name (module-level code

@@ -70,6 +70,8 @@ pub(crate) struct Model {
     pub(crate) functions: HashSet<String>,
     /// The paths of the files modelled.
     pub(crate) files: HashSet<String>,
+    /// Who calls what: (calling function, the callee's last name).
+    pub(crate) calls: HashSet<(String, String)>,
 }
 
 /// The model of a revision (the files of `world`).
@@ -131,6 +133,80 @@ struct Ctx {
     call_method: Option<String>,
 }
 
+/// The methods through which a client hands each request to its transport,
+/// adapter, handler or interceptor, by library language.
+const TRANSPORT_METHODS: &[(&str, &str)] = &[
+    ("python", "handle_request"),
+    ("python", "handle_async_request"),
+    ("python", "send"),
+    ("go", "RoundTrip"),
+    ("java", "intercept"),
+    ("kotlin", "intercept"),
+    ("csharp", "SendAsync"),
+    ("csharp", "Send"),
+];
+
+/// Words in a class's header (its bases) that make it a client's
+/// transport: httpx's transports, a requests adapter, an OkHttp
+/// interceptor, a .NET message handler.
+const TRANSPORT_BASES: &[&str] =
+    &["Transport", "HTTPAdapter", "Interceptor", "DelegatingHandler", "HttpMessageHandler"];
+
+/// Words by which a transport's send method retries only reads (`if
+/// req.Method != http.MethodGet`, `if request.method not in ("GET",
+/// "HEAD")`, `isIdempotent(req)`).
+const READS_ONLY: &[&str] =
+    &["idempot", "Idempot", "MethodGet", "\"GET\"", "'GET'", "HttpMethod.Get", "Method.GET", "SAFE_METHODS"];
+
+static EMPTY_NAMES: LazyLock<HashSet<String>> = LazyLock::new(HashSet::new);
+
+/// HTTP client types, as declarations name them (Go, Python, JVM, .NET,
+/// TypeScript): a field, parameter or variable of one of these is a client.
+const CLIENT_TYPES: &str = r"\*?(?:http\.Client|resty\.Client|retryablehttp\.Client|httpx\.(?:Async)?Client|requests\.Session|aiohttp\.ClientSession|HttpClient|OkHttpClient|RestTemplate|WebClient|CloseableHttpClient|AxiosInstance)\b";
+
+/// The names `text` declares with an HTTP client type (`hc *http.Client`,
+/// `client: httpx.AsyncClient`, `private final OkHttpClient http;`) or
+/// assigns a new client to (`s = requests.Session()`, `hc := &http.Client{`).
+fn typed_client_names(text: &str) -> HashSet<String> {
+    static DECLS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+        [
+            // Go fields and vars, Python and TS annotations: `name TYPE`, `name: TYPE`.
+            format!(r"([A-Za-z_]\w*)\s*:?\s+(?:Optional\[)?{CLIENT_TYPES}"),
+            format!(r"([A-Za-z_]\w*)\s*:\s*(?:Optional\[)?{CLIENT_TYPES}"),
+            // JVM and .NET: `TYPE name`.
+            format!(r"{CLIENT_TYPES}\??\s+([A-Za-z_]\w*)\s*[;=,)]"),
+            // Built: `name = httpx.Client(`, `name := &http.Client{`.
+            format!(r"([A-Za-z_]\w*)\s*:?=\s*(?:new\s+)?&?{CLIENT_TYPES}\s*[({{]"),
+        ]
+        .iter()
+        .map(|p| Regex::new(p).unwrap_or_else(|e| panic!("constant pattern: {e}")))
+        .collect()
+    });
+    let mut out = HashSet::new();
+    for re in DECLS.iter() {
+        for c in re.captures_iter(text) {
+            if let Some(m) = c.get(1) {
+                let n = m.as_str();
+                if !matches!(
+                    n,
+                    "return"
+                        | "func"
+                        | "var"
+                        | "new"
+                        | "private"
+                        | "public"
+                        | "final"
+                        | "static"
+                        | "readonly"
+                ) {
+                    out.insert(n.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Ctx {
     /// A function read on its own, under no retry.
     fn top(function: String, depth: usize, visiting: Vec<usize>) -> Ctx {
@@ -152,9 +228,14 @@ struct Walker<'w, 't> {
     data: &'w Data,
     /// Definitions by their last name, in every file.
     defs: HashMap<String, Vec<(usize, Node<'t>)>>,
+    /// The project's own transports, by their type's name: the method
+    /// through which a client sends each request (see [`TRANSPORT_METHODS`]).
+    transports: HashMap<String, Vec<(usize, Node<'t>)>>,
     helpers: RefCell<HashMap<(usize, usize), Option<Retry>>>,
     /// Each file's one timeout, read once (a whole-file search).
     file_timeouts: RefCell<HashMap<usize, Timeout>>,
+    /// Each file's names typed or built as HTTP clients ([`Walker::typed_clients`]).
+    typed: RefCell<HashMap<usize, HashSet<String>>>,
     /// `Owner::NAME` constants looked up by text, once each.
     constants: RefCell<HashMap<String, Option<Counted>>>,
     /// Calls read so far; past [`MAX_CALLS`] the rest of the revision is
@@ -171,6 +252,8 @@ struct Walker<'w, 't> {
     /// Client-wide policies built in the files read, attached to the
     /// requests in their scope when the walk is done.
     clients: Vec<ClientPolicy>,
+    /// (calling function, callee's last name) for every call read.
+    calls: HashSet<(String, String)>,
 }
 
 /// How a loop's success leaves it.
@@ -187,8 +270,10 @@ impl<'w, 't> Walker<'w, 't> {
             world,
             data,
             defs: HashMap::new(),
+            transports: HashMap::new(),
             helpers: RefCell::new(HashMap::new()),
             file_timeouts: RefCell::new(HashMap::new()),
+            typed: RefCell::new(HashMap::new()),
             constants: RefCell::new(HashMap::new()),
             calls_read: 0,
             truncated: false,
@@ -197,6 +282,7 @@ impl<'w, 't> Walker<'w, 't> {
             retries: Vec::new(),
             probe: None,
             clients: Vec::new(),
+            calls: HashSet::new(),
         };
         for file in 0..world.files.len() {
             let root = world.files[file].file.tree.root_node();
@@ -206,6 +292,9 @@ impl<'w, 't> Walker<'w, 't> {
                     continue;
                 }
                 if let Some(name) = w.def_name(file, n) {
+                    if let Some(owner) = w.transport_owner(file, n, &name) {
+                        w.transports.entry(owner).or_default().push((file, n));
+                    }
                     w.defs.entry(name).or_default().push((file, n));
                 }
                 let mut c = n.walk();
@@ -449,7 +538,9 @@ impl<'w, 't> Walker<'w, 't> {
             if let Some(t) = n.child_by_field_name("type") {
                 let name: String = self.text(file, t).chars().filter(|c| !c.is_whitespace()).collect();
                 let lang = self.grammar(file).library_language();
-                let _ = self.client_policy(file, n, &name, lang, ctx, false);
+                if !self.client_policy(file, n, &name, lang, ctx, false) {
+                    let _ = self.own_transport(file, n, &name, ctx);
+                }
             }
         }
         self.walk_children(file, n, ctx, d);
@@ -607,6 +698,9 @@ impl<'w, 't> Walker<'w, 't> {
         if callee.is_empty() {
             return false;
         }
+        if self.probe.is_none() {
+            self.calls.insert((ctx.function.clone(), last_segment(&callee).to_string()));
+        }
         // While probing a definition: a call of one of its parameters.
         if let Some((params, hits)) = self.probe.as_mut() {
             let head = callee.trim_start_matches('$');
@@ -629,6 +723,9 @@ impl<'w, 't> Walker<'w, 't> {
         let targets = self.resolve(file, &callee);
         // A client built to retry: its call is no request of its own.
         if self.client_policy(file, n, &callee, lang, ctx, !targets.is_empty()) {
+            return false;
+        }
+        if self.own_transport(file, n, &callee, ctx) {
             return false;
         }
         // A library form given code to run.
@@ -843,6 +940,100 @@ impl<'w, 't> Walker<'w, 't> {
             package,
             seeds,
             through: w.through.clone(),
+            builder: last_segment(&ctx.function).to_string(),
+        });
+        true
+    }
+
+    /// The type a transport method `def` (named `name`) belongs to, when it
+    /// is one: a method of [`TRANSPORT_METHODS`] in a class that names a
+    /// transport, adapter, interceptor or handler base (`class
+    /// _Retrying(httpx.AsyncBaseTransport)`, `implements Interceptor`,
+    /// `: DelegatingHandler`), or a Go `RoundTrip` method.
+    fn transport_owner(&self, file: usize, def: Node<'_>, name: &str) -> Option<String> {
+        let g = self.grammar(file);
+        if !TRANSPORT_METHODS.iter().any(|(l, m)| *l == g.library_language() && *m == name) {
+            return None;
+        }
+        let qual = self.qual_name(file, def);
+        let owner = qual.strip_suffix(&format!(".{name}"))?.rsplit('.').next()?.to_string();
+        if g == Grammar::Go {
+            return Some(owner);
+        }
+        let mut p = def.parent();
+        while let Some(x) = p {
+            let k = x.kind();
+            if k.contains("class") && !k.contains("body") {
+                let body_at = x.child_by_field_name("body").map_or(x.end_byte(), |b| b.start_byte());
+                let header = self.world.files[file].file.text.get(x.start_byte()..body_at).unwrap_or("");
+                return TRANSPORT_BASES.iter().any(|b| header.contains(b)).then_some(owner);
+            }
+            p = x.parent();
+        }
+        None
+    }
+
+    /// A client's transport the project writes, built here (`t =
+    /// _RetryingTransport(inner)`, `&retryTransport{next: ..}`), whose send
+    /// method retries: a client-wide policy that re-sends every request of
+    /// the client it carries, whatever its method (the transport sees the
+    /// request, not what it does).
+    fn own_transport(&mut self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> bool {
+        // `new RetryHandler { InnerHandler = .. }`, `&retryTransport{..}`:
+        // the type's name.
+        let bare = callee.trim_start_matches(['&', '*']).trim_start_matches("new ").trim();
+        let bare = bare.split(['{', '(', '<', ' ']).next().unwrap_or(bare);
+        let name = last_segment(bare);
+        let Some(methods) = self.transports.get(name).cloned() else { return false };
+        if ctx.function.starts_with(&format!("{name}.")) {
+            return false;
+        }
+        let syn_loops = |f: usize| self.syn(f).loops;
+        let mut found = None;
+        let mut methods_text = Vec::new();
+        for (f, m) in methods {
+            methods_text.push(self.text(f, m));
+            let qual = self.qual_name(f, m);
+            let mctx = Ctx::top(qual.clone(), 0, vec![m.id()]);
+            found = self.decorator_retry(f, m, &qual);
+            let mut stack = vec![(m, 0usize)];
+            while found.is_none() {
+                let Some((x, d)) = stack.pop() else { break };
+                if d > MAX_NODE_DEPTH {
+                    continue;
+                }
+                if syn_loops(f).contains(&x.kind()) {
+                    found = self.loop_retry(f, x, &mctx);
+                }
+                let mut c = x.walk();
+                for ch in x.named_children(&mut c) {
+                    stack.push((ch, d + 1));
+                }
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        let Some(r) = found else { return false };
+        // A transport that retries only reads says so where it decides.
+        let guarded = methods_text.iter().any(|t| READS_ONLY.iter().any(|w| t.contains(w)));
+        let g = self.grammar(file);
+        let whole = self.world.files[file].file.text.as_str();
+        let line_text = whole.lines().nth(line_of(n).saturating_sub(1) as usize).unwrap_or("");
+        let bypass: &[&str] = match g {
+            Grammar::Python => &["requests", "httpx", "aiohttp", "urllib", "urllib3"],
+            Grammar::Go => &["http"],
+            _ => &[],
+        };
+        self.retries.push(r.clone());
+        self.clients.push(ClientPolicy {
+            retry: r,
+            every_method: !guarded,
+            bypass: bypass.iter().map(|b| b.to_string()).collect(),
+            package: (g == Grammar::Go)
+                .then(|| self.path(file).rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string())),
+            seeds: client_seeds(line_text, callee),
+            through: Vec::new(),
             builder: last_segment(&ctx.function).to_string(),
         });
         true
@@ -1110,6 +1301,12 @@ impl<'w, 't> Walker<'w, 't> {
         if recv.split(['.', '-', '>', ':', '(', ')']).flat_map(words).any(|w| CLIENTS.contains(&w.as_str())) {
             return true;
         }
+        // A name the file declares or builds as an HTTP client, whatever it
+        // is called (`hc *http.Client`, `self._s = requests.Session()`).
+        let last = last_segment(recv).trim_start_matches(['$', '@', '_']);
+        if !last.is_empty() && self.typed_clients(file).iter().any(|n| n.trim_start_matches('_') == last) {
+            return true;
+        }
         let Some(first) = args.first() else { return false };
         let t = self.text(file, *first).trim().to_ascii_lowercase();
         let unq = t.trim_start_matches(['"', '\'', '`', 'f', 'r']).trim_start_matches(['"', '\'', '`']);
@@ -1123,6 +1320,16 @@ impl<'w, 't> Walker<'w, 't> {
             || words(&t)
                 .iter()
                 .any(|w| matches!(w.as_str(), "url" | "uri" | "endpoint" | "path" | "route" | "href"))
+    }
+
+    /// The names a file declares with an HTTP client's type or assigns a
+    /// new HTTP client to, read once per file.
+    fn typed_clients(&self, file: usize) -> std::cell::Ref<'_, HashSet<String>> {
+        if !self.typed.borrow().contains_key(&file) {
+            let names = typed_client_names(&self.world.files[file].file.text);
+            self.typed.borrow_mut().insert(file, names);
+        }
+        std::cell::Ref::map(self.typed.borrow(), |m| m.get(&file).unwrap_or(&EMPTY_NAMES))
     }
 
     fn operation(&self, file: usize, n: Node<'_>, callee: &str, method: Method, ctx: &Ctx) -> Operation {
@@ -2464,8 +2671,10 @@ impl<'w, 't> Walker<'w, 't> {
             world: self.world,
             data: self.data,
             defs: HashMap::new(),
+            transports: HashMap::new(),
             helpers: RefCell::new(HashMap::new()),
             file_timeouts: RefCell::new(HashMap::new()),
+            typed: RefCell::new(HashMap::new()),
             constants: RefCell::new(HashMap::new()),
             calls_read: 0,
             truncated: false,
@@ -2474,6 +2683,7 @@ impl<'w, 't> Walker<'w, 't> {
             retries: Vec::new(),
             probe: Some((params, Vec::new())),
             clients: Vec::new(),
+            calls: HashSet::new(),
         };
         let mut ctx = Ctx::top(name.clone(), MAX_DEPTH, vec![def.id()]);
         if let Some(r) = probe.recursion_retry(file, def, &name) {
@@ -3841,7 +4051,8 @@ impl<'w, 't> Walker<'w, 't> {
                 retries.push(r);
             }
         }
-        Model { covered, retries, truncated: self.truncated, functions, files }
+        let calls = std::mem::take(&mut self.calls);
+        Model { covered, retries, truncated: self.truncated, functions, files, calls }
     }
 }
 
@@ -4074,6 +4285,9 @@ pub(crate) fn classify(text: &str) -> BTreeSet<Condition> {
         "protocolerror",
         "incomplete",
         "econnreset",
+        "readerror",
+        "read_error",
+        "writeerror",
     ]) || !refused_named
         && (has(&[
             "ioexception",

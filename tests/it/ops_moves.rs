@@ -1,0 +1,171 @@
+//! Retries that arrive by a route other than a decorator or loop around
+//! the call: a write moved out of a function the base had into a new
+//! retrying helper that function now calls, and a Temporal activity's
+//! per-attempt timeout (StartToCloseTimeout) lowered. Through the binary
+//! on a real git repository.
+
+use crate::common;
+
+use common::Repo;
+use serde_json::Value;
+
+fn scan(repo: &Repo) -> (Option<i32>, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo.path())
+        .args(["--base", "main", "--head", "HEAD", "--format", "json"])
+        .output()
+        .expect("run retrygate");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout));
+    });
+    (out.status.code(), json)
+}
+
+/// `(kind, severity)` of every finding.
+fn kinds(json: &Value) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("kind"), s("severity"))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+const CLOUD_BASE: &str = r#"import httpx
+
+
+class Cloud:
+    def __init__(self, url):
+        self._api = httpx.AsyncClient(base_url=url)
+
+    async def create_vm(self, body):
+        resp = await self._api.post("/v1/vms", json=body)
+        resp.raise_for_status()
+        return resp.json()
+"#;
+
+/// The base's `create_vm` posted once; the head moves the post into a new
+/// `_post_with_retry` that `create_vm` now calls.
+const CLOUD_MOVED: &str = r#"import asyncio
+
+import httpx
+
+
+class Cloud:
+    def __init__(self, url):
+        self._api = httpx.AsyncClient(base_url=url)
+
+    async def create_vm(self, body):
+        resp = await self._post_with_retry("/v1/vms", body)
+        resp.raise_for_status()
+        return resp.json()
+
+    async def _post_with_retry(self, path, body):
+        for attempt in range(5):
+            resp = await self._api.post(path, json=body)
+            if resp.status_code != 503:
+                return resp
+            await asyncio.sleep(2 ** attempt)
+        return resp
+"#;
+
+/// The same helper, added beside a `create_vm` that still posts once
+/// itself and does not call it: new code, said as a warning.
+const CLOUD_NEW_HELPER: &str = r#"import asyncio
+
+import httpx
+
+
+class Cloud:
+    def __init__(self, url):
+        self._api = httpx.AsyncClient(base_url=url)
+
+    async def create_vm(self, body):
+        resp = await self._api.post("/v1/vms", json=body)
+        resp.raise_for_status()
+        return resp.json()
+
+    async def _post_with_retry(self, path, body):
+        for attempt in range(5):
+            resp = await self._api.post(path, json=body)
+            if resp.status_code != 503:
+                return resp
+            await asyncio.sleep(2 ** attempt)
+        return resp
+"#;
+
+fn change(base: &str, head: &str, path: &str) -> (Option<i32>, Value) {
+    let repo = Repo::new();
+    repo.write(path, base);
+    repo.commit("base");
+    repo.git(&["checkout", "-q", "-b", "change"]);
+    repo.write(path, head);
+    repo.commit("change");
+    scan(&repo)
+}
+
+#[test]
+fn a_write_moved_from_a_function_the_base_had_into_a_new_retrying_helper_blocks() {
+    let (code, json) = change(CLOUD_BASE, CLOUD_MOVED, "sdk/cloud.py");
+    assert_eq!(code, Some(1), "{json:#}");
+    assert!(kinds(&json).contains(&("retry-non-idempotent".to_string(), "error".to_string())), "{json:#}");
+    let f = json["findings"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["kind"] == "retry-non-idempotent"))
+        .expect("a retry-non-idempotent finding");
+    let message = f["message"].as_str().unwrap_or_default();
+    assert!(message.contains("ran once in the base"), "{message}");
+    assert!(!message.contains("new code"), "{message}");
+}
+
+#[test]
+fn a_new_retrying_helper_nothing_the_base_had_calls_is_new_code_and_only_warns() {
+    let (code, json) = change(CLOUD_BASE, CLOUD_NEW_HELPER, "sdk/cloud.py");
+    assert_eq!(code, Some(0), "{json:#}");
+    let f = json["findings"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["kind"] == "retry-non-idempotent"))
+        .expect("a retry-non-idempotent warning");
+    assert_eq!(f["severity"], "warning", "{json:#}");
+    assert!(f["message"].as_str().unwrap_or_default().contains("new code"), "{json:#}");
+}
+
+fn activity(timeout: &str) -> String {
+    format!(
+        "package workflows\n\nimport (\n\t\"time\"\n\n\t\"go.temporal.io/sdk/workflow\"\n)\n\nfunc SyncFlow(ctx workflow.Context) error {{\n\tctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{{\n\t\tStartToCloseTimeout: {timeout},\n\t}})\n\treturn workflow.ExecuteActivity(ctx, \"Normalize\").Get(ctx, nil)\n}}\n"
+    )
+}
+
+#[test]
+fn a_temporal_activity_start_to_close_timeout_lowered_blocks_and_raised_passes() {
+    let (code, json) =
+        change(&activity("5 * time.Minute"), &activity("30 * time.Second"), "flow/workflows/sync.go");
+    assert_eq!(code, Some(1), "{json:#}");
+    assert_eq!(kinds(&json), [("timeout-lowered".to_string(), "error".to_string())], "{json:#}");
+    let message = json["findings"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("StartToCloseTimeout"), "{message}");
+
+    let (code, json) =
+        change(&activity("30 * time.Second"), &activity("5 * time.Minute"), "flow/workflows/sync.go");
+    assert_eq!(code, Some(0), "{json:#}");
+    assert!(kinds(&json).is_empty(), "{json:#}");
+}
+
+fn py_activity(seconds: u32) -> String {
+    format!(
+        "from datetime import timedelta\nfrom temporalio import workflow\n\n\n@workflow.defn\nclass Sync:\n    @workflow.run\n    async def run(self, x):\n        return await workflow.execute_activity(normalize, x, start_to_close_timeout=timedelta(seconds={seconds}))\n"
+    )
+}
+
+#[test]
+fn a_python_temporal_activity_timeout_lowered_blocks() {
+    let (code, json) = change(&py_activity(120), &py_activity(20), "wf/sync.py");
+    assert_eq!(code, Some(1), "{json:#}");
+    assert_eq!(kinds(&json), [("timeout-lowered".to_string(), "error".to_string())], "{json:#}");
+}
