@@ -227,6 +227,11 @@ pub(crate) fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<St
         .map(|t| format!("test code (inside `{}`, lines {}-{})", t.what, t.line, t.end_line))
 }
 
+/// Why `.github/` does not ship: GitHub reads it for the repository's
+/// workflows, actions and templates, and the scripts there are run by CI.
+const GITHUB_FOLDER: &str =
+    "not shipped (`.github/` holds the repository's GitHub workflows and the scripts they run)";
+
 /// Turns every `warning` and `error` finding in test code into a `note`
 /// whose message ends with why, and every blocking note about a file whose
 /// path is test code into an informational one (all findings there would be
@@ -250,7 +255,11 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
         let (module, found) =
             items.get(&f.path).map_or((None, &[][..]), |(m, i)| (m.as_deref(), i.as_slice()));
         let not_shipped = if test_pattern.is_none() && module.is_none() && !paths.is_shipped(&f.path) {
-            build.get_or_insert_with(|| Build::of_head(cs)).as_ref().and_then(|b| b.reason(&f.path))
+            if f.path.starts_with(".github/") {
+                Some(GITHUB_FOLDER)
+            } else {
+                build.get_or_insert_with(|| Build::of_head(cs)).as_ref().and_then(|b| b.reason(&f.path))
+            }
         } else {
             None
         };

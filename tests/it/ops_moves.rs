@@ -169,3 +169,35 @@ fn a_python_temporal_activity_timeout_lowered_blocks() {
     assert_eq!(code, Some(1), "{json:#}");
     assert_eq!(kinds(&json), [("timeout-lowered".to_string(), "error".to_string())], "{json:#}");
 }
+
+fn slack(call: &str, retried: bool) -> String {
+    let body = if retried {
+        format!(
+            "        for attempt in range(3):\n            try:\n                await asyncio.to_thread({call}, **kwargs)\n                return\n            except Exception:\n                await asyncio.sleep(2 ** attempt)\n        raise RuntimeError(\"send failed\")\n"
+        )
+    } else {
+        format!("        await asyncio.to_thread({call}, **kwargs)\n")
+    };
+    format!(
+        "import asyncio\n\n\nclass SlackChannel:\n    def __init__(self, client):\n        self._web_client = client\n\n    async def send(self, msg):\n        kwargs = {{\"channel\": msg.chat_id, \"text\": msg.text}}\n{body}"
+    )
+}
+
+#[test]
+fn a_write_handed_to_a_thread_runner_is_the_call_a_new_loop_retries() {
+    let post = "self._web_client.chat_postMessage";
+    let (code, json) = change(&slack(post, false), &slack(post, true), "channels/slack.py");
+    assert_eq!(code, Some(1), "{json:#}");
+    let f = json["findings"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["kind"] == "retry-non-idempotent"))
+        .expect("a retry-non-idempotent finding");
+    assert_eq!(f["severity"], "error", "{json:#}");
+    assert!(f["message"].as_str().unwrap_or_default().contains("chat_postMessage"), "{json:#}");
+
+    // A read handed the same way, retried the same way: no write repeated.
+    let read = "self._web_client.conversations_history";
+    let (code, json) = change(&slack(read, false), &slack(read, true), "channels/slack.py");
+    assert_eq!(code, Some(0), "{json:#}");
+    assert!(!kinds(&json).iter().any(|(_, s)| s == "error"), "{json:#}");
+}

@@ -554,3 +554,51 @@ fn settings_files_of_a_dotnet_test_project_do_not_block() {
     assert!(at("Store.FunctionalTests/appsettings.json", "note"), "{json:#}");
     assert!(!at("Store.FunctionalTests/appsettings.json", "error"), "{json:#}");
 }
+
+#[test]
+fn a_raise_in_a_script_under_dot_github_is_a_note_and_the_same_raise_in_the_product_blocks() {
+    let repo = raised_everywhere(None, &[], &[".github/scripts/release_notes.py", "app/http.py"], &[]);
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let s = summary(&json);
+    assert!(
+        s.contains(&("app/http.py".to_string(), "retry-count-raised".to_string(), "error".to_string())),
+        "{json:#}"
+    );
+    let gh: Vec<&Value> =
+        findings(&json).iter().filter(|f| f["path"] == ".github/scripts/release_notes.py").collect();
+    assert!(!gh.is_empty(), "{json:#}");
+    for f in gh {
+        assert_eq!(f["severity"], "note", "{json:#}");
+        assert!(f["message"].as_str().unwrap_or_default().contains("`.github/` holds"), "{json:#}");
+    }
+}
+
+#[test]
+fn a_rust_module_compiled_only_with_a_test_feature_is_test_code() {
+    let repo = Repo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"svc\"\nversion = \"0.1.0\"\n\n[features]\ntest-util = []\n",
+    );
+    repo.write("src/lib.rs", "pub fn live() {}\n\n#[cfg(feature = \"test-util\")]\npub mod test_util;\n");
+    repo.write("src/test_util.rs", rust_retry(2));
+    repo.write("src/net.rs", rust_retry(2));
+    repo.commit("base");
+    repo.branch("change");
+    repo.write("src/test_util.rs", rust_retry(6));
+    repo.write("src/net.rs", rust_retry(6));
+    repo.commit("raise");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let sev = |p: &str| -> Vec<String> {
+        findings(&json)
+            .iter()
+            .filter(|f| f["path"] == p)
+            .map(|f| f["severity"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert!(sev("src/net.rs").contains(&"error".to_string()), "{json:#}");
+    let t = sev("src/test_util.rs");
+    assert!(!t.is_empty() && t.iter().all(|s| s == "note"), "{json:#}");
+}

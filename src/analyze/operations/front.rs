@@ -829,6 +829,18 @@ impl<'w, 't> Walker<'w, 't> {
             self.ops.push((op, ctx.retry.clone()));
             return false;
         }
+        // A method handed to a runner that calls it on another thread and
+        // waits (`asyncio.to_thread(client.chat_postMessage, **kw)`,
+        // `loop.run_in_executor(None, client.send, m)`): that method is called
+        // here, as if written `client.chat_postMessage(**kw)`.
+        if let Some(passed) = self.handed_to_runner(file, n, &callee) {
+            if let Some(op) =
+                self.request(file, n, &passed, ctx).or_else(|| self.sdk_write(file, n, &passed, ctx))
+            {
+                self.ops.push((op, ctx.retry.clone()));
+                return false;
+            }
+        }
         // A retry helper the files read do not define, known by its name
         // only when it is given code to run.
         let w = words(last_segment(&callee));
@@ -1322,6 +1334,25 @@ impl<'w, 't> Walker<'w, 't> {
                 .any(|w| matches!(w.as_str(), "url" | "uri" | "endpoint" | "path" | "route" | "href"))
     }
 
+    /// The method `n`, a call of a runner that calls what it is given and
+    /// waits for it, is handed (`asyncio.to_thread(f, ..)`,
+    /// `loop.run_in_executor(None, f, ..)`, `anyio.to_thread.run_sync(f, ..)`,
+    /// `sync_to_async(f)`): a reference to a method on a receiver, not a call.
+    fn handed_to_runner(&self, file: usize, n: Node<'t>, callee: &str) -> Option<String> {
+        let at = match last_segment(callee) {
+            "to_thread" | "run_sync" | "sync_to_async" | "database_sync_to_async" => 0,
+            "run_in_executor" => 1,
+            _ => return None,
+        };
+        let args = self.args(file, n);
+        let a = args.get(at)?;
+        let text: String = self.text(file, *a).chars().filter(|c| !c.is_whitespace()).collect();
+        let reference = !text.is_empty()
+            && text.contains('.')
+            && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        reference.then_some(text)
+    }
+
     /// The names a file declares with an HTTP client's type or assigns a
     /// new HTTP client to, read once per file.
     fn typed_clients(&self, file: usize) -> std::cell::Ref<'_, HashSet<String>> {
@@ -1521,12 +1552,29 @@ impl<'w, 't> Walker<'w, 't> {
         if constructs_a_value(self.grammar(file), last) || value_type_factory(recv) {
             return None;
         }
-        let w = words(service.unwrap_or(last));
-        let first = w.first()?;
+        let mut w = words(service.unwrap_or(last));
         let data = self.data;
-        let verb = data.write_verbs.iter().find(|v| {
-            v.as_str() == first.as_str() || (v.contains('_') && w.join("_").starts_with(v.as_str()))
-        })?;
+        let is_verb = |w: &[String]| {
+            let first = w.first()?;
+            data.write_verbs.iter().find(|v| {
+                v.as_str() == first.as_str() || (v.contains('_') && w.join("_").starts_with(v.as_str()))
+            })
+        };
+        // `client.chat_postMessage`, `client.files_upload`: an API's
+        // namespace, then the verb, on a receiver that names a client.
+        if is_verb(&w).is_none()
+            && service.is_none()
+            && last.contains('_')
+            && w.len() > 1
+            && is_verb(&w[1..]).is_some()
+            && recv
+                .split(['.', '-', '>', ':'])
+                .flat_map(words)
+                .any(|x| matches!(x.as_str(), "client" | "api" | "sdk"))
+        {
+            w.remove(0);
+        }
+        let verb = is_verb(&w)?;
         let r = recv.to_ascii_lowercase();
         let r_last = last_segment(&r).trim_start_matches('$').to_string();
         if data.local_receivers.iter().any(|l| *l == r_last || *l == r)

@@ -104,7 +104,8 @@ fn is_cfg_test(attr: &Attribute) -> bool {
 
 /// Whether a cfg predicate can only be true in a test build: `test`,
 /// `all(.., test, ..)`, or `any(..)` whose every branch requires it.
-/// `not(test)` and `any(test, feature = "x")` are not test-only.
+/// `not(test)` and `any(test, feature = "x")` are not test-only; a feature
+/// whose name says test (`feature = "test-util"`) is.
 fn requires_test(meta: &Meta) -> bool {
     match meta {
         Meta::Path(p) => p.is_ident("test"),
@@ -120,7 +121,14 @@ fn requires_test(meta: &Meta) -> bool {
                 false
             }
         }
-        Meta::NameValue(_) => false,
+        // `feature = "test-util"`: a feature named for tests (tokio's
+        // `test-util`, `testing`, `test-support`) compiles the item only
+        // for tests that ask for it.
+        Meta::NameValue(nv) => {
+            nv.path.is_ident("feature")
+                && matches!(&nv.value, syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })
+                    if s.value().to_ascii_lowercase().contains("test"))
+        }
     }
 }
 
@@ -210,9 +218,16 @@ mod e {}
 fn f() {}
 #[test_case(1)]
 fn g() {}
+#[cfg(any(test, feature = \"test-util\"))]
+mod h {}
+#[cfg(feature = \"net\")]
+mod i {}
 ";
         let found: Vec<String> = ranges(src).into_iter().map(|r| r.0).collect();
-        assert_eq!(found, ["#[cfg(test)] mod a", "#[cfg(test)] mod e"]);
+        assert_eq!(
+            found,
+            ["#[cfg(test)] mod a", "#[cfg(test)] mod d", "#[cfg(test)] mod e", "#[cfg(test)] mod h"]
+        );
     }
 
     #[test]
