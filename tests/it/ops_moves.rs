@@ -6,21 +6,8 @@
 
 use crate::common;
 
-use common::Repo;
+use common::{scan_json as scan, Repo};
 use serde_json::Value;
-
-fn scan(repo: &Repo) -> (Option<i32>, Value) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
-        .args(["scan", "--repo"])
-        .arg(repo.path())
-        .args(["--base", "main", "--head", "HEAD", "--format", "json"])
-        .output()
-        .expect("run retrygate");
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout));
-    });
-    (out.status.code(), json)
-}
 
 /// `(kind, severity)` of every finding.
 fn kinds(json: &Value) -> Vec<(String, String)> {
@@ -50,22 +37,8 @@ class Cloud:
         return resp.json()
 "#;
 
-/// The base's `create_vm` posted once; the head moves the post into a new
-/// `_post_with_retry` that `create_vm` now calls.
-const CLOUD_MOVED: &str = r#"import asyncio
-
-import httpx
-
-
-class Cloud:
-    def __init__(self, url):
-        self._api = httpx.AsyncClient(base_url=url)
-
-    async def create_vm(self, body):
-        resp = await self._post_with_retry("/v1/vms", body)
-        resp.raise_for_status()
-        return resp.json()
-
+/// A retrying POST helper (five attempts on 503).
+const POST_WITH_RETRY: &str = r#"
     async def _post_with_retry(self, path, body):
         for attempt in range(5):
             resp = await self._api.post(path, json=body)
@@ -74,31 +47,20 @@ class Cloud:
             await asyncio.sleep(2 ** attempt)
         return resp
 "#;
+
+/// The base's `create_vm` posted once; the head moves the post into a new
+/// `_post_with_retry` that `create_vm` now calls.
+fn cloud_moved() -> String {
+    let moved = CLOUD_BASE
+        .replace("self._api.post(\"/v1/vms\", json=body)", "self._post_with_retry(\"/v1/vms\", body)");
+    format!("import asyncio\n\n{moved}{POST_WITH_RETRY}")
+}
 
 /// The same helper, added beside a `create_vm` that still posts once
 /// itself and does not call it: new code, said as a warning.
-const CLOUD_NEW_HELPER: &str = r#"import asyncio
-
-import httpx
-
-
-class Cloud:
-    def __init__(self, url):
-        self._api = httpx.AsyncClient(base_url=url)
-
-    async def create_vm(self, body):
-        resp = await self._api.post("/v1/vms", json=body)
-        resp.raise_for_status()
-        return resp.json()
-
-    async def _post_with_retry(self, path, body):
-        for attempt in range(5):
-            resp = await self._api.post(path, json=body)
-            if resp.status_code != 503:
-                return resp
-            await asyncio.sleep(2 ** attempt)
-        return resp
-"#;
+fn cloud_new_helper() -> String {
+    format!("import asyncio\n\n{CLOUD_BASE}{POST_WITH_RETRY}")
+}
 
 fn change(base: &str, head: &str, path: &str) -> (Option<i32>, Value) {
     let repo = Repo::new();
@@ -112,7 +74,7 @@ fn change(base: &str, head: &str, path: &str) -> (Option<i32>, Value) {
 
 #[test]
 fn a_write_moved_from_a_function_the_base_had_into_a_new_retrying_helper_blocks() {
-    let (code, json) = change(CLOUD_BASE, CLOUD_MOVED, "sdk/cloud.py");
+    let (code, json) = change(CLOUD_BASE, &cloud_moved(), "sdk/cloud.py");
     assert_eq!(code, Some(1), "{json:#}");
     assert!(kinds(&json).contains(&("retry-non-idempotent".to_string(), "error".to_string())), "{json:#}");
     let f = json["findings"]
@@ -126,7 +88,7 @@ fn a_write_moved_from_a_function_the_base_had_into_a_new_retrying_helper_blocks(
 
 #[test]
 fn a_new_retrying_helper_nothing_the_base_had_calls_is_new_code_and_only_warns() {
-    let (code, json) = change(CLOUD_BASE, CLOUD_NEW_HELPER, "sdk/cloud.py");
+    let (code, json) = change(CLOUD_BASE, &cloud_new_helper(), "sdk/cloud.py");
     assert_eq!(code, Some(0), "{json:#}");
     let f = json["findings"]
         .as_array()

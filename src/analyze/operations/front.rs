@@ -3668,8 +3668,9 @@ impl<'w, 't> Walker<'w, 't> {
                 return false;
             }
             let cond = x.child_by_field_name("condition").map(|c| self.text(file, c)).unwrap_or("");
+            // The counter as a whole name: `i` is not in `err == nil`.
             let reads = counters.iter().any(|c| {
-                cond.contains(c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
+                names_whole(cond, c) && (cond.contains('<') || cond.contains('>') || cond.contains("=="))
             }) || has_time(cond)
                 || counters.iter().any(|c| decides_on(cond, c))
                 || flags.iter().any(|f| names_whole(cond, f));

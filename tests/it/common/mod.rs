@@ -264,3 +264,18 @@ impl Drop for InRoom {
         }
     }
 }
+
+/// `retrygate scan --format json` of `repo`'s `main..HEAD`: the exit code
+/// and the parsed report (a panic naming the output when it is not JSON).
+pub(crate) fn scan_json(repo: &Repo) -> (Option<i32>, serde_json::Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_retrygate"))
+        .args(["scan", "--repo"])
+        .arg(repo.path())
+        .args(["--base", "main", "--head", "HEAD", "--format", "json"])
+        .output()
+        .expect("run retrygate");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout));
+    });
+    (out.status.code(), json)
+}
