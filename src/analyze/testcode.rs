@@ -232,6 +232,16 @@ pub(crate) fn test_code_reason(finding: &Finding, file: &FileFacts) -> Option<St
 const GITHUB_FOLDER: &str =
     "not shipped (`.github/` holds the repository's GitHub workflows and the scripts they run)";
 
+/// Whether `path` is code GitHub's workflows run from `.github/` (its
+/// scripts): the workflows and actions themselves are CI configuration,
+/// whose own retries the infra rules judge.
+fn github_scripts(path: &str) -> bool {
+    path.starts_with(".github/")
+        && !path.starts_with(".github/workflows/")
+        && !path.ends_with("action.yml")
+        && !path.ends_with("action.yaml")
+}
+
 /// Turns every `warning` and `error` finding in test code into a `note`
 /// whose message ends with why, and every blocking note about a file whose
 /// path is test code into an informational one (all findings there would be
@@ -255,7 +265,7 @@ pub(crate) fn demote(findings: &mut [Finding], notes: &mut [Note], cs: &ChangeSe
         let (module, found) =
             items.get(&f.path).map_or((None, &[][..]), |(m, i)| (m.as_deref(), i.as_slice()));
         let not_shipped = if test_pattern.is_none() && module.is_none() && !paths.is_shipped(&f.path) {
-            if f.path.starts_with(".github/") {
+            if github_scripts(&f.path) {
                 Some(GITHUB_FOLDER)
             } else {
                 build.get_or_insert_with(|| Build::of_head(cs)).as_ref().and_then(|b| b.reason(&f.path))
