@@ -6,21 +6,8 @@
 
 use crate::common;
 
-use common::Repo;
+use common::{scan_json as scan, Repo};
 use serde_json::Value;
-
-fn scan(repo: &Repo) -> (Option<i32>, Value) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrygate"))
-        .args(["scan", "--repo"])
-        .arg(repo.path())
-        .args(["--base", "main", "--head", "HEAD", "--format", "json"])
-        .output()
-        .expect("run retrygate");
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout));
-    });
-    (out.status.code(), json)
-}
 
 /// `(path, rule, severity)` of every finding.
 fn summary(json: &Value) -> Vec<(String, String, String)> {
