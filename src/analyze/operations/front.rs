@@ -1000,7 +1000,6 @@ impl<'w, 't> Walker<'w, 't> {
         if ctx.function.starts_with(&format!("{name}.")) {
             return false;
         }
-        let syn_loops = |f: usize| self.syn(f).loops;
         let mut found = None;
         let mut methods_text = Vec::new();
         for (f, m) in methods {
@@ -1014,7 +1013,7 @@ impl<'w, 't> Walker<'w, 't> {
                 if d > MAX_NODE_DEPTH {
                     continue;
                 }
-                if syn_loops(f).contains(&x.kind()) {
+                if self.syn(f).loops.contains(&x.kind()) {
                     found = self.loop_retry(f, x, &mctx);
                 }
                 let mut c = x.walk();
