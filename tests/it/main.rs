@@ -44,6 +44,7 @@ mod ledger;
 mod ledger_artifact;
 mod ledger_hook_bypasses;
 mod ledger_hooks;
+mod ops_evidence;
 mod ops_moves;
 mod own_workflows;
 mod printer;

@@ -305,8 +305,18 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
     if matches!(r.attempts, Attempts::Count(n) if n <= 1.0) {
         return Vec::new();
     }
-    let writes: Vec<&Covered> =
-        ops.iter().copied().filter(|c| c.op.method.writes() && !c.op.keyed && !c.op.computes).collect();
+    let writes: Vec<&Covered> = ops
+        .iter()
+        .copied()
+        .filter(|c| c.op.method.writes() && !c.op.keyed && !c.op.computes && !c.op.named_only)
+        .collect();
+    // Writes judged by their verb alone, on receivers nothing shows to be
+    // clients: said with that reason, for the reviewer, not blocked on.
+    let named: Vec<&Covered> = ops
+        .iter()
+        .copied()
+        .filter(|c| c.op.method.writes() && !c.op.keyed && !c.op.computes && c.op.named_only)
+        .collect();
     let computes: Vec<&Covered> = ops.iter().copied().filter(|c| c.op.computes && !c.op.keyed).collect();
     let unknown: Vec<&Covered> =
         ops.iter().copied().filter(|c| c.op.method == Method::Unknown && !c.op.keyed).collect();
@@ -335,6 +345,20 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
             .base(json!({"attempts": 1}))
             .head(head.clone());
         out.push(f);
+    }
+    if !named.is_empty() && writes.is_empty() && r.fires_after_write() {
+        out.push(
+            Finding::new(Kind::RetryNonIdempotent, NEW_WRITE, &r.path, r.line)
+                .message(format!(
+                    "{} ran once in the base and is now retried by {} ({}); judged a write by the call's name alone: nothing shows its receiver is a client, a connection or a service's SDK; if it leaves the process, send an idempotency key or do not retry it",
+                    list(&named),
+                    where_(r),
+                    r.attempts.show()
+                ))
+                .severity(Severity::Warning)
+                .base(json!({"attempts": 1}))
+                .head(head.clone()),
+        );
     }
     if !computes.is_empty() && writes.is_empty() {
         out.push(
@@ -365,13 +389,22 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
         );
     }
     if r.attempts == Attempts::Unbounded {
+        // Only calls judged writes by their names: nothing shows a
+        // dependency is called at all.
+        let named_only = ops.iter().all(|c| c.op.named_only);
         out.push(
             Finding::new(Kind::RetryUnbounded, NEW_UNBOUNDED, &r.path, r.line)
                 .message(format!(
-                    "{} ran once in the base and is now retried by {} with no bound on attempts or time: while the dependency is down it is called again and again",
+                    "{} ran once in the base and is now retried by {} with no bound on attempts or time: while the dependency is down it is called again and again{}",
                     list(ops),
-                    where_(r)
+                    where_(r),
+                    if named_only {
+                        " (each judged a remote call by its name alone, so a warning: check it leaves the process)"
+                    } else {
+                        ""
+                    }
                 ))
+                .severity(if named_only { Severity::Warning } else { Severity::Error })
                 .base(json!({"attempts": 1}))
                 .head(head.clone()),
         );
@@ -420,14 +453,22 @@ fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
     let hand = no_library_reader
         || !matches!(h.form, Form::Library(_)) && !matches!(b.form, Form::Library(_))
         || (settings_here(&h.form) && settings_here(&b.form));
-    if c.op.method.writes() && !c.op.keyed && !b.fires_after_write() && h.fires_after_write() {
-        let new: Vec<&str> = h
-            .conditions
+    // Widened: the head fires after a write on failures the base did not
+    // retry. A base that already retried some of them (timeouts) and now
+    // also retries others (a reset after the request was written, any 5xx)
+    // re-sends writes in cases it did not before: that is still a widening.
+    let added_after_write: Vec<&str> = if b.conditions.contains(&Condition::Any) || b.conditions.is_empty() {
+        Vec::new()
+    } else {
+        h.conditions
             .iter()
             .filter(|x| x.after_write() && !b.conditions.contains(x))
             .map(|x| x.word())
-            .collect();
-        let new = if new.is_empty() { vec![Condition::Any.word()] } else { new };
+            .collect()
+    };
+    let widened = (!b.fires_after_write() && h.fires_after_write()) || !added_after_write.is_empty();
+    if c.op.method.writes() && !c.op.keyed && widened {
+        let new = if added_after_write.is_empty() { vec![Condition::Any.word()] } else { added_after_write };
         out.push(
             Finding::new(Kind::RetryNonIdempotent, WIDENED, &h.path, h.line)
                 .message(format!(
@@ -436,6 +477,7 @@ fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
                     c.op.show(),
                     new.join(" and ")
                 ))
+                .severity(if c.op.named_only { Severity::Warning } else { Severity::Error })
                 .base(json!({"retries_on": b.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()}))
                 .head(json!({"retries_on": h.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()})),
         );

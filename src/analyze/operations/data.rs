@@ -22,6 +22,11 @@ pub(crate) struct Data {
     pub(crate) read_verbs: Vec<String>,
     pub(crate) local_objects: Vec<String>,
     pub(crate) computations: Vec<String>,
+    /// Words of a receiver that say it leaves the process (a client, a
+    /// connection, a producer, a known service's SDK): a write verb called
+    /// on one is a remote write; on any other receiver it is a write by its
+    /// name alone.
+    pub(crate) remote_receivers: Vec<String>,
     pub(crate) local_receivers: Vec<String>,
     /// Standard-library modules and types: their write-named calls stay in
     /// the process or on its disk.

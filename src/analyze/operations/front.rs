@@ -720,7 +720,7 @@ impl<'w, 't> Walker<'w, 't> {
         let data = self.data;
         // The project's own definition of the name comes first: a
         // `withRetry` the file defines is read, not taken for a library's.
-        let targets = self.resolve(file, &callee);
+        let targets = self.resolve(file, &self.own_receiver_call(file, n, &callee));
         // A client built to retry: its call is no request of its own.
         if self.client_policy(file, n, &callee, lang, ctx, !targets.is_empty()) {
             return false;
@@ -1097,6 +1097,35 @@ impl<'w, 't> Walker<'w, 't> {
     /// The definitions a callee names: a bare name or `self.`/`this.`
     /// method in the same file first, then a bare name or a qualified name
     /// found once in the other files.
+    /// A Go method's call on its own receiver (`a.do(req)` in `func (a
+    /// *API) Start`) is a call of the same type's method, whatever the
+    /// receiver is named: said as `self.do` for [`Walker::resolve`].
+    fn own_receiver_call(&self, file: usize, n: Node<'_>, callee: &str) -> String {
+        if self.grammar(file) != Grammar::Go {
+            return callee.to_string();
+        }
+        let recv = receiver(callee);
+        if recv.is_empty() || recv.contains(['.', '(']) {
+            return callee.to_string();
+        }
+        let mut p = n.parent();
+        while let Some(x) = p {
+            if x.kind() == "method_declaration" {
+                let named = x
+                    .child_by_field_name("receiver")
+                    .and_then(|l| l.named_child(0))
+                    .and_then(|d| d.child_by_field_name("name"))
+                    .is_some_and(|id| self.text(file, id) == recv);
+                if named {
+                    return format!("self.{}", last_segment(callee));
+                }
+                break;
+            }
+            p = x.parent();
+        }
+        callee.to_string()
+    }
+
     fn resolve(&self, file: usize, callee: &str) -> Vec<(usize, Node<'t>)> {
         let last = last_segment(callee).trim_start_matches('$');
         let Some(defs) = self.defs.get(last) else { return Vec::new() };
@@ -1215,6 +1244,8 @@ impl<'w, 't> Walker<'w, 't> {
                 None if s.default == "GET" && !self.text(file, n).contains("data=") => "GET".into(),
                 None => String::new(),
             }
+        } else if let Some(m) = self.request_spec(file, last, &args) {
+            m
         } else {
             return None;
         };
@@ -1233,6 +1264,63 @@ impl<'w, 't> Walker<'w, 't> {
             Method::Idempotent(method)
         };
         Some(self.operation(file, n, callee, m, ctx))
+    }
+
+    /// The method of a call given the request itself as data: an object
+    /// or keyword arguments that name both a literal HTTP method and a URL
+    /// (`secureRequest({ method: 'POST', url, data })`,
+    /// `call(method="POST", url=u)`). The request says what it is, whatever
+    /// the project named the function that sends it. Logging and event
+    /// calls that describe a request are not one.
+    fn request_spec(&self, file: usize, last: &str, args: &[Node<'t>]) -> Option<String> {
+        static METHOD: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"(?i)\bmethod['"]?\s*(?::|=>|=)\s*['"](post|patch|put|get|delete|head)['"]"#)
+                .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        static URL: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(
+                r#"(?i)(?:^|[{,(\s])['"]?(?:url|uri|endpoint|baseurl|base_url)['"]?\s*(?:[:=,}]|=>|$)"#,
+            )
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+        });
+        let w = words(last);
+        const DESCRIBES: &[&str] = &[
+            "log",
+            "logger",
+            "info",
+            "debug",
+            "warn",
+            "warning",
+            "error",
+            "trace",
+            "emit",
+            "push",
+            "track",
+            "record",
+            "span",
+            "metric",
+            "metrics",
+            "set",
+            "mock",
+            "expect",
+            "stub",
+            "intercept",
+            "on",
+            "route",
+        ];
+        if w.iter().any(|x| DESCRIBES.contains(&x.as_str())) {
+            return None;
+        }
+        let whole: String = args.iter().map(|a| self.text(file, *a)).collect::<Vec<_>>().join(",");
+        let methods: BTreeSet<String> = METHOD
+            .captures_iter(&whole)
+            .filter_map(|c| c.get(1))
+            .map(|m| m.as_str().to_ascii_uppercase())
+            .collect();
+        if methods.len() != 1 || !URL.is_match(&whole) {
+            return None;
+        }
+        methods.into_iter().next()
     }
 
     /// Why a POST reads, from the request alone ([`crate::analyze::reads`]):
@@ -1379,6 +1467,7 @@ impl<'w, 't> Walker<'w, 't> {
             timeout,
             timeout_at,
             computes: false,
+            named_only: false,
         }
     }
 
@@ -1619,12 +1708,27 @@ impl<'w, 't> Walker<'w, 't> {
         }
         let mut op = self.operation(file, n, callee, Method::Write(verb.clone()), ctx);
         let recv_words: Vec<String> = recv.split(['.', '-', '>', ':']).flat_map(words).collect();
+        op.named_only = !self.leaves_process(file, recv, &recv_words);
         let compact = recv.to_ascii_lowercase().replace(['.', '_'], "");
         op.computes = data
             .computations
             .iter()
             .any(|c| recv_words.iter().any(|w| w == c) || compact.ends_with(c.as_str()));
         Some(op)
+    }
+
+    /// Whether a receiver shows that a call on it leaves the process: one
+    /// of its words names a client, connection, database, queue or known
+    /// service (`remote_receivers`), or the file declares it with a client
+    /// type or builds a client into it.
+    fn leaves_process(&self, file: usize, recv: &str, recv_words: &[String]) -> bool {
+        if recv_words.iter().any(|w| self.data.remote_receivers.iter().any(|r| r == w)) {
+            return true;
+        }
+        let typed = self.typed_clients(file);
+        let plain = recv.trim_start_matches('$');
+        let last = last_segment(plain);
+        typed.contains(plain) || typed.contains(last)
     }
 
     /// A read sent through a client or SDK: a read verb first
@@ -3950,14 +4054,29 @@ impl<'w, 't> Walker<'w, 't> {
     /// parameter named `method` or `verb`): the first argument that is a
     /// method literal (`'GET'`, `http.MethodPost`, `:patch`).
     fn passed_method(&self, file: usize, call: Node<'t>, def_file: usize, def: Node<'t>) -> Option<String> {
-        let takes = self.param_order(def_file, def).iter().any(|p| {
+        let params = self.param_order(def_file, def);
+        let takes = params.iter().any(|p| {
             let w = words(p);
             w.iter().any(|x| x == "method" || x == "verb")
         });
-        if !takes {
-            return None;
+        if takes {
+            return self.args(file, call).iter().find_map(|a| method_literal(self.text(file, *a)));
         }
-        self.args(file, call).iter().find_map(|a| method_literal(self.text(file, *a)))
+        // A function given a request built by its caller (`a.do(ctx, req)`
+        // after `http.NewRequest(http.MethodPost, ..)`) sends the method the
+        // caller built it with, when the caller's code names only one.
+        let takes_request = params.iter().any(|p| {
+            let w = words(p);
+            p == "r" || w.iter().any(|x| x == "req" || x == "request")
+        });
+        let passes_request = self.args(file, call).iter().any(|a| {
+            let t = self.text(file, *a);
+            t == "r" || words(t).iter().any(|x| x == "req" || x == "request")
+        });
+        if takes_request && passes_request {
+            return self.enclosing_text(file, call).and_then(|t| self.method_in_text(t));
+        }
+        None
     }
 
     /// The write method the callers of a function give it, when the

@@ -42,6 +42,10 @@ pub(crate) struct Operation {
     /// A model call judged by its receiver's name (`chat.completions`):
     /// retrying it re-bills but repeats no side effect.
     pub(crate) computes: bool,
+    /// A write judged by its verb alone: nothing about its receiver (a
+    /// client's name or type, a known service) shows the call leaves the
+    /// process. Said, not blocked on.
+    pub(crate) named_only: bool,
 }
 
 impl Operation {
