@@ -477,7 +477,7 @@ fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
                     c.op.show(),
                     new.join(" and ")
                 ))
-                .severity(if c.op.named_only { Severity::Warning } else { Severity::Error })
+                .severity(if c.op.named_only || c.op.computes { Severity::Warning } else { Severity::Error })
                 .base(json!({"retries_on": b.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()}))
                 .head(json!({"retries_on": h.conditions.iter().map(|x| x.word()).collect::<Vec<_>>()})),
         );

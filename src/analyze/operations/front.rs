@@ -1222,7 +1222,14 @@ impl<'w, 't> Walker<'w, 't> {
             }
             if !s.receiver.is_empty() {
                 let r = recv.to_ascii_lowercase();
-                if !s.receiver.iter().any(|w| r.contains(w.as_str())) {
+                // A receiver the file declares with a client type
+                // (`plain *http.Client`) is a client whatever it is called.
+                let typed = || {
+                    let plain = recv.trim_start_matches('$');
+                    let t = self.typed_clients(file);
+                    t.contains(plain) || t.contains(last_segment(plain))
+                };
+                if !s.receiver.iter().any(|w| r.contains(w.as_str())) && !typed() {
                     return None;
                 }
             }
