@@ -227,3 +227,55 @@ fn the_same_write_verb_on_a_client_blocks() {
     assert_eq!(code, Some(1), "{json:#}");
     assert!(has(&json, "retry-non-idempotent", "error"), "{json:#}");
 }
+
+const TOOLS_CLIENT: &str = r#"class ToolClient:
+    def __init__(self, session):
+        self.session = session
+
+    def call_tool(self, name, arguments):
+        return self.session.call_tool(name, arguments)
+"#;
+
+const ADAPTER_ONCE: &str = r#"from tools.client import ToolClient
+
+_clients = {}
+
+
+def run_tool(server, name, arguments):
+    client = _clients[server]
+    return client.call_tool(name, arguments)
+"#;
+
+const ADAPTER_RETRIED: &str = r#"import time
+
+from tools.client import ToolClient
+
+_clients = {}
+
+
+def run_tool(server, name, arguments):
+    for attempt in range(3):
+        try:
+            client = _clients[server]
+            return client.call_tool(name, arguments)
+        except ConnectionError:
+            time.sleep(1)
+"#;
+
+#[test]
+fn a_method_that_delegates_to_the_same_name_on_another_object_is_followed_to_the_call() {
+    let repo = Repo::new();
+    repo.write("tools/client.py", TOOLS_CLIENT);
+    repo.write("tools/adapter.py", ADAPTER_ONCE);
+    repo.commit("base");
+    repo.git(&["checkout", "-q", "-b", "change"]);
+    // The client file is touched too, so the change reads it.
+    repo.write("tools/client.py", &format!("{TOOLS_CLIENT}\n\n# the session is the server's\n"));
+    repo.write("tools/adapter.py", ADAPTER_RETRIED);
+    repo.commit("change");
+    let (code, json) = scan(&repo);
+    assert_eq!(code, Some(1), "{json:#}");
+    assert!(has(&json, "retry-non-idempotent", "error"), "{json:#}");
+    let msg = json["findings"][0]["message"].as_str().unwrap_or_default().to_string();
+    assert!(msg.contains("session.call_tool"), "{msg}");
+}

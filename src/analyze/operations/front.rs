@@ -720,7 +720,18 @@ impl<'w, 't> Walker<'w, 't> {
         let data = self.data;
         // The project's own definition of the name comes first: a
         // `withRetry` the file defines is read, not taken for a library's.
-        let targets = self.resolve(file, &self.own_receiver_call(file, n, &callee));
+        let mut targets = self.resolve(file, &self.own_receiver_call(file, n, &callee));
+        // A method that hands the call on to another object of the same
+        // method name (`def call_tool(self, ..): return self.session.call_tool(..)`)
+        // delegates; it does not call itself.
+        let recv = receiver(&callee).trim_start_matches('$');
+        if !recv.is_empty()
+            && !matches!(recv, "self" | "this" | "cls" | "@" | "this-" | "static" | "self:" | "static:")
+        {
+            targets.retain(|(f, d)| {
+                !(*f == file && d.start_byte() <= n.start_byte() && n.end_byte() <= d.end_byte())
+            });
+        }
         // A client built to retry: its call is no request of its own.
         if self.client_policy(file, n, &callee, lang, ctx, !targets.is_empty()) {
             return false;
