@@ -63,6 +63,7 @@ mod rust_analyzer;
 mod rust_checks;
 mod rust_crate_index;
 mod rust_fixes;
+mod rust_held_values;
 mod rust_program;
 mod rust_scale;
 mod scan_e2e;

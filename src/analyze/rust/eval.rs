@@ -47,6 +47,10 @@ pub(crate) struct Env<'a> {
     /// (`p: &HttpPolicy` -> `HttpPolicy`): a field read on one takes that
     /// struct's values ([`Env::field_key`]).
     pub(crate) types: HashMap<String, String>,
+    /// The structs whose field values were needed and are set nowhere in
+    /// the files read (`config: &Config` .. `config.max_retries`): the
+    /// crate-wide resolution reads the files that declare them.
+    pub(crate) field_misses: RefCell<BTreeSet<String>>,
     /// Fields being read now: a field whose value reads itself
     /// (`count: opts.count.unwrap_or(2) + 1`) is read once, not again.
     pub(crate) fields_reading: RefCell<Vec<String>>,
@@ -138,12 +142,15 @@ impl<'a> Env<'a> {
     /// receiver's struct (`Type.n`) when it is a parameter of known type
     /// and the crate sets that struct's field somewhere, else under the
     /// bare name (every struct's field of that name).
-    fn field_key(&self, f: &syn::ExprField, n: &syn::Ident) -> String {
+    pub(crate) fn field_key(&self, f: &syn::ExprField, n: &syn::Ident) -> String {
         let name = n.to_string();
         let Expr::Path(p) = &*f.base else { return name };
         let Some(ty) = p.path.get_ident().and_then(|i| self.types.get(&i.to_string())) else { return name };
         let typed = super::sites::typed_key(ty, &name);
         if self.fields.contains_key(&typed) || self.field_numbers.contains_key(&typed) {
+            typed
+        } else if !self.fields.contains_key(&name) && !self.field_numbers.contains_key(&name) {
+            // Set nowhere in the files read: the struct's own file may say.
             typed
         } else {
             name
@@ -157,6 +164,9 @@ impl<'a> Env<'a> {
         let exprs = self.fields.get(name).map_or(&[][..], Vec::as_slice);
         let numbers = self.field_numbers.get(name).map_or(&[][..], Vec::as_slice);
         if exprs.is_empty() && numbers.is_empty() {
+            if let Some((ty, _)) = name.split_once('.') {
+                self.field_misses.borrow_mut().insert(ty.to_string());
+            }
             return None;
         }
         let mut value: Option<f64> = None;
@@ -306,6 +316,13 @@ impl<'a> Env<'a> {
             },
             Expr::MethodCall(m) if m.method == "into" || m.method == "clone" => {
                 self.number_at(&m.receiver, depth + 1)
+            }
+            // `env("APP_MAX_RETRIES", 6)?`: a setting read at start-up is its
+            // default unless someone sets it, as in the rule packs.
+            Expr::Try(t) => self.number_at(&t.expr, depth + 1),
+            Expr::Call(c) if c.args.len() == 2 => {
+                let default = setting_default(c)?;
+                self.number_at(default, depth + 1)
             }
             // `cfg.max_retries.unwrap_or(5)`: the field's value where the
             // crate sets one, else the default written here.
@@ -470,6 +487,26 @@ impl<'a> Env<'a> {
     }
 }
 
+/// The default of a setting read by name, written beside the name:
+/// `env("APP_MAX_RETRIES", 6)` or `read(6, "APP_MAX_RETRIES")`, a call of
+/// two arguments one of which is a string that names an environment
+/// variable (upper case, digits, `_`). [`super::checks::count_unlinked`]
+/// reads the same shape from text.
+fn setting_default(c: &syn::ExprCall) -> Option<&Expr> {
+    let names_setting = |e: &Expr| match e {
+        Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => {
+            let v = s.value();
+            v.starts_with(|c: char| c.is_ascii_uppercase())
+                && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        }
+        _ => false,
+    };
+    match (c.args.first()?, c.args.last()?) {
+        (name, default) | (default, name) if names_setting(name) && !names_setting(default) => Some(default),
+        _ => None,
+    }
+}
+
 /// Finds a single-segment name that is not a constant (a local, a
 /// parameter, `self`) in a field's value.
 struct NamesLocal<'c, 'a> {
@@ -497,6 +534,17 @@ impl<'ast> syn::visit::Visit<'ast> for NamesLocal<'_, '_> {
     }
 
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        // `env("APP_RETRIES", 6)`: the function called is an item, not a
+        // local; what it is given may be one.
+        if !matches!(&*c.func, Expr::Path(_)) {
+            self.visit_expr(&c.func);
+        }
+        for a in &c.args {
+            self.visit_expr(a);
+        }
+    }
 }
 
 /// `|`, `&`, `^` on two whole numbers that fit in a u64; `None` otherwise.

@@ -143,6 +143,18 @@ fn default_pattern() -> &'static Regex {
     })
 }
 
+/// `fn default_max_retries() -> u32 { 5 }` (on one line or several): a
+/// function that takes nothing and returns a literal is a named value, as
+/// a `const` is (a serde default, a `const fn`). Group 1 is the name,
+/// group 2 the number.
+fn value_fn_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"fn[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*\)[ \t]*->[^{;]*\{\s*(?:Some\(\s*)?([0-9][0-9_]*)(?:[iu](?:8|16|32|64|128|size))?\s*\)?\s*\}")
+            .unwrap_or_else(|e| panic!("the value function pattern is constant and valid: {e}"))
+    })
+}
+
 /// The literal numbers a text gives to retry-count names, line by line.
 ///
 /// Read by line (a struct literal inside a macro's tokens counts too), but a
@@ -164,6 +176,18 @@ pub(crate) fn named_counts(text: &str) -> Vec<NamedCount> {
             let number = (2..c.len()).find_map(|g| c.get(g)).map(|m| m.as_str());
             if let Some(value) = number.and_then(|n| n.replace('_', "").parse::<f64>().ok()) {
                 out.push(NamedCount { name: c[1].to_string(), value, line: i as u32 + 1 });
+            }
+        }
+    }
+    if text.contains("fn ") {
+        for c in value_fn_pattern().captures_iter(text) {
+            let (Some(name), Some(number)) = (c.get(1), c.get(2)) else { continue };
+            if !is_retry_count_name(name.as_str()) {
+                continue;
+            }
+            if let Ok(value) = number.as_str().replace('_', "").parse::<f64>() {
+                let line = text[..number.start()].matches('\n').count() as u32 + 1;
+                out.push(NamedCount { name: name.as_str().to_string(), value, line });
             }
         }
     }

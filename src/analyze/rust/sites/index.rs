@@ -1,7 +1,7 @@
 //! File-wide facts read before the walk: constants, helper functions, the
 //! crates a file names, and what a set of function bodies sends.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syn::{Expr, Item};
 
@@ -26,6 +26,11 @@ pub(super) struct FileIndex<'a> {
     /// `Type::default`), keyed `Type::name`: the constructors of a project's
     /// own type, which may wrap a retry library's builder in a field.
     pub(super) ctors: HashMap<String, &'a syn::Block>,
+    /// The project's own types that decide when to stop themselves: an
+    /// `impl` with `next_backoff` (backoff's `Backoff` trait) or an
+    /// `impl Iterator` (a tokio-retry strategy). A builder such a type
+    /// wraps gives its delays, not its bound.
+    pub(super) own_policies: HashSet<String>,
     /// `macro_rules!` definitions by name, expanded where they are invoked.
     pub(super) macros: HashMap<String, &'a syn::Macro>,
     pub(super) imports: Imports,
@@ -44,9 +49,19 @@ impl<'a> FileIndex<'a> {
                 Item::Fn(f) => self.add_fn(&f.sig, &f.block, path),
                 Item::Impl(i) => {
                     let self_ty = impl_type_name(&i.self_ty);
+                    let iterator = i
+                        .trait_
+                        .as_ref()
+                        .and_then(|(_, p, _)| p.segments.last())
+                        .is_some_and(|s| s.ident == "Iterator");
                     for ii in &i.items {
                         match ii {
                             syn::ImplItem::Fn(f) => {
+                                let steps =
+                                    f.sig.ident == "next_backoff" || (iterator && f.sig.ident == "next");
+                                if let (true, Some(ty)) = (steps, &self_ty) {
+                                    self.own_policies.insert(ty.clone());
+                                }
                                 if let Some(ty) = &self_ty {
                                     if returns_own_type(&f.sig, ty) {
                                         self.ctors.insert(format!("{ty}::{}", f.sig.ident), &f.block);

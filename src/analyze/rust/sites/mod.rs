@@ -250,6 +250,7 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     };
     walker.items(&file.items, &mut Vec::new());
     let misses = walker.env.as_ref().map(|e| e.misses.take()).unwrap_or_default();
+    let field_misses = walker.env.as_ref().map(|e| e.field_misses.take()).unwrap_or_default();
     let fn_misses = walker.fn_misses.take();
     // The file is parsed already: its writes and the functions that return
     // a plain client are read whether or not it sends (a changed file that
@@ -259,6 +260,7 @@ pub(crate) fn model_with(file: &syn::File, src: &str, definers: &[&syn::File]) -
     // functions are recorded only where a retry needed them.
     if model.sites.iter().any(|s| s.policy.attempts.value == super::policy::Attempts::Unknown) {
         model.unresolved.extend(misses);
+        model.unresolved.extend(field_misses);
     }
     model.unresolved.extend(fn_misses);
     // The prelude's names are never a project's own definitions: searching
@@ -527,18 +529,44 @@ impl<'i, 'a> Walker<'i, 'a> {
     }
 }
 
-/// A signature's plainly named parameters (`name: Type`), by name.
+/// A signature's plainly named parameters (`name: Type`), by name, each
+/// with the type it holds ([`held_type_name`]).
 fn param_types(sig: &syn::Signature) -> HashMap<String, String> {
     sig.inputs
         .iter()
         .filter_map(|a| match a {
             syn::FnArg::Typed(t) => match &*t.pat {
-                syn::Pat::Ident(i) => Some((i.ident.to_string(), type_name(&t.ty))),
+                syn::Pat::Ident(i) => Some((i.ident.to_string(), held_type_name(&t.ty))),
                 _ => None,
             },
             syn::FnArg::Receiver(_) => None,
         })
         .collect()
+}
+
+/// The type a parameter gives access to: `&Arc<Config>` and `Box<Config>`
+/// are read as `Config`, since fields are read through the pointer.
+fn held_type_name(ty: &syn::Type) -> String {
+    const POINTERS: &[&str] = &["Arc", "Rc", "Box"];
+    match ty {
+        syn::Type::Reference(r) => held_type_name(&r.elem),
+        syn::Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else { return "_".into() };
+            let inner = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a)
+                    if POINTERS.contains(&last.ident.to_string().as_str()) =>
+                {
+                    a.args.iter().find_map(|g| match g {
+                        syn::GenericArgument::Type(t) => Some(t),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            };
+            inner.map_or_else(|| last.ident.to_string(), held_type_name)
+        }
+        _ => "_".into(),
+    }
 }
 
 fn type_name(ty: &syn::Type) -> String {

@@ -1,13 +1,16 @@
 //! Resolving an expression to the policy it stands for: a constructor chain
 //! of a known library, a variable bound to one (with its in-place setters),
-//! or a helper function of the file that returns one.
+//! a helper function of the file that returns one, a struct field the crate
+//! sets to one, or a project type built around one (a wrapper's
+//! constructor, a tuple struct); a type that steps itself (`next_backoff`)
+//! keeps the builder's delays but not its bound.
 
 use std::collections::HashMap;
 
 use syn::{Expr, ExprMethodCall, Stmt};
 
 use super::super::libs::{self, Root, Setter};
-use super::super::policy::Policy;
+use super::super::policy::{Attempts, Fact, Policy};
 use super::super::syntax::{chain_of, last_segments, line_of, Chain};
 use super::{root_key, FnWalker};
 
@@ -96,6 +99,11 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                     r.keys.push(key);
                     return Some((r, 0));
                 }
+                if let Some(r) = self.resolve_tuple_wrapper(p, c, depth) {
+                    let mut r = r;
+                    r.keys.push(key);
+                    return Some((r, 0));
+                }
                 let name = p.path.segments.last()?.ident.to_string();
                 let name = self.w.index.unalias(&name).to_string();
                 let Some(block) = self.w.index.fns.get(&name) else {
@@ -122,9 +130,36 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 self.w.policy_fns.borrow_mut().insert(name);
                 Some((r, 0))
             }
-            Expr::Field(_) => None,
+            Expr::Field(f) => self.resolve_field(f, depth).map(|r| (r, 0)),
             _ => None,
         }
+    }
+
+    /// `self.backoff.clone()`, `cfg.retry_policy`: a policy held in a
+    /// struct field is the policy the crate builds where it sets that field
+    /// (`Self { backoff: ExponentialBackoffBuilder::new()..build(), .. }` in
+    /// a constructor or `Default`), when every such place builds the same
+    /// one. A value named by a local or a parameter of the function that
+    /// sets the field (`backoff: policy`) means nothing here and is not
+    /// read; neither is a field set to different policies in two places.
+    pub(super) fn resolve_field(&self, f: &'a syn::ExprField, depth: u32) -> Option<Resolved> {
+        let syn::Member::Named(n) = &f.member else { return None };
+        let key = self.env.field_key(f, n);
+        let values = self.env.fields.get(&key)?;
+        let mut found: Option<Resolved> = None;
+        for v in values {
+            let built = matches!(chain_of(v).root, Expr::Call(_) | Expr::Struct(_) | Expr::Paren(_));
+            if !built {
+                return None;
+            }
+            let r = self.resolve(v, depth + 1)?;
+            match &mut found {
+                Some(seen) if seen.policy != r.policy => return None,
+                Some(seen) => seen.keys.extend(r.keys),
+                None => found = Some(r),
+            }
+        }
+        found
     }
 
     /// [`as_root_in`] with this file's aliases.
@@ -144,6 +179,62 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// locals, which mean nothing in the caller's scope.
     pub(super) fn resolve_wrapper(&self, p: &syn::ExprPath, depth: u32) -> Option<Resolved> {
         let block = self.wrapper_ctor(&p.path)?;
+        let mut r = self.wrapped(block, depth)?;
+        // A wrapper that implements the stepping itself (`next_backoff`
+        // counting its own retries) stops where its code says, not where
+        // the builder it delegates delays to would.
+        let segs = last_segments(&p.path, 2);
+        if let [ty, _] = segs.as_slice() {
+            let ty = self.w.index.unalias(ty);
+            if self.w.index.own_policies.contains(ty) {
+                r.policy.attempts = Fact::new(Attempts::Unknown, format!("decided by `{ty}`'s own stepping"));
+                r.policy.total_timeout_ms = None;
+            }
+        }
+        Some(r)
+    }
+
+    /// `MaybeBackoff(Some(ExponentialBackoffBuilder::new().build()))`: a
+    /// tuple struct (or variant) of the project built around a library's
+    /// builder stands for that builder, as a wrapper's constructor does
+    /// ([`Self::resolve_wrapper`]), and for no bound when the type steps
+    /// itself.
+    fn resolve_tuple_wrapper(&self, p: &syn::ExprPath, c: &'a syn::ExprCall, depth: u32) -> Option<Resolved> {
+        let ty = p.path.segments.last()?.ident.to_string();
+        if p.path.segments.len() != 1 || !ty.starts_with(|c: char| c.is_ascii_uppercase()) || ty == "Some" {
+            return None;
+        }
+        let unwrap_some = |e: &'a Expr| -> &'a Expr {
+            match e {
+                Expr::Call(inner)
+                    if inner.args.len() == 1
+                        && matches!(&*inner.func, Expr::Path(q) if q.path.is_ident("Some")) =>
+                {
+                    inner.args.first().unwrap_or(e)
+                }
+                _ => e,
+            }
+        };
+        let built_by_library = |e: &&'a Expr| {
+            self.root(chain_of(e).root)
+                .is_some_and(|root| libs::construct(&root, &self.env, &self.w.index.imports).is_some())
+        };
+        let mut r = c
+            .args
+            .iter()
+            .map(unwrap_some)
+            .filter(built_by_library)
+            .find_map(|e| self.resolve(e, depth + 1))?;
+        let ty = self.w.index.unalias(&ty);
+        if self.w.index.own_policies.contains(ty) {
+            r.policy.attempts = Fact::new(Attempts::Unknown, format!("decided by `{ty}`'s own stepping"));
+            r.policy.total_timeout_ms = None;
+        }
+        Some(r)
+    }
+
+    /// The library builder a wrapper's constructor body builds in a field.
+    fn wrapped(&self, block: &'a syn::Block, depth: u32) -> Option<Resolved> {
         let built_by_library = |e: &&'a Expr| {
             self.root(chain_of(e).root)
                 .is_some_and(|root| libs::construct(&root, &self.env, &self.w.index.imports).is_some())

@@ -272,15 +272,31 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// path (a walk of a tree, a paginated fetch) is no retry.
     pub(super) fn recursive_retry(&mut self, sig: &'a syn::Signature, block: &'a syn::Block) {
         let name = sig.ident.to_string();
-        let mut finder = SelfCall { name: &name, in_err: 0, guards: 0, found: None };
+        let params = param_names(sig);
+        let sent = sent_params(block, &params);
+        let mut finder = SelfCall {
+            name: &name,
+            params: &params,
+            sent: &sent,
+            in_err: 0,
+            guards: 0,
+            found: None,
+            resent: None,
+        };
         finder.visit_block(block);
-        let Some(guarded) = finder.found else { return };
         let facts = body_facts(block);
         // It must send something to be a retry of it (a parser that
         // recurses on its error path retries nothing).
         if !facts.sends_request && facts.methods.is_empty() {
             return;
         }
+        // Outside an error path, a call of itself that sends again what it
+        // was given, counting down or up, after a wait, re-sends the same
+        // request (`self.retry(req, sleep, remaining - 1)` when the
+        // response says rate-limited); a walk that recurses into new work
+        // passes other values and does not wait.
+        let resent = finder.resent.filter(|_| facts.sleeps > 0);
+        let Some(guarded) = finder.found.or(resent) else { return };
         let (attempts, why) = match self.loop_bound(block) {
             Some((bound, cond)) => (bound, format!("`{name}` calls itself on failure while `{cond}`")),
             None if guarded => (
@@ -302,6 +318,21 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             },
         );
         self.read_retried(&mut p, block, &facts, "the function");
+        // A function handed a built request (`req: Request`) re-sends
+        // whatever its callers build: the requests of its file.
+        let types = super::param_types(sig);
+        let handed_request =
+            sent.iter().any(|n| types.get(n).is_some_and(|t| REQUEST_TYPES.contains(&t.as_str())));
+        if handed_request {
+            let mut file = self.w.index.file_facts();
+            // The HTTP requests only: the file's calls of its own helpers
+            // (`send_req()`) are the route to this function, not writes.
+            file.methods.retain(|m| !m.ends_with("()"));
+            p.add_requests(&file);
+            if p.methods.is_empty() {
+                p.methods.insert(super::super::syntax::UNKNOWN_METHOD.into());
+            }
+        }
         let mut merged = facts;
         let callees: Vec<String> =
             std::mem::take(&mut merged.callees).into_iter().filter(|c| *c != name).collect();
@@ -533,14 +564,125 @@ impl<'ast> Visit<'ast> for SleepArgs<'_, '_> {
 /// arm whose pattern is `Err(..)`, or in the body of `if let Err(..)`.
 /// `found` says whether that call also sits under an `if` or an arm guard
 /// (a bound may hold it).
+/// Types of a request built before it is sent (reqwest's, http's).
+const REQUEST_TYPES: &[&str] = &["Request", "RequestBuilder"];
+
 struct SelfCall<'n> {
     name: &'n str,
+    /// The function's parameters in order (the receiver left out).
+    params: &'n [String],
+    /// The parameters the body hands to a call ([`sent_params`]).
+    sent: &'n [String],
     in_err: u32,
     guards: u32,
+    /// A call of itself on an error path; `Some(true)` when a condition
+    /// guards it.
     found: Option<bool>,
+    /// A call of itself anywhere that passes a sent parameter on unchanged
+    /// and steps a counter ([`SelfCall::resends`]); `Some(true)` when
+    /// guarded.
+    resent: Option<bool>,
+}
+
+/// The names of a signature's plainly named parameters, in order.
+fn param_names(sig: &syn::Signature) -> Vec<String> {
+    sig.inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => pat_ident(&t.pat).or_else(|| Some(String::new())),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// The parameters among `params` that the body gives to a call as an
+/// argument (`client.execute(req.try_clone()?)`, `send(&req)`): what the
+/// function sends, when it is handed its request.
+fn sent_params(block: &syn::Block, params: &[String]) -> Vec<String> {
+    struct Sent<'p> {
+        params: &'p [String],
+        out: Vec<String>,
+    }
+    impl Sent<'_> {
+        fn arg(&mut self, a: &Expr) {
+            if let Some(root) = arg_root(a) {
+                if self.params.contains(&root) && !self.out.contains(&root) {
+                    self.out.push(root);
+                }
+            }
+        }
+    }
+    impl<'a> Visit<'a> for Sent<'_> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            c.args.iter().for_each(|a| self.arg(a));
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            m.args.iter().for_each(|a| self.arg(a));
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'a Item) {}
+    }
+    let mut v = Sent { params, out: Vec::new() };
+    v.visit_block(block);
+    v.out
+}
+
+/// The local an argument is made from: `req`, `&req`, `req.clone()`,
+/// `req.try_clone().unwrap()`.
+fn arg_root(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Reference(r) => arg_root(&r.expr),
+        Expr::Paren(p) => arg_root(&p.expr),
+        Expr::Try(t) => arg_root(&t.expr),
+        Expr::MethodCall(m) if m.args.is_empty() => arg_root(&m.receiver),
+        _ => None,
+    }
+}
+
+/// `n - 1`, `attempt + 1`, `n.saturating_sub(1)`: a counter parameter
+/// stepped by one.
+fn steps_counter(e: &Expr, params: &[String]) -> bool {
+    let one = |e: &Expr| matches!(e, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "1");
+    let param = |e: &Expr| arg_root(e).is_some_and(|r| params.contains(&r));
+    match e {
+        Expr::Binary(b) => {
+            matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) && param(&b.left) && one(&b.right)
+        }
+        Expr::MethodCall(m) => {
+            let name = m.method.to_string();
+            matches!(name.as_str(), "saturating_sub" | "saturating_add" | "checked_sub" | "checked_add")
+                && param(&m.receiver)
+                && m.args.first().is_some_and(one)
+        }
+        Expr::Paren(p) => steps_counter(&p.expr, params),
+        _ => false,
+    }
 }
 
 impl SelfCall<'_> {
+    /// The arguments of `e` when it calls this function.
+    fn self_args<'e>(&self, e: &'e Expr) -> Option<Vec<&'e Expr>> {
+        match e {
+            Expr::Call(c) if self.calls_self(e) => Some(c.args.iter().collect()),
+            Expr::MethodCall(m) if self.calls_self(e) => Some(m.args.iter().collect()),
+            _ => None,
+        }
+    }
+
+    /// Whether a call of itself sends again what this call sent: a
+    /// parameter the body hands to a call is passed on in its own place,
+    /// and another parameter is stepped by one.
+    fn resends(&self, args: &[&Expr]) -> bool {
+        let same = args.iter().enumerate().any(|(i, a)| {
+            self.params.get(i).is_some_and(|p| {
+                !p.is_empty() && self.sent.contains(p) && arg_root(a).as_deref() == Some(p.as_str())
+            })
+        });
+        same && args.iter().any(|a| steps_counter(a, self.params))
+    }
+
     fn calls_self(&self, e: &Expr) -> bool {
         match e {
             Expr::Call(c) => match &*c.func {
@@ -563,6 +705,9 @@ impl<'ast> Visit<'ast> for SelfCall<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         if self.in_err > 0 && self.found.is_none() && self.calls_self(e) {
             self.found = Some(self.guards > 0);
+        }
+        if self.resent.is_none() && self.self_args(e).is_some_and(|args| self.resends(&args)) {
+            self.resent = Some(self.guards > 0);
         }
         match e {
             Expr::If(i) => {
