@@ -270,7 +270,7 @@ fn a_method_that_delegates_to_the_same_name_on_another_object_is_followed_to_the
     repo.commit("base");
     repo.git(&["checkout", "-q", "-b", "change"]);
     // The client file is touched too, so the change reads it.
-    repo.write("tools/client.py", &format!("{TOOLS_CLIENT}\n\n# the session is the server's\n"));
+    repo.write("tools/client.py", format!("{TOOLS_CLIENT}\n\n# the session is the server's\n"));
     repo.write("tools/adapter.py", ADAPTER_RETRIED);
     repo.commit("change");
     let (code, json) = scan(&repo);

@@ -1262,10 +1262,8 @@ impl<'w, 't> Walker<'w, 't> {
                 None if s.default == "GET" && !self.text(file, n).contains("data=") => "GET".into(),
                 None => String::new(),
             }
-        } else if let Some(m) = self.request_spec(file, last, &args) {
-            m
         } else {
-            return None;
+            self.request_spec(file, last, &args)?
         };
         let method = if method.is_empty() { ctx.call_method.clone().unwrap_or_default() } else { method };
         let m = if method.is_empty() {
