@@ -68,7 +68,9 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// `third_party/`, a library's bundled copies of its dependencies in
 /// `vendored/` or, as pip and setuptools name it, `_vendor/`, installed npm packages in `node_modules/`, Yarn's own
 /// releases, plugins and cache in `.yarn/`, and the Plug'n'Play loader it
-/// writes, `.pnp.cjs`). A change there is an upgrade of someone else's
+/// writes, `.pnp.cjs`), and setuptools' build output `build/lib/` (a copy
+/// of the package `setup.py build` makes; Python imports the source, not
+/// it). A change there is an upgrade of someone else's
 /// code, judged where it is made. Node does not load a project's modules
 /// from `.yarn/`, so moving code there does not hide it from a build.
 pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
@@ -88,6 +90,8 @@ pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
     "**/.pnp.cjs",
     ".pnp.loader.mjs",
     "**/.pnp.loader.mjs",
+    "build/lib/",
+    "**/build/lib/",
 ];
 
 /// The path half of the decision, compiled once per scan.

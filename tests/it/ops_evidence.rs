@@ -279,3 +279,98 @@ fn a_method_that_delegates_to_the_same_name_on_another_object_is_followed_to_the
     let msg = json["findings"][0]["message"].as_str().unwrap_or_default().to_string();
     assert!(msg.contains("session.call_tool"), "{msg}");
 }
+
+const VIEW_ONCE: &str = r#"package x
+
+class Masker(private val mainHandler: Handler) {
+    fun arm(view: View) {
+        mainHandler.post { mask(view) }
+    }
+}
+"#;
+
+const VIEW_REPEATED: &str = r#"package x
+
+class Masker(private val mainHandler: Handler) {
+    fun arm(view: View) {
+        for (attempt in 0 until 5) {
+            try {
+                mainHandler.post { mask(view) }
+                return
+            } catch (e: Exception) {
+                Thread.sleep(100)
+            }
+        }
+    }
+}
+"#;
+
+#[test]
+fn a_post_named_call_on_no_client_with_no_url_is_said_not_blocked() {
+    let (code, json) = change("app/src/main/java/x/Masker.kt", Some(VIEW_ONCE), VIEW_REPEATED);
+    assert_eq!(code, Some(0), "{json:#}");
+    assert_eq!(errors(&json), 0, "{json:#}");
+}
+
+#[test]
+fn the_same_loop_around_a_clients_post_blocks() {
+    let swap = |s: &str| {
+        s.replace("mainHandler: Handler", "httpClient: HttpClient")
+            .replace("mainHandler.post { mask(view) }", "httpClient.post(\"/masks\") { setBody(view.id) }")
+    };
+    let (code, json) = change("app/src/main/java/x/Masker.kt", Some(&swap(VIEW_ONCE)), &swap(VIEW_REPEATED));
+    assert_eq!(code, Some(1), "{json:#}");
+    assert!(has(&json, "retry-non-idempotent", "error"), "{json:#}");
+}
+
+const UPLOAD_ONCE: &str = r#"package x;
+
+import io.smallrye.mutiny.Uni;
+
+public class Files {
+    private final FileClient client;
+
+    public Files(FileClient client) { this.client = client; }
+
+    public Uni<Void> upload(String id, byte[] body) {
+        return client.postAsync(id, body);
+    }
+}
+"#;
+
+#[test]
+fn a_mutiny_retry_is_bounded_by_the_at_most_chained_after_it() {
+    let head = UPLOAD_ONCE.replace(
+        "return client.postAsync(id, body);",
+        "return client.postAsync(id, body).onFailure().retry().withBackOff(Duration.ofMillis(100)).atMost(3);",
+    );
+    let (code, json) = change("src/main/java/x/Files.java", Some(UPLOAD_ONCE), &head);
+    assert_eq!(code, Some(1), "{json:#}");
+    assert!(has(&json, "retry-non-idempotent", "error"), "{json:#}");
+    assert!(!has(&json, "retry-unbounded", "error"), "{json:#}");
+    let msg = json["findings"][0]["message"].as_str().unwrap_or_default().to_string();
+    assert!(msg.contains("(4 attempts)"), "{msg}");
+}
+
+#[test]
+fn a_mutiny_retry_said_indefinitely_is_unbounded() {
+    let head = UPLOAD_ONCE.replace(
+        "return client.postAsync(id, body);",
+        "return client.postAsync(id, body).onFailure().retry().indefinitely();",
+    );
+    let (code, json) = change("src/main/java/x/Files.java", Some(UPLOAD_ONCE), &head);
+    assert_eq!(code, Some(1), "{json:#}");
+    assert!(has(&json, "retry-unbounded", "error"), "{json:#}");
+}
+
+#[test]
+fn a_setuptools_build_copy_is_not_the_projects_code() {
+    let base = "import requests\n\n\ndef create(b):\n    return requests.post('https://x/orders', json=b)\n";
+    let head = "import time\n\nimport requests\n\n\ndef create(b):\n    for i in range(3):\n        try:\n            return requests.post('https://x/orders', json=b)\n        except Exception:\n            time.sleep(1)\n";
+    let (code, json) = change("sdk/build/lib/orders/client.py", Some(base), head);
+    assert_eq!(code, Some(0), "{json:#}");
+    assert_eq!(errors(&json), 0, "{json:#}");
+    // The same change in the package's source blocks.
+    let (code, json) = change("sdk/orders/client.py", Some(base), head);
+    assert_eq!(code, Some(1), "{json:#}");
+}

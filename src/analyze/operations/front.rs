@@ -1178,6 +1178,10 @@ impl<'w, 't> Walker<'w, 't> {
         }
         let args = self.args(file, n);
         let data = self.data;
+        // A write-named call (`post`, `patch`) whose receiver names no client
+        // and whose first argument is no URL or path (`handler.post(task)`):
+        // a request by its name alone.
+        let mut by_name_only = false;
         let method = if data.http_methods.write.iter().any(|m| m == word)
             || data.http_methods.idempotent.iter().any(|m| m == word)
         {
@@ -1220,6 +1224,8 @@ impl<'w, 't> Walker<'w, 't> {
                 if !self.looks_remote(file, recv, &args) {
                     return None;
                 }
+            } else if !self.looks_remote(file, recv, &args) {
+                by_name_only = true;
             }
             word.to_ascii_uppercase()
         } else if let Some(s) = data.senders.iter().find(|s| s.names.iter().any(|x| x == last)) {
@@ -1279,7 +1285,9 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             Method::Idempotent(method)
         };
-        Some(self.operation(file, n, callee, m, ctx))
+        let mut op = self.operation(file, n, callee, m, ctx);
+        op.named_only = by_name_only;
+        Some(op)
     }
 
     /// The method of a call given the request itself as data: an object
@@ -1872,13 +1880,61 @@ impl<'w, 't> Walker<'w, 't> {
                 stack.extend(kids.into_iter().rev());
             }
         }
+        // Mutiny's `retry()` takes no count: the calls chained after it bound
+        // it (`.atMost(10)`, `.expireIn(..)`, `.until(..)`) or do not
+        // (`.indefinitely()`).
+        let mut after_bound = None;
+        // Mutiny's `withBackOff(..)` jitters unless told `withJitter(0)`.
+        let mut after_jitter = false;
+        if op_args.is_empty() {
+            let mut top = operator;
+            while let Some(p) = top.parent() {
+                if p.end_byte() > top.end_byte()
+                    && (self.syn(file).is_call(p.kind())
+                        || p.kind().contains("access")
+                        || p.kind().contains("member")
+                        || p.kind().contains("navigation")
+                        || p.kind().contains("selector"))
+                {
+                    top = p;
+                } else {
+                    break;
+                }
+            }
+            let whole = self.world.files[file].file.text.as_str();
+            let tail: String = whole
+                .get(operator.end_byte()..top.end_byte())
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            after_jitter = tail.contains(".withBackOff(")
+                && !tail.contains(".withJitter(0)")
+                && !tail.contains(".withJitter(0.0)");
+            if tail.contains(".indefinitely()") {
+                after_bound = Some(Attempts::Unbounded);
+            } else if let Some(i) = tail.find(".atMost(") {
+                let inner = &tail[i + ".atMost(".len()..];
+                let digits: String = inner.chars().take_while(|c| c.is_ascii_digit()).collect();
+                after_bound = Some(match digits.parse::<f64>() {
+                    Ok(v) if inner[digits.len()..].starts_with(')') => Attempts::Count(v + 1.0),
+                    _ => Attempts::Bounded,
+                });
+            } else if [".expireIn(", ".expireAt(", ".until(", ".whilst("].iter().any(|b| tail.contains(b)) {
+                after_bound = Some(Attempts::Bounded);
+            }
+        }
         let unbounded = forever
             || ["indefinitely()", "MAX_VALUE", "Infinity", "Number.POSITIVE_INFINITY"]
                 .iter()
                 .any(|w| compact.contains(w))
-            || (op_args.is_empty() && last_segment(&self.callee(file, operator)) == "retry");
+            || (op_args.is_empty()
+                && last_segment(&self.callee(file, operator)) == "retry"
+                && after_bound.is_none());
         let attempts = if unbounded {
             Attempts::Unbounded
+        } else if let Some(b) = after_bound {
+            b
         } else {
             match count {
                 Some((v, _)) if v < 0.0 => Attempts::Unbounded,
@@ -1890,7 +1946,8 @@ impl<'w, 't> Walker<'w, 't> {
             (compact.contains("Retry.backoff(")
                 && !compact.contains(".jitter(0)")
                 && !compact.contains(".jitter(0.0)"))
-                || has_random(text),
+                || has_random(text)
+                || after_jitter,
         );
         let filter = ["filter(", "retryIf(", "onRetryExhaustedThrow("]
             .iter()
