@@ -191,7 +191,7 @@ impl ScanPaths {
 const DEFAULTS_KEY: &str = "the default test patterns";
 /// How the note names the default ignored folders.
 const IGNORE_DEFAULTS_KEY: &str =
-    "the default vendored folders (vendor/, vendored/, _vendor/, third_party/, node_modules/, Yarn's .yarn/, .pnp.cjs and .pnp.loader.mjs; set paths.ignore to change)";
+    "the default vendored folders (vendor/, vendored/, _vendor/, third_party/, node_modules/, Yarn's .yarn/, .pnp.cjs and .pnp.loader.mjs, setuptools' build/lib/; set paths.ignore to change)";
 
 /// What is known of one file when deciding whether a finding in it is test code.
 #[derive(Debug, Clone, Copy, Default)]

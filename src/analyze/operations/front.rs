@@ -1749,10 +1749,30 @@ impl<'w, 't> Walker<'w, 't> {
         if recv_words.iter().any(|w| self.data.remote_receivers.iter().any(|r| r == w)) {
             return true;
         }
-        let typed = self.typed_clients(file);
         let plain = recv.trim_start_matches('$');
         let last = last_segment(plain);
-        typed.contains(plain) || typed.contains(last)
+        {
+            let typed = self.typed_clients(file);
+            if typed.contains(plain) || typed.contains(last) {
+                return true;
+            }
+        }
+        // A name imported from a service's SDK (`import com.stripe.model.Customer;`,
+        // `from stripe import Customer`): the import's path names it.
+        let root = plain.split(['.', ':', '-', '>']).next().unwrap_or(plain);
+        if root.len() < 2 {
+            return false;
+        }
+        self.world.files[file].file.text.lines().take(400).any(|l| {
+            let t = l.trim_start();
+            let imports = ["import ", "from ", "using ", "use ", "require"].iter().any(|k| t.starts_with(k))
+                || t.contains("require(");
+            imports
+                && t.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == root)
+                && t.split(|c: char| !c.is_alphanumeric())
+                    .flat_map(words)
+                    .any(|w| self.data.remote_receivers.contains(&w))
+        })
     }
 
     /// A read sent through a client or SDK: a read verb first
