@@ -207,6 +207,30 @@ fn typed_client_names(text: &str) -> HashSet<String> {
     out
 }
 
+/// The names `text` imports from a path one of whose words names a service
+/// (`import com.stripe.model.Customer;`, `from stripe import Customer`,
+/// `const { Customer } = require('stripe')`): what is called on them leaves
+/// the process.
+fn service_imports(text: &str, remote: &[String]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for l in text.lines().take(400) {
+        let t = l.trim_start();
+        let imports = ["import ", "from ", "using ", "use ", "require"].iter().any(|k| t.starts_with(k))
+            || t.contains("require(");
+        if !imports || !t.split(|c: char| !c.is_alphanumeric()).flat_map(words).any(|w| remote.contains(&w)) {
+            continue;
+        }
+        const KEYWORDS: &[&str] =
+            &["import", "from", "using", "use", "require", "as", "const", "let", "var", "static"];
+        out.extend(
+            t.split(|c: char| !c.is_alphanumeric() && c != '_')
+                .filter(|w| w.len() > 1 && !KEYWORDS.contains(w))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
 impl Ctx {
     /// A function read on its own, under no retry.
     fn top(function: String, depth: usize, visiting: Vec<usize>) -> Ctx {
@@ -1241,12 +1265,7 @@ impl<'w, 't> Walker<'w, 't> {
                 let r = recv.to_ascii_lowercase();
                 // A receiver the file declares with a client type
                 // (`plain *http.Client`) is a client whatever it is called.
-                let typed = || {
-                    let plain = recv.trim_start_matches('$');
-                    let t = self.typed_clients(file);
-                    t.contains(plain) || t.contains(last_segment(plain))
-                };
-                if !s.receiver.iter().any(|w| r.contains(w.as_str())) && !typed() {
+                if !s.receiver.iter().any(|w| r.contains(w.as_str())) && !self.client_name(file, recv) {
                     return None;
                 }
             }
@@ -1426,8 +1445,7 @@ impl<'w, 't> Walker<'w, 't> {
         }
         // A name the file declares or builds as an HTTP client, whatever it
         // is called (`hc *http.Client`, `self._s = requests.Session()`).
-        let last = last_segment(recv).trim_start_matches(['$', '@', '_']);
-        if !last.is_empty() && self.typed_clients(file).iter().any(|n| n.trim_start_matches('_') == last) {
+        if self.client_name(file, recv) {
             return true;
         }
         let Some(first) = args.first() else { return false };
@@ -1466,9 +1484,25 @@ impl<'w, 't> Walker<'w, 't> {
 
     /// The names a file declares with an HTTP client's type or assigns a
     /// new HTTP client to, read once per file.
+    /// Whether `recv` (or its last segment) is a name the file declares or
+    /// builds as a client, or imports from a service's SDK.
+    fn client_name(&self, file: usize, recv: &str) -> bool {
+        let plain = recv.trim_start_matches(['$', '@']);
+        let root = plain.split(['.', ':', '-', '>']).next().unwrap_or(plain);
+        let last = last_segment(plain).trim_start_matches('_');
+        let names = self.typed_clients(file);
+        !last.is_empty()
+            && names.iter().any(|n| {
+                let n = n.trim_start_matches('_');
+                n == last || n == plain || n == root
+            })
+    }
+
     fn typed_clients(&self, file: usize) -> std::cell::Ref<'_, HashSet<String>> {
         if !self.typed.borrow().contains_key(&file) {
-            let names = typed_client_names(&self.world.files[file].file.text);
+            let text = &self.world.files[file].file.text;
+            let mut names = typed_client_names(text);
+            names.extend(service_imports(text, &self.data.remote_receivers));
             self.typed.borrow_mut().insert(file, names);
         }
         std::cell::Ref::map(self.typed.borrow(), |m| m.get(&file).unwrap_or(&EMPTY_NAMES))
@@ -1743,36 +1777,12 @@ impl<'w, 't> Walker<'w, 't> {
 
     /// Whether a receiver shows that a call on it leaves the process: one
     /// of its words names a client, connection, database, queue or known
-    /// service (`remote_receivers`), or the file declares it with a client
-    /// type or builds a client into it.
+    /// service (`remote_receivers`), or it is a [`Walker::client_name`].
     fn leaves_process(&self, file: usize, recv: &str, recv_words: &[String]) -> bool {
         if recv_words.iter().any(|w| self.data.remote_receivers.iter().any(|r| r == w)) {
             return true;
         }
-        let plain = recv.trim_start_matches('$');
-        let last = last_segment(plain);
-        {
-            let typed = self.typed_clients(file);
-            if typed.contains(plain) || typed.contains(last) {
-                return true;
-            }
-        }
-        // A name imported from a service's SDK (`import com.stripe.model.Customer;`,
-        // `from stripe import Customer`): the import's path names it.
-        let root = plain.split(['.', ':', '-', '>']).next().unwrap_or(plain);
-        if root.len() < 2 {
-            return false;
-        }
-        self.world.files[file].file.text.lines().take(400).any(|l| {
-            let t = l.trim_start();
-            let imports = ["import ", "from ", "using ", "use ", "require"].iter().any(|k| t.starts_with(k))
-                || t.contains("require(");
-            imports
-                && t.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == root)
-                && t.split(|c: char| !c.is_alphanumeric())
-                    .flat_map(words)
-                    .any(|w| self.data.remote_receivers.contains(&w))
-        })
+        self.client_name(file, recv)
     }
 
     /// A read sent through a client or SDK: a read verb first
