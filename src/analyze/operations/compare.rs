@@ -524,6 +524,29 @@ fn changed(b: &Retry, h: &Retry, c: &Covered) -> Vec<Finding> {
                         .head(json!({"attempts": y as u64})),
                 );
             }
+        } else if let (Some((bn, bk)), Some((hn, hk))) = (&b.bound_sym, &h.bound_sym) {
+            // The same unread bound with more added to it: one more pass
+            // for every request, whatever the name holds.
+            if bn == hn && hk > bk {
+                let show = |k: f64| match k {
+                    k if k > 0.0 => format!("`{bn}` + {}", k as i64),
+                    k if k < 0.0 => format!("`{bn}` - {}", -k as i64),
+                    _ => format!("`{bn}`"),
+                };
+                out.push(
+                    Finding::new(Kind::RetryCountRaised, COUNT_RAISED, &h.path, h.line)
+                        .message(format!(
+                            "{} around {} goes from {} to {} attempts: {} more for every failing call",
+                            where_(h),
+                            c.op.show(),
+                            show(*bk),
+                            show(*hk),
+                            (hk - bk) as i64
+                        ))
+                        .base(json!({"attempts": show(*bk)}))
+                        .head(json!({"attempts": show(*hk)})),
+                );
+            }
         }
         if b.jitter == Some(true) && h.jitter == Some(false) {
             out.push(

@@ -858,8 +858,10 @@ impl<'w, 't> Walker<'w, 't> {
             }
             return false;
         }
-        if let Some(op) =
-            self.sdk_write(file, n, &callee, ctx).or_else(|| self.sdk_read(file, n, &callee, ctx))
+        if let Some(op) = self
+            .sdk_write(file, n, &callee, ctx)
+            .or_else(|| self.sdk_read(file, n, &callee, ctx))
+            .or_else(|| self.request_by_shape(file, n, &callee, ctx))
         {
             self.ops.push((op, ctx.retry.clone()));
             return false;
@@ -915,6 +917,7 @@ impl<'w, 't> Walker<'w, 't> {
                     origin: None,
                     count_param: None,
                     count_text: None,
+                    bound_sym: None,
                 };
                 self.retries.push(r.clone());
                 self.cover_args(file, &args, ctx, &r, d);
@@ -1309,6 +1312,70 @@ impl<'w, 't> Walker<'w, 't> {
         Some(op)
     }
 
+    /// A call of a function the files read do not define, handed an HTTP
+    /// method and a URL or path (`connection.perform_request(method, url,
+    /// body)`, `transport.send("POST", "/v1/items", b)`): the request says
+    /// what it is, whatever its sender is called. The method is the
+    /// literal given, or the one the enclosing function's callers pass.
+    /// Calls that build a request without sending it (`http.NewRequest`,
+    /// `build_request`) and calls that describe one are not requests.
+    fn request_by_shape(&self, file: usize, n: Node<'t>, callee: &str, ctx: &Ctx) -> Option<Operation> {
+        const BUILDS: &[&str] = &[
+            "new", "build", "builder", "prepare", "create", "sign", "format", "parse", "cache", "key", "hash",
+        ];
+        let w = words(last_segment(callee));
+        if w.is_empty() || w.iter().any(|x| DESCRIBES.contains(&x.as_str()) || BUILDS.contains(&x.as_str())) {
+            return None;
+        }
+        let args = self.args(file, n);
+        let mut literal = None;
+        let mut passed = false;
+        let mut url = false;
+        for a in &args {
+            let t = self.text(file, *a).trim();
+            if let Some(m) = method_literal(t) {
+                literal.get_or_insert(m);
+                continue;
+            }
+            // A keyword argument's value (`method=method`, `url: u`).
+            let (key, value) = t
+                .split_once(['=', ':'])
+                .filter(|(k, _)| k.trim().chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .map_or(("", t), |(k, v)| (k.trim(), v.trim()));
+            let value = value.trim_start_matches(['$', '&', '*']);
+            let quoted = value.starts_with(['"', '\'', '`']);
+            let inner = value.trim_start_matches(['"', '\'', '`', 'f']);
+            let named: Vec<String> =
+                if quoted { Vec::new() } else { words(value.rsplit(['.', '>']).next().unwrap_or(value)) };
+            let key_words = words(key);
+            if !quoted
+                && (named.last().is_some_and(|x| x == "method" || x == "verb")
+                    || key_words.iter().any(|x| x == "method" || x == "verb"))
+            {
+                passed = true;
+            } else if key_words
+                .iter()
+                .chain(named.iter())
+                .any(|x| matches!(x.as_str(), "url" | "uri" | "endpoint" | "path" | "route" | "href"))
+                || (quoted && (inner.starts_with('/') || inner.starts_with("http")))
+            {
+                url = true;
+            }
+        }
+        if !url || (literal.is_none() && !passed) {
+            return None;
+        }
+        let method = literal.or_else(|| ctx.call_method.clone()).unwrap_or_default();
+        let m = if method.is_empty() {
+            Method::Unknown
+        } else if self.data.http_methods.write.iter().any(|x| x.eq_ignore_ascii_case(&method)) {
+            Method::Write(method)
+        } else {
+            Method::Idempotent(method)
+        };
+        Some(self.operation(file, n, callee, m, ctx))
+    }
+
     /// The method of a call given the request itself as data: an object
     /// or keyword arguments that name both a literal HTTP method and a URL
     /// (`secureRequest({ method: 'POST', url, data })`,
@@ -1327,30 +1394,6 @@ impl<'w, 't> Walker<'w, 't> {
             .unwrap_or_else(|e| panic!("constant pattern: {e}"))
         });
         let w = words(last);
-        const DESCRIBES: &[&str] = &[
-            "log",
-            "logger",
-            "info",
-            "debug",
-            "warn",
-            "warning",
-            "error",
-            "trace",
-            "emit",
-            "push",
-            "track",
-            "record",
-            "span",
-            "metric",
-            "metrics",
-            "set",
-            "mock",
-            "expect",
-            "stub",
-            "intercept",
-            "on",
-            "route",
-        ];
         if w.iter().any(|x| DESCRIBES.contains(&x.as_str())) {
             return None;
         }
@@ -1853,6 +1896,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: None,
             count_param: None,
             count_text: None,
+            bound_sym: None,
         })
     }
 
@@ -1999,6 +2043,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: None,
             count_param: None,
             count_text: None,
+            bound_sym: None,
         })
     }
 
@@ -2472,6 +2517,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: built_apart(whole, text).map(|(a, b)| (self.path(file).to_string(), a, b)),
             count_param: None,
             count_text: None,
+            bound_sym: None,
         }
     }
 
@@ -2756,6 +2802,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: None,
             count_param: None,
             count_text: None,
+            bound_sym: None,
         })
     }
 
@@ -3085,6 +3132,7 @@ impl<'w, 't> Walker<'w, 't> {
                         origin: None,
                         count_param: None,
                         count_text: None,
+                        bound_sym: None,
                     });
                 }
             }
@@ -3172,6 +3220,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: None,
             count_param: None,
             count_text: None,
+            bound_sym: None,
         })
     }
 
@@ -3372,6 +3421,7 @@ impl<'w, 't> Walker<'w, 't> {
             origin: None,
             count_param: None,
             count_text,
+            bound_sym: self.symbolic_bound(file, lp),
         })
     }
 
@@ -3567,6 +3617,51 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         None
+    }
+
+    /// A counted loop's bound as a name plus a constant, for a bound whose
+    /// value is not in the files read (`range(self.max_retries + 1)`,
+    /// `i <= cfg.retries`, `for i := 1; i <= n; i++`): the attempts are the
+    /// name's value plus the constant.
+    fn symbolic_bound(&self, file: usize, lp: Node<'_>) -> Option<(String, f64)> {
+        let g = self.grammar(file);
+        let n = self.bound_node(file, lp)?;
+        let mut offset = 0.0;
+        if g == Grammar::Python {
+            // `range(a, N)` goes round N - a times.
+            let args = lp.child_by_field_name("right")?.child_by_field_name("arguments")?;
+            if args.named_child_count() == 2 {
+                offset -= self.number(file, args.named_child(0)?)?.0;
+            }
+        } else {
+            let header = self.text(file, lp);
+            let header = header.split_once('{').map_or(header, |(h, _)| h);
+            offset -= header
+                .split_once('=')
+                .and_then(|(_, r)| r.trim_start().split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|d| d.parse::<f64>().ok())
+                .unwrap_or(0.0);
+            if self.loop_condition(file, lp).is_some_and(|c| self.text(file, c).contains("<=")) {
+                offset += 1.0;
+            }
+        }
+        let mut t: String = self.text(file, n).chars().filter(|c| !c.is_whitespace()).collect();
+        while t.starts_with('(') && t.ends_with(')') && balanced(&t[1..t.len() - 1]) {
+            t = t[1..t.len() - 1].to_string();
+        }
+        let split = t.rfind(['+', '-']).filter(|&i| i > 0).and_then(|i| {
+            let k = t[i + 1..].parse::<f64>().ok()?;
+            let name = &t[..i];
+            (balanced(name) && !name.ends_with(['+', '-', '*', '/'])).then(|| {
+                let k = if t.as_bytes()[i] == b'-' { -k } else { k };
+                (name.to_string(), k)
+            })
+        });
+        let (name, k) = split.unwrap_or((t, 0.0));
+        if name.is_empty() || name.parse::<f64>().is_ok() || !name.chars().any(char::is_alphabetic) {
+            return None;
+        }
+        Some((name, offset + k))
     }
 
     fn loop_condition<'a>(&self, file: usize, lp: Node<'a>) -> Option<Node<'a>> {
@@ -4224,13 +4319,21 @@ impl<'w, 't> Walker<'w, 't> {
         // (`doRequest(ctx, method, path, body)`): its callers say it.
         let mut by_callers: HashMap<String, Option<String>> = HashMap::new();
         let mut from_callers: HashSet<(String, u32)> = HashSet::new();
-        for (op, _) in ops.iter_mut() {
+        for (op, retry) in ops.iter_mut() {
             if op.method != Method::Unknown {
                 continue;
             }
-            let name = op.function.rsplit(['.', ':']).next().unwrap_or(&op.function).to_string();
-            let found =
-                by_callers.entry(name.clone()).or_insert_with(|| self.method_from_callers(&name)).clone();
+            // The function that sends it, then the one that retries it: a
+            // transport's `Do(req)` that retries `c.do(req)` is called with
+            // the request by code that built it with its method.
+            let last = |f: &str| f.rsplit(['.', ':']).next().unwrap_or(f).to_string();
+            let mut names = vec![last(&op.function)];
+            if let Some(r) = retry.as_ref().map(|r| last(&r.function)).filter(|r| !names.contains(r)) {
+                names.push(r);
+            }
+            let found = names.iter().find_map(|name| {
+                by_callers.entry(name.clone()).or_insert_with(|| self.method_from_callers(name)).clone()
+            });
             if let Some(m) = found {
                 op.method = Method::Write(m);
                 from_callers.insert((op.path.clone(), op.line));
@@ -4362,6 +4465,33 @@ fn tests_result(condition: &str, names: &HashSet<String>) -> bool {
 
 /// The HTTP method an argument names as a literal: `"POST"`, `'get'`,
 /// `http.MethodPatch`, `:delete`, `HttpMethod.PUT`.
+/// Words of a call that describes or records a request rather than
+/// sending one (a log line, a metric, a mock, a route).
+const DESCRIBES: &[&str] = &[
+    "log",
+    "logger",
+    "info",
+    "debug",
+    "warn",
+    "warning",
+    "error",
+    "trace",
+    "emit",
+    "push",
+    "track",
+    "record",
+    "span",
+    "metric",
+    "metrics",
+    "set",
+    "mock",
+    "expect",
+    "stub",
+    "intercept",
+    "on",
+    "route",
+];
+
 fn method_literal(arg: &str) -> Option<String> {
     static LIT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?i)^\s*(?:method\s*=\s*)?(?:["'`:]|(?:[A-Za-z_.]*\.)?(?:Method|HttpMethod|Verb)s?\.?)(get|head|options|put|delete|post|patch)["'`]?\s*$"#)
@@ -4751,6 +4881,24 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether every bracket in a piece of text closes, in order.
+fn balanced(text: &str) -> bool {
+    let mut depth = 0i32;
+    for ch in text.chars() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
 }
 
 fn balanced_call(text: &str) -> &str {

@@ -176,6 +176,11 @@ pub(crate) struct Retry {
     pub(crate) count_param: Option<usize>,
     /// The count's expression as written, while a helper is read.
     pub(crate) count_text: Option<String>,
+    /// A loop bound the model could not compute, as a name and what is
+    /// added to it (`range(self.max_retries + 1)`: `self.max_retries`,
+    /// +1; `i <= n`: `n`, +1): the same name with more added is a raise
+    /// whatever the name holds.
+    pub(crate) bound_sym: Option<(String, f64)>,
 }
 
 impl Retry {

@@ -82,6 +82,8 @@ pub(crate) fn package_siblings(
 /// The most unchanged files read for helper definitions, and their bytes.
 const MAX_HELPER_FILES: usize = 16;
 const MAX_HELPER_BYTES: usize = 4 * 1024 * 1024;
+/// Files naming one of the names looked for that are read at most.
+const MAX_NAMING_READS: usize = 200;
 
 /// Names the change's added lines use as a retry helper or decorator
 /// (`@with_retries(..)`, `retryOnFailure(() => ..)`, `utils.retry_call(..)`)
@@ -151,10 +153,16 @@ fn read_naming(
     let prefix = format!("{}:", tree.rev);
     let mut out = Vec::new();
     let mut bytes = 0usize;
+    let mut reads = 0usize;
     for line in listed.lines() {
         let path = line.strip_prefix(&prefix).unwrap_or(line);
         if changed.contains(path) || out.len() >= MAX_HELPER_FILES || bytes > MAX_HELPER_BYTES {
             continue;
+        }
+        // A short or common name is in many files: only so many are read.
+        reads += 1;
+        if reads > MAX_NAMING_READS {
+            break;
         }
         let Some(g) = Grammar::of_path(path) else { continue };
         let blob =
@@ -198,7 +206,7 @@ pub(crate) fn method_callers(
             let takes_method = params.as_str().split(',').any(|p| {
                 p.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(syntax::carries_method_or_request)
             });
-            if takes_method && name.as_str().len() >= 3 && !names.iter().any(|n| n == name.as_str()) {
+            if takes_method && name.as_str().len() >= 2 && !names.iter().any(|n| n == name.as_str()) {
                 names.push(name.as_str().to_string());
             }
         }

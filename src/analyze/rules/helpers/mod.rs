@@ -91,6 +91,17 @@ struct NewWrite {
     /// In a function whose name the base of its file never wrote: new
     /// code, not a write that ran once now sent through a retry.
     new_code: bool,
+    /// The helper retries only failures after which nothing was written.
+    refused_only: bool,
+}
+
+/// Whether a definition's body names failures to retry and all of them are
+/// ones after which the server wrote nothing (`ECONNREFUSED`, a connect
+/// timeout, 429): a write sent through it is not sent twice.
+fn refused_only(code: &Code, body: (usize, usize)) -> bool {
+    let text = code.text.get(body.0..body.1.min(code.text.len())).unwrap_or(&[]);
+    let conditions = crate::analyze::operations::front::classify(&String::from_utf8_lossy(text));
+    !conditions.is_empty() && !conditions.iter().any(|c| c.after_write())
 }
 
 /// Why a POST whose target is `target` is a read: its path (a string
@@ -142,13 +153,21 @@ fn endpoint_of(code: &Code, target: &str, write_at: usize) -> Option<(String, St
 /// What is known of a helper name in one language.
 #[derive(Debug, Default, Clone)]
 struct Resolved {
-    /// `path:line` of each definition found, and whether it retries.
-    defs: Vec<(String, bool)>,
+    /// `path:line` of each definition found, whether it retries, and
+    /// whether the failures it names are only ones after which nothing was
+    /// written (refused connections, rate limiting, conflicts).
+    defs: Vec<(String, bool, bool)>,
 }
 
 impl Resolved {
     fn retrying_site(&self) -> Option<&str> {
-        (!self.defs.is_empty() && self.defs.iter().all(|(_, r)| *r)).then(|| self.defs[0].0.as_str())
+        (!self.defs.is_empty() && self.defs.iter().all(|(_, r, _)| *r)).then(|| self.defs[0].0.as_str())
+    }
+
+    /// Every definition retries only failures after which nothing was
+    /// written.
+    fn refused_only(&self) -> bool {
+        !self.defs.is_empty() && self.defs.iter().all(|(_, _, only)| *only)
     }
 }
 
@@ -439,7 +458,8 @@ impl Index<'_> {
         if let Some(names) = self.wanted.get(&family) {
             for d in syntax::definitions(family, code, &|n| names.contains(n)) {
                 let site = format!("{path}:{}", code.lines.of(d.at));
-                self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying));
+                let only = d.retrying && refused_only(code, d.body);
+                self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying, only));
             }
             if unchanged {
                 for t in
@@ -811,11 +831,11 @@ fn new_writes(
             if *done >= excess {
                 continue;
             }
-            let Some(site) =
-                index.resolved.get(&(p.family, t.helper.clone())).and_then(Resolved::retrying_site)
-            else {
+            let resolved = index.resolved.get(&(p.family, t.helper.clone()));
+            let Some(site) = resolved.and_then(Resolved::retrying_site) else {
                 continue;
             };
+            let only = resolved.is_some_and(Resolved::refused_only);
             *done += 1;
             let client = site.rsplit_once(':').map_or(site, |(file, _)| file).to_string();
             let brand_new = !t
@@ -852,6 +872,7 @@ fn new_writes(
                 site: site.to_string(),
                 read: t.read.clone(),
                 new_code,
+                refused_only: only,
             });
         }
     }
@@ -897,6 +918,15 @@ fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<F
     let f = if writes.iter().all(|w| w.new_code) && f.severity == Severity::Error {
         let message = format!(
             "{} (in a function the base did not have: new code, so a warning; review what it retries)",
+            f.message
+        );
+        f.severity(Severity::Warning).message(message)
+    } else {
+        f
+    };
+    let f = if writes.iter().all(|w| w.refused_only) && f.severity == Severity::Error {
+        let message = format!(
+            "{} (the helper retries only failures after which the server wrote nothing: refused connections, rate limiting, conflicts; a warning: check it never fires on timeouts or dropped connections)",
             f.message
         );
         f.severity(Severity::Warning).message(message)
@@ -1204,7 +1234,37 @@ mod tests {
             site: "app/net.py:4".into(),
             read: None,
             new_code: false,
+            refused_only: false,
         }
+    }
+
+    #[test]
+    fn a_write_through_a_helper_that_retries_only_refused_connections_is_a_warning_that_says_so() {
+        let set = set_with("python/retry-helper-write");
+        let rule = HelperRules::of(&set).get(Family::Python).unwrap();
+        let only = NewWrite { refused_only: true, ..write(5) };
+        let f = new_write_finding(rule, "app/net.py", &[only]).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.message.contains("retries only failures after which the server wrote nothing"),
+            "{}",
+            f.message
+        );
+        let f = new_write_finding(rule, "app/net.py", &[write(5)]).unwrap();
+        assert_eq!(f.severity, Severity::Error);
+    }
+
+    #[test]
+    fn a_body_that_names_only_refusals_is_refused_only_and_one_that_names_timeouts_is_not() {
+        let refused = b"def send(b):\n    for i in range(3):\n        try:\n            return post(b)\n        except ConnectionRefusedError:\n            sleep(1)\n";
+        let code = Code::new(refused);
+        assert!(refused_only(&code, (0, refused.len())));
+        let timeouts = b"def send(b):\n    for i in range(3):\n        try:\n            return post(b)\n        except (ConnectionRefusedError, TimeoutError):\n            sleep(1)\n";
+        let code = Code::new(timeouts);
+        assert!(!refused_only(&code, (0, timeouts.len())));
+        let none = b"def send(b):\n    for i in range(3):\n        try:\n            return post(b)\n        except Exception:\n            sleep(1)\n";
+        let code = Code::new(none);
+        assert!(!refused_only(&code, (0, none.len())));
     }
 
     #[test]
