@@ -20,7 +20,7 @@ pub(crate) const CHECK: RustCheck = RustCheck {
     kinds: &[Kind::TimeoutLowered],
     applies: Applies::Clients,
     doc: KindDoc {
-        what: "A request or operation timeout (`.timeout(..)`, `read_timeout`, `request_timeout`, `operation_timeout`, `tokio::time::timeout`, a tower or OpenDAL `TimeoutLayer` installed with a `RetryLayer`, a config's `Default` or clap default) went down, or was newly set where the base set none, on operations a retry covers. A lowered connect timeout is a warning: a connect that times out sent nothing.",
+        what: "A request or operation timeout (`.timeout(..)`, `read_timeout`, `request_timeout`, `operation_timeout`, `tokio::time::timeout`, a tower or OpenDAL `TimeoutLayer` installed with a `RetryLayer`, a config's `Default` or command-line default) went down, or was newly set where the base set none, on operations a retry covers. A lowered connect timeout is a warning: a connect that times out sent nothing.",
         why: "A shorter timeout turns slow answers into failures, and failures into retries, when the dependency slows down.",
         example: ".timeout(Duration::from_millis(2500))  ->  .timeout(Duration::from_millis(800))",
         use_instead: "Keep the timeout above the dependency's p99 latency.",
