@@ -67,6 +67,7 @@ mod rust_fixes;
 mod rust_held_values;
 mod rust_program;
 mod rust_scale;
+mod rust_timeouts;
 mod scan_e2e;
 mod test_code;
 mod workflows_e2e;

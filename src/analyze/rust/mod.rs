@@ -348,9 +348,7 @@ impl Analyzer for RustAnalyzer {
                 );
             }
             leftovers.push((fi, lb, lh));
-            if !base.sites.is_empty() || !head.sites.is_empty() {
-                timeouts(m.file, base, head, &fixes, &mut result.findings);
-            }
+            timeouts(m.file, base, head, &fixes, &mut result.findings);
             discarded(m.file, base, head, &mut result.findings);
         }
         cross_file(&modelled, &leftovers, &mut result.findings);
@@ -1185,6 +1183,8 @@ fn removed_items_now<'m>(
     out
 }
 
+/// The timeouts of a file present on both sides that got worse on
+/// operations a retry covers: lowered, or newly set where the base set none.
 fn timeouts(
     file: &FileChange,
     base: &FileModel,
@@ -1192,18 +1192,96 @@ fn timeouts(
     fixes: &fix::Fixes,
     out: &mut Vec<Finding>,
 ) {
-    for (b, h) in timeout_pairs(base, head) {
-        emit_timeout(file, &base.timeouts[b], &head.timeouts[h], fixes, out);
+    let has_sites = !base.sites.is_empty() || !head.sites.is_empty();
+    let pairs = timeout_pairs(base, head);
+    for &(b, h) in &pairs {
+        if counts_here(&head.timeouts[h], has_sites) {
+            emit_timeout(file, &base.timeouts[b], &head.timeouts[h], fixes, out);
+        }
+    }
+    for h in new_timeouts(base, head, &pairs) {
+        let t = &head.timeouts[h];
+        if counts_here(t, has_sites) && (t.tie.retried_here() || covered_in_file(head, t)) {
+            out.push(to_finding(file, checks::CLIENT, checks::timeout::decide_new(t), t.line, t.line));
+        }
     }
 }
 
-/// The lowered timeouts of a file: (head line, change).
+/// Whether a timeout of a file is judged with the file alone: one tied to
+/// a retry where it is set always; one with no tie when the file retries
+/// (a client built elsewhere is `program::client_timeouts`' to judge); a
+/// timeout layer installed with no retry layer never.
+fn counts_here(t: &sites::TimeoutSite, has_sites: bool) -> bool {
+    match t.tie {
+        sites::TimeoutTie::LayerAlone => false,
+        sites::TimeoutTie::Unknown | sites::TimeoutTie::Wrapped => has_sites,
+        sites::TimeoutTie::LayerWithRetry | sites::TimeoutTie::BuilderRetries => true,
+    }
+}
+
+/// Whether a retry of the file covers a newly set timeout: it is set in
+/// the retrying function itself, a client-wide policy of the file covers
+/// every request, or it is set on a client builder the file's retrying
+/// code sends through. A new timeout on some other request of a file that
+/// retries elsewhere is not the retry's.
+fn covered_in_file(head: &FileModel, t: &sites::TimeoutSite) -> bool {
+    if head.sites.iter().any(|s| s.item == t.item) {
+        return true;
+    }
+    // A future wrapped in `timeout(d, fut)` elsewhere may be a lock wait or
+    // a sleep: only the retrying function's own is the retry's.
+    if t.tie == sites::TimeoutTie::Wrapped {
+        return false;
+    }
+    let on_client = !t.field && (t.op.contains("Client") || t.op.contains("builder"));
+    head.sites.iter().any(|s| s.policy.client_wide) || (on_client && !head.sites.is_empty())
+}
+
+/// The changed timeouts of a file: lowered, or newly set where the base
+/// set none; (head line, change). A timeout layer with no retry layer
+/// beside it bounds nothing a retry re-runs, and is left out.
 fn timeout_changes(base: &FileModel, head: &FileModel) -> Vec<(u32, Change)> {
-    timeout_pairs(base, head)
-        .into_iter()
-        .filter_map(|(b, h)| {
+    let pairs = timeout_pairs(base, head);
+    let counted = |t: &sites::TimeoutSite| t.tie != sites::TimeoutTie::LayerAlone;
+    let mut out: Vec<(u32, Change)> = pairs
+        .iter()
+        .filter(|(_, h)| counted(&head.timeouts[*h]))
+        .filter_map(|&(b, h)| {
             checks::timeout::decide(&base.timeouts[b], &head.timeouts[h]).map(|c| (head.timeouts[h].line, c))
         })
+        .collect();
+    for h in new_timeouts(base, head, &pairs) {
+        let t = &head.timeouts[h];
+        if counted(t) {
+            out.push((t.line, checks::timeout::decide_new(t)));
+        }
+    }
+    out
+}
+
+/// Head timeouts the base did not set at all: unpaired, in a function the
+/// base already had (an operation that ran with no limit; a new function
+/// is new code, not a changed limit), whose setter the base never called
+/// there (a base value that could not be read is not "none"), and with no
+/// unpaired base timeout in the same function (that one may have been
+/// rewritten into this one).
+fn new_timeouts(base: &FileModel, head: &FileModel, pairs: &[(usize, usize)]) -> Vec<usize> {
+    let mut paired_base = vec![false; base.timeouts.len()];
+    let mut paired_head = vec![false; head.timeouts.len()];
+    for &(b, h) in pairs {
+        paired_base[b] = true;
+        paired_head[h] = true;
+    }
+    head.timeouts
+        .iter()
+        .enumerate()
+        .filter(|(j, t)| {
+            !paired_head[*j]
+                && base.items.contains(&t.item)
+                && !base.timeout_setters.contains(&(t.item.clone(), t.setter.clone()))
+                && !base.timeouts.iter().enumerate().any(|(i, b)| !paired_base[i] && b.item == t.item)
+        })
+        .map(|(j, _)| j)
         .collect()
 }
 

@@ -1190,7 +1190,13 @@ pub(super) fn client_timeouts(tree: Option<&HeadCommit>, modelled: &[Modelled]) 
             continue;
         }
         for (line, c) in super::timeout_changes(b, h) {
-            let item = h.timeouts.iter().find(|t| t.line == line).map(|t| t.item.clone()).unwrap_or_default();
+            let Some(t) = h.timeouts.iter().find(|t| t.line == line) else { continue };
+            // A timeout tied to a retry where it is set was judged with its
+            // file; only one with no tie looks for a retry elsewhere.
+            if !matches!(t.tie, sites::TimeoutTie::Unknown | sites::TimeoutTie::Wrapped) {
+                continue;
+            }
+            let item = t.item.clone();
             let mut parts: Vec<String> = item.split("::").map(str::to_string).collect();
             // The function and, for a method, its type.
             let keep = parts.len().min(2);

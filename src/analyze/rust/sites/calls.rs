@@ -13,7 +13,7 @@ use super::super::loops;
 use super::super::policy::{Attempts, Fact, Lib, Policy};
 use super::super::syntax::{body_facts, line_of, lines_of, BodyFacts, Chain};
 use super::resolve::{call_segments, interesting_in, Resolved};
-use super::{root_key, FnWalker, Site, TimeoutSite};
+use super::{root_key, FnWalker, Site, TimeoutSite, TimeoutTie};
 
 /// Methods and functions whose duration argument is a request or operation
 /// timeout.
@@ -29,6 +29,65 @@ const TIMEOUT_METHODS: &[&str] = &[
     "timeout_read",
     "request_timeout",
 ];
+
+/// The type of a timeout layer: tower's `TimeoutLayer::new(d)` and
+/// OpenDAL's `TimeoutLayer::new().with_timeout(d)`.
+const TIMEOUT_LAYER: &str = "TimeoutLayer";
+
+/// OpenDAL's `TimeoutLayer` setters: read only on a chain rooted at the
+/// layer, where they cannot be anything else's.
+const LAYER_TIMEOUT_SETTERS: &[&str] = &["with_timeout", "with_io_timeout"];
+
+/// Whether a builder setter sets the builder's own retry count or switch
+/// (`.request_retries(2)`, `.max_retries(n)`, `.retry_on_timeout(true)`)
+/// to something other than "never": what the builder sends, it re-sends.
+fn sets_own_retries(m: &syn::ExprMethodCall, env: &super::super::eval::Env<'_>) -> bool {
+    let name = m.method.to_string().to_ascii_lowercase();
+    let words: Vec<&str> = name.split('_').collect();
+    let says_retry = words.iter().any(|w| matches!(*w, "retries" | "retry" | "attempts"));
+    // `retry_after`, `no_retry`, `disable_retries`: about retries, not a
+    // count or switch that turns them on.
+    let negated = words
+        .iter()
+        .any(|w| matches!(*w, "after" | "no" | "disable" | "without" | "delay" | "backoff" | "interval"));
+    let (true, false, Some(arg)) = (says_retry, negated, m.args.first()) else { return false };
+    if m.args.len() != 1 {
+        return false;
+    }
+    if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) = arg {
+        return b.value;
+    }
+    // A count of zero retries nothing; one that cannot be read may retry.
+    env.number(arg).is_none_or(|n| n > 0.0)
+}
+
+/// Whether `e` is, or is a chain rooted at, a timeout layer's constructor
+/// (`TimeoutLayer::new(..)`, `opendal::layers::TimeoutLayer::default()`).
+fn is_timeout_layer(e: &Expr) -> bool {
+    let Expr::Call(c) = e else { return false };
+    let Expr::Path(p) = &*c.func else { return false };
+    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    matches!(segs.as_slice(), [.., ty, f] if ty == TIMEOUT_LAYER && (f == "new" || f == "default"))
+}
+
+/// Whether a function body installs a retry layer (`RetryLayer::new(..)`,
+/// tower's `ServiceBuilder::retry(policy)`).
+fn installs_retry_layer(block: &syn::Block) -> bool {
+    struct Finder(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            self.0 |= p.segments.iter().any(|s| s.ident == "RetryLayer");
+            syn::visit::visit_path(self, p);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= m.method == "retry" && m.args.len() == 1;
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_block(&mut f, block);
+    f.0
+}
 
 /// Words in a field's name that say its timeout bounds no request: a
 /// shutdown grace period, an idle or keep-alive limit, a lease, a cache's
@@ -164,8 +223,18 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
 
     /// A whole method chain: policy setters, retry calls, timeouts.
     pub(super) fn chain(&mut self, whole: &'a Expr, chain: &Chain<'a>) {
+        let on_layer = is_timeout_layer(chain.root);
+        // The builder's own retry setter anywhere in the chain ties its
+        // timeouts to the retries it makes.
+        let own_retries = !on_layer
+            && chain.calls.len() > 1
+            && chain
+                .calls
+                .iter()
+                .any(|m| !libs::is_retry_method(&m.method) && sets_own_retries(m, &self.env));
         for (i, m) in chain.calls.iter().enumerate() {
-            let is_timeout = TIMEOUT_METHODS.iter().any(|t| m.method == t);
+            let is_timeout = TIMEOUT_METHODS.iter().any(|t| m.method == t)
+                || (on_layer && LAYER_TIMEOUT_SETTERS.iter().any(|t| m.method == t));
             let is_retry = m.args.len() == 1 && libs::is_retry_method(&m.method);
             if !is_timeout && !is_retry {
                 if i == 0 || names_a_retry(&m.method.to_string()) {
@@ -175,7 +244,15 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             }
             let name = m.method.to_string();
             if is_timeout {
+                self.w.out.timeout_setters.insert((self.item.clone(), name.clone()));
                 if let Some(ms) = m.args.first().and_then(|a| self.env.millis(a)) {
+                    let tie = if on_layer {
+                        TimeoutTie::LayerAlone
+                    } else if own_retries {
+                        TimeoutTie::BuilderRetries
+                    } else {
+                        TimeoutTie::Unknown
+                    };
                     self.w.out.timeouts.push(TimeoutSite {
                         item: self.item.clone(),
                         setter: name.clone(),
@@ -183,6 +260,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         line: line_of(m),
                         op: quote::ToTokens::to_token_stream(chain.root).to_string(),
                         field: false,
+                        tie,
                     });
                 }
             }
@@ -219,6 +297,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
             let syn::Member::Named(n) = &fv.member else { continue };
             let name = n.to_string();
             let Some(words) = call_timeout_field(&name) else { continue };
+            self.w.out.timeout_setters.insert((self.item.clone(), name.clone()));
             let ms = self
                 .env
                 .millis(&fv.expr)
@@ -231,6 +310,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                     line: line_of(&fv.expr),
                     op: ty.clone(),
                     field: true,
+                    tie: TimeoutTie::Unknown,
                 });
             }
         }
@@ -325,6 +405,10 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
     /// `tokio::time::timeout(d, fut)`, and constructors with no setters.
     pub(super) fn call(&mut self, whole: &'a Expr, c: &'a syn::ExprCall) {
         let Expr::Path(p) = &*c.func else { return };
+        if c.args.len() == 1 && is_timeout_layer(whole) {
+            self.layer_timeout(whole, &c.args[0]);
+            return;
+        }
         // Most calls in a file are nothing to a retry: reject them by their
         // last name before any allocation.
         let aliases = &self.w.index.aliases;
@@ -352,6 +436,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
         }
         match (ty, func) {
             (_, "timeout") if args.len() == 2 => {
+                self.w.out.timeout_setters.insert((self.item.clone(), "timeout".into()));
                 if let Some(ms) = self.env.millis(args[0]) {
                     self.w.out.timeouts.push(TimeoutSite {
                         item: self.item.clone(),
@@ -360,6 +445,7 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                         line: line_of(whole),
                         op: quote::ToTokens::to_token_stream(args[1]).to_string(),
                         field: false,
+                        tie: TimeoutTie::Wrapped,
                     });
                 }
             }
@@ -367,6 +453,45 @@ impl<'w, 'i, 'a> FnWalker<'w, 'i, 'a> {
                 // A constructor with no setters (`ExponentialBuilder::default()`).
                 let chain = Chain { root: whole, calls: Vec::new() };
                 self.chain(whole, &chain);
+            }
+        }
+    }
+
+    /// tower's `TimeoutLayer::new(d)`: a timeout on every call through
+    /// the stack it is layered into; [`Self::bind_layers`] ties it to a
+    /// retry layer of the same function.
+    fn layer_timeout(&mut self, whole: &'a Expr, d: &'a Expr) {
+        let setter = format!("{TIMEOUT_LAYER}::new");
+        self.w.out.timeout_setters.insert((self.item.clone(), setter.clone()));
+        if let Some(ms) = self.env.millis(d) {
+            self.w.out.timeouts.push(TimeoutSite {
+                item: self.item.clone(),
+                setter,
+                ms,
+                line: line_of(whole),
+                op: TIMEOUT_LAYER.into(),
+                field: false,
+                tie: TimeoutTie::LayerAlone,
+            });
+        }
+    }
+
+    /// Ties the timeout layers this function set (from `first` on) to a
+    /// retry layer installed in the same function: a stack with both
+    /// re-sends what the timeout cuts short (under the retry layer each
+    /// attempt, over it all of them), while a timeout layer alone often
+    /// bounds a server's handlers, which nothing here re-runs.
+    pub(super) fn bind_layers(&mut self, block: &syn::Block, first: usize) {
+        let layers = first..self.w.out.timeouts.len();
+        if !self.w.out.timeouts[layers.clone()].iter().any(|t| t.tie == TimeoutTie::LayerAlone) {
+            return;
+        }
+        if !installs_retry_layer(block) {
+            return;
+        }
+        for t in &mut self.w.out.timeouts[layers] {
+            if t.tie == TimeoutTie::LayerAlone {
+                t.tie = TimeoutTie::LayerWithRetry;
             }
         }
     }

@@ -76,6 +76,43 @@ pub(crate) struct TimeoutSite {
     /// Set as a struct field (`connect_timeout: ..` in a config's
     /// `Default`), not by a call.
     pub(crate) field: bool,
+    /// How the timeout is tied to a retry when the file holds no retry
+    /// site of its own ([`TimeoutTie`]).
+    pub(crate) tie: TimeoutTie,
+}
+
+/// What ties a timeout to the operations a retry re-runs, beyond sharing a
+/// file with a retry site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum TimeoutTie {
+    /// Nothing seen here: it counts when its file retries, or when
+    /// retrying code of the crate uses what its item builds.
+    #[default]
+    Unknown,
+    /// `tokio::time::timeout(d, fut)`: bounds what that one future does
+    /// (a request, or a lock wait), not every request of a client; judged
+    /// like [`TimeoutTie::Unknown`], but a client-wide policy does not
+    /// make a new one the retry's.
+    Wrapped,
+    /// A layer (`TimeoutLayer`) installed in a function that installs no
+    /// retry layer: it bounds whatever the stack serves (a server's
+    /// handlers, often), which no retry here re-runs.
+    LayerAlone,
+    /// A layer installed in the same function as a retry layer, under or
+    /// over it (each attempt, or all of them).
+    LayerWithRetry,
+    /// A builder's own timeout setter beside its own retry setter
+    /// (`.request_timeout(d).request_retries(2)`): the library re-sends
+    /// what times out.
+    BuilderRetries,
+}
+
+impl TimeoutTie {
+    /// Whether the timeout bounds operations that a retry re-runs, by what
+    /// was seen where it is set.
+    pub(crate) fn retried_here(self) -> bool {
+        matches!(self, TimeoutTie::LayerWithRetry | TimeoutTie::BuilderRetries)
+    }
 }
 
 /// A by-value builder setter called as a statement; its result is lost.
@@ -104,6 +141,12 @@ pub struct FileModel {
     pub(crate) unresolved: BTreeSet<String>,
     /// Functions whose returned policy a retry site of this file uses.
     pub(crate) policy_fns: BTreeSet<String>,
+    /// Every function of the file by item path: a timeout set in one the
+    /// base also had, where the base set none, is new on an old operation.
+    pub(crate) items: BTreeSet<String>,
+    /// (item, setter) of every timeout set in the file, its value read or
+    /// not: a timeout whose base value could not be read is not new.
+    pub(crate) timeout_setters: BTreeSet<(String, String)>,
 }
 
 /// Builds the model of a parsed file; `src` is the text it was parsed from.
@@ -419,10 +462,13 @@ impl<'i, 'a> Walker<'i, 'a> {
         lets.visit_block(block);
         let mut env = self.lend_env(lets.lets);
         let item = path.join("::");
+        self.out.items.insert(item.clone());
         let params = sig.map(param_types).unwrap_or_default();
         env.types = params.clone();
+        let timeouts_before = self.out.timeouts.len();
         let mut fw = FnWalker { w: self, env, mutations: lets.mutations, params, item };
         fw.visit_block(block);
+        fw.bind_layers(block, timeouts_before);
         if let Some(sig) = sig {
             fw.recursive_retry(sig, block);
         }
