@@ -26,8 +26,8 @@ anywhere else in README.md and docs/*.md.
 Options of `measure`:
   --clones DIR        eval clones, one owner+name repository each (per-commit,
                       eval-* benchmarks)
-  --baseline-bin BIN  the build to compare against (per-commit); its commit is
-                      recorded as given by --baseline-ref
+  --baseline-bin BIN  the build to compare against (per-commit, hostile); its
+                      commit is recorded as given by --baseline-ref
   --baseline-ref REF  what BIN was built from (recorded, default "unknown")
   --corpus DIR        the repository benches/real-corpus.sh built (corpus)
   --shared DIR        the shared evaluation sets (default ../shared/eval)
@@ -84,8 +84,9 @@ BENCHES = {
     },
     "hostile": {
         "title": "hostile input: a change of 20 Rust files with 40,000 new retry sites each",
-        "cmd": "scripts/bench-hostile.py --bin target/release/retrygate",
+        "cmd": "scripts/bench-hostile.py --bin target/release/retrygate --baseline-bin {baseline_bin} --baseline-ref {baseline_ref}",
         "build": True,
+        "summary": True,
     },
     "build": {
         "title": "release build, binary size, the grammars' share",
@@ -322,6 +323,7 @@ def measure(args):
                 clones=shlex.quote(args.clones or ""),
                 baseline_bin=shlex.quote(args.baseline_bin or ""),
                 corpus=shlex.quote(args.corpus or ""),
+                baseline_ref=shlex.quote(args.baseline_ref),
                 shared=shlex.quote(args.shared),
             )
             rows = figure_rows(run_stream(cmd))

@@ -137,6 +137,21 @@ pub fn scan(cs: &ChangeSet, analyzers: &[&dyn Analyzer]) -> ScanOutcome {
     scan_with(cs, analyzers, &ScanPaths::defaults(), &[])
 }
 
+/// Retry words ([`rust::RETRY_TOKENS`]: `retry`, `backoff`, `sleep`,
+/// `.send(`, ...) that the changed Rust files of one change may hold, both
+/// sides together, before the rest of the change is left unanalysed
+/// (docs/limits.md, "Every change").
+///
+/// Why a budget: the Rust analyzer keeps a model of every retry site of
+/// every changed file at once (sites are matched across files), and each
+/// site yields findings; a change of 20 files with 40,000 new retry sites
+/// each reached 3.2 GB and two minutes on two busy cores. Words are the
+/// unit because they are counted without parsing, and a retry site names
+/// at least one. The largest real repositories read for the evaluation
+/// hold about 4,000 in all their Rust files; one file of the hostile
+/// benchmark holds 40,000, and two such files are scanned within 1 GB.
+pub(crate) const MAX_RUST_RETRY_WORDS: usize = 100_000;
+
 /// Runs every analyzer over every changed file of `cs` that `paths` does not
 /// ignore, then demotes findings in test code to notes.
 pub(crate) fn scan_with(
@@ -145,8 +160,20 @@ pub(crate) fn scan_with(
     paths: &ScanPaths,
     disabled: &[String],
 ) -> ScanOutcome {
+    scan_within(cs, analyzers, paths, disabled, MAX_RUST_RETRY_WORDS)
+}
+
+/// [`scan_with`] under a budget of `max_rust_words` retry words in the
+/// changed Rust files (the tests give a small one).
+pub(crate) fn scan_within(
+    cs: &ChangeSet,
+    analyzers: &[&dyn Analyzer],
+    paths: &ScanPaths,
+    disabled: &[String],
+    max_rust_words: usize,
+) -> ScanOutcome {
     let pool = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES).build();
-    let work = || analyze_all(cs, analyzers, paths);
+    let work = || analyze_all(cs, analyzers, paths, max_rust_words);
     let mut out = match pool {
         Ok(pool) => pool.install(work),
         // Without threads of our own, parsing would run on stacks too small for
@@ -174,7 +201,12 @@ pub(crate) fn scan_with(
     out
 }
 
-fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -> ScanOutcome {
+fn analyze_all(
+    cs: &ChangeSet,
+    analyzers: &[&dyn Analyzer],
+    paths: &ScanPaths,
+    max_rust_words: usize,
+) -> ScanOutcome {
     let mut out = ScanOutcome { notes: cs.notes.clone(), ..Default::default() };
     let mut analyzed = vec![false; cs.files.len()];
     let mut ignored: Vec<bool> = cs.files.iter().map(|f| paths.ignored(&f.path).is_some()).collect();
@@ -203,6 +235,16 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
             out.notes.push(Note::info(Some(&f.path), why));
         }
     }
+    // Files past the budget are handed to the analyzers as stand-ins with
+    // nothing in them, not left out: an analyzer that reads unchanged files
+    // of the head tree for context (the Rust analyzer's program pass) skips
+    // the paths it is given as changed, and would otherwise parse the very
+    // files the budget left out, up to its own limit of 64.
+    let stand_ins: Vec<Option<FileChange>> = over_budget(cs, max_rust_words, &ignored, &mut out.notes)
+        .into_iter()
+        .zip(&cs.files)
+        .map(|(over, f)| over.then(|| FileChange::from_texts(&f.path, Some(""), Some(""))))
+        .collect();
     let ignored_count = cs.files.iter().filter(|f| paths.ignored(&f.path).is_some()).count();
     if ignored_count > 0 {
         out.notes.push(Note::info(
@@ -224,6 +266,10 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
         let mut readable = Vec::new();
         for (i, file) in cs.files.iter().enumerate() {
             if ignored[i] || (!a.wants(&file.path) && !extra.paths.contains(&file.path)) {
+                continue;
+            }
+            if let Some(stand_in) = &stand_ins[i] {
+                readable.push(stand_in);
                 continue;
             }
             analyzed[i] = true;
@@ -258,6 +304,62 @@ fn analyze_all(cs: &ChangeSet, analyzers: &[&dyn Analyzer], paths: &ScanPaths) -
     removed_from_new_files(cs, &mut out.findings);
     in_new_built_output(cs, &mut out.findings);
     still_long_timeouts(&mut out.findings);
+    out
+}
+
+/// The changed Rust files left out by the budget, each with a blocking
+/// note: from the one whose retry words pass `max_words` (counted in the
+/// change's path order, both sides, ignored files not counted) to the
+/// last. None of them is analysed, so the gate cannot pass the change.
+fn over_budget(cs: &ChangeSet, max_words: usize, ignored: &[bool], notes: &mut Vec<Note>) -> Vec<bool> {
+    let mut over = vec![false; cs.files.len()];
+    static WORDS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| any_word(rust::RETRY_TOKENS));
+    let mut total = 0usize;
+    // The file at which the count passed the budget.
+    let mut passed_at: Option<&str> = None;
+    for (i, f) in cs.files.iter().enumerate() {
+        if ignored[i] || !rust::is_rust_path(&f.path) {
+            continue;
+        }
+        let at = match passed_at {
+            Some(path) => format!("at {path}, before this file"),
+            None => {
+                let n: usize = [f.base.text(), f.head.text()]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| words.find_iter(t).count())
+                    .sum();
+                total = total.saturating_add(n);
+                if total <= max_words {
+                    continue;
+                }
+                passed_at = Some(&f.path);
+                format!("at this file ({n} of them here)")
+            }
+        };
+        over[i] = true;
+        notes.push(Note::blocking(
+            Some(&f.path),
+            format!(
+                "not analysed: this change's Rust files name a retry (retry, backoff, sleep, .send(, ...) more than {} times, the most retrygate analyses in one change, and the count passes it {at}; this file and the Rust files after it were not analysed, so a retry in them was not compared: split the change into smaller pull requests, or review these files by hand and sign off",
+                thousands(max_words)
+            ),
+        ));
+    }
+    over
+}
+
+/// `n` with a comma every three digits (`100,000`), as the docs write it.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
     out
 }
 
@@ -445,6 +547,56 @@ mod tests {
         let cs = ChangeSet::from_files(files);
         let rust = rust::RustAnalyzer::new();
         scan_with(&cs, &[&rust], &ScanPaths::from_config(&config.paths).unwrap(), &[])
+    }
+
+    /// Issue 51, "Hostile input stays bounded": past the budget of retry
+    /// words, the rest of the change's Rust files is not analysed, and each
+    /// says so in a blocking note.
+    #[test]
+    fn rust_files_past_the_retry_word_budget_are_not_analysed_and_each_blocks() {
+        // A new retry of a POST, without jitter: it blocks where it is read.
+        let post = BACKON.replace("c.get(", "c.post(").replace(".with_jitter()", "");
+        let per_file = any_word(rust::RETRY_TOKENS).find_iter(&post).count();
+        let cs = ChangeSet::from_files(vec![
+            FileChange::from_texts("src/a.rs", None, Some(&post)),
+            // Not Rust: not counted, and still read by its analyzers.
+            FileChange::from_texts("tools/retry.py", None, Some(&"retry = 1\n".repeat(50))),
+            FileChange::from_texts("src/b.rs", None, Some(&post)),
+            FileChange::from_texts("src/c.rs", None, Some(&post)),
+        ]);
+        let rust = rust::RustAnalyzer::new();
+        // The first file fits the budget exactly; the second passes it.
+        let budget = per_file;
+        let out = scan_within(&cs, &[&rust], &ScanPaths::defaults(), &[], budget);
+        let notes: Vec<(Option<&str>, &str, bool)> =
+            out.notes.iter().map(|n| (n.path.as_deref(), n.message.as_str(), n.blocking)).collect();
+        let said = |at: &str| {
+            format!(
+                "not analysed: this change's Rust files name a retry (retry, backoff, sleep, .send(, ...) more than {budget} times, the most retrygate analyses in one change, and the count passes it {at}; this file and the Rust files after it were not analysed, so a retry in them was not compared: split the change into smaller pull requests, or review these files by hand and sign off"
+            )
+        };
+        assert_eq!(
+            notes,
+            [
+                (Some("src/b.rs"), said(&format!("at this file ({per_file} of them here)")).as_str(), true),
+                (Some("src/c.rs"), said("at src/b.rs, before this file").as_str(), true),
+            ]
+        );
+        // The file within the budget is analysed as before; those past it are not.
+        assert!(out.findings.iter().any(|f| f.path == "src/a.rs"), "{:?}", out.findings);
+        assert!(out.findings.iter().all(|f| f.path == "src/a.rs"), "{:?}", out.findings);
+        // The same change under the default budget: every file analysed, no note.
+        let whole = scan_with(&cs, &[&rust], &ScanPaths::defaults(), &[]);
+        assert!(whole.notes.is_empty(), "{:?}", whole.notes);
+        assert!(whole.findings.iter().any(|f| f.path == "src/c.rs"), "{:?}", whole.findings);
+    }
+
+    #[test]
+    fn thousands_are_written_with_commas() {
+        assert_eq!(thousands(100_000), "100,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(0), "0");
     }
 
     #[test]
