@@ -127,6 +127,12 @@ fn a_call_that_only_builds_a_request_is_not_one() {
     let head = "import time\n\ndef prepare(session, method, url):\n    for attempt in range(3):\n        try:\n            return session.build_request(method, url)\n        except ValueError:\n            time.sleep(1)\n";
     let (_, json) = change(&[], &[("app/req.py", base, head)]);
     assert!(json["findings"].as_array().expect("findings").is_empty(), "{json}");
+    // Nor is a constructor, or text made from a method and a URL.
+    for call in ["Request(method, url)", "'%s %s' % (method, url) and str.format(method, url)"] {
+        let head = head.replace("session.build_request(method, url)", call);
+        let (_, json) = change(&[], &[("app/req.py", base, &head)]);
+        assert_eq!(errors(&json), 0, "{call}: {json}");
+    }
 }
 
 #[test]

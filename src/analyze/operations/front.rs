@@ -1323,8 +1323,35 @@ impl<'w, 't> Walker<'w, 't> {
         const BUILDS: &[&str] = &[
             "new", "build", "builder", "prepare", "create", "sign", "format", "parse", "cache", "key", "hash",
         ];
-        let w = words(last_segment(callee));
-        if w.is_empty() || w.iter().any(|x| DESCRIBES.contains(&x.as_str()) || BUILDS.contains(&x.as_str())) {
+        // Text made from a request's parts is no request (`fmt.Sprintf("%s
+        // %s", method, url)`, `String.format(..)`, `"..".join(..)`).
+        const FORMATS: &[&str] = &[
+            "sprintf", "printf", "fprintf", "sprint", "print", "println", "errorf", "fmt", "str", "string",
+            "strings", "join", "concat", "message", "msg", "wrap", "wrapf", "label", "labels", "name",
+        ];
+        let last = last_segment(callee);
+        let w = words(last);
+        let recv = words(receiver(callee));
+        let says = |x: &String| {
+            DESCRIBES.contains(&x.as_str()) || BUILDS.contains(&x.as_str()) || FORMATS.contains(&x.as_str())
+        };
+        if w.is_empty() || w.iter().any(says) || recv.iter().any(|x| FORMATS.contains(&x.as_str())) {
+            return None;
+        }
+        // A constructor makes a request object (`new BoxJSONRequest(api,
+        // url, "POST")`, `Request(method, url)` in the languages whose
+        // classes are capitalised and methods are not); sending it is
+        // another call.
+        let class_case = matches!(
+            self.grammar(file),
+            Grammar::Python
+                | Grammar::JavaScript
+                | Grammar::TypeScript
+                | Grammar::Tsx
+                | Grammar::Java
+                | Grammar::Kotlin
+        ) && last.starts_with(|c: char| c.is_ascii_uppercase());
+        if class_case || matches!(n.kind(), "object_creation_expression" | "new_expression") {
             return None;
         }
         let args = self.args(file, n);
