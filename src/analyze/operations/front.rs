@@ -3673,13 +3673,13 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         let mut t: String = self.text(file, n).chars().filter(|c| !c.is_whitespace()).collect();
-        while t.starts_with('(') && t.ends_with(')') && balanced(&t[1..t.len() - 1]) {
+        while t.starts_with('(') && t.ends_with(')') && crate::text::brackets_balanced(&t[1..t.len() - 1]) {
             t = t[1..t.len() - 1].to_string();
         }
         let split = t.rfind(['+', '-']).filter(|&i| i > 0).and_then(|i| {
             let k = t[i + 1..].parse::<f64>().ok()?;
             let name = &t[..i];
-            (balanced(name) && !name.ends_with(['+', '-', '*', '/'])).then(|| {
+            (crate::text::brackets_balanced(name) && !name.ends_with(['+', '-', '*', '/'])).then(|| {
                 let k = if t.as_bytes()[i] == b'-' { -k } else { k };
                 (name.to_string(), k)
             })
@@ -4908,24 +4908,6 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
         }
     }
     None
-}
-
-/// Whether every bracket in a piece of text closes, in order.
-fn balanced(text: &str) -> bool {
-    let mut depth = 0i32;
-    for ch in text.chars() {
-        match ch {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    depth == 0
 }
 
 fn balanced_call(text: &str) -> &str {

@@ -468,20 +468,7 @@ fn is_random_term(s: &str) -> bool {
     let t = s.trim();
     let operator = |c: char| c == '+' || c == '*';
     let lower = t.to_ascii_lowercase();
-    let mut depth = 0i32;
-    for c in t.chars() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    depth == 0
+    crate::text::brackets_balanced(t)
         && (t.starts_with(operator) || t.ends_with(operator))
         && ["rand", "rng", "jitter"].iter().any(|w| lower.contains(w))
 }
