@@ -44,8 +44,14 @@ pub(crate) const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "**/__tests__/",
     "**/test/",
     "**/spec/",
-    // Java / Kotlin (Maven and Gradle layout)
+    // Java / Kotlin (Maven and Gradle layout): the test source sets Gradle
+    // and Maven Failsafe configure by these folder names, which the build,
+    // not the file, decides.
     "**/src/test/",
+    "**/src/intTest/",
+    "**/src/integrationTest/",
+    "**/src/testFixtures/",
+    "**/src/it/",
     // End-to-end test folders. A file's own name (`e2e_keys.py`, the
     // end-to-end encryption keys; `src/client/e2e.rs`, a module compiled
     // into the crate) is not evidence: no build tool collects tests by it,

@@ -136,7 +136,7 @@ fn a_sender_named_as_a_read_does_not_outweigh_the_endpoint_it_writes() {
 // ---- what ships: the build, not a file name ------------------------------
 
 const PY_ONCE: &str = "import requests\n\n\ndef upload_keys(user, keys):\n    return requests.post('https://keys.example.com/v1/keys/upload', json={'user': user, 'keys': keys})\n";
-const PY_RETRIED: &str = "import requests\nfrom tenacity import retry, stop_after_attempt, wait_random_exponential\n\n\n@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))\ndef upload_keys(user, keys):\n    return requests.post('https://keys.example.com/v1/keys/upload', json={'user': user, 'keys': keys})\n";
+const PY_RETRIED: &str = "import requests\nfrom tenacity import retry, stop_after_attempt, wait_random_exponential\n\n\n@retry(stop=stop_after_attempt(3), wait=wait_random_exponential(max=10))\ndef upload_keys(user, keys):\n    return requests.post('https://keys.example.com/v1/keys/upload', json={'user': user, 'keys': keys})\n";
 
 #[test]
 fn a_module_named_like_an_e2e_test_ships_and_a_file_in_an_e2e_folder_does_not() {
@@ -229,7 +229,7 @@ fn a_get_only_guard_moved_into_a_helper_holds_only_if_the_helper_still_decides()
 
 fn py_rpc(method: &str, retried: bool) -> String {
     let deco = if retried {
-        "from tenacity import retry, stop_after_attempt, wait_random_exponential\n\n\n@retry(stop=stop_after_attempt(5), wait=wait_random_exponential(max=10))\n"
+        "from tenacity import retry, stop_after_attempt, wait_random_exponential\n\n\n@retry(stop=stop_after_attempt(3), wait=wait_random_exponential(max=10))\n"
     } else {
         "\n\n"
     };
@@ -263,7 +263,7 @@ fn a_graphql_query_sent_as_post_is_a_read_and_a_mutation_is_a_write() {
     let ts = |doc: &str, retried: bool| {
         let call = format!("fetch(GRAPHQL_URL, {{ method: \"POST\", headers: {{ \"content-type\": \"application/json\" }}, body: JSON.stringify({{ query: `{doc}`, variables: {{ id }} }}) }})");
         if retried {
-            format!("export async function run(id: string) {{\n  for (let attempt = 0; attempt < 5; attempt++) {{\n    try {{\n      return await {call};\n    }} catch (e) {{\n      await new Promise((r) => setTimeout(r, 400));\n    }}\n  }}\n  throw new Error(\"gave up\");\n}}\n")
+            format!("export async function run(id: string) {{\n  for (let attempt = 0; attempt < 3; attempt++) {{\n    try {{\n      return await {call};\n    }} catch (e) {{\n      await new Promise((r) => setTimeout(r, 400));\n    }}\n  }}\n  throw new Error(\"gave up\");\n}}\n")
         } else {
             format!("export async function run(id: string) {{\n  return await {call};\n}}\n")
         }

@@ -46,6 +46,7 @@ mod ledger_hook_bypasses;
 mod ledger_hooks;
 mod ops_evidence;
 mod ops_moves;
+mod ops_new_retry;
 mod ops_transport;
 mod own_workflows;
 mod printer;

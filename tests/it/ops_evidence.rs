@@ -119,7 +119,7 @@ fn api_retried(method: &str) -> String {
         "	resp, err := a.withRetry(func() (*http.Response, error) { return a.do(req) })\n",
     ) + r#"
 func (a *API) withRetry(f func() (*http.Response, error)) (resp *http.Response, err error) {
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 3; i++ {
 		resp, err = f()
 		if err != nil {
 			return nil, err

@@ -446,7 +446,8 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
                     let keyword = matches!(t.get(i + 3).map(|x| &x.tok), Some(Tok::Punct("=" | ":")));
                     if one_arg && !keyword {
                         let name = setter_name(last_part(p));
-                        push(&mut out.settings, name, "", t[i].line, &t[i + 2..end], &local, &counters);
+                        let owner = retry_chain_head(&t, i).unwrap_or_default();
+                        push(&mut out.settings, name, &owner, t[i].line, &t[i + 2..end], &local, &counters);
                     }
                 }
             }
@@ -455,6 +456,48 @@ fn code(text: &str, syntax: &Syntax, lang: &str, global: &Bindings) -> Extracted
     }
     out.bindings = local;
     out
+}
+
+/// The head of the builder chain the call at `i` is a link of, when a
+/// name in it says retry: `ExponentialBackoffRetryPolicy::new(d)
+/// .with_max_attempts(3)`, `RetryPolicy.builder().withMaxAttempts(3)`. A
+/// setter's bare `max_attempts` (also a login's or a lock's) is a retry
+/// count on a retry policy's builder. Names inside the chain's arguments do
+/// not count; the chain ends at an assignment, a comma, an opening bracket
+/// or a line that does not continue it.
+fn retry_chain_head(t: &[Token], i: usize) -> Option<String> {
+    const LOOK_BACK: usize = 80;
+    let mut depth = 0i32;
+    let mut found = None;
+    let mut j = i;
+    while j > 0 && i - j < LOOK_BACK {
+        j -= 1;
+        match &t[j].tok {
+            Tok::Punct(")" | "]" | "}") => depth += 1,
+            Tok::Punct("(" | "[" | "{") => {
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+            }
+            Tok::Punct(";" | "=" | ":=" | "," | "=>" | "->") if depth == 0 => break,
+            Tok::Newline if depth == 0 => {
+                let continues = match t.get(j + 1).map(|x| &x.tok) {
+                    Some(Tok::Punct(p)) => p.starts_with('.') || *p == "?.",
+                    Some(Tok::Name(n)) => n.starts_with('.'),
+                    _ => false,
+                };
+                if !continues {
+                    break;
+                }
+            }
+            Tok::Name(n) if depth == 0 && names::words(n).iter().any(|w| names::is_retry_word(w)) => {
+                found = Some(n.clone());
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// The settings of JSON documents written as strings in code (a gRPC

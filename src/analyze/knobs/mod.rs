@@ -592,10 +592,16 @@ fn consider<'a>(
 /// Whether the Rust analyzer, not the floor, judges this setting. It
 /// follows timeouts, jitter and struct fields to the retries they reach
 /// (and reports what it cannot follow); the floor adds only what that model
-/// has no site for: a top-level constant whose name says retry count.
+/// has no site for: a top-level constant whose name says retry count, and a
+/// count set on a builder or struct whose name says retry (a retry policy
+/// of a crate it does not know: `ExponentialBackoffRetryPolicy::new(..)
+/// .with_max_attempts(10)`); where the model reports the same place, its
+/// finding is kept ([`drop_covered`]).
 fn rust_model_owns(path: &str, s: &Setting) -> bool {
     path.to_ascii_lowercase().ends_with(".rs")
-        && !(s.reading.knob == names::Knob::Count && s.reading.says_retry && s.context.is_empty())
+        && !(s.reading.knob == names::Knob::Count
+            && s.reading.says_retry
+            && (s.context.is_empty() || names::words(&s.context).iter().any(|w| names::is_retry_word(w))))
 }
 
 /// The same change repeated in many files (presets generated from one

@@ -9,7 +9,10 @@
 //!   idempotency key is `retry-non-idempotent` (a warning when the retry
 //!   fires only on failures after which nothing was written), a request of
 //!   unknown method is the same as a warning, no bound is
-//!   `retry-unbounded`, no jitter is `retry-without-jitter`.
+//!   `retry-unbounded`, no jitter is `retry-without-jitter`; any other
+//!   operation (a read, a model call, a request of unknown method) retried
+//!   more than [`SMALL_NEW_RETRY`] times is `retry-count-raised` (from one
+//!   attempt).
 //! - An operation retried on both sides: conditions widened on a write
 //!   are `retry-non-idempotent`; a bound removed is `retry-unbounded`; for
 //!   hand-written retries (loops, recursion, helpers), whose settings no
@@ -29,6 +32,7 @@ pub(crate) const NEW_WRITE: &str = "op/new-retry-of-write";
 pub(crate) const NEW_UNKNOWN: &str = "op/new-retry-of-unknown-method";
 pub(crate) const NEW_UNBOUNDED: &str = "op/new-retry-unbounded";
 pub(crate) const NEW_NO_JITTER: &str = "op/new-retry-without-jitter";
+pub(crate) const NEW_RAISED: &str = "op/new-retry-raised-from-one";
 pub(crate) const WIDENED: &str = "op/conditions-widened-on-write";
 pub(crate) const BOUND_REMOVED: &str = "op/bound-removed";
 pub(crate) const COUNT_RAISED: &str = "op/hand-retry-count-raised";
@@ -40,6 +44,12 @@ pub(crate) const RETRY_AFTER: &str = "op/retry-after-dropped";
 /// be judged as its own code: past this, a new file's new retries are
 /// warnings (code added in bulk).
 pub(crate) const BULK_FILES: usize = 5;
+
+/// The most attempts a new retry of a read may make and still pass (with
+/// no jitter it is still `retry-without-jitter`, a warning): the "small bound" of a retry nobody needs to
+/// review (three retries after the first try ride out a blip, and are the
+/// default of most retry libraries; more multiply load during an outage). `limits.max_attempts` is the user's own, stricter ceiling.
+pub(crate) const SMALL_NEW_RETRY: f64 = 4.0;
 
 /// Whether head line `line` of `path` is one the change wrote.
 pub(crate) type Added<'a> = dyn Fn(&str, u32) -> bool + 'a;
@@ -97,7 +107,9 @@ pub(crate) fn judge(
             // A new unbounded retry still blocks: it often replaces a bounded
             // one the base had elsewhere (a sender moved into a new worker).
             for f in &mut found {
-                if f.severity == Severity::Error && f.kind == Kind::RetryNonIdempotent {
+                if f.severity == Severity::Error
+                    && matches!(f.kind, Kind::RetryNonIdempotent | Kind::RetryCountRaised)
+                {
                     f.severity = Severity::Warning;
                     f.message.push_str(&format!(
                         " (in `{}`, a function the base did not have: new code, so a warning; review what it retries)",
@@ -160,6 +172,9 @@ fn under_a_retry_the_base_had(base: &Model, r: &Retry, found: &mut Vec<Finding>)
     if retries.iter().any(|b| b.attempts == Attempts::Unbounded) {
         found.retain(|f| f.rule != NEW_UNBOUNDED);
     }
+    // The retry's count is the base's: what it covers changed, not how
+    // often it tries.
+    found.retain(|f| f.rule != NEW_RAISED);
     let base_writes: Vec<&Covered> = covered
         .iter()
         .copied()
@@ -181,13 +196,15 @@ fn under_a_retry_the_base_had(base: &Model, r: &Retry, found: &mut Vec<Finding>)
 /// A call the base made, unretried, in a function the head still has and
 /// that now calls the new function the call is made in, under a retry: the
 /// call was moved into a new helper (`client.post(..)` ->
-/// `self._post_with_retry(..)`), so the code around it is not new and the
-/// write that ran once is now sent again.
+/// `self._post_with_retry(..)`; the same callee, or a request of the same
+/// method sent through another client: `http.Get(u)` -> a helper's
+/// `rm.HTTPClient.Get(u)`), so the code around it is not new and the
+/// operation that ran once is now sent again.
 fn moved_out_of_old_code(base: &Model, head: &Model, c: &Covered) -> bool {
     let helper = c.op.function.rsplit(['.', ':']).next().unwrap_or(&c.op.function);
     base.covered.iter().any(|b| {
         b.op.path == c.op.path
-            && b.op.callee == c.op.callee
+            && (b.op.callee == c.op.callee || (b.op.method == c.op.method && b.op.method != Method::Unknown))
             && b.op.function != c.op.function
             && b.retries.is_empty()
             && head.functions.contains(&b.op.function)
@@ -387,6 +404,31 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
                 .base(json!({"attempts": 1}))
                 .head(head.clone()),
         );
+    }
+    // What else the retry now re-runs: reads, model calls and requests of
+    // unknown method that ran once. A raise from one attempt; it passes
+    // while it is small and jittered, and blocks past that.
+    let others: Vec<&Covered> = ops
+        .iter()
+        .copied()
+        .filter(|c| !c.op.keyed && !c.op.named_only && (!c.op.method.writes() || c.op.computes))
+        .collect();
+    if let (false, Attempts::Count(n)) = (others.is_empty(), r.attempts) {
+        if n > SMALL_NEW_RETRY {
+            let jitter = if r.jitter == Some(false) { " and with no randomness in the delay" } else { "" };
+            out.push(
+                Finding::new(Kind::RetryCountRaised, NEW_RAISED, &r.path, r.line)
+                    .message(format!(
+                        "{} ran once in the base and is now retried by {}: attempts raised from 1 to {}, more than the {} attempts a new retry may make unreviewed{jitter}",
+                        list(&others),
+                        where_(r),
+                        n as u64,
+                        SMALL_NEW_RETRY as u64
+                    ))
+                    .base(json!({"attempts": 1}))
+                    .head(head.clone()),
+            );
+        }
     }
     if r.attempts == Attempts::Unbounded {
         // Only calls judged writes by their names: nothing shows a

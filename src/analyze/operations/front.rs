@@ -1209,6 +1209,8 @@ impl<'w, 't> Walker<'w, 't> {
         // and whose first argument is no URL or path (`handler.post(task)`):
         // a request by its name alone.
         let mut by_name_only = false;
+        // The method is a value the caller hands the sender.
+        let mut handed_method = false;
         let method = if data.http_methods.write.iter().any(|m| m == word)
             || data.http_methods.idempotent.iter().any(|m| m == word)
         {
@@ -1284,6 +1286,7 @@ impl<'w, 't> Walker<'w, 't> {
                 !value.starts_with(['"', '\'', '`', ':'])
                     && words(value).iter().any(|w| w == "method" || w == "verb")
             });
+            handed_method = method_value;
             match own.or_else(in_fn) {
                 Some(m) => m,
                 None if method_value => String::new(),
@@ -1309,6 +1312,7 @@ impl<'w, 't> Walker<'w, 't> {
         };
         let mut op = self.operation(file, n, callee, m, ctx);
         op.named_only = by_name_only;
+        op.any_method = handed_method;
         Some(op)
     }
 
@@ -1400,7 +1404,9 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             Method::Idempotent(method)
         };
-        Some(self.operation(file, n, callee, m, ctx))
+        let mut op = self.operation(file, n, callee, m, ctx);
+        op.any_method = passed;
+        Some(op)
     }
 
     /// The method of a call given the request itself as data: an object
@@ -1596,6 +1602,7 @@ impl<'w, 't> Walker<'w, 't> {
             timeout_at,
             computes: false,
             named_only: false,
+            any_method: false,
         }
     }
 
@@ -1956,6 +1963,17 @@ impl<'w, 't> Walker<'w, 't> {
         let text = self.text(file, operator);
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let op_args = self.args(file, operator);
+        // A builder's setter of a field called `retry` (`Flow.builder()
+        // ..retry(flow.retry)..build()`, `.retry(other.getRetry())`) copies
+        // a setting; it re-subscribes to nothing.
+        let chain: String = recv.chars().filter(|c| !c.is_whitespace()).collect();
+        let copies_setting = op_args.iter().any(|a| {
+            let t = self.text(file, *a).trim().trim_end_matches("()");
+            t.contains('.') && words(last_segment(t)).iter().any(|w| w == "retry")
+        });
+        if copies_setting || chain.contains(".builder()") || chain.contains(".toBuilder()") {
+            return None;
+        }
         // The count: the operator's own number, or the first number of the
         // spec it is given (`Retry.backoff(3, ..)`, `{count: 3}`): retries.
         let mut count = op_args.iter().find_map(|a| self.number(file, *a));
@@ -3131,9 +3149,11 @@ impl<'w, 't> Walker<'w, 't> {
             if now_failing && syn.is_call(k) && x.id() != def.id() {
                 let c = self.callee(file, x);
                 let recv = receiver(&c);
-                if last_segment(&c) == name
+                let own = recv.is_empty() || matches!(recv, "self" | "this" | "$this-" | "$this");
+                if (last_segment(&c) == name
                     && ((recv.is_empty() && bare_call_reaches(self.grammar(file), def))
-                        || matches!(recv, "self" | "this" | "$this-" | "$this"))
+                        || (own && !recv.is_empty())))
+                    || (own && self.retries_back(file, last_segment(&c), &name))
                 {
                     let args = self.text(file, x);
                     // A count passed down, or a flag (`retried=True`): the
@@ -3176,6 +3196,25 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         None
+    }
+
+    /// Whether `helper`, called on a failure path of `name`, is a function
+    /// of the same file named as a retry (`_retry_request`, `retryRequest`)
+    /// that calls `name` again: recursion through one helper, the shape of
+    /// generated SDK clients (`request` -> `_retry_request` -> `request`).
+    fn retries_back(&self, file: usize, helper: &str, name: &str) -> bool {
+        if helper == name || !words(helper).iter().any(|w| w == "retry") {
+            return false;
+        }
+        let Some(defs) = self.defs.get(helper) else { return false };
+        defs.iter().filter(|(f, _)| *f == file).any(|(_, d)| {
+            let t = self.text(file, *d);
+            t.match_indices(name).any(|(i, _)| {
+                let before = t[..i].chars().next_back();
+                let after = t[i + name.len()..].trim_start().starts_with('(');
+                after && before.is_some_and(|b| !b.is_alphanumeric() && b != '_')
+            })
+        })
     }
 
     /// Ruby: a `begin`/method body whose `rescue` says `retry`.
@@ -3402,7 +3441,8 @@ impl<'w, 't> Walker<'w, 't> {
         // it sleeps not: `for i in range(3): r = post(..); if r.ok: return`.
         let status_exit = exit == Exit::Conditional
             && (sleeps || (matches!(bound, Attempts::Count(_) | Attempts::Bounded) && !collection))
-            && status_words(text);
+            && status_words(text)
+            && !polls_a_state(text);
         // A loop with no bound that leaves only under a condition is a
         // long-lived worker, poll or dispatch loop, not a retry.
         let endless = matches!(bound, Attempts::Unbounded | Attempts::Unknown);
@@ -4364,6 +4404,15 @@ impl<'w, 't> Walker<'w, 't> {
             if let Some(m) = found {
                 op.method = Method::Write(m);
                 from_callers.insert((op.path.clone(), op.line));
+            } else if op.any_method
+                && !names.iter().any(|name| {
+                    (0..self.world.files.len())
+                        .any(|f| read_method_passed(&self.world.files[f].file.text, name))
+                })
+            {
+                // No caller in the files says which method: a transport,
+                // which sends writes among the rest.
+                op.method = Method::Write(ANY_METHOD.into());
             }
         }
         for (_, r) in ops.iter_mut() {
@@ -4490,8 +4539,12 @@ fn tests_result(condition: &str, names: &HashSet<String>) -> bool {
         })
 }
 
-/// The HTTP method an argument names as a literal: `"POST"`, `'get'`,
-/// `http.MethodPatch`, `:delete`, `HttpMethod.PUT`.
+/// The method of a request that sends whatever method it is handed
+/// (`session.request(method, url)`, `perform_request(method, path)`) when
+/// no caller shows which: a transport, which sends writes among the rest
+/// unless something shows it only reads. Judged as a write.
+pub(crate) const ANY_METHOD: &str = "any method it is handed (POST included)";
+
 /// Words of a call that describes or records a request rather than
 /// sending one (a log line, a metric, a mock, a route).
 const DESCRIBES: &[&str] = &[
@@ -4519,6 +4572,8 @@ const DESCRIBES: &[&str] = &[
     "route",
 ];
 
+/// The HTTP method an argument names as a literal: `"POST"`, `'get'`,
+/// `http.MethodPatch`, `:delete`, `HttpMethod.PUT`.
 fn method_literal(arg: &str) -> Option<String> {
     static LIT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?i)^\s*(?:method\s*=\s*)?(?:["'`:]|(?:[A-Za-z_.]*\.)?(?:Method|HttpMethod|Verb)s?\.?)(get|head|options|put|delete|post|patch)["'`]?\s*$"#)
@@ -4848,8 +4903,45 @@ fn classify_or_any(text: &str) -> BTreeSet<Condition> {
     }
 }
 
-/// `name(...)` (or `name<..>(...)`) at the start of `text`, to its
-/// matching parenthesis.
+/// The calls of `name` in `text`, not its definitions: for each, where
+/// its line starts and the call from `name(` to its matching parenthesis.
+fn calls_of<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = text[from..].find(name) {
+            let at = from + i;
+            from = at + name.len();
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                || !text[from..].starts_with('(')
+            {
+                continue;
+            }
+            // A definition's parameter list is no call.
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let head = text[line_start..at].trim_start();
+            if ["def ", "func ", "function ", "fn ", "async def "].iter().any(|k| head.starts_with(k))
+                || head.starts_with("func (")
+            {
+                continue;
+            }
+            return Some((line_start, balanced_call(&text[from..])));
+        }
+        None
+    })
+}
+
+/// Whether a call of `name` in `text` passes a read method (`"GET"`,
+/// `http.MethodGet`, `:delete`, `HttpMethod.PUT`): its callers are in the
+/// files, so a sender handed its method is no transport of unknown use.
+pub(crate) fn read_method_passed(text: &str, name: &str) -> bool {
+    static READ: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\bMethod(Get|Head|Options|Put|Delete)\b|["'`](get|head|options|put|delete)["'`]|:(get|head|options|put|delete)\b|\b(?:HttpMethod|Method|Verb)s?\.(get|head|options|put|delete)\b"#)
+            .unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    text.contains(name) && calls_of(text, name).any(|(_, call)| READ.is_match(call))
+}
+
 /// The write method a call of `name` in `text` passes (`http.MethodPost`,
 /// `"POST"`, `:patch`, `HttpMethod.POST`), or that a request it is passed
 /// was built with a few lines before, upper-cased: how a sender that takes
@@ -4869,25 +4961,7 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
             .captures(t)
             .map(|c| c.iter().skip(1).flatten().next().map_or("POST", |m| m.as_str()).to_ascii_uppercase())
     };
-    let mut from = 0;
-    while let Some(i) = text[from..].find(name) {
-        let at = from + i;
-        from = at + name.len();
-        let before = text[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
-            || !text[from..].starts_with('(')
-        {
-            continue;
-        }
-        // A definition's parameter list is no call.
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let head = text[line_start..at].trim_start();
-        if ["def ", "func ", "function ", "fn ", "async def "].iter().any(|k| head.starts_with(k))
-            || head.starts_with("func (")
-        {
-            continue;
-        }
-        let call = balanced_call(&text[from..]);
+    for (line_start, call) in calls_of(text, name) {
         if let Some(m) = write_in(call) {
             return Some(m);
         }
@@ -4910,6 +4984,8 @@ pub(crate) fn write_method_passed(text: &str, name: &str) -> Option<String> {
     None
 }
 
+/// `name(...)` (or `name<..>(...)`) at the start of `text`, to its
+/// matching parenthesis.
 fn balanced_call(text: &str) -> &str {
     let mut depth = 0i32;
     let mut opened = false;
@@ -5020,6 +5096,9 @@ fn local_words(receiver: &str) -> bool {
                 | "lock"
                 | "mutex"
                 | "pool"
+                | "pools"
+                | "caches"
+                | "maps"
                 | "tx"
                 | "chan"
                 | "ch"
@@ -5346,6 +5425,37 @@ fn has_time(text: &str) -> bool {
     ]
     .iter()
     .any(|w| text.contains(w))
+}
+
+/// Whether a loop waits for a job's state rather than a request's
+/// success: it compares a status with the states a task goes through
+/// (`TaskStatus.ENQUEUED`, `"processing"`, `status in ["completed",
+/// "failed"]`). Such a loop asks again because the work is not done, not
+/// because the request failed: a poll, whose requests each succeed.
+fn polls_a_state(text: &str) -> bool {
+    const STATES: &[&str] = &[
+        "enqueued",
+        "queued",
+        "pending",
+        "processing",
+        "running",
+        "in_progress",
+        "inprogress",
+        "completed",
+        "succeeded",
+        "finished",
+        "canceled",
+        "cancelled",
+    ];
+    let lower = text.to_ascii_lowercase();
+    STATES.iter().any(|w| {
+        lower.match_indices(w).any(|(i, _)| {
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 fn status_words(text: &str) -> bool {

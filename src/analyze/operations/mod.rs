@@ -81,6 +81,16 @@ pub const CHECKS: &[(&str, Kind, KindDoc)] = &[
         },
     ),
     (
+        compare::NEW_RAISED,
+        Kind::RetryCountRaised,
+        KindDoc {
+            what: "A read, a model call or a request of unknown method that ran once in the base is retried in the head (a new decorator, wrapper, loop or helper around it) with more than four attempts (three retries): a retry raised from one attempt. A new retry of at most four attempts passes (with a warning when its delay has no randomness); a write newly retried is `op/new-retry-of-write` instead. A warning in functions the base did not have and in files added in bulk.",
+            why: "Every new retry multiplies what an outage costs the dependency: a read retried ten times is ten times the load when it is slowest.",
+            example: "resp, err := c.client.Do(req)  ->  for attempt := 1; attempt <= 5; attempt++ { resp, err = c.client.Do(req); if err == nil { break }; time.Sleep(time.Second) }",
+            use_instead: "At most three retries (four attempts) with a random (full-jitter) delay, or a budget shared by the client.",
+        },
+    ),
+    (
         compare::NEW_NO_JITTER,
         Kind::RetryWithoutJitter,
         KindDoc {

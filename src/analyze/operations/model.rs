@@ -46,6 +46,10 @@ pub(crate) struct Operation {
     /// client's name or type, a known service) shows the call leaves the
     /// process. Said, not blocked on.
     pub(crate) named_only: bool,
+    /// A request handed its method as a value (`session.request(method,
+    /// url)`): when no caller in the files passes a method, it sends any
+    /// method it is handed, and is judged a write.
+    pub(crate) any_method: bool,
 }
 
 impl Operation {

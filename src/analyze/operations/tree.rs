@@ -181,9 +181,10 @@ fn read_naming(
 /// as a parameter (`def invoke(self, method, url)`, `func (c *Client)
 /// Do(ctx context.Context, r *http.Request)`), when the file names a retry;
 /// the unchanged files of the head tree that call one of them with a write
-/// method (`invoke(method="POST", ..)`) or a request built with one.
-/// Without them a sender's requests are of unknown method, and a retry
-/// around them is only a warning.
+/// method (`invoke(method="POST", ..)`) or a request built with one, or
+/// with a read method. Without them a sender handed its method sends any
+/// method (judged a write), and one handed a request built elsewhere is of
+/// unknown method.
 pub(crate) fn method_callers(
     tree: &RepoHead,
     files: &[&FileChange],
@@ -216,6 +217,8 @@ pub(crate) fn method_callers(
         return Ok(Vec::new());
     }
     read_naming(tree, &names, changed, |text| {
-        names.iter().any(|n| super::front::write_method_passed(text, n).is_some())
+        names.iter().any(|n| {
+            super::front::write_method_passed(text, n).is_some() || super::front::read_method_passed(text, n)
+        })
     })
 }
