@@ -225,3 +225,41 @@ fn a_loop_that_waits_for_a_jobs_state_is_a_poll_not_a_retry() {
     let json = change("src/task.ts", TS_TASK_ONCE, &retry);
     assert_eq!(errors_of(&json, "retry-count-raised").len(), 1, "{json}");
 }
+
+const GO_DAEMON_ONCE: &str = r#"package engine
+
+import (
+	"fmt"
+	"net/http"
+	"os/exec"
+)
+
+func startDaemon(port int) (string, error) {
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command("tool-daemon")
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	return url, nil
+}
+"#;
+
+#[test]
+fn waiting_for_a_process_the_function_started_is_no_retry() {
+    let head = GO_DAEMON_ONCE.replace(
+        "\tresp, err := http.Get(url)\n\tif err != nil {\n\t\treturn \"\", err\n\t}\n\tresp.Body.Close()\n\treturn url, nil\n",
+        "\tfor i := 0; i < 20; i++ {\n\t\tresp, err := http.Get(url)\n\t\tif err == nil {\n\t\t\tresp.Body.Close()\n\t\t\treturn url, nil\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n\treturn \"\", fmt.Errorf(\"daemon did not start\")\n",
+    );
+    assert_ne!(head, GO_DAEMON_ONCE);
+    let json = change("engine/daemon.go", GO_DAEMON_ONCE, &head);
+    assert!(errors_of(&json, "retry-count-raised").is_empty(), "{json}");
+    // The same loop against a service it did not start is a raise.
+    let remote = |t: &str| t.replace("http://127.0.0.1:%d", "https://registry.example.com:%d");
+    let json = change("engine/daemon.go", &remote(GO_DAEMON_ONCE), &remote(&head));
+    assert_eq!(errors_of(&json, "retry-count-raised").len(), 1, "{json}");
+}

@@ -3456,7 +3456,7 @@ impl<'w, 't> Walker<'w, 't> {
         } else {
             (round && (exit != Exit::None || flag_exit)) || status_exit
         };
-        if !is_retry {
+        if !is_retry || self.enclosing_text(file, lp).is_some_and(waits_for_started_process) {
             return None;
         }
         let conditions = if round { conditions } else { BTreeSet::from([Condition::ServerError]) };
@@ -5456,6 +5456,28 @@ fn polls_a_state(text: &str) -> bool {
                 && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
         })
     })
+}
+
+/// Whether a function starts a local process and asks it on a local
+/// address (`cmd.Start()` .. `http.Get("http://127.0.0.1:%d")`): a loop
+/// there waits for the process it started to come up. It calls no
+/// dependency that an outage would make it hammer.
+fn waits_for_started_process(text: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "cmd.Start()",
+        ".Start()",
+        "exec.Command(",
+        "exec.CommandContext(",
+        "subprocess.Popen(",
+        "asyncio.create_subprocess_exec(",
+        "child_process",
+        "spawn(",
+        "new ProcessBuilder(",
+        "Process.Start(",
+        "Command::new(",
+    ];
+    const LOCAL: &[&str] = &["127.0.0.1", "localhost", "0.0.0.0", "[::1]"];
+    STARTS.iter().any(|s| text.contains(s)) && LOCAL.iter().any(|l| text.contains(l))
 }
 
 fn status_words(text: &str) -> bool {
