@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{scan_json as scan, Repo};
+use common::{errors_of, scan_json as scan, Repo};
 use serde_json::Value;
 
 fn change(path: &str, base: &str, head: &str) -> Value {
@@ -22,15 +22,6 @@ fn change(path: &str, base: &str, head: &str) -> Value {
     let (code, json) = scan(&repo);
     assert!(matches!(code, Some(0) | Some(1)), "scan failed: {json}");
     json
-}
-
-fn errors_of<'a>(json: &'a Value, kind: &str) -> Vec<&'a Value> {
-    json["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["kind"] == kind && f["severity"] == "error")
-        .collect()
 }
 
 const GO_SEARCH_ONCE: &str = r#"package hf

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{scan_json as scan, Repo};
+use common::{errors_of, scan_json as scan, Repo};
 use serde_json::Value;
 
 /// Scans a change of `changed` over a base that also holds `context`
@@ -28,15 +28,6 @@ fn change(context: &[(&str, &str)], changed: &[(&str, &str, &str)]) -> (Option<i
     }
     repo.commit("change");
     scan(&repo)
-}
-
-fn errors_of<'a>(json: &'a Value, kind: &str) -> Vec<&'a Value> {
-    json["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["kind"] == kind && f["severity"] == "error")
-        .collect()
 }
 
 fn errors(json: &Value) -> usize {

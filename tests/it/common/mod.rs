@@ -279,3 +279,13 @@ pub(crate) fn scan_json(repo: &Repo) -> (Option<i32>, serde_json::Value) {
     });
     (out.status.code(), json)
 }
+
+/// The error findings of kind `kind` in a scan report.
+pub(crate) fn errors_of<'a>(json: &'a serde_json::Value, kind: &str) -> Vec<&'a serde_json::Value> {
+    json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == kind && f["severity"] == "error")
+        .collect()
+}
