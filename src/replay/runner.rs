@@ -383,16 +383,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("daemon-survived");
         // The client exits at once; its daemon leaves the session and the
-        // process group, then would touch the marker a second later.
+        // process group, then would touch the marker four seconds later (a
+        // margin for the cleanup on a loaded machine: with one second it
+        // failed once under load 6 on 2 cores).
         let script = format!(
-            "setsid sh -c 'sleep 1; touch \"{}\"' </dev/null >/dev/null 2>&1 & exit 0",
+            "setsid sh -c 'sleep 4; touch \"{}\"' </dev/null >/dev/null 2>&1 & exit 0",
             marker.display()
         );
         let cmd: Vec<String> = vec!["sh".into(), "-c".into(), script];
         let out = rt.block_on(run_clients(&cmd, &["u".to_string()], Duration::from_secs(20), None)).unwrap();
         assert!(!out.timed_out);
         assert_eq!(out.clients[0].exit, ClientExit::Exited { code: 0 });
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(4500));
         assert!(!marker.exists(), "the setsid daemon outlived the replay");
     }
 
