@@ -8,23 +8,10 @@
 
 use crate::common;
 
-use common::{scan_json as scan, Repo};
 use serde_json::Value;
 
-/// Scans `files_base` -> `files_head` (path, text) committed on a branch.
 fn change(files_base: &[(&str, &str)], files_head: &[(&str, &str)]) -> (Option<i32>, Value) {
-    let repo = Repo::new();
-    repo.write("Cargo.toml", "[package]\nname = \"svc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
-    for (p, t) in files_base {
-        repo.write(p, t);
-    }
-    repo.commit("base");
-    repo.git(&["checkout", "-q", "-b", "change"]);
-    for (p, t) in files_head {
-        repo.write(p, t);
-    }
-    repo.commit("change");
-    scan(&repo)
+    common::scan_crate_change(files_base, files_head)
 }
 
 /// `(kind, severity, line)` of every finding in `path`.

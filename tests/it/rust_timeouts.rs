@@ -18,23 +18,12 @@
 
 use crate::common;
 
-use common::{scan_json as scan, Repo};
 use serde_json::Value;
 
-/// Scans `files_base` -> `files_head` (path, text) committed on a branch.
+/// Scans `files_base` -> `files_head` in a one-crate repository; the scan
+/// itself must not fail.
 fn change(files_base: &[(&str, &str)], files_head: &[(&str, &str)]) -> Value {
-    let repo = Repo::new();
-    repo.write("Cargo.toml", "[package]\nname = \"svc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
-    for (p, t) in files_base {
-        repo.write(p, t);
-    }
-    repo.commit("base");
-    repo.git(&["checkout", "-q", "-b", "change"]);
-    for (p, t) in files_head {
-        repo.write(p, t);
-    }
-    repo.commit("change");
-    let (code, json) = scan(&repo);
+    let (code, json) = common::scan_crate_change(files_base, files_head);
     assert!(matches!(code, Some(0 | 1)), "scan failed: {json}");
     json
 }

@@ -289,3 +289,24 @@ pub(crate) fn errors_of<'a>(json: &'a serde_json::Value, kind: &str) -> Vec<&'a 
         .filter(|f| f["kind"] == kind && f["severity"] == "error")
         .collect()
 }
+
+/// Scans a one-crate repository (a `svc` Cargo.toml) whose `files_base`
+/// (path, text) are committed on `main` and `files_head` on a branch over
+/// them: the exit code and the report.
+pub(crate) fn scan_crate_change(
+    files_base: &[(&str, &str)],
+    files_head: &[(&str, &str)],
+) -> (Option<i32>, serde_json::Value) {
+    let repo = Repo::new();
+    repo.write("Cargo.toml", "[package]\nname = \"svc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+    for (p, t) in files_base {
+        repo.write(p, t);
+    }
+    repo.commit("base");
+    repo.git(&["checkout", "-q", "-b", "change"]);
+    for (p, t) in files_head {
+        repo.write(p, t);
+    }
+    repo.commit("change");
+    scan_json(&repo)
+}
