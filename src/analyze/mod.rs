@@ -302,6 +302,7 @@ fn analyze_all(
     }
     out.files_analyzed = analyzed.iter().filter(|a| **a).count();
     removed_from_new_files(cs, &mut out.findings);
+    helper_writes_read_by_the_model(&mut out.findings);
     in_new_built_output(cs, &mut out.findings);
     still_long_timeouts(&mut out.findings);
     out
@@ -417,6 +418,59 @@ fn in_new_built_output(cs: &ChangeSet, findings: &mut [Finding]) {
             f.message.push_str(&format!(
                 " (in a file this change adds that reads as built output: {why}; a warning, review the sources it was built from)"
             ));
+        }
+    }
+}
+
+/// A write sent through a project's retry helper blocks by the rule packs'
+/// reading of the helper, which names the failures anywhere in its body.
+/// The operation model reads the same helper's retry arm by arm (the
+/// `except`/`catch` that goes round again, the guard before a `continue`):
+/// where it found, inside every definition the helper finding names, a
+/// new retry of the write that fires only on failures after which nothing
+/// was written (a refused connection, 429), that reading is the finer one,
+/// and the helper finding is lowered to a warning that says so. The
+/// model's own finding stays, a warning, naming the conditions.
+pub(crate) fn helper_writes_read_by_the_model(findings: &mut [Finding]) {
+    let refused_only: Vec<(String, u32)> = findings
+        .iter()
+        .filter(|f| f.rule == crate::analyze::operations::compare::NEW_WRITE)
+        .filter(|f| {
+            f.head.as_ref().and_then(|h| h.get("fires_after_write")) == Some(&serde_json::Value::Bool(false))
+        })
+        .map(|f| (f.path.clone(), f.line))
+        .collect();
+    if refused_only.is_empty() {
+        return;
+    }
+    for f in findings.iter_mut() {
+        if !f.rule.ends_with("/retry-helper-write") || f.severity != Severity::Error {
+            continue;
+        }
+        let Some(head) = &f.head else { continue };
+        // One write (or a helper made retrying) names its definition; a
+        // group lists its writes, each with the definition it goes through.
+        let writes: Vec<&serde_json::Value> = match head.get("writes").and_then(|w| w.as_array()) {
+            Some(ws) if head.get("definition").is_none() => ws.iter().collect(),
+            _ => vec![head],
+        };
+        let read = |w: &&serde_json::Value| {
+            let path =
+                w.get("definition").and_then(|d| d.as_str()).and_then(|d| d.rsplit_once(':')).map(|(p, _)| p);
+            let lines = w
+                .get("definition_lines")
+                .and_then(|l| l.as_array())
+                .and_then(|l| Some((l.first()?.as_u64()?, l.get(1)?.as_u64()?)));
+            match (path, lines) {
+                (Some(path), Some((a, b))) => {
+                    refused_only.iter().any(|(p, l)| p == path && u64::from(*l) >= a && u64::from(*l) <= b)
+                }
+                _ => false,
+            }
+        };
+        if !writes.is_empty() && writes.iter().all(read) {
+            f.severity = Severity::Warning;
+            f.message.push_str(" (the operation model read the helper's retry: it fires only on failures after which the server wrote nothing, such as a refused connection; a warning: check it never fires on timeouts or dropped connections)");
         }
     }
 }

@@ -23,6 +23,16 @@
 //!   sets `IsTestProject`, or uses the MSTest SDK), or BenchmarkDotNet: the
 //!   whole folder of the project.
 //!
+//! - **Go test support**: a Go file (not `_test.go`) that imports `testing`
+//!   or a test framework (testify, ginkgo, gomega, gocheck), and an
+//!   `internal/` package that other packages of the module import only
+//!   from `_test.go` files. Only `internal/` packages are decided by their
+//!   importers: Go lets nothing outside the module import them, whereas a
+//!   library's public packages are imported by its users, not by its own
+//!   code, and are the product. Both hold at the base too
+//!   when the file existed there, so a change cannot add the import, or
+//!   drop the product's last importer, to exempt itself.
+//!
 //! `publish = false` is not read as tooling: applications set it on the
 //! crate they ship. A crate nothing else names is not decided either.
 //! Where the manifests cannot be read, nothing is decided here and the
@@ -31,7 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::changeset::git::Blob;
-use crate::changeset::{ChangeSet, Git};
+use crate::changeset::{ChangeSet, Git, Side};
 
 /// The largest manifest read; a bigger `Cargo.toml` is not a real one.
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
@@ -70,16 +80,21 @@ impl Build {
         let wanted: Vec<&(String, String)> = tree
             .iter()
             .filter(|(p, _)| {
-                is_manifest(p) || is_dotnet_project(p) || p == ".cargo/config.toml" || p == ".cargo/config"
+                is_manifest(p)
+                    || is_dotnet_project(p)
+                    || is_go_mod(p)
+                    || p == ".cargo/config.toml"
+                    || p == ".cargo/config"
             })
             .collect();
-        if !wanted.iter().any(|(p, _)| is_manifest(p) || is_dotnet_project(p)) {
+        if !wanted.iter().any(|(p, _)| is_manifest(p) || is_dotnet_project(p) || is_go_mod(p)) {
             return None;
         }
         let ids: Vec<String> = wanted.iter().map(|(_, id)| id.clone()).collect();
         let texts = git.read_blobs(&ids, MAX_MANIFEST_BYTES).ok()?;
         let mut manifests = Vec::new();
         let mut projects = Vec::new();
+        let mut go_mods = Vec::new();
         let mut config = None;
         for ((path, _), blob) in wanted.iter().zip(texts) {
             let Blob::Bytes(bytes) = blob else { continue };
@@ -88,6 +103,8 @@ impl Build {
                 manifests.push((path.clone(), text));
             } else if is_dotnet_project(path) {
                 projects.push((path.clone(), text));
+            } else if is_go_mod(path) {
+                go_mods.push((path.clone(), text));
             } else {
                 config = Some(text);
             }
@@ -95,7 +112,49 @@ impl Build {
         let files: BTreeSet<&str> = tree.iter().map(|(p, _)| p.as_str()).collect();
         let mut build = Build::from_manifests(&manifests, config.as_deref(), &files);
         build.add_dotnet_projects(&projects);
+        if !go_mods.is_empty() {
+            build.add_go_test_support(&git, cs, &go_mods);
+        }
         Some(build)
+    }
+
+    /// Go: decides each changed Go file of the head (not `_test.go`, whose
+    /// path already says test) that is test support, as the module doc says.
+    fn add_go_test_support(&mut self, git: &Git, cs: &ChangeSet, go_mods: &[(String, String)]) {
+        for file in cs.files.iter().filter(|f| f.path.ends_with(".go") && !f.path.ends_with("_test.go")) {
+            let Side::Text(head) = &file.head else { continue };
+            let base = match &file.base {
+                Side::Text(t) => Some(t.as_str()),
+                _ => None,
+            };
+            if let Some(framework) =
+                go_test_import(head).filter(|_| base.is_none_or(|b| go_test_import(b).is_some()))
+            {
+                self.files.insert(
+                    file.path.clone(),
+                    format!("not shipped (Go test support: the file imports `{framework}`, which product code does not)"),
+                );
+                continue;
+            }
+            let Some(import) = go_import_path(&file.path, go_mods) else { continue };
+            if !import.split('/').any(|seg| seg == "internal") {
+                continue;
+            }
+            if go_package_name(head) == Some("main") {
+                continue;
+            }
+            let dir = file.path.rsplit_once('/').map_or("", |(d, _)| d);
+            let tested_only = |rev: &str| {
+                go_importers(git, rev, &import, dir)
+                    .is_some_and(|i| !i.is_empty() && i.iter().all(|p| p.ends_with("_test.go")))
+            };
+            if tested_only(&cs.head) && (base.is_none() || tested_only(&cs.merge_base)) {
+                self.files.insert(
+                    file.path.clone(),
+                    format!("not shipped (Go test support: package `{import}` is imported only by `_test.go` files)"),
+                );
+            }
+        }
     }
 
     /// .NET: a project that references a test framework or test SDK (its
@@ -168,6 +227,114 @@ impl Build {
         }
         build
     }
+}
+
+fn is_go_mod(path: &str) -> bool {
+    path == "go.mod" || path.ends_with("/go.mod")
+}
+
+/// Imports that only tests make: the standard library's test driver and
+/// the common test frameworks.
+const GO_TEST_IMPORTS: &[&str] = &[
+    "testing",
+    "github.com/stretchr/testify",
+    "github.com/onsi/ginkgo",
+    "github.com/onsi/gomega",
+    "gopkg.in/check.v1",
+];
+
+/// The test import of a Go file, if it makes one.
+fn go_test_import(text: &str) -> Option<&'static str> {
+    let imports = go_imports(text);
+    GO_TEST_IMPORTS.iter().copied().find(|t| {
+        imports.iter().any(|i| i == t || i.strip_prefix(t).is_some_and(|rest| rest.starts_with('/')))
+    })
+}
+
+/// The import paths of a Go file's import declarations (before its first
+/// other declaration).
+fn go_imports(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if in_block {
+            if line.starts_with(')') {
+                in_block = false;
+            } else if let Some(path) = quoted(line) {
+                out.push(path.to_string());
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("import") {
+            let rest = rest.trim_start();
+            if rest.starts_with('(') {
+                in_block = true;
+            } else if let Some(path) = quoted(rest) {
+                out.push(path.to_string());
+            }
+        } else if ["func ", "type ", "var ", "const "].iter().any(|k| line.starts_with(k)) {
+            break;
+        }
+    }
+    out
+}
+
+/// The first double-quoted string of an import line (after an optional alias).
+fn quoted(line: &str) -> Option<&str> {
+    let start = line.find('"')? + 1;
+    let len = line.get(start..)?.find('"')?;
+    line.get(start..start + len)
+}
+
+/// The `package` clause's name.
+fn go_package_name(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("package "))
+        .map(|n| n.split_whitespace().next().unwrap_or(""))
+}
+
+/// The import path of the package holding `path`: its nearest `go.mod`'s
+/// module path plus the folder below it. `None` for a module's root
+/// package (its users' entry point) or a file outside any module.
+fn go_import_path(path: &str, go_mods: &[(String, String)]) -> Option<String> {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    go_mods
+        .iter()
+        .filter_map(|(m, text)| {
+            let mod_dir = m.strip_suffix("go.mod")?.trim_end_matches('/');
+            let rel = if mod_dir.is_empty() || dir == mod_dir {
+                dir.strip_prefix(mod_dir)?
+            } else {
+                dir.strip_prefix(mod_dir)?.strip_prefix('/')?
+            };
+            let module =
+                text.lines().find_map(|l| l.trim().strip_prefix("module "))?.trim().trim_matches('"');
+            Some((mod_dir.len(), rel, module))
+        })
+        .max_by_key(|(len, _, _)| *len)
+        .filter(|(_, rel, _)| !rel.is_empty())
+        .map(|(_, rel, module)| format!("{module}/{rel}"))
+}
+
+/// The Go files at `rev` outside `dir` that import `import`; `None` when
+/// git cannot tell (nothing is decided then). `git grep` exits 1 when
+/// nothing matches, which is an empty list, not a failure.
+fn go_importers(git: &Git, rev: &str, import: &str, dir: &str) -> Option<Vec<String>> {
+    let pattern = format!("\"{import}\"");
+    let out = match git.run(&["grep", "-l", "-F", "-e", &pattern, rev, "--", "*.go"]) {
+        Ok(out) => out,
+        Err(crate::changeset::ChangeSetError::Git { stderr, .. }) if stderr.is_empty() => String::new(),
+        Err(_) => return None,
+    };
+    let prefix = format!("{rev}:");
+    Some(
+        out.lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .filter(|p| p.rsplit_once('/').map_or("", |(d, _)| d) != dir)
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 fn is_dotnet_project(path: &str) -> bool {
@@ -509,5 +676,33 @@ mod tests {
         assert!(b.reason("Api.Checks/Tests.cs").is_some());
         assert_eq!(b.reason("src/Service/Program.cs"), None);
         assert_eq!(b.reason("src/Testing/Other/Program.cs"), None, "a folder name alone decides nothing");
+    }
+
+    #[test]
+    fn go_imports_are_read_from_blocks_aliases_and_single_lines_and_stop_at_code() {
+        let text = "package suite\n\nimport \"fmt\"\nimport (\n\tst \"github.com/stretchr/testify/suite\"\n\t\"net/http\"\n)\n\nfunc f() { _ = \"testing\" }\n";
+        assert_eq!(go_imports(text), ["fmt", "github.com/stretchr/testify/suite", "net/http"]);
+        assert_eq!(go_test_import(text), Some("github.com/stretchr/testify"));
+        assert_eq!(
+            go_test_import("package p\n\nimport \"testingx/fake\"\n"),
+            None,
+            "a prefix is not the package"
+        );
+        assert_eq!(go_package_name(text), Some("suite"));
+    }
+
+    #[test]
+    fn a_go_import_path_is_the_nearest_modules_path_and_the_root_package_has_none() {
+        let mods = vec![
+            ("go.mod".to_string(), "module example.com/shop\n".to_string()),
+            ("tools/go.mod".to_string(), "module example.com/shop/tools\n".to_string()),
+        ];
+        assert_eq!(
+            go_import_path("internal/fake/x.go", &mods).as_deref(),
+            Some("example.com/shop/internal/fake")
+        );
+        assert_eq!(go_import_path("tools/gen/x.go", &mods).as_deref(), Some("example.com/shop/tools/gen"));
+        assert_eq!(go_import_path("shop.go", &mods), None);
+        assert_eq!(go_import_path("tools/main.go", &mods), None);
     }
 }

@@ -602,3 +602,62 @@ fn a_rust_module_compiled_only_with_a_test_feature_is_test_code() {
     let t = sev("src/test_util.rs");
     assert!(!t.is_empty() && t.iter().all(|s| s == "note"), "{json:#}");
 }
+
+/// Go test support is read from imports, not names: a file that imports
+/// `testing` (a testify suite helper) and an `internal/` package that only
+/// `_test.go` files import do not block; the same new retry of a POST in a
+/// public package (which its users import, not its own code), and in a
+/// product file that the change itself made import `testing`, still blocks.
+#[test]
+fn go_test_support_is_decided_by_imports_and_a_change_cannot_add_them_to_exempt_itself() {
+    let retry = |imports: &str| {
+        format!(
+            "package {{PKG}}\n\nimport (\n{imports}\t\"net/http\"\n\t\"strings\"\n\t\"time\"\n)\n\nfunc Send(url string) (*http.Response, error) {{\n\tvar err error\n\tfor i := 0; i < 5; i++ {{\n\t\tvar resp *http.Response\n\t\tresp, err = http.Post(url, \"application/json\", strings.NewReader(\"{{}}\"))\n\t\tif err == nil {{\n\t\t\treturn resp, nil\n\t\t}}\n\t\ttime.Sleep(time.Second)\n\t}}\n\treturn nil, err\n}}\n"
+        )
+    };
+    let once = |pkg: &str, imports: &str| {
+        format!("package {pkg}\n\nimport (\n{imports}\t\"net/http\"\n\t\"strings\"\n)\n\nfunc Send(url string) (*http.Response, error) {{\n\treturn http.Post(url, \"application/json\", strings.NewReader(\"{{}}\"))\n}}\n")
+    };
+    let repo = Repo::new();
+    repo.write("go.mod", "module example.com/shop\n\ngo 1.22\n");
+    repo.write("shop.go", "package shop\n\nfunc Version() string { return \"1\" }\n");
+    repo.write("suite/helper.go", once("suite", "\t\"testing\"\n"));
+    repo.write("suite/helper_test.go", "package suite\n");
+    repo.write("internal/fakeserver/server.go", once("fakeserver", ""));
+    repo.write("orders/orders_test.go", "package orders\n\nimport (\n\t\"testing\"\n\t\"example.com/shop/internal/fakeserver\"\n\t\"example.com/shop/client\"\n)\n\nfunc TestX(t *testing.T) { _, _ = fakeserver.Send(\"\"); _, _ = client.Send(\"\") }\n");
+    repo.write("client/client.go", once("client", ""));
+    repo.write("internal/billing/billing.go", once("billing", ""));
+    repo.commit("base");
+    repo.branch("agent/change");
+    repo.write("suite/helper.go", retry("\t\"testing\"\n").replace("{PKG}", "suite"));
+    repo.write("internal/fakeserver/server.go", retry("").replace("{PKG}", "fakeserver"));
+    repo.write("client/client.go", retry("").replace("{PKG}", "client"));
+    // The change adds the import itself: the base product file made none.
+    repo.write("internal/billing/billing.go", retry("\t\"testing\"\n").replace("{PKG}", "billing"));
+    repo.commit("retry the POSTs");
+    let (out, json) = scan(&repo);
+    assert_eq!(out.status.code(), Some(1), "{json:#}");
+    let mut blocking: Vec<&str> = findings(&json)
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["path"].as_str().unwrap_or_default())
+        .collect();
+    blocking.sort();
+    blocking.dedup();
+    assert_eq!(blocking, ["client/client.go", "internal/billing/billing.go"], "{json:#}");
+    let why = |path: &str, what: &str| {
+        findings(&json).iter().any(|f| {
+            f["path"] == path
+                && f["severity"] == "note"
+                && f["message"].as_str().is_some_and(|m| m.contains(what))
+        })
+    };
+    assert!(why("suite/helper.go", "Go test support: the file imports `testing`"), "{json:#}");
+    assert!(
+        why(
+            "internal/fakeserver/server.go",
+            "package `example.com/shop/internal/fakeserver` is imported only by `_test.go` files"
+        ),
+        "{json:#}"
+    );
+}

@@ -360,7 +360,7 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
             })
             .severity(if after_write { Severity::Error } else { Severity::Warning })
             .base(json!({"attempts": 1}))
-            .head(head.clone());
+            .head(json!({"attempts": attempts_json(r.attempts), "retry": r.form.show(), "fires_after_write": after_write}));
         out.push(f);
     }
     if !named.is_empty() && writes.is_empty() && r.fires_after_write() {
@@ -413,29 +413,30 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
         .copied()
         .filter(|c| !c.op.keyed && !c.op.named_only && (!c.op.method.writes() || c.op.computes))
         .collect();
+    // A wait for a service to come up asks its health endpoint until it
+    // answers: what it repeats is the cheapest read there is.
+    let readiness = readiness_wait(ops);
     if let (false, Attempts::Count(n)) = (others.is_empty(), r.attempts) {
         if n > SMALL_NEW_RETRY {
             let jitter = if r.jitter == Some(false) { " and with no randomness in the delay" } else { "" };
-            out.push(
-                Finding::new(Kind::RetryCountRaised, NEW_RAISED, &r.path, r.line)
-                    .message(format!(
-                        "{} ran once in the base and is now retried by {}: attempts raised from 1 to {}, more than the {} attempts a new retry may make unreviewed{jitter}",
-                        list(&others),
-                        where_(r),
-                        n as u64,
-                        SMALL_NEW_RETRY as u64
-                    ))
-                    .base(json!({"attempts": 1}))
-                    .head(head.clone()),
-            );
+            let f = Finding::new(Kind::RetryCountRaised, NEW_RAISED, &r.path, r.line)
+                .message(format!(
+                    "{} ran once in the base and is now retried by {}: attempts raised from 1 to {}, more than the {} attempts a new retry may make unreviewed{jitter}",
+                    list(&others),
+                    where_(r),
+                    n as u64,
+                    SMALL_NEW_RETRY as u64
+                ))
+                .base(json!({"attempts": 1}))
+                .head(head.clone());
+            out.push(as_readiness_wait(f, readiness.as_deref()));
         }
     }
     if r.attempts == Attempts::Unbounded {
         // Only calls judged writes by their names: nothing shows a
         // dependency is called at all.
         let named_only = ops.iter().all(|c| c.op.named_only);
-        out.push(
-            Finding::new(Kind::RetryUnbounded, NEW_UNBOUNDED, &r.path, r.line)
+        let f = Finding::new(Kind::RetryUnbounded, NEW_UNBOUNDED, &r.path, r.line)
                 .message(format!(
                     "{} ran once in the base and is now retried by {} with no bound on attempts or time: while the dependency is down it is called again and again{}",
                     list(ops),
@@ -448,8 +449,8 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
                 ))
                 .severity(if named_only { Severity::Warning } else { Severity::Error })
                 .base(json!({"attempts": 1}))
-                .head(head.clone()),
-        );
+                .head(head.clone());
+        out.push(as_readiness_wait(f, readiness.as_deref()));
     }
     if r.jitter == Some(false) {
         out.push(
@@ -460,6 +461,61 @@ fn new_retry(r: &Retry, ops: &[&Covered]) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// Last path segments of the endpoints a service answers to say it is up
+/// (Kubernetes' `/healthz`, `/readyz`, `/livez`, a `/health` or `/ping`).
+const HEALTH_SEGMENTS: &[&str] = &[
+    "health",
+    "healthz",
+    "healthcheck",
+    "health-check",
+    "health_check",
+    "_health",
+    "ready",
+    "readyz",
+    "readiness",
+    "live",
+    "livez",
+    "liveness",
+    "ping",
+];
+
+/// The endpoint, when every operation a retry covers is a GET or HEAD
+/// whose request names a health endpoint: the retry waits for a service
+/// to come up. `None` when any of them is anything else, or its target
+/// cannot be read.
+fn readiness_wait(ops: &[&Covered]) -> Option<String> {
+    let mut found = None;
+    for c in ops {
+        let Method::Idempotent(m) = &c.op.method else { return None };
+        if !matches!(m.as_str(), "GET" | "HEAD") {
+            return None;
+        }
+        let target = c.op.target.as_deref()?;
+        let path = target.split(['?', '#']).next().unwrap_or("");
+        let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        if !HEALTH_SEGMENTS.iter().any(|h| last.eq_ignore_ascii_case(h)) {
+            return None;
+        }
+        found = Some(path.to_string());
+    }
+    found
+}
+
+/// A raise on a wait for readiness is said, not blocked on: judged by the
+/// request's endpoint, which the maintainer sees named.
+fn as_readiness_wait(f: Finding, endpoint: Option<&str>) -> Finding {
+    match endpoint {
+        Some(e) if f.severity == Severity::Error => {
+            let message = format!(
+                "{} (every request it repeats is a GET of the health endpoint `{e}`: a wait for a service to come up, not a retry of work; a warning: check it runs only at startup)",
+                f.message
+            );
+            f.severity(Severity::Warning).message(message)
+        }
+        _ => f,
+    }
 }
 
 /// A retried call's own timeout went down.

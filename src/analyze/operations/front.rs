@@ -1603,6 +1603,7 @@ impl<'w, 't> Walker<'w, 't> {
             computes: false,
             named_only: false,
             any_method: false,
+            target: target_of(self.text(file, n)),
         }
     }
 
@@ -4116,6 +4117,17 @@ impl<'w, 't> Walker<'w, 't> {
                 if !ends || self.text(file, x).contains("retry") && self.grammar(file) == Grammar::Ruby {
                     round = true;
                     conditions.extend(self.catch_conditions(file, header, body_of));
+                } else if let Some(guards) = body_of.and_then(|b| self.guarded_continues(file, b)) {
+                    // `except E as e: if retryable(e): continue; raise`:
+                    // the rethrow is the last word, the guarded `continue`
+                    // goes round on what its guard names.
+                    round = true;
+                    let named = classify_in(self.grammar(file), &guards);
+                    conditions.extend(if named.is_empty() {
+                        self.catch_conditions(file, header, body_of)
+                    } else {
+                        named
+                    });
                 }
                 continue;
             }
@@ -4196,6 +4208,34 @@ impl<'w, 't> Walker<'w, 't> {
             }
         }
         (round, conditions, exit)
+    }
+
+    /// The conditions of the `if`s guarding each `continue` in a catch
+    /// clause's `body` (not in a nested loop or function), joined; `None`
+    /// when no `continue` is there.
+    fn guarded_continues(&self, file: usize, body: Node<'t>) -> Option<String> {
+        let syn = self.syn(file);
+        let mut found: Option<String> = None;
+        let mut stack = vec![(body, 0usize)];
+        while let Some((x, d)) = stack.pop() {
+            if d > MAX_NODE_DEPTH
+                || syn.is_function(x.kind())
+                || syn.is_lambda(x.kind())
+                || syn.loops.contains(&x.kind())
+            {
+                continue;
+            }
+            if jump_of(x, self.text(file, x)) == Some(Jump::Continue) {
+                let (cond, _) = self.enclosing_if(file, x, body).unwrap_or(("", ""));
+                let all = found.get_or_insert_with(String::new);
+                all.push(' ');
+                all.push_str(cond);
+                continue;
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c).map(|ch| (ch, d + 1)));
+        }
+        found
     }
 
     /// The condition and text of the nearest `if` around `n` inside `body`.
@@ -4698,6 +4738,16 @@ fn guard_retried(
         out.insert(Condition::RateLimited);
     }
     Some(out)
+}
+
+/// The first string literal in a call's text that holds a `/` (a URL or a
+/// path, template placeholders kept): what the request is sent to.
+fn target_of(call: &str) -> Option<String> {
+    static LIT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"["'`]([^"'`\s]*/[^"'`\s]*)["'`]"#).unwrap_or_else(|e| panic!("constant pattern: {e}"))
+    });
+    let args = call.split_once('(').map_or(call, |(_, a)| a);
+    LIT.captures(args).and_then(|c| c.get(1)).map(|m| m.as_str().to_string())
 }
 
 /// [`classify`] with what a grammar's own exception names mean: Guzzle's

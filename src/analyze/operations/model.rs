@@ -50,6 +50,9 @@ pub(crate) struct Operation {
     /// url)`): when no caller in the files passes a method, it sends any
     /// method it is handed, and is judged a write.
     pub(crate) any_method: bool,
+    /// The URL or path the call names as a string literal (its first
+    /// argument that holds a `/`), when it names one.
+    pub(crate) target: Option<String>,
 }
 
 impl Operation {

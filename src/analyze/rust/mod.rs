@@ -1009,11 +1009,27 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
             removed.paired(&ops::Retry::of(site)).into_iter().map(|i| &lost[i].1.policy).collect();
         let mut changes = checks::compare_sites(None, &site.policy);
         // An operation the base ran once, now retried with no limit.
-        if let Some(c) =
-            wrapped_operation(m, site).and_then(|op| checks::unbounded::wrapped(&site.policy, &op))
+        let unbounded = site.policy.attempts.value == policy::Attempts::Unbounded;
+        if let Some(c) = wrapped_operation(m, site)
+            .filter(|_| unbounded)
+            .and_then(|op| checks::unbounded::wrapped(&site.policy, &op))
         {
             changes.retain(|c| c.kind != Kind::RetryUnbounded);
             changes.push(c);
+        }
+        // An operation the base ran once, now retried more than a small
+        // bound (a read, a connect: writes are `retry-non-idempotent`'s),
+        // when no removed retry moved here.
+        let judged = changes.iter().any(|c| {
+            matches!(c.kind, Kind::RetryNonIdempotent | Kind::RetryUnbounded | Kind::RetryCountRaised)
+        });
+        let past_small = matches!(site.policy.attempts.value, policy::Attempts::Total(n) if n > crate::analyze::operations::compare::SMALL_NEW_RETRY);
+        if !judged && past_small && !site.standalone && paired.is_empty() {
+            if let Some(c) =
+                wrapped_operation(m, site).and_then(|op| checks::attempts::raised_from_one(&site.policy, &op))
+            {
+                changes.push(c);
+            }
         }
         // The writes the removed retries of the same operation already
         // re-sent: a new retry (a layer that takes over from per-call
@@ -1058,20 +1074,29 @@ fn cross_file(modelled: &[Modelled], leftovers: &[(usize, Vec<usize>, Vec<usize>
 /// than adding a second path beside a call that is still made once (a
 /// reconnect loop after a first connect that still fails fast). Given as
 /// the key it shares (`call sync_entries`, `req POST /orders`). Only a
-/// retry with no limit asks, so the files are parsed again only then.
+/// retry with no limit, or one past the small bound of a new retry, asks,
+/// so the files are parsed again only then.
 fn wrapped_operation(m: &Modelled, site: &Site) -> Option<String> {
-    if site.policy.attempts.value != policy::Attempts::Unbounded || site.ops.is_empty() {
+    if site.ops.is_empty() {
         return None;
     }
+    let unbounded = site.policy.attempts.value == policy::Attempts::Unbounded;
     let hand_loop = site.policy.lib == policy::Lib::HAND_ROLLED;
     let (base, head) = (m.file.base.text()?, m.file.head.text()?);
+    // A function the base does not define ran nothing once; said by its
+    // text, before a parse (a change that adds thousands of retried
+    // functions would otherwise parse the file once for each).
+    let name = site.item.rsplit("::").next().unwrap_or(&site.item);
+    if !crate::analyze::rust::program::names_word(base, name) {
+        return None;
+    }
     // Each side is parsed once; the spans are released however it ends.
     let found = (|| {
         let head = parse_rust(&m.file.path, head).ok()?;
         // A hand-written loop the model finds no bound for may still give
         // up on a failure it does not read as a bound (a policy's "do not
         // retry" that returns the error): only one that cannot is for ever.
-        if hand_loop && !loop_never_gives_up(&head, site.line) {
+        if hand_loop && unbounded && !loop_never_gives_up(&head, site.line) {
             return None;
         }
         // A library retry's operation is inside its call; a loop's, once

@@ -87,6 +87,8 @@ struct NewWrite {
     verb: &'static str,
     helper: String,
     site: String,
+    /// The first and last line of the helper's body, where known.
+    body: Option<(u32, u32)>,
     read: Option<ReadWhy>,
     /// In a function whose name the base of its file never wrote: new
     /// code, not a write that ran once now sent through a retry.
@@ -426,6 +428,10 @@ struct Index<'n> {
     elsewhere: HashSet<(Family, String)>,
     /// The files that define each name made retrying.
     defined_in: Definers,
+    /// The first and last line of each definition's body, by `path:line`
+    /// of the definition (for the operation model's reading of the same
+    /// retry, [`crate::analyze::helper_writes_read_by_the_model`]).
+    spans: HashMap<String, (u32, u32)>,
 }
 
 /// The files that define each name made retrying.
@@ -459,6 +465,10 @@ impl Index<'_> {
             for d in syntax::definitions(family, code, &|n| names.contains(n)) {
                 let site = format!("{path}:{}", code.lines.of(d.at));
                 let only = d.retrying && refused_only(code, d.body);
+                self.spans.insert(
+                    site.clone(),
+                    (code.lines.of(d.body.0), code.lines.of(d.body.1.saturating_sub(1))),
+                );
                 self.resolved.entry((family, d.name)).or_default().defs.push((site, d.retrying, only));
             }
             if unchanged {
@@ -723,6 +733,7 @@ fn index_changed<'n>(
         methods,
         elsewhere: HashSet::new(),
         defined_in,
+        spans: HashMap::new(),
     };
     for file in files {
         let Some((lang, family)) = family_of(&file.path) else { continue };
@@ -870,6 +881,7 @@ fn new_writes(
                 verb: t.verb,
                 helper: t.helper.clone(),
                 site: site.to_string(),
+                body: index.spans.get(site).copied(),
                 read: t.read.clone(),
                 new_code,
                 refused_only: only,
@@ -898,12 +910,12 @@ fn new_write_finding(rule: &Rule, client: &str, writes: &[NewWrite]) -> Option<F
         )
     };
     let head = if writes.len() == 1 {
-        serde_json::json!({ "helper": first.helper, "method": first.verb, "definition": first.site })
+        serde_json::json!({ "helper": first.helper, "method": first.verb, "definition": first.site, "definition_lines": first.body })
     } else {
         let listed: Vec<serde_json::Value> = writes
             .iter()
             .map(|w| {
-                serde_json::json!({ "path": w.path, "line": w.line, "helper": w.helper, "method": w.verb, "definition": w.site })
+                serde_json::json!({ "path": w.path, "line": w.line, "helper": w.helper, "method": w.verb, "definition": w.site, "definition_lines": w.body })
             })
             .collect();
         serde_json::json!({ "writes": listed })
@@ -975,7 +987,12 @@ fn became_finding(p: &Prepared<'_>, code: &Code, d: &syntax::Def, sites: &[Strin
     Finding::new(rule.kind, &rule.id, &p.file.path, line)
         .severity(rule.severity)
         .message(rule.message.replace("{match}", &what))
-        .head(serde_json::json!({ "helper": d.name, "writes": sites }))
+        .head(serde_json::json!({
+            "helper": d.name,
+            "writes": sites,
+            "definition": format!("{}:{}", p.file.path, code.lines.of(d.at)),
+            "definition_lines": (code.lines.of(d.body.0), b),
+        }))
 }
 
 /// Resolves the helpers the change sends writes through (and the helpers it
@@ -1232,6 +1249,7 @@ mod tests {
             verb: "POST",
             helper: "send".into(),
             site: "app/net.py:4".into(),
+            body: None,
             read: None,
             new_code: false,
             refused_only: false,

@@ -60,6 +60,34 @@ pub(crate) fn decide(base: Option<&Policy>, head: &Policy) -> Option<Change> {
     Some(c)
 }
 
+/// A new retry of an operation the base performed once in the same
+/// function (`op`, as [`crate::analyze::rust`]'s wrapped-operation test
+/// names it): a raise from one attempt, as the operation model of the
+/// other languages judges it. More than
+/// [`crate::analyze::operations::compare::SMALL_NEW_RETRY`] attempts
+/// blocks; fewer is the bound nobody needs to review. A write is not asked
+/// here: `retry-non-idempotent` says more about it.
+pub(crate) fn raised_from_one(head: &Policy, op: &str) -> Option<Change> {
+    let small = crate::analyze::operations::compare::SMALL_NEW_RETRY;
+    let Attempts::Total(n) = head.attempts.value else { return None };
+    if n <= small {
+        return None;
+    }
+    let mut c = Change::new(
+        Kind::RetryCountRaised,
+        &CHECK,
+        format!(
+            "the base performed {op} once in this function, the head retries it: 1 -> {} attempts ({}), more than the {} a new retry may make without review",
+            fmt_count(n),
+            head.attempts.why,
+            fmt_count(small)
+        ),
+    );
+    c.base = Some(json!({"attempts": 1}));
+    c.head = Some(json!({"attempts": head.attempts.value.to_json()}));
+    Some(c)
+}
+
 /// How many attempts fit in `budget_ms` when every wait is the longest the
 /// policy allows: doubling from its minimum delay, capped at its maximum.
 /// `None` when the minimum delay is not known.
