@@ -423,3 +423,37 @@ fn a_new_wait_on_a_health_endpoint_is_a_warning_that_names_the_endpoint() {
         assert_eq!(errors_of(&other, kind).len(), 1, "{other:#}");
     }
 }
+
+/// A function that calls itself again after refreshing its credentials
+/// retries only what the server refused (401/403): the write was not
+/// acted on, so it is a warning that names the condition. The same call
+/// back on a 5xx, or with no guard, blocks.
+#[test]
+fn a_retry_after_refreshed_credentials_is_a_warning_and_one_after_a_5xx_blocks() {
+    let ts_base = "export class Client {\n  async requestAsync(url: string): Promise<Response> {\n    return fetch(url, { method: \"POST\" });\n  }\n}\n";
+    let ts_head = |guard: &str| {
+        format!("export class Client {{\n  async requestAsync(url: string, retry = false): Promise<Response> {{\n    try {{\n      const res = await fetch(url, {{ method: \"POST\" }});\n      if (!res.ok) throw new HttpError(res.status);\n      return res;\n    }} catch (e) {{\n      const status = (e as HttpError).status;\n      if ({guard}) {{\n        await this.refreshToken();\n        return this.requestAsync(url, true);\n      }}\n      throw e;\n    }}\n  }}\n}}\n")
+    };
+    let py_base = "import requests\n\n\nclass Api:\n    def send(self, body):\n        return self.session.post(\"https://api.example.com/v1/messages\", json=body)\n";
+    let py_head = |guard: &str| {
+        format!("import requests\n\n\nclass Api:\n    def send(self, body, retried=False):\n        try:\n            resp = self.session.post(\"https://api.example.com/v1/messages\", json=body)\n            resp.raise_for_status()\n            return resp\n        except requests.HTTPError as e:\n            status = e.response.status_code\n            if {guard}:\n                self.refresh()\n                return self.send(body, retried=True)\n            raise\n")
+    };
+    let cases = [
+        ("src/client.ts", ts_base, ts_head("!retry && (status === 401 || status === 403)"), false),
+        ("src/client.ts", ts_base, ts_head("!retry && status >= 500"), true),
+        ("app/api.py", py_base, py_head("status == 401 and not retried"), false),
+        ("app/api.py", py_base, py_head("not retried"), true),
+    ];
+    for (path, base, head, blocks) in cases {
+        let json = change(path, base, &head);
+        let errors = errors_of(&json, "retry-non-idempotent");
+        assert_eq!(!errors.is_empty(), blocks, "{head}\n{json:#}");
+        if !blocks {
+            let said = json["findings"].as_array().expect("findings").iter().any(|f| {
+                f["severity"] == "warning"
+                    && f["message"].as_str().is_some_and(|m| m.contains("refused credentials (401/403)"))
+            });
+            assert!(said, "{json:#}");
+        }
+    }
+}

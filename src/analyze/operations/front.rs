@@ -3165,6 +3165,13 @@ impl<'w, 't> Walker<'w, 't> {
                             .any(|w| args.contains(w))
                             || ["True", "False", "true", "false"].iter().any(|w| names_whole(args, w));
                     let bounded = counted || self.bound_check(file, def);
+                    // What the guard of the call names (`status === 401`),
+                    // else any failure.
+                    let guarded = self
+                        .enclosing_if(file, x, def)
+                        .map(|(cond, _)| classify_in(self.grammar(file), cond))
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(|| BTreeSet::from([Condition::Any]));
                     return Some(Retry {
                         form: Form::Recursion,
                         function: function.to_string(),
@@ -3173,7 +3180,7 @@ impl<'w, 't> Walker<'w, 't> {
                         end_line: line_of(x),
                         attempts: if bounded { Attempts::Bounded } else { Attempts::Unbounded },
                         jitter: Some(has_random(self.text(file, def))),
-                        conditions: BTreeSet::from([Condition::Any]),
+                        conditions: guarded,
                         count_at: None,
                         reads_retry_after: reads_retry_after(self.text(file, def)),
                         scope: (0, 0),
@@ -4785,6 +4792,9 @@ pub(crate) fn classify(text: &str) -> BTreeSet<Condition> {
     }
     if has(&["conflict", "409", "optimistic"]) {
         out.insert(Condition::Conflict);
+    }
+    if has(&["401", "403", "407", "unauthorized", "unauthenticated", "forbidden"]) {
+        out.insert(Condition::AuthRefused);
     }
     let t_wo_connect = t.replace("connecttimeout", "").replace("connect_timeout", "");
     if t_wo_connect.contains("timeout")

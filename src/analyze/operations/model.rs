@@ -102,6 +102,9 @@ pub(crate) enum Condition {
     Refused,
     /// A conflict (409, optimistic locking): the write was rejected.
     Conflict,
+    /// 401, 403 or 407: the server refused the request's credentials and
+    /// did not act on it (a retry after refreshing a token).
+    AuthRefused,
     /// A timeout: the write may have happened.
     Timeout,
     /// A reset or dropped connection: the write may have happened.
@@ -123,6 +126,7 @@ impl Condition {
             Condition::RateLimited => "rate limiting",
             Condition::Refused => "refused connections",
             Condition::Conflict => "conflicts",
+            Condition::AuthRefused => "refused credentials (401/403)",
             Condition::Timeout => "timeouts",
             Condition::Reset => "dropped connections",
             Condition::ServerError => "5xx answers",
