@@ -35,6 +35,18 @@ fn scan(repo: &Repo) -> (Output, Value) {
     run(repo, &["scan"])
 }
 
+/// The paths of the blocking findings, sorted, each once.
+fn blocking_paths(json: &Value) -> Vec<&str> {
+    let mut paths: Vec<&str> = findings(json)
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["path"].as_str().unwrap_or_default())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
 fn findings(json: &Value) -> &Vec<Value> {
     json["findings"].as_array().expect("findings")
 }
@@ -515,12 +527,7 @@ fn paths_shipped_overrides_the_build_and_the_test_patterns() {
     repo.commit("retry");
     let (out, json) = scan(&repo);
     assert_eq!(out.status.code(), Some(1), "{json:#}");
-    let mut blocking: Vec<&str> = findings(&json)
-        .iter()
-        .filter(|f| f["severity"] == "error")
-        .map(|f| f["path"].as_str().unwrap_or_default())
-        .collect();
-    blocking.sort();
+    let blocking = blocking_paths(&json);
     assert_eq!(blocking, ["tests/loadgen/src/lib.rs", "xtask/src/smoke.rs"], "{json:#}");
 }
 
@@ -637,13 +644,7 @@ fn go_test_support_is_decided_by_imports_and_a_change_cannot_add_them_to_exempt_
     repo.commit("retry the POSTs");
     let (out, json) = scan(&repo);
     assert_eq!(out.status.code(), Some(1), "{json:#}");
-    let mut blocking: Vec<&str> = findings(&json)
-        .iter()
-        .filter(|f| f["severity"] == "error")
-        .map(|f| f["path"].as_str().unwrap_or_default())
-        .collect();
-    blocking.sort();
-    blocking.dedup();
+    let blocking = blocking_paths(&json);
     assert_eq!(blocking, ["client/client.go", "internal/billing/billing.go"], "{json:#}");
     let why = |path: &str, what: &str| {
         findings(&json).iter().any(|f| {
