@@ -457,27 +457,3 @@ fn a_retry_after_refreshed_credentials_is_a_warning_and_one_after_a_5xx_blocks()
         }
     }
 }
-
-/// A transport forwards the request its caller built: a new retry around
-/// `c.transport.RoundTrip(req)` inside `Perform(req *http.Request)` re-sends
-/// any method, POST included, and blocks; the same retry behind a guard
-/// that lets only GET in is a read retry of three attempts and passes. (A
-/// `RoundTrip` method of its own is a transport the conformance rows judge
-/// through the clients built with it.)
-#[test]
-fn a_transport_that_retries_the_request_it_was_handed_retries_writes_unless_a_guard_admits_only_reads() {
-    let base = "package rt\n\nimport \"net/http\"\n\ntype Client struct{ transport http.RoundTripper }\n\nfunc (c *Client) Perform(req *http.Request) (*http.Response, error) {\n\treturn c.transport.RoundTrip(req)\n}\n";
-    let head = |guard: &str| {
-        format!("package rt\n\nimport (\n\t\"net/http\"\n\t\"time\"\n)\n\ntype Client struct{{ transport http.RoundTripper }}\n\nfunc (c *Client) Perform(req *http.Request) (*http.Response, error) {{\n{guard}\tvar resp *http.Response\n\tvar err error\n\tfor i := 0; i < 3; i++ {{\n\t\tresp, err = c.transport.RoundTrip(req)\n\t\tif err == nil {{\n\t\t\treturn resp, nil\n\t\t}}\n\t\ttime.Sleep(time.Second)\n\t}}\n\treturn resp, err\n}}\n")
-    };
-    let open = change("rt/rt.go", base, &head(""));
-    let errors = errors_of(&open, "retry-non-idempotent");
-    assert_eq!(errors.len(), 1, "{open:#}");
-    assert!(errors[0]["message"].as_str().is_some_and(|m| m.contains("any method it is handed")), "{open:#}");
-    let guarded = change(
-        "rt/rt.go",
-        base,
-        &head("\tif req.Method != http.MethodGet {\n\t\treturn c.transport.RoundTrip(req)\n\t}\n"),
-    );
-    assert!(errors_of(&guarded, "retry-non-idempotent").is_empty(), "{guarded:#}");
-}

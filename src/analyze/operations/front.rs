@@ -1286,9 +1286,7 @@ impl<'w, 't> Walker<'w, 't> {
                 !value.starts_with(['"', '\'', '`', ':'])
                     && words(value).iter().any(|w| w == "method" || w == "verb")
             });
-            // `c.transport.RoundTrip(req)` inside `Perform(req *http.Request)`:
-            // the request, method and all, is the caller's.
-            handed_method = method_value || self.forwards_request_param(file, n, &args);
+            handed_method = method_value;
             match own.or_else(in_fn) {
                 Some(m) => m,
                 None if method_value => String::new(),
@@ -1732,37 +1730,6 @@ impl<'w, 't> Walker<'w, 't> {
     }
 
     /// The text of the definition around `n`.
-    /// Whether a sender's argument is a request its enclosing function was
-    /// handed as a parameter of a request type (`req *http.Request`,
-    /// `request: PreparedRequest`, `HttpRequestMessage request`): the
-    /// function forwards whatever request its callers built.
-    fn forwards_request_param(&self, file: usize, n: Node<'_>, args: &[Node<'t>]) -> bool {
-        let Some(def) = self.enclosing_function(file, n) else { return false };
-        // A transport's own send method (`RoundTrip`, `send` of an
-        // adapter) is modelled as the client-wide policy of the clients
-        // built with it, with its method guard ([`Self::own_transport`]).
-        if self.def_name(file, def).is_some_and(|name| self.transport_owner(file, def, &name).is_some()) {
-            return false;
-        }
-        let text = self.text(file, def);
-        let header = &text[..text.find(['{', '\n']).unwrap_or(text.len()).min(text.len())];
-        args.iter().any(|a| {
-            let name = self.text(file, *a).trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                return false;
-            }
-            let typed = |ty_first: bool| {
-                let pattern = if ty_first {
-                    format!(r"\b\w*Request(?:Message)?\s+{}\b", regex::escape(name))
-                } else {
-                    format!(r"\b{}\s*:?\s*\*?(?:\w+\.)?\w*Request\b", regex::escape(name))
-                };
-                Regex::new(&pattern).is_ok_and(|r| r.is_match(header))
-            };
-            typed(true) || typed(false)
-        })
-    }
-
     fn enclosing_text(&self, file: usize, n: Node<'_>) -> Option<&'w str> {
         self.enclosing_function(file, n).map(|f| self.text(file, f))
     }
