@@ -432,14 +432,17 @@ fn in_new_built_output(cs: &ChangeSet, findings: &mut [Finding]) {
 /// and the helper finding is lowered to a warning that says so. The
 /// model's own finding stays, a warning, naming the conditions.
 pub(crate) fn helper_writes_read_by_the_model(findings: &mut [Finding]) {
-    let refused_only: Vec<(String, u32)> = findings
+    // The model's new retries of writes, by place and whether they fire
+    // after a write may have happened.
+    let model: Vec<(String, u32, bool)> = findings
         .iter()
         .filter(|f| f.rule == crate::analyze::operations::compare::NEW_WRITE)
-        .filter(|f| {
-            f.head.as_ref().and_then(|h| h.get("fires_after_write")) == Some(&serde_json::Value::Bool(false))
+        .filter_map(|f| {
+            let after = f.head.as_ref()?.get("fires_after_write")?.as_bool()?;
+            Some((f.path.clone(), f.line, after))
         })
-        .map(|f| (f.path.clone(), f.line))
         .collect();
+    let refused_only: Vec<&(String, u32, bool)> = model.iter().filter(|(_, _, after)| !after).collect();
     if refused_only.is_empty() {
         return;
     }
@@ -461,12 +464,13 @@ pub(crate) fn helper_writes_read_by_the_model(findings: &mut [Finding]) {
                 .get("definition_lines")
                 .and_then(|l| l.as_array())
                 .and_then(|l| Some((l.first()?.as_u64()?, l.get(1)?.as_u64()?)));
-            match (path, lines) {
-                (Some(path), Some((a, b))) => {
-                    refused_only.iter().any(|(p, l)| p == path && u64::from(*l) >= a && u64::from(*l) <= b)
-                }
-                _ => false,
-            }
+            let inside = |p: &str, l: u32| {
+                Some(p) == path && lines.is_some_and(|(a, b)| (a..=b).contains(&u64::from(l)))
+            };
+            // Some retry in the helper fires only on refusals, and none in
+            // it fires after a write may have happened.
+            model.iter().any(|(p, l, after)| !after && inside(p, *l))
+                && !model.iter().any(|(p, l, after)| *after && inside(p, *l))
         };
         if !writes.is_empty() && writes.iter().all(read) {
             f.severity = Severity::Warning;
@@ -503,6 +507,41 @@ mod tests {
     use crate::config::Config;
 
     const BACKON: &str = "use backon::{ExponentialBuilder, Retryable};\nasync fn f(c: &reqwest::Client) -> reqwest::Result<reqwest::Response> {\n    (|| async { c.get(\"https://x\").send().await })\n        .retry(ExponentialBuilder::default().with_jitter().with_max_times(4))\n        .await\n}\n";
+
+    #[test]
+    fn a_helper_write_is_lowered_only_when_every_model_retry_inside_the_helper_fires_on_refusals_alone() {
+        let helper = || {
+            Finding::new(Kind::RetryNonIdempotent, "python/retry-helper-write", "app/orders.py", 3)
+                .severity(Severity::Error)
+                .head(serde_json::json!({"helper": "send", "definition": "app/net.py:10", "definition_lines": [11, 30]}))
+        };
+        let model = |line: u32, after: bool| {
+            Finding::new(
+                Kind::RetryNonIdempotent,
+                crate::analyze::operations::compare::NEW_WRITE,
+                "app/net.py",
+                line,
+            )
+            .severity(if after { Severity::Error } else { Severity::Warning })
+            .head(serde_json::json!({"fires_after_write": after}))
+        };
+        let run = |mut fs: Vec<Finding>| {
+            helper_writes_read_by_the_model(&mut fs);
+            fs[0].severity
+        };
+        assert_eq!(run(vec![helper(), model(12, false)]), Severity::Warning);
+        assert_eq!(
+            run(vec![helper(), model(12, false), model(20, true)]),
+            Severity::Error,
+            "another retry in it fires after a write"
+        );
+        assert_eq!(
+            run(vec![helper(), model(40, false)]),
+            Severity::Error,
+            "the refusal-only retry is outside the helper"
+        );
+        assert_eq!(run(vec![helper()]), Severity::Error);
+    }
 
     #[test]
     fn a_bundle_added_in_place_of_a_deleted_one_is_said_and_not_read_and_another_new_file_is_read() {

@@ -412,7 +412,7 @@ fn a_new_wait_on_a_health_endpoint_is_a_warning_that_names_the_endpoint() {
         let said = json["findings"].as_array().expect("findings").iter().any(|f| {
             f["kind"] == kind
                 && f["severity"] == "warning"
-                && f["message"].as_str().is_some_and(|m| m.contains("a GET of the health endpoint"))
+                && f["message"].as_str().is_some_and(|m| m.contains("a GET or HEAD of the health endpoint"))
         });
         assert!(said, "{json:#}");
         let other = change(

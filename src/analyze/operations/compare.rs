@@ -509,7 +509,7 @@ fn as_readiness_wait(f: Finding, endpoint: Option<&str>) -> Finding {
     match endpoint {
         Some(e) if f.severity == Severity::Error => {
             let message = format!(
-                "{} (every request it repeats is a GET of the health endpoint `{e}`: a wait for a service to come up, not a retry of work; a warning: check it runs only at startup)",
+                "{} (every request it repeats is a GET or HEAD of the health endpoint `{e}`: a wait for a service to come up, not a retry of work; a warning: check it runs only at startup)",
                 f.message
             );
             f.severity(Severity::Warning).message(message)
